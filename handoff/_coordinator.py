@@ -1,0 +1,400 @@
+"""The adapter: turns calls into chart events, keeps the journal, issues the actions.
+
+It holds no ordering logic.  Each call becomes exactly one `ChartEvent`; the chart (as a
+compiled table, or interpreted by python-statemachine) decides the step; the adapter then
+checks the payloads the step needs and, only when everything is valid, commits the step
+in one go: journal, lifecycle, issued actions, chart state.  A call that raises has
+changed nothing.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+from handoff._conformance import NormalizedHandoffEvent
+from handoff._errors import ForeignFactError, HandoffError
+from handoff._messages import HandoffAction, HandoffFact, IssuedHandoffAction
+from handoff._table import CompiledChart, Step, compiled
+from handoff._timing import (
+    HandoffTransferTiming,
+    validate_transfer_delay_ms,
+    validate_transfer_timing,
+)
+from handoff._values import (
+    HandoffActionId,
+    HandoffActionOutcome,
+    HandoffCompletion,
+    HandoffId,
+    HandoffOrder,
+    OutcomeKind,
+)
+from handoff._vocabulary import ChartEvent, Check, Effect, EventKind, Refusal
+
+if TYPE_CHECKING:
+    from handoff._interpreted import InterpretedChart
+
+__all__ = ["HandoffCoordinatorCore"]
+
+_E = ChartEvent
+
+_FACT_EVENTS: dict[type, ChartEvent] = {
+    HandoffFact.SourceHeld: _E.SOURCE_HELD,
+    HandoffFact.DestinationReserved: _E.DESTINATION_RESERVED,
+    HandoffFact.TransferCompleted: _E.TRANSFER_COMPLETED,
+    HandoffFact.Failed: _E.TERMINATED,
+    HandoffFact.TimedOut: _E.TERMINATED,
+    HandoffFact.Canceled: _E.TERMINATED,
+}
+
+_DONE = (OutcomeKind.APPLIED, OutcomeKind.NOOP)
+_ACKNOWLEDGEMENTS: dict[tuple[type, OutcomeKind], ChartEvent] = {
+    (HandoffAction.SubmitPrefill, OutcomeKind.SUBMITTED): _E.PREFILL_SUBMITTED,
+    (HandoffAction.ReserveDestination, OutcomeKind.ACCEPTED): _E.OWNERSHIP_ACCEPTED,
+    (HandoffAction.StartTransfer, OutcomeKind.SCHEDULED): _E.TRANSFER_SCHEDULED,
+    (HandoffAction.ActivateDestination, OutcomeKind.APPLIED): _E.DESTINATION_ACTIVATED,
+    **{(HandoffAction.ReleaseSource, kind): _E.SOURCE_RELEASED for kind in _DONE},
+    **{(HandoffAction.CancelSource, kind): _E.SOURCE_CANCELED for kind in _DONE},
+    **{(HandoffAction.CancelDestination, kind): _E.DESTINATION_CANCELED for kind in _DONE},
+    (HandoffAction.CancelSource, OutcomeKind.FAILED): _E.CLEANUP_ACTION_FAILED,
+    (HandoffAction.CancelDestination, OutcomeKind.FAILED): _E.CLEANUP_ACTION_FAILED,
+    **{
+        (action, OutcomeKind.FAILED): _E.ACTION_FAILED
+        for action in (
+            HandoffAction.SubmitPrefill,
+            HandoffAction.ReserveDestination,
+            HandoffAction.StartTransfer,
+            HandoffAction.ActivateDestination,
+            HandoffAction.ReleaseSource,
+        )
+    },
+}
+"""Which event each (kind of action, kind of outcome) makes; any other pair is mismatched."""
+
+_FITTING: dict[type, list[str]] = {}
+for _action, _kind in _ACKNOWLEDGEMENTS:
+    if _kind is not OutcomeKind.FAILED:
+        _FITTING.setdefault(_action, []).append(_kind.value)
+
+_LIFECYCLE: dict[ChartEvent, NormalizedHandoffEvent] = {
+    _E.SOURCE_HELD: NormalizedHandoffEvent.SOURCE_HELD,
+    _E.OWNERSHIP_ACCEPTED: NormalizedHandoffEvent.DESTINATION_ACCEPTED,
+    _E.DESTINATION_RESERVED: NormalizedHandoffEvent.DESTINATION_RESERVED,
+    _E.DESTINATION_ACTIVATED: NormalizedHandoffEvent.DESTINATION_ACTIVATED,
+    _E.SOURCE_RELEASED: NormalizedHandoffEvent.SOURCE_RELEASED,
+}
+"""The normalized lifecycle event an accepted chart event records."""
+
+_ISSUES: dict[Effect, type[HandoffAction]] = {
+    Effect.SUBMIT_PREFILL: HandoffAction.SubmitPrefill,
+    Effect.RESERVE_DESTINATION: HandoffAction.ReserveDestination,
+    Effect.ACTIVATE_DESTINATION: HandoffAction.ActivateDestination,
+    Effect.RELEASE_SOURCE: HandoffAction.ReleaseSource,
+    Effect.CANCEL_SOURCE: HandoffAction.CancelSource,
+    Effect.CANCEL_DESTINATION: HandoffAction.CancelDestination,
+    Effect.COMPLETE_SUCCESS: HandoffAction.Complete,
+    Effect.COMPLETE_CANCELED: HandoffAction.Complete,
+}
+
+
+class HandoffCoordinatorCore:
+    """Coordinates one prefill-to-decode handoff: facts and outcomes in, actions out.
+
+    Every call returns the actions to perform (possibly none) or raises `HandoffError`,
+    in which case the coordinator is exactly as it was before the call.  With
+    `interpreted=True` the chart is run by python-statemachine itself instead of the
+    compiled table: same behaviour, much slower, useful for debugging the chart.
+    """
+
+    __slots__ = (
+        "_chart",
+        "_completion",
+        "_fallback",
+        "_handoff_id",
+        "_interpreter",
+        "_issued",
+        "_lifecycle",
+        "_next_id",
+        "_outcomes",
+        "_state",
+        "_timing",
+        "_tokens",
+    )
+
+    def __init__(
+        self,
+        handoff_id: HandoffId,
+        order: HandoffOrder,
+        fallback_transfer_delay_ms: float = 0.0,
+        *,
+        interpreted: bool = False,
+    ) -> None:
+        if not isinstance(handoff_id, HandoffId):
+            raise TypeError(f"handoff_id must be a HandoffId, got {handoff_id!r}")
+        if not isinstance(order, HandoffOrder):
+            raise TypeError(f"order must be a HandoffOrder, got {order!r}")
+        self._fallback = _fallback_delay(fallback_transfer_delay_ms)
+        self._handoff_id = handoff_id
+        self._chart: CompiledChart = compiled(order)
+        self._state = 0
+        self._next_id = 0
+        self._issued: dict[int, HandoffAction] = {}
+        self._outcomes: dict[int, HandoffActionOutcome] = {}
+        self._timing: HandoffTransferTiming | None = None
+        self._tokens: int | None = None
+        self._lifecycle: list[NormalizedHandoffEvent] = []
+        self._completion: HandoffCompletion | None = None
+        self._interpreter: InterpretedChart | None = None
+        if interpreted:
+            from handoff._interpreted import InterpretedChart
+
+            self._interpreter = InterpretedChart(order)
+
+    @classmethod
+    def new(cls, handoff_id: HandoffId, order: HandoffOrder) -> HandoffCoordinatorCore:
+        """A coordinator whose transfer delay falls back to 0 ms when timing is unmodelled."""
+        return cls(handoff_id, order)
+
+    @classmethod
+    def new_with_fallback(
+        cls, handoff_id: HandoffId, order: HandoffOrder, fallback_transfer_delay_ms: float
+    ) -> HandoffCoordinatorCore:
+        """A coordinator with an explicit fallback transfer delay (finite, non-negative)."""
+        return cls(handoff_id, order, fallback_transfer_delay_ms)
+
+    @classmethod
+    def _for_chart(
+        cls, handoff_id: HandoffId, chart: CompiledChart, fallback_transfer_delay_ms: float = 0.0
+    ) -> HandoffCoordinatorCore:
+        """A coordinator driven by any compiled chart (model review runs mutants this way)."""
+        coordinator = cls(handoff_id, chart.order, fallback_transfer_delay_ms)
+        coordinator._chart = chart
+        return coordinator
+
+    def _fork(self) -> HandoffCoordinatorCore:
+        """An independent copy, for exploring alternatives from this point (compiled only)."""
+        if self._interpreter is not None:
+            raise TypeError("an interpreted coordinator cannot be forked")
+        twin = object.__new__(HandoffCoordinatorCore)
+        for name in self.__slots__:
+            setattr(twin, name, getattr(self, name))
+        twin._issued = dict(self._issued)
+        twin._outcomes = dict(self._outcomes)
+        twin._lifecycle = list(self._lifecycle)
+        return twin
+
+    def _configuration(self) -> tuple[object, ...]:
+        """Everything that decides future behaviour, as a hashable value."""
+        return (
+            self._state,
+            self._next_id,
+            tuple(sorted(self._issued.items())),
+            tuple(sorted(self._outcomes.items(), key=lambda item: item[0])),
+            self._timing,
+            self._tokens,
+            tuple(self._lifecycle),
+            self._completion,
+        )
+
+    # -- state -------------------------------------------------------------------------
+
+    @property
+    def handoff_id(self) -> HandoffId:
+        """The handoff this coordinator moves."""
+        return self._handoff_id
+
+    @property
+    def order(self) -> HandoffOrder:
+        """The backend family's ordering of the steps."""
+        return self._chart.order
+
+    @property
+    def is_complete(self) -> bool:
+        """Whether the handoff has completed (a reopened cleanup makes it incomplete again)."""
+        return self._state in self._chart.complete
+
+    @property
+    def completion(self) -> HandoffCompletion | None:
+        """The latest completion, or None before the first; it stays set during a reopen."""
+        return self._completion
+
+    @property
+    def lifecycle(self) -> tuple[NormalizedHandoffEvent, ...]:
+        """The normalized lifecycle events recorded so far, in order."""
+        return tuple(self._lifecycle)
+
+    @property
+    def chart_state(self) -> str:
+        """The id of the chart state the handoff is in, e.g. `"prefill_running"`."""
+        return self._chart.states[self._state]
+
+    # -- calls -------------------------------------------------------------------------
+
+    def start(self) -> list[IssuedHandoffAction]:
+        """Issue the first action of the order; a no-op once started or no longer active."""
+        return self._take(_E.START)
+
+    def on_fact(self, fact: HandoffFact) -> list[IssuedHandoffAction]:
+        """Take a fact reported by the runtime."""
+        if not isinstance(fact, HandoffFact):
+            raise TypeError(f"fact must be a HandoffFact, got {fact!r}")
+        if fact.handoff_id != self._handoff_id:
+            raise ForeignFactError(
+                f"fact belongs to a different handoff: expected {self._handoff_id}, "
+                f"got {fact.handoff_id}"
+            )
+        return self._take(_FACT_EVENTS[type(fact)], fact)
+
+    def on_action_outcome(
+        self, action_id: HandoffActionId, outcome: HandoffActionOutcome
+    ) -> list[IssuedHandoffAction]:
+        """Take the runtime's acknowledgement of an issued action."""
+        if not isinstance(action_id, HandoffActionId):
+            raise TypeError(f"action_id must be a HandoffActionId, got {action_id!r}")
+        if not isinstance(outcome, HandoffActionOutcome):
+            raise TypeError(f"outcome must be a HandoffActionOutcome, got {outcome!r}")
+        return self._take(self._acknowledgement(action_id.value, outcome), None, action_id, outcome)
+
+    # -- the step ------------------------------------------------------------------------
+
+    def _acknowledgement(self, action_id: int, outcome: HandoffActionOutcome) -> ChartEvent:
+        action = self._issued.get(action_id)
+        if action is None:
+            return _E.UNKNOWN_ACTION
+        previous = self._outcomes.get(action_id)
+        if previous is not None:
+            return _E.DUPLICATE_OUTCOME if previous == outcome else _E.CONFLICTING_OUTCOME
+        return _ACKNOWLEDGEMENTS.get((type(action), outcome.kind), _E.MISMATCHED_OUTCOME)
+
+    def _take(
+        self,
+        event: ChartEvent,
+        fact: HandoffFact | None = None,
+        action_id: HandoffActionId | None = None,
+        outcome: HandoffActionOutcome | None = None,
+    ) -> list[IssuedHandoffAction]:
+        if self._interpreter is not None:
+            step, delay = self._interpreter.decide(self._state, event, self, fact)
+        else:
+            step = self._chart.rows[self._state][event.index]
+            delay = self.checked_delay(step.checks, fact) if step.checks else None
+        if step.refusal is not None:
+            raise self._refusal(step, fact, action_id, outcome)
+        if step.ignored:
+            return []
+        # Everything is valid: commit the step.
+        self._book(event, fact, action_id, outcome)
+        issued = [self._issue(effect, delay) for effect in step.effects]
+        self._state = step.target
+        return issued
+
+    def checked_delay(self, checks: tuple[Check, ...], fact: HandoffFact | None) -> float | None:
+        """Run a step's payload checks; returns the transfer delay when one is checked."""
+        delay = None
+        for check in checks:
+            if check is Check.TRANSFER_TIMING_IS_VALID:
+                assert isinstance(fact, HandoffFact.SourceHeld)
+                validate_transfer_timing(fact.transfer_timing)
+            else:
+                delay = self._transfer_delay(fact)
+        return delay
+
+    def _transfer_delay(self, fact: HandoffFact | None) -> float:
+        timing = fact.transfer_timing if isinstance(fact, HandoffFact.SourceHeld) else self._timing
+        tokens = (
+            fact.transferable_prompt_tokens
+            if isinstance(fact, HandoffFact.DestinationReserved)
+            else self._tokens
+        )
+        if timing is None or tokens is None:
+            raise HandoffError("the transfer was planned before the source and destination were")
+        delay = timing.delay_ms(tokens)
+        if delay is None:
+            delay = self._fallback
+        validate_transfer_delay_ms(delay)
+        return delay
+
+    def _book(
+        self,
+        event: ChartEvent,
+        fact: HandoffFact | None,
+        action_id: HandoffActionId | None,
+        outcome: HandoffActionOutcome | None,
+    ) -> None:
+        if event.kind is EventKind.ACKNOWLEDGEMENT:
+            assert action_id is not None and outcome is not None
+            self._outcomes[action_id.value] = outcome
+        elif isinstance(fact, HandoffFact.SourceHeld):
+            self._timing = fact.transfer_timing
+        elif isinstance(fact, HandoffFact.DestinationReserved):
+            self._tokens = fact.transferable_prompt_tokens
+        lifecycle_event = _LIFECYCLE.get(event)
+        if lifecycle_event is not None:
+            self._lifecycle.append(lifecycle_event)
+
+    def _issue(self, effect: Effect, delay: float | None) -> IssuedHandoffAction:
+        action: HandoffAction
+        if effect is Effect.START_TRANSFER:
+            assert delay is not None
+            action = HandoffAction.StartTransfer(self._handoff_id, delay)
+        else:
+            action = _ISSUES[effect](self._handoff_id)
+        action_id = self._next_id
+        self._next_id = action_id + 1
+        completion = effect.completion
+        if completion is None:
+            self._issued[action_id] = action
+        else:
+            self._complete(completion)
+        return IssuedHandoffAction(HandoffActionId(action_id), action)
+
+    def _complete(self, completion: HandoffCompletion) -> None:
+        self._completion = completion
+        if completion is HandoffCompletion.SUCCESS:
+            self._lifecycle.append(NormalizedHandoffEvent.COMPLETED)
+        self._issued.clear()
+        self._outcomes.clear()
+
+    def _refusal(
+        self,
+        step: Step,
+        fact: HandoffFact | None,
+        action_id: HandoffActionId | None,
+        outcome: HandoffActionOutcome | None,
+    ) -> HandoffError:
+        refusal = step.refusal
+        assert refusal is not None
+        message = refusal.phrase.format(
+            action_id=action_id.value if action_id is not None else "",
+            outcome=outcome,
+        )
+        return refusal.error(f"{message} ({self._explain(refusal, action_id, outcome)})")
+
+    def _explain(
+        self,
+        refusal: Refusal,
+        action_id: HandoffActionId | None,
+        outcome: HandoffActionOutcome | None,
+    ) -> str:
+        state = self._chart.names[self._state]
+        if refusal is Refusal.UNKNOWN_ACTION:
+            return f"the journal holds {sorted(self._issued) or 'no action'}"
+        if action_id is None:
+            return f"the handoff is at {state!r}"
+        action = self._issued[action_id.value]
+        name = type(action).__name__.lstrip("_")
+        if refusal is Refusal.CONFLICTING_OUTCOME:
+            return f"{name} was already acknowledged {self._outcomes[action_id.value]}"
+        if refusal is Refusal.MISMATCHED_OUTCOME:
+            return f"{name} expects {' or '.join(_FITTING[type(action)])}, got {outcome}"
+        return f"{name} reported {outcome}"
+
+
+def _fallback_delay(value: float) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"fallback_transfer_delay_ms must be a float, got {value!r}")
+    if not math.isfinite(value) or value < 0:
+        raise ValueError(
+            f"fallback_transfer_delay_ms must be finite and non-negative, got {value!r}"
+        )
+    return float(value)

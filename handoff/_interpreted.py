@@ -1,0 +1,123 @@
+"""A chart run by python-statemachine itself: the reference the compiled table must match."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from handoff._chart import CHARTS
+from handoff._messages import HandoffFact
+from handoff._table import Step, compiled
+from handoff._values import HandoffOrder
+from handoff._vocabulary import IGNORE, ChartEvent, Check, Effect, Refusal
+
+if TYPE_CHECKING:
+    from handoff._coordinator import HandoffCoordinatorCore
+
+__all__ = ["InterpretedChart"]
+
+
+class _Refused(Exception):
+    """Raised by a refusal validator to stop python-statemachine before it moves."""
+
+    def __init__(self, refusal: Refusal) -> None:
+        super().__init__(refusal.phrase)
+        self.refusal = refusal
+
+
+class _Listener:
+    """Answers every word of the chart vocabulary by recording what the chart did."""
+
+    def __init__(self) -> None:
+        self.reset(None, None)
+
+    def reset(self, coordinator: HandoffCoordinatorCore | None, fact: HandoffFact | None) -> None:
+        self.coordinator = coordinator
+        self.fact = fact
+        self.effects: list[Effect] = []
+        self.checks: list[Check] = []
+        self.delay: float | None = None
+        self.ignored = False
+
+
+def _effect(effect: Effect) -> Callable[[_Listener], None]:
+    def record(self: _Listener) -> None:
+        self.effects.append(effect)
+
+    return record
+
+
+def _check(check: Check) -> Callable[[_Listener], None]:
+    def run(self: _Listener) -> None:
+        assert self.coordinator is not None
+        self.checks.append(check)
+        delay = self.coordinator.checked_delay((check,), self.fact)
+        if delay is not None:
+            self.delay = delay
+
+    return run
+
+
+def _refusal(refusal: Refusal) -> Callable[[_Listener], None]:
+    def refuse(self: _Listener) -> None:
+        raise _Refused(refusal)
+
+    return refuse
+
+
+def _ignore(self: _Listener) -> None:
+    self.ignored = True
+
+
+for _word in Effect:
+    setattr(_Listener, _word.value, _effect(_word))
+for _word in Check:
+    setattr(_Listener, _word.value, _check(_word))
+for _word in Refusal:
+    setattr(_Listener, _word.callback, _refusal(_word))
+setattr(_Listener, IGNORE, _ignore)
+
+
+class InterpretedChart:
+    """One python-statemachine instance of an order's chart, driven event by event."""
+
+    def __init__(self, order: HandoffOrder, state: str | None = None) -> None:
+        self._table = compiled(order)
+        self._listener = _Listener()
+        self._machine: Any = CHARTS[order](listeners=[self._listener], start_value=state)
+
+    @property
+    def state(self) -> str:
+        """The id of the machine's current state."""
+        return str(self._machine.current_state.id)
+
+    def decide(
+        self,
+        state: int,
+        event: ChartEvent,
+        coordinator: HandoffCoordinatorCore,
+        fact: HandoffFact | None,
+    ) -> tuple[Step, float | None]:
+        """Send `event`; return the step python-statemachine took and the checked delay.
+
+        A refusal or a failed check leaves the machine where it was; a refusal comes back
+        as a step carrying it, a failed check raises its `HandoffError`.
+        """
+        assert self.state == self._table.states[state], "interpreter out of step"
+        listener = self._listener
+        listener.reset(coordinator, fact)
+        try:
+            self._machine.send(event.value)
+        except _Refused as refused:
+            return Step(state, event, state, refusal=refused.refusal), None
+        target = self._table.index(self.state)
+        step = Step(
+            source=state,
+            event=event,
+            target=target,
+            ignored=listener.ignored,
+            checks=tuple(listener.checks),
+            effects=tuple(listener.effects),
+            internal=target == state and not listener.effects,
+        )
+        return step, listener.delay
