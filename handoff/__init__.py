@@ -8,6 +8,7 @@ from handoff._conformance import (
     NormalizedStoredTiming,
     expected_normalized_handoff,
 )
+from handoff._coordinator import HandoffCoordinatorCore
 from handoff._errors import (
     CleanupActionFailedError,
     ConflictingOutcomeError,
@@ -46,6 +47,7 @@ __all__ = [
     "HandoffActionId",
     "HandoffActionOutcome",
     "HandoffCompletion",
+    "HandoffCoordinatorCore",
     "HandoffError",
     "HandoffFact",
     "HandoffId",
