@@ -89,7 +89,8 @@ class InterpretedChart:
     @property
     def state(self) -> str:
         """The id of the machine's current state."""
-        return str(self._machine.current_state.id)
+        (state,) = self._machine.configuration
+        return str(state.id)
 
     def decide(
         self,

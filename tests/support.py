@@ -1,0 +1,165 @@
+"""A scripted runtime for tests: drives a coordinator and remembers what it issued."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable
+
+from handoff import (
+    HandoffAction,
+    HandoffActionId,
+    HandoffActionOutcome,
+    HandoffCoordinatorCore,
+    HandoffFact,
+    HandoffId,
+    HandoffOrder,
+    HandoffTransferTiming,
+    IssuedHandoffAction,
+    KvTransferTimingMode,
+)
+
+HID = HandoffId(uuid.UUID(int=7))
+OTHER_HID = HandoffId(uuid.UUID(int=8))
+
+# 10 tokens of 1024 bytes over 1.5 GB/s: 10240 / 1.5e9 s = 6.8266… µs = 0.0068266… ms.
+TIMING = HandoffTransferTiming(KvTransferTimingMode.FULL_PROMPT, 10, 1024, 1.5)
+TIMING_DELAY_MS = 10240.0 / 1.5e9 * 1000.0
+
+SF = HandoffOrder.SOURCE_FIRST
+DF = HandoffOrder.DESTINATION_FIRST
+ORDERS = (SF, DF)
+
+SUBMIT = HandoffAction.SubmitPrefill
+RESERVE = HandoffAction.ReserveDestination
+TRANSFER = HandoffAction.StartTransfer
+ACTIVATE = HandoffAction.ActivateDestination
+RELEASE = HandoffAction.ReleaseSource
+CANCEL_SOURCE = HandoffAction.CancelSource
+CANCEL_DESTINATION = HandoffAction.CancelDestination
+COMPLETE = HandoffAction.Complete
+
+FITTING = {
+    SUBMIT: HandoffActionOutcome.SUBMITTED,
+    RESERVE: HandoffActionOutcome.ACCEPTED,
+    TRANSFER: HandoffActionOutcome.SCHEDULED,
+    ACTIVATE: HandoffActionOutcome.APPLIED,
+    RELEASE: HandoffActionOutcome.APPLIED,
+    CANCEL_SOURCE: HandoffActionOutcome.APPLIED,
+    CANCEL_DESTINATION: HandoffActionOutcome.APPLIED,
+}
+
+TERMINAL_FACTS = (HandoffFact.Failed, HandoffFact.TimedOut, HandoffFact.Canceled)
+
+# The success path of each order: the chart state after each step of a cooperative runtime.
+SUCCESS_PATH = {
+    SF: (
+        "idle",
+        "prefill_submitting",
+        "prefill_running",
+        "destination_reserving",
+        "destination_accepted",
+        "transfer_starting",
+        "transferring",
+        "activating",
+        "releasing",
+        "succeeded",
+    ),
+    DF: (
+        "idle",
+        "destination_reserving",
+        "destination_accepted",
+        "prefill_submitting",
+        "prefill_running",
+        "transfer_starting",
+        "transferring",
+        "activating",
+        "releasing",
+        "succeeded",
+    ),
+}
+
+
+def kinds(actions: Iterable[IssuedHandoffAction]) -> list[type]:
+    """The kinds of the issued actions, in order."""
+    return [type(item.action) for item in actions]
+
+
+class Runtime:
+    """A runtime that performs each step of the success path on request."""
+
+    def __init__(
+        self,
+        order: HandoffOrder,
+        *,
+        fallback: float = 0.0,
+        interpreted: bool = False,
+        timing: HandoffTransferTiming = TIMING,
+        tokens: int = 10,
+    ) -> None:
+        self.coordinator = HandoffCoordinatorCore(
+            HID, order, fallback, interpreted=interpreted
+        )
+        self.order = order
+        self.timing = timing
+        self.tokens = tokens
+        self.issued: dict[type, IssuedHandoffAction] = {}
+        self.log: list[IssuedHandoffAction] = []
+
+    def _note(self, actions: list[IssuedHandoffAction]) -> list[IssuedHandoffAction]:
+        for item in actions:
+            self.issued[type(item.action)] = item
+        self.log.extend(actions)
+        return actions
+
+    def start(self) -> list[IssuedHandoffAction]:
+        return self._note(self.coordinator.start())
+
+    def fact(self, fact: HandoffFact) -> list[IssuedHandoffAction]:
+        return self._note(self.coordinator.on_fact(fact))
+
+    def ack(
+        self, kind: type, outcome: HandoffActionOutcome | None = None
+    ) -> list[IssuedHandoffAction]:
+        action_id = self.id_of(kind)
+        return self._note(
+            self.coordinator.on_action_outcome(action_id, outcome or FITTING[kind])
+        )
+
+    def id_of(self, kind: type) -> HandoffActionId:
+        return self.issued[kind].id
+
+    def source_held(self) -> list[IssuedHandoffAction]:
+        return self.fact(HandoffFact.SourceHeld(HID, self.timing))
+
+    def destination_reserved(self) -> list[IssuedHandoffAction]:
+        return self.fact(HandoffFact.DestinationReserved(HID, self.tokens))
+
+    def transfer_completed(self) -> list[IssuedHandoffAction]:
+        return self.fact(HandoffFact.TransferCompleted(HID))
+
+    def step(self) -> list[IssuedHandoffAction]:
+        """Take the next step of the success path."""
+        state = self.coordinator.chart_state
+        steps = {
+            "idle": self.start,
+            "prefill_submitting": lambda: self.ack(SUBMIT),
+            "prefill_running": self.source_held,
+            "destination_reserving": lambda: self.ack(RESERVE),
+            "destination_accepted": self.destination_reserved,
+            "transfer_starting": lambda: self.ack(TRANSFER),
+            "transferring": self.transfer_completed,
+            "activating": lambda: self.ack(ACTIVATE),
+            "releasing": lambda: self.ack(RELEASE),
+        }
+        return steps[state]()
+
+    def advance_to(self, state: str) -> Runtime:
+        """Step along the success path until the chart is in `state`."""
+        path = SUCCESS_PATH[self.order]
+        assert state in path, state
+        while self.coordinator.chart_state != state:
+            self.step()
+        return self
+
+    def succeed(self) -> Runtime:
+        return self.advance_to("succeeded")
