@@ -10,6 +10,7 @@ changed nothing.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from handoff._conformance import NormalizedHandoffEvent
@@ -85,7 +86,7 @@ _LIFECYCLE: dict[ChartEvent, NormalizedHandoffEvent] = {
 }
 """The normalized lifecycle event an accepted chart event records."""
 
-_ISSUES: dict[Effect, type[HandoffAction]] = {
+_ISSUES: dict[Effect, Callable[[HandoffId], HandoffAction]] = {
     Effect.SUBMIT_PREFILL: HandoffAction.SubmitPrefill,
     Effect.RESERVE_DESTINATION: HandoffAction.ReserveDestination,
     Effect.ACTIVATE_DESTINATION: HandoffAction.ActivateDestination,
@@ -322,7 +323,8 @@ class HandoffCoordinatorCore:
         outcome: HandoffActionOutcome | None,
     ) -> None:
         if event.kind is EventKind.ACKNOWLEDGEMENT:
-            assert action_id is not None and outcome is not None
+            assert action_id is not None
+            assert outcome is not None
             self._outcomes[action_id.value] = outcome
         elif isinstance(fact, HandoffFact.SourceHeld):
             self._timing = fact.transfer_timing

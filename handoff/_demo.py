@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import uuid
 from collections.abc import Callable, Iterator
 
@@ -101,8 +102,8 @@ def run(args: argparse.Namespace) -> int:
         for number, (description, call) in enumerate(success_run(coordinator), start=1):
             _show(coordinator, number, description, call)
         if args.reopen:
-            fact = HandoffFact.Canceled(coordinator.handoff_id)
-            _show(coordinator, 99, "on_fact(Canceled)", lambda: coordinator.on_fact(fact))
+            reopen = functools.partial(coordinator.on_fact, HandoffFact.Canceled(DEMO_ID))
+            _show(coordinator, 99, "on_fact(Canceled)", reopen)
         print(f"  completion: {coordinator.completion and coordinator.completion.name}")
         print(f"  lifecycle:  {', '.join(event.name for event in coordinator.lifecycle)}")
         print()

@@ -69,12 +69,12 @@ def _ignore(self: _Listener) -> None:
     self.ignored = True
 
 
-for _word in Effect:
-    setattr(_Listener, _word.value, _effect(_word))
-for _word in Check:
-    setattr(_Listener, _word.value, _check(_word))
-for _word in Refusal:
-    setattr(_Listener, _word.callback, _refusal(_word))
+for _effect_word in Effect:
+    setattr(_Listener, _effect_word.value, _effect(_effect_word))
+for _check_word in Check:
+    setattr(_Listener, _check_word.value, _check(_check_word))
+for _refusal_word in Refusal:
+    setattr(_Listener, _refusal_word.callback, _refusal(_refusal_word))
 setattr(_Listener, IGNORE, _ignore)
 
 

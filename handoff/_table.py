@@ -87,12 +87,8 @@ def compile_chart(chart: type[HandoffChart]) -> CompiledChart:
     """Read `chart`'s states and transitions into a `CompiledChart`."""
     states: list[State] = sorted(chart.states, key=lambda state: not state.initial)
     index = {state.id: position for position, state in enumerate(states)}
-    rows = tuple(
-        tuple(_step(state, event, index) for event in ChartEvent) for state in states
-    )
-    complete = frozenset(
-        index[state.id] for state in states if any(_words(state.enter, Effect))
-    )
+    rows = tuple(tuple(_step(state, event, index) for event in ChartEvent) for state in states)
+    complete = frozenset(index[state.id] for state in states if any(_words(state.enter, Effect)))
     return CompiledChart(
         order=chart.order,
         states=tuple(state.id for state in states),
@@ -115,9 +111,7 @@ def _step(state: State, event: ChartEvent, index: dict[str, int]) -> Step:
         event=event,
         target=index[target.id],
         refusal=refusals[0] if refusals else None,
-        ignored=any(
-            spec.attr_name == IGNORE for spec in transition.on if not spec.is_convention
-        ),
+        ignored=any(spec.attr_name == IGNORE for spec in transition.on if not spec.is_convention),
         checks=tuple(_words(transition.validators, Check)),
         effects=tuple(effects),
         internal=bool(transition.internal),

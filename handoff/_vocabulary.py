@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Iterator
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 from statemachine import State, StateChart
 from statemachine.exceptions import InvalidDefinition
@@ -197,20 +197,21 @@ def acknowledged(*states: State) -> TransitionList:
 def _self_loops(states: tuple[State, ...], **callbacks: str) -> TransitionList:
     loops = TransitionList()
     for state in states:
-        loops.add_transitions(state.to.itself(internal=True, **callbacks))
+        to: Any = state.to  # python-statemachine leaves this builder untyped
+        loops.add_transitions(to.itself(internal=True, **callbacks))
     return loops
 
 
 class _HandoffChartMeta(StateMachineMetaclass):
     """Completes and checks a chart when its class is defined."""
 
-    def __init__(cls, name: str, bases: tuple[type, ...], attrs: dict[str, Any]) -> None:
+    def __init__(cls, name: str, bases: Any, attrs: dict[str, Any]) -> None:
         states = [value for value in attrs.values() if isinstance(value, State)]
         if states:
             attrs = _with_defaults(name, attrs, states)
         super().__init__(name, bases, attrs)
         if states:
-            _check_words(cls)
+            _check_words(cast("type[StateChart[Any]]", cls))
 
 
 def _is_complete_state(state: State) -> bool:
@@ -243,14 +244,17 @@ def _with_defaults(name: str, attrs: dict[str, Any], states: list[State]) -> dic
 def _default_handling(event: ChartEvent, states: list[State]) -> TransitionList:
     complete = [state for state in states if _is_complete_state(state)]
     live = [state for state in states if not _is_complete_state(state)]
+    handling: TransitionList
     if event.kind is EventKind.ACKNOWLEDGEMENT:
-        return acknowledged(*live) | ignored(*complete)
-    if event.kind is EventKind.JOURNAL_ERROR:
-        return refused(_JOURNAL_REFUSALS[event], *live) | ignored(*complete)
-    return ignored(*states)
+        handling = acknowledged(*live) | ignored(*complete)
+    elif event.kind is EventKind.JOURNAL_ERROR:
+        handling = refused(_JOURNAL_REFUSALS[event], *live) | ignored(*complete)
+    else:
+        handling = ignored(*states)
+    return handling
 
 
-def _check_words(chart: type[StateChart]) -> None:
+def _check_words(chart: type[StateChart[Any]]) -> None:
     for state in chart.states:
         for transition in state.transitions:
             for spec in _named_callbacks(transition, state):
@@ -267,7 +271,7 @@ def _named_callbacks(transition: Any, state: State) -> Iterator[str]:
                 yield spec.attr_name
 
 
-class HandoffChart(StateChart, metaclass=_HandoffChartMeta):  # type: ignore[misc]
+class HandoffChart(StateChart[Any], metaclass=_HandoffChartMeta):
     """Base of the per-order charts: strict, synchronous, never swallowing errors."""
 
     order: ClassVar[HandoffOrder]
@@ -276,4 +280,3 @@ class HandoffChart(StateChart, metaclass=_HandoffChartMeta):  # type: ignore[mis
     # `error.execution` events, and an event without a transition is a bug in the chart.
     catch_errors_as_events = False
     allow_event_without_transition = False
-

@@ -96,9 +96,7 @@ class Runtime:
         timing: HandoffTransferTiming = TIMING,
         tokens: int = 10,
     ) -> None:
-        self.coordinator = HandoffCoordinatorCore(
-            HID, order, fallback, interpreted=interpreted
-        )
+        self.coordinator = HandoffCoordinatorCore(HID, order, fallback, interpreted=interpreted)
         self.order = order
         self.timing = timing
         self.tokens = tokens
@@ -121,9 +119,7 @@ class Runtime:
         self, kind: type, outcome: HandoffActionOutcome | None = None
     ) -> list[IssuedHandoffAction]:
         action_id = self.id_of(kind)
-        return self._note(
-            self.coordinator.on_action_outcome(action_id, outcome or FITTING[kind])
-        )
+        return self._note(self.coordinator.on_action_outcome(action_id, outcome or FITTING[kind]))
 
     def id_of(self, kind: type) -> HandoffActionId:
         return self.issued[kind].id

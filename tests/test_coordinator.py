@@ -72,8 +72,11 @@ def order(request: pytest.FixtureRequest):  # type: ignore[no-untyped-def]
 def test_constructors_agree() -> None:
     assert HandoffCoordinatorCore.new(HID, SF).start() == HandoffCoordinatorCore(HID, SF).start()
     fallback = HandoffCoordinatorCore.new_with_fallback(HID, SF, 2.5)
-    assert fallback.handoff_id == HID and fallback.order is SF
-    assert not fallback.is_complete and fallback.completion is None and fallback.lifecycle == ()
+    assert fallback.handoff_id == HID
+    assert fallback.order is SF
+    assert not fallback.is_complete
+    assert fallback.completion is None
+    assert fallback.lifecycle == ()
 
 
 @pytest.mark.parametrize("bad", [-1.0, -0.001, math.nan, math.inf, -math.inf])
@@ -128,9 +131,7 @@ def test_a_terminal_fact_before_start_completes_at_once(order, terminal, interpr
 # -- on_fact ---------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    "state", ["idle", "prefill_running", "transferring", "succeeded"]
-)
+@pytest.mark.parametrize("state", ["idle", "prefill_running", "transferring", "succeeded"])
 def test_a_fact_of_another_handoff_is_refused_in_every_mode(order, state: str) -> None:  # type: ignore[no-untyped-def]
     runtime = Runtime(order).advance_to(state)
     with pytest.raises(ForeignFactError, match="fact belongs to a different handoff"):
@@ -141,7 +142,9 @@ def test_a_fact_of_another_handoff_is_refused_in_every_mode(order, state: str) -
         runtime.fact(HandoffFact.TransferCompleted(OTHER_HID))
 
 
-def test_source_held_before_the_prefill_submission_was_acknowledged(order, interpreted: bool) -> None:  # type: ignore[no-untyped-def]
+def test_source_held_before_the_prefill_submission_was_acknowledged(
+    order, interpreted: bool
+) -> None:  # type: ignore[no-untyped-def]
     runtime = Runtime(order, interpreted=interpreted)
     phrase = "source held before prefill submission was acknowledged"
     with pytest.raises(OutOfOrderFactError, match=phrase):
@@ -169,7 +172,9 @@ def test_a_duplicate_source_held_is_dropped_with_its_payload(order, interpreted:
         (1e-320, "invalid handoff transfer delay inf"),
     ],
 )
-def test_source_held_with_invalid_timing_is_refused(order, bandwidth: float, phrase: str, interpreted: bool) -> None:  # type: ignore[no-untyped-def]
+def test_source_held_with_invalid_timing_is_refused(
+    order, bandwidth: float, phrase: str, interpreted: bool
+) -> None:  # type: ignore[no-untyped-def]
     runtime = Runtime(order, interpreted=interpreted).advance_to("prefill_running")
     timing = HandoffTransferTiming(KvTransferTimingMode.FULL_PROMPT, 2**40, 2**40, bandwidth)
     with pytest.raises(InvalidTransferTimingError, match=phrase):
@@ -210,7 +215,9 @@ def test_transfer_completed_before_it_was_scheduled(order, interpreted: bool) ->
 
 
 @pytest.mark.parametrize("terminal", TERMINAL_FACTS)
-def test_a_terminal_fact_cancels_the_owners_engaged_so_far(order, terminal, interpreted: bool) -> None:  # type: ignore[no-untyped-def]
+def test_a_terminal_fact_cancels_the_owners_engaged_so_far(
+    order, terminal, interpreted: bool
+) -> None:  # type: ignore[no-untyped-def]
     for position, state in enumerate(SUCCESS_PATH[order][1:-1], start=1):
         runtime = Runtime(order, interpreted=interpreted).advance_to(state)
         engaged = SUCCESS_PATH[order][: position + 1]
@@ -233,7 +240,9 @@ def test_cleaning_up_drops_every_fact(order, interpreted: bool) -> None:  # type
 
 
 @pytest.mark.parametrize("terminal", TERMINAL_FACTS)
-def test_a_terminal_fact_after_success_reopens_cleanup_of_the_destination(order, terminal, interpreted: bool) -> None:  # type: ignore[no-untyped-def]
+def test_a_terminal_fact_after_success_reopens_cleanup_of_the_destination(
+    order, terminal, interpreted: bool
+) -> None:  # type: ignore[no-untyped-def]
     runtime = Runtime(order, interpreted=interpreted).succeed()
     reopened = runtime.fact(terminal(HID))
     assert kinds(reopened) == [CANCEL_DESTINATION]
@@ -297,7 +306,9 @@ def test_the_journal_is_cleared_on_completion(order) -> None:  # type: ignore[no
         runtime.ack(RELEASE)
 
 
-def test_a_repeated_outcome_is_idempotent_and_a_different_one_conflicts(order, interpreted: bool) -> None:  # type: ignore[no-untyped-def]
+def test_a_repeated_outcome_is_idempotent_and_a_different_one_conflicts(
+    order, interpreted: bool
+) -> None:  # type: ignore[no-untyped-def]
     runtime = Runtime(order, interpreted=interpreted).advance_to("transfer_starting")
     runtime.ack(TRANSFER)
     assert runtime.ack(TRANSFER) == []
@@ -307,7 +318,9 @@ def test_a_repeated_outcome_is_idempotent_and_a_different_one_conflicts(order, i
 
 
 @pytest.mark.parametrize("cancel", [CANCEL_SOURCE, CANCEL_DESTINATION])
-def test_a_failed_cleanup_action_is_refused_and_not_recorded(order, cancel: type, interpreted: bool) -> None:  # type: ignore[no-untyped-def]
+def test_a_failed_cleanup_action_is_refused_and_not_recorded(
+    order, cancel: type, interpreted: bool
+) -> None:  # type: ignore[no-untyped-def]
     runtime = Runtime(order, interpreted=interpreted).advance_to("transferring")
     runtime.fact(HandoffFact.TimedOut(HID))
     cancel_id = runtime.id_of(cancel).value
@@ -322,7 +335,10 @@ def test_a_failed_cleanup_action_is_refused_and_not_recorded(order, cancel: type
     assert runtime.coordinator.completion is HandoffCompletion.CANCELED
 
 
-@pytest.mark.parametrize("state", ["prefill_submitting", "destination_reserving", "transfer_starting", "activating", "releasing"])
+@pytest.mark.parametrize(
+    "state",
+    ["prefill_submitting", "destination_reserving", "transfer_starting", "activating", "releasing"],
+)
 def test_a_failed_action_begins_cleanup(order, state: str, interpreted: bool) -> None:  # type: ignore[no-untyped-def]
     runtime = Runtime(order, interpreted=interpreted).advance_to(state)
     pending = runtime.log[-1]
@@ -353,7 +369,10 @@ ACCEPTS = {
 }
 
 
-@pytest.mark.parametrize("state", ["prefill_submitting", "destination_reserving", "transfer_starting", "activating", "releasing"])
+@pytest.mark.parametrize(
+    "state",
+    ["prefill_submitting", "destination_reserving", "transfer_starting", "activating", "releasing"],
+)
 @pytest.mark.parametrize("outcome", OUTCOMES, ids=str)
 def test_an_outcome_must_fit_its_action(order, state: str, outcome: HandoffActionOutcome) -> None:  # type: ignore[no-untyped-def]
     runtime = Runtime(order).advance_to(state)
@@ -371,7 +390,9 @@ def test_an_outcome_must_fit_its_action(order, state: str, outcome: HandoffActio
 
 @pytest.mark.parametrize("cancel", [CANCEL_SOURCE, CANCEL_DESTINATION])
 @pytest.mark.parametrize("outcome", OUTCOMES, ids=str)
-def test_a_cancel_takes_applied_or_noop_only(order, cancel: type, outcome: HandoffActionOutcome) -> None:  # type: ignore[no-untyped-def]
+def test_a_cancel_takes_applied_or_noop_only(
+    order, cancel: type, outcome: HandoffActionOutcome
+) -> None:  # type: ignore[no-untyped-def]
     runtime = Runtime(order).advance_to("activating")
     runtime.fact(HandoffFact.Canceled(HID))
     if outcome in (HandoffActionOutcome.APPLIED, HandoffActionOutcome.NOOP):
@@ -431,12 +452,12 @@ def test_unmodelled_timing_takes_the_fallback(order, fallback: float) -> None:  
     assert runtime.issued[TRANSFER].action.delay_ms == fallback
 
 
-def test_a_transfer_delay_that_overflows_rejects_the_fact_that_triggered_it(order, interpreted: bool) -> None:  # type: ignore[no-untyped-def]
+def test_a_transfer_delay_that_overflows_rejects_the_fact_that_triggered_it(
+    order, interpreted: bool
+) -> None:  # type: ignore[no-untyped-def]
     # The full-prompt delay (1 token) is tiny and valid; the missing-token count is not bounded
     # by it, and 2**64-1 tokens of 2**64-1 bytes over 1e-300 GB/s overflow to inf.
-    timing = HandoffTransferTiming(
-        KvTransferTimingMode.DESTINATION_MISSING, 0, 2**64 - 1, 1e-300
-    )
+    timing = HandoffTransferTiming(KvTransferTimingMode.DESTINATION_MISSING, 0, 2**64 - 1, 1e-300)
     runtime = Runtime(order, timing=timing, tokens=2**64 - 1, interpreted=interpreted)
     trigger = {SF: "destination_accepted", DF: "prefill_running"}[order]
     runtime.advance_to(trigger)
@@ -514,7 +535,9 @@ def test_an_unknown_id_names_what_the_journal_holds() -> None:
 
 def test_a_mismatched_outcome_says_what_was_expected() -> None:
     runtime = Runtime(SF).advance_to("releasing")
-    with pytest.raises(InvalidOutcomeError, match="ReleaseSource expects Applied or Noop, got Accepted"):
+    with pytest.raises(
+        InvalidOutcomeError, match="ReleaseSource expects Applied or Noop, got Accepted"
+    ):
         runtime.ack(RELEASE, HandoffActionOutcome.ACCEPTED)
 
 
