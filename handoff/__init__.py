@@ -1,7 +1,5 @@
 """Prefill-to-decode KV-cache handoff, defined as one statechart per handoff order."""
 
-from __future__ import annotations
-
 from handoff._conformance import (
     NormalizedHandoffConformance,
     NormalizedHandoffEvent,

@@ -208,6 +208,8 @@ class _HandoffChartMeta(StateMachineMetaclass):
     def __init__(cls, name: str, bases: Any, attrs: dict[str, Any]) -> None:
         states = [value for value in attrs.values() if isinstance(value, State)]
         if states:
+            if not isinstance(attrs.get("order"), HandoffOrder):
+                raise InvalidDefinition(f"{name}: a handoff chart must declare its `order`")
             attrs = _with_defaults(name, attrs, states)
         super().__init__(name, bases, attrs)
         if states:
@@ -224,6 +226,7 @@ _COMPLETING_WORDS = frozenset(effect.value for effect in _COMPLETIONS)
 def _with_defaults(name: str, attrs: dict[str, Any], states: list[State]) -> dict[str, Any]:
     """Give every (state, event) pair the chart leaves out its event kind's default."""
     attrs = dict(attrs)
+    names = {id(value): key for key, value in attrs.items() if isinstance(value, State)}
     for key, value in attrs.items():
         if isinstance(value, TransitionList) and key not in ChartEvent._value2member_map_:
             raise InvalidDefinition(f"{name}: {key!r} is not a handoff chart event")
@@ -233,7 +236,7 @@ def _with_defaults(name: str, attrs: dict[str, Any], states: list[State]) -> dic
         for transition in declared.transitions:
             if id(transition.source) in handled:
                 raise InvalidDefinition(
-                    f"{name}: state {transition.source.id!r} handles {event.value!r} twice"
+                    f"{name}: state {names[id(transition.source)]!r} handles {event.value!r} twice"
                 )
             handled.add(id(transition.source))
         missing = [state for state in states if id(state) not in handled]
@@ -280,3 +283,5 @@ class HandoffChart(StateChart[Any], metaclass=_HandoffChartMeta):
     # `error.execution` events, and an event without a transition is a bug in the chart.
     catch_errors_as_events = False
     allow_event_without_transition = False
+    # A self-loop means "stay": it must not re-run the state's entry (which may complete).
+    enable_self_transition_entries = False

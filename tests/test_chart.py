@@ -1,0 +1,147 @@
+"""The charts themselves: their shape, and the checks that refuse a malformed chart."""
+
+from __future__ import annotations
+
+import pytest
+from statemachine import State
+from statemachine.exceptions import InvalidDefinition
+from support import DF, SF, SUCCESS_PATH
+
+from handoff._chart import CHARTS, DestinationFirstChart, SourceFirstChart
+from handoff._table import compile_chart, compiled
+from handoff._vocabulary import ChartEvent, Effect, EventKind, HandoffChart, Refusal, refused
+
+CLEANUP = ("cancelling_source", "cancelling_destination", "cancelling_both", "canceled")
+TAIL = ("transfer_starting", "transferring", "activating", "releasing", "succeeded", *CLEANUP)
+
+
+def test_each_order_has_its_chart() -> None:
+    assert CHARTS[SF] is SourceFirstChart
+    assert CHARTS[DF] is DestinationFirstChart
+
+
+@pytest.mark.parametrize("order", [SF, DF])
+def test_the_states_are_the_success_path_then_cleanup(order) -> None:  # type: ignore[no-untyped-def]
+    assert compiled(order).states == (*SUCCESS_PATH[order], *CLEANUP)
+
+
+def test_the_heads_swap_and_the_tails_are_identical() -> None:
+    source_first, destination_first = compiled(SF), compiled(DF)
+    assert source_first.states[1:5] == destination_first.states[3:5] + destination_first.states[1:3]
+    for state in TAIL:
+        for event in ChartEvent:
+            a = source_first.step(source_first.index(state), event)
+            b = destination_first.step(destination_first.index(state), event)
+            assert (source_first.states[a.target], a.refusal, a.ignored, a.checks, a.effects) == (
+                destination_first.states[b.target],
+                b.refusal,
+                b.ignored,
+                b.checks,
+                b.effects,
+            ), (state, event)
+
+
+@pytest.mark.parametrize("order", [SF, DF])
+def test_every_pair_is_handled_exactly_once(order) -> None:  # type: ignore[no-untyped-def]
+    chart = CHARTS[order]
+    for state in chart.states:
+        events = [event.id for transition in state.transitions for event in transition.events]
+        assert sorted(events) == sorted(event.value for event in ChartEvent), state.id
+
+
+@pytest.mark.parametrize("order", [SF, DF])
+def test_complete_states_drop_everything_but_a_reopening_fact(order) -> None:  # type: ignore[no-untyped-def]
+    table = compiled(order)
+    assert {table.states[state] for state in table.complete} == {"succeeded", "canceled"}
+    for state in table.complete:
+        for event in ChartEvent:
+            step = table.step(state, event)
+            reopens = table.states[state] == "succeeded" and event is ChartEvent.TERMINATED
+            assert step.ignored is not reopens, (table.states[state], event)
+
+
+@pytest.mark.parametrize("order", [SF, DF])
+def test_journal_errors_are_refused_while_live(order) -> None:  # type: ignore[no-untyped-def]
+    table = compiled(order)
+    for state in range(len(table.states)):
+        for event in ChartEvent:
+            if event.kind is EventKind.JOURNAL_ERROR and state not in table.complete:
+                assert table.step(state, event).refusal is not None
+
+
+@pytest.mark.parametrize("order", [SF, DF])
+def test_cleanup_cancels_exactly_the_owners_engaged(order) -> None:  # type: ignore[no-untyped-def]
+    table = compiled(order)
+    path = SUCCESS_PATH[order]
+    for position, state in enumerate(path[:-1]):
+        step = table.step(table.index(state), ChartEvent.TERMINATED)
+        engaged = path[1 : position + 1]
+        expected = [Effect.CANCEL_SOURCE] * ("prefill_submitting" in engaged) + [
+            Effect.CANCEL_DESTINATION
+        ] * ("destination_reserving" in engaged)
+        if not expected:
+            expected = [Effect.COMPLETE_CANCELED]
+        assert list(step.effects) == expected, state
+
+
+def test_an_event_outside_the_vocabulary_is_refused_at_definition() -> None:
+    with pytest.raises(InvalidDefinition, match="'teleport' is not a handoff chart event"):
+
+        class Broken(HandoffChart):
+            order = SF
+            idle = State(initial=True)
+            done = State(enter="complete_success")
+            teleport = idle.to(done)
+
+
+def test_a_callback_outside_the_vocabulary_is_refused_at_definition() -> None:
+    with pytest.raises(
+        InvalidDefinition, match=r"'launch_missiles' .* is not a handoff chart word"
+    ):
+
+        class Broken(HandoffChart):
+            order = SF
+            idle = State(initial=True)
+            done = State(enter="complete_success")
+            start = idle.to(done, on="launch_missiles")
+
+
+def test_a_pair_handled_twice_is_refused_at_definition() -> None:
+    with pytest.raises(InvalidDefinition, match="state 'idle' handles 'start' twice"):
+
+        class Broken(HandoffChart):
+            order = SF
+            idle = State(initial=True)
+            done = State(enter="complete_success")
+            start = idle.to(done) | refused(Refusal.UNKNOWN_ACTION, idle)
+
+
+def test_a_chart_without_an_order_is_refused_at_definition() -> None:
+    with pytest.raises(InvalidDefinition, match="must declare its `order`"):
+
+        class Broken(HandoffChart):
+            idle = State(initial=True)
+            done = State(enter="complete_success")
+            start = idle.to(done)
+
+
+def test_a_small_chart_gets_the_defaults_of_its_event_kinds() -> None:
+    class Tiny(HandoffChart):
+        order = SF
+        idle = State(initial=True)
+        done = State(enter="complete_success")
+        start = idle.to(done, on="submit_prefill")
+
+    table = compile_chart(Tiny)
+    idle, done = table.index("idle"), table.index("done")
+    assert table.step(idle, ChartEvent.START).effects == (
+        Effect.SUBMIT_PREFILL,
+        Effect.COMPLETE_SUCCESS,
+    )
+    assert table.step(idle, ChartEvent.SOURCE_HELD).ignored
+    ack = table.step(idle, ChartEvent.PREFILL_SUBMITTED)
+    assert (ack.target, ack.ignored, ack.effects, ack.refusal) == (idle, False, (), None)
+    assert table.step(idle, ChartEvent.UNKNOWN_ACTION).refusal is Refusal.UNKNOWN_ACTION
+    assert table.step(done, ChartEvent.UNKNOWN_ACTION).ignored
+    assert table.step(done, ChartEvent.PREFILL_SUBMITTED).ignored
+    assert table.step(idle, ChartEvent.DUPLICATE_OUTCOME).ignored
