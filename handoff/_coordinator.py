@@ -9,14 +9,16 @@ changed nothing.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from handoff._conformance import NormalizedHandoffEvent
 from handoff._errors import ForeignFactError, HandoffError
+from handoff._journal import FACT_EVENTS, FITTING, Keep, Move, event_of, move_for, moves
 from handoff._messages import HandoffAction, HandoffFact, IssuedHandoffAction
-from handoff._table import CompiledChart, Step, compiled
+from handoff._table import CompiledChart, compiled
 from handoff._timing import (
     HandoffTransferTiming,
     validate_transfer_delay_ms,
@@ -28,74 +30,27 @@ from handoff._values import (
     HandoffCompletion,
     HandoffId,
     HandoffOrder,
-    OutcomeKind,
 )
-from handoff._vocabulary import ChartEvent, Check, Effect, EventKind, Refusal
+from handoff._vocabulary import ChartEvent, Check, Refusal
 
 if TYPE_CHECKING:
     from handoff._interpreted import InterpretedChart
 
 __all__ = ["HandoffCoordinatorCore"]
 
-_E = ChartEvent
+_START = ChartEvent.START.index
+_UNKNOWN = ChartEvent.UNKNOWN_ACTION.index
+_DUPLICATE = ChartEvent.DUPLICATE_OUTCOME.index
+_CONFLICTING = ChartEvent.CONFLICTING_OUTCOME.index
+_FACT_INDEX = {fact: event.index for fact, event in FACT_EVENTS.items()}
+_START_TRANSFER = HandoffAction.StartTransfer
+_SUCCESS = HandoffCompletion.SUCCESS
+_COMPLETED = NormalizedHandoffEvent.COMPLETED
 
-_FACT_EVENTS: dict[type, ChartEvent] = {
-    HandoffFact.SourceHeld: _E.SOURCE_HELD,
-    HandoffFact.DestinationReserved: _E.DESTINATION_RESERVED,
-    HandoffFact.TransferCompleted: _E.TRANSFER_COMPLETED,
-    HandoffFact.Failed: _E.TERMINATED,
-    HandoffFact.TimedOut: _E.TERMINATED,
-    HandoffFact.Canceled: _E.TERMINATED,
-}
 
-_DONE = (OutcomeKind.APPLIED, OutcomeKind.NOOP)
-_ACKNOWLEDGEMENTS: dict[tuple[type, OutcomeKind], ChartEvent] = {
-    (HandoffAction.SubmitPrefill, OutcomeKind.SUBMITTED): _E.PREFILL_SUBMITTED,
-    (HandoffAction.ReserveDestination, OutcomeKind.ACCEPTED): _E.OWNERSHIP_ACCEPTED,
-    (HandoffAction.StartTransfer, OutcomeKind.SCHEDULED): _E.TRANSFER_SCHEDULED,
-    (HandoffAction.ActivateDestination, OutcomeKind.APPLIED): _E.DESTINATION_ACTIVATED,
-    **{(HandoffAction.ReleaseSource, kind): _E.SOURCE_RELEASED for kind in _DONE},
-    **{(HandoffAction.CancelSource, kind): _E.SOURCE_CANCELED for kind in _DONE},
-    **{(HandoffAction.CancelDestination, kind): _E.DESTINATION_CANCELED for kind in _DONE},
-    (HandoffAction.CancelSource, OutcomeKind.FAILED): _E.CLEANUP_ACTION_FAILED,
-    (HandoffAction.CancelDestination, OutcomeKind.FAILED): _E.CLEANUP_ACTION_FAILED,
-    **{
-        (action, OutcomeKind.FAILED): _E.ACTION_FAILED
-        for action in (
-            HandoffAction.SubmitPrefill,
-            HandoffAction.ReserveDestination,
-            HandoffAction.StartTransfer,
-            HandoffAction.ActivateDestination,
-            HandoffAction.ReleaseSource,
-        )
-    },
-}
-"""Which event each (kind of action, kind of outcome) makes; any other pair is mismatched."""
-
-_FITTING: dict[type, list[str]] = {}
-for _action, _kind in _ACKNOWLEDGEMENTS:
-    if _kind is not OutcomeKind.FAILED:
-        _FITTING.setdefault(_action, []).append(_kind.value)
-
-_LIFECYCLE: dict[ChartEvent, NormalizedHandoffEvent] = {
-    _E.SOURCE_HELD: NormalizedHandoffEvent.SOURCE_HELD,
-    _E.OWNERSHIP_ACCEPTED: NormalizedHandoffEvent.DESTINATION_ACCEPTED,
-    _E.DESTINATION_RESERVED: NormalizedHandoffEvent.DESTINATION_RESERVED,
-    _E.DESTINATION_ACTIVATED: NormalizedHandoffEvent.DESTINATION_ACTIVATED,
-    _E.SOURCE_RELEASED: NormalizedHandoffEvent.SOURCE_RELEASED,
-}
-"""The normalized lifecycle event an accepted chart event records."""
-
-_ISSUES: dict[Effect, Callable[[HandoffId], HandoffAction]] = {
-    Effect.SUBMIT_PREFILL: HandoffAction.SubmitPrefill,
-    Effect.RESERVE_DESTINATION: HandoffAction.ReserveDestination,
-    Effect.ACTIVATE_DESTINATION: HandoffAction.ActivateDestination,
-    Effect.RELEASE_SOURCE: HandoffAction.ReleaseSource,
-    Effect.CANCEL_SOURCE: HandoffAction.CancelSource,
-    Effect.CANCEL_DESTINATION: HandoffAction.CancelDestination,
-    Effect.COMPLETE_SUCCESS: HandoffAction.Complete,
-    Effect.COMPLETE_CANCELED: HandoffAction.Complete,
-}
+@functools.cache
+def _moves(order: HandoffOrder) -> tuple[tuple[Move, ...], ...]:
+    return moves(compiled(order))
 
 
 class HandoffCoordinatorCore:
@@ -115,6 +70,7 @@ class HandoffCoordinatorCore:
         "_interpreter",
         "_issued",
         "_lifecycle",
+        "_moves",
         "_next_id",
         "_outcomes",
         "_state",
@@ -137,6 +93,7 @@ class HandoffCoordinatorCore:
         self._fallback = _fallback_delay(fallback_transfer_delay_ms)
         self._handoff_id = handoff_id
         self._chart: CompiledChart = compiled(order)
+        self._moves = _moves(order)
         self._state = 0
         self._next_id = 0
         self._issued: dict[int, HandoffAction] = {}
@@ -170,6 +127,7 @@ class HandoffCoordinatorCore:
         """A coordinator driven by any compiled chart (model review runs mutants this way)."""
         coordinator = cls(handoff_id, chart.order, fallback_transfer_delay_ms)
         coordinator._chart = chart
+        coordinator._moves = moves(chart)
         return coordinator
 
     def _fork(self) -> HandoffCoordinatorCore:
@@ -233,61 +191,87 @@ class HandoffCoordinatorCore:
 
     def start(self) -> list[IssuedHandoffAction]:
         """Issue the first action of the order; a no-op once started or no longer active."""
-        return self._take(_E.START)
+        return self._take(_START, None, None, None)
 
     def on_fact(self, fact: HandoffFact) -> list[IssuedHandoffAction]:
         """Take a fact reported by the runtime."""
-        if not isinstance(fact, HandoffFact):
+        event = _FACT_INDEX.get(type(fact))
+        if event is None:
             raise TypeError(f"fact must be a HandoffFact, got {fact!r}")
-        if fact.handoff_id != self._handoff_id:
+        if fact.handoff_id is not self._handoff_id and fact.handoff_id != self._handoff_id:
             raise ForeignFactError(
                 f"fact belongs to a different handoff: expected {self._handoff_id}, "
                 f"got {fact.handoff_id}"
             )
-        return self._take(_FACT_EVENTS[type(fact)], fact)
+        return self._take(event, fact, None, None)
 
     def on_action_outcome(
         self, action_id: HandoffActionId, outcome: HandoffActionOutcome
     ) -> list[IssuedHandoffAction]:
         """Take the runtime's acknowledgement of an issued action."""
-        if not isinstance(action_id, HandoffActionId):
+        if type(action_id) is not HandoffActionId:
             raise TypeError(f"action_id must be a HandoffActionId, got {action_id!r}")
-        if not isinstance(outcome, HandoffActionOutcome):
+        if type(outcome) is not HandoffActionOutcome:
             raise TypeError(f"outcome must be a HandoffActionOutcome, got {outcome!r}")
-        return self._take(self._acknowledgement(action_id.value, outcome), None, action_id, outcome)
+        key = action_id.value
+        action = self._issued.get(key)
+        if action is None:
+            event = _UNKNOWN
+        else:
+            previous = self._outcomes.get(key)
+            if previous is None:
+                event = event_of(action, outcome.kind)
+            else:
+                event = _DUPLICATE if previous == outcome else _CONFLICTING
+        return self._take(event, None, action_id, outcome)
 
     # -- the step ------------------------------------------------------------------------
 
-    def _acknowledgement(self, action_id: int, outcome: HandoffActionOutcome) -> ChartEvent:
-        action = self._issued.get(action_id)
-        if action is None:
-            return _E.UNKNOWN_ACTION
-        previous = self._outcomes.get(action_id)
-        if previous is not None:
-            return _E.DUPLICATE_OUTCOME if previous == outcome else _E.CONFLICTING_OUTCOME
-        return _ACKNOWLEDGEMENTS.get((type(action), outcome.kind), _E.MISMATCHED_OUTCOME)
-
     def _take(
         self,
-        event: ChartEvent,
-        fact: HandoffFact | None = None,
-        action_id: HandoffActionId | None = None,
-        outcome: HandoffActionOutcome | None = None,
+        event: int,
+        fact: HandoffFact | None,
+        action_id: HandoffActionId | None,
+        outcome: HandoffActionOutcome | None,
     ) -> list[IssuedHandoffAction]:
-        if self._interpreter is not None:
-            step, delay = self._interpreter.decide(self._state, event, self, fact)
+        if self._interpreter is None:
+            move = self._moves[self._state][event]
+            if move.ignored:
+                return []
+            if move.refusal is not None:
+                raise self._refusal(move.refusal, action_id, outcome)
+            delay = self.checked_delay(move.checks, fact) if move.checks else None
         else:
-            step = self._chart.rows[self._state][event.index]
-            delay = self.checked_delay(step.checks, fact) if step.checks else None
-        if step.refusal is not None:
-            raise self._refusal(step, fact, action_id, outcome)
-        if step.ignored:
+            move, delay = self._interpret(event, fact, action_id, outcome)
+            if move.ignored:
+                return []
+        # Everything is valid: commit the step in one go.
+        keep = move.keep
+        if keep == Keep.OUTCOME:
+            self._outcomes[action_id.value] = outcome  # type: ignore[union-attr,assignment]
+        elif keep == Keep.TIMING:
+            self._timing = fact.transfer_timing  # type: ignore[union-attr]
+        elif keep == Keep.TOKENS:
+            self._tokens = fact.transferable_prompt_tokens  # type: ignore[union-attr]
+        if move.lifecycle is not None:
+            self._lifecycle.append(move.lifecycle)
+        self._state = move.target
+        if not move.issues:
             return []
-        # Everything is valid: commit the step.
-        self._book(event, fact, action_id, outcome)
-        issued = [self._issue(effect, delay) for effect in step.effects]
-        self._state = step.target
-        return issued
+        return [self._issue(make, completion, delay) for make, completion in move.issues]
+
+    def _interpret(
+        self,
+        event: int,
+        fact: HandoffFact | None,
+        action_id: HandoffActionId | None,
+        outcome: HandoffActionOutcome | None,
+    ) -> tuple[Move, float | None]:
+        assert self._interpreter is not None
+        step, delay = self._interpreter.decide(self._state, _EVENTS[event], self, fact)
+        if step.refusal is not None:
+            raise self._refusal(step.refusal, action_id, outcome)
+        return move_for(step), delay
 
     def checked_delay(self, checks: tuple[Check, ...], fact: HandoffFact | None) -> float | None:
         """Run a step's payload checks; returns the transfer delay when one is checked."""
@@ -315,57 +299,36 @@ class HandoffCoordinatorCore:
         validate_transfer_delay_ms(delay)
         return delay
 
-    def _book(
+    def _issue(
         self,
-        event: ChartEvent,
-        fact: HandoffFact | None,
-        action_id: HandoffActionId | None,
-        outcome: HandoffActionOutcome | None,
-    ) -> None:
-        if event.kind is EventKind.ACKNOWLEDGEMENT:
-            assert action_id is not None
-            assert outcome is not None
-            self._outcomes[action_id.value] = outcome
-        elif isinstance(fact, HandoffFact.SourceHeld):
-            self._timing = fact.transfer_timing
-        elif isinstance(fact, HandoffFact.DestinationReserved):
-            self._tokens = fact.transferable_prompt_tokens
-        lifecycle_event = _LIFECYCLE.get(event)
-        if lifecycle_event is not None:
-            self._lifecycle.append(lifecycle_event)
-
-    def _issue(self, effect: Effect, delay: float | None) -> IssuedHandoffAction:
+        make: Callable[..., HandoffAction],
+        completion: HandoffCompletion | None,
+        delay: float | None,
+    ) -> IssuedHandoffAction:
         action: HandoffAction
-        if effect is Effect.START_TRANSFER:
-            assert delay is not None
-            action = HandoffAction.StartTransfer(self._handoff_id, delay)
+        if make is _START_TRANSFER:
+            assert delay is not None, "a transfer is issued only after its delay was checked"
+            action = make(self._handoff_id, delay)
         else:
-            action = _ISSUES[effect](self._handoff_id)
+            action = make(self._handoff_id)
         action_id = self._next_id
         self._next_id = action_id + 1
-        completion = effect.completion
         if completion is None:
             self._issued[action_id] = action
         else:
-            self._complete(completion)
+            self._completion = completion
+            if completion is _SUCCESS:
+                self._lifecycle.append(_COMPLETED)
+            self._issued.clear()
+            self._outcomes.clear()
         return IssuedHandoffAction(HandoffActionId(action_id), action)
-
-    def _complete(self, completion: HandoffCompletion) -> None:
-        self._completion = completion
-        if completion is HandoffCompletion.SUCCESS:
-            self._lifecycle.append(NormalizedHandoffEvent.COMPLETED)
-        self._issued.clear()
-        self._outcomes.clear()
 
     def _refusal(
         self,
-        step: Step,
-        fact: HandoffFact | None,
+        refusal: Refusal,
         action_id: HandoffActionId | None,
         outcome: HandoffActionOutcome | None,
     ) -> HandoffError:
-        refusal = step.refusal
-        assert refusal is not None
         message = refusal.phrase.format(
             action_id=action_id.value if action_id is not None else "",
             outcome=outcome,
@@ -384,12 +347,16 @@ class HandoffCoordinatorCore:
         if action_id is None:
             return f"the handoff is at {state!r}"
         action = self._issued[action_id.value]
-        name = type(action).__name__.lstrip("_")
+        name = type(action).__name__
         if refusal is Refusal.CONFLICTING_OUTCOME:
             return f"{name} was already acknowledged {self._outcomes[action_id.value]}"
         if refusal is Refusal.MISMATCHED_OUTCOME:
-            return f"{name} expects {' or '.join(_FITTING[type(action)])}, got {outcome}"
+            expected = " or ".join(kind.value for kind in FITTING[type(action)])
+            return f"{name} expects {expected}, got {outcome}"
         return f"{name} reported {outcome}"
+
+
+_EVENTS = tuple(ChartEvent)
 
 
 def _fallback_delay(value: float) -> float:

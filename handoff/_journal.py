@@ -1,0 +1,160 @@
+"""What calls and chart steps mean for the coordinator's journal.
+
+The chart decides *what happens* (see `handoff._chart`); this module says how a call is
+named as a chart event, and what a taken step writes down: the outcome it journals, the
+payload it keeps, the lifecycle event it records and the actions it issues.  `moves()`
+folds all of that into one table per chart, so the coordinator's hot path is a lookup.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import attrs
+
+from handoff._conformance import NormalizedHandoffEvent
+from handoff._messages import HandoffAction, HandoffFact
+from handoff._table import CompiledChart, Step
+from handoff._values import HandoffCompletion, OutcomeKind
+from handoff._vocabulary import ChartEvent, Check, Effect, EventKind, Refusal
+
+__all__ = [
+    "ACKNOWLEDGEMENTS",
+    "FACT_EVENTS",
+    "FITTING",
+    "LIFECYCLE",
+    "Keep",
+    "Move",
+    "event_of",
+    "move_for",
+    "moves",
+]
+
+_E = ChartEvent
+
+FACT_EVENTS: dict[type, ChartEvent] = {
+    HandoffFact.SourceHeld: _E.SOURCE_HELD,
+    HandoffFact.DestinationReserved: _E.DESTINATION_RESERVED,
+    HandoffFact.TransferCompleted: _E.TRANSFER_COMPLETED,
+    HandoffFact.Failed: _E.TERMINATED,
+    HandoffFact.TimedOut: _E.TERMINATED,
+    HandoffFact.Canceled: _E.TERMINATED,
+}
+"""The event each kind of fact makes."""
+
+_DONE = (OutcomeKind.APPLIED, OutcomeKind.NOOP)
+_CANCELS = (HandoffAction.CancelSource, HandoffAction.CancelDestination)
+_FAILABLE = (
+    HandoffAction.SubmitPrefill,
+    HandoffAction.ReserveDestination,
+    HandoffAction.StartTransfer,
+    HandoffAction.ActivateDestination,
+    HandoffAction.ReleaseSource,
+)
+
+ACKNOWLEDGEMENTS: dict[tuple[type, OutcomeKind], ChartEvent] = {
+    (HandoffAction.SubmitPrefill, OutcomeKind.SUBMITTED): _E.PREFILL_SUBMITTED,
+    (HandoffAction.ReserveDestination, OutcomeKind.ACCEPTED): _E.OWNERSHIP_ACCEPTED,
+    (HandoffAction.StartTransfer, OutcomeKind.SCHEDULED): _E.TRANSFER_SCHEDULED,
+    (HandoffAction.ActivateDestination, OutcomeKind.APPLIED): _E.DESTINATION_ACTIVATED,
+    **{(HandoffAction.ReleaseSource, kind): _E.SOURCE_RELEASED for kind in _DONE},
+    **{(HandoffAction.CancelSource, kind): _E.SOURCE_CANCELED for kind in _DONE},
+    **{(HandoffAction.CancelDestination, kind): _E.DESTINATION_CANCELED for kind in _DONE},
+    **{(action, OutcomeKind.FAILED): _E.CLEANUP_ACTION_FAILED for action in _CANCELS},
+    **{(action, OutcomeKind.FAILED): _E.ACTION_FAILED for action in _FAILABLE},
+}
+"""The event each (kind of action, kind of outcome) makes; any other pair is mismatched."""
+
+FITTING: dict[type, tuple[OutcomeKind, ...]] = {
+    action: tuple(
+        kind
+        for (other, kind) in ACKNOWLEDGEMENTS
+        if other is action and kind is not OutcomeKind.FAILED
+    )
+    for action, _ in ACKNOWLEDGEMENTS
+}
+"""The outcome kinds that acknowledge each kind of action (failure aside)."""
+
+# Looked up by the outcome kind's value: a str hashes in C, an Enum member does not.
+_EVENT_INDEX = {
+    (action, kind._value_): event.index for (action, kind), event in ACKNOWLEDGEMENTS.items()
+}
+_MISMATCHED = _E.MISMATCHED_OUTCOME.index
+
+
+def event_of(action: HandoffAction, kind: OutcomeKind) -> int:
+    """The index of the event an outcome of `kind` for `action` makes."""
+    return _EVENT_INDEX.get((type(action), kind._value_), _MISMATCHED)
+
+
+LIFECYCLE: dict[ChartEvent, NormalizedHandoffEvent] = {
+    _E.SOURCE_HELD: NormalizedHandoffEvent.SOURCE_HELD,
+    _E.OWNERSHIP_ACCEPTED: NormalizedHandoffEvent.DESTINATION_ACCEPTED,
+    _E.DESTINATION_RESERVED: NormalizedHandoffEvent.DESTINATION_RESERVED,
+    _E.DESTINATION_ACTIVATED: NormalizedHandoffEvent.DESTINATION_ACTIVATED,
+    _E.SOURCE_RELEASED: NormalizedHandoffEvent.SOURCE_RELEASED,
+}
+"""The normalized lifecycle event an accepted chart event records (COMPLETED: on success)."""
+
+_ISSUES: dict[Effect, Callable[..., HandoffAction]] = {
+    Effect.SUBMIT_PREFILL: HandoffAction.SubmitPrefill,
+    Effect.RESERVE_DESTINATION: HandoffAction.ReserveDestination,
+    Effect.START_TRANSFER: HandoffAction.StartTransfer,
+    Effect.ACTIVATE_DESTINATION: HandoffAction.ActivateDestination,
+    Effect.RELEASE_SOURCE: HandoffAction.ReleaseSource,
+    Effect.CANCEL_SOURCE: HandoffAction.CancelSource,
+    Effect.CANCEL_DESTINATION: HandoffAction.CancelDestination,
+    Effect.COMPLETE_SUCCESS: HandoffAction.Complete,
+    Effect.COMPLETE_CANCELED: HandoffAction.Complete,
+}
+
+
+class Keep:
+    """What a taken step writes into the journal, besides the lifecycle."""
+
+    NOTHING = 0
+    OUTCOME = 1
+    TIMING = 2
+    TOKENS = 3
+
+
+_KEEPS = {_E.SOURCE_HELD: Keep.TIMING, _E.DESTINATION_RESERVED: Keep.TOKENS}
+
+Issue = tuple[Callable[..., HandoffAction], HandoffCompletion | None]
+
+
+@attrs.frozen
+class Move:
+    """A step of the chart, spelled out for the coordinator's journal."""
+
+    target: int
+    refusal: Refusal | None
+    ignored: bool
+    checks: tuple[Check, ...]
+    keep: int
+    """A `Keep` value."""
+    lifecycle: NormalizedHandoffEvent | None
+    issues: tuple[Issue, ...]
+    """(action constructor, completion it records) per issued action, in order."""
+
+
+def move_for(step: Step) -> Move:
+    """Spell out `step` for the journal."""
+    event = step.event
+    keep = (
+        Keep.OUTCOME if event.kind is EventKind.ACKNOWLEDGEMENT else _KEEPS.get(event, Keep.NOTHING)
+    )
+    return Move(
+        target=step.target,
+        refusal=step.refusal,
+        ignored=step.ignored,
+        checks=step.checks,
+        keep=keep,
+        lifecycle=LIFECYCLE.get(event),
+        issues=tuple((_ISSUES[effect], effect.completion) for effect in step.effects),
+    )
+
+
+def moves(chart: CompiledChart) -> tuple[tuple[Move, ...], ...]:
+    """Every step of `chart` spelled out, indexed like its rows."""
+    return tuple(tuple(move_for(step) for step in row) for row in chart.rows)
