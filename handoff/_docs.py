@@ -1,0 +1,320 @@
+"""The generated sections of the docs: rule tables, diagrams and the error catalogue.
+
+Each section is Markdown read off the compiled charts, the journal's vocabulary and the
+error hierarchy, so the docs cannot drift from the code.  A doc marks where a section
+goes with a pair of HTML comments; `splice` puts fresh sections between them and leaves
+everything outside the markers, the hand-written prose, as it was.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from collections.abc import Callable, Iterable, Iterator, Mapping
+
+import handoff._errors
+from handoff._conformance import NormalizedHandoffEvent, expected_normalized_handoff
+from handoff._diagram import (
+    file_stem,
+    mermaid_sequence,
+    mermaid_state_diagram,
+    sequence,
+    state_graph,
+)
+from handoff._errors import (
+    ConformanceError,
+    ForeignFactError,
+    HandoffError,
+    InvalidTransferTimingError,
+)
+from handoff._journal import ACKNOWLEDGEMENTS, FACT_EVENTS, LIFECYCLE
+from handoff._table import CompiledChart, Step, compiled
+from handoff._values import HandoffCompletion, HandoffOrder
+from handoff._vocabulary import ChartEvent, Refusal
+
+__all__ = [
+    "NON_CHART_PHRASES",
+    "SectionError",
+    "acknowledged",
+    "error_classes",
+    "ignored",
+    "phrases",
+    "refusals",
+    "sections",
+    "splice",
+    "transitions",
+]
+
+NON_CHART_PHRASES: tuple[tuple[str, type[HandoffError]], ...] = (
+    ("fact belongs to a different handoff", ForeignFactError),
+    ("invalid handoff transfer bandwidth", InvalidTransferTimingError),
+    ("invalid handoff transfer delay", InvalidTransferTimingError),
+    ("normalized handoff order mismatch", ConformanceError),
+    ("normalized handoff lifecycle mismatch", ConformanceError),
+    ("normalized handoff output/completion counts do not match the fixture", ConformanceError),
+    ("normalized handoff destination KV visibility is invalid", ConformanceError),
+    ("normalized handoff did not drain", ConformanceError),
+)
+"""Error phrases raised outside the charts (SPEC §3, §4 and §6), with the class raising each."""
+
+
+class SectionError(ValueError):
+    """A doc's generated-section markers are unbalanced or name no known section."""
+
+
+# -- splicing ----------------------------------------------------------------------------
+
+_MARKER = re.compile(r"<!-- (BEGIN|END) GENERATED: ([\w.-]+) -->")
+
+
+def splice(text: str, fresh: Mapping[str, str]) -> str:
+    """`text` with the body of every marked section replaced by its `fresh` content."""
+    pieces: list[str] = []
+    position = 0
+    opened: re.Match[str] | None = None
+    for marker in _MARKER.finditer(text):
+        kind, name = marker.groups()
+        if kind == "BEGIN":
+            if opened is not None:
+                raise SectionError(f"section {opened[2]!r} is not closed before {name!r} opens")
+            if name not in fresh:
+                raise SectionError(f"no generated section is called {name!r}")
+            pieces.append(text[position : marker.end()])
+            opened = marker
+        else:
+            if opened is None or opened[2] != name:
+                raise SectionError(f"END of section {name!r} without its BEGIN")
+            pieces.append("\n" + fresh[name].strip("\n") + "\n")
+            position = marker.start()
+            opened = None
+    if opened is not None:
+        raise SectionError(f"section {opened[2]!r} is never closed")
+    pieces.append(text[position:])
+    return "".join(pieces)
+
+
+# -- the sections ------------------------------------------------------------------------
+
+
+def sections() -> dict[str, str]:
+    """Every generated section by name, in a stable order."""
+    found: dict[str, str] = {"events": _events(), "lifecycle.milestones": _milestones()}
+    for order in HandoffOrder:
+        stem = file_stem(order)
+        chart = compiled(order)
+        graph = state_graph(order)
+        found[f"{stem}.transitions"] = _transitions(chart)
+        found[f"{stem}.refusals"] = _refusals(chart)
+        found[f"{stem}.ignored"] = _ignored(chart)
+        found[f"{stem}.acknowledged"] = _acknowledged(chart)
+        found[f"{stem}.expected-lifecycle"] = _expected_lifecycle(order)
+        found[f"{stem}.state-diagram"] = _mermaid(mermaid_state_diagram(graph))
+        found[f"{stem}.sequence"] = _mermaid(
+            mermaid_sequence(sequence(order), f"{order.name}: a successful handoff")
+        )
+        found[f"{stem}.cancel-sequence"] = _mermaid(
+            mermaid_sequence(
+                sequence(order, cancel_after_reservation=True),
+                f"{order.name}: canceled after the destination was reserved",
+            )
+        )
+    found["errors"] = _errors()
+    return found
+
+
+def _table(header: Iterable[str], rows: Iterable[Iterable[str]]) -> str:
+    heading = list(header)
+    lines = ["| " + " | ".join(heading) + " |", "|" + "---|" * len(heading)]
+    lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def _code(words: Iterable[str]) -> str:
+    return ", ".join(f"`{word}`" for word in words) or "—"
+
+
+def _mermaid(text: str) -> str:
+    return f"```mermaid\n{text.rstrip()}\n```"
+
+
+# Which call makes each event, for the events that no journal table names.
+_OTHER_CALLS: Mapping[ChartEvent, str] = {
+    ChartEvent.START: "`start()`",
+    ChartEvent.UNKNOWN_ACTION: "an outcome for an id the journal does not hold",
+    ChartEvent.CONFLICTING_OUTCOME: "an outcome that differs from the one already journaled",
+    ChartEvent.CLEANUP_ACTION_FAILED: "`failed(…)` for `CancelSource` or `CancelDestination`",
+    ChartEvent.MISMATCHED_OUTCOME: "an outcome that does not fit its action",
+    ChartEvent.DUPLICATE_OUTCOME: "the outcome already journaled for that id, again",
+}
+
+
+def _calls(event: ChartEvent) -> str:
+    facts = [f"`{fact.__name__}`" for fact, made in FACT_EVENTS.items() if made is event]
+    if facts:
+        return "`on_fact(…)` with " + " or ".join(facts)
+    kinds: dict[type, list[str]] = {}
+    for (action, kind), made in ACKNOWLEDGEMENTS.items():
+        if made is event:
+            kinds.setdefault(action, []).append(
+                "failed(…)" if kind.name == "FAILED" else kind.value
+            )
+    actions: dict[tuple[str, ...], list[str]] = {}
+    for action, names in kinds.items():
+        actions.setdefault(tuple(names), []).append(f"`{action.__name__}`")
+    if actions:
+        return "`on_action_outcome(…)`: " + "; ".join(
+            " or ".join(f"`{name}`" for name in names) + " for " + ", ".join(acting)
+            for names, acting in actions.items()
+        )
+    return _OTHER_CALLS[event]
+
+
+def _events() -> str:
+    """Every chart event, its kind and the call that makes it."""
+    rows = [[f"`{event.value}`", event.kind.value, _calls(event)] for event in ChartEvent]
+    return _table(["Event", "Kind", "Made by"], rows)
+
+
+def _lifecycle_of(step: Step) -> str:
+    recorded = [LIFECYCLE[step.event]] if step.event in LIFECYCLE else []
+    if step.completion is HandoffCompletion.SUCCESS:
+        recorded.append(NormalizedHandoffEvent.COMPLETED)
+    return _code(event.value for event in recorded)
+
+
+def _transitions(chart: CompiledChart) -> str:
+    """Every step that moves or issues something, state by state."""
+    rows = [
+        [
+            chart.names[step.source],
+            f"`{step.event.value}`",
+            _code(check.value for check in step.checks),
+            chart.names[step.target],
+            _code(effect.value for effect in step.effects),
+            _lifecycle_of(step),
+        ]
+        for step in transitions(chart)
+    ]
+    header = ["State", "Event", "Check", "Next state", "Actions issued", "Lifecycle event"]
+    return _table(header, rows)
+
+
+def transitions(chart: CompiledChart) -> Iterator[Step]:
+    """The steps the transition table lists: those that move or issue an action."""
+    return _steps(chart, lambda s: s.refusal is None and not s.ignored and _moves_or_issues(s))
+
+
+def _moves_or_issues(step: Step) -> bool:
+    return step.target != step.source or bool(step.effects)
+
+
+def refusals(chart: CompiledChart) -> dict[tuple[ChartEvent, Refusal], list[int]]:
+    """The states refusing each (event, refusal), in table order."""
+    grouped: dict[tuple[ChartEvent, Refusal], list[int]] = {}
+    for step in _steps(chart, lambda s: s.refusal is not None):
+        assert step.refusal is not None
+        grouped.setdefault((step.event, step.refusal), []).append(step.source)
+    return dict(sorted(grouped.items(), key=lambda item: item[0][0].index))
+
+
+def _refusals(chart: CompiledChart) -> str:
+    rows = [
+        [
+            f"`{event.value}`",
+            ", ".join(chart.names[state] for state in states),
+            f"`{refusal.phrase}`",
+            f"`{refusal.error.__name__}`",
+        ]
+        for (event, refusal), states in refusals(chart).items()
+    ]
+    return _table(["Event", "Refused in", "Error phrase", "Error class"], rows)
+
+
+def ignored(chart: CompiledChart) -> dict[int, list[ChartEvent]]:
+    """The events each state drops without a trace."""
+    return _by_state(chart, lambda s: s.ignored)
+
+
+def acknowledged(chart: CompiledChart) -> dict[int, list[ChartEvent]]:
+    """The acknowledgements each state journals without moving or issuing anything."""
+    return _by_state(
+        chart, lambda s: s.refusal is None and not s.ignored and not _moves_or_issues(s)
+    )
+
+
+def _ignored(chart: CompiledChart) -> str:
+    return _state_list(chart, ignored(chart), lambda event: f"`{event.value}`")
+
+
+def _acknowledged(chart: CompiledChart) -> str:
+    def describe(event: ChartEvent) -> str:
+        recorded = LIFECYCLE.get(event)
+        suffix = f" (records `{recorded.value}`)" if recorded is not None else ""
+        return f"`{event.value}`{suffix}"
+
+    return _state_list(chart, acknowledged(chart), describe)
+
+
+def _state_list(
+    chart: CompiledChart,
+    by_state: Mapping[int, list[ChartEvent]],
+    describe: Callable[[ChartEvent], str],
+) -> str:
+    return "\n".join(
+        f"- **{chart.names[state]}**: " + ", ".join(describe(event) for event in events)
+        for state, events in by_state.items()
+    )
+
+
+def _steps(chart: CompiledChart, keep: Callable[[Step], bool]) -> Iterator[Step]:
+    return (step for step in chart.steps() if keep(step))
+
+
+def _by_state(chart: CompiledChart, keep: Callable[[Step], bool]) -> dict[int, list[ChartEvent]]:
+    grouped: dict[int, list[ChartEvent]] = {}
+    for step in _steps(chart, keep):
+        grouped.setdefault(step.source, []).append(step.event)
+    return grouped
+
+
+def _expected_lifecycle(order: HandoffOrder) -> str:
+    events = expected_normalized_handoff(order)
+    return " → ".join(f"`{event.value}`" for event in events)
+
+
+def _milestones() -> str:
+    rows = [
+        [f"`{milestone.value}`", f"`{event.value}` is taken ({_calls(event)})"]
+        for event, milestone in LIFECYCLE.items()
+    ]
+    rows.append(
+        [f"`{NormalizedHandoffEvent.COMPLETED.value}`", "the handoff completes with `SUCCESS`"]
+    )
+    return _table(["Milestone", "Recorded when"], rows)
+
+
+# -- the error catalogue ------------------------------------------------------------------
+
+
+def error_classes() -> list[type[HandoffError]]:
+    """`HandoffError` and every subclass the library defines, base first."""
+    found = [
+        value
+        for value in vars(handoff._errors).values()
+        if isinstance(value, type) and issubclass(value, HandoffError)
+    ]
+    return sorted(found, key=lambda cls: (cls is not HandoffError, cls.__name__))
+
+
+def phrases(error: type[HandoffError]) -> list[str]:
+    """The phrases `error` is raised with: chart refusals first, then the others."""
+    found = [refusal.phrase for refusal in Refusal if refusal.error is error]
+    return found + [phrase for phrase, raised in NON_CHART_PHRASES if raised is error]
+
+
+def _errors() -> str:
+    rows = [
+        [f"`{error.__name__}`", inspect.getdoc(error) or "", _code(phrases(error))]
+        for error in error_classes()
+    ]
+    return _table(["Error", "Raised when", "Message phrases"], rows)
