@@ -1,0 +1,137 @@
+"""The simulation drives real coordinators through faults, and its checks catch real bugs."""
+
+from __future__ import annotations
+
+import pytest
+
+from handoff import (
+    HandoffAction,
+    HandoffActionId,
+    HandoffCompletion,
+    HandoffCoordinatorCore,
+    HandoffFact,
+    HandoffId,
+    HandoffOrder,
+    IssuedHandoffAction,
+)
+from handoff.__main__ import main
+from handoff._simulation import FAULTS, SimulationConfig, simulate
+
+
+def test_faulty_runs_complete_without_leaks() -> None:
+    report = simulate(SimulationConfig(handoffs=3000, concurrency=200, fault_rate=0.3, seed=3))
+    assert report.ok
+    assert report.handoffs == 3000
+    assert sum(report.completions.values()) == 3000
+    assert report.completions["SUCCESS"] > 0
+    assert report.completions["CANCELED"] > 0
+    assert report.reopened > 0
+    assert all(report.faults[fault] > 0 for fault in FAULTS), report.faults
+
+
+def test_without_faults_every_handoff_succeeds_and_nothing_is_refused() -> None:
+    report = simulate(SimulationConfig(handoffs=500, concurrency=50, fault_rate=0.0))
+    assert report.completions == {"SUCCESS": 500}
+    assert sum(report.faults.values()) == 0
+    assert sum(report.refusals.values()) == 0
+    # 9 calls per successful handoff: start, 5 acknowledgements, 3 facts.
+    assert report.calls == 500 * 9
+
+
+def test_a_seed_fixes_the_run() -> None:
+    config = SimulationConfig(handoffs=400, concurrency=40, fault_rate=0.2, seed=11)
+    first, second = simulate(config), simulate(config)
+    assert (first.completions, first.faults, first.refusals, first.calls) == (
+        second.completions,
+        second.faults,
+        second.refusals,
+        second.calls,
+    )
+
+
+@pytest.mark.parametrize("order", ["source-first", "destination-first"])
+def test_one_order_at_a_time(order: str) -> None:
+    report = simulate(SimulationConfig(handoffs=200, concurrency=20, orders=order, seed=5))
+    assert report.ok
+
+
+class ForgetfulCoordinator(HandoffCoordinatorCore):
+    """Completes as canceled on a terminal fact without cancelling anything: leaks owners."""
+
+    __slots__ = ("_forgot",)
+
+    def __init__(self, handoff_id: HandoffId, order: HandoffOrder, fallback: float) -> None:
+        super().__init__(handoff_id, order, fallback)
+        self._forgot = False
+
+    @property
+    def is_complete(self) -> bool:
+        return self._forgot or super().is_complete
+
+    @property
+    def completion(self) -> HandoffCompletion | None:
+        return HandoffCompletion.CANCELED if self._forgot else super().completion
+
+    def on_fact(self, fact: HandoffFact) -> list[IssuedHandoffAction]:
+        if self._forgot:
+            return []
+        if (
+            isinstance(fact, HandoffFact.Canceled | HandoffFact.TimedOut)
+            and not super().is_complete
+        ):
+            self._forgot = True
+            return [
+                IssuedHandoffAction(HandoffActionId(99), HandoffAction.Complete(self.handoff_id))
+            ]
+        return super().on_fact(fact)
+
+    def on_action_outcome(self, action_id, outcome):  # type: ignore[no-untyped-def]
+        return [] if self._forgot else super().on_action_outcome(action_id, outcome)
+
+
+def test_a_leaking_coordinator_is_caught() -> None:
+    config = SimulationConfig(
+        handoffs=500, concurrency=50, fault_rate=0.3, seed=2, record_calls=True
+    )
+    report = simulate(config, make=ForgetfulCoordinator)
+    assert not report.ok
+    assert report.leaks > 0
+    leaked = [v for v in report.violations if any("leaked" in p for p in v.problems)]
+    assert len(leaked) == report.leaks
+    record = leaked[0]
+    assert record.calls[0][0] == "start"
+    # The call that "completed" it was the terminal fact, with no cancel before it.
+    (completing,) = [
+        (kind, argument)
+        for kind, argument, result in record.calls
+        if isinstance(result, list)
+        and any(isinstance(item.action, HandoffAction.Complete) for item in result)
+    ]
+    assert completing[0] == "fact"
+    assert isinstance(completing[1], HandoffFact.Canceled | HandoffFact.TimedOut)
+
+
+class StuckCoordinator(HandoffCoordinatorCore):
+    """Never issues ReleaseSource: the handoff can never complete."""
+
+    __slots__ = ()
+
+    def on_action_outcome(self, action_id, outcome):  # type: ignore[no-untyped-def]
+        issued = super().on_action_outcome(action_id, outcome)
+        return [item for item in issued if not isinstance(item.action, HandoffAction.ReleaseSource)]
+
+
+def test_a_handoff_that_never_completes_is_caught() -> None:
+    report = simulate(
+        SimulationConfig(handoffs=50, concurrency=10, fault_rate=0.0), make=StuckCoordinator
+    )
+    assert report.incomplete == 50
+    assert all(v.problems == ["never completed"] for v in report.violations)
+
+
+def test_the_command_prints_totals_and_exits_zero(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["simulate", "--handoffs", "300", "--concurrency", "30", "--seed", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "simulated 300 handoffs (mixed)" in out
+    assert "leaks         0" in out
+    assert "OK: every handoff completed, no owner leaked" in out
