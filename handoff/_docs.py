@@ -98,7 +98,11 @@ def splice(text: str, fresh: Mapping[str, str]) -> str:
 
 def sections() -> dict[str, str]:
     """Every generated section by name, in a stable order."""
-    found: dict[str, str] = {"events": _events(), "lifecycle.milestones": _milestones()}
+    found = {
+        "events": _events(),
+        "lifecycle.milestones": _milestones(),
+        "lifecycle.expected": _expected_lifecycles(),
+    }
     for order in HandoffOrder:
         stem = file_stem(order)
         chart = compiled(order)
@@ -107,7 +111,6 @@ def sections() -> dict[str, str]:
         found[f"{stem}.refusals"] = _refusals(chart)
         found[f"{stem}.ignored"] = _ignored(chart)
         found[f"{stem}.acknowledged"] = _acknowledged(chart)
-        found[f"{stem}.expected-lifecycle"] = _expected_lifecycle(order)
         found[f"{stem}.state-diagram"] = _mermaid(mermaid_state_diagram(graph))
         found[f"{stem}.sequence"] = _mermaid(
             mermaid_sequence(sequence(order), f"{order.name}: a successful handoff")
@@ -277,9 +280,12 @@ def _by_state(chart: CompiledChart, keep: Callable[[Step], bool]) -> dict[int, l
     return grouped
 
 
-def _expected_lifecycle(order: HandoffOrder) -> str:
-    events = expected_normalized_handoff(order)
-    return " → ".join(f"`{event.value}`" for event in events)
+def _expected_lifecycles() -> str:
+    rows = [
+        [f"`{order.name}`", " → ".join(f"`{e.value}`" for e in expected_normalized_handoff(order))]
+        for order in HandoffOrder
+    ]
+    return _table(["Order", "`expected_normalized_handoff(order)`"], rows)
 
 
 def _milestones() -> str:
