@@ -45,7 +45,9 @@ __all__ = [
     "file_stem",
     "mermaid_sequence",
     "mermaid_state_diagram",
+    "moves",
     "sequence",
+    "spine_path",
     "state_graph",
 ]
 
@@ -75,8 +77,8 @@ class Node:
     group: str
     """`SPINE` for the success path, `CLEANUP` for the states that cancel and finish."""
     rank: int
-    """The column it is drawn in: spine states by position (0 is `idle`), cleanup states
-    under the mean column of the states that move into them."""
+    """The column it is drawn in: spine states by position (0 is `idle`); cleanup states
+    so that cleanup ends in the spine's last column (see `_cleanup_ranks`)."""
     complete: bool
     """The handoff is complete in this state."""
 
@@ -129,11 +131,6 @@ class StateGraph:
         return tuple(node for node in self.nodes if node.group == SPINE)
 
     @property
-    def spine_ids(self) -> frozenset[str]:
-        """The ids of the spine states."""
-        return frozenset(node.id for node in self.spine)
-
-    @property
     def cleanup(self) -> tuple[Node, ...]:
         """The states entered only once the handoff is being canceled."""
         return tuple(node for node in self.nodes if node.group == CLEANUP)
@@ -167,13 +164,15 @@ def state_graph(order: HandoffOrder) -> StateGraph:
     path = spine_path(chart)
     edges = _edges(chart, path)
     cleanup = [state for state in range(len(chart.states)) if state not in path]
-    ranks = _cleanup_ranks([chart.states[state] for state in path], edges)
+    ranks = _cleanup_ranks(
+        [chart.states[state] for state in path], [chart.states[state] for state in cleanup], edges
+    )
     nodes = [_node(chart, state, SPINE, rank) for rank, state in enumerate(path)]
     nodes += [_node(chart, state, CLEANUP, ranks[chart.states[state]]) for state in cleanup]
     return StateGraph(order=order, nodes=tuple(nodes), edges=tuple(edges))
 
 
-def _cleanup_ranks(spine: list[str], edges: list[Edge]) -> dict[str, int]:
+def _cleanup_ranks(spine: list[str], cleanup: list[str], edges: list[Edge]) -> dict[str, int]:
     """Line cleanup up under the end of the spine, so that it ends where the spine ends.
 
     A cleanup state sits as many columns before the last one as the longest cleanup path
@@ -183,14 +182,13 @@ def _cleanup_ranks(spine: list[str], edges: list[Edge]) -> dict[str, int]:
     for edge in edges:
         if edge.sources[0] not in spine and edge.target not in spine:
             onward.setdefault(edge.sources[0], set()).add(edge.target)
-    cleanup = {edge.target for edge in edges if edge.target not in spine}
 
     def depth(state: str, seen: frozenset[str]) -> int:
         following = onward.get(state, set()) - seen
         return max((1 + depth(after, seen | {state}) for after in following), default=0)
 
     last = len(spine) - 1
-    return {state: max(last - depth(state, frozenset()), 0) for state in sorted(cleanup)}
+    return {state: max(last - depth(state, frozenset()), 0) for state in cleanup}
 
 
 def _node(chart: CompiledChart, state: int, group: str, rank: int) -> Node:
