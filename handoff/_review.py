@@ -101,13 +101,13 @@ PROPERTIES = (
         "activate only after the transfer completed",
         "`ActivateDestination` is issued only after the environment reported `TransferCompleted` "
         "for a transfer it had acknowledged `SCHEDULED`.",
-        "activations",
+        "ActivateDestination",
     ),
     Property(
         "S2",
         "release only after the activation applied",
         "`ReleaseSource` is issued only after `ActivateDestination` was acknowledged `APPLIED`.",
-        "releases",
+        "ReleaseSource",
     ),
     Property(
         "S3",
@@ -116,7 +116,7 @@ PROPERTIES = (
         "`SubmitPrefill` was acknowledged `SUBMITTED`) and the destination reserved "
         "(`DestinationReserved` after `ReserveDestination` was acknowledged `ACCEPTED`), with a "
         "finite, non-negative delay.",
-        "transfer starts",
+        "StartTransfer",
     ),
     Property(
         "S4",
@@ -132,7 +132,7 @@ PROPERTIES = (
         "When a handoff completes CANCELED, every `SubmitPrefill` got a `ReleaseSource` or "
         "`CancelSource`, and every `ReserveDestination` a `CancelDestination`, issued and "
         "acknowledged `APPLIED` or `NOOP`.",
-        "canceled completions",
+        "CANCELED completions",
     ),
     Property(
         "S6",
@@ -144,7 +144,7 @@ PROPERTIES = (
         "S7",
         "action ids count up by one",
         "Issued action ids are 0, 1, 2, … in issue order, each one more than the last.",
-        "actions issued",
+        "actions",
     ),
     Property(
         "L1",
@@ -168,7 +168,7 @@ PROPERTIES = (
         "L3",
         "success records the expected lifecycle",
         "Every SUCCESS completion has recorded exactly `expected_normalized_handoff(order)`.",
-        "successful completions",
+        "SUCCESS completions",
     ),
     Property(
         "Coverage",
@@ -521,8 +521,10 @@ class Verdict:
     checked: int
     violations: int
     counterexample: Counterexample | None = None
-    detail: str = ""
-    """More about the count, or the dead states and transitions of a coverage failure."""
+    summary: str = ""
+    """What was checked, when a count and the property's unit do not say it well."""
+    notes: tuple[str, ...] = ()
+    """What a reviewer should know besides the verdict (e.g. the dead transitions)."""
 
     @property
     def holds(self) -> bool:
@@ -651,7 +653,8 @@ class _Explorer:
         self.covered_steps: set[tuple[int, int]] = set()
         self.transitions = 0
         self.longest_run = 0
-        self.l1_detail = ""
+        self.l1_notes: tuple[str, ...] = ()
+        self.l1_summary = ""
 
     # -- walking --
 
@@ -798,7 +801,7 @@ class _Explorer:
             if prop.key == "Coverage":
                 verdicts.append(self._coverage(prop))
                 continue
-            checked = self.longest_run if prop.key == "Bound" else tally.checked
+            checked = tally.checked
             example = None
             if tally.first is not None:
                 calls, finding = tally.first
@@ -809,8 +812,11 @@ class _Explorer:
                     fallback_transfer_delay_ms=self.fallback,
                 )
                 example = Counterexample(steps, finding)
-            detail = self.l1_detail if prop.key == "L1" else ""
-            verdicts.append(Verdict(prop, checked, tally.violations, example, detail))
+            summary, notes = ("", ()) if prop.key != "L1" else (self.l1_summary, self.l1_notes)
+            if prop.key == "Bound":
+                checked = self.longest_run
+                summary = f"longest run: {checked} of {MAX_ACTIONS} actions"
+            verdicts.append(Verdict(prop, checked, tally.violations, example, summary, notes))
         return tuple(verdicts)
 
     def _liveness(self) -> None:
@@ -848,9 +854,13 @@ class _Explorer:
                     "from here no cooperative continuation reaches a completion",
                 )
         apart = len(self.watches) - len(order)
-        self.l1_detail = (
-            f"{apart} reachable only through an accepted unusable payload" if apart else ""
-        )
+        self.l1_summary = f"{len(order):,} of {len(self.watches):,} configurations"
+        if len(order) < len(self.watches):
+            apart = len(self.watches) - len(order)
+            self.l1_notes = (
+                f"{apart} configurations reachable only through an accepted unusable payload "
+                "wait for a terminal fact; L2 covers them",
+            )
 
     def _note_at(self, node: int, call: Call | None, key: str, finding: str | None) -> None:
         if call is None:
@@ -905,15 +915,17 @@ class _Explorer:
             else:
                 unused += [f"{chart.states[cell.source]} {cell.event.value}" for cell in missed]
         covered = len(transitions) - len(dead) + len(states) - len(self.covered_states)
-        detail = (
+        summary = (
             f"{len(self.covered_states)}/{len(states)} states, "
             f"{covered}/{len(transitions)} transitions"
         )
+        notes = []
         if dead:
-            detail += "; dead: " + ", ".join(dead)
+            notes.append("dead: " + ", ".join(dead))
         if unused:
-            detail += "; taken only under a sibling event: " + ", ".join(unused)
-        return Verdict(prop, len(states) + len(transitions), len(dead), None, detail)
+            notes.append("cells taken only through a sibling event: " + ", ".join(unused))
+        checked = len(states) + len(transitions)
+        return Verdict(prop, checked, len(dead), None, summary, tuple(notes))
 
 
 def _chart_event(

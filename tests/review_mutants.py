@@ -580,9 +580,7 @@ class SourceHeldBeforeSubmission(HandoffChart):
             validators=["transfer_timing_is_valid", "transfer_delay_is_valid"],
             on="start_transfer",
         )
-        | refused(
-            Refusal.PREFILL_NOT_SUBMITTED, idle, destination_reserving, destination_accepted
-        )
+        | refused(Refusal.PREFILL_NOT_SUBMITTED, idle, destination_reserving, destination_accepted)
     )
     transfer_scheduled = transfer_starting.to(transferring)
     transfer_completed = transferring.to(activating, on="activate_destination") | refused(
@@ -773,21 +771,75 @@ class Mutant:
 
     chart: type[HandoffChart]
     caught_by: str
-    last_call: str | None
+    says: str
+    """A phrase the finding (or, without a counterexample, a note) must contain."""
+    last_call: str | None = None
     """The label of the counterexample's last call (None: no counterexample, e.g. coverage)."""
-    last_issued: str | None
-    """The kind of action the counterexample's last call issued (None: it issued nothing)."""
+    last_issued: str | None = None
+    """The kind of the last action that call issued (None: it issued nothing)."""
 
 
 MUTANTS = (
-    Mutant(ReleaseBeforeActivation, "S2", "on_fact(TransferCompleted)", "ReleaseSource"),
-    Mutant(NoDestinationCancel, "S5", "on_action_outcome(2, Applied)", "Complete"),
-    Mutant(NoReopenAfterSuccess, "L2", "on_fact(Failed)", None),
-    Mutant(TransferBeforeReservation, "S3", "on_fact(DestinationReserved(1))", "StartTransfer"),
-    Mutant(CompleteTwice, "S4", "on_fact(Failed)", "Complete"),
-    Mutant(ActivateBeforeTransferCompleted, "S1", "on_action_outcome(4, Scheduled)", None),
-    Mutant(NoSourceCancelMidTransfer, "S5", "on_action_outcome(4, Applied)", "Complete"),
-    Mutant(SourceHeldBeforeSubmission, "S3", "on_fact(SourceHeld(valid timing))", None),
-    Mutant(LostSourceCancel, "L1", None, None),
-    Mutant(DeadTransition, "Coverage", None, None),
+    Mutant(
+        ReleaseBeforeActivation,
+        "S2",
+        "ActivateDestination was never acknowledged APPLIED",
+        "on_fact(TransferCompleted)",
+        "ReleaseSource",
+    ),
+    Mutant(
+        NoDestinationCancel,
+        "S5",
+        "ReserveDestination #1 was never canceled (slot leaked)",
+        "on_action_outcome(2, Applied)",
+        "Complete",
+    ),
+    Mutant(
+        NoReopenAfterSuccess,
+        "L2",
+        "no acknowledgements lead to a CANCELED completion",
+        "on_fact(Failed)",
+    ),
+    Mutant(
+        TransferBeforeReservation,
+        "S3",
+        "before the destination was reserved",
+        "on_fact(DestinationReserved(1))",
+        "StartTransfer",
+    ),
+    Mutant(
+        CompleteTwice,
+        "S4",
+        "Complete issued after the handoff completed",
+        "on_fact(Failed)",
+        "Complete",
+    ),
+    Mutant(
+        ActivateBeforeTransferCompleted,
+        "S1",
+        "no scheduled transfer was reported done",
+        "on_action_outcome(2, Scheduled)",
+        "ActivateDestination",
+    ),
+    Mutant(
+        NoSourceCancelMidTransfer,
+        "S5",
+        "SubmitPrefill #0 was never released or canceled (KV leaked)",
+        "on_action_outcome(3, Applied)",
+        "Complete",
+    ),
+    Mutant(
+        SourceHeldBeforeSubmission,
+        "S3",
+        "before the source was held",
+        "on_fact(SourceHeld(valid timing))",
+        "StartTransfer",
+    ),
+    Mutant(
+        LostSourceCancel,
+        "L1",
+        "no cooperative continuation reaches a completion",
+        "on_action_outcome(2, Applied)",
+    ),
+    Mutant(DeadTransition, "Coverage", "dead: idle --prefill_submitted--> prefill_running"),
 )
