@@ -22,7 +22,7 @@ from handoff._diagram import (
     sequence,
     state_graph,
 )
-from handoff._docs import SectionError, sections, splice
+from handoff._docs import SectionError, section_names, sections, splice
 from handoff._values import HandoffOrder
 
 __all__ = ["configure", "run"]
@@ -126,7 +126,7 @@ def _docs(docs: Path) -> Iterator[tuple[Path, bytes]]:
             spliced = splice(text, fresh)
         except SectionError as error:
             raise SectionError(f"{path}: {error}") from None
-        if spliced != text or "<!-- BEGIN GENERATED:" in text:
+        if fresh.keys() & set(section_names(text)):
             yield path, spliced.encode()
 
 

@@ -40,6 +40,7 @@ __all__ = [
     "ignored",
     "phrases",
     "refusals",
+    "section_names",
     "sections",
     "splice",
     "transitions",
@@ -59,7 +60,7 @@ NON_CHART_PHRASES: tuple[tuple[str, type[HandoffError]], ...] = (
 
 
 class SectionError(ValueError):
-    """A doc's generated-section markers are unbalanced or name no known section."""
+    """A doc's generated-section markers are unbalanced."""
 
 
 # -- splicing ----------------------------------------------------------------------------
@@ -67,8 +68,16 @@ class SectionError(ValueError):
 _MARKER = re.compile(r"<!-- (BEGIN|END) GENERATED: ([\w.-]+) -->")
 
 
+def section_names(text: str) -> list[str]:
+    """The names of the generated sections marked in `text`, in order."""
+    return [marker[2] for marker in _MARKER.finditer(text) if marker[1] == "BEGIN"]
+
+
 def splice(text: str, fresh: Mapping[str, str]) -> str:
-    """`text` with the body of every marked section replaced by its `fresh` content."""
+    """`text` with the body of every marked section named in `fresh` replaced by its content.
+
+    Sections with other names belong to other generators and are left as they are.
+    """
     pieces: list[str] = []
     position = 0
     opened: re.Match[str] | None = None
@@ -77,16 +86,15 @@ def splice(text: str, fresh: Mapping[str, str]) -> str:
         if kind == "BEGIN":
             if opened is not None:
                 raise SectionError(f"section {opened[2]!r} is not closed before {name!r} opens")
-            if name not in fresh:
-                raise SectionError(f"no generated section is called {name!r}")
-            pieces.append(text[position : marker.end()])
             opened = marker
-        else:
-            if opened is None or opened[2] != name:
-                raise SectionError(f"END of section {name!r} without its BEGIN")
+            continue
+        if opened is None or opened[2] != name:
+            raise SectionError(f"END of section {name!r} without its BEGIN")
+        if name in fresh:
+            pieces.append(text[position : opened.end()])
             pieces.append("\n" + fresh[name].strip("\n") + "\n")
             position = marker.start()
-            opened = None
+        opened = None
     if opened is not None:
         raise SectionError(f"section {opened[2]!r} is never closed")
     pieces.append(text[position:])
