@@ -191,9 +191,6 @@ PROPERTIES = (
     ),
 )
 
-_PROPERTY = {prop.key: prop for prop in PROPERTIES}
-
-
 # -- the environment -----------------------------------------------------------------------
 
 
@@ -368,17 +365,18 @@ _REPORTED: dict[type[HandoffFact], tuple[Seen, Seen]] = {
 }
 """A fact establishes the second sign when reported after the first was established."""
 
-_PREREQUISITE: dict[type[HandoffAction], tuple[str, Seen, str]] = {
-    _A.ActivateDestination: ("S1", Seen.TRANSFERRED, "no scheduled transfer was reported done"),
-    _A.ReleaseSource: ("S2", Seen.ACTIVATED, "ActivateDestination was never acknowledged APPLIED"),
-    _A.StartTransfer: ("S3", Seen.SOURCE_HELD, "the source was held"),
+_NEEDS: dict[type[HandoffAction], tuple[str, tuple[tuple[Seen, str], ...]]] = {
+    _A.ActivateDestination: ("S1", ((Seen.TRANSFERRED, "a scheduled transfer was reported done"),)),
+    _A.ReleaseSource: ("S2", ((Seen.ACTIVATED, "ActivateDestination was acknowledged APPLIED"),)),
+    _A.StartTransfer: (
+        "S3",
+        (
+            (Seen.SOURCE_HELD, "the source was held"),
+            (Seen.RESERVED, "the destination was reserved"),
+        ),
+    ),
 }
-"""Which property guards an action, the sign it needs and, for S1/S2, what is missing."""
-
-_TRANSFER_NEEDS = (
-    (Seen.SOURCE_HELD, "the source was held"),
-    (Seen.RESERVED, "the destination was reserved"),
-)
+"""The property guarding an action, and what the environment must have established first."""
 
 Finding = tuple[str, str | None]
 """A property key and what broke it, or None when the property was checked and held."""
@@ -448,23 +446,19 @@ def _judge(watch: Watch, call: Call, item: IssuedHandoffAction) -> Iterator[Find
         yield "S4", None
     if _next_phase(watch, call, action) is None:
         yield "S4", f"{name} issued after the handoff completed"
-    if type(action) in _PREREQUISITE:
+    if type(action) in _NEEDS:
         yield _prerequisite(watch, action)
     if isinstance(action, _A.Complete) and Seen.CANCELING in watch.seen:
         yield "S5", _leak(watch)
 
 
 def _prerequisite(watch: Watch, action: HandoffAction) -> Finding:
-    key, needed, missing = _PREREQUISITE[type(action)]
-    if not isinstance(action, _A.StartTransfer):
-        ok = needed in watch.seen
-        return key, None if ok else f"{type(action).__name__} issued but {missing}"
-    absent = [words for sign, words in _TRANSFER_NEEDS if sign not in watch.seen]
+    key, needs = _NEEDS[type(action)]
+    absent = [words for sign, words in needs if sign not in watch.seen]
     if absent:
-        return key, f"StartTransfer issued before {' and '.join(absent)}"
-    delay = action.delay_ms
-    if not math.isfinite(delay) or delay < 0:
-        return key, f"StartTransfer issued with a delay of {delay} ms"
+        return key, f"{type(action).__name__} issued before {' and '.join(absent)}"
+    if isinstance(action, _A.StartTransfer) and not 0 <= action.delay_ms < math.inf:
+        return key, f"StartTransfer issued with a delay of {action.delay_ms} ms"
     return key, None
 
 
@@ -667,7 +661,6 @@ class _Explorer:
 
     def _try(self, node: int, call: Call) -> _Edge:
         self.transitions += 1
-        self.tallies["Errors"].checked += 1
         coordinator = self.coordinators[node]
         twin = coordinator._fork()
         step = self._step(coordinator, call)
@@ -678,6 +671,7 @@ class _Explorer:
         except Exception as error:
             self._note(node, call, "Errors", f"{type(error).__name__}: {error}")
             return call, -1, _Tag.NONE
+        self._note(node, call, "Errors", None)
         if step is not None and step.refusal is None:
             self.covered_steps.add((step.source, step.event.index))
         watch = self.watches[node]
@@ -691,6 +685,7 @@ class _Explorer:
     def _refused(
         self, node: int, call: Call, twin: HandoffCoordinatorCore, step: Step | None
     ) -> _Edge:
+        self._note(node, call, "Errors", None)
         if step is not None and step.refusal is not None:
             self.covered_steps.add((step.source, step.event.index))
         changed = twin._configuration() != self.configurations[node]

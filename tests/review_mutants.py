@@ -783,7 +783,7 @@ MUTANTS = (
     Mutant(
         ReleaseBeforeActivation,
         "S2",
-        "ActivateDestination was never acknowledged APPLIED",
+        "ReleaseSource issued before ActivateDestination was acknowledged APPLIED",
         "on_fact(TransferCompleted)",
         "ReleaseSource",
     ),
@@ -817,7 +817,7 @@ MUTANTS = (
     Mutant(
         ActivateBeforeTransferCompleted,
         "S1",
-        "no scheduled transfer was reported done",
+        "before a scheduled transfer was reported done",
         "on_action_outcome(2, Scheduled)",
         "ActivateDestination",
     ),

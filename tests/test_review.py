@@ -217,7 +217,7 @@ def test_the_monitors_see_only_what_the_environment_did() -> None:
         IssuedHandoffAction(HandoffActionId(0), HandoffAction.ActivateDestination(HANDOFF_ID))
     ]
     _, findings = observe(Watch(), start, issued)
-    assert ("S1", "ActivateDestination issued but no scheduled transfer was reported done") in (
+    assert ("S1", "ActivateDestination issued before a scheduled transfer was reported done") in (
         findings
     )
 
