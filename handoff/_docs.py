@@ -8,10 +8,13 @@ everything outside the markers, the hand-written prose, as it was.
 
 from __future__ import annotations
 
+import importlib
 import inspect
+import pkgutil
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 
+import handoff
 import handoff._errors
 from handoff._conformance import NormalizedHandoffEvent, expected_normalized_handoff
 from handoff._diagram import (
@@ -311,12 +314,25 @@ def _milestones() -> str:
 
 
 def error_classes() -> list[type[HandoffError]]:
-    """`HandoffError` and every subclass the library defines, base first."""
-    found = [
+    """`HandoffError` and every subclass defined in `handoff._errors` or a public module.
+
+    Public modules (`handoff.wire`, …) are found on disk, so the catalogue does not depend
+    on what happens to have been imported.
+    """
+    public = sorted(
+        info.name
+        for info in pkgutil.iter_modules(handoff.__path__)
+        if not info.name.startswith("_")
+    )
+    modules = [handoff._errors] + [importlib.import_module(f"handoff.{name}") for name in public]
+    found = {
         value
-        for value in vars(handoff._errors).values()
-        if isinstance(value, type) and issubclass(value, HandoffError)
-    ]
+        for module in modules
+        for value in vars(module).values()
+        if isinstance(value, type)
+        and issubclass(value, HandoffError)
+        and value.__module__ == module.__name__
+    }
     return sorted(found, key=lambda cls: (cls is not HandoffError, cls.__name__))
 
 

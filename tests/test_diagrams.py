@@ -333,7 +333,7 @@ def test_the_error_catalogue_lists_every_error_and_phrase() -> None:
         if isinstance(getattr(handoff, name), type)
         and issubclass(getattr(handoff, name), HandoffError)
     }
-    assert set(rows) == exported == {error.__name__ for error in error_classes()}
+    assert set(rows) == {error.__name__ for error in error_classes()} >= exported
     for error in error_classes():
         assert rows[error.__name__][1] == error.__doc__
     for refusal in Refusal:
