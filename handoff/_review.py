@@ -567,7 +567,7 @@ def replay(
         try:
             issued, error = tuple(call.send(coordinator)), None
         except Exception as raised:  # a crash is part of the story a counterexample tells
-            issued, error = (), f"{type(raised).__name__}: {raised}"
+            issued, error = (), _error(raised)
         steps.append(TraceStep(call, coordinator.chart_state, issued, error))
     return tuple(steps)
 
@@ -614,16 +614,16 @@ class _Tag(enum.IntFlag):
     """An unusable payload the coordinator accepted."""
 
 
-_Edge = tuple[Call, int, _Tag]
-"""A call, the configuration it leads to (-1: cut off or crashed) and its tags."""
+_Edge = tuple[TraceStep, int, _Tag]
+"""What a call did, the configuration it led to (-1: cut off or crashed) and its tags."""
 
 
 @attrs.define
 class _Tally:
     checked: int = 0
     violations: int = 0
-    first: tuple[tuple[Call, ...], str] | None = None
-    """The calls and the finding of the first (so shortest) violation."""
+    first: tuple[tuple[TraceStep, ...], str] | None = None
+    """The run and the finding of the first (so shortest) violation."""
 
 
 class _Explorer:
@@ -639,7 +639,7 @@ class _Explorer:
         self.coordinators = [root]
         self.configurations = [root._configuration()]
         self.watches = [Watch()]
-        self.parents: list[tuple[int, Call] | None] = [None]
+        self.parents: list[tuple[int, TraceStep] | None] = [None]
         self.index = {(self.configurations[0], self.watches[0]): 0}
         self.edges: list[list[_Edge]] = []
         self.tallies = {prop.key: _Tally() for prop in PROPERTIES}
@@ -665,44 +665,48 @@ class _Explorer:
         twin = coordinator._fork()
         step = self._step(coordinator, call)
         try:
-            issued = call.send(twin)
-        except HandoffError:
-            return self._refused(node, call, twin, step)
+            issued = tuple(call.send(twin))
+        except HandoffError as error:
+            return self._refused(
+                node, TraceStep(call, twin.chart_state, (), _error(error)), twin, step
+            )
         except Exception as error:
-            self._note(node, call, "Errors", f"{type(error).__name__}: {error}")
-            return call, -1, _Tag.NONE
-        self._note(node, call, "Errors", None)
+            edge = TraceStep(call, twin.chart_state, (), _error(error))
+            self._note(node, edge, "Errors", edge.error)
+            return edge, -1, _Tag.NONE
+        edge = TraceStep(call, twin.chart_state, issued)
+        self._note(node, edge, "Errors", None)
         if step is not None and step.refusal is None:
             self.covered_steps.add((step.source, step.event.index))
         watch = self.watches[node]
         after, findings = observe(watch, call, issued)
         for key, finding in findings:
-            self._note(node, call, key, finding)
-        self._check_lifecycle(node, call, twin, watch, after, issued)
+            self._note(node, edge, key, finding)
+        self._check_lifecycle(node, edge, twin, watch, after)
         tags = self._tags(call, watch, accepted=True)
-        return call, self._reach(node, call, twin, after), tags
+        return edge, self._reach(node, edge, twin, after), tags
 
     def _refused(
-        self, node: int, call: Call, twin: HandoffCoordinatorCore, step: Step | None
+        self, node: int, edge: TraceStep, twin: HandoffCoordinatorCore, step: Step | None
     ) -> _Edge:
-        self._note(node, call, "Errors", None)
+        self._note(node, edge, "Errors", None)
         if step is not None and step.refusal is not None:
             self.covered_steps.add((step.source, step.event.index))
         changed = twin._configuration() != self.configurations[node]
         self._note(
-            node, call, "S6", "the refused call changed the coordinator" if changed else None
+            node, edge, "S6", "the refused call changed the coordinator" if changed else None
         )
-        tags = self._tags(call, self.watches[node], accepted=False)
+        tags = self._tags(edge.call, self.watches[node], accepted=False)
         if not changed:
-            return call, node, tags
-        return call, self._reach(node, call, twin, self.watches[node]), tags
+            return edge, node, tags
+        return edge, self._reach(node, edge, twin, self.watches[node]), tags
 
-    def _reach(self, node: int, call: Call, twin: HandoffCoordinatorCore, watch: Watch) -> int:
+    def _reach(self, node: int, edge: TraceStep, twin: HandoffCoordinatorCore, watch: Watch) -> int:
         """The index of the configuration (twin, watch), added when new; -1 when cut off."""
         issued = len(watch.issued)
         self.longest_run = max(self.longest_run, issued)
         if issued > MAX_ACTIONS or len(self.watches) >= _MAX_CONFIGURATIONS:
-            self._note(node, call, "Bound", f"cut off: {issued} actions issued in one run")
+            self._note(node, edge, "Bound", f"cut off: {issued} actions issued in one run")
             return -1
         configuration = twin._configuration()
         key = (configuration, watch)
@@ -713,7 +717,7 @@ class _Explorer:
         self.coordinators.append(twin)
         self.configurations.append(configuration)
         self.watches.append(watch)
-        self.parents.append((node, call))
+        self.parents.append((node, edge))
         self.covered_states.add(self.state_index[twin.chart_state])
         return len(self.watches) - 1
 
@@ -737,53 +741,51 @@ class _Explorer:
         return _Tag.COOPERATIVE
 
     def _check_lifecycle(
-        self,
-        node: int,
-        call: Call,
-        twin: HandoffCoordinatorCore,
-        before: Watch,
-        after: Watch,
-        issued: Sequence[IssuedHandoffAction],
+        self, node: int, edge: TraceStep, twin: HandoffCoordinatorCore, before: Watch, after: Watch
     ) -> None:
-        if not any(isinstance(item.action, _A.Complete) for item in issued):
+        if not any(isinstance(item.action, _A.Complete) for item in edge.issued):
             return
         seen_success = before.phase is Phase.LIVE and after.phase is not Phase.LIVE
         seen_success = seen_success and after.succeeded
         if not (seen_success or twin.completion is HandoffCompletion.SUCCESS):
             return
         lifecycle = twin.lifecycle
-        if lifecycle == self.expected:
-            self._note(node, call, "L3", None)
-            return
-        self._note(
-            node,
-            call,
-            "L3",
-            f"lifecycle {_events(lifecycle)}, expected {_events(self.expected)}",
-        )
+        finding = None
+        if lifecycle != self.expected:
+            finding = f"lifecycle {_events(lifecycle)}, expected {_events(self.expected)}"
+        self._note(node, edge, "L3", finding)
 
-    def _note(self, node: int, call: Call, key: str, finding: str | None) -> None:
+    def _note(
+        self,
+        node: int,
+        edge: TraceStep | None,
+        key: str,
+        finding: str | None,
+        parents: Sequence[tuple[int, TraceStep] | None] | None = None,
+    ) -> None:
+        """Count a check of `key` at `node` (after `edge`, if any); keep the first failure."""
         tally = self.tallies[key]
         tally.checked += 1
         if finding is None:
             return
         tally.violations += 1
         if tally.first is None:
-            tally.first = ((*self.path(node), call), finding)
+            run = self.path(node, parents) + ([edge] if edge is not None else [])
+            tally.first = (tuple(run), finding)
 
     def path(
-        self, node: int, parents: Sequence[tuple[int, Call] | None] | None = None
-    ) -> list[Call]:
-        """The calls that first reached configuration `node`."""
+        self, node: int, parents: Sequence[tuple[int, TraceStep] | None] | None = None
+    ) -> list[TraceStep]:
+        """The run that first reached configuration `node`."""
         parents = self.parents if parents is None else parents
-        calls: list[Call] = []
+        steps: list[TraceStep] = []
         link = parents[node]
         while link is not None:
-            node, call = link
-            calls.append(call)
+            node, edge = link
+            steps.append(edge)
             link = parents[node]
-        calls.reverse()
-        return calls
+        steps.reverse()
+        return steps
 
     # -- judging --
 
@@ -797,16 +799,7 @@ class _Explorer:
                 verdicts.append(self._coverage(prop))
                 continue
             checked = tally.checked
-            example = None
-            if tally.first is not None:
-                calls, finding = tally.first
-                steps = replay(
-                    self.chart,
-                    calls,
-                    handoff_id=self.env.handoff_id,
-                    fallback_transfer_delay_ms=self.fallback,
-                )
-                example = Counterexample(steps, finding)
+            example = None if tally.first is None else Counterexample(*tally.first)
             summary, notes = ("", ()) if prop.key != "L1" else (self.l1_summary, self.l1_notes)
             if prop.key == "Bound":
                 checked = self.longest_run
@@ -821,15 +814,16 @@ class _Explorer:
         for node, edges in enumerate(self.edges):
             if canceled[node]:
                 continue
-            failing = [
-                call
-                for call, target, tags in edges
+            stuck = [
+                edge
+                for edge, target, tags in edges
                 if tags & _Tag.TERMINAL and not (target >= 0 and can_cancel[target])
             ]
-            finding = None
-            if failing:
-                finding = f"after {failing[0]} no acknowledgements lead to a CANCELED completion"
-            self._note_at(node, failing[0] if failing else None, "L2", finding)
+            if stuck:
+                finding = f"after {stuck[0].call} no acknowledgements lead to a CANCELED completion"
+                self._note(node, stuck[0], "L2", finding)
+            else:
+                self._note(node, None, "L2", None)
 
     def _progress(self) -> None:
         """L1: cooperation completes from every configuration reached with usable payloads."""
@@ -837,37 +831,23 @@ class _Explorer:
         can_complete = self._backward(done, _Tag.COOPERATIVE)
         order, parents = self._usable_reach()
         for node in order:
-            if can_complete[node]:
-                self.tallies["L1"].checked += 1
-                continue
-            tally = self.tallies["L1"]
-            tally.checked += 1
-            tally.violations += 1
-            if tally.first is None:
-                tally.first = (
-                    tuple(self.path(node, parents)),
-                    "from here no cooperative continuation reaches a completion",
-                )
-        apart = len(self.watches) - len(order)
+            finding = None
+            if not can_complete[node]:
+                finding = "from here no cooperative continuation reaches a completion"
+            self._note(node, None, "L1", finding, parents)
         self.l1_summary = f"{len(order):,} of {len(self.watches):,} configurations"
-        if len(order) < len(self.watches):
-            apart = len(self.watches) - len(order)
+        apart = len(self.watches) - len(order)
+        if apart:
             self.l1_notes = (
                 f"{apart} configurations reachable only through an accepted unusable payload "
                 "wait for a terminal fact; L2 covers them",
             )
 
-    def _note_at(self, node: int, call: Call | None, key: str, finding: str | None) -> None:
-        if call is None:
-            self.tallies[key].checked += 1
-        else:
-            self._note(node, call, key, finding)
-
     def _backward(self, targets: list[bool], tag: _Tag) -> list[bool]:
         """Which configurations reach a target along edges carrying `tag`."""
         incoming: list[list[int]] = [[] for _ in self.watches]
         for source, edges in enumerate(self.edges):
-            for _call, target, tags in edges:
+            for _edge, target, tags in edges:
                 if tags & tag and target >= 0 and target != source:
                     incoming[target].append(source)
         reached = list(targets)
@@ -879,19 +859,16 @@ class _Explorer:
                     queue.append(source)
         return reached
 
-    def _usable_reach(self) -> tuple[list[int], list[tuple[int, Call] | None]]:
+    def _usable_reach(self) -> tuple[list[int], list[tuple[int, TraceStep] | None]]:
         """Configurations reachable without accepted unusable payloads, breadth-first."""
-        parents: list[tuple[int, Call] | None] = [None] * len(self.watches)
+        parents: list[tuple[int, TraceStep] | None] = [None] * len(self.watches)
         order = [0]
         visited = {0}
-        position = 0
-        while position < len(order):
-            node = order[position]
-            position += 1
-            for call, target, tags in self.edges[node]:
+        for node in order:  # grows while it is walked: breadth-first
+            for edge, target, tags in self.edges[node]:
                 if target >= 0 and target not in visited and not tags & _Tag.UNUSABLE:
                     visited.add(target)
-                    parents[target] = (node, call)
+                    parents[target] = (node, edge)
                     order.append(target)
         return order, parents
 
@@ -921,6 +898,10 @@ class _Explorer:
             notes.append("cells taken only through a sibling event: " + ", ".join(unused))
         checked = len(states) + len(transitions)
         return Verdict(prop, checked, len(dead), None, summary, tuple(notes))
+
+
+def _error(error: Exception) -> str:
+    return f"{type(error).__name__}: {error}"
 
 
 def _chart_event(
