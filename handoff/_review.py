@@ -7,7 +7,8 @@ configuration is the coordinator's `_configuration()` together with a `Watch`: w
 environment itself has seen.  The safety monitors read only the watch, the call and the
 actions it issued, never the coordinator's records, so a broken chart cannot vouch for itself.
 
-The space is finite because a handoff issues at most nine actions; runs issuing more than
+The space is finite because a run of the real charts issues at most eight actions (five
+steps, `Complete`, a reopened `CancelDestination` and its `Complete`); runs issuing more than
 `MAX_ACTIONS` are cut off and reported (property "Bound"), so a review never claims more than
 it explored.  Exploration is breadth-first, so each counterexample is a shortest one.
 """
@@ -42,17 +43,24 @@ from handoff._values import (
 from handoff._vocabulary import ChartEvent, EventKind
 
 __all__ = [
+    "HANDOFF_ID",
     "MAX_ACTIONS",
     "PROPERTIES",
     "Call",
     "CallKind",
     "Counterexample",
     "Environment",
+    "Finding",
     "OrderReview",
+    "Phase",
     "Property",
+    "Seen",
     "TraceStep",
     "Verdict",
+    "Watch",
     "environment",
+    "fits",
+    "observe",
     "replay",
     "review",
     "review_order",
