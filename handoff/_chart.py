@@ -81,10 +81,9 @@ class SourceFirstChart(HandoffChart):
         | cancelling_source.to(canceled)
     )
 
-    # Cleanup: cancel every owner that was engaged, then complete as canceled.
-    terminated = action_failed = (
-        idle.to(canceled)
-        | cancelling_source.from_(prefill_submitting, prefill_running, on="cancel_source")
+    # Cleanup: a failed action or a terminal fact cancels every owner engaged so far.
+    action_failed = (
+        cancelling_source.from_(prefill_submitting, prefill_running, on="cancel_source")
         | cancelling_both.from_(
             destination_reserving,
             destination_accepted,
@@ -95,8 +94,13 @@ class SourceFirstChart(HandoffChart):
             on=["cancel_source", "cancel_destination"],
         )
     )
+    # Before start nothing is engaged: a terminal fact completes the handoff at once.
     # Reopen: after success the destination still owns the request; the source is released.
-    terminated |= succeeded.to(cancelling_destination, on="cancel_destination")
+    terminated = (
+        action_failed
+        | idle.to(canceled)
+        | succeeded.to(cancelling_destination, on="cancel_destination")
+    )
     source_canceled = cancelling_both.to(cancelling_destination) | cancelling_source.to(canceled)
     destination_canceled = cancelling_both.to(cancelling_source) | cancelling_destination.to(
         canceled
@@ -160,10 +164,9 @@ class DestinationFirstChart(HandoffChart):
         | cancelling_source.to(canceled)
     )
 
-    # Cleanup: cancel every owner that was engaged, then complete as canceled.
-    terminated = action_failed = (
-        idle.to(canceled)
-        | cancelling_destination.from_(
+    # Cleanup: a failed action or a terminal fact cancels every owner engaged so far.
+    action_failed = (
+        cancelling_destination.from_(
             destination_reserving, destination_accepted, on="cancel_destination"
         )
         | cancelling_both.from_(
@@ -176,8 +179,13 @@ class DestinationFirstChart(HandoffChart):
             on=["cancel_source", "cancel_destination"],
         )
     )
+    # Before start nothing is engaged: a terminal fact completes the handoff at once.
     # Reopen: after success the destination still owns the request; the source is released.
-    terminated |= succeeded.to(cancelling_destination, on="cancel_destination")
+    terminated = (
+        action_failed
+        | idle.to(canceled)
+        | succeeded.to(cancelling_destination, on="cancel_destination")
+    )
     source_canceled = cancelling_both.to(cancelling_destination) | cancelling_source.to(canceled)
     destination_canceled = cancelling_both.to(cancelling_source) | cancelling_destination.to(
         canceled
