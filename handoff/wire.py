@@ -100,10 +100,11 @@ class WireError(HandoffError):
 
 class _Refusal(Exception):
     # Raised inside the codecs; each enclosing field, index or tag adds its segment on the way out.
-    def __init__(self, reason: str, segment: str | None = None) -> None:
+    def __init__(self, reason: str, segment: str | None = None, *, mismatch: bool = False) -> None:
         super().__init__(reason)
         self.reason = reason
         self.segments = [] if segment is None else [segment]
+        self.mismatch = mismatch  # "expected X, got Y" about the value itself, not inside it
 
     def to_error(self) -> WireError:
         return WireError("$" + "".join(reversed(self.segments)), self.reason)
@@ -171,7 +172,7 @@ def _describe(data: object) -> str:
 def _mismatch(expected: str, data: object) -> _Refusal:
     if isinstance(data, _Duplicated):
         return _Refusal("duplicate key", _key_segment(data.key))
-    return _Refusal(f"expected {expected}, got {_describe(data)}")
+    return _Refusal(f"expected {expected}, got {_describe(data)}", mismatch=True)
 
 
 def _construct(cls: type[T], *args: Any, **kwargs: Any) -> T:
@@ -245,7 +246,14 @@ class _Optional(_Codec):
         return "null" if value is None else self.inner.write(value)
 
     def read(self, data: object) -> object:
-        return None if data is None else self.inner.read(data)
+        if data is None:
+            return None
+        try:
+            return self.inner.read(data)
+        except _Refusal as refusal:
+            if refusal.mismatch and not refusal.segments:
+                raise _mismatch(self.expected, data) from None
+            raise
 
 
 class _Array(_Codec):
@@ -448,8 +456,12 @@ class _Tagged(_Codec):
         self.family = frozenset(variant.__name__ for variant in _variants(family))
         self.bodies = {body.cls.__name__: body for body in bodies}
         self.by_class = {body.cls: (f'{{"{body.cls.__name__}":', body) for body in bodies}
-        self.tags = _listed(self.bodies) if len(bodies) == 1 else _one_of(self.bodies)
-        self.expected = f"an object with the single key {self.tags}"
+        if len(bodies) == 1:
+            self.tags = _listed(self.bodies)
+            self.expected = f"an object with the single key {self.tags}"
+        else:
+            self.tags = _one_of(self.bodies)
+            self.expected = f"an object with a single key, {self.tags}"
 
     def write(self, value: object) -> str:
         prefix, body = self.by_class[type(value)]
@@ -485,8 +497,13 @@ _UNIONS = (HandoffFact, HandoffAction)
 
 
 def _variants(family: type) -> list[type]:
-    # In definition order, which is the order of the Rust enum.
-    return type.__subclasses__(family)
+    # The variants attached to the namespace (`HandoffFact.SourceHeld`, …), in the Rust enum's
+    # order. Not `__subclasses__()`: it can still list the classes attrs replaced with slotted ones.
+    return [
+        variant
+        for variant in vars(family).values()
+        if isinstance(variant, type) and issubclass(variant, family)
+    ]
 
 
 # The fields the Rust structs mark `#[serde(default, skip_serializing_if = …)]`.
@@ -506,7 +523,7 @@ def _body(cls: type) -> _Struct:
 
 
 def _codec_for(annotation: object) -> _Codec:
-    """The codec for a field annotation or a wire type; built once per type at import."""
+    """The codec for a field annotation or a wire type, derived from its attrs fields."""
     if annotation in _LEAVES:
         return _LEAVES[annotation]()
     origin, args = typing.get_origin(annotation), typing.get_args(annotation)
@@ -607,7 +624,7 @@ _DECODER = json.JSONDecoder(
 )
 
 
-def _parse(text: str | bytes) -> object:
+def _parse(text: str | bytes | bytearray) -> object:
     if isinstance(text, bytes | bytearray):
         try:
             text = bytes(text).decode("utf-8")
@@ -650,7 +667,7 @@ def dumps(value: object) -> str:
         raise refusal.to_error() from None
 
 
-def loads(text: str | bytes, cls: type[T]) -> T:
+def loads(text: str | bytes | bytearray, cls: type[T]) -> T:
     """Read one value of `cls` from JSON `text` (bytes must be UTF-8).
 
     Raises `WireError` naming the JSON path of the first problem; see the module docstring for
