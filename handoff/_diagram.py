@@ -264,7 +264,7 @@ _CLEANUP_COLOUR = "#a23b2a"
 
 def dot_source(graph: StateGraph) -> str:
     """The DOT text of `graph`: the spine left to right, cleanup in a cluster below it."""
-    import graphviz  # type: ignore[import-untyped]
+    import graphviz
 
     dot = graphviz.Digraph(
         name=file_stem(graph.order),
