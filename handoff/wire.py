@@ -160,19 +160,22 @@ def _describe(data: object) -> str:
         return f"the string {_quote(data)}"
     if isinstance(data, list):
         return f"an array of {len(data)} items" if data else "an empty array"
-    if isinstance(data, _Duplicated):
-        return f"an object repeating the key {_quote(data.key)}"
     if isinstance(data, dict):
         if len(data) == 1:
             return f"an object with the single key {_quote(next(iter(data)))}"
         return f"an object with {len(data)} keys" if data else "an empty object"
-    return type(data).__name__  # pragma: no cover - the parser makes nothing else
+    return f"an object repeating the key {_quote(cast(_Duplicated, data).key)}"
 
 
 def _mismatch(expected: str, data: object) -> _Refusal:
+    return _Refusal(f"expected {expected}, got {_describe(data)}", mismatch=True)
+
+
+def _object_mismatch(expected: str, data: object) -> _Refusal:
+    """`_mismatch` for a place an object belongs, where a repeated key is the thing to name."""
     if isinstance(data, _Duplicated):
         return _Refusal("duplicate key", _key_segment(data.key))
-    return _Refusal(f"expected {expected}, got {_describe(data)}", mismatch=True)
+    return _mismatch(expected, data)
 
 
 def _construct(cls: type[T], *args: Any, **kwargs: Any) -> T:
@@ -386,7 +389,7 @@ class _Outcome(_Codec):
             except _Refusal as refusal:
                 refusal.segments.append(f".{_FAILED}")
                 raise
-        raise _mismatch(self.expected, data)
+        raise _object_mismatch(self.expected, data)
 
 
 @attrs.frozen
@@ -422,16 +425,12 @@ class _Struct(_Codec):
             item = getattr(value, field.name)
             if field.defaulted and item == field.default:
                 continue
-            try:
-                parts.append(field.prefix + field.codec.write(item))
-            except _Refusal as refusal:
-                refusal.segments.append(field.segment)
-                raise
+            parts.append(field.prefix + field.codec.write(item))
         return "{" + ",".join(parts) + "}"
 
     def read(self, data: object) -> object:
         if type(data) is not dict:
-            raise _mismatch(self.expected, data)
+            raise _object_mismatch(self.expected, data)
         for key in data:
             if key not in self.names:
                 fields = ", ".join(field.name for field in self.fields)
@@ -469,7 +468,7 @@ class _Tagged(_Codec):
 
     def read(self, data: object) -> object:
         if type(data) is not dict or len(data) != 1:
-            raise _mismatch(self.expected, data)
+            raise _object_mismatch(self.expected, data)
         ((tag, fields),) = data.items()
         body = self.bodies.get(tag)
         if body is None:

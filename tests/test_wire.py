@@ -871,6 +871,24 @@ MALFORMED: list[tuple[str, str | bytes, type, str]] = [
         "$: malformed JSON: number out of range: 100000000000000000000000000000…",
     ),
     (
+        "integer just past any float",
+        "1" + "0" * 310,
+        HandoffActionId,
+        "$: malformed JSON: number out of range: 100000000000000000000000000000…",
+    ),
+    (
+        "duplicate key where a count belongs",
+        '{"a":1,"a":2}',
+        HandoffActionId,
+        f'$: expected {COUNT_EXPECTED}, got an object repeating the key "a"',
+    ),
+    (
+        "duplicate key where a struct belongs",
+        '{"a":1,"a":2}',
+        NormalizedStoredTiming,
+        "$.a: duplicate key",
+    ),
+    (
         "invalid UTF-8",
         b'"\xff"',
         HandoffId,
