@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NoReturn, TypeAlias
+from typing import TYPE_CHECKING, TypeAlias
 
 import attrs
 
@@ -41,7 +41,7 @@ class HandoffFact:
         TimedOut: TypeAlias = "_TimedOut"
         Canceled: TypeAlias = "_Canceled"
 
-    def __init__(self) -> NoReturn:
+    def __init__(self) -> None:  # variants define their own; only the bare base lands here
         raise TypeError("HandoffFact is abstract: construct a variant such as HandoffFact.Failed")
 
 
@@ -112,7 +112,7 @@ class HandoffAction:
         CancelDestination: TypeAlias = "_CancelDestination"
         Complete: TypeAlias = "_Complete"
 
-    def __init__(self) -> NoReturn:
+    def __init__(self) -> None:  # variants define their own; only the bare base lands here
         raise TypeError(
             "HandoffAction is abstract: construct a variant such as HandoffAction.Complete"
         )

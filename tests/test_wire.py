@@ -11,7 +11,7 @@ import subprocess
 import sys
 import uuid
 from decimal import Decimal
-from typing import Any, cast
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -38,8 +38,8 @@ from handoff.wire import WireError, dumps, loads
 
 # mypy types the fact and action namespaces as `Callable[[], Never]` because their `__init__`
 # is NoReturn, so `loads(text, HandoffFact)` would not type-check; these are the same objects.
-FACTS = cast("type[HandoffFact]", HandoffFact)
-ACTIONS = cast("type[HandoffAction]", HandoffAction)
+FACTS = HandoffFact
+ACTIONS = HandoffAction
 
 HID = HandoffId(uuid.UUID(int=1))
 H = '"00000000-0000-0000-0000-000000000001"'
