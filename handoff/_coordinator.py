@@ -213,17 +213,18 @@ class HandoffCoordinatorCore:
             raise TypeError(f"action_id must be a HandoffActionId, got {action_id!r}")
         if type(outcome) is not HandoffActionOutcome:
             raise TypeError(f"outcome must be a HandoffActionOutcome, got {outcome!r}")
+        return self._take(self._outcome_event(action_id, outcome), None, action_id, outcome)
+
+    def _outcome_event(self, action_id: HandoffActionId, outcome: HandoffActionOutcome) -> int:
+        """The index of the chart event an outcome makes against the journal (changes nothing)."""
         key = action_id.value
         action = self._issued.get(key)
         if action is None:
-            event = _UNKNOWN
-        else:
-            previous = self._outcomes.get(key)
-            if previous is None:
-                event = event_of(action, outcome.kind)
-            else:
-                event = _DUPLICATE if previous == outcome else _CONFLICTING
-        return self._take(event, None, action_id, outcome)
+            return _UNKNOWN
+        previous = self._outcomes.get(key)
+        if previous is None:
+            return event_of(action, outcome.kind)
+        return _DUPLICATE if previous == outcome else _CONFLICTING
 
     # -- the step ------------------------------------------------------------------------
 

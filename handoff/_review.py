@@ -27,7 +27,7 @@ import attrs
 from handoff._conformance import expected_normalized_handoff
 from handoff._coordinator import HandoffCoordinatorCore
 from handoff._errors import HandoffError
-from handoff._journal import ACKNOWLEDGEMENTS, FACT_EVENTS
+from handoff._journal import FACT_EVENTS
 from handoff._messages import HandoffAction, HandoffFact, IssuedHandoffAction
 from handoff._table import CompiledChart, Step, compiled
 from handoff._timing import HandoffTransferTiming
@@ -920,16 +920,8 @@ def _chart_event(
         return FACT_EVENTS[type(call.fact)] if call.fact.handoff_id == handoff_id else None
     if call.outcome is None or call.action_id is None:
         return ChartEvent.START
-    # Which journal event an outcome makes depends on the journal, which only the
-    # coordinator holds; coverage is about the chart, so reading it here is fair.
-    action = coordinator._issued.get(call.action_id.value)
-    if action is None:
-        return ChartEvent.UNKNOWN_ACTION
-    previous = coordinator._outcomes.get(call.action_id.value)
-    if previous is not None:
-        same = previous == call.outcome
-        return ChartEvent.DUPLICATE_OUTCOME if same else ChartEvent.CONFLICTING_OUTCOME
-    return ACKNOWLEDGEMENTS.get((type(action), call.outcome.kind), ChartEvent.MISMATCHED_OUTCOME)
+    # Which event an outcome makes depends on the journal: the coordinator classifies it.
+    return tuple(ChartEvent)[coordinator._outcome_event(call.action_id, call.outcome)]
 
 
 def _transitions(chart: CompiledChart) -> dict[tuple[object, ...], list[Step]]:
