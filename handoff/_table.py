@@ -41,6 +41,18 @@ class Step:
     """The step stays in its state without leaving it."""
 
     @property
+    def kind(self) -> str:
+        """What the step does: "refused", "ignored", "moves" (to another state or issuing
+        actions) or "stays" (an acknowledgement journaled in place)."""
+        if self.refusal is not None:
+            return "refused"
+        if self.ignored:
+            return "ignored"
+        if self.target != self.source or self.effects:
+            return "moves"
+        return "stays"
+
+    @property
     def completion(self) -> HandoffCompletion | None:
         """The completion this step records, if it completes the handoff."""
         for effect in self.effects:

@@ -145,3 +145,15 @@ def test_a_small_chart_gets_the_defaults_of_its_event_kinds() -> None:
     assert table.step(done, ChartEvent.UNKNOWN_ACTION).ignored
     assert table.step(done, ChartEvent.PREFILL_SUBMITTED).ignored
     assert table.step(idle, ChartEvent.DUPLICATE_OUTCOME).ignored
+
+
+@pytest.mark.parametrize("order", [SF, DF])
+def test_every_step_has_one_kind(order) -> None:  # type: ignore[no-untyped-def]
+    table = compiled(order)
+    kinds = {step.kind for step in table.steps()}
+    assert kinds == {"refused", "ignored", "moves", "stays"}
+    start = table.step(0, ChartEvent.START)
+    assert start.kind == "moves"
+    assert table.step(0, ChartEvent.SOURCE_HELD).kind == "refused"
+    assert table.step(0, ChartEvent.DUPLICATE_OUTCOME).kind == "ignored"
+    assert table.step(0, ChartEvent.PREFILL_SUBMITTED).kind == "stays"
