@@ -269,7 +269,9 @@ class HandoffCoordinatorCore:
         outcome: HandoffActionOutcome | None,
     ) -> tuple[Move, float | None]:
         assert self._interpreter is not None
-        step, delay = self._interpreter.decide(self._state, _EVENTS[event], self, fact)
+        step, delay = self._interpreter.decide(
+            self._state, _EVENTS[event], self.checked_delay, fact
+        )
         if step.refusal is not None:
             raise self._refusal(step.refusal, action_id, outcome)
         return move_for(step), delay

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from handoff._chart import CHARTS
 from handoff._messages import HandoffFact
@@ -11,8 +11,8 @@ from handoff._table import Step, compiled
 from handoff._values import HandoffOrder
 from handoff._vocabulary import IGNORE, ChartEvent, Check, Effect, Refusal
 
-if TYPE_CHECKING:
-    from handoff._coordinator import HandoffCoordinatorCore
+CheckRunner = Callable[[tuple[Check, ...], HandoffFact | None], float | None]
+"""Runs a step's payload checks for the call being decided; returns the checked delay."""
 
 __all__ = ["InterpretedChart"]
 
@@ -31,8 +31,8 @@ class _Listener:
     def __init__(self) -> None:
         self.reset(None, None)
 
-    def reset(self, coordinator: HandoffCoordinatorCore | None, fact: HandoffFact | None) -> None:
-        self.coordinator = coordinator
+    def reset(self, run_checks: CheckRunner | None, fact: HandoffFact | None) -> None:
+        self.run_checks = run_checks
         self.fact = fact
         self.effects: list[Effect] = []
         self.checks: list[Check] = []
@@ -49,9 +49,9 @@ def _effect(effect: Effect) -> Callable[[_Listener], None]:
 
 def _check(check: Check) -> Callable[[_Listener], None]:
     def run(self: _Listener) -> None:
-        assert self.coordinator is not None
+        assert self.run_checks is not None
         self.checks.append(check)
-        delay = self.coordinator.checked_delay((check,), self.fact)
+        delay = self.run_checks((check,), self.fact)
         if delay is not None:
             self.delay = delay
 
@@ -96,7 +96,7 @@ class InterpretedChart:
         self,
         state: int,
         event: ChartEvent,
-        coordinator: HandoffCoordinatorCore,
+        run_checks: CheckRunner,
         fact: HandoffFact | None,
     ) -> tuple[Step, float | None]:
         """Send `event`; return the step python-statemachine took and the checked delay.
@@ -106,7 +106,7 @@ class InterpretedChart:
         """
         assert self.state == self._table.states[state], "interpreter out of step"
         listener = self._listener
-        listener.reset(coordinator, fact)
+        listener.reset(run_checks, fact)
         try:
             self._machine.send(event.value)
         except _Refused as refused:
