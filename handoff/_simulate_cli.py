@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from handoff._simulation import FAULTS, SimulationConfig, SimulationReport, simulate
@@ -54,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
     return 0 if report.ok else 1
 
 
-def _progress_bar(total: int):  # type: ignore[no-untyped-def]
+def _progress_bar(total: int) -> Callable[[int], None]:
     def show(finished: int) -> None:
         width = 40
         filled = width * finished // max(total, 1)
