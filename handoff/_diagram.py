@@ -3,50 +3,33 @@
 `state_graph(order)` reads the drawable part of a chart off its compiled table: every step
 that moves, with its checks and issued actions, grouped into the success path (the spine)
 and cleanup.  Refused and ignored events and acknowledgements that stay put are left out:
-the rule tables in the docs list those.  `sequence(order)` drives a real coordinator the
-way a well-behaved runtime would and records the messages it exchanges.
+the rule tables in the docs list those.  Sequence diagrams, drawn by driving a real
+coordinator, live in `handoff._sequence`.
 
 Everything here is pure and deterministic; only `dot_source` needs the `graphviz` package.
 """
 
 from __future__ import annotations
 
-import enum
 import itertools
-import uuid
-from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterator
 
 import attrs
 
-from handoff._conformance import NormalizedHandoffEvent
-from handoff._coordinator import HandoffCoordinatorCore
-from handoff._journal import FACT_EVENTS, FITTING
-from handoff._messages import HandoffAction, HandoffFact, IssuedHandoffAction
 from handoff._table import CompiledChart, Step, compiled
-from handoff._timing import HandoffTransferTiming
-from handoff._values import (
-    HandoffActionOutcome,
-    HandoffCompletion,
-    HandoffId,
-    HandoffOrder,
-    KvTransferTimingMode,
-)
+from handoff._values import HandoffCompletion, HandoffOrder
 from handoff._vocabulary import ChartEvent, Check, Effect
 
 __all__ = [
     "HEADER",
-    "Arrow",
     "Edge",
-    "Message",
     "Node",
     "StateGraph",
+    "changes_state",
     "dot_source",
     "file_stem",
-    "mermaid_sequence",
     "mermaid_state_diagram",
     "moves",
-    "sequence",
     "spine_path",
     "state_graph",
 ]
@@ -136,11 +119,16 @@ class StateGraph:
         return tuple(node for node in self.nodes if node.group == CLEANUP)
 
 
+def changes_state(step: Step) -> bool:
+    """The step leaves its state for another (an arrow in the state graph)."""
+    # A step that only issues actions in place moves in the table's sense but has no arrow
+    # to draw: the transition table in the docs lists it.
+    return step.kind == "moves" and step.target != step.source
+
+
 def moves(chart: CompiledChart) -> Iterator[Step]:
     """Every step of `chart` that changes state, in table order."""
-    for step in chart.steps():
-        if step.refusal is None and not step.ignored and step.target != step.source:
-            yield step
+    return (step for step in chart.steps() if changes_state(step))
 
 
 def spine_path(chart: CompiledChart) -> tuple[int, ...]:
@@ -409,174 +397,3 @@ def mermaid_state_diagram(graph: StateGraph) -> str:
         members = ",".join(node.id for node in graph.nodes if node.group == group)
         lines.append(f"    class {members} {group}")
     return "\n".join(lines) + "\n"
-
-
-# -- sequence diagrams ------------------------------------------------------------------
-
-SOURCE = "Source"
-COORDINATOR = "Coordinator"
-DESTINATION = "Destination"
-
-_ACTION_LANES: dict[type[HandoffAction], str] = {
-    HandoffAction.SubmitPrefill: SOURCE,
-    HandoffAction.ReserveDestination: DESTINATION,
-    HandoffAction.StartTransfer: SOURCE,
-    HandoffAction.ActivateDestination: DESTINATION,
-    HandoffAction.ReleaseSource: SOURCE,
-    HandoffAction.CancelSource: SOURCE,
-    HandoffAction.CancelDestination: DESTINATION,
-}
-"""Who performs each action (`Complete` concerns everyone: it is drawn as a note)."""
-
-_FACT_LANES: dict[type[HandoffFact], str] = {
-    HandoffFact.SourceHeld: SOURCE,
-    HandoffFact.DestinationReserved: DESTINATION,
-    HandoffFact.TransferCompleted: DESTINATION,
-    HandoffFact.Canceled: DESTINATION,
-}
-"""Who reports each fact the drawings use (the decode side sees a client's cancel)."""
-
-_HANDOFF = HandoffId(uuid.UUID(int=1))
-_TIMING = HandoffTransferTiming(
-    mode=KvTransferTimingMode.DESTINATION_MISSING,
-    full_prompt_tokens=1024,
-    kv_bytes_per_token=None,
-    bandwidth_gb_s=None,
-)
-_REPORTS: dict[type[HandoffFact], HandoffFact] = {
-    HandoffFact.SourceHeld: HandoffFact.SourceHeld(_HANDOFF, _TIMING),
-    HandoffFact.DestinationReserved: HandoffFact.DestinationReserved(_HANDOFF, 1024),
-    HandoffFact.TransferCompleted: HandoffFact.TransferCompleted(_HANDOFF),
-}
-"""The progress facts a runtime reports, each as soon as the chart takes it."""
-
-
-class Arrow(enum.Enum):
-    """How a sequence-diagram line is drawn."""
-
-    FACT = "fact"
-    """A fact, reported by a lane to the coordinator."""
-    ACTION = "action"
-    """An action, issued by the coordinator to the lane that performs it."""
-    OUTCOME = "outcome"
-    """An acknowledgement of an action, from the lane back to the coordinator."""
-    NOTE = "note"
-    """A note over the coordinator (`lane` set) or over every lane (`lane` empty)."""
-
-
-@attrs.frozen
-class Message:
-    """One line of a sequence diagram."""
-
-    arrow: Arrow
-    lane: str
-    text: str
-
-
-def sequence(order: HandoffOrder, *, cancel_after_reservation: bool = False) -> tuple[Message, ...]:
-    """The messages of one handoff in `order`, driven through a real coordinator.
-
-    The runtime acknowledges every action with its fitting outcome, first issued first, and
-    reports each progress fact as soon as the chart takes it.  With
-    `cancel_after_reservation`, the request is canceled as soon as the destination's
-    reservation is accepted; the runtime then acknowledges the cleanup actions only.
-    """
-    runtime = _Runtime(order)
-    runtime.call(runtime.core.start, "start()")
-    while runtime.pending:
-        if cancel_after_reservation and _RESERVED in runtime.core.lifecycle:
-            runtime.cancel()
-            cancel_after_reservation = False
-        runtime.acknowledge(runtime.pending.popleft())
-        runtime.report_facts()
-    return tuple(runtime.messages)
-
-
-_RESERVED = NormalizedHandoffEvent.DESTINATION_RESERVED
-
-
-class _Runtime:
-    """A well-behaved runtime around one coordinator, recording what crosses the lanes."""
-
-    def __init__(self, order: HandoffOrder) -> None:
-        self.core = HandoffCoordinatorCore(_HANDOFF, order)
-        self.chart = compiled(order)
-        self.messages = [Message(Arrow.NOTE, COORDINATOR, self._state_name())]
-        self.pending: deque[IssuedHandoffAction] = deque()
-
-    def call(self, call: Callable[[], list[IssuedHandoffAction]], label: str = "") -> None:
-        """Make one call; note where it moved the chart and what it recorded, then issue."""
-        state, recorded = self.core.chart_state, len(self.core.lifecycle)
-        issued = call()
-        note = f"{label} → {self._state_name()}" if self.core.chart_state != state else label
-        lifecycle = ", ".join(event.value for event in self.core.lifecycle[recorded:])
-        if lifecycle:
-            note = f"{note}<br/>lifecycle: {lifecycle}" if note else f"lifecycle: {lifecycle}"
-        if note:
-            self.messages.append(Message(Arrow.NOTE, COORDINATOR, note.strip()))
-        for item in issued:
-            self._issue(item)
-
-    def _issue(self, item: IssuedHandoffAction) -> None:
-        text = f"{type(item.action).__name__} [{item.id.value}]"
-        if isinstance(item.action, HandoffAction.Complete):
-            completion = self.core.completion
-            assert completion is not None
-            self.messages.append(Message(Arrow.NOTE, "", f"{text}: {completion.name}"))
-            return
-        self.messages.append(Message(Arrow.ACTION, _ACTION_LANES[type(item.action)], text))
-        self.pending.append(item)
-
-    def acknowledge(self, item: IssuedHandoffAction) -> None:
-        outcome = HandoffActionOutcome(FITTING[type(item.action)][0])
-        lane = _ACTION_LANES[type(item.action)]
-        self.messages.append(Message(Arrow.OUTCOME, lane, f"{outcome} [{item.id.value}]"))
-        self.call(lambda: self.core.on_action_outcome(item.id, outcome))
-
-    def report_facts(self) -> None:
-        for fact_type, fact in _REPORTS.items():
-            if self._takes(FACT_EVENTS[fact_type]):
-                self._report(fact)
-
-    def cancel(self) -> None:
-        overtaken = [f"{type(item.action).__name__} [{item.id.value}]" for item in self.pending]
-        self.pending.clear()
-        self._report(HandoffFact.Canceled(_HANDOFF))
-        if overtaken:
-            text = f"cleanup does not wait for {', '.join(overtaken)}"
-            self.messages.append(Message(Arrow.NOTE, "", text))
-
-    def _report(self, fact: HandoffFact) -> None:
-        self.messages.append(Message(Arrow.FACT, _FACT_LANES[type(fact)], type(fact).__name__))
-        self.call(lambda: self.core.on_fact(fact))
-
-    def _takes(self, event: ChartEvent) -> bool:
-        step = self.chart.step(self.chart.index(self.core.chart_state), event)
-        return step.refusal is None and not step.ignored and step.target != step.source
-
-    def _state_name(self) -> str:
-        return self.chart.names[self.chart.index(self.core.chart_state)]
-
-
-def mermaid_sequence(messages: Iterable[Message], title: str) -> str:
-    """The Mermaid `sequenceDiagram` text of `messages`."""
-    lines = [
-        f"%% {HEADER}",
-        "sequenceDiagram",
-        f"    title {title}",
-        f"    participant {SOURCE}",
-        f"    participant {COORDINATOR}",
-        f"    participant {DESTINATION}",
-    ]
-    lines += [f"    {_sequence_line(message)}" for message in messages]
-    return "\n".join(lines) + "\n"
-
-
-def _sequence_line(message: Message) -> str:
-    if message.arrow is Arrow.FACT:
-        return f"{message.lane}->>{COORDINATOR}: {message.text}"
-    if message.arrow is Arrow.ACTION:
-        return f"{COORDINATOR}->>{message.lane}: {message.text}"
-    if message.arrow is Arrow.OUTCOME:
-        return f"{message.lane}-->>{COORDINATOR}: {message.text}"
-    return f"Note over {message.lane or f'{SOURCE},{DESTINATION}'}: {message.text}"

@@ -17,13 +17,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 import handoff
 import handoff._errors
 from handoff._conformance import NormalizedHandoffEvent, expected_normalized_handoff
-from handoff._diagram import (
-    file_stem,
-    mermaid_sequence,
-    mermaid_state_diagram,
-    sequence,
-    state_graph,
-)
+from handoff._diagram import file_stem, mermaid_state_diagram, state_graph
 from handoff._errors import (
     ConformanceError,
     ForeignFactError,
@@ -31,6 +25,7 @@ from handoff._errors import (
     InvalidTransferTimingError,
 )
 from handoff._journal import ACKNOWLEDGEMENTS, FACT_EVENTS, LIFECYCLE
+from handoff._sequence import mermaid_sequence, sequence
 from handoff._table import CompiledChart, Step, compiled
 from handoff._values import HandoffCompletion, HandoffOrder
 from handoff._vocabulary import ChartEvent, Refusal
@@ -215,17 +210,13 @@ def _transitions(chart: CompiledChart) -> str:
 
 def transitions(chart: CompiledChart) -> Iterator[Step]:
     """The steps the transition table lists: those that move or issue an action."""
-    return _steps(chart, lambda s: s.refusal is None and not s.ignored and _moves_or_issues(s))
-
-
-def _moves_or_issues(step: Step) -> bool:
-    return step.target != step.source or bool(step.effects)
+    return _steps(chart, "moves")
 
 
 def refusals(chart: CompiledChart) -> dict[tuple[ChartEvent, Refusal], list[int]]:
     """The states refusing each (event, refusal), in table order."""
     grouped: dict[tuple[ChartEvent, Refusal], list[int]] = {}
-    for step in _steps(chart, lambda s: s.refusal is not None):
+    for step in _steps(chart, "refused"):
         assert step.refusal is not None
         grouped.setdefault((step.event, step.refusal), []).append(step.source)
     return dict(sorted(grouped.items(), key=lambda item: item[0][0].index))
@@ -246,14 +237,12 @@ def _refusals(chart: CompiledChart) -> str:
 
 def ignored(chart: CompiledChart) -> dict[int, list[ChartEvent]]:
     """The events each state drops without a trace."""
-    return _by_state(chart, lambda s: s.ignored)
+    return _by_state(chart, "ignored")
 
 
 def acknowledged(chart: CompiledChart) -> dict[int, list[ChartEvent]]:
     """The acknowledgements each state journals without moving or issuing anything."""
-    return _by_state(
-        chart, lambda s: s.refusal is None and not s.ignored and not _moves_or_issues(s)
-    )
+    return _by_state(chart, "stays")
 
 
 def _ignored(chart: CompiledChart) -> str:
@@ -280,13 +269,14 @@ def _state_list(
     )
 
 
-def _steps(chart: CompiledChart, keep: Callable[[Step], bool]) -> Iterator[Step]:
-    return (step for step in chart.steps() if keep(step))
+def _steps(chart: CompiledChart, kind: str) -> Iterator[Step]:
+    """The steps of `chart` of one `Step.kind`, in table order."""
+    return (step for step in chart.steps() if step.kind == kind)
 
 
-def _by_state(chart: CompiledChart, keep: Callable[[Step], bool]) -> dict[int, list[ChartEvent]]:
+def _by_state(chart: CompiledChart, kind: str) -> dict[int, list[ChartEvent]]:
     grouped: dict[int, list[ChartEvent]] = {}
-    for step in _steps(chart, keep):
+    for step in _steps(chart, kind):
         grouped.setdefault(step.source, []).append(step.event)
     return grouped
 

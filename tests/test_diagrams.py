@@ -15,14 +15,10 @@ from handoff import HandoffError, HandoffOrder, expected_normalized_handoff
 from handoff.__main__ import main
 from handoff._diagram import (
     HEADER,
-    Arrow,
-    Message,
     dot_source,
     file_stem,
-    mermaid_sequence,
     mermaid_state_diagram,
     moves,
-    sequence,
     state_graph,
 )
 from handoff._docs import (
@@ -36,6 +32,7 @@ from handoff._docs import (
     splice,
     transitions,
 )
+from handoff._sequence import Arrow, Message, mermaid_sequence, sequence
 from handoff._table import compiled
 from handoff._vocabulary import ChartEvent, EventKind, Refusal
 

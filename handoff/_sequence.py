@@ -1,0 +1,200 @@
+"""Sequence diagrams: one handoff driven through a real coordinator, drawn as Mermaid text.
+
+`sequence(order)` drives a coordinator the way a well-behaved runtime would, along the
+success path or through a cancellation, and records the messages that cross the lanes;
+`mermaid_sequence` renders them as a `sequenceDiagram`.  Pure and deterministic, like the
+state diagrams in `handoff._diagram`.
+"""
+
+from __future__ import annotations
+
+import enum
+import uuid
+from collections import deque
+from collections.abc import Callable, Iterable
+
+import attrs
+
+from handoff._conformance import NormalizedHandoffEvent
+from handoff._coordinator import HandoffCoordinatorCore
+from handoff._diagram import HEADER, changes_state
+from handoff._journal import FACT_EVENTS, FITTING
+from handoff._messages import HandoffAction, HandoffFact, IssuedHandoffAction
+from handoff._table import compiled
+from handoff._timing import HandoffTransferTiming
+from handoff._values import (
+    HandoffActionOutcome,
+    HandoffId,
+    HandoffOrder,
+    KvTransferTimingMode,
+)
+from handoff._vocabulary import ChartEvent
+
+__all__ = ["Arrow", "Message", "mermaid_sequence", "sequence"]
+
+SOURCE = "Source"
+COORDINATOR = "Coordinator"
+DESTINATION = "Destination"
+
+_ACTION_LANES: dict[type[HandoffAction], str] = {
+    HandoffAction.SubmitPrefill: SOURCE,
+    HandoffAction.ReserveDestination: DESTINATION,
+    HandoffAction.StartTransfer: SOURCE,
+    HandoffAction.ActivateDestination: DESTINATION,
+    HandoffAction.ReleaseSource: SOURCE,
+    HandoffAction.CancelSource: SOURCE,
+    HandoffAction.CancelDestination: DESTINATION,
+}
+"""Who performs each action (`Complete` concerns everyone: it is drawn as a note)."""
+
+_FACT_LANES: dict[type[HandoffFact], str] = {
+    HandoffFact.SourceHeld: SOURCE,
+    HandoffFact.DestinationReserved: DESTINATION,
+    HandoffFact.TransferCompleted: DESTINATION,
+    HandoffFact.Canceled: DESTINATION,
+}
+"""Who reports each fact the drawings use (the decode side sees a client's cancel)."""
+
+_HANDOFF = HandoffId(uuid.UUID(int=1))
+_TIMING = HandoffTransferTiming(
+    mode=KvTransferTimingMode.DESTINATION_MISSING,
+    full_prompt_tokens=1024,
+    kv_bytes_per_token=None,
+    bandwidth_gb_s=None,
+)
+_REPORTS: dict[type[HandoffFact], HandoffFact] = {
+    HandoffFact.SourceHeld: HandoffFact.SourceHeld(_HANDOFF, _TIMING),
+    HandoffFact.DestinationReserved: HandoffFact.DestinationReserved(_HANDOFF, 1024),
+    HandoffFact.TransferCompleted: HandoffFact.TransferCompleted(_HANDOFF),
+}
+"""The progress facts a runtime reports, each as soon as the chart takes it."""
+
+
+class Arrow(enum.Enum):
+    """How a sequence-diagram line is drawn."""
+
+    FACT = "fact"
+    """A fact, reported by a lane to the coordinator."""
+    ACTION = "action"
+    """An action, issued by the coordinator to the lane that performs it."""
+    OUTCOME = "outcome"
+    """An acknowledgement of an action, from the lane back to the coordinator."""
+    NOTE = "note"
+    """A note over the coordinator (`lane` set) or over every lane (`lane` empty)."""
+
+
+@attrs.frozen
+class Message:
+    """One line of a sequence diagram."""
+
+    arrow: Arrow
+    lane: str
+    text: str
+
+
+def sequence(order: HandoffOrder, *, cancel_after_reservation: bool = False) -> tuple[Message, ...]:
+    """The messages of one handoff in `order`, driven through a real coordinator.
+
+    The runtime acknowledges every action with its fitting outcome, first issued first, and
+    reports each progress fact as soon as the chart takes it.  With
+    `cancel_after_reservation`, the request is canceled as soon as the destination's
+    reservation is accepted; the runtime then acknowledges the cleanup actions only.
+    """
+    runtime = _Runtime(order)
+    runtime.call(runtime.core.start, "start()")
+    while runtime.pending:
+        if cancel_after_reservation and _RESERVED in runtime.core.lifecycle:
+            runtime.cancel()
+            cancel_after_reservation = False
+        runtime.acknowledge(runtime.pending.popleft())
+        runtime.report_facts()
+    return tuple(runtime.messages)
+
+
+_RESERVED = NormalizedHandoffEvent.DESTINATION_RESERVED
+
+
+class _Runtime:
+    """A well-behaved runtime around one coordinator, recording what crosses the lanes."""
+
+    def __init__(self, order: HandoffOrder) -> None:
+        self.core = HandoffCoordinatorCore(_HANDOFF, order)
+        self.chart = compiled(order)
+        self.messages = [Message(Arrow.NOTE, COORDINATOR, self._state_name())]
+        self.pending: deque[IssuedHandoffAction] = deque()
+
+    def call(self, call: Callable[[], list[IssuedHandoffAction]], label: str = "") -> None:
+        """Make one call; note where it moved the chart and what it recorded, then issue."""
+        state, recorded = self.core.chart_state, len(self.core.lifecycle)
+        issued = call()
+        note = f"{label} → {self._state_name()}" if self.core.chart_state != state else label
+        lifecycle = ", ".join(event.value for event in self.core.lifecycle[recorded:])
+        if lifecycle:
+            note = f"{note}<br/>lifecycle: {lifecycle}" if note else f"lifecycle: {lifecycle}"
+        if note:
+            self.messages.append(Message(Arrow.NOTE, COORDINATOR, note.strip()))
+        for item in issued:
+            self._issue(item)
+
+    def _issue(self, item: IssuedHandoffAction) -> None:
+        text = f"{type(item.action).__name__} [{item.id.value}]"
+        if isinstance(item.action, HandoffAction.Complete):
+            completion = self.core.completion
+            assert completion is not None
+            self.messages.append(Message(Arrow.NOTE, "", f"{text}: {completion.name}"))
+            return
+        self.messages.append(Message(Arrow.ACTION, _ACTION_LANES[type(item.action)], text))
+        self.pending.append(item)
+
+    def acknowledge(self, item: IssuedHandoffAction) -> None:
+        outcome = HandoffActionOutcome(FITTING[type(item.action)][0])
+        lane = _ACTION_LANES[type(item.action)]
+        self.messages.append(Message(Arrow.OUTCOME, lane, f"{outcome} [{item.id.value}]"))
+        self.call(lambda: self.core.on_action_outcome(item.id, outcome))
+
+    def report_facts(self) -> None:
+        for fact_type, fact in _REPORTS.items():
+            if self._takes(FACT_EVENTS[fact_type]):
+                self._report(fact)
+
+    def cancel(self) -> None:
+        overtaken = [f"{type(item.action).__name__} [{item.id.value}]" for item in self.pending]
+        self.pending.clear()
+        self._report(HandoffFact.Canceled(_HANDOFF))
+        if overtaken:
+            text = f"cleanup does not wait for {', '.join(overtaken)}"
+            self.messages.append(Message(Arrow.NOTE, "", text))
+
+    def _report(self, fact: HandoffFact) -> None:
+        self.messages.append(Message(Arrow.FACT, _FACT_LANES[type(fact)], type(fact).__name__))
+        self.call(lambda: self.core.on_fact(fact))
+
+    def _takes(self, event: ChartEvent) -> bool:
+        return changes_state(self.chart.step(self.chart.index(self.core.chart_state), event))
+
+    def _state_name(self) -> str:
+        return self.chart.names[self.chart.index(self.core.chart_state)]
+
+
+def mermaid_sequence(messages: Iterable[Message], title: str) -> str:
+    """The Mermaid `sequenceDiagram` text of `messages`."""
+    lines = [
+        f"%% {HEADER}",
+        "sequenceDiagram",
+        f"    title {title}",
+        f"    participant {SOURCE}",
+        f"    participant {COORDINATOR}",
+        f"    participant {DESTINATION}",
+    ]
+    lines += [f"    {_sequence_line(message)}" for message in messages]
+    return "\n".join(lines) + "\n"
+
+
+def _sequence_line(message: Message) -> str:
+    if message.arrow is Arrow.FACT:
+        return f"{message.lane}->>{COORDINATOR}: {message.text}"
+    if message.arrow is Arrow.ACTION:
+        return f"{COORDINATOR}->>{message.lane}: {message.text}"
+    if message.arrow is Arrow.OUTCOME:
+        return f"{message.lane}-->>{COORDINATOR}: {message.text}"
+    return f"Note over {message.lane or f'{SOURCE},{DESTINATION}'}: {message.text}"
