@@ -1,0 +1,431 @@
+"""The codec of every wire type, derived from its attrs fields and annotations by one table.
+
+Each wire shape (count, float, UUID, outcome, struct, externally tagged union, …) has one
+`Codec` class; `_codec_for` composes them for a type from its fields, and `codec_of(cls)`
+gives the codec built once for each type of SPEC §2 and each fact or action variant.
+Codecs raise `WireRefusal` with the JSON path of the problem; `handoff.wire` is their only
+caller.
+"""
+
+from __future__ import annotations
+
+import abc
+import enum
+import json
+import re
+import types
+import typing
+import uuid
+from typing import Any, TypeVar, cast
+
+import attrs
+
+from handoff._conformance import (
+    NormalizedHandoffConformance,
+    NormalizedHandoffEvent,
+    NormalizedStoredTiming,
+)
+from handoff._json_text import (
+    WireRefusal,
+    format_f64,
+    key_segment,
+    mismatch,
+    object_mismatch,
+    read_string,
+    write_string,
+)
+from handoff._messages import HandoffAction, HandoffFact, IssuedHandoffAction
+from handoff._timing import HandoffTransferTiming
+from handoff._values import (
+    EngineType,
+    HandoffActionId,
+    HandoffActionOutcome,
+    HandoffCompletion,
+    HandoffId,
+    HandoffOrder,
+    KvTransferTimingMode,
+    OutcomeKind,
+)
+
+__all__ = ["Codec", "codec_of"]
+
+T = TypeVar("T")
+
+_USIZE_LIMIT = 2**64
+
+
+def _construct(cls: type[T], *args: Any, **kwargs: Any) -> T:
+    # The codecs check everything the constructors do today; this keeps a future validator's
+    # refusal a WireError at the right path instead of a TypeError escaping `loads`.
+    try:
+        return cls(*args, **kwargs)
+    except (TypeError, ValueError) as error:
+        raise WireRefusal(f"invalid {cls.__qualname__}: {error}") from None
+
+
+# Codecs: one per wire shape, composed by `_codec_for` from the attrs fields of each type.
+
+
+class Codec(abc.ABC):
+    expected: str
+
+    @abc.abstractmethod
+    def write(self, value: Any) -> str:
+        """The compact JSON text of `value`."""
+
+    @abc.abstractmethod
+    def read(self, data: object) -> Any:
+        """The value `data` (as parsed by `json`) encodes; raises `WireRefusal` otherwise."""
+
+
+class _Count(Codec):
+    expected = "an unsigned 64-bit integer"
+
+    def write(self, value: int) -> str:
+        return int.__repr__(value)
+
+    def read(self, data: object) -> int:
+        if type(data) is int and 0 <= data < _USIZE_LIMIT:
+            return data
+        raise mismatch(self.expected, data)
+
+
+class _Float(Codec):
+    expected = "a number"
+
+    def write(self, value: float) -> str:
+        return format_f64(value)
+
+    def read(self, data: object) -> float:
+        if type(data) is float:
+            return data
+        if type(data) is int:
+            return float(data)  # the parser refused integers too large for a float
+        raise mismatch(self.expected, data)
+
+
+class _Bool(Codec):
+    expected = "true or false"
+
+    def write(self, value: bool) -> str:
+        return "true" if value else "false"
+
+    def read(self, data: object) -> bool:
+        if type(data) is bool:
+            return data
+        raise mismatch(self.expected, data)
+
+
+class _Optional(Codec):
+    def __init__(self, inner: Codec) -> None:
+        self.inner = inner
+        self.expected = f"{inner.expected} or null"
+
+    def write(self, value: object) -> str:
+        return "null" if value is None else self.inner.write(value)
+
+    def read(self, data: object) -> object:
+        if data is None:
+            return None
+        try:
+            return self.inner.read(data)
+        except WireRefusal as refusal:
+            if refusal.mismatch and not refusal.segments:
+                raise mismatch(self.expected, data) from None
+            raise
+
+
+class _Array(Codec):
+    expected = "an array"
+
+    def __init__(self, item: Codec) -> None:
+        self.item = item
+
+    def write(self, value: tuple[object, ...]) -> str:
+        return "[" + ",".join(self.item.write(item) for item in value) + "]"
+
+    def read(self, data: object) -> tuple[object, ...]:
+        if type(data) is not list:
+            raise mismatch(self.expected, data)
+        items = []
+        for index, item in enumerate(data):
+            try:
+                items.append(self.item.read(item))
+            except WireRefusal as refusal:
+                refusal.segments.append(f"[{index}]")
+                raise
+        return tuple(items)
+
+
+def _listed(names: typing.Iterable[str]) -> str:
+    return ", ".join(json.dumps(name) for name in names)
+
+
+def _one_of(names: typing.Iterable[str]) -> str:
+    return f"one of {_listed(names)}"
+
+
+class _UnitEnum(Codec):
+    def __init__(self, cls: type[enum.Enum]) -> None:
+        self.members = {member.value: member for member in cls}
+        self.texts = {member: json.dumps(member.value) for member in cls}
+        self.expected = _one_of(self.members)
+
+    def write(self, value: enum.Enum) -> str:
+        return self.texts[value]
+
+    def read(self, data: object) -> enum.Enum:
+        if type(data) is str:
+            member = self.members.get(data)
+            if member is not None:
+                return member
+        raise mismatch(self.expected, data)
+
+
+_UUID_TEXT = re.compile(r"[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}\Z")
+
+
+class _Uuid(Codec):
+    expected = "a UUID string like 0123abcd-0123-0123-0123-0123456789ab"
+
+    def write(self, value: HandoffId) -> str:
+        return f'"{value.uuid}"'
+
+    def read(self, data: object) -> HandoffId:
+        if type(data) is str and _UUID_TEXT.match(data):
+            return _construct(HandoffId, uuid.UUID(data))
+        raise mismatch(self.expected, data)
+
+
+class _ActionId(Codec):
+    expected = _Count.expected
+
+    def write(self, value: HandoffActionId) -> str:
+        return int.__repr__(value.value)
+
+    def read(self, data: object) -> HandoffActionId:
+        return _construct(HandoffActionId, _COUNT.read(data))
+
+
+_COUNT = _Count()
+
+
+_FAILED = OutcomeKind.FAILED.value
+
+
+class _Outcome(Codec):
+    def __init__(self) -> None:
+        self.units = {
+            kind.value: getattr(HandoffActionOutcome, kind.name)
+            for kind in OutcomeKind
+            if kind is not OutcomeKind.FAILED
+        }
+        self.expected = f'{_one_of(self.units)} or {{"{_FAILED}": reason}}'
+
+    def write(self, value: HandoffActionOutcome) -> str:
+        if value.reason is None:
+            return f'"{value.kind.value}"'
+        try:
+            return f'{{"{_FAILED}":{write_string(value.reason)}}}'
+        except WireRefusal as refusal:
+            refusal.segments.append(f".{_FAILED}")
+            raise
+
+    def read(self, data: object) -> HandoffActionOutcome:
+        if type(data) is str and data in self.units:
+            return cast(HandoffActionOutcome, self.units[data])
+        if type(data) is dict and len(data) == 1:
+            ((tag, reason),) = data.items()
+            if tag != _FAILED:
+                raise WireRefusal(
+                    f'unknown variant, expected "{_FAILED}" (other outcomes are plain strings)',
+                    key_segment(tag),
+                )
+            try:
+                return _construct(HandoffActionOutcome, OutcomeKind.FAILED, read_string(reason))
+            except WireRefusal as refusal:
+                refusal.segments.append(f".{_FAILED}")
+                raise
+        raise object_mismatch(self.expected, data)
+
+
+@attrs.frozen
+class _Field:
+    name: str
+    codec: Codec
+    # Rust's `#[serde(default, skip_serializing_if = …)]`: absent means the default, and the
+    # default is not written.
+    defaulted: bool
+    default: object
+    prefix: str = attrs.field(init=False)
+    segment: str = attrs.field(init=False)
+
+    @prefix.default
+    def _prefix(self) -> str:
+        return f'"{self.name}":'
+
+    @segment.default
+    def _segment(self) -> str:
+        return f".{self.name}"
+
+
+class _Struct(Codec):
+    def __init__(self, cls: type, fields: list[_Field]) -> None:
+        self.cls = cls
+        self.fields = fields
+        self.names = frozenset(field.name for field in fields)
+        self.expected = f"a {cls.__qualname__} object"
+
+    def write(self, value: object) -> str:
+        parts = []
+        for field in self.fields:
+            item = getattr(value, field.name)
+            if field.defaulted and item == field.default:
+                continue
+            parts.append(field.prefix + field.codec.write(item))
+        return "{" + ",".join(parts) + "}"
+
+    def read(self, data: object) -> object:
+        if type(data) is not dict:
+            raise object_mismatch(self.expected, data)
+        for key in data:
+            if key not in self.names:
+                fields = ", ".join(field.name for field in self.fields)
+                raise WireRefusal(f"unknown field, expected only {fields}", key_segment(key))
+        values = {}
+        for field in self.fields:
+            if field.name in data:
+                try:
+                    values[field.name] = field.codec.read(data[field.name])
+                except WireRefusal as refusal:
+                    refusal.segments.append(field.segment)
+                    raise
+            elif not field.defaulted:
+                raise WireRefusal(f"missing field, expected {field.codec.expected}", field.segment)
+        return _construct(self.cls, **values)
+
+
+class _Tagged(Codec):
+    """An externally tagged enum: `{"Variant": {fields}}`, limited to the variants given."""
+
+    def __init__(self, family: type, bodies: list[_Struct]) -> None:
+        self.family = frozenset(variant.__name__ for variant in _variants(family))
+        self.bodies = {body.cls.__name__: body for body in bodies}
+        self.by_class = {body.cls: (f'{{"{body.cls.__name__}":', body) for body in bodies}
+        if len(bodies) == 1:
+            self.tags = _listed(self.bodies)
+            self.expected = f"an object with the single key {self.tags}"
+        else:
+            self.tags = _one_of(self.bodies)
+            self.expected = f"an object with a single key, {self.tags}"
+
+    def write(self, value: object) -> str:
+        prefix, body = self.by_class[type(value)]
+        return prefix + body.write(value) + "}"
+
+    def read(self, data: object) -> object:
+        if type(data) is not dict or len(data) != 1:
+            raise object_mismatch(self.expected, data)
+        ((tag, fields),) = data.items()
+        body = self.bodies.get(tag)
+        if body is None:
+            known = "variant not allowed here" if tag in self.family else "unknown variant"
+            raise WireRefusal(f"{known}, expected {self.tags}", key_segment(tag))
+        try:
+            return body.read(fields)
+        except WireRefusal as refusal:
+            refusal.segments.append(key_segment(tag))
+            raise
+
+
+# The table: which codec each type gets.
+
+_LEAVES: dict[object, type[Codec]] = {
+    int: _Count,
+    float: _Float,
+    bool: _Bool,
+    HandoffId: _Uuid,
+    HandoffActionId: _ActionId,
+    HandoffActionOutcome: _Outcome,
+}
+
+_UNIONS = (HandoffFact, HandoffAction)
+
+
+def _variants(family: type) -> list[type]:
+    # The variants attached to the namespace (`HandoffFact.SourceHeld`, …), in the Rust enum's
+    # order. Not `__subclasses__()`: it can still list the classes attrs replaced with slotted ones.
+    return [
+        variant
+        for variant in vars(family).values()
+        if isinstance(variant, type) and issubclass(variant, family)
+    ]
+
+
+# The fields the Rust structs mark `#[serde(default, skip_serializing_if = …)]`.
+_SERDE_DEFAULTS: dict[type, frozenset[str]] = {
+    HandoffTransferTiming: frozenset({"kv_bytes_per_request"}),
+}
+
+
+def _body(cls: type) -> _Struct:
+    hints = typing.get_type_hints(cls)
+    defaulted = _SERDE_DEFAULTS.get(cls, frozenset())
+    fields = [
+        _Field(field.name, _codec_for(hints[field.name]), field.name in defaulted, field.default)
+        for field in attrs.fields(cls)
+    ]
+    return _Struct(cls, fields)
+
+
+def _codec_for(annotation: object) -> Codec:
+    """The codec for a field annotation or a wire type, derived from its attrs fields."""
+    if annotation in _LEAVES:
+        return _LEAVES[annotation]()
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin in (typing.Union, types.UnionType) and len(args) == 2 and type(None) in args:
+        inner = args[1] if args[0] is type(None) else args[0]
+        return _Optional(_codec_for(inner))
+    if origin is tuple and len(args) == 2 and args[1] is Ellipsis:
+        return _Array(_codec_for(args[0]))
+    if isinstance(annotation, type):
+        if issubclass(annotation, enum.Enum):
+            return _UnitEnum(annotation)
+        for family in _UNIONS:
+            if annotation is family:
+                return _Tagged(family, [_body(variant) for variant in _variants(family)])
+            if issubclass(annotation, family):
+                return _Tagged(family, [_body(annotation)])
+        if attrs.has(annotation):
+            return _body(annotation)
+    raise TypeError(f"{annotation!r} has no handoff wire form")
+
+
+_WIRE_TYPES: tuple[type, ...] = (
+    HandoffId,
+    HandoffOrder,
+    EngineType,
+    KvTransferTimingMode,
+    HandoffTransferTiming,
+    HandoffFact,
+    *_variants(HandoffFact),
+    HandoffAction,
+    *_variants(HandoffAction),
+    HandoffActionId,
+    IssuedHandoffAction,
+    HandoffActionOutcome,
+    HandoffCompletion,
+    NormalizedHandoffEvent,
+    NormalizedStoredTiming,
+    NormalizedHandoffConformance,
+)
+
+_CODECS: dict[type, Codec] = {cls: _codec_for(cls) for cls in _WIRE_TYPES}
+
+
+def codec_of(cls: type) -> Codec:
+    """The codec of `cls`; a `TypeError` if `cls` has no wire form."""
+    codec = _CODECS.get(cls)
+    if codec is None:
+        raise TypeError(f"{cls.__qualname__} has no handoff wire form")
+    return codec
