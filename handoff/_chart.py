@@ -26,6 +26,8 @@ from handoff._vocabulary import HandoffChart, Refusal, refused
 __all__ = ["CHARTS", "DestinationFirstChart", "SourceFirstChart"]
 
 
+# The charts are laid out as tables, one rule per line group; the formatter would fold them.
+# fmt: off
 class SourceFirstChart(HandoffChart):
     """SOURCE_FIRST (vLLM, TRT-LLM): run prefill on the source, then reserve the destination."""
 
@@ -190,6 +192,9 @@ class DestinationFirstChart(HandoffChart):
     destination_canceled = cancelling_both.to(cancelling_source) | cancelling_destination.to(
         canceled
     )
+
+
+# fmt: on
 
 
 CHARTS: Mapping[HandoffOrder, type[HandoffChart]] = MappingProxyType(

@@ -19,7 +19,9 @@ def test_the_demo_traces_both_orders_to_success(capsys: pytest.CaptureFixture[st
     assert out.count("StartTransfer(delay_ms=10.486)") == 2
     assert out.count("completion: SUCCESS") == 2
     assert "lifecycle:  SOURCE_HELD, DESTINATION_ACCEPTED" in source_first
-    assert "lifecycle:  DESTINATION_ACCEPTED, DESTINATION_RESERVED, SOURCE_HELD" in destination_first
+    assert (
+        "lifecycle:  DESTINATION_ACCEPTED, DESTINATION_RESERVED, SOURCE_HELD" in destination_first
+    )
 
 
 def test_the_demo_can_reopen_after_success(capsys: pytest.CaptureFixture[str]) -> None:
