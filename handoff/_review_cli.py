@@ -19,16 +19,11 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from handoff._messages import HandoffAction, HandoffFact, IssuedHandoffAction
-from handoff._review import (
-    PROPERTIES,
-    Call,
-    Counterexample,
-    OrderReview,
-    Verdict,
-    review_order,
-)
+from handoff._review import OrderReview, review_order
 from handoff._timing import HandoffTransferTiming
 from handoff._values import HandoffActionOutcome, HandoffOrder
+from handoff._verdict import PROPERTIES, Counterexample, Verdict
+from handoff._watch import Call
 
 __all__ = [
     "BEGIN",

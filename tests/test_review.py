@@ -30,19 +30,10 @@ from handoff import (
 )
 from handoff import _review_cli as cli
 from handoff.__main__ import main
-from handoff._review import (
-    HANDOFF_ID,
-    PROPERTIES,
-    Call,
-    OrderReview,
-    Watch,
-    environment,
-    observe,
-    replay,
-    review,
-    review_order,
-)
+from handoff._review import OrderReview, replay, review, review_order
 from handoff._table import CompiledChart, compile_chart, compiled
+from handoff._verdict import PROPERTIES
+from handoff._watch import HANDOFF_ID, Call, Watch, environment, observe
 
 REPORT = Path(__file__).resolve().parent.parent / "docs" / "model-review.md"
 ORDERS = tuple(HandoffOrder)
