@@ -80,6 +80,7 @@ def _check(wanted: dict[Path, bytes], docs: Path) -> int:
     if stale:
         print("stale: regenerate with `handoff diagrams`", file=sys.stderr)
         return 1
+    print(f"diagrams and docs are fresh: {len(wanted)} generated files match the chart")
     return 0
 
 
