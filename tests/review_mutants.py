@@ -1,768 +1,213 @@
-"""Deliberately broken charts: each is a copy of a real chart with one rule broken.
+"""Deliberately broken charts: each is a real chart with one rule broken.
 
-The model review must reject every one of them.  They are written exactly like the real
-charts in `handoff._chart` (python-statemachine shares `State` objects with subclasses, so
-each is a full class, never a subclass of a real chart), and each marks its broken rule with
-a `# Broken:` comment.  `MUTANTS` lists them with the property expected to catch each and the
-shape of the shortest counterexample: the last call and the last action issued.
+The model review must reject every one of them.  Each is derived from a real chart in
+`handoff._chart` by `chart_mutation.mutant`, which copies every rule of the chart but the
+events it is given: those are declared anew, as the real charts declare them, so only they
+can differ from the chart, and a `# Broken:` comment marks the broken rule.  `MUTANTS`
+lists them with the property expected to catch each and the shape of the shortest
+counterexample: the last call and the last action issued.
 """
 
 from __future__ import annotations
 
-import attrs
-from statemachine import State
+from types import SimpleNamespace
 
-from handoff import HandoffOrder
+import attrs
+from chart_mutation import Rule, mutant
+from statemachine.transition_list import TransitionList
+
+from handoff._chart import DestinationFirstChart, SourceFirstChart
 from handoff._vocabulary import HandoffChart, Refusal, refused
 
-SF = HandoffOrder.SOURCE_FIRST
-DF = HandoffOrder.DESTINATION_FIRST
 
+def _terminated(cleanup: Rule) -> Rule:
+    """`terminated` built from a chart's cleanup (`action_failed`) as the real charts build it.
 
-class ReleaseBeforeActivation(HandoffChart):
-    """SOURCE_FIRST that releases the source as soon as the transfer completed."""
-
-    order = SF
-
-    idle = State("idle", initial=True)
-    prefill_submitting = State("prefill submitting")
-    prefill_running = State("prefill running")
-    destination_reserving = State("destination reserving")
-    destination_accepted = State("destination accepted")
-    transfer_starting = State("transfer starting")
-    transferring = State("transferring")
-    activating = State("activating")
-    releasing = State("releasing")
-    succeeded = State("succeeded", enter="complete_success")
-    cancelling_source = State("cancelling source")
-    cancelling_destination = State("cancelling destination")
-    cancelling_both = State("cancelling both")
-    canceled = State("canceled", enter="complete_canceled")
-
-    start = idle.to(prefill_submitting, on="submit_prefill")
-    prefill_submitted = prefill_submitting.to(prefill_running)
-    source_held = prefill_running.to(
-        destination_reserving, validators="transfer_timing_is_valid", on="reserve_destination"
-    ) | refused(Refusal.PREFILL_NOT_SUBMITTED, idle, prefill_submitting)
-    ownership_accepted = destination_reserving.to(destination_accepted)
-    destination_reserved = destination_accepted.to(
-        transfer_starting, validators="transfer_delay_is_valid", on="start_transfer"
-    ) | refused(
-        Refusal.OWNERSHIP_NOT_ACCEPTED,
-        idle,
-        prefill_submitting,
-        prefill_running,
-        destination_reserving,
+    Before start a terminal fact completes at once; after success it reopens the handoff to
+    cancel the destination.
+    """
+    return lambda s: (
+        cleanup(s)
+        | s.idle.to(s.canceled)
+        | s.succeeded.to(s.cancelling_destination, on="cancel_destination")
     )
-    transfer_scheduled = transfer_starting.to(transferring)
+
+
+def _destination_first_cleanup(s: SimpleNamespace) -> TransitionList:
+    """DESTINATION_FIRST's `action_failed`, unbroken."""
+    return s.cancelling_destination.from_(
+        s.destination_reserving, s.destination_accepted, on="cancel_destination"
+    ) | s.cancelling_both.from_(
+        s.prefill_submitting,
+        s.prefill_running,
+        s.transfer_starting,
+        s.transferring,
+        s.activating,
+        s.releasing,
+        on=["cancel_source", "cancel_destination"],
+    )
+
+
+ReleaseBeforeActivation = mutant(
+    SourceFirstChart,
+    "ReleaseBeforeActivation",
+    "SOURCE_FIRST that releases the source as soon as the transfer completed.",
     # Broken: the release goes out with the activation, before the destination applied it.
-    transfer_completed = transferring.to(
-        activating, on=["activate_destination", "release_source"]
-    ) | refused(
-        Refusal.TRANSFER_NOT_SCHEDULED,
-        idle,
-        prefill_submitting,
-        prefill_running,
-        destination_reserving,
-        destination_accepted,
-        transfer_starting,
-    )
-    destination_activated = activating.to(releasing)
-    source_released = (
-        releasing.to(succeeded)
-        | cancelling_both.to(cancelling_destination)
-        | cancelling_source.to(canceled)
-    )
-    terminated = action_failed = (
-        idle.to(canceled)
-        | cancelling_source.from_(prefill_submitting, prefill_running, on="cancel_source")
-        | cancelling_both.from_(
-            destination_reserving,
-            destination_accepted,
-            transfer_starting,
-            transferring,
-            activating,
-            releasing,
-            on=["cancel_source", "cancel_destination"],
+    transfer_completed=lambda s: (
+        s.transferring.to(s.activating, on=["activate_destination", "release_source"])
+        | refused(
+            Refusal.TRANSFER_NOT_SCHEDULED,
+            s.idle,
+            s.prefill_submitting,
+            s.prefill_running,
+            s.destination_reserving,
+            s.destination_accepted,
+            s.transfer_starting,
         )
-    )
-    terminated |= succeeded.to(cancelling_destination, on="cancel_destination")
-    source_canceled = cancelling_both.to(cancelling_destination) | cancelling_source.to(canceled)
-    destination_canceled = cancelling_both.to(cancelling_source) | cancelling_destination.to(
-        canceled
+    ),
+    destination_activated=lambda s: s.activating.to(s.releasing),
+)
+
+
+def _cleanup_forgetting_the_reservation(s: SimpleNamespace) -> TransitionList:
+    # Broken: ReserveDestination is out while the destination is reserving or accepted,
+    # yet cleanup from there cancels the source alone.
+    return s.cancelling_source.from_(
+        s.prefill_submitting,
+        s.prefill_running,
+        s.destination_reserving,
+        s.destination_accepted,
+        on="cancel_source",
+    ) | s.cancelling_both.from_(
+        s.transfer_starting,
+        s.transferring,
+        s.activating,
+        s.releasing,
+        on=["cancel_source", "cancel_destination"],
     )
 
 
-class NoDestinationCancel(HandoffChart):
-    """SOURCE_FIRST whose cleanup forgets the destination once it was asked to reserve."""
+NoDestinationCancel = mutant(
+    SourceFirstChart,
+    "NoDestinationCancel",
+    "SOURCE_FIRST whose cleanup forgets the destination once it was asked to reserve.",
+    action_failed=_cleanup_forgetting_the_reservation,
+    terminated=_terminated(_cleanup_forgetting_the_reservation),
+)
 
-    order = SF
-
-    idle = State("idle", initial=True)
-    prefill_submitting = State("prefill submitting")
-    prefill_running = State("prefill running")
-    destination_reserving = State("destination reserving")
-    destination_accepted = State("destination accepted")
-    transfer_starting = State("transfer starting")
-    transferring = State("transferring")
-    activating = State("activating")
-    releasing = State("releasing")
-    succeeded = State("succeeded", enter="complete_success")
-    cancelling_source = State("cancelling source")
-    cancelling_destination = State("cancelling destination")
-    cancelling_both = State("cancelling both")
-    canceled = State("canceled", enter="complete_canceled")
-
-    start = idle.to(prefill_submitting, on="submit_prefill")
-    prefill_submitted = prefill_submitting.to(prefill_running)
-    source_held = prefill_running.to(
-        destination_reserving, validators="transfer_timing_is_valid", on="reserve_destination"
-    ) | refused(Refusal.PREFILL_NOT_SUBMITTED, idle, prefill_submitting)
-    ownership_accepted = destination_reserving.to(destination_accepted)
-    destination_reserved = destination_accepted.to(
-        transfer_starting, validators="transfer_delay_is_valid", on="start_transfer"
-    ) | refused(
-        Refusal.OWNERSHIP_NOT_ACCEPTED,
-        idle,
-        prefill_submitting,
-        prefill_running,
-        destination_reserving,
-    )
-    transfer_scheduled = transfer_starting.to(transferring)
-    transfer_completed = transferring.to(activating, on="activate_destination") | refused(
-        Refusal.TRANSFER_NOT_SCHEDULED,
-        idle,
-        prefill_submitting,
-        prefill_running,
-        destination_reserving,
-        destination_accepted,
-        transfer_starting,
-    )
-    destination_activated = activating.to(releasing, on="release_source")
-    source_released = (
-        releasing.to(succeeded)
-        | cancelling_both.to(cancelling_destination)
-        | cancelling_source.to(canceled)
-    )
-    terminated = action_failed = (
-        idle.to(canceled)
-        # Broken: ReserveDestination is out while the destination is reserving or accepted,
-        # yet cleanup from there cancels the source alone.
-        | cancelling_source.from_(
-            prefill_submitting,
-            prefill_running,
-            destination_reserving,
-            destination_accepted,
-            on="cancel_source",
-        )
-        | cancelling_both.from_(
-            transfer_starting,
-            transferring,
-            activating,
-            releasing,
-            on=["cancel_source", "cancel_destination"],
-        )
-    )
-    terminated |= succeeded.to(cancelling_destination, on="cancel_destination")
-    source_canceled = cancelling_both.to(cancelling_destination) | cancelling_source.to(canceled)
-    destination_canceled = cancelling_both.to(cancelling_source) | cancelling_destination.to(
-        canceled
-    )
-
-
-class NoReopenAfterSuccess(HandoffChart):
-    """DESTINATION_FIRST that ignores a terminal fact once the handoff succeeded."""
-
-    order = DF
-
-    idle = State("idle", initial=True)
-    destination_reserving = State("destination reserving")
-    destination_accepted = State("destination accepted")
-    prefill_submitting = State("prefill submitting")
-    prefill_running = State("prefill running")
-    transfer_starting = State("transfer starting")
-    transferring = State("transferring")
-    activating = State("activating")
-    releasing = State("releasing")
-    succeeded = State("succeeded", enter="complete_success")
-    cancelling_source = State("cancelling source")
-    cancelling_destination = State("cancelling destination")
-    cancelling_both = State("cancelling both")
-    canceled = State("canceled", enter="complete_canceled")
-
-    start = idle.to(destination_reserving, on="reserve_destination")
-    ownership_accepted = destination_reserving.to(destination_accepted)
-    destination_reserved = destination_accepted.to(
-        prefill_submitting, on="submit_prefill"
-    ) | refused(Refusal.OWNERSHIP_NOT_ACCEPTED, idle, destination_reserving)
-    prefill_submitted = prefill_submitting.to(prefill_running)
-    source_held = prefill_running.to(
-        transfer_starting,
-        validators=["transfer_timing_is_valid", "transfer_delay_is_valid"],
-        on="start_transfer",
-    ) | refused(
-        Refusal.PREFILL_NOT_SUBMITTED,
-        idle,
-        destination_reserving,
-        destination_accepted,
-        prefill_submitting,
-    )
-    transfer_scheduled = transfer_starting.to(transferring)
-    transfer_completed = transferring.to(activating, on="activate_destination") | refused(
-        Refusal.TRANSFER_NOT_SCHEDULED,
-        idle,
-        destination_reserving,
-        destination_accepted,
-        prefill_submitting,
-        prefill_running,
-        transfer_starting,
-    )
-    destination_activated = activating.to(releasing, on="release_source")
-    source_released = (
-        releasing.to(succeeded)
-        | cancelling_both.to(cancelling_destination)
-        | cancelling_source.to(canceled)
-    )
-    terminated = action_failed = (
-        idle.to(canceled)
-        | cancelling_destination.from_(
-            destination_reserving, destination_accepted, on="cancel_destination"
-        )
-        | cancelling_both.from_(
-            prefill_submitting,
-            prefill_running,
-            transfer_starting,
-            transferring,
-            activating,
-            releasing,
-            on=["cancel_source", "cancel_destination"],
-        )
-    )
+NoReopenAfterSuccess = mutant(
+    DestinationFirstChart,
+    "NoReopenAfterSuccess",
+    "DESTINATION_FIRST that ignores a terminal fact once the handoff succeeded.",
     # Broken: no reopen; `succeeded` drops a terminal fact although the destination decodes.
-    source_canceled = cancelling_both.to(cancelling_destination) | cancelling_source.to(canceled)
-    destination_canceled = cancelling_both.to(cancelling_source) | cancelling_destination.to(
-        canceled
-    )
+    terminated=lambda s: _destination_first_cleanup(s) | s.idle.to(s.canceled),
+)
 
-
-class TransferBeforeReservation(HandoffChart):
-    """SOURCE_FIRST that starts the transfer on a reservation the destination never accepted."""
-
-    order = SF
-
-    idle = State("idle", initial=True)
-    prefill_submitting = State("prefill submitting")
-    prefill_running = State("prefill running")
-    destination_reserving = State("destination reserving")
-    destination_accepted = State("destination accepted")
-    transfer_starting = State("transfer starting")
-    transferring = State("transferring")
-    activating = State("activating")
-    releasing = State("releasing")
-    succeeded = State("succeeded", enter="complete_success")
-    cancelling_source = State("cancelling source")
-    cancelling_destination = State("cancelling destination")
-    cancelling_both = State("cancelling both")
-    canceled = State("canceled", enter="complete_canceled")
-
-    start = idle.to(prefill_submitting, on="submit_prefill")
-    prefill_submitted = prefill_submitting.to(prefill_running)
-    source_held = prefill_running.to(
-        destination_reserving, validators="transfer_timing_is_valid", on="reserve_destination"
-    ) | refused(Refusal.PREFILL_NOT_SUBMITTED, idle, prefill_submitting)
-    ownership_accepted = destination_reserving.to(destination_accepted)
+TransferBeforeReservation = mutant(
+    SourceFirstChart,
+    "TransferBeforeReservation",
+    "SOURCE_FIRST that starts the transfer on a reservation the destination never accepted.",
     # Broken: `destination_reserving` takes the reservation instead of refusing it.
-    destination_reserved = (
-        destination_accepted.to(
-            transfer_starting, validators="transfer_delay_is_valid", on="start_transfer"
+    destination_reserved=lambda s: (
+        s.transfer_starting.from_(
+            s.destination_accepted,
+            s.destination_reserving,
+            validators="transfer_delay_is_valid",
+            on="start_transfer",
         )
-        | destination_reserving.to(
-            transfer_starting, validators="transfer_delay_is_valid", on="start_transfer"
-        )
-        | refused(Refusal.OWNERSHIP_NOT_ACCEPTED, idle, prefill_submitting, prefill_running)
-    )
-    transfer_scheduled = transfer_starting.to(transferring)
-    transfer_completed = transferring.to(activating, on="activate_destination") | refused(
-        Refusal.TRANSFER_NOT_SCHEDULED,
-        idle,
-        prefill_submitting,
-        prefill_running,
-        destination_reserving,
-        destination_accepted,
-        transfer_starting,
-    )
-    destination_activated = activating.to(releasing, on="release_source")
-    source_released = (
-        releasing.to(succeeded)
-        | cancelling_both.to(cancelling_destination)
-        | cancelling_source.to(canceled)
-    )
-    terminated = action_failed = (
-        idle.to(canceled)
-        | cancelling_source.from_(prefill_submitting, prefill_running, on="cancel_source")
-        | cancelling_both.from_(
-            destination_reserving,
-            destination_accepted,
-            transfer_starting,
-            transferring,
-            activating,
-            releasing,
-            on=["cancel_source", "cancel_destination"],
-        )
-    )
-    terminated |= succeeded.to(cancelling_destination, on="cancel_destination")
-    source_canceled = cancelling_both.to(cancelling_destination) | cancelling_source.to(canceled)
-    destination_canceled = cancelling_both.to(cancelling_source) | cancelling_destination.to(
-        canceled
-    )
+        | refused(Refusal.OWNERSHIP_NOT_ACCEPTED, s.idle, s.prefill_submitting, s.prefill_running)
+    ),
+)
 
-
-class CompleteTwice(HandoffChart):
-    """DESTINATION_FIRST that completes again on every terminal fact after a cancellation."""
-
-    order = DF
-
-    idle = State("idle", initial=True)
-    destination_reserving = State("destination reserving")
-    destination_accepted = State("destination accepted")
-    prefill_submitting = State("prefill submitting")
-    prefill_running = State("prefill running")
-    transfer_starting = State("transfer starting")
-    transferring = State("transferring")
-    activating = State("activating")
-    releasing = State("releasing")
-    succeeded = State("succeeded", enter="complete_success")
-    cancelling_source = State("cancelling source")
-    cancelling_destination = State("cancelling destination")
-    cancelling_both = State("cancelling both")
-    canceled = State("canceled", enter="complete_canceled")
-
-    start = idle.to(destination_reserving, on="reserve_destination")
-    ownership_accepted = destination_reserving.to(destination_accepted)
-    destination_reserved = destination_accepted.to(
-        prefill_submitting, on="submit_prefill"
-    ) | refused(Refusal.OWNERSHIP_NOT_ACCEPTED, idle, destination_reserving)
-    prefill_submitted = prefill_submitting.to(prefill_running)
-    source_held = prefill_running.to(
-        transfer_starting,
-        validators=["transfer_timing_is_valid", "transfer_delay_is_valid"],
-        on="start_transfer",
-    ) | refused(
-        Refusal.PREFILL_NOT_SUBMITTED,
-        idle,
-        destination_reserving,
-        destination_accepted,
-        prefill_submitting,
-    )
-    transfer_scheduled = transfer_starting.to(transferring)
-    transfer_completed = transferring.to(activating, on="activate_destination") | refused(
-        Refusal.TRANSFER_NOT_SCHEDULED,
-        idle,
-        destination_reserving,
-        destination_accepted,
-        prefill_submitting,
-        prefill_running,
-        transfer_starting,
-    )
-    destination_activated = activating.to(releasing, on="release_source")
-    source_released = (
-        releasing.to(succeeded)
-        | cancelling_both.to(cancelling_destination)
-        | cancelling_source.to(canceled)
-    )
-    terminated = action_failed = (
-        idle.to(canceled)
-        | cancelling_destination.from_(
-            destination_reserving, destination_accepted, on="cancel_destination"
-        )
-        | cancelling_both.from_(
-            prefill_submitting,
-            prefill_running,
-            transfer_starting,
-            transferring,
-            activating,
-            releasing,
-            on=["cancel_source", "cancel_destination"],
-        )
-    )
-    terminated |= succeeded.to(cancelling_destination, on="cancel_destination")
+CompleteTwice = mutant(
+    DestinationFirstChart,
+    "CompleteTwice",
+    "DESTINATION_FIRST that completes again on every terminal fact after a cancellation.",
     # Broken: a terminal fact re-enters `canceled`, and entering it completes again.
-    terminated |= canceled.to.itself()
-    source_canceled = cancelling_both.to(cancelling_destination) | cancelling_source.to(canceled)
-    destination_canceled = cancelling_both.to(cancelling_source) | cancelling_destination.to(
-        canceled
-    )
+    terminated=lambda s: _terminated(_destination_first_cleanup)(s) | s.canceled.to.itself(),
+)
 
-
-class ActivateBeforeTransferCompleted(HandoffChart):
-    """DESTINATION_FIRST that activates the destination as soon as the transfer is scheduled."""
-
-    order = DF
-
-    idle = State("idle", initial=True)
-    destination_reserving = State("destination reserving")
-    destination_accepted = State("destination accepted")
-    prefill_submitting = State("prefill submitting")
-    prefill_running = State("prefill running")
-    transfer_starting = State("transfer starting")
-    transferring = State("transferring")
-    activating = State("activating")
-    releasing = State("releasing")
-    succeeded = State("succeeded", enter="complete_success")
-    cancelling_source = State("cancelling source")
-    cancelling_destination = State("cancelling destination")
-    cancelling_both = State("cancelling both")
-    canceled = State("canceled", enter="complete_canceled")
-
-    start = idle.to(destination_reserving, on="reserve_destination")
-    ownership_accepted = destination_reserving.to(destination_accepted)
-    destination_reserved = destination_accepted.to(
-        prefill_submitting, on="submit_prefill"
-    ) | refused(Refusal.OWNERSHIP_NOT_ACCEPTED, idle, destination_reserving)
-    prefill_submitted = prefill_submitting.to(prefill_running)
-    source_held = prefill_running.to(
-        transfer_starting,
-        validators=["transfer_timing_is_valid", "transfer_delay_is_valid"],
-        on="start_transfer",
-    ) | refused(
-        Refusal.PREFILL_NOT_SUBMITTED,
-        idle,
-        destination_reserving,
-        destination_accepted,
-        prefill_submitting,
-    )
+ActivateBeforeTransferCompleted = mutant(
+    DestinationFirstChart,
+    "ActivateBeforeTransferCompleted",
+    "DESTINATION_FIRST that activates the destination as soon as the transfer is scheduled.",
     # Broken: the activation goes out when the transfer is scheduled, not when it completed.
-    transfer_scheduled = transfer_starting.to(transferring, on="activate_destination")
-    transfer_completed = transferring.to(activating) | refused(
-        Refusal.TRANSFER_NOT_SCHEDULED,
-        idle,
-        destination_reserving,
-        destination_accepted,
-        prefill_submitting,
-        prefill_running,
-        transfer_starting,
-    )
-    destination_activated = activating.to(releasing, on="release_source")
-    source_released = (
-        releasing.to(succeeded)
-        | cancelling_both.to(cancelling_destination)
-        | cancelling_source.to(canceled)
-    )
-    terminated = action_failed = (
-        idle.to(canceled)
-        | cancelling_destination.from_(
-            destination_reserving, destination_accepted, on="cancel_destination"
+    transfer_scheduled=lambda s: s.transfer_starting.to(s.transferring, on="activate_destination"),
+    transfer_completed=lambda s: (
+        s.transferring.to(s.activating)
+        | refused(
+            Refusal.TRANSFER_NOT_SCHEDULED,
+            s.idle,
+            s.destination_reserving,
+            s.destination_accepted,
+            s.prefill_submitting,
+            s.prefill_running,
+            s.transfer_starting,
         )
-        | cancelling_both.from_(
-            prefill_submitting,
-            prefill_running,
-            transfer_starting,
-            transferring,
-            activating,
-            releasing,
-            on=["cancel_source", "cancel_destination"],
-        )
-    )
-    terminated |= succeeded.to(cancelling_destination, on="cancel_destination")
-    source_canceled = cancelling_both.to(cancelling_destination) | cancelling_source.to(canceled)
-    destination_canceled = cancelling_both.to(cancelling_source) | cancelling_destination.to(
-        canceled
-    )
+    ),
+)
 
 
-class NoSourceCancelMidTransfer(HandoffChart):
-    """SOURCE_FIRST that, failing mid-transfer, cancels the destination but not the source."""
-
-    order = SF
-
-    idle = State("idle", initial=True)
-    prefill_submitting = State("prefill submitting")
-    prefill_running = State("prefill running")
-    destination_reserving = State("destination reserving")
-    destination_accepted = State("destination accepted")
-    transfer_starting = State("transfer starting")
-    transferring = State("transferring")
-    activating = State("activating")
-    releasing = State("releasing")
-    succeeded = State("succeeded", enter="complete_success")
-    cancelling_source = State("cancelling source")
-    cancelling_destination = State("cancelling destination")
-    cancelling_both = State("cancelling both")
-    canceled = State("canceled", enter="complete_canceled")
-
-    start = idle.to(prefill_submitting, on="submit_prefill")
-    prefill_submitted = prefill_submitting.to(prefill_running)
-    source_held = prefill_running.to(
-        destination_reserving, validators="transfer_timing_is_valid", on="reserve_destination"
-    ) | refused(Refusal.PREFILL_NOT_SUBMITTED, idle, prefill_submitting)
-    ownership_accepted = destination_reserving.to(destination_accepted)
-    destination_reserved = destination_accepted.to(
-        transfer_starting, validators="transfer_delay_is_valid", on="start_transfer"
-    ) | refused(
-        Refusal.OWNERSHIP_NOT_ACCEPTED,
-        idle,
-        prefill_submitting,
-        prefill_running,
-        destination_reserving,
-    )
-    transfer_scheduled = transfer_starting.to(transferring)
-    transfer_completed = transferring.to(activating, on="activate_destination") | refused(
-        Refusal.TRANSFER_NOT_SCHEDULED,
-        idle,
-        prefill_submitting,
-        prefill_running,
-        destination_reserving,
-        destination_accepted,
-        transfer_starting,
-    )
-    destination_activated = activating.to(releasing, on="release_source")
-    source_released = (
-        releasing.to(succeeded)
-        | cancelling_both.to(cancelling_destination)
-        | cancelling_source.to(canceled)
-    )
-    terminated = action_failed = (
-        idle.to(canceled)
-        | cancelling_source.from_(prefill_submitting, prefill_running, on="cancel_source")
-        | cancelling_both.from_(
-            destination_reserving,
-            destination_accepted,
-            transfer_starting,
-            activating,
-            releasing,
+def _cleanup_keeping_the_source_mid_transfer(s: SimpleNamespace) -> TransitionList:
+    return (
+        s.cancelling_source.from_(s.prefill_submitting, s.prefill_running, on="cancel_source")
+        | s.cancelling_both.from_(
+            s.destination_reserving,
+            s.destination_accepted,
+            s.transfer_starting,
+            s.activating,
+            s.releasing,
             on=["cancel_source", "cancel_destination"],
         )
         # Broken: mid-transfer only the destination is canceled; the source keeps its KV.
-        | transferring.to(cancelling_destination, on="cancel_destination")
-    )
-    terminated |= succeeded.to(cancelling_destination, on="cancel_destination")
-    source_canceled = cancelling_both.to(cancelling_destination) | cancelling_source.to(canceled)
-    destination_canceled = cancelling_both.to(cancelling_source) | cancelling_destination.to(
-        canceled
+        | s.transferring.to(s.cancelling_destination, on="cancel_destination")
     )
 
 
-class SourceHeldBeforeSubmission(HandoffChart):
-    """DESTINATION_FIRST that takes SourceHeld before the prefill submission was acknowledged."""
+NoSourceCancelMidTransfer = mutant(
+    SourceFirstChart,
+    "NoSourceCancelMidTransfer",
+    "SOURCE_FIRST that, failing mid-transfer, cancels the destination but not the source.",
+    action_failed=_cleanup_keeping_the_source_mid_transfer,
+    terminated=_terminated(_cleanup_keeping_the_source_mid_transfer),
+)
 
-    order = DF
-
-    idle = State("idle", initial=True)
-    destination_reserving = State("destination reserving")
-    destination_accepted = State("destination accepted")
-    prefill_submitting = State("prefill submitting")
-    prefill_running = State("prefill running")
-    transfer_starting = State("transfer starting")
-    transferring = State("transferring")
-    activating = State("activating")
-    releasing = State("releasing")
-    succeeded = State("succeeded", enter="complete_success")
-    cancelling_source = State("cancelling source")
-    cancelling_destination = State("cancelling destination")
-    cancelling_both = State("cancelling both")
-    canceled = State("canceled", enter="complete_canceled")
-
-    start = idle.to(destination_reserving, on="reserve_destination")
-    ownership_accepted = destination_reserving.to(destination_accepted)
-    destination_reserved = destination_accepted.to(
-        prefill_submitting, on="submit_prefill"
-    ) | refused(Refusal.OWNERSHIP_NOT_ACCEPTED, idle, destination_reserving)
-    prefill_submitted = prefill_submitting.to(prefill_running)
+SourceHeldBeforeSubmission = mutant(
+    DestinationFirstChart,
+    "SourceHeldBeforeSubmission",
+    "DESTINATION_FIRST that takes SourceHeld before the prefill submission was acknowledged.",
     # Broken: `prefill_submitting` takes SourceHeld instead of refusing it.
-    source_held = (
-        prefill_running.to(
-            transfer_starting,
+    source_held=lambda s: (
+        s.transfer_starting.from_(
+            s.prefill_running,
+            s.prefill_submitting,
             validators=["transfer_timing_is_valid", "transfer_delay_is_valid"],
             on="start_transfer",
         )
-        | prefill_submitting.to(
-            transfer_starting,
-            validators=["transfer_timing_is_valid", "transfer_delay_is_valid"],
-            on="start_transfer",
+        | refused(
+            Refusal.PREFILL_NOT_SUBMITTED, s.idle, s.destination_reserving, s.destination_accepted
         )
-        | refused(Refusal.PREFILL_NOT_SUBMITTED, idle, destination_reserving, destination_accepted)
-    )
-    transfer_scheduled = transfer_starting.to(transferring)
-    transfer_completed = transferring.to(activating, on="activate_destination") | refused(
-        Refusal.TRANSFER_NOT_SCHEDULED,
-        idle,
-        destination_reserving,
-        destination_accepted,
-        prefill_submitting,
-        prefill_running,
-        transfer_starting,
-    )
-    destination_activated = activating.to(releasing, on="release_source")
-    source_released = (
-        releasing.to(succeeded)
-        | cancelling_both.to(cancelling_destination)
-        | cancelling_source.to(canceled)
-    )
-    terminated = action_failed = (
-        idle.to(canceled)
-        | cancelling_destination.from_(
-            destination_reserving, destination_accepted, on="cancel_destination"
-        )
-        | cancelling_both.from_(
-            prefill_submitting,
-            prefill_running,
-            transfer_starting,
-            transferring,
-            activating,
-            releasing,
-            on=["cancel_source", "cancel_destination"],
-        )
-    )
-    terminated |= succeeded.to(cancelling_destination, on="cancel_destination")
-    source_canceled = cancelling_both.to(cancelling_destination) | cancelling_source.to(canceled)
-    destination_canceled = cancelling_both.to(cancelling_source) | cancelling_destination.to(
-        canceled
-    )
+    ),
+)
 
-
-class LostSourceCancel(HandoffChart):
-    """SOURCE_FIRST whose cleanup forgets a source cancel acknowledged before the destination's."""
-
-    order = SF
-
-    idle = State("idle", initial=True)
-    prefill_submitting = State("prefill submitting")
-    prefill_running = State("prefill running")
-    destination_reserving = State("destination reserving")
-    destination_accepted = State("destination accepted")
-    transfer_starting = State("transfer starting")
-    transferring = State("transferring")
-    activating = State("activating")
-    releasing = State("releasing")
-    succeeded = State("succeeded", enter="complete_success")
-    cancelling_source = State("cancelling source")
-    cancelling_destination = State("cancelling destination")
-    cancelling_both = State("cancelling both")
-    canceled = State("canceled", enter="complete_canceled")
-
-    start = idle.to(prefill_submitting, on="submit_prefill")
-    prefill_submitted = prefill_submitting.to(prefill_running)
-    source_held = prefill_running.to(
-        destination_reserving, validators="transfer_timing_is_valid", on="reserve_destination"
-    ) | refused(Refusal.PREFILL_NOT_SUBMITTED, idle, prefill_submitting)
-    ownership_accepted = destination_reserving.to(destination_accepted)
-    destination_reserved = destination_accepted.to(
-        transfer_starting, validators="transfer_delay_is_valid", on="start_transfer"
-    ) | refused(
-        Refusal.OWNERSHIP_NOT_ACCEPTED,
-        idle,
-        prefill_submitting,
-        prefill_running,
-        destination_reserving,
-    )
-    transfer_scheduled = transfer_starting.to(transferring)
-    transfer_completed = transferring.to(activating, on="activate_destination") | refused(
-        Refusal.TRANSFER_NOT_SCHEDULED,
-        idle,
-        prefill_submitting,
-        prefill_running,
-        destination_reserving,
-        destination_accepted,
-        transfer_starting,
-    )
-    destination_activated = activating.to(releasing, on="release_source")
-    source_released = (
-        releasing.to(succeeded)
-        | cancelling_both.to(cancelling_destination)
-        | cancelling_source.to(canceled)
-    )
-    terminated = action_failed = (
-        idle.to(canceled)
-        | cancelling_source.from_(prefill_submitting, prefill_running, on="cancel_source")
-        | cancelling_both.from_(
-            destination_reserving,
-            destination_accepted,
-            transfer_starting,
-            transferring,
-            activating,
-            releasing,
-            on=["cancel_source", "cancel_destination"],
-        )
-    )
-    terminated |= succeeded.to(cancelling_destination, on="cancel_destination")
+LostSourceCancel = mutant(
+    SourceFirstChart,
+    "LostSourceCancel",
+    "SOURCE_FIRST whose cleanup forgets a source cancel acknowledged before the destination's.",
     # Broken: `cancelling_both` journals the source cancel without moving, so once the
     # destination cancel is acknowledged too, the chart waits for a source cancel it already got.
-    source_canceled = cancelling_source.to(canceled)
-    destination_canceled = cancelling_both.to(cancelling_source) | cancelling_destination.to(
-        canceled
-    )
+    source_canceled=lambda s: s.cancelling_source.to(s.canceled),
+)
 
-
-class DeadTransition(HandoffChart):
-    """SOURCE_FIRST with a transition no run can take: idle never awaits an acknowledgement."""
-
-    order = SF
-
-    idle = State("idle", initial=True)
-    prefill_submitting = State("prefill submitting")
-    prefill_running = State("prefill running")
-    destination_reserving = State("destination reserving")
-    destination_accepted = State("destination accepted")
-    transfer_starting = State("transfer starting")
-    transferring = State("transferring")
-    activating = State("activating")
-    releasing = State("releasing")
-    succeeded = State("succeeded", enter="complete_success")
-    cancelling_source = State("cancelling source")
-    cancelling_destination = State("cancelling destination")
-    cancelling_both = State("cancelling both")
-    canceled = State("canceled", enter="complete_canceled")
-
-    start = idle.to(prefill_submitting, on="submit_prefill")
+DeadTransition = mutant(
+    SourceFirstChart,
+    "DeadTransition",
+    "SOURCE_FIRST with a transition no run can take: idle never awaits an acknowledgement.",
     # Broken: nothing was submitted in `idle`, so this transition is dead.
-    prefill_submitted = prefill_submitting.to(prefill_running) | idle.to(prefill_running)
-    source_held = prefill_running.to(
-        destination_reserving, validators="transfer_timing_is_valid", on="reserve_destination"
-    ) | refused(Refusal.PREFILL_NOT_SUBMITTED, idle, prefill_submitting)
-    ownership_accepted = destination_reserving.to(destination_accepted)
-    destination_reserved = destination_accepted.to(
-        transfer_starting, validators="transfer_delay_is_valid", on="start_transfer"
-    ) | refused(
-        Refusal.OWNERSHIP_NOT_ACCEPTED,
-        idle,
-        prefill_submitting,
-        prefill_running,
-        destination_reserving,
-    )
-    transfer_scheduled = transfer_starting.to(transferring)
-    transfer_completed = transferring.to(activating, on="activate_destination") | refused(
-        Refusal.TRANSFER_NOT_SCHEDULED,
-        idle,
-        prefill_submitting,
-        prefill_running,
-        destination_reserving,
-        destination_accepted,
-        transfer_starting,
-    )
-    destination_activated = activating.to(releasing, on="release_source")
-    source_released = (
-        releasing.to(succeeded)
-        | cancelling_both.to(cancelling_destination)
-        | cancelling_source.to(canceled)
-    )
-    terminated = action_failed = (
-        idle.to(canceled)
-        | cancelling_source.from_(prefill_submitting, prefill_running, on="cancel_source")
-        | cancelling_both.from_(
-            destination_reserving,
-            destination_accepted,
-            transfer_starting,
-            transferring,
-            activating,
-            releasing,
-            on=["cancel_source", "cancel_destination"],
-        )
-    )
-    terminated |= succeeded.to(cancelling_destination, on="cancel_destination")
-    source_canceled = cancelling_both.to(cancelling_destination) | cancelling_source.to(canceled)
-    destination_canceled = cancelling_both.to(cancelling_source) | cancelling_destination.to(
-        canceled
-    )
+    prefill_submitted=lambda s: (
+        s.prefill_submitting.to(s.prefill_running) | s.idle.to(s.prefill_running)
+    ),
+)
 
 
 @attrs.frozen

@@ -12,6 +12,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+import chart_mutation
 import pytest
 from review_mutants import MUTANTS, Mutant
 
@@ -30,6 +31,7 @@ from handoff import (
 )
 from handoff import _review_cli as cli
 from handoff.__main__ import main
+from handoff._chart import CHARTS
 from handoff._review import OrderReview, replay, review, review_order
 from handoff._table import CompiledChart, compile_chart, compiled
 from handoff._verdict import PROPERTIES
@@ -81,6 +83,18 @@ def test_the_longest_run_is_a_reopened_success(
 
 
 # -- the mutants -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("order", ORDERS)
+def test_a_mutant_without_broken_rules_is_its_real_chart(order: HandoffOrder) -> None:
+    # Mutants copy what they do not break from the real charts: the copy must be exact.
+    chart = CHARTS[order]
+    same = chart_mutation.mutant(chart, f"Same{chart.__name__}", "")
+    assert not {id(state) for state in same.states} & {id(state) for state in chart.states}
+    table, real = compile_chart(same), compiled(order)
+    assert table.states == real.states
+    assert list(table.steps()) == list(real.steps())
+    assert table == real
 
 
 @pytest.mark.parametrize("mutant", MUTANTS, ids=lambda mutant: mutant.chart.__name__)
