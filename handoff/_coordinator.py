@@ -241,7 +241,7 @@ class HandoffCoordinatorCore:
                 return []
             if move.refusal is not None:
                 raise self._refusal(move.refusal, action_id, outcome)
-            delay = self.checked_delay(move.checks, fact) if move.checks else None
+            delay = self._checked_delay(move.checks, fact) if move.checks else None
         else:
             move, delay = self._interpret(event, fact, action_id, outcome)
             if move.ignored:
@@ -270,13 +270,13 @@ class HandoffCoordinatorCore:
     ) -> tuple[Move, float | None]:
         assert self._interpreter is not None
         step, delay = self._interpreter.decide(
-            self._state, _EVENTS[event], self.checked_delay, fact
+            self._state, _EVENTS[event], self._checked_delay, fact
         )
         if step.refusal is not None:
             raise self._refusal(step.refusal, action_id, outcome)
         return move_for(step), delay
 
-    def checked_delay(self, checks: tuple[Check, ...], fact: HandoffFact | None) -> float | None:
+    def _checked_delay(self, checks: tuple[Check, ...], fact: HandoffFact | None) -> float | None:
         """Run a step's payload checks; returns the transfer delay when one is checked."""
         delay = None
         for check in checks:

@@ -69,10 +69,10 @@ def test_compiled_and_interpreted_agree_on_every_event_in_every_state(order) -> 
             fact = PAYLOADS.get(event)
             expected = table.step(state, event)
             expected_delay = (
-                coordinator.checked_delay(expected.checks, fact) if expected.checks else None
+                coordinator._checked_delay(expected.checks, fact) if expected.checks else None
             )
             interpreter = InterpretedChart(order, state_id)
-            actual, delay = interpreter.decide(state, event, coordinator.checked_delay, fact)
+            actual, delay = interpreter.decide(state, event, coordinator._checked_delay, fact)
             assert (actual.target, actual.refusal, actual.ignored) == (
                 expected.target,
                 expected.refusal,

@@ -201,7 +201,7 @@ def test_an_exception_other_than_handoff_error_is_reported(
     def broken(self: HandoffCoordinatorCore, *args: Any) -> float:
         raise ZeroDivisionError("delay")
 
-    monkeypatch.setattr(HandoffCoordinatorCore, "checked_delay", broken)
+    monkeypatch.setattr(HandoffCoordinatorCore, "_checked_delay", broken)
     verdict = review_order(HandoffOrder.SOURCE_FIRST).verdict("Errors")
     assert not verdict.holds
     assert verdict.counterexample is not None
