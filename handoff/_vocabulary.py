@@ -36,6 +36,8 @@ __all__ = [
     "EventKind",
     "HandoffChart",
     "Refusal",
+    "acknowledged",
+    "ignored",
     "refused",
 ]
 
@@ -259,7 +261,13 @@ def _default_handling(event: ChartEvent, states: list[State]) -> TransitionList:
 
 def _check_words(chart: type[StateChart[Any]]) -> None:
     for state in chart.states:
+        if any(_named(state.exit)):
+            raise InvalidDefinition(f"{chart.__name__}: {state.id!r} has exit callbacks")
         for transition in state.transitions:
+            unread = [*_named(transition.before), *_named(transition.after)]
+            if unread:
+                # The compiled table reads validators, cond, on and enter only.
+                raise InvalidDefinition(f"{chart.__name__}: {unread} on {transition}")
             for spec in _named_callbacks(transition, state):
                 if spec not in WORDS:
                     raise InvalidDefinition(
@@ -269,9 +277,14 @@ def _check_words(chart: type[StateChart[Any]]) -> None:
 
 def _named_callbacks(transition: Any, state: State) -> Iterator[str]:
     for group in (transition.validators, transition.cond, transition.on, state.enter):
-        for spec in group:
-            if not spec.is_convention:
-                yield spec.attr_name
+        yield from _named(group)
+
+
+def _named(specs: Any) -> Iterator[str]:
+    """The callback names a chart wrote (python-statemachine adds conventional ones)."""
+    for spec in specs:
+        if not spec.is_convention:
+            yield spec.attr_name
 
 
 class HandoffChart(StateChart[Any], metaclass=_HandoffChartMeta):

@@ -106,6 +106,24 @@ def test_a_callback_outside_the_vocabulary_is_refused_at_definition() -> None:
             start = idle.to(done, on="launch_missiles")
 
 
+def test_callbacks_the_table_would_not_read_are_refused_at_definition() -> None:
+    with pytest.raises(InvalidDefinition, match="'done' has exit callbacks"):
+
+        class WithExit(HandoffChart):
+            order = SF
+            idle = State(initial=True)
+            done = State(enter="complete_success", exit="release_source")
+            start = idle.to(done)
+
+    with pytest.raises(InvalidDefinition, match=r"\['release_source'\] on transition start"):
+
+        class WithAfter(HandoffChart):
+            order = SF
+            idle = State(initial=True)
+            done = State(enter="complete_success")
+            start = idle.to(done, after="release_source")
+
+
 def test_a_pair_handled_twice_is_refused_at_definition() -> None:
     with pytest.raises(InvalidDefinition, match="state 'idle' handles 'start' twice"):
 
