@@ -103,9 +103,13 @@ class SourceFirstChart(HandoffChart):
         | idle.to(canceled)
         | succeeded.to(cancelling_destination, on="cancel_destination")
     )
-    source_canceled = cancelling_both.to(cancelling_destination) | cancelling_source.to(canceled)
-    destination_canceled = cancelling_both.to(cancelling_source) | cancelling_destination.to(
-        canceled
+    source_canceled = (
+        cancelling_both.to(cancelling_destination)
+        | cancelling_source.to(canceled)
+    )
+    destination_canceled = (
+        cancelling_both.to(cancelling_source)
+        | cancelling_destination.to(canceled)
     )
 
 
@@ -188,9 +192,13 @@ class DestinationFirstChart(HandoffChart):
         | idle.to(canceled)
         | succeeded.to(cancelling_destination, on="cancel_destination")
     )
-    source_canceled = cancelling_both.to(cancelling_destination) | cancelling_source.to(canceled)
-    destination_canceled = cancelling_both.to(cancelling_source) | cancelling_destination.to(
-        canceled
+    source_canceled = (
+        cancelling_both.to(cancelling_destination)
+        | cancelling_source.to(canceled)
+    )
+    destination_canceled = (
+        cancelling_both.to(cancelling_source)
+        | cancelling_destination.to(canceled)
     )
 
 
