@@ -208,7 +208,7 @@ def read_trace(path: Path) -> Trace:
     return Trace(
         handoff_id=header.value("handoff_id", HandoffId),
         order=header.value("order", HandoffOrder),
-        fallback_transfer_delay_ms=header.number("fallback_transfer_delay_ms"),
+        fallback_transfer_delay_ms=header.delay("fallback_transfer_delay_ms"),
         calls=calls,
     )
 
@@ -237,19 +237,34 @@ class _Fields:
         except (wire.WireError, ValueError) as error:
             raise self.fail(f"{key}: {error}") from None
 
-    def number(self, key: str) -> float:
+    def delay(self, key: str) -> float:
         value = self.data.get(key)
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise self.fail(f"{key} must be a number, got {value!r}")
+        if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+            raise self.fail(f"{key} must be a non-negative number, got {value!r}")
         return float(value)
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    # A repeated key would let the stdlib silently keep the last value; the wire refuses it.
+    data = dict(pairs)
+    if len(data) != len(pairs):
+        seen = [key for key, _ in pairs]
+        raise ValueError(f"repeated key {next(k for k in seen if seen.count(k) > 1)!r}")
+    return data
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
 
 
 def _field_reader(path: Path, number: int, line: str, keys: set[str]) -> _Fields:
     where = f"{path}:{number}"
     try:
-        data = json.loads(line)
+        data = json.loads(line, object_pairs_hook=_unique_keys, parse_constant=_no_constant)
     except json.JSONDecodeError as error:
         raise TraceError(f"{where}: not JSON: {error.msg}") from None
+    except ValueError as error:
+        raise TraceError(f"{where}: {error}") from None
     if not isinstance(data, dict):
         raise TraceError(f"{where}: expected a JSON object, got {type(data).__name__}")
     unknown = set(data) - keys

@@ -114,6 +114,21 @@ def test_record_then_write_then_read_round_trips(tmp_path: Path) -> None:
         ),
         (
             '{"handoff_id":"00000000-0000-0000-0000-00000000000a","order":"SourceFirst",'
+            '"fallback_transfer_delay_ms":0.0}\n{"call":"start","call":"fact"}\n',
+            ":2: repeated key 'call'",
+        ),
+        (
+            '{"handoff_id":"00000000-0000-0000-0000-00000000000a","order":"SourceFirst",'
+            '"fallback_transfer_delay_ms":-1}\n',
+            ":1: fallback_transfer_delay_ms must be a non-negative number, got -1",
+        ),
+        (
+            '{"handoff_id":"00000000-0000-0000-0000-00000000000a","order":"SourceFirst",'
+            '"fallback_transfer_delay_ms":NaN}\n',
+            ":1: NaN is not JSON",
+        ),
+        (
+            '{"handoff_id":"00000000-0000-0000-0000-00000000000a","order":"SourceFirst",'
             '"fallback_transfer_delay_ms":0.0}\n{"call":"start","when":1}\n',
             ":2: unknown keys ['when']",
         ),
