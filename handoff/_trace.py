@@ -9,6 +9,7 @@ further line is one call — `{"call":"start"}`, `{"call":"fact","fact":{…}}` 
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -239,9 +240,10 @@ class _Fields:
 
     def delay(self, key: str) -> float:
         value = self.data.get(key)
-        if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
-            raise self.fail(f"{key} must be a non-negative number, got {value!r}")
-        return float(value)
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            if math.isfinite(value) and value >= 0:
+                return float(value)
+        raise self.fail(f"{key} must be a finite, non-negative number, got {value!r}")
 
 
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:

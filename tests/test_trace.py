@@ -120,7 +120,12 @@ def test_record_then_write_then_read_round_trips(tmp_path: Path) -> None:
         (
             '{"handoff_id":"00000000-0000-0000-0000-00000000000a","order":"SourceFirst",'
             '"fallback_transfer_delay_ms":-1}\n',
-            ":1: fallback_transfer_delay_ms must be a non-negative number, got -1",
+            ":1: fallback_transfer_delay_ms must be a finite, non-negative number, got -1",
+        ),
+        (
+            '{"handoff_id":"00000000-0000-0000-0000-00000000000a","order":"SourceFirst",'
+            '"fallback_transfer_delay_ms":1e400}\n',
+            ":1: fallback_transfer_delay_ms must be a finite, non-negative number, got inf",
         ),
         (
             '{"handoff_id":"00000000-0000-0000-0000-00000000000a","order":"SourceFirst",'
