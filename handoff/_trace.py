@@ -240,9 +240,13 @@ class _Fields:
 
     def delay(self, key: str) -> float:
         value = self.data.get(key)
-        if isinstance(value, int | float) and not isinstance(value, bool):
-            if math.isfinite(value) and value >= 0:
-                return float(value)
+        if (
+            isinstance(value, int | float)
+            and not isinstance(value, bool)
+            and math.isfinite(value)
+            and value >= 0
+        ):
+            return float(value)
         raise self.fail(f"{key} must be a finite, non-negative number, got {value!r}")
 
 
