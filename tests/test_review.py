@@ -411,3 +411,45 @@ def _read_fact(form: dict[str, Any]) -> HandoffFact:
     kind: Any = getattr(HandoffFact, name)
     fact: HandoffFact = kind(handoff_id)
     return fact
+
+
+# The cells each mutant breaks, and no others: restated parts of a broken event cannot drift.
+BROKEN_CELLS = {
+    "ReleaseBeforeActivation": {
+        ("transferring", "transfer_completed"),
+        ("activating", "destination_activated"),
+    },
+    "NoDestinationCancel": {
+        ("destination_reserving", "terminated"),
+        ("destination_reserving", "action_failed"),
+        ("destination_accepted", "terminated"),
+        ("destination_accepted", "action_failed"),
+    },
+    "NoReopenAfterSuccess": {("succeeded", "terminated")},
+    "TransferBeforeReservation": {("destination_reserving", "destination_reserved")},
+    "CompleteTwice": {("canceled", "terminated")},
+    "ActivateBeforeTransferCompleted": {
+        ("transfer_starting", "transfer_scheduled"),
+        ("transferring", "transfer_completed"),
+    },
+    "NoSourceCancelMidTransfer": {
+        ("transferring", "terminated"),
+        ("transferring", "action_failed"),
+    },
+    "SourceHeldBeforeSubmission": {("prefill_submitting", "source_held")},
+    "LostSourceCancel": {("cancelling_both", "source_canceled")},
+    "DeadTransition": {("idle", "prefill_submitted")},
+}
+
+
+@pytest.mark.parametrize("mutant", MUTANTS, ids=lambda mutant: mutant.chart.__name__)
+def test_each_mutant_breaks_only_its_own_cells(mutant: Mutant) -> None:
+    broken, real = compile_chart(mutant.chart), compile_chart(CHARTS[mutant.chart.order])
+    assert broken.states == real.states
+    differing = {
+        (broken.states[a.source], a.event.value)
+        for a, b in zip(broken.steps(), real.steps(), strict=True)
+        if (a.target, a.refusal, a.ignored, a.checks, a.effects)
+        != (b.target, b.refusal, b.ignored, b.checks, b.effects)
+    }
+    assert differing == BROKEN_CELLS[mutant.chart.__name__]
