@@ -8,6 +8,7 @@ import uuid
 from collections.abc import Callable, Iterator
 
 from handoff._coordinator import HandoffCoordinatorCore
+from handoff._journal import FITTING_OUTCOME
 from handoff._messages import HandoffAction, HandoffFact, IssuedHandoffAction
 from handoff._timing import HandoffTransferTiming
 from handoff._values import HandoffActionOutcome, HandoffId, HandoffOrder, KvTransferTimingMode
@@ -22,16 +23,6 @@ DEMO_TIMING = HandoffTransferTiming(
     bandwidth_gb_s=50.0,
 )
 DEMO_MISSING_TOKENS = 4000
-
-_FITTING_OUTCOME: dict[type, HandoffActionOutcome] = {
-    HandoffAction.SubmitPrefill: HandoffActionOutcome.SUBMITTED,
-    HandoffAction.ReserveDestination: HandoffActionOutcome.ACCEPTED,
-    HandoffAction.StartTransfer: HandoffActionOutcome.SCHEDULED,
-    HandoffAction.ActivateDestination: HandoffActionOutcome.APPLIED,
-    HandoffAction.ReleaseSource: HandoffActionOutcome.APPLIED,
-    HandoffAction.CancelSource: HandoffActionOutcome.APPLIED,
-    HandoffAction.CancelDestination: HandoffActionOutcome.APPLIED,
-}
 
 # The fact a cooperative runtime reports once it has performed an acknowledged action.
 _FACT_AFTER: dict[type, Callable[[HandoffId], HandoffFact]] = {
@@ -64,7 +55,7 @@ def success_run(coordinator: HandoffCoordinatorCore) -> Iterator[Call]:
         kind = type(issued_action.action)
         if kind is HandoffAction.Complete:
             return
-        outcome = _FITTING_OUTCOME[kind]
+        outcome = FITTING_OUTCOME[kind]
 
         def acknowledge(
             issued_action: IssuedHandoffAction = issued_action,

@@ -15,13 +15,14 @@ import attrs
 from handoff._conformance import NormalizedHandoffEvent
 from handoff._messages import HandoffAction, HandoffFact
 from handoff._table import CompiledChart, Step
-from handoff._values import HandoffCompletion, OutcomeKind
+from handoff._values import HandoffActionOutcome, HandoffCompletion, OutcomeKind
 from handoff._vocabulary import ChartEvent, Check, Effect, EventKind, Refusal
 
 __all__ = [
     "ACKNOWLEDGEMENTS",
     "FACT_EVENTS",
     "FITTING",
+    "FITTING_OUTCOME",
     "LIFECYCLE",
     "Keep",
     "Move",
@@ -74,6 +75,11 @@ FITTING: dict[type, tuple[OutcomeKind, ...]] = {
     for action, _ in ACKNOWLEDGEMENTS
 }
 """The outcome kinds that acknowledge each kind of action (failure aside)."""
+
+FITTING_OUTCOME: dict[type, HandoffActionOutcome] = {
+    action: HandoffActionOutcome(kinds[0]) for action, kinds in FITTING.items()
+}
+"""The outcome a cooperating runtime acknowledges each kind of action with."""
 
 # Looked up by the outcome kind's value: a str hashes in C, an Enum member does not.
 _EVENT_INDEX = {

@@ -18,12 +18,11 @@ import attrs
 from handoff._conformance import NormalizedHandoffEvent
 from handoff._coordinator import HandoffCoordinatorCore
 from handoff._diagram import HEADER, changes_state
-from handoff._journal import FACT_EVENTS, FITTING
+from handoff._journal import FACT_EVENTS, FITTING_OUTCOME
 from handoff._messages import HandoffAction, HandoffFact, IssuedHandoffAction
 from handoff._table import compiled
 from handoff._timing import HandoffTransferTiming
 from handoff._values import (
-    HandoffActionOutcome,
     HandoffId,
     HandoffOrder,
     KvTransferTimingMode,
@@ -147,7 +146,7 @@ class _Runtime:
         self.pending.append(item)
 
     def acknowledge(self, item: IssuedHandoffAction) -> None:
-        outcome = HandoffActionOutcome(FITTING[type(item.action)][0])
+        outcome = FITTING_OUTCOME[type(item.action)]
         lane = _ACTION_LANES[type(item.action)]
         self.messages.append(Message(Arrow.OUTCOME, lane, f"{outcome} [{item.id.value}]"))
         self.call(lambda: self.core.on_action_outcome(item.id, outcome))

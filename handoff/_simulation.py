@@ -21,6 +21,7 @@ import attrs
 
 from handoff._coordinator import HandoffCoordinatorCore
 from handoff._errors import HandoffError
+from handoff._journal import FITTING_OUTCOME
 from handoff._messages import HandoffAction, HandoffFact, IssuedHandoffAction
 from handoff._timing import HandoffTransferTiming
 from handoff._values import (
@@ -79,13 +80,6 @@ _ORDERS = {
     "mixed": (HandoffOrder.SOURCE_FIRST, HandoffOrder.DESTINATION_FIRST),
 }
 
-_FITTING = {
-    HandoffAction.SubmitPrefill: HandoffActionOutcome.SUBMITTED,
-    HandoffAction.ReserveDestination: HandoffActionOutcome.ACCEPTED,
-    HandoffAction.StartTransfer: HandoffActionOutcome.SCHEDULED,
-    HandoffAction.ActivateDestination: HandoffActionOutcome.APPLIED,
-    HandoffAction.ReleaseSource: HandoffActionOutcome.APPLIED,
-}
 _CANCELS = (HandoffAction.CancelSource, HandoffAction.CancelDestination)
 _DONE = (HandoffActionOutcome.APPLIED, HandoffActionOutcome.NOOP)
 _INJECTED = HandoffActionOutcome.failed("injected fault")
@@ -257,7 +251,7 @@ class _World:
         elif self.fault("failed outcome"):
             outcome = _INJECTED
         else:
-            outcome = _FITTING[kind]
+            outcome = FITTING_OUTCOME[kind]
         self.send(handoff, item.id, outcome)
 
     def send(self, handoff: _Handoff, action_id: HandoffActionId, outcome: Any) -> None:
