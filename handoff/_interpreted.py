@@ -119,6 +119,5 @@ class InterpretedChart:
             ignored=listener.ignored,
             checks=tuple(listener.checks),
             effects=tuple(listener.effects),
-            internal=target == state and not listener.effects,
         )
         return step, listener.delay

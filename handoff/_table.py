@@ -37,8 +37,6 @@ class Step:
     """Payload checks run, in order, before anything changes."""
     effects: tuple[Effect, ...] = ()
     """Actions issued, in order, when the step is taken."""
-    internal: bool = False
-    """The step stays in its state without leaving it."""
 
     @property
     def kind(self) -> str:
@@ -126,7 +124,6 @@ def _step(state: State, event: ChartEvent, index: dict[str, int]) -> Step:
         ignored=any(spec.attr_name == IGNORE for spec in transition.on if not spec.is_convention),
         checks=tuple(_words(transition.validators, Check)),
         effects=tuple(effects),
-        internal=bool(transition.internal),
     )
 
 
