@@ -85,6 +85,10 @@ class OrderReview:
         return tuple(verdict for verdict in self.verdicts if not verdict.holds)
 
 
+_EVENTS = tuple(ChartEvent)
+"""Chart events by index, as the coordinator numbers them."""
+
+
 def replay(
     chart: CompiledChart,
     calls: Sequence[Call],
@@ -287,7 +291,7 @@ def _chart_event(
     if call.outcome is None or call.action_id is None:
         return ChartEvent.START
     # Which event an outcome makes depends on the journal: the coordinator classifies it.
-    return tuple(ChartEvent)[coordinator._outcome_event(call.action_id, call.outcome)]
+    return _EVENTS[coordinator._outcome_event(call.action_id, call.outcome)]
 
 
 def _events(lifecycle: Sequence[object]) -> str:
