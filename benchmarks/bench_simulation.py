@@ -14,7 +14,7 @@ import sys
 
 CHILD = """
 import resource, sys, time
-from handoff._simulation import SimulationConfig, simulate
+from handoff._runs.simulation import SimulationConfig, simulate
 config = SimulationConfig(handoffs={n}, concurrency={c}, fault_rate={p}, seed=7)
 started = time.perf_counter()
 report = simulate(config)

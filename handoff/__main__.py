@@ -12,11 +12,14 @@ from typing import Any
 # Those modules import optional extras (graphviz, …) inside `run`, so a command that does
 # not need an extra works without it, and the missing extra is reported in one line.
 _COMMANDS = {
-    "demo": ("handoff._demo", "drive one handoff of each order and print the trace"),
-    "review": ("handoff._review_cli", "explore every reachable configuration and check it"),
-    "diagrams": ("handoff._diagrams_cli", "write the lifecycle diagrams and generated docs"),
-    "simulate": ("handoff._simulate_cli", "simulate many handoffs under faults and check them"),
-    "replay": ("handoff._replay_cli", "replay recorded traces against fresh coordinators"),
+    "demo": ("handoff._runs.demo", "drive one handoff of each order and print the trace"),
+    "review": ("handoff._review.cli", "explore every reachable configuration and check it"),
+    "diagrams": ("handoff._docs.cli", "write the lifecycle diagrams and generated docs"),
+    "simulate": (
+        "handoff._runs.simulate_cli",
+        "simulate many handoffs under faults and check them",
+    ),
+    "replay": ("handoff._runs.replay_cli", "replay recorded traces against fresh coordinators"),
 }
 
 

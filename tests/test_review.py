@@ -29,13 +29,13 @@ from handoff import (
     KvTransferTimingMode,
     OutcomeKind,
 )
-from handoff import _review_cli as cli
 from handoff.__main__ import main
 from handoff._chart import CHARTS
-from handoff._review import OrderReview, replay, review, review_order
+from handoff._review import cli
+from handoff._review.environment import HANDOFF_ID, Call, Watch, environment, observe
+from handoff._review.explore import OrderReview, replay, review, review_order
+from handoff._review.properties import PROPERTIES
 from handoff._table import CompiledChart, compile_chart, compiled
-from handoff._verdict import PROPERTIES
-from handoff._watch import HANDOFF_ID, Call, Watch, environment, observe
 
 REPORT = Path(__file__).resolve().parent.parent / "docs" / "model-review.md"
 ORDERS = tuple(HandoffOrder)

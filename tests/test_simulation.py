@@ -15,7 +15,7 @@ from handoff import (
     IssuedHandoffAction,
 )
 from handoff.__main__ import main
-from handoff._simulation import FAULTS, SimulationConfig, simulate
+from handoff._runs.simulation import FAULTS, SimulationConfig, simulate
 
 
 def test_faulty_runs_complete_without_leaks() -> None:

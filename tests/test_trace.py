@@ -9,8 +9,8 @@ import pytest
 
 from handoff import HandoffAction, HandoffFact
 from handoff.__main__ import main
-from handoff._simulation import SimulationConfig, simulate
-from handoff._trace import (
+from handoff._runs.simulation import SimulationConfig, simulate
+from handoff._runs.trace import (
     Call,
     TraceError,
     read_trace,

@@ -1,8 +1,9 @@
 """The properties a model review checks, its verdicts, and the judgments over the whole graph.
 
 Most properties are judged call by call while the review explores (the monitors of
-`handoff._watch`, counted in a `Tally`).  Three need the whole explored graph: L1 and L2 walk
-it backwards from the completions, and Coverage compares what ran with what the chart declares.
+`handoff._review.environment`, counted in a `Tally`). Three need the whole explored graph: L1
+and L2 walk it backwards from the completions, and Coverage compares what ran with what the
+chart declares.
 """
 
 from __future__ import annotations
@@ -14,9 +15,9 @@ from collections.abc import Sequence
 import attrs
 
 from handoff._messages import IssuedHandoffAction
+from handoff._review.environment import MAX_ACTIONS, Call, CallKind, Phase, Watch, fits
 from handoff._table import CompiledChart, Step
 from handoff._vocabulary import EventKind
-from handoff._watch import MAX_ACTIONS, Call, CallKind, Phase, Watch, fits
 
 __all__ = [
     "PROPERTIES",

@@ -3,7 +3,7 @@
 `sequence(order)` drives a coordinator the way a well-behaved runtime would, along the
 success path or through a cancellation, and records the messages that cross the lanes;
 `mermaid_sequence` renders them as a `sequenceDiagram`.  Pure and deterministic, like the
-state diagrams in `handoff._diagram`.
+state diagrams in `handoff._docs.diagram`.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import attrs
 
 from handoff._conformance import NormalizedHandoffEvent
 from handoff._coordinator import HandoffCoordinatorCore
-from handoff._diagram import HEADER, changes_state
+from handoff._docs.diagram import HEADER, changes_state
 from handoff._journal import FACT_EVENTS, FITTING_OUTCOME
 from handoff._messages import HandoffAction, HandoffFact, IssuedHandoffAction
 from handoff._table import compiled

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from handoff._trace import TraceError, read_trace, record, replay, write_trace
+from handoff._runs.trace import TraceError, read_trace, record, replay, write_trace
 
 __all__ = ["configure", "run"]
 

@@ -4,7 +4,7 @@
 that moves, with its checks and issued actions, grouped into the success path (the spine)
 and cleanup.  Refused and ignored events and acknowledgements that stay put are left out:
 the rule tables in the docs list those.  Sequence diagrams, drawn by driving a real
-coordinator, live in `handoff._sequence`.
+coordinator, live in `handoff._docs.sequence`.
 
 Everything here is pure and deterministic; only `dot_source` needs the `graphviz` package.
 """

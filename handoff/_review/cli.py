@@ -19,11 +19,11 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from handoff._messages import HandoffAction, HandoffFact, IssuedHandoffAction
-from handoff._review import OrderReview, review_order
+from handoff._review.environment import Call
+from handoff._review.explore import OrderReview, review_order
+from handoff._review.properties import PROPERTIES, Counterexample, Verdict
 from handoff._timing import HandoffTransferTiming
 from handoff._values import HandoffActionOutcome, HandoffOrder
-from handoff._verdict import PROPERTIES, Counterexample, Verdict
-from handoff._watch import Call
 
 __all__ = [
     "BEGIN",

@@ -1,15 +1,15 @@
 """Model review: explore every reachable configuration of a coordinator and check it.
 
 A configuration is the coordinator's `_configuration()` together with a `Watch`: what the
-nondeterministic environment of `handoff._watch` has itself seen.  From each configuration the
-review makes every call the environment may make; the monitors judge each accepted call as it
-is made, and `handoff._verdict` judges the liveness properties and coverage over the whole
-explored graph.
+nondeterministic environment of `handoff._review.environment` has itself seen. From each
+configuration the review makes every call the environment may make; the monitors judge each
+accepted call as it is made, and `handoff._review.properties` judges the liveness properties and
+coverage over the whole explored graph.
 
-The space is finite because a run of the real charts issues at most eight actions (five
-steps, `Complete`, a reopened `CancelDestination` and its `Complete`); runs issuing more than
-`MAX_ACTIONS` are cut off and reported (property "Bound"), so a review never claims more than
-it explored.  Exploration is breadth-first, so each counterexample is a shortest one.
+The space is finite because a run of the real charts issues at most eight actions (five steps,
+`Complete`, a reopened `CancelDestination` and its `Complete`); runs issuing more than
+`MAX_ACTIONS` are cut off and reported (property "Bound"), so a review never claims more than it
+explored. Exploration is breadth-first, so each counterexample is a shortest one.
 """
 
 from __future__ import annotations
@@ -24,9 +24,17 @@ from handoff._coordinator import HandoffCoordinatorCore
 from handoff._errors import HandoffError
 from handoff._journal import FACT_EVENTS
 from handoff._messages import HandoffAction
-from handoff._table import CompiledChart, Step, compiled
-from handoff._values import HandoffCompletion, HandoffId, HandoffOrder
-from handoff._verdict import (
+from handoff._review.environment import (
+    HANDOFF_ID,
+    MAX_ACTIONS,
+    Call,
+    Environment,
+    Phase,
+    Watch,
+    environment,
+    observe,
+)
+from handoff._review.properties import (
     PROPERTIES,
     Edge,
     Graph,
@@ -40,17 +48,9 @@ from handoff._verdict import (
     progress,
     tag,
 )
+from handoff._table import CompiledChart, Step, compiled
+from handoff._values import HandoffCompletion, HandoffId, HandoffOrder
 from handoff._vocabulary import ChartEvent
-from handoff._watch import (
-    HANDOFF_ID,
-    MAX_ACTIONS,
-    Call,
-    Environment,
-    Phase,
-    Watch,
-    environment,
-    observe,
-)
 
 __all__ = ["OrderReview", "replay", "review", "review_order"]
 

@@ -8,7 +8,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from handoff._simulation import FAULTS, SimulationConfig, SimulationReport, simulate
+from handoff._runs.simulation import FAULTS, SimulationConfig, SimulationReport, simulate
 
 __all__ = ["configure", "run"]
 
@@ -48,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
         print(file=sys.stderr)
     _print(config, report, wall)
     if args.record_failures is not None and report.violations:
-        from handoff._trace import write_violations
+        from handoff._runs.trace import write_violations
 
         for path in write_violations(report.violations, args.record_failures):
             print(f"recorded {path}")

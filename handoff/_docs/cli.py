@@ -13,9 +13,9 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-from handoff._diagram import HEADER, dot_source, file_stem, mermaid_state_diagram, state_graph
-from handoff._docs import SectionError, section_names, sections, splice
-from handoff._sequence import mermaid_sequence, sequence
+from handoff._docs.diagram import HEADER, dot_source, file_stem, mermaid_state_diagram, state_graph
+from handoff._docs.sections import SectionError, section_names, sections, splice
+from handoff._docs.sequence import mermaid_sequence, sequence
 from handoff._values import HandoffOrder
 
 __all__ = ["configure", "run"]

@@ -1,0 +1,1 @@
+"""Generated documentation: state graphs, DOT and Mermaid diagrams, sequences, doc sections."""

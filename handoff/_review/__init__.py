@@ -1,0 +1,1 @@
+"""The model review: exhaustive exploration of a coordinator, monitors, properties, report."""

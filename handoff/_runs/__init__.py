@@ -1,0 +1,1 @@
+"""Drivers of real coordinators: calls, the cooperative runtime, traces, simulation, demo."""
