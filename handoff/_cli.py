@@ -29,6 +29,7 @@ __all__ = [
     "UsageError",
     "add_version",
     "directory",
+    "existing_file",
     "new_file",
     "order_words",
     "orders",
@@ -73,7 +74,9 @@ class _Formatter(argparse.HelpFormatter):
         text = action.help or ""
         if (
             action.option_strings
-            and action.default not in (None, False, argparse.SUPPRESS)
+            and action.default is not None
+            and action.default is not False
+            and action.default is not argparse.SUPPRESS
             and "%(default)" not in text
         ):
             text += " (default: %(default)s)"
@@ -287,6 +290,16 @@ def require_writable(path: Path, option: str) -> None:
         _check_writable(_nearest_existing(path), str(path))
     except argparse.ArgumentTypeError as error:
         raise UsageError(f"{option}: {error}") from None
+
+
+def existing_file(text: str) -> Path:
+    """An argparse type: a file that exists (the command will read it)."""
+    path = Path(text)
+    if path.is_dir():
+        raise argparse.ArgumentTypeError(f"{text} is a directory, not a file")
+    if not path.is_file():
+        raise argparse.ArgumentTypeError(f"no file {text}; check the path")
+    return path
 
 
 def new_file(text: str) -> Path:
