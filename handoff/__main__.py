@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import sys
 from collections.abc import Sequence
 
@@ -24,22 +25,27 @@ _COMMANDS = (
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the process exit status."""
-    parser = _cli.Parser(
+    return _cli.run(parsers, argv)
+
+
+def parsers() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
+    """The top-level parser, and each command's parser by name."""
+    top = _cli.Parser(
         prog="handoff",
         description="Prefill-to-decode KV-cache handoff, defined as a statechart per order.",
         epilog=f"`handoff COMMAND --help` explains a command. Installed as {_cli.DISTRIBUTION}.",
     )
-    _cli.add_version(parser)
-    subparsers = parser.add_subparsers(
+    _cli.add_version(top)
+    subparsers = top.add_subparsers(
         dest="command", metavar="COMMAND", required=True, parser_class=_cli.Parser
     )
-    commands = {}
+    commands: dict[str, argparse.ArgumentParser] = {}
     for name, module, summary in _COMMANDS:
         command = subparsers.add_parser(name, help=summary, description=summary)
         command.set_defaults(run=module.run)
         module.configure(command)
         commands[name] = command
-    return _cli.run(parser, commands, argv)
+    return top, commands
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ import decimal
 import math
 import os
 import sys
+import textwrap
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
@@ -82,6 +83,10 @@ class _Formatter(argparse.HelpFormatter):
             text += " (default: %(default)s)"
         return text
 
+    def _split_lines(self, text: str, width: int) -> list[str]:
+        # Names such as TensorRT-LLM or docs/model-review.md must not break at their hyphens.
+        return textwrap.wrap(" ".join(text.split()), width, break_on_hyphens=False)
+
 
 class Parser(argparse.ArgumentParser):
     """An argument parser whose errors are one line, raised rather than printed."""
@@ -123,17 +128,17 @@ def add_version(parser: argparse.ArgumentParser) -> None:
 
 
 def run(
-    parser: argparse.ArgumentParser,
-    commands: Mapping[str, argparse.ArgumentParser],
+    build: Callable[[], tuple[argparse.ArgumentParser, Mapping[str, argparse.ArgumentParser]]],
     argv: Sequence[str] | None,
 ) -> int:
-    """Parse `argv` and run the chosen command's `args.run(args)`; returns the exit status.
+    """Parse `argv` with the parsers `build` makes, run `args.run(args)`; returns the status.
 
     Options that no parser knows are reported by the command's own parser, so the hint
     names the command's usage rather than the top level's.
     """
-    prog = parser.prog
+    prog = "handoff"
     try:
+        parser, commands = build()
         args, unknown = parser.parse_known_args(argv)
         command = commands[args.command]
         prog = command.prog

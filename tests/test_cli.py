@@ -12,7 +12,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from importlib import metadata
 from pathlib import Path
@@ -21,7 +21,7 @@ import attrs
 import pytest
 
 from handoff import HandoffOrder, _cli
-from handoff.__main__ import main
+from handoff.__main__ import main, parsers
 
 READ_ONLY = "/proc/self"  # not writable even by root
 HUGE = "9" * 5000  # past Python's limit on digits converted by int()
@@ -211,6 +211,14 @@ def _failing(exception: BaseException) -> argparse.Namespace:
     return argparse.Namespace(command="demo", run=run)
 
 
+def _parsers(
+    monkeypatch: pytest.MonkeyPatch, parsed: argparse.Namespace
+) -> Callable[[], tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]]:
+    top = _cli.Parser(prog="handoff")
+    monkeypatch.setattr(top, "parse_known_args", lambda argv: (parsed, []))
+    return lambda: (top, {"demo": _cli.Parser(prog="handoff demo")})
+
+
 @pytest.mark.parametrize(
     ("exception", "status", "line"),
     [
@@ -232,19 +240,14 @@ def test_failures_inside_a_command_become_one_line(
     status: int,
     line: str,
 ) -> None:
-    parser = _cli.Parser(prog="handoff")
-    monkeypatch.setattr(parser, "parse_known_args", lambda argv: (_failing(exception), []))
-    assert _cli.run(parser, {"demo": _cli.Parser(prog="handoff demo")}, []) == status
+    assert _cli.run(_parsers(monkeypatch, _failing(exception)), []) == status
     assert capsys.readouterr().err.startswith(line)
 
 
 def test_a_closed_pipe_in_process_returns_quietly(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    parser = _cli.Parser(prog="handoff")
-    failing = _failing(BrokenPipeError())
-    monkeypatch.setattr(parser, "parse_known_args", lambda argv: (failing, []))
-    assert _cli.run(parser, {"demo": _cli.Parser(prog="handoff demo")}, []) == 141
+    assert _cli.run(_parsers(monkeypatch, _failing(BrokenPipeError())), []) == 141
     assert capsys.readouterr().err == ""
 
 
@@ -252,27 +255,9 @@ def test_a_closed_pipe_in_process_returns_quietly(
 
 
 def _command_parsers() -> Iterator[argparse.ArgumentParser]:
-    parser = _capture_parser()
-    (subparsers,) = (a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-    yield parser
-    yield from subparsers.choices.values()
-
-
-def _capture_parser() -> argparse.ArgumentParser:
-    """The top-level parser `main` builds, captured as it starts parsing."""
-    captured: list[argparse.ArgumentParser] = []
-
-    def capture(parser: argparse.ArgumentParser, *_: object) -> int:
-        captured.append(parser)
-        return 0
-
-    original = _cli.run
-    _cli.run = capture  # type: ignore[assignment]
-    try:
-        main([])
-    finally:
-        _cli.run = original
-    return captured[0]
+    top, commands = parsers()
+    yield top
+    yield from commands.values()
 
 
 @pytest.mark.parametrize("parser", list(_command_parsers()), ids=lambda p: p.prog)
