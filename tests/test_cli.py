@@ -370,3 +370,17 @@ def test_diagrams_refuse_a_read_only_out_before_rendering(
 
 def test_the_output_directory_may_be_new(tmp_path: Path) -> None:
     assert _cli.output_directory(str(tmp_path / "a" / "b")) == tmp_path / "a" / "b"
+
+
+@pytest.mark.parametrize("row", BAD, ids=[" ".join(row.argv)[:60] or "(none)" for row in BAD])
+def test_a_bad_invocation_in_process(
+    row: Bad,
+    sandbox: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.chdir(sandbox)
+    assert main(list(row.argv)) == row.status
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1
+    assert row.says in error
