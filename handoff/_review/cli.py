@@ -18,12 +18,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+from handoff import _cli
 from handoff._messages import HandoffAction, HandoffFact, IssuedHandoffAction
 from handoff._review.environment import Call
 from handoff._review.explore import OrderReview, review_order
 from handoff._review.properties import PROPERTIES, Counterexample, Verdict
 from handoff._timing import HandoffTransferTiming
-from handoff._values import HandoffActionOutcome, HandoffOrder
+from handoff._values import HandoffActionOutcome
 
 __all__ = [
     "BEGIN",
@@ -37,12 +38,6 @@ __all__ = [
     "with_generated_block",
 ]
 
-_ORDERS = {
-    "source-first": (HandoffOrder.SOURCE_FIRST,),
-    "destination-first": (HandoffOrder.DESTINATION_FIRST,),
-    "both": (HandoffOrder.SOURCE_FIRST, HandoffOrder.DESTINATION_FIRST),
-}
-
 BEGIN = "<!-- BEGIN GENERATED: model-review -->"
 END = "<!-- END GENERATED: model-review -->"
 _REGENERATE = "handoff review --format markdown --write docs/model-review.md"
@@ -50,19 +45,31 @@ _REGENERATE = "handoff review --format markdown --write docs/model-review.md"
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Declare the options of `handoff review`."""
-    parser.add_argument("--order", choices=list(_ORDERS), default="both")
-    parser.add_argument("--format", choices=["text", "json", "markdown"], default="text")
+    parser.add_argument(
+        "--order",
+        type=_cli.orders,
+        default=_cli.ALL_ORDERS,
+        metavar="ORDER",
+        help="the chart(s) to explore: " + _cli.ORDER_HELP,
+    )
+    parser.add_argument(
+        "--format",
+        choices=["text", "json", "markdown"],
+        default="text",
+        help="text: a verdict table per order; json: everything, for tools; "
+        "markdown: the report kept in docs/model-review.md",
+    )
     parser.add_argument(
         "--trace-out",
         metavar="FILE",
-        type=Path,
+        type=_cli.new_file,
         help="write the first failure's shortest counterexample as replayable JSON Lines",
     )
     files = parser.add_mutually_exclusive_group()
     files.add_argument(
         "--write",
         metavar="FILE",
-        type=Path,
+        type=_cli.new_file,
         help="put the markdown report between the generated-block markers of FILE",
     )
     files.add_argument(
@@ -76,19 +83,22 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     """Review the chosen orders; 0 when every property holds, 1 otherwise."""
     out = sys.stdout if out is None else out
-    reviews = [review_order(order) for order in _ORDERS[args.order]]
+    reviews = [review_order(order) for order in args.order]
     holds = all(review.holds for review in reviews)
+    # The report first: a trace that cannot be written must not cost the report.
+    if args.write is not None or args.check is not None:
+        status = _sync(args.write or args.check, reviews, write=args.write is not None, out=out)
+    else:
+        if args.format == "json":
+            out.write(json.dumps(json_report(reviews), indent=2) + "\n")
+        elif args.format == "markdown":
+            out.write(markdown(reviews))
+        else:
+            out.write(text(reviews))
+        status = 0 if holds else 1
     if args.trace_out is not None:
         _write_trace(args.trace_out, reviews, out)
-    if args.write is not None or args.check is not None:
-        return _sync(args.write or args.check, reviews, write=args.write is not None, out=out)
-    if args.format == "json":
-        out.write(json.dumps(json_report(reviews), indent=2) + "\n")
-    elif args.format == "markdown":
-        out.write(markdown(reviews))
-    else:
-        out.write(text(reviews))
-    return 0 if holds else 1
+    return status
 
 
 # -- text ------------------------------------------------------------------------------

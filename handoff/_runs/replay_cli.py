@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
+from handoff import _cli
 from handoff._runs.trace import TraceError, read_trace, record, replay, write_trace
 
 __all__ = ["configure", "run"]
@@ -12,7 +12,9 @@ __all__ = ["configure", "run"]
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Add the replay's options."""
-    parser.add_argument("traces", nargs="+", type=Path, metavar="FILE", help="JSON Lines traces")
+    parser.add_argument(
+        "traces", nargs="+", type=_cli.existing_file, metavar="FILE", help="JSON Lines traces"
+    )
     parser.add_argument(
         "--record",
         action="store_true",

@@ -74,12 +74,6 @@ class Coordinator(Protocol):
 
 MakeCoordinator = Callable[[HandoffId, HandoffOrder, float], Coordinator]
 
-_ORDERS = {
-    "source-first": (HandoffOrder.SOURCE_FIRST,),
-    "destination-first": (HandoffOrder.DESTINATION_FIRST,),
-    "mixed": (HandoffOrder.SOURCE_FIRST, HandoffOrder.DESTINATION_FIRST),
-}
-
 _CANCELS = (HandoffAction.CancelSource, HandoffAction.CancelDestination)
 _DONE = (HandoffActionOutcome.APPLIED, HandoffActionOutcome.NOOP)
 _INJECTED = HandoffActionOutcome.failed("injected fault")
@@ -93,7 +87,14 @@ class SimulationConfig:
     concurrency: int = attrs.field(default=100, validator=attrs.validators.ge(1))
     fault_rate: float = attrs.field(default=0.05)
     seed: int = 0
-    orders: str = attrs.field(default="mixed", validator=attrs.validators.in_(_ORDERS))
+    orders: tuple[HandoffOrder, ...] = attrs.field(
+        default=tuple(HandoffOrder),
+        converter=tuple,
+        validator=attrs.validators.deep_iterable(
+            attrs.validators.instance_of(HandoffOrder), attrs.validators.min_len(1)
+        ),
+    )
+    """The orders handoffs are drawn from, uniformly."""
     fallback_transfer_delay_ms: float = 1.0
     record_calls: bool = False
     """Keep every handoff's calls while it is in flight, for `HandoffRecord.calls`."""
@@ -193,7 +194,7 @@ class _World:
     # -- a handoff's life ----------------------------------------------------------------
 
     def begin(self, number: int) -> None:
-        order = self.rng.choice(_ORDERS[self.config.orders])
+        order = self.rng.choice(self.config.orders)
         handoff_id = HandoffId(uuid.UUID(int=number + 1))
         coordinator = self.make(handoff_id, order, self.config.fallback_transfer_delay_ms)
         handoff = _Handoff(handoff_id, order, coordinator)
