@@ -78,18 +78,20 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> object:
-    # `handoff.wire` works after a bare `import handoff`, without `import handoff` paying for the
-    # codecs: the submodule is imported on first use.
-    if name == "wire":
-        import handoff.wire
+if not _typing.TYPE_CHECKING:
+    # Hidden from type checkers, which would otherwise accept any attribute of the package.
 
-        return handoff.wire
-    raise AttributeError(f"module 'handoff' has no attribute {name!r}")
+    def __getattr__(name: str) -> object:
+        # `handoff.wire` works after a bare `import handoff`, without `import handoff` paying
+        # for the codecs: the submodule is imported on first use.
+        if name == "wire":
+            import handoff.wire
 
+            return handoff.wire
+        raise AttributeError(f"module 'handoff' has no attribute {name!r}")
 
-def __dir__() -> list[str]:
-    return sorted({*globals(), "wire"})
+    def __dir__() -> list[str]:
+        return sorted({*globals(), "wire"})
 
 
 # Tracebacks, reprs and pickles name `handoff.HandoffError`, never the private module that

@@ -132,6 +132,8 @@ def test_nothing_public_is_left_out_of_all() -> None:
 
 def test_wire_is_an_attribute_of_the_package() -> None:
     assert handoff.wire.WireError is handoff.WireError
+    # What a bare `import handoff` falls back on; the subprocess tests below show it is needed.
+    assert getattr(handoff, "__getattr__")("wire") is handoff.wire  # noqa: B009
     assert "wire" in dir(handoff)
     assert issubclass(handoff.WireError, handoff.HandoffError)
 
