@@ -56,7 +56,7 @@ def _construct(cls: type[T], *args: Any, **kwargs: Any) -> T:
         raise WireRefusal(f"invalid {cls.__qualname__}: {error}") from None
 
 
-# Codecs: one per wire shape, composed by `_codec_for` from the attrs fields of each type.
+# Codecs: one per wire shape; `handoff.wire` composes them from the attrs fields of each type.
 
 
 class Codec(abc.ABC):
