@@ -10,13 +10,12 @@ changed nothing.
 from __future__ import annotations
 
 import functools
-import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from handoff._conformance import NormalizedHandoffEvent
 from handoff._errors import ForeignFactError, HandoffError
 from handoff._journal import FACT_EVENTS, FITTING, Keep, Move, event_of, move_for, moves
+from handoff._lifecycle import NormalizedHandoffEvent
 from handoff._messages import HandoffAction, HandoffFact, IssuedHandoffAction
 from handoff._table import CompiledChart, compiled
 from handoff._timing import (
@@ -24,6 +23,7 @@ from handoff._timing import (
     validate_transfer_delay_ms,
     validate_transfer_timing,
 )
+from handoff._validators import require_delay_ms
 from handoff._values import (
     HandoffActionId,
     HandoffActionOutcome,
@@ -90,7 +90,7 @@ class HandoffCoordinatorCore:
             raise TypeError(f"handoff_id must be a HandoffId, got {handoff_id!r}")
         if not isinstance(order, HandoffOrder):
             raise TypeError(f"order must be a HandoffOrder, got {order!r}")
-        self._fallback = _fallback_delay(fallback_transfer_delay_ms)
+        self._fallback = require_delay_ms("fallback_transfer_delay_ms", fallback_transfer_delay_ms)
         self._handoff_id = handoff_id
         self._chart: CompiledChart = compiled(order)
         self._moves = _moves(order)
@@ -360,13 +360,3 @@ class HandoffCoordinatorCore:
 
 
 _EVENTS = tuple(ChartEvent)
-
-
-def _fallback_delay(value: float) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise TypeError(f"fallback_transfer_delay_ms must be a float, got {value!r}")
-    if not math.isfinite(value) or value < 0:
-        raise ValueError(
-            f"fallback_transfer_delay_ms must be finite and non-negative, got {value!r}"
-        )
-    return float(value)

@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 import attrs
 
-from handoff._conformance import NormalizedHandoffEvent
+from handoff._lifecycle import NormalizedHandoffEvent
 from handoff._messages import HandoffAction, HandoffFact
 from handoff._table import CompiledChart, Step
 from handoff._values import HandoffActionOutcome, HandoffCompletion, OutcomeKind

@@ -16,7 +16,6 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 
 import handoff
 import handoff._errors
-from handoff._conformance import NormalizedHandoffEvent, expected_normalized_handoff
 from handoff._docs.diagram import file_stem, mermaid_state_diagram, state_graph
 from handoff._docs.sequence import mermaid_sequence, sequence
 from handoff._errors import (
@@ -26,6 +25,7 @@ from handoff._errors import (
     InvalidTransferTimingError,
 )
 from handoff._journal import ACKNOWLEDGEMENTS, FACT_EVENTS, LIFECYCLE
+from handoff._lifecycle import NormalizedHandoffEvent, expected_normalized_handoff
 from handoff._table import CompiledChart, Step, compiled
 from handoff._values import HandoffCompletion, HandoffOrder
 from handoff._vocabulary import ChartEvent, Refusal
@@ -321,7 +321,7 @@ def error_classes() -> list[type[HandoffError]]:
         for value in vars(module).values()
         if isinstance(value, type)
         and issubclass(value, HandoffError)
-        and value.__module__ == module.__name__
+        and value.__module__ in ("handoff", module.__name__)
     }
     return sorted(found, key=lambda cls: (cls is not HandoffError, cls.__name__))
 

@@ -19,10 +19,10 @@ from collections.abc import Sequence
 
 import attrs
 
-from handoff._conformance import expected_normalized_handoff
 from handoff._coordinator import HandoffCoordinatorCore
 from handoff._errors import HandoffError
 from handoff._journal import FACT_EVENTS
+from handoff._lifecycle import expected_normalized_handoff
 from handoff._messages import HandoffAction
 from handoff._review.environment import (
     HANDOFF_ID,
