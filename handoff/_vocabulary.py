@@ -264,9 +264,16 @@ def _check_words(chart: type[StateChart[Any]]) -> None:
         if any(_named(state.exit)):
             raise InvalidDefinition(f"{chart.__name__}: {state.id!r} has exit callbacks")
         for transition in state.transitions:
+            guards = list(_named(transition.cond))
+            if guards:
+                raise InvalidDefinition(
+                    f"{chart.__name__}: cond/unless {guards} on {transition}: a handoff chart "
+                    "chooses a step by state and event alone; check a payload with "
+                    "`validators=` (a `Check`), or add a state that tells the cases apart"
+                )
             unread = [*_named(transition.before), *_named(transition.after)]
             if unread:
-                # The compiled table reads validators, cond, on and enter only.
+                # The compiled table reads validators, on and enter only.
                 raise InvalidDefinition(f"{chart.__name__}: {unread} on {transition}")
             for spec in _named_callbacks(transition, state):
                 if spec not in WORDS:
@@ -276,7 +283,7 @@ def _check_words(chart: type[StateChart[Any]]) -> None:
 
 
 def _named_callbacks(transition: Any, state: State) -> Iterator[str]:
-    for group in (transition.validators, transition.cond, transition.on, state.enter):
+    for group in (transition.validators, transition.on, state.enter):
         yield from _named(group)
 
 

@@ -175,3 +175,16 @@ def test_every_step_has_one_kind(order) -> None:  # type: ignore[no-untyped-def]
     assert table.step(0, ChartEvent.SOURCE_HELD).kind == "refused"
     assert table.step(0, ChartEvent.DUPLICATE_OUTCOME).kind == "ignored"
     assert table.step(0, ChartEvent.PREFILL_SUBMITTED).kind == "stays"
+
+
+@pytest.mark.parametrize("guard", ["cond", "unless"])
+def test_a_guard_is_refused_at_definition(guard) -> None:  # type: ignore[no-untyped-def]
+    # The compiled table never reads guards: accepting one would make it disagree with the
+    # interpreted chart, which would honour it.
+    with pytest.raises(InvalidDefinition, match=r"cond/unless \['transfer_timing_is_valid'\]"):
+
+        class Guarded(HandoffChart):
+            order = SF
+            idle = State(initial=True)
+            done = State(enter="complete_success")
+            start = idle.to(done, **{guard: "transfer_timing_is_valid"})
