@@ -1,23 +1,43 @@
 """A chart compiled into a dense table: (state, event) → the step the chart would take.
 
-The table is read mechanically off the python-statemachine definition, once per order,
-on first use, so it cannot drift from the chart: there is nothing to regenerate.
+A table is read mechanically off a python-statemachine chart class (`compile_chart`), so it
+cannot drift from the chart.  `compiled` hands out one table per chart class, built on first
+use; the shipped orders' tables come ready-made from a generated module, so running
+handoffs of those orders needs neither python-statemachine nor the chart classes.
 """
 
 from __future__ import annotations
 
+import enum
 import functools
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
-from statemachine import State
 
-from handoff._chart import CHARTS
 from handoff._values import HandoffCompletion, HandoffOrder
-from handoff._vocabulary import IGNORE, ChartEvent, Check, Effect, HandoffChart, Refusal
+from handoff._vocabulary import IGNORE, ChartEvent, Check, Effect, Refusal
 
-__all__ = ["CompiledChart", "Step", "compiled"]
+if TYPE_CHECKING:
+    from statemachine import State
+
+    from handoff._chart_base import HandoffChart
+
+__all__ = ["CompiledChart", "Step", "StepKind", "compile_chart", "compiled"]
+
+
+class StepKind(enum.StrEnum):
+    """What a step does; each value equals the word it was once spelled with."""
+
+    REFUSED = "refused"
+    """The call raises and nothing changes."""
+    IGNORED = "ignored"
+    """Nothing changes and nothing is journaled."""
+    MOVES = "moves"
+    """The handoff goes to another state, or issues actions."""
+    STAYS = "stays"
+    """An acknowledgement is journaled in place."""
+
 
 _REFUSALS = {refusal.callback: refusal for refusal in Refusal}
 
@@ -39,16 +59,15 @@ class Step:
     """Actions issued, in order, when the step is taken."""
 
     @property
-    def kind(self) -> str:
-        """What the step does: "refused", "ignored", "moves" (to another state or issuing
-        actions) or "stays" (an acknowledgement journaled in place)."""
+    def kind(self) -> StepKind:
+        """What the step does."""
         if self.refusal is not None:
-            return "refused"
+            return StepKind.REFUSED
         if self.ignored:
-            return "ignored"
+            return StepKind.IGNORED
         if self.target != self.source or self.effects:
-            return "moves"
-        return "stays"
+            return StepKind.MOVES
+        return StepKind.STAYS
 
     @property
     def completion(self) -> HandoffCompletion | None:
@@ -61,9 +80,12 @@ class Step:
 
 @attrs.frozen
 class CompiledChart:
-    """One order's chart as a table; state ids index `states`, events index rows."""
+    """One chart as a table; state ids index `states`, events index rows."""
 
+    name: str
+    """The chart's title: what reports, diagrams and traces call it."""
     order: HandoffOrder
+    """Which lifecycle a success must record."""
     states: tuple[str, ...]
     """State ids in definition order; `states[0]` is the initial state."""
     names: tuple[str, ...]
@@ -88,18 +110,23 @@ class CompiledChart:
 
 
 @functools.cache
-def compiled(order: HandoffOrder) -> CompiledChart:
-    """The compiled chart of `order` (built once, on first use)."""
-    return compile_chart(CHARTS[order])
+def compiled(chart: HandoffOrder | type[HandoffChart]) -> CompiledChart:
+    """The table of a chart class, or of an order's shipped chart (built once, on first use)."""
+    if isinstance(chart, HandoffOrder):
+        from handoff._chart import CHARTS
+
+        chart = CHARTS[chart]
+    return compile_chart(chart)
 
 
 def compile_chart(chart: type[HandoffChart]) -> CompiledChart:
-    """Read `chart`'s states and transitions into a `CompiledChart`."""
+    """Read `chart`'s states and transitions into a `CompiledChart` (anew on every call)."""
     states: list[State] = sorted(chart.states, key=lambda state: not state.initial)
     index = {state.id: position for position, state in enumerate(states)}
     rows = tuple(tuple(_step(state, event, index) for event in ChartEvent) for state in states)
     complete = frozenset(index[state.id] for state in states if any(_words(state.enter, Effect)))
     return CompiledChart(
+        name=chart.title,
         order=chart.order,
         states=tuple(state.id for state in states),
         names=tuple(str(state.name) for state in states),

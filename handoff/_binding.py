@@ -1,8 +1,8 @@
-"""What calls and chart steps mean for the coordinator's journal.
+"""How the chart's words bind to the protocol: calls to events, steps to journal entries.
 
 The chart decides *what happens* (see `handoff._chart`); this module says how a call is
 named as a chart event, and what a taken step writes down: the outcome it journals, the
-payload it keeps, the lifecycle event it records and the actions it issues.  `moves()`
+payload it keeps, the lifecycle event it records and the actions it issues.  `plans()`
 folds all of that into one table per chart, so the coordinator's hot path is a lookup.
 """
 
@@ -25,10 +25,10 @@ __all__ = [
     "FITTING_OUTCOME",
     "LIFECYCLE",
     "Keep",
-    "Move",
+    "Plan",
     "event_of",
-    "move_for",
-    "moves",
+    "plan_for",
+    "plans",
 ]
 
 _E = ChartEvent
@@ -130,8 +130,8 @@ Issue = tuple[Callable[..., HandoffAction], HandoffCompletion | None]
 
 
 @attrs.frozen
-class Move:
-    """A step of the chart, spelled out for the coordinator's journal."""
+class Plan:
+    """A step of the chart, spelled out as what the coordinator writes down and issues."""
 
     target: int
     refusal: Refusal | None
@@ -144,13 +144,13 @@ class Move:
     """(action constructor, completion it records) per issued action, in order."""
 
 
-def move_for(step: Step) -> Move:
+def plan_for(step: Step) -> Plan:
     """Spell out `step` for the journal."""
     event = step.event
     keep = (
         Keep.OUTCOME if event.kind is EventKind.ACKNOWLEDGEMENT else _KEEPS.get(event, Keep.NOTHING)
     )
-    return Move(
+    return Plan(
         target=step.target,
         refusal=step.refusal,
         ignored=step.ignored,
@@ -161,6 +161,6 @@ def move_for(step: Step) -> Move:
     )
 
 
-def moves(chart: CompiledChart) -> tuple[tuple[Move, ...], ...]:
+def plans(chart: CompiledChart) -> tuple[tuple[Plan, ...], ...]:
     """Every step of `chart` spelled out, indexed like its rows."""
-    return tuple(tuple(move_for(step) for step in row) for row in chart.rows)
+    return tuple(tuple(plan_for(step) for step in row) for row in chart.rows)
