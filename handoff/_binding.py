@@ -13,9 +13,10 @@ from collections.abc import Callable
 import attrs
 
 from handoff._conformance import NormalizedHandoffEvent
+from handoff._errors import HandoffError
 from handoff._messages import HandoffAction, HandoffFact
 from handoff._table import CompiledChart, Step
-from handoff._values import HandoffActionOutcome, HandoffCompletion, OutcomeKind
+from handoff._values import HandoffActionId, HandoffActionOutcome, HandoffCompletion, OutcomeKind
 from handoff._vocabulary import ChartEvent, Check, Effect, EventKind, Refusal
 
 __all__ = [
@@ -29,6 +30,7 @@ __all__ = [
     "event_of",
     "plan_for",
     "plans",
+    "refusal_error",
 ]
 
 _E = ChartEvent
@@ -164,3 +166,42 @@ def plan_for(step: Step) -> Plan:
 def plans(chart: CompiledChart) -> tuple[tuple[Plan, ...], ...]:
     """Every step of `chart` spelled out, indexed like its rows."""
     return tuple(tuple(plan_for(step) for step in row) for row in chart.rows)
+
+
+def refusal_error(
+    refusal: Refusal,
+    state: str,
+    issued: dict[int, HandoffAction],
+    outcomes: dict[int, HandoffActionOutcome],
+    action_id: HandoffActionId | None,
+    outcome: object,
+) -> HandoffError:
+    """The error a refused call raises: the spec's phrase, then what the journal shows."""
+    message = refusal.phrase.format(
+        action_id=action_id.value if action_id is not None else "", outcome=outcome
+    )
+    return refusal.error(
+        f"{message} ({_explain(refusal, state, issued, outcomes, action_id, outcome)})"
+    )
+
+
+def _explain(
+    refusal: Refusal,
+    state: str,
+    issued: dict[int, HandoffAction],
+    outcomes: dict[int, HandoffActionOutcome],
+    action_id: HandoffActionId | None,
+    outcome: object,
+) -> str:
+    if refusal is Refusal.UNKNOWN_ACTION:
+        return f"the journal holds {sorted(issued) or 'no action'}"
+    if action_id is None:
+        return f"the handoff is at {state!r}"
+    action = issued[action_id.value]
+    name = type(action).__name__
+    if refusal is Refusal.CONFLICTING_OUTCOME:
+        return f"{name} was already acknowledged {outcomes[action_id.value]}"
+    if refusal is Refusal.MISMATCHED_OUTCOME:
+        expected = " or ".join(kind.value for kind in FITTING[type(action)])
+        return f"{name} expects {expected}, got {outcome}"
+    return f"{name} reported {outcome}"

@@ -4,7 +4,7 @@ It holds no ordering logic.  Each call becomes exactly one `ChartEvent`; the cha
 compiled table, or interpreted by python-statemachine) decides the step; the adapter then
 checks the payloads the step needs and, only when everything is valid, commits the step
 in one go: journal, lifecycle, issued actions, chart state.  A call that raises has
-changed nothing.
+changed nothing.  Tools reach the coordinator through its labelled block, never its slots.
 """
 
 from __future__ import annotations
@@ -14,11 +14,11 @@ import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from handoff._binding import FACT_EVENTS, FITTING, Keep, Plan, event_of, plan_for, plans
+from handoff._binding import FACT_EVENTS, Keep, Plan, event_of, plan_for, plans, refusal_error
 from handoff._conformance import NormalizedHandoffEvent
 from handoff._errors import ForeignFactError, HandoffError
 from handoff._messages import HandoffAction, HandoffFact, IssuedHandoffAction
-from handoff._table import CompiledChart, compiled
+from handoff._table import CompiledChart, chart_rules, compiled
 from handoff._timing import (
     HandoffTransferTiming,
     validate_transfer_delay_ms,
@@ -47,6 +47,7 @@ _FACT_INDEX = {fact: event.index for fact, event in FACT_EVENTS.items()}
 _START_TRANSFER = HandoffAction.StartTransfer
 _SUCCESS = HandoffCompletion.SUCCESS
 _COMPLETED = NormalizedHandoffEvent.COMPLETED
+_EVENTS = tuple(ChartEvent)
 
 
 @functools.cache
@@ -93,7 +94,7 @@ class HandoffCoordinatorCore:
     ) -> None:
         if not isinstance(handoff_id, HandoffId):
             raise TypeError(f"handoff_id must be a HandoffId, got {handoff_id!r}")
-        rules = _rules(order, chart)
+        rules = chart_rules(order, chart)
         self._fallback = _fallback_delay(fallback_transfer_delay_ms)
         self._handoff_id = handoff_id
         self._chart: CompiledChart = compiled(rules)
@@ -186,8 +187,7 @@ class HandoffCoordinatorCore:
         return _EVENTS[self._outcome_event(action_id, outcome)]
 
     def run_checks(self, checks: tuple[Check, ...], fact: HandoffFact | None) -> float | None:
-        """Run a step's payload checks against a call's fact and this coordinator's journal;
-        returns the transfer delay when one is checked (a failed check raises)."""
+        """Run a step's payload checks on a call's fact; returns the delay when one is checked."""
         return self._checked_delay(checks, fact)
 
     # -- state -------------------------------------------------------------------------
@@ -317,9 +317,8 @@ class HandoffCoordinatorCore:
         outcome: HandoffActionOutcome | None,
     ) -> tuple[Plan, float | None]:
         assert self._interpreter is not None
-        step, delay = self._interpreter.decide(
-            self._state, _EVENTS[event], self._checked_delay, fact
-        )
+        decide = self._interpreter.decide
+        step, delay = decide(self._state, _EVENTS[event], self._checked_delay, fact)
         if step.refusal is not None:
             raise self._refusal(step.refusal, action_id, outcome)
         return plan_for(step), delay
@@ -380,53 +379,14 @@ class HandoffCoordinatorCore:
         action_id: HandoffActionId | None,
         outcome: HandoffActionOutcome | None,
     ) -> HandoffError:
-        message = refusal.phrase.format(
-            action_id=action_id.value if action_id is not None else "",
-            outcome=outcome,
+        return refusal_error(
+            refusal,
+            self._chart.names[self._state],
+            self._issued,
+            self._outcomes,
+            action_id,
+            outcome,
         )
-        return refusal.error(f"{message} ({self._explain(refusal, action_id, outcome)})")
-
-    def _explain(
-        self,
-        refusal: Refusal,
-        action_id: HandoffActionId | None,
-        outcome: HandoffActionOutcome | None,
-    ) -> str:
-        state = self._chart.names[self._state]
-        if refusal is Refusal.UNKNOWN_ACTION:
-            return f"the journal holds {sorted(self._issued) or 'no action'}"
-        if action_id is None:
-            return f"the handoff is at {state!r}"
-        action = self._issued[action_id.value]
-        name = type(action).__name__
-        if refusal is Refusal.CONFLICTING_OUTCOME:
-            return f"{name} was already acknowledged {self._outcomes[action_id.value]}"
-        if refusal is Refusal.MISMATCHED_OUTCOME:
-            expected = " or ".join(kind.value for kind in FITTING[type(action)])
-            return f"{name} expects {expected}, got {outcome}"
-        return f"{name} reported {outcome}"
-
-
-_EVENTS = tuple(ChartEvent)
-
-
-def _rules(
-    order: HandoffOrder | None, chart: type[HandoffChart] | None
-) -> HandoffOrder | type[HandoffChart]:
-    """What the coordinator is compiled from: the chart when given, else the order's."""
-    if chart is None:
-        if not isinstance(order, HandoffOrder):
-            raise TypeError(f"order must be a HandoffOrder, got {order!r}")
-        return order
-    from handoff._chart_base import HandoffChart
-
-    if not (isinstance(chart, type) and issubclass(chart, HandoffChart) and chart.states):
-        raise TypeError(f"chart must be a HandoffChart subclass with states, got {chart!r}")
-    if order is not None and order is not chart.order:
-        raise ValueError(
-            f"order {order!r} differs from the order of chart {chart.title}: {chart.order!r}"
-        )
-    return chart
 
 
 def _fallback_delay(value: float) -> float:

@@ -23,7 +23,7 @@ from handoff._table import (
 
 
 def test_the_committed_module_is_fresh() -> None:
-    assert GENERATED_TABLES.read_text(encoding="utf-8") == generated_source()
+    assert Path(GENERATED_TABLES).read_text(encoding="utf-8") == generated_source()
 
 
 def test_the_module_is_headed_as_generated_and_reproducible() -> None:

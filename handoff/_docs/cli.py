@@ -58,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         wanted = dict(_diagrams(out))
         wanted.update(_docs(docs))
-        wanted[GENERATED_TABLES] = generated_source().encode()
+        wanted[Path(GENERATED_TABLES)] = generated_source().encode()
     except SectionError as error:
         print(f"handoff diagrams: {error}", file=sys.stderr)
         return 2
