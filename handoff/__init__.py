@@ -34,16 +34,23 @@ from handoff._values import (
     KvTransferTimingMode,
     OutcomeKind,
 )
+from handoff._vocabulary import ChartEvent, Check, Effect, EventKind, Refusal
 
 __all__ = [
+    "ChartEvent",
+    "Check",
     "CleanupActionFailedError",
     "ConflictingOutcomeError",
     "ConformanceError",
+    "DestinationFirstChart",
+    "Effect",
     "EngineType",
+    "EventKind",
     "ForeignFactError",
     "HandoffAction",
     "HandoffActionId",
     "HandoffActionOutcome",
+    "HandoffChart",
     "HandoffCompletion",
     "HandoffCoordinatorCore",
     "HandoffError",
@@ -60,8 +67,40 @@ __all__ = [
     "NormalizedStoredTiming",
     "OutOfOrderFactError",
     "OutcomeKind",
+    "Refusal",
+    "SourceFirstChart",
     "UnknownActionError",
+    "acknowledged",
     "expected_normalized_handoff",
+    "ignored",
+    "refused",
     "validate_transfer_delay_ms",
     "validate_transfer_timing",
 ]
+
+
+# Chart authoring needs python-statemachine; running the shipped orders does not, so these
+# names load on first use.
+_CHART_NAMES = {
+    "HandoffChart": "handoff._chart_base",
+    "acknowledged": "handoff._chart_base",
+    "ignored": "handoff._chart_base",
+    "refused": "handoff._chart_base",
+    "SourceFirstChart": "handoff._chart",
+    "DestinationFirstChart": "handoff._chart",
+}
+
+
+def __getattr__(name: str) -> object:
+    module = _CHART_NAMES.get(name)
+    if module is None:
+        raise AttributeError(f"module 'handoff' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -212,3 +212,10 @@ CHARTS: Mapping[HandoffOrder, type[HandoffChart]] = MappingProxyType(
     {chart.order: chart for chart in (SourceFirstChart, DestinationFirstChart)}
 )
 """The chart of each order."""
+
+# Exported from `handoff`: tracebacks and reprs name the public module.
+for _exported in (
+    SourceFirstChart,
+    DestinationFirstChart,
+):
+    _exported.__module__ = "handoff"

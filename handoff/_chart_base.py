@@ -295,3 +295,8 @@ class HandoffChart(StateChart[Any], metaclass=_HandoffChartMeta):
     allow_event_without_transition = False
     # A self-loop means "stay": it must not re-run the state's entry (which may complete).
     enable_self_transition_entries = False
+
+
+# Exported from `handoff`: tracebacks and reprs name the public module.
+for _exported in (HandoffChart,):
+    _exported.__module__ = "handoff"

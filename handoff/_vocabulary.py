@@ -170,3 +170,13 @@ WORDS: frozenset[str] = frozenset(
     + [IGNORE]
 )
 """Every callback name a chart may use."""
+
+# Exported from `handoff`: tracebacks and reprs name the public module.
+for _exported in (
+    EventKind,
+    ChartEvent,
+    Effect,
+    Check,
+    Refusal,
+):
+    _exported.__module__ = "handoff"

@@ -40,6 +40,18 @@ EXTRA_NAMES = {
     "CleanupActionFailedError",
     "InvalidTransferTimingError",
     "ConformanceError",
+    # chart authoring
+    "HandoffChart",
+    "SourceFirstChart",
+    "DestinationFirstChart",
+    "ChartEvent",
+    "EventKind",
+    "Effect",
+    "Check",
+    "Refusal",
+    "refused",
+    "ignored",
+    "acknowledged",
 }
 
 
