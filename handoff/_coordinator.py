@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from handoff._binding import FACT_EVENTS, Keep, Plan, event_of, plan_for, plans, refusal_error
 from handoff._conformance import NormalizedHandoffEvent
@@ -94,7 +94,9 @@ class HandoffCoordinatorCore:
     ) -> None:
         if not isinstance(handoff_id, HandoffId):
             raise TypeError(f"handoff_id must be a HandoffId, got {handoff_id!r}")
-        rules = chart_rules(order, chart)
+        # A shipped order skips the chart checks: construction is on every handoff's path.
+        shipped = chart is None and type(order) is HandoffOrder
+        rules = cast("HandoffOrder", order) if shipped else chart_rules(order, chart)
         self._fallback = _fallback_delay(fallback_transfer_delay_ms)
         self._handoff_id = handoff_id
         self._chart: CompiledChart = compiled(rules)
@@ -230,9 +232,8 @@ class HandoffCoordinatorCore:
     def __repr__(self) -> str:
         completion = self._completion.name if self._completion is not None else None
         return (
-            f"<HandoffCoordinatorCore {self._chart.name} at {self.chart_state!r}, "
-            f"completion={completion}, complete={self.is_complete}, "
-            f"handoff_id={self._handoff_id}>"
+            f"<HandoffCoordinatorCore {self._chart.name} at {self.chart_state!r}, completion="
+            f"{completion}, complete={self.is_complete}, handoff_id={self._handoff_id}>"
         )
 
     # -- calls -------------------------------------------------------------------------
