@@ -39,6 +39,7 @@ from handoff._values import (
     KvTransferTimingMode,
     OutcomeKind,
 )
+from handoff._vocabulary import ChartEvent, Check, Effect, EventKind, Refusal
 
 if _typing.TYPE_CHECKING:
     from handoff import wire as wire
@@ -46,14 +47,20 @@ if _typing.TYPE_CHECKING:
 __all__ = [
     "AnyHandoffAction",
     "AnyHandoffFact",
+    "ChartEvent",
+    "Check",
     "CleanupActionFailedError",
     "ConflictingOutcomeError",
     "ConformanceError",
+    "DestinationFirstChart",
+    "Effect",
     "EngineType",
+    "EventKind",
     "ForeignFactError",
     "HandoffAction",
     "HandoffActionId",
     "HandoffActionOutcome",
+    "HandoffChart",
     "HandoffCompletion",
     "HandoffCoordinatorCore",
     "HandoffError",
@@ -70,33 +77,59 @@ __all__ = [
     "NormalizedStoredTiming",
     "OutOfOrderFactError",
     "OutcomeKind",
+    "Refusal",
+    "SourceFirstChart",
     "UnknownActionError",
     "WireError",
+    "acknowledged",
     "expected_normalized_handoff",
+    "ignored",
+    "refused",
     "validate_transfer_delay_ms",
     "validate_transfer_timing",
 ]
 
 
-if not _typing.TYPE_CHECKING:
+# Chart authoring needs python-statemachine; running the shipped orders does not, so these
+# names load on first use, like `handoff.wire`.
+_LAZY = {
+    "HandoffChart": "handoff._chart_base",
+    "acknowledged": "handoff._chart_base",
+    "ignored": "handoff._chart_base",
+    "refused": "handoff._chart_base",
+    "SourceFirstChart": "handoff._chart",
+    "DestinationFirstChart": "handoff._chart",
+    "wire": "handoff.wire",
+}
+
+if _typing.TYPE_CHECKING:
+    from handoff import wire as wire
+    from handoff._chart import DestinationFirstChart, SourceFirstChart
+    from handoff._chart_base import HandoffChart, acknowledged, ignored, refused
+else:
     # Hidden from type checkers, which would otherwise accept any attribute of the package.
 
     def __getattr__(name: str) -> object:
-        # `handoff.wire` works after a bare `import handoff`, without `import handoff` paying
-        # for the codecs: the submodule is imported on first use.
-        if name == "wire":
-            import handoff.wire
+        module = _LAZY.get(name)
+        if module is None:
+            raise AttributeError(f"module 'handoff' has no attribute {name!r}")
+        import importlib
 
-            return handoff.wire
-        raise AttributeError(f"module 'handoff' has no attribute {name!r}")
+        loaded = importlib.import_module(module)
+        value = loaded if name == "wire" else getattr(loaded, name)
+        globals()[name] = value
+        return value
 
     def __dir__() -> list[str]:
-        return sorted({*globals(), "wire"})
+        return sorted({*globals(), *__all__, "wire"})
 
 
 # Tracebacks, reprs and pickles name `handoff.HandoffError`, never the private module that
 # defines it; the variants of each message family likewise read `handoff.HandoffFact.Failed`.
+# The lazy names set their own `__module__` when their module loads.
 for _name in __all__:
+    if _name in _LAZY:
+        continue
     _value = globals()[_name]
     for _public in _typing.get_args(_value) or (_value,):
         _public.__module__ = "handoff"

@@ -20,7 +20,8 @@ from statemachine.exceptions import InvalidDefinition
 from statemachine.transition import Transition
 from statemachine.transition_list import TransitionList
 
-from handoff._vocabulary import ChartEvent, HandoffChart
+from handoff._chart_base import HandoffChart
+from handoff._vocabulary import ChartEvent
 
 __all__ = ["Rule", "mutant"]
 

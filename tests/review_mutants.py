@@ -17,7 +17,8 @@ from chart_mutation import Rule, mutant
 from statemachine.transition_list import TransitionList
 
 from handoff._chart import DestinationFirstChart, SourceFirstChart
-from handoff._vocabulary import HandoffChart, Refusal, refused
+from handoff._chart_base import HandoffChart, refused
+from handoff._vocabulary import Refusal
 
 
 def _terminated(cleanup: Rule) -> Rule:

@@ -50,6 +50,18 @@ EXTRA_NAMES = {
     "InvalidTransferTimingError",
     "ConformanceError",
     "WireError",
+    # chart authoring
+    "HandoffChart",
+    "SourceFirstChart",
+    "DestinationFirstChart",
+    "ChartEvent",
+    "EventKind",
+    "Effect",
+    "Check",
+    "Refusal",
+    "refused",
+    "ignored",
+    "acknowledged",
 }
 
 UNION_ALIASES = {"AnyHandoffFact": handoff.HandoffFact, "AnyHandoffAction": handoff.HandoffAction}

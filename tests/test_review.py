@@ -94,7 +94,8 @@ def test_a_mutant_without_broken_rules_is_its_real_chart(order: HandoffOrder) ->
     table, real = compile_chart(same), compiled(order)
     assert table.states == real.states
     assert list(table.steps()) == list(real.steps())
-    assert table == real
+    assert (table.order, table.rows, table.complete) == (real.order, real.rows, real.complete)
+    assert table.name == f"Same{chart.__name__}"
 
 
 @pytest.mark.parametrize("mutant", MUTANTS, ids=lambda mutant: mutant.chart.__name__)

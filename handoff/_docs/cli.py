@@ -17,6 +17,7 @@ from handoff import _cli
 from handoff._docs.diagram import HEADER, dot_source, file_stem, mermaid_state_diagram, state_graph
 from handoff._docs.sections import SectionError, section_names, sections, splice
 from handoff._docs.sequence import mermaid_sequence, sequence
+from handoff._table import GENERATED_TABLES, generated_source
 from handoff._values import HandoffOrder
 
 __all__ = ["configure", "run"]
@@ -60,6 +61,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         wanted = dict(_diagrams(out))
         wanted.update(_docs(docs))
+        wanted[Path(GENERATED_TABLES)] = generated_source().encode()
     except SectionError as error:
         raise _cli.CommandError(str(error)) from None
     if args.check:

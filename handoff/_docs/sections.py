@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 
 import handoff
 import handoff._errors
+from handoff._binding import ACKNOWLEDGEMENTS, FACT_EVENTS, LIFECYCLE
 from handoff._docs.diagram import file_stem, mermaid_state_diagram, state_graph
 from handoff._docs.sequence import mermaid_sequence, sequence
 from handoff._errors import (
@@ -24,7 +25,6 @@ from handoff._errors import (
     HandoffError,
     InvalidTransferTimingError,
 )
-from handoff._journal import ACKNOWLEDGEMENTS, FACT_EVENTS, LIFECYCLE
 from handoff._lifecycle import NormalizedHandoffEvent, expected_normalized_handoff
 from handoff._table import CompiledChart, Step, compiled
 from handoff._values import HandoffCompletion, HandoffOrder

@@ -15,9 +15,9 @@ from collections.abc import Callable, Iterable
 
 import attrs
 
+from handoff._binding import FACT_EVENTS, FITTING_OUTCOME
 from handoff._coordinator import HandoffCoordinatorCore
 from handoff._docs.diagram import HEADER, changes_state
-from handoff._journal import FACT_EVENTS, FITTING_OUTCOME
 from handoff._lifecycle import NormalizedHandoffEvent
 from handoff._messages import HandoffAction, HandoffFact, IssuedHandoffAction
 from handoff._table import compiled

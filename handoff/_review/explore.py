@@ -1,6 +1,6 @@
 """Model review: explore every reachable configuration of a coordinator and check it.
 
-A configuration is the coordinator's `_configuration()` together with a `Watch`: what the
+A configuration is the coordinator's `configuration()` together with a `Watch`: what the
 nondeterministic environment of `handoff._review.environment` has itself seen. From each
 configuration the review makes every call the environment may make; the monitors judge each
 accepted call as it is made, and `handoff._review.properties` judges the liveness properties and
@@ -21,7 +21,6 @@ import attrs
 
 from handoff._coordinator import HandoffCoordinatorCore
 from handoff._errors import HandoffError
-from handoff._journal import FACT_EVENTS
 from handoff._lifecycle import expected_normalized_handoff
 from handoff._messages import HandoffAction
 from handoff._review.environment import (
@@ -50,7 +49,6 @@ from handoff._review.properties import (
 )
 from handoff._table import CompiledChart, Step, compiled
 from handoff._values import HandoffCompletion, HandoffId, HandoffOrder
-from handoff._vocabulary import ChartEvent
 
 __all__ = ["OrderReview", "replay", "review", "review_order"]
 
@@ -85,10 +83,6 @@ class OrderReview:
         return tuple(verdict for verdict in self.verdicts if not verdict.holds)
 
 
-_EVENTS = tuple(ChartEvent)
-"""Chart events by index, as the coordinator numbers them."""
-
-
 def replay(
     chart: CompiledChart,
     calls: Sequence[Call],
@@ -97,7 +91,7 @@ def replay(
     fallback_transfer_delay_ms: float = 0.0,
 ) -> tuple[TraceStep, ...]:
     """Run `calls` on a fresh coordinator for `chart`, recording each call's effect."""
-    coordinator = HandoffCoordinatorCore._for_chart(handoff_id, chart, fallback_transfer_delay_ms)
+    coordinator = HandoffCoordinatorCore.for_table(handoff_id, chart, fallback_transfer_delay_ms)
     steps = []
     for call in calls:
         try:
@@ -147,9 +141,9 @@ class _Explorer:
         self.env = env
         self.state_index = {state: index for index, state in enumerate(chart.states)}
         self.expected = expected_normalized_handoff(chart.order)
-        root = HandoffCoordinatorCore._for_chart(env.handoff_id, chart, fallback)
+        root = HandoffCoordinatorCore.for_table(env.handoff_id, chart, fallback)
         self.coordinators = [root]
-        self.configurations = [root._configuration()]
+        self.configurations = [root.configuration()]
         self.watches = [Watch()]
         self.parents: list[tuple[int, TraceStep] | None] = [None]
         self.index = {(self.configurations[0], self.watches[0]): 0}
@@ -172,7 +166,7 @@ class _Explorer:
     def _try(self, node: int, call: Call) -> Edge:
         self.transitions += 1
         coordinator = self.coordinators[node]
-        twin = coordinator._fork()
+        twin = coordinator.fork()
         step = self._step(coordinator, call)
         try:
             issued = tuple(call.send(twin))
@@ -202,7 +196,7 @@ class _Explorer:
         self._note(node, edge, "Errors", None)
         if step is not None and step.kind == "refused":
             self.covered_steps.add((step.source, step.event.index))
-        changed = twin._configuration() != self.configurations[node]
+        changed = twin.configuration() != self.configurations[node]
         self._note(
             node, edge, "S6", "the refused call changed the coordinator" if changed else None
         )
@@ -218,7 +212,7 @@ class _Explorer:
         if issued > MAX_ACTIONS or len(self.watches) >= _MAX_CONFIGURATIONS:
             self._note(node, edge, "Bound", f"cut off: {issued} actions issued in one run")
             return -1
-        configuration = twin._configuration()
+        configuration = twin.configuration()
         key = (configuration, watch)
         found = self.index.get(key)
         if found is not None:
@@ -233,7 +227,7 @@ class _Explorer:
 
     def _step(self, coordinator: HandoffCoordinatorCore, call: Call) -> Step | None:
         """The table step the call will take, for coverage (None: refused before the chart)."""
-        event = _chart_event(coordinator, call, self.env.handoff_id)
+        event = coordinator.classify(call.fact, call.action_id, call.outcome)
         if event is None:
             return None
         return self.chart.step(self.state_index[coordinator.chart_state], event)
@@ -280,18 +274,6 @@ class _Explorer:
 
 def _error(error: Exception) -> str:
     return f"{type(error).__name__}: {error}"
-
-
-def _chart_event(
-    coordinator: HandoffCoordinatorCore, call: Call, handoff_id: HandoffId
-) -> ChartEvent | None:
-    """The event `call` makes in the coordinator's chart (None: refused before the chart)."""
-    if call.fact is not None:
-        return FACT_EVENTS[type(call.fact)] if call.fact.handoff_id == handoff_id else None
-    if call.outcome is None or call.action_id is None:
-        return ChartEvent.START
-    # Which event an outcome makes depends on the journal: the coordinator classifies it.
-    return _EVENTS[coordinator._outcome_event(call.action_id, call.outcome)]
 
 
 def _events(lifecycle: Sequence[object]) -> str:

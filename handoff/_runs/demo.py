@@ -7,8 +7,8 @@ import functools
 import uuid
 from collections.abc import Callable, Iterator
 
+from handoff._binding import FITTING_OUTCOME
 from handoff._coordinator import HandoffCoordinatorCore
-from handoff._journal import FITTING_OUTCOME
 from handoff._messages import HandoffAction, HandoffFact, IssuedHandoffAction
 from handoff._timing import HandoffTransferTiming
 from handoff._values import HandoffActionOutcome, HandoffId, HandoffOrder, KvTransferTimingMode

@@ -19,9 +19,9 @@ from typing import Any, Protocol
 
 import attrs
 
+from handoff._binding import FITTING_OUTCOME
 from handoff._coordinator import HandoffCoordinatorCore
 from handoff._errors import HandoffError
-from handoff._journal import FITTING_OUTCOME
 from handoff._messages import HandoffAction, HandoffFact, IssuedHandoffAction
 from handoff._timing import HandoffTransferTiming
 from handoff._values import (
