@@ -391,3 +391,12 @@ def test_the_command_reports_each_monitor_violation(
         "  chart state before the call: releasing",
         "  N1 (never completes): Complete was issued",
     ]
+
+
+def test_the_example_in_the_docs_replays(tmp_path: Path) -> None:
+    page = (Path(__file__).parent.parent / "docs" / "traces.md").read_text()
+    example = page.split("A complete example", 1)[1].split("```\n")[1]
+    trace = read_trace(_write(tmp_path, example))
+    assert len(trace.entries) == 4
+    assert replay(trace).ok
+    assert record(_bare(trace)) == trace
