@@ -50,20 +50,19 @@ class CallKind(enum.Enum):
 
 def _check_arguments(call: Call, attribute: attrs.Attribute[Any], value: object) -> None:
     # A call carries exactly the arguments its method takes, so `send` never guesses.
-    wanted = {
-        CallKind.START: (False, False, False),
-        CallKind.FACT: (True, False, False),
-        CallKind.OUTCOME: (False, True, True),
-    }[call.kind]
-    given = (call.fact is not None, call.action_id is not None, call.outcome is not None)
+    given = (call.fact is not None, call.action_id is not None, value is not None)
+    wanted, problem = _ARGUMENTS[call.kind._value_]  # a str hashes in C, an Enum member does not
     if given != wanted:
-        raise ValueError(_ARGUMENTS[call.kind])
+        raise ValueError(problem)
 
 
 _ARGUMENTS = {
-    CallKind.START: "a start call takes no arguments",
-    CallKind.FACT: "a fact call takes a fact and nothing else",
-    CallKind.OUTCOME: "an outcome call takes an action id and an outcome, and nothing else",
+    "start": ((False, False, False), "a start call takes no arguments"),
+    "fact": ((True, False, False), "a fact call takes a fact and nothing else"),
+    "outcome": (
+        (False, True, True),
+        "an outcome call takes an action id and an outcome, and nothing else",
+    ),
 }
 
 
