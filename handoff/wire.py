@@ -89,7 +89,7 @@ def dumps(value: object) -> str:
     Raises `TypeError` for other objects and `WireError` for a failure reason containing a lone
     surrogate, which UTF-8 JSON cannot carry.
     """
-    codec = _codec_of(type(value))
+    codec = codec_of(type(value))
     try:
         return codec.write(value)
     except WireRefusal as refusal:
@@ -102,7 +102,7 @@ def loads(text: str | bytes | bytearray, cls: type[T]) -> T:
     Raises `WireError` naming the JSON path of the first problem; see the module docstring for
     what is refused.
     """
-    codec = _codec_of(cls)
+    codec = codec_of(cls)
     try:
         return cast(T, codec.read(parse(text)))
     except WireRefusal as refusal:
@@ -194,7 +194,8 @@ _WIRE_TYPES: tuple[type, ...] = (
 _CODECS: dict[type, codecs.Codec] = {cls: _codec_for(cls) for cls in _WIRE_TYPES}
 
 
-def _codec_of(cls: type) -> codecs.Codec:
+def codec_of(cls: type) -> codecs.Codec:
+    """The codec of `cls` (for the trace reader, which parses each line once); not public."""
     codec = _CODECS.get(cls)
     if codec is None:
         raise TypeError(f"{cls.__qualname__} has no handoff wire form")

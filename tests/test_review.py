@@ -291,7 +291,8 @@ def test_trace_out_writes_a_replayable_counterexample(
     trace = tmp_path / "trace.jsonl"
     assert main(["review", "--order", "source-first", "--trace-out", str(trace)]) == 1
     assert f"wrote the S5 counterexample to {trace}" in capsys.readouterr().out
-    header, *calls = [json.loads(line) for line in trace.read_text().splitlines()]
+    header, *calls, end = [json.loads(line) for line in trace.read_text().splitlines()]
+    assert end == {"end": {"calls": len(calls)}}
     assert header == {
         "order": "SourceFirst",
         "handoff_id": str(HANDOFF_ID),

@@ -19,22 +19,21 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from handoff import _cli
-from handoff._messages import HandoffAction, HandoffFact, IssuedHandoffAction
+from handoff._messages import HandoffAction, IssuedHandoffAction
 from handoff._review.environment import Call
 from handoff._review.explore import OrderReview, review_order
 from handoff._review.properties import PROPERTIES, Counterexample, Verdict
-from handoff._timing import HandoffTransferTiming
-from handoff._values import HandoffActionOutcome
+from handoff._runs.trace import Entry, Trace, call_object, write_trace
 
 __all__ = [
     "BEGIN",
     "END",
     "configure",
+    "counterexample_trace",
     "json_report",
     "markdown",
     "run",
     "text",
-    "trace_lines",
     "with_generated_block",
 ]
 
@@ -314,22 +313,17 @@ def _json_counterexample(example: Counterexample) -> dict[str, Any]:
     }
 
 
-def trace_lines(review: OrderReview, example: Counterexample) -> list[str]:
-    """A counterexample as JSON Lines: a header, then one call per line."""
-    header = {
-        "order": review.order.value,
-        "handoff_id": str(review.handoff_id),
-        "fallback_transfer_delay_ms": review.fallback_transfer_delay_ms,
-    }
-    return [_dumps(header)] + [_dumps(call_json(step.call)) for step in example.steps]
+def counterexample_trace(review: OrderReview, example: Counterexample) -> Trace:
+    """A counterexample as a replayable trace (its calls, no expectations)."""
+    entries = tuple(Entry(step.call) for step in example.steps)
+    return Trace(review.handoff_id, review.order, review.fallback_transfer_delay_ms, entries)
 
 
 def _write_trace(path: Path, reviews: Sequence[OrderReview], out: TextIO) -> None:
     for review in reviews:
         for verdict in review.failures():
             if verdict.counterexample is not None:
-                lines = trace_lines(review, verdict.counterexample)
-                path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+                write_trace(counterexample_trace(review, verdict.counterexample), path)
                 out.write(f"wrote the {verdict.prop.key} counterexample to {path}\n")
                 return
     out.write(f"no counterexample to write to {path}\n")
@@ -337,42 +331,7 @@ def _write_trace(path: Path, reviews: Sequence[OrderReview], out: TextIO) -> Non
 
 def call_json(call: Call) -> dict[str, Any]:
     """One call in the trace format: start, a fact, or an outcome for an action id."""
-    if call.fact is not None:
-        return {"call": "fact", "fact": _fact_json(call.fact)}
-    if call.outcome is not None and call.action_id is not None:
-        return {
-            "call": "outcome",
-            "id": call.action_id.value,
-            "outcome": _outcome_json(call.outcome),
-        }
-    return {"call": "start"}
-
-
-def _fact_json(fact: HandoffFact) -> dict[str, Any]:
-    fields: dict[str, Any] = {"handoff_id": str(fact.handoff_id)}
-    if isinstance(fact, HandoffFact.SourceHeld):
-        fields["transfer_timing"] = _timing_json(fact.transfer_timing)
-    elif isinstance(fact, HandoffFact.DestinationReserved):
-        fields["transferable_prompt_tokens"] = fact.transferable_prompt_tokens
-    return {type(fact).__name__: fields}
-
-
-def _timing_json(timing: HandoffTransferTiming) -> dict[str, Any]:
-    fields: dict[str, Any] = {
-        "mode": timing.mode.value,
-        "full_prompt_tokens": timing.full_prompt_tokens,
-        "kv_bytes_per_token": timing.kv_bytes_per_token,
-        "bandwidth_gb_s": _float(timing.bandwidth_gb_s),
-    }
-    if timing.kv_bytes_per_request:
-        fields["kv_bytes_per_request"] = timing.kv_bytes_per_request
-    return fields
-
-
-def _outcome_json(outcome: HandoffActionOutcome) -> str | dict[str, str]:
-    if outcome.reason is not None:
-        return {outcome.kind.value: outcome.reason}
-    return outcome.kind.value
+    return call_object(call)
 
 
 def _issued_json(item: IssuedHandoffAction) -> dict[str, Any]:
@@ -386,7 +345,3 @@ def _issued_json(item: IssuedHandoffAction) -> dict[str, Any]:
 def _float(value: float | None) -> float | None:
     # JSON has no NaN or infinity; like serde_json, write them as null.
     return value if value is None or math.isfinite(value) else None
-
-
-def _dumps(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"), allow_nan=False)

@@ -17,8 +17,9 @@ from collections.abc import Iterator, Sequence
 
 import attrs
 
-from handoff._coordinator import HandoffCoordinatorCore
 from handoff._messages import HandoffAction, HandoffFact, IssuedHandoffAction
+from handoff._runs.call import TERMINAL_FACTS, Call, CallKind
+from handoff._runs.runtime import CANCELS, HANDOFF_ID
 from handoff._timing import HandoffTransferTiming
 from handoff._values import (
     HandoffActionId,
@@ -46,7 +47,6 @@ __all__ = [
 MAX_ACTIONS = 16
 """Runs issuing more actions than this are cut off (the real charts issue at most eight)."""
 
-HANDOFF_ID = HandoffId(uuid.UUID(int=1))
 _OTHER_HANDOFF_ID = HandoffId(uuid.UUID(int=2))
 
 # DESTINATION_MISSING mode with a vanishing bandwidth: one missing token is modelled at 1e298 ms
@@ -59,46 +59,11 @@ _OVERFLOWING_TOKENS = 2**64 - 1
 _A = HandoffAction
 _O = HandoffActionOutcome
 _OUTCOMES = (_O.SUBMITTED, _O.ACCEPTED, _O.SCHEDULED, _O.APPLIED, _O.NOOP, _O.failed("x"))
-_TERMINAL = (HandoffFact.Failed, HandoffFact.TimedOut, HandoffFact.Canceled)
-_CANCELS = (_A.CancelSource, _A.CancelDestination)
+_TERMINAL = TERMINAL_FACTS
+_CANCELS = CANCELS
 
 
 # -- the environment -----------------------------------------------------------------------
-
-
-class CallKind(enum.Enum):
-    """Which coordinator method a call invokes."""
-
-    START = "start"
-    FACT = "fact"
-    OUTCOME = "outcome"
-
-
-@attrs.frozen
-class Call:
-    """One thing the environment does to a coordinator."""
-
-    kind: CallKind
-    label: str
-    fact: HandoffFact | None = None
-    action_id: HandoffActionId | None = None
-    outcome: HandoffActionOutcome | None = None
-    usable: bool = True
-    """Whether a cooperating environment would report this payload."""
-    terminal: bool = False
-    """A `Failed`, `TimedOut` or `Canceled` fact for this handoff."""
-
-    def send(self, coordinator: HandoffCoordinatorCore) -> list[IssuedHandoffAction]:
-        """Make the call; returns what the coordinator issued (or raises)."""
-        if self.fact is not None:
-            return coordinator.on_fact(self.fact)
-        if self.outcome is not None:
-            assert self.action_id is not None
-            return coordinator.on_action_outcome(self.action_id, self.outcome)
-        return coordinator.start()
-
-    def __str__(self) -> str:
-        return self.label
 
 
 @attrs.frozen
@@ -141,22 +106,17 @@ def environment(handoff_id: HandoffId = HANDOFF_ID) -> Environment:
         _fact(HandoffFact.Failed(_OTHER_HANDOFF_ID), "Failed(another handoff)", usable=False),
     )
     outcomes = tuple(
-        tuple(
-            Call(
-                CallKind.OUTCOME,
-                f"on_action_outcome({action_id}, {outcome})",
-                action_id=HandoffActionId(action_id),
-                outcome=outcome,
-            )
-            for outcome in _OUTCOMES
-        )
+        tuple(Call.of_outcome(HandoffActionId(action_id), outcome) for outcome in _OUTCOMES)
         for action_id in range(MAX_ACTIONS + 1)
     )
-    return Environment(handoff_id, Call(CallKind.START, "start()"), facts, outcomes)
+    return Environment(handoff_id, Call.start(), facts, outcomes)
 
 
 def _fact(fact: HandoffFact, label: str, *, usable: bool = True, terminal: bool = False) -> Call:
-    return Call(CallKind.FACT, f"on_fact({label})", fact=fact, usable=usable, terminal=terminal)
+    # A terminal fact is one a cooperating runtime reports: `Call.terminal` derives it.
+    call = Call.of_fact(fact, f"on_fact({label})", usable=usable)
+    assert call.terminal is terminal
+    return call
 
 
 # -- what the environment has seen, and the safety monitors ---------------------------------

@@ -5,10 +5,12 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from pathlib import Path
 
 from handoff import _cli
 from handoff._runs.simulation import FAULTS, SimulationConfig, SimulationReport, simulate
+from handoff._runs.trace import TraceError, write_trace
 
 __all__ = ["MAX_CONCURRENCY", "MAX_HANDOFFS", "configure", "run"]
 
@@ -81,11 +83,21 @@ def run(args: argparse.Namespace) -> int:
         print(file=sys.stderr)
     _print(config, report, wall)
     if args.record_failures is not None and report.violations:
-        from handoff._runs.trace import write_violations
-
-        for path in write_violations(report.violations, args.record_failures):
-            print(f"recorded {path}")
+        try:
+            for path in _write_failures(report, args.record_failures):
+                print(f"recorded {path}")
+        except (OSError, TraceError) as error:
+            print(f"handoff simulate: error: cannot record the failures: {error}", file=sys.stderr)
     return 0 if report.ok else 1
+
+
+def _write_failures(report: SimulationReport, directory: Path) -> Iterator[Path]:
+    """Write each handoff that violated a check as a trace named by its id."""
+    directory.mkdir(parents=True, exist_ok=True)
+    for violation in report.violations:
+        path = directory / f"{violation.handoff_id}.jsonl"
+        write_trace(violation.trace, path)
+        yield path
 
 
 def _progress_bar(total: int) -> Callable[[int], None]:
