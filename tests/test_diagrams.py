@@ -420,7 +420,7 @@ def test_the_labels_are_wrapped_for_a_narrow_column(order: HandoffOrder) -> None
     assert max(len(line) for node in graph.nodes for line in node.lines) == len("transferring")
     mermaid = mermaid_state_diagram(graph)
     assert 'state "destination<br/>reserving" as destination_reserving' in mermaid
-    assert " / cancel_source,<br/>cancel_destination" in mermaid
+    assert "<br/>/ cancel_source,<br/>cancel_destination" in mermaid
 
 
 def test_every_generated_table_has_rows() -> None:

@@ -72,7 +72,7 @@ def _check(planned: list[Planned], out: Path, regenerate: str) -> int:
 def _status(path: Path, content: bytes) -> str:
     try:
         return "fresh" if path.read_bytes() == content else "stale"
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
         return "missing"
 
 

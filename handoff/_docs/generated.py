@@ -155,7 +155,7 @@ def _doc(text: str | None, fresh: Mapping[str, str], path: Path) -> str:
     absent = [name for name in fresh if name not in section_names(body)]
     if absent:
         # A section whose markers were deleted goes back at the end, where a reader sees it.
-        spliced = splice(spliced.rstrip("\n") + "\n" + _blocks(absent) + "\n", fresh)
+        spliced = splice(spliced.rstrip("\n") + "\n" + _blocks(absent), fresh)
     return DOC_HEADER + "\n" + spliced
 
 
