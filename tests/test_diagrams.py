@@ -15,6 +15,7 @@ from handoff._docs.diagram import (
     HEADER,
     LABEL_WIDTH,
     StateGraph,
+    break_lines,
     file_stem,
     state_changes,
     state_graph,
@@ -436,6 +437,15 @@ def test_the_labels_are_wrapped_for_a_narrow_column(order: HandoffOrder) -> None
     mermaid = mermaid_state_diagram(graph)
     assert 'state "destination<br/>reserving" as destination_reserving' in mermaid
     assert "<br/>/ cancel_source,<br/>cancel_destination" in mermaid
+
+
+def test_break_lines_joins_short_words_and_breaks_long_ones() -> None:
+    assert break_lines("a | b, c") == ["a | b, c"]
+    assert break_lines("source_released | source_canceled") == [
+        "source_released |",
+        "source_canceled",
+    ]
+    assert break_lines("x" * 30) == ["x" * 30]
 
 
 def test_every_generated_table_has_rows() -> None:
