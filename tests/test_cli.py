@@ -80,11 +80,7 @@ BAD = [
     bad("review --order sideways", 2, "expected SourceFirst, DestinationFirst or all"),
     bad("review --order", 2, "--order: expected one argument"),
     bad("review --format yaml", 2, "--format: invalid choice: 'yaml'"),
-    bad("review --write missing/report.md", 2, "no directory missing; create it first"),
     bad("review --trace-out missing/t.jsonl", 2, "no directory missing; create it first"),
-    bad("review --write adir", 2, "adir is a directory: give a file name"),
-    bad("review --write a.md --check b.md", 2, "not allowed with argument --write"),
-    bad(f"review --write {READ_ONLY}/report.md", 2, "read-only"),
     bad("review --trace-out afile.txt/t.jsonl", 2, "afile.txt is a file"),
     # diagrams
     bad("diagrams --bogus", 2, "unrecognized arguments: --bogus"),
@@ -92,7 +88,7 @@ BAD = [
     bad("diagrams --out afile.txt/sub", 2, "is a file"),
     bad(f"diagrams --out {READ_ONLY}/diagrams", 2, "--out: cannot write under"),
     bad("diagrams --docs afile.txt", 2, "--docs: afile.txt is not a directory"),
-    bad("diagrams --docs baddocs --out out", 1, "bad.md is not UTF-8 text"),
+    bad("diagrams --docs baddocs --out out", 1, "lifecycle.md is not UTF-8 text"),
     bad("diagrams --check --bogus", 2, "unrecognized arguments: --bogus"),
     # replay
     bad("replay", 2, "required: FILE"),
@@ -105,7 +101,7 @@ def _sandbox(root: Path) -> Path:
     (root / "afile.txt").write_text("a file, not a directory\n")
     (root / "adir").mkdir()
     (root / "baddocs").mkdir()
-    (root / "baddocs" / "bad.md").write_bytes(b"caf\xe9, in Latin-1\n")
+    (root / "baddocs" / "lifecycle.md").write_bytes(b"caf\xe9, in Latin-1\n")
     return root
 
 

@@ -31,6 +31,7 @@ __all__ = ["Arrow", "Message", "mermaid_sequence", "sequence"]
 SOURCE = "Source"
 COORDINATOR = "Coordinator"
 DESTINATION = "Destination"
+RUNTIME = "Runtime"
 
 _ACTION_LANES: dict[type[HandoffAction], str] = {
     HandoffAction.SubmitPrefill: SOURCE,
@@ -47,9 +48,12 @@ _FACT_LANES: dict[type[HandoffFact], str] = {
     HandoffFact.SourceHeld: SOURCE,
     HandoffFact.DestinationReserved: DESTINATION,
     HandoffFact.TransferCompleted: DESTINATION,
-    HandoffFact.Canceled: DESTINATION,
+    HandoffFact.Canceled: RUNTIME,
+    HandoffFact.Failed: RUNTIME,
+    HandoffFact.TimedOut: RUNTIME,
 }
-"""Who reports each fact the drawings use (the decode side sees a client's cancel)."""
+"""Who reports each fact the drawings use: the workers report progress; the runtime around
+the coordinator reports the terminal facts (a client's cancel, a failure, a deadline)."""
 
 _HANDOFF = HANDOFF_ID
 _WORKLOAD = Workload(
@@ -177,6 +181,7 @@ def mermaid_sequence(messages: Iterable[Message], title: str) -> str:
         f"    participant {SOURCE}",
         f"    participant {COORDINATOR}",
         f"    participant {DESTINATION}",
+        f"    participant {RUNTIME}",
     ]
     lines += [f"    {_sequence_line(message)}" for message in messages]
     return "\n".join(lines) + "\n"

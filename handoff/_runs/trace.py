@@ -25,7 +25,6 @@ from typing import Any, TypeVar, cast
 import attrs
 
 from handoff import wire
-from handoff.wire import codec_of
 from handoff._coordinator import HandoffCoordinatorCore
 from handoff._errors import HandoffError
 from handoff._json_text import (
@@ -41,6 +40,7 @@ from handoff._json_text import (
 from handoff._messages import HandoffFact, IssuedHandoffAction
 from handoff._runs.call import Call, CallKind
 from handoff._values import HandoffActionId, HandoffActionOutcome, HandoffId, HandoffOrder
+from handoff.wire import codec_of
 
 __all__ = [
     "Entry",
