@@ -260,6 +260,7 @@ def _default_handling(event: ChartEvent, states: list[State]) -> TransitionList:
 
 
 def _check_words(chart: type[StateChart[Any]]) -> None:
+    _check_text_rules(chart)
     for state in chart.states:
         if any(_named(state.exit)):
             raise InvalidDefinition(f"{chart.__name__}: {state.id!r} has exit callbacks")
@@ -273,6 +274,61 @@ def _check_words(chart: type[StateChart[Any]]) -> None:
                     raise InvalidDefinition(
                         f"{chart.__name__}: {spec!r} on {transition} is not a handoff chart word"
                     )
+
+
+_REFUSAL_EVENTS = {
+    Refusal.PREFILL_NOT_SUBMITTED: ChartEvent.SOURCE_HELD,
+    Refusal.OWNERSHIP_NOT_ACCEPTED: ChartEvent.DESTINATION_RESERVED,
+    Refusal.TRANSFER_NOT_SCHEDULED: ChartEvent.TRANSFER_COMPLETED,
+    **{refusal: event for event, refusal in _JOURNAL_REFUSALS.items()},
+}
+"""The one event each refusal's phrase speaks of."""
+
+_CHECK_EVENTS = {
+    Check.TRANSFER_TIMING_IS_VALID: frozenset({ChartEvent.SOURCE_HELD.value}),
+    Check.TRANSFER_DELAY_IS_VALID: frozenset(
+        {ChartEvent.SOURCE_HELD.value, ChartEvent.DESTINATION_RESERVED.value}
+    ),
+}
+"""The events whose payload each check judges (the SPEC checks nothing else)."""
+
+
+def _check_text_rules(chart: type[StateChart[Any]]) -> None:
+    """Refuse what SPEC.md forbids in a chart's text, whatever runs would show.
+
+    A refusal speaks of one event and does nothing else; checks run in the SPEC's order
+    (the timing, then the delay), only on the facts whose payload they judge, and a
+    transition issuing `StartTransfer` checks the delay it sends.
+    """
+    for state in chart.states:
+        for transition in state.transitions:
+            problem = _text_problem(list(_named(transition.validators)), transition)
+            if problem is not None:
+                raise InvalidDefinition(f"{chart.__name__}: {transition}: {problem}")
+
+
+def _text_problem(validators: list[str], transition: Any) -> str | None:
+    events = set(transition.events)
+    refusals = [refusal for refusal in Refusal if refusal.callback in validators]
+    if refusals:
+        wrong = sorted(events - {_REFUSAL_EVENTS[refusals[0]].value})
+        if len(refusals) > 1 or len(validators) > 1 or list(_named(transition.on)):
+            return "a refusal refuses and does nothing else"
+        if wrong:
+            return (
+                f"{refusals[0].name} belongs to {_REFUSAL_EVENTS[refusals[0]].value!r}, not {wrong}"
+            )
+        return None
+    checks = [Check(name) for name in validators if name in Check._value2member_map_]
+    if checks != sorted(set(checks), key=list(Check).index):
+        return f"checks {[check.value for check in checks]} run out of the SPEC's order"
+    for check in checks:
+        if not events <= _CHECK_EVENTS[check]:
+            return f"{check.value} judges no payload of {sorted(events)}"
+    sends = Effect.START_TRANSFER.value in _named(transition.on)
+    if sends and Check.TRANSFER_DELAY_IS_VALID not in checks:
+        return "StartTransfer is issued without transfer_delay_is_valid"
+    return None
 
 
 def _named_callbacks(transition: Any, state: State) -> Iterator[str]:

@@ -43,8 +43,9 @@ from handoff._vocabulary import ChartEvent
 
 __all__ = ["OrderReview", "review", "review_order"]
 
-_MAX_CONFIGURATIONS = 20_000
-"""A last guard: far above any handoff's needs (the real charts reach fewer than 300)."""
+_MAX_CONFIGURATIONS = 4_000
+"""A last guard, far above any handoff's needs (the real charts reach fewer than 150), that
+keeps a review of any chart within seconds."""
 
 _MAX_STALLS = 2
 """Calls one run may make that change the configuration without progress (see `_progressed`)."""
@@ -171,14 +172,12 @@ class _Explorer:
         configuration = twin._configuration()
         if error is not None or (seen.answer is Answer.DROP and not issued):
             changed = configuration != self.configurations[node]
-            finding = f"{call} changed the coordinator, yet the SPEC " + (
-                "refuses it" if error is not None else "drops it"
-            )
-            self._note(node, edge, Key.NO_EFFECT, finding if changed else None)
+            self._note(node, edge, Key.NO_EFFECT, _changed(call, error) if changed else None)
             if not changed:
                 return edge, node, tag(call, watch, accepted=error is None)
-        grew = _progressed(self.configurations[node], configuration, bool(issued))
-        target = self._reach(node, edge, twin, seen.watch, stalled=not grew)
+        fresh = any(_first_of_kind(watch, item.action) for item in issued)
+        grew = _progressed(self.configurations[node], configuration, fresh)
+        target = self._reach(node, edge, twin, (configuration, seen.watch), stalled=not grew)
         return edge, target, tag(call, watch, accepted=error is None)
 
     def _cover(self, step: Step | None, *, refused: bool) -> None:
@@ -191,11 +190,15 @@ class _Explorer:
         node: int,
         edge: TraceStep,
         twin: HandoffCoordinatorCore,
-        watch: Watch,
+        key: tuple[tuple[object, ...], Watch],
         *,
         stalled: bool,
     ) -> int:
-        """The index of the configuration (twin, watch), added when new; -1 when cut off."""
+        """The index of `key` (twin's configuration and the watch), added when new.
+
+        Returns -1 when the run is cut off.
+        """
+        configuration, watch = key
         stalls = self.stalls[node] + stalled
         issued = len(watch.issued)
         self.longest_run = max(self.longest_run, issued)
@@ -205,7 +208,7 @@ class _Explorer:
         elif stalls > _MAX_STALLS:
             why = (
                 f"cut off: the configuration grew {stalls} times in one run without progress "
-                "(no action issued, no state change, no new journal entry)"
+                "(no new kind of action issued, no state change, no new outcome journaled)"
             )
         elif len(self.watches) >= _MAX_CONFIGURATIONS:
             why = f"cut off: the exploration reached its guard of {_MAX_CONFIGURATIONS:,} states"
@@ -213,8 +216,6 @@ class _Explorer:
             self.cut = True
             self._note(node, edge, Key.BOUND, why)
             return -1
-        configuration = twin._configuration()
-        key = (configuration, watch)
         found = self.index.get(key)
         if found is not None:
             return found
@@ -287,17 +288,27 @@ def _prop(key: Key) -> Property:
     return _BY_KEY[key]
 
 
-def _progressed(before: tuple[object, ...], after: tuple[object, ...], issued: bool) -> bool:
+def _first_of_kind(watch: Watch, action: HandoffAction) -> bool:
+    """An action SPEC.md lets a run issue: a kind not issued before, or a `Complete`."""
+    return isinstance(action, HandoffAction.Complete) or not watch.ever(type(action))
+
+
+def _progressed(before: tuple[object, ...], after: tuple[object, ...], fresh: bool) -> bool:
     """Whether a call that changed the configuration made progress.
 
-    Progress is an issued action, a new chart state or a new journal entry: each is bounded
-    (action ids by `MAX_ACTIONS`, states by the chart), so a run can grow without bound only
-    by calls that change the configuration otherwise (re-recording the lifecycle, say).
-    The configuration starts (state, next id, issued journal, outcome journal, ...).
+    Progress is an action of a kind the run had not issued (S8 allows no repeat), a new chart
+    state or a new outcome in the journal.  A run can grow without bound only by the other
+    changes (re-recording the lifecycle, re-issuing an action, say), so those are counted
+    and cut.  The configuration starts (state, next id, issued journal, outcome journal, ...).
     """
     if before == after:
         return True
-    return issued or before[0] != after[0] or before[3] != after[3]
+    return fresh or before[0] != after[0] or before[3] != after[3]
+
+
+def _changed(call: Call, error: HandoffError | None) -> str:
+    answer = "drops" if error is None else "refuses"
+    return f"{call} changed the coordinator, yet the SPEC {answer} it"
 
 
 def _error(error: Exception) -> str:

@@ -98,7 +98,7 @@ def _answer(
         if answer.payload:
             yield key, None
             key = Key.PAYLOADS
-        yield key, _refusal(call, answer, error)
+        yield key, _refusal(call, answer, issued, error)
         return
     judged = isinstance(call.fact, _PAYLOAD_FACTS) and watch.mode is Mode.ACTIVE
     if answer is Answer.TAKE and judged:
@@ -113,10 +113,13 @@ def _answer(
         yield key, None
 
 
-def _refusal(call: Call, answer: Refuse, error: BaseException | None) -> str | None:
+def _refusal(
+    call: Call, answer: Refuse, issued: Sequence[IssuedHandoffAction], error: BaseException | None
+) -> str | None:
     wanted = f"{answer.error.__name__} '{answer.phrase}'"
     if error is None:
-        return f"{call} was taken; the SPEC refuses it with {wanted}"
+        did = "was taken" if issued else "was silently dropped"
+        return f"{call} {did}; the SPEC refuses it with {wanted}"
     if not isinstance(error, answer.error) or answer.phrase not in str(error):
         return f"{call} was refused with {_error(error)}; the SPEC refuses it with {wanted}"
     return None

@@ -79,7 +79,7 @@ class Seen(enum.Flag):
     """The latest completion was a SUCCESS."""
 
 
-@attrs.frozen
+@attrs.frozen(cache_hash=True)
 class Watch:
     """The environment's own record of a run: enough to judge every call and issued action."""
 
