@@ -73,7 +73,7 @@ def progress(prop: Property, graph: Graph) -> Verdict:
         if not can_complete[node]:
             finding = "from here no cooperative continuation reaches a completion"
         tally.note(finding, parents, node)
-    summary = f"{len(order):,} of {len(graph.watches):,} configurations"
+    summary = f"{prop.unit}: {len(order):,} of {len(graph.watches):,}"
     notes: tuple[str, ...] = ()
     apart = len(graph.watches) - len(order)
     if apart:
