@@ -308,7 +308,7 @@ def _check_text_rules(chart: type[StateChart[Any]]) -> None:
 
 
 def _text_problem(validators: list[str], transition: Any) -> str | None:
-    events = set(transition.events)
+    events = {event.id for event in transition.events}
     refusals = [refusal for refusal in Refusal if refusal.callback in validators]
     if refusals:
         wrong = sorted(events - {_REFUSAL_EVENTS[refusals[0]].value})

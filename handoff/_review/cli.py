@@ -126,9 +126,7 @@ def _text_order(review: OrderReview) -> str:
             f"  {verdict.prop.key.value:<9}{verdict.prop.title:<{width}}  "
             f"{_verdict_word(verdict):<7}  {_checked(verdict)}"
         )
-    lines += [
-        f"  {verdict.prop.key.value}: {note}" for verdict in review.verdicts for note in verdict.notes
-    ]
+    lines += [f"  {v.prop.key.value}: {note}" for v in review.verdicts for note in v.notes]
     for verdict in review.failures():
         if verdict.counterexample is not None:
             lines += ["", *_text_counterexample(verdict, verdict.counterexample)]
