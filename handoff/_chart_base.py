@@ -19,6 +19,7 @@ from statemachine.factory import StateMachineMetaclass
 from statemachine.transition import Transition
 from statemachine.transition_list import TransitionList
 
+from handoff._chart_rules import text_problem
 from handoff._values import HandoffOrder
 from handoff._vocabulary import (
     IGNORE,
@@ -270,6 +271,9 @@ def _check_transition(name: str, transition: Transition, state: State) -> None:
                 raise InvalidDefinition(
                     f"{name}: {word!r} on {transition} is not a handoff chart word"
                 )
+    problem = text_problem(transition, _named)
+    if problem is not None:
+        raise InvalidDefinition(f"{name}: {transition}: {problem}")
 
 
 def _named(specs: Iterable[Any]) -> Iterator[str]:

@@ -83,7 +83,7 @@ def text(reviews: Sequence[OrderReview]) -> str:
     """The verdict tables, then each failure's shortest counterexample."""
     parts = [_text_order(review) for review in reviews]
     failing = [
-        f"{verdict.prop.key} ({review.order.value})"
+        f"{verdict.prop.key.value} ({review.order.value})"
         for review in reviews
         for verdict in review.failures()
     ]
@@ -108,12 +108,10 @@ def _text_order(review: OrderReview) -> str:
     ]
     for verdict in review.verdicts:
         lines.append(
-            f"  {verdict.prop.key:<9}{verdict.prop.title:<{width}}  "
+            f"  {verdict.prop.key.value:<9}{verdict.prop.title:<{width}}  "
             f"{_verdict_word(verdict):<7}  {_checked(verdict)}"
         )
-    lines += [
-        f"  {verdict.prop.key}: {note}" for verdict in review.verdicts for note in verdict.notes
-    ]
+    lines += [f"  {v.prop.key.value}: {note}" for v in review.verdicts for note in v.notes]
     for verdict in review.failures():
         if verdict.counterexample is not None:
             lines += ["", *_text_counterexample(verdict, verdict.counterexample)]
@@ -122,7 +120,7 @@ def _text_order(review: OrderReview) -> str:
 
 def _text_counterexample(verdict: Verdict, example: Counterexample) -> list[str]:
     lines = [
-        f"{verdict.prop.key} fails: {example.finding}",
+        f"{verdict.prop.key.value} fails: {example.finding}",
         f"shortest counterexample ({len(example.steps)} calls):",
     ]
     call_width = max(len(str(step.call)) for step in example.steps)
@@ -140,7 +138,7 @@ def _verdict_word(verdict: Verdict) -> str:
 
 
 def _checked(verdict: Verdict) -> str:
-    counted = verdict.summary or f"{verdict.checked:,} {verdict.prop.unit}"
+    counted = verdict.summary or f"{verdict.prop.unit}: {verdict.checked:,}"
     if verdict.holds:
         return counted
     return f"{counted}, {verdict.violations:,} violating"
@@ -170,14 +168,15 @@ def markdown(reviews: Sequence[OrderReview]) -> str:
         "",
         "`handoff review` explores, breadth first, every configuration a coordinator can reach "
         "under a nondeterministic environment: from each one it calls `start()`, reports every "
-        "fact (with a usable payload, an invalid bandwidth, a reservation whose delay overflows, "
-        "another handoff's id) and acknowledges every action id issued so far, and one never "
-        "issued, with every kind of outcome.  The safety properties are judged from what the "
-        "environment saw (its calls and the actions issued), not from the coordinator's records.",
+        "fact (with a usable payload; with a bandwidth that is NaN, inf, -inf or negative; with a "
+        "timing or a reservation whose delay overflows; for another handoff) and acknowledges "
+        "every action id issued so far, and one never issued, with every kind of outcome.  The "
+        "safety properties are judged from what the environment saw (its calls, what each "
+        "returned or raised), never from the coordinator's records.",
         "",
         "## Properties",
         "",
-        *(f"- **{prop.key}** {prop.words}" for prop in PROPERTIES),
+        *(f"- **{prop.key.value}** {prop.words}" for prop in PROPERTIES),
     ]
     for review in reviews:
         lines += ["", *_markdown_order(review)]
@@ -196,11 +195,11 @@ def _markdown_order(review: OrderReview) -> list[str]:
         "|---|---|---|---|",
     ]
     lines += [
-        f"| {verdict.prop.key} | {verdict.prop.title} | {_verdict_word(verdict)} "
+        f"| {verdict.prop.key.value} | {verdict.prop.title} | {_verdict_word(verdict)} "
         f"| {_checked(verdict)} |"
         for verdict in review.verdicts
     ]
-    notes = [f"- {v.prop.key}: {note}" for v in review.verdicts for note in v.notes]
+    notes = [f"- {v.prop.key.value}: {note}" for v in review.verdicts for note in v.notes]
     if notes:
         lines += ["", *notes]
     for failing in review.failures():
@@ -234,7 +233,7 @@ def _json_order(review: OrderReview) -> dict[str, Any]:
 def _json_verdict(verdict: Verdict) -> dict[str, Any]:
     example = verdict.counterexample
     return {
-        "key": verdict.prop.key,
+        "key": verdict.prop.key.value,
         "title": verdict.prop.title,
         "verdict": _verdict_word(verdict),
         "checked": verdict.checked,
@@ -272,7 +271,7 @@ def _write_trace(path: Path, reviews: Sequence[OrderReview], out: TextIO) -> Non
         for verdict in review.failures():
             if verdict.counterexample is not None:
                 write_trace(counterexample_trace(review, verdict.counterexample), path)
-                out.write(f"wrote the {verdict.prop.key} counterexample to {path}\n")
+                out.write(f"wrote the {verdict.prop.key.value} counterexample to {path}\n")
                 return
     out.write(f"no counterexample to write to {path}\n")
 
