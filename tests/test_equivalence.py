@@ -16,7 +16,8 @@ from test_derivation import CancelBothEarly, SettleBeforeRelease
 from handoff._chart import CHARTS
 from handoff._chart_base import HandoffChart
 from handoff._coordinator import _plans
-from handoff._interpreted import InterpretedChart, compare, reachable
+from handoff._equivalence import compare, reachable
+from handoff._interpreted import InterpretedChart
 from handoff._table import compiled
 from handoff._vocabulary import ChartEvent
 
