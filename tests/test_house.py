@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import ast
+import functools
 import subprocess
 import sys
+from collections.abc import Collection
 from pathlib import Path
 
 import pytest
@@ -25,8 +27,13 @@ def module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def imported(source: str, module: str, *, is_package: bool = False) -> set[str]:
-    """Every module name `source` imports, at any depth (imports inside functions count too)."""
+def imported(
+    source: str, module: str, known: Collection[str], *, is_package: bool = False
+) -> set[str]:
+    """Every module name `source` imports, at any depth (imports inside functions count too).
+
+    `from p import m` imports the submodule `p.m` when `known` has it, else a name of `p`.
+    """
     package = module if is_package else module.rpartition(".")[0]
     found: set[str] = set()
     for node in ast.walk(ast.parse(source)):
@@ -37,17 +44,19 @@ def imported(source: str, module: str, *, is_package: bool = False) -> set[str]:
             if node.level:
                 anchor = package.rsplit(".", node.level - 1)[0]
                 base = f"{anchor}.{base}" if base else anchor
-            found.add(base)
-            # `from package import name` may name a submodule: keep both readings.
-            found.update(f"{base}.{alias.name}" for alias in node.names)
+            for alias in node.names:
+                submodule = f"{base}.{alias.name}"
+                found.add(submodule if submodule in known else base)
     return found
 
 
 def imports_of(path: Path) -> set[str]:
     text = path.read_text(encoding="utf-8")
-    return imported(text, module_name(path), is_package=path.name == "__init__.py")
+    init = path.name == "__init__.py"
+    return imported(text, module_name(path), modules(), is_package=init)
 
 
+@functools.cache
 def modules() -> dict[str, Path]:
     return {module_name(path): path for path in sorted(PACKAGE.rglob("*.py"))}
 
@@ -82,10 +91,16 @@ def test_the_import_reader_sees_every_form() -> None:
         "def late():\n"
         "    from handoff._review.graph import walk\n"
     )
-    found = imported(source, "handoff._runs.demo")
-    assert {"json", "handoff._runs.trace", "handoff._docs.sections"} <= found
-    assert "handoff._review.graph" in found
-    assert "handoff._runs.demo" in imported("from . import demo", "handoff._runs", is_package=True)
+    known = {"handoff._runs.trace", "handoff._docs.sections", "handoff._runs.demo"}
+    found = imported(source, "handoff._runs.demo", known)
+    assert found == {
+        "json",
+        "handoff._runs.trace",
+        "handoff._docs.sections",
+        "handoff._review.graph",
+    }
+    within = imported("from . import demo, NAME", "handoff._runs", known, is_package=True)
+    assert within == {"handoff._runs.demo", "handoff._runs"}
     assert module_name(PACKAGE / "_runs" / "__init__.py") == "handoff._runs"
 
 
@@ -130,3 +145,23 @@ def test_no_module_is_over_the_line_limit() -> None:
         if name not in GENERATED
     }
     assert {name: n for name, n in lengths.items() if n > MAX_LINES} == {}
+
+
+def test_no_import_cycle() -> None:
+    names = modules()
+    # A module naming itself (type aliases to its own later classes) is no dependency.
+    following = {
+        name: {other for other in imports_of(path) if other in names and other != name}
+        for name, path in names.items()
+    }
+    done: set[str] = set()
+
+    def walk(name: str, path: tuple[str, ...]) -> None:
+        assert name not in path, " -> ".join((*path, name))
+        if name not in done:
+            for other in sorted(following[name]):
+                walk(other, (*path, name))
+            done.add(name)
+
+    for name in sorted(names):
+        walk(name, ())
