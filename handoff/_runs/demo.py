@@ -40,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
         coordinator = HandoffCoordinatorCore(HANDOFF_ID, order, chart=chart)
         runtime = CooperativeRuntime(DEMO_WORKLOAD)
         title = f"{order.name} ({order.value})"
-        print(title if chart is None else f"{coordinator.chart_name} ({title})")
+        print(title if chart is None else f"{coordinator.chart_name} (order {order.value})")
         number = _drive(coordinator, runtime, first=1)
         if args.reopen:
             # The client cancels after the answer was delivered: the destination still holds
