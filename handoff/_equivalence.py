@@ -21,7 +21,7 @@ from handoff._coordinator import HandoffCoordinatorCore
 from handoff._errors import HandoffError
 from handoff._interpreted import InterpretedChart
 from handoff._messages import HandoffFact
-from handoff._table import Step
+from handoff._table import CompiledChart, Step
 from handoff._timing import HandoffTransferTiming
 from handoff._values import (
     HandoffActionId,
@@ -71,10 +71,14 @@ class Comparison:
         return not self.disagreements
 
 
-def reachable(chart: HandoffOrder | type[HandoffChart]) -> dict[str, HandoffCoordinatorCore]:
+def reachable(
+    chart: HandoffOrder | type[HandoffChart], table: CompiledChart | None = None
+) -> dict[str, HandoffCoordinatorCore]:
     """One compiled coordinator per reachable chart state, found breadth-first from a fresh one
-    by starting it, giving it each fact, and acknowledging or failing each issued action."""
-    first = _coordinator(chart)
+    by starting it, giving it each fact, and acknowledging or failing each issued action.
+
+    `table`: the table to run instead of the chart's own compilation (one under review)."""
+    first = _coordinator(chart, table)
     found = {first.chart_state: first}
     queue = deque([first])
     while queue:
@@ -91,12 +95,16 @@ def reachable(chart: HandoffOrder | type[HandoffChart]) -> dict[str, HandoffCoor
     return found
 
 
-def compare(chart: HandoffOrder | type[HandoffChart]) -> Comparison:
+def compare(
+    chart: HandoffOrder | type[HandoffChart], table: CompiledChart | None = None
+) -> Comparison:
     """Give every event, in every reachable state, to the compiled table and to a fresh
-    python-statemachine instance started in that state; report where they differ."""
+    python-statemachine instance started in that state; report where they differ.
+
+    `table`: the table to judge instead of the chart's own compilation (one under review)."""
     disagreements = []
     cells = 0
-    found = reachable(chart)
+    found = reachable(chart, table)
     for state_id, coordinator in found.items():
         for event in ChartEvent:
             expected = _compiled_cell(coordinator, event)
@@ -108,7 +116,11 @@ def compare(chart: HandoffOrder | type[HandoffChart]) -> Comparison:
     return Comparison(name, cells, tuple(disagreements))
 
 
-def _coordinator(chart: HandoffOrder | type[HandoffChart]) -> HandoffCoordinatorCore:
+def _coordinator(
+    chart: HandoffOrder | type[HandoffChart], table: CompiledChart | None
+) -> HandoffCoordinatorCore:
+    if table is not None:
+        return HandoffCoordinatorCore.for_table(_HANDOFF_ID, table)
     if isinstance(chart, HandoffOrder):
         return HandoffCoordinatorCore(_HANDOFF_ID, chart)
     return HandoffCoordinatorCore(_HANDOFF_ID, chart=chart)

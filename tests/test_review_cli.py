@@ -94,6 +94,7 @@ def test_trace_out_writes_a_replayable_counterexample(
     header, *calls = [json.loads(line) for line in trace.read_text().splitlines()]
     assert header == {
         "order": "SourceFirst",
+        "chart": "NoDestinationCancel",  # a chart of its own: the trace names it
         "handoff_id": str(HANDOFF_ID),
         "fallback_transfer_delay_ms": 0.0,
     }

@@ -21,7 +21,7 @@ from typing import Any, TextIO
 from handoff import _cli
 from handoff._messages import HandoffAction, IssuedHandoffAction
 from handoff._review.environment import Call
-from handoff._review.explore import OrderReview, review_order
+from handoff._review.explore import OrderReview, review_chart, review_order
 from handoff._review.properties import PROPERTIES, Counterexample, Verdict
 from handoff._runs.trace import Entry, Trace, call_object, write_trace
 
@@ -45,6 +45,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="the chart(s) to explore: " + _cli.ORDER_HELP,
     )
     parser.add_argument(
+        "--chart", type=_cli.chart, action="append", metavar="MODULE:CLASS", help=_cli.CHART_HELP
+    )
+    parser.add_argument(
         "--format",
         choices=["text", "json", "markdown"],
         default="text",
@@ -62,7 +65,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     """Review the chosen orders; 0 when every property holds, 1 otherwise."""
     out = sys.stdout if out is None else out
-    reviews = [review_order(order) for order in args.order]
+    if args.chart:
+        reviews = [review_chart(chart) for chart in args.chart]
+    else:
+        reviews = [review_order(order) for order in args.order]
     holds = all(review.holds for review in reviews)
     # The report first: a trace that cannot be written must not cost the report.
     if args.format == "json":
@@ -83,7 +89,7 @@ def text(reviews: Sequence[OrderReview]) -> str:
     """The verdict tables, then each failure's shortest counterexample."""
     parts = [_text_order(review) for review in reviews]
     failing = [
-        f"{verdict.prop.key.value} ({review.order.value})"
+        f"{verdict.prop.key.value} ({review.name})"
         for review in reviews
         for verdict in review.failures()
     ]
@@ -91,7 +97,7 @@ def text(reviews: Sequence[OrderReview]) -> str:
     if failing:
         parts.append(f"FAIL: {', '.join(failing)}; reviewed in {seconds:.2f} s\n")
     else:
-        orders = " and ".join(review.order.value for review in reviews)
+        orders = " and ".join(review.name for review in reviews)
         parts.append(
             f"OK: all {len(PROPERTIES)} properties hold for {orders}; reviewed in {seconds:.2f} s\n"
         )
@@ -101,7 +107,7 @@ def text(reviews: Sequence[OrderReview]) -> str:
 def _text_order(review: OrderReview) -> str:
     width = max(len(prop.title) for prop in PROPERTIES)
     lines = [
-        f"{review.order.value}: {review.configurations:,} configurations, "
+        f"{_title(review)}: {review.configurations:,} configurations, "
         f"{review.transitions:,} transitions explored in {review.seconds:.2f} s",
         "",
         f"  {'':9}{'property':<{width}}  verdict  checked",
@@ -131,6 +137,13 @@ def _text_counterexample(verdict: Verdict, example: Counterexample) -> list[str]
             f"  {number:>2}. {step.call!s:<{call_width}}  -> {step.state:<{state_width}}  {did}"
         )
     return lines
+
+
+def _title(review: OrderReview) -> str:
+    """A chart's name, and its order when the name is its own."""
+    if review.name == review.order.value:
+        return review.name
+    return f"{review.name} ({review.order.value})"
 
 
 def _verdict_word(verdict: Verdict) -> str:
@@ -186,7 +199,7 @@ def markdown(reviews: Sequence[OrderReview]) -> str:
 def _markdown_order(review: OrderReview) -> list[str]:
     verdict = "every property holds" if review.holds else "**some properties fail**"
     lines = [
-        f"## {review.order.value}",
+        f"## {_title(review)}",
         "",
         f"{review.configurations:,} configurations and {review.transitions:,} transitions "
         f"explored; {verdict}.",
@@ -222,6 +235,7 @@ def json_report(reviews: Sequence[OrderReview]) -> dict[str, Any]:
 def _json_order(review: OrderReview) -> dict[str, Any]:
     return {
         "order": review.order.value,
+        "chart": review.name,
         "ok": review.holds,
         "configurations": review.configurations,
         "transitions": review.transitions,
@@ -263,7 +277,10 @@ def _json_counterexample(example: Counterexample) -> dict[str, Any]:
 def counterexample_trace(review: OrderReview, example: Counterexample) -> Trace:
     """A counterexample as a replayable trace (its calls, no expectations)."""
     entries = tuple(Entry(step.call) for step in example.steps)
-    return Trace(review.handoff_id, review.order, review.fallback_transfer_delay_ms, entries)
+    chart = None if review.name == review.order.value else review.name
+    return Trace(
+        review.handoff_id, review.order, review.fallback_transfer_delay_ms, entries, chart=chart
+    )
 
 
 def _write_trace(path: Path, reviews: Sequence[OrderReview], out: TextIO) -> None:

@@ -13,10 +13,17 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+import attrs
 
 from handoff import _cli
 from handoff._runs.replay import MonitorFactory, Replay, record, replay
 from handoff._runs.trace import Trace, TraceError, read_trace, write_trace
+from handoff._table import compiled
+
+if TYPE_CHECKING:
+    from handoff._chart_base import HandoffChart
 
 __all__ = ["configure", "run"]
 
@@ -34,6 +41,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="rewrite each trace with the answers a fresh coordinator gives (expect, "
         "expect_error) and its end line; a trace without an end line is taken as complete",
     )
+    parser.add_argument(
+        "--chart",
+        type=_cli.chart,
+        action="append",
+        metavar="MODULE:CLASS",
+        help="the chart(s) of your own that traces naming one were made on, MODULE:CLASS "
+        "(MODULE imported from the current directory or the Python path); repeat for several",
+    )
 
 
 def run(args: argparse.Namespace, monitors: Sequence[MonitorFactory] = ()) -> int:
@@ -41,13 +56,37 @@ def run(args: argparse.Namespace, monitors: Sequence[MonitorFactory] = ()) -> in
     worst = _OK
     for path in args.traces:
         try:
-            trace = read_trace(path, require_end=not args.record)
+            trace = _on_chart(
+                read_trace(path, require_end=not args.record),
+                getattr(args, "chart", None) or (),
+                path,
+            )
             status = _record(trace, path) if args.record else _replay(trace, path, monitors)
         except TraceError as error:
             print(f"handoff replay: error: {error}", file=sys.stderr)
             status = _UNREADABLE
         worst = max(worst, status)
     return worst
+
+
+def _on_chart(trace: Trace, charts: Sequence[type[HandoffChart]], path: Path) -> Trace:
+    """`trace` set to run on the chart its header names (shipped charts name none)."""
+    if trace.chart is None:
+        return trace
+    by_name = {compiled(chart).name: chart for chart in charts}
+    chart = by_name.get(trace.chart)
+    if chart is None:
+        given = f" (given: {', '.join(by_name)})" if by_name else ""
+        raise TraceError(
+            f"{path}: the trace was made on chart {trace.chart}: "
+            f"give it with --chart MODULE:CLASS{given}"
+        )
+    if chart.order is not trace.order:
+        raise TraceError(
+            f"{path}: chart {trace.chart} runs {chart.order.value}, "
+            f"the trace says {trace.order.value}"
+        )
+    return attrs.evolve(trace, rules=chart)
 
 
 def _record(trace: Trace, path: Path) -> int:
