@@ -90,7 +90,7 @@ def test_trace_out_writes_a_replayable_counterexample(
     _failing(monkeypatch, chart)
     trace = tmp_path / "trace.jsonl"
     assert main(["review", "--order", "source-first", "--trace-out", str(trace)]) == 1
-    assert f"wrote the S5 counterexample to {trace}" in capsys.readouterr().out
+    assert f"wrote the S5 counterexample to {trace}" in capsys.readouterr().err
     header, *calls = [json.loads(line) for line in trace.read_text().splitlines()]
     assert header == {
         "order": "SourceFirst",
@@ -121,7 +121,7 @@ def test_trace_out_without_a_failure_writes_nothing(
     trace = tmp_path / "trace.jsonl"
     assert main(["review", "--order", "source-first", "--trace-out", str(trace)]) == 0
     assert not trace.exists()
-    assert "no counterexample to write" in capsys.readouterr().out
+    assert "no counterexample to write" in capsys.readouterr().err
 
 
 def test_every_outcome_and_fact_has_a_trace_form() -> None:

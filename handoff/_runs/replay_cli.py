@@ -5,20 +5,30 @@ Every file gets its own verdict, whatever happened to the others.  On stdout: `O
 a call as breaking its property), or `RECORDED` with `--record`.  A file that cannot be read
 or written is one `handoff replay: error: …` line on stderr.  The exit status is the worst
 verdict: 0 all OK, 1 a divergence or a violation, 2 a file that could not be read or written.
+
+The monitors are given by the caller: the command line passes the review's safety monitors,
+so a trace is judged by the properties as well as by its own expectations.  `HANDOFF_CHART`
+(`MODULE:CLASS`, a `HandoffChart` subclass) replays against that chart instead of the shipped
+chart of the trace's order: how a counterexample is shown to fail on the broken chart.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 from handoff import _cli
+from handoff._coordinator import HandoffCoordinatorCore
 from handoff._runs.replay import MonitorFactory, Replay, record, replay
 from handoff._runs.trace import Trace, TraceError, read_trace, write_trace
 
-__all__ = ["configure", "run"]
+__all__ = ["CHART_VARIABLE", "chart_from_environment", "configure", "run"]
+
+CHART_VARIABLE = "HANDOFF_CHART"
 
 _OK, _FAILED, _UNREADABLE = 0, 1, 2
 
@@ -56,10 +66,38 @@ def _record(trace: Trace, path: Path) -> int:
     return _OK
 
 
+def chart_from_environment() -> type | None:
+    """The chart `HANDOFF_CHART` names (`MODULE:CLASS`), or None when it is unset."""
+    spec = os.environ.get(CHART_VARIABLE, "")
+    if not spec:
+        return None
+    module, _, name = spec.partition(":")
+    try:
+        chart = getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError, ValueError) as error:
+        raise _cli.UsageError(f"{CHART_VARIABLE}={spec}: not a MODULE:CLASS ({error})") from None
+    if not isinstance(chart, type):
+        raise _cli.UsageError(f"{CHART_VARIABLE}={spec}: not a chart class")
+    return chart
+
+
+def _coordinator(trace: Trace) -> HandoffCoordinatorCore:
+    chart = chart_from_environment()
+    if chart is None:
+        return trace.coordinator()
+    try:
+        return HandoffCoordinatorCore(
+            trace.handoff_id, trace.order, trace.fallback_transfer_delay_ms, chart=chart
+        )
+    except (TypeError, ValueError) as error:
+        raise _cli.UsageError(f"{CHART_VARIABLE}: {error}") from None
+
+
 def _replay(trace: Trace, path: Path, monitors: Sequence[MonitorFactory]) -> int:
-    verdict = replay(trace, monitors)
+    verdict = replay(trace, monitors, _coordinator(trace))
     if verdict.ok:
-        print(f"OK {path} ({_calls(trace)})")
+        held = "; every safety property holds" if monitors else ""
+        print(f"OK {path} ({_calls(trace)}){held}")
         return _OK
     _report(verdict, path)
     return _FAILED

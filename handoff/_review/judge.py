@@ -1,0 +1,38 @@
+"""The review's safety monitors, as judges of a replayed trace.
+
+`handoff replay` lives in the runs wing, which cannot see the review; the command line hands
+it `safety` so that every replayed run is judged by the same monitors the review uses on its
+own runs.  A trace carries no lifecycle, so L3 (judged against the coordinator's records) is
+left to the review.
+"""
+
+from __future__ import annotations
+
+from handoff._review.environment import Rules
+from handoff._review.monitors import RunMonitor
+from handoff._review.properties import PROPERTIES, Key
+from handoff._runs.call import Call
+from handoff._runs.replay import Answer, Monitor
+from handoff._runs.trace import Trace
+
+__all__ = ["property_words", "safety"]
+
+
+def safety(trace: Trace) -> Monitor:
+    """A fresh judge of one replayed run of `trace`: its first violation, in words."""
+    monitor = RunMonitor(Rules(trace.order, trace.handoff_id, trace.fallback_transfer_delay_ms))
+
+    def judge(call: Call, answer: Answer) -> str | None:
+        found = monitor.observe(call, answer.issued, answer.error)
+        if not found:
+            return None
+        first = found[0]
+        return f"{property_words(first.key)}: {first.finding}"
+
+    return judge
+
+
+def property_words(key: Key) -> str:
+    """`S1 (title)`: how a verdict names a property."""
+    prop = next(prop for prop in PROPERTIES if prop.key is key)
+    return f"{key.value} ({prop.title})"
