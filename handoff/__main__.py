@@ -11,7 +11,7 @@ from handoff import _cli
 from handoff._docs import cli as diagrams
 from handoff._docs import explain
 from handoff._review import cli as review
-from handoff._review.judge import safety
+from handoff._review.judge import SAFETY
 from handoff._runs import demo, replay_cli, simulate_cli
 
 # Each command module exposes `configure(parser)` and `run(args) -> int`, and imports its
@@ -28,7 +28,7 @@ _COMMANDS = (
 # The runs wing cannot see the review, nor the review the diagrams: the command line, above
 # every wing, hands replay the review's monitors and the review the explain writer.
 _RUNS = {
-    "replay": functools.partial(replay_cli.run, monitors=(safety,)),
+    "replay": functools.partial(replay_cli.run, monitors=SAFETY),
     "review": functools.partial(review.run, explain=explain.write_explain),
 }
 

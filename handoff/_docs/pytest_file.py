@@ -1,12 +1,12 @@
 """The pytest file of an explained counterexample: the run, replayed through the public API.
 
 The file reads its trace (next to it) with a few lines of its own and `handoff.wire`, drives a
-`handoff.HandoffCoordinatorCore` call by call, and compares each answer (the actions issued,
-or the error's class, and the chart state after) with the answer the shipped chart gives, which
-is what the SPEC asks along this run.  On the broken chart the first difference fails the test
-with the property's sentence and what the review found; on a fixed chart it passes.  It names
-nothing private, so it can be copied into a user's own suite.  `HANDOFF_CHART=MODULE:CLASS`
-replays against that chart instead of the shipped one.
+`handoff.HandoffCoordinatorCore` call by call, and compares each answer (the actions issued
+or the error's class; the chart state and the lifecycle's length after) with the answer the
+shipped chart gives, which is what the SPEC asks along this run.  On the broken chart the
+first difference fails the test with the property's sentence and what the review found; on a
+fixed chart it passes.  It names nothing private, so it can be copied into a user's own
+suite.  `HANDOFF_CHART=MODULE:CLASS` replays against that chart instead of the shipped one.
 """
 
 from __future__ import annotations
@@ -33,7 +33,9 @@ def expected_answers(
         else:
             said = ", ".join(f"{type(i.action).__name__} [{i.id.value}]" for i in issued)
             said = said or "nothing"
-        answers.append(f"{said}; then {coordinator.chart_state}")
+        answers.append(
+            f"{said}; then {coordinator.chart_state}, {len(coordinator.lifecycle)} events"
+        )
     return answers
 
 
@@ -91,7 +93,7 @@ def answer(coordinator, line):
     else:
         said = ", ".join(f"{{type(i.action).__name__}} [{{i.id.value}}]" for i in issued)
         said = said or "nothing"
-    return f"{{said}}; then {{coordinator.chart_state}}"
+    return f"{{said}}; then {{coordinator.chart_state}}, {{len(coordinator.lifecycle)}} events"
 
 
 def test_{name}():

@@ -27,6 +27,7 @@ from handoff._review.environment import Call
 from handoff._review.explore import OrderReview, review_order
 from handoff._review.explore import review as review_chart
 from handoff._review.properties import PROPERTIES, Counterexample, Verdict
+from handoff._runs.replay import record
 from handoff._runs.replay_cli import chart_from_environment
 from handoff._runs.trace import Entry, Trace, call_object, write_trace
 from handoff._table import compile_chart
@@ -292,9 +293,14 @@ def _json_counterexample(example: Counterexample) -> dict[str, Any]:
 
 
 def counterexample_trace(review: OrderReview, example: Counterexample) -> Trace:
-    """A counterexample as a replayable trace (its calls, no expectations)."""
+    """A counterexample as a replayable trace: its calls, each expecting the SPEC's answer.
+
+    The SPEC's answers are those of the order's shipped chart, which the review proves: the
+    trace then replays as OK once the chart is fixed, and diverges where the broken one errs.
+    """
     entries = tuple(Entry(step.call) for step in example.steps)
-    return Trace(review.handoff_id, review.order, review.fallback_transfer_delay_ms, entries)
+    trace = Trace(review.handoff_id, review.order, review.fallback_transfer_delay_ms, entries)
+    return record(trace)
 
 
 def _write_trace(path: Path, reviews: Sequence[OrderReview], out: TextIO) -> None:

@@ -12,24 +12,31 @@ from handoff._review.environment import Rules
 from handoff._review.monitors import RunMonitor
 from handoff._review.properties import PROPERTIES, Key
 from handoff._runs.call import Call
-from handoff._runs.replay import Answer, Monitor
+from handoff._runs.replay import Answer, Monitor, MonitorFactory
 from handoff._runs.trace import Trace
 
-__all__ = ["property_words", "safety"]
+__all__ = ["SAFETY", "judge_of", "property_words"]
 
 
-def safety(trace: Trace) -> Monitor:
-    """A fresh judge of one replayed run of `trace`: its first violation, in words."""
-    monitor = RunMonitor(Rules(trace.order, trace.handoff_id, trace.fallback_transfer_delay_ms))
+def judge_of(key: Key) -> MonitorFactory:
+    """The monitor factory of one property: replay then reports each property's first break."""
 
-    def judge(call: Call, answer: Answer) -> str | None:
-        found = monitor.observe(call, answer.issued, answer.error)
-        if not found:
-            return None
-        first = found[0]
-        return f"{property_words(first.key)}: {first.finding}"
+    def make(trace: Trace) -> Monitor:
+        rules = Rules(trace.order, trace.handoff_id, trace.fallback_transfer_delay_ms)
+        monitor = RunMonitor(rules)
 
-    return judge
+        def judge(call: Call, answer: Answer) -> str | None:
+            found = monitor.observe(call, answer.issued, answer.error)
+            mine = [violation for violation in found if violation.key is key]
+            return f"{property_words(key)}: {mine[0].finding}" if mine else None
+
+        return judge
+
+    return make
+
+
+SAFETY = tuple(judge_of(prop.key) for prop in PROPERTIES)
+"""A judge per property: what `handoff replay` runs over every replayed run."""
 
 
 def property_words(key: Key) -> str:
