@@ -78,13 +78,19 @@ def dot_path(chart: CompiledChart, prop: Property, example: Counterexample) -> s
             f'  "{state}" [label="{_dot(name)}" fillcolor="{fill}" color="{colour}" '
             f'fontcolor="{colour}" penwidth={width}];'
         )
+    # A transition the run takes is drawn once, in the run's colour, never beside its grey twin.
+    taken = {(step.source, step.target) for step in path}
     for source, target in _transitions(chart):
-        lines.append(f'  "{source}" -> "{target}" [color="{IDLE}" style=dashed arrowsize=0.6];')
+        if (source, target) not in taken:
+            lines.append(f'  "{source}" -> "{target}" [color="{IDLE}" style=dashed arrowsize=0.6];')
     for step in path:
         colour = VIOLATING if step.violating else TAKEN
+        label = f"{step.number}. {step.label}"
+        if step.violating:
+            label = f"✗ {label}\n{_issued(example.steps[-1])}"
         lines.append(
-            f'  "{step.source}" -> "{step.target}" [label="{step.number}. {_dot(step.label)}" '
-            f'color="{colour}" fontcolor="{colour}" penwidth=2.2 constraint=false];'
+            f'  "{step.source}" -> "{step.target}" [label="{_dot(label)}" '
+            f'color="{colour}" fontcolor="{colour}" penwidth=2.2];'
         )
     lines.append("}")
     return "\n".join(lines) + "\n"
@@ -101,6 +107,7 @@ def mermaid_path(chart: CompiledChart, prop: Property, example: Counterexample) 
         "stateDiagram-v2",
         f"    classDef visited fill:{VISITED},stroke:{TAKEN},stroke-width:2px",
         f"    classDef violating fill:#f6d5d1,stroke:{VIOLATING},stroke-width:3px",
+        f"    classDef unvisited fill:white,stroke:{IDLE},color:{IDLE}",
         f"    [*] --> {chart.states[0]}",
     ]
     lines += [
@@ -115,6 +122,7 @@ def mermaid_path(chart: CompiledChart, prop: Property, example: Counterexample) 
         )
     lines += [f"    class {state} visited" for state in sorted(visited - {path[-1].target})]
     lines.append(f"    class {path[-1].target} violating")
+    lines += [f"    class {state} unvisited" for state in chart.states if state not in visited]
     return "\n".join(lines) + "\n"
 
 
@@ -165,6 +173,13 @@ def _messages(number: int, step: TraceStep, lanes: dict[int, str]) -> Iterator[s
             yield f"    {COORDINATOR}->>{target}: {name} [{item.id.value}]"
 
 
+def _issued(step: TraceStep) -> str:
+    if step.error is not None:
+        return f"refused: {step.error}"
+    names = ", ".join(f"{type(item.action).__name__} [{item.id.value}]" for item in step.issued)
+    return f"issued {names}" if names else "issued nothing"
+
+
 def _transitions(chart: CompiledChart) -> list[tuple[str, str]]:
     pairs = {
         (chart.states[s.source], chart.states[s.target]) for s in chart.steps() if changes_state(s)
@@ -178,4 +193,6 @@ def _dot(text: str) -> str:
 
 def _mm(text: str) -> str:
     # Mermaid ends a message at ';' and reads '#' as an entity: keep both out of the text.
+    # Backticks are Markdown in the prose, noise in a drawing.
+    text = text.replace("`", "")
     return text.replace(";", ",").replace("#", "no. ").replace("\n", " ")
