@@ -96,9 +96,9 @@ def test_the_sequence_diagram_marks_the_violating_call(tmp_path: Path) -> None:
     assert "Coordinator->>Destination: ActivateDestination [3]" in box
     assert "before a scheduled transfer was reported done" in box
     dot = (tmp_path / "activate_before_transfer_completed_s1.dot").read_text()
-    assert (
-        '"transfer_starting" -> "transferring" [label="6. on_action_outcome(2, Scheduled)"' in dot
-    )
+    violating = '"transfer_starting" -> "transferring" [label="✗ 6. on_action_outcome(2, Scheduled)'
+    assert violating + '\\nissued ActivateDestination [3]" color="#c0392b"' in dot
+    assert '"transfer_starting" -> "transferring" [color=' not in dot  # no grey twin
 
 
 def test_json_stays_json_with_every_option(tmp_path: Path) -> None:

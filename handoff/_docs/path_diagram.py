@@ -85,11 +85,11 @@ def dot_path(chart: CompiledChart, prop: Property, example: Counterexample) -> s
             lines.append(f'  "{source}" -> "{target}" [color="{IDLE}" style=dashed arrowsize=0.6];')
     for step in path:
         colour = VIOLATING if step.violating else TAKEN
-        label = f"{step.number}. {step.label}"
+        label = _dot(f"{step.number}. {step.label}")
         if step.violating:
-            label = f"✗ {label}\n{_issued(example.steps[-1])}"
+            label = f"✗ {label}\\n{_dot(_issued(example.steps[-1]))}"
         lines.append(
-            f'  "{step.source}" -> "{step.target}" [label="{_dot(label)}" '
+            f'  "{step.source}" -> "{step.target}" [label="{label}" '
             f'color="{colour}" fontcolor="{colour}" penwidth=2.2];'
         )
     lines.append("}")
