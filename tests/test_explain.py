@@ -12,7 +12,8 @@ import broken_charts
 import pytest
 from review_mutants import MUTANTS, Mutant
 
-from handoff.__main__ import main
+from handoff.__main__ import main, parsers
+from handoff._cli import CommandError
 
 TESTS = Path(__file__).parent
 
@@ -134,3 +135,33 @@ def test_a_chart_variable_that_names_nothing_is_a_usage_error(
     assert "HANDOFF_CHART=no_such_module:Chart" in capsys.readouterr().err
     monkeypatch.setenv("HANDOFF_CHART", "json:dumps")
     assert main(["replay", str(TESTS / "traces" / "source_first_success.jsonl")]) == 2
+
+
+def test_a_refused_call_is_drawn_and_replayed_in_process(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.syspath_prepend(str(TESTS))
+    monkeypatch.setenv("HANDOFF_CHART", "broken_discipline:RefusesRepeatedTransferReport")
+    assert main(["review", "--order", "source-first", "--explain", str(tmp_path)]) == 1
+    stem = "refuses_repeated_transfer_report_r1"
+    sequence = (tmp_path / f"{stem}.sequence.mmd").read_text()
+    # The SPEC drops a repeated TransferCompleted; this chart refuses it.
+    assert "Coordinator--x" in sequence
+    assert "refused: " in (tmp_path / f"{stem}.dot").read_text()
+    capsys.readouterr()
+    assert main(["replay", str(tmp_path / f"{stem}.jsonl")]) == 1
+    out = capsys.readouterr().out
+    assert "VIOLATED" in out
+    assert "R1 (" in out
+    monkeypatch.delenv("HANDOFF_CHART")
+    assert main(["replay", str(tmp_path / f"{stem}.jsonl")]) == 0
+    assert "every safety property holds" in capsys.readouterr().out
+
+
+def test_explain_needs_its_writer(tmp_path: Path) -> None:
+    from handoff._review import cli as review_cli
+
+    top, _ = parsers()
+    args = top.parse_args(["review", "--order", "source-first", "--explain", str(tmp_path)])
+    with pytest.raises(CommandError, match="--explain needs"):
+        review_cli.run(args)
