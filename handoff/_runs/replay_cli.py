@@ -5,11 +5,18 @@ Every file gets its own verdict, whatever happened to the others.  On stdout: `O
 a call as breaking its property), or `RECORDED` with `--record`.  A file that cannot be read
 or written is one `handoff replay: error: …` line on stderr.  The exit status is the worst
 verdict: 0 all OK, 1 a divergence or a violation, 2 a file that could not be read or written.
+
+The monitors are given by the caller: the command line passes the review's safety monitors,
+so a trace is judged by the properties as well as by its own expectations.  `HANDOFF_CHART`
+(`MODULE:CLASS`, a `HandoffChart` subclass) replays against that chart instead of the shipped
+chart of the trace's order: how a counterexample is shown to fail on the broken chart.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -18,6 +25,7 @@ from typing import TYPE_CHECKING
 import attrs
 
 from handoff import _cli
+from handoff._coordinator import HandoffCoordinatorCore
 from handoff._runs.replay import MonitorFactory, Replay, record, replay
 from handoff._runs.trace import Trace, TraceError, read_trace, write_trace
 from handoff._table import compiled
@@ -25,7 +33,9 @@ from handoff._table import compiled
 if TYPE_CHECKING:
     from handoff._chart_base import HandoffChart
 
-__all__ = ["configure", "run"]
+__all__ = ["CHART_VARIABLE", "chart_from_environment", "configure", "run"]
+
+CHART_VARIABLE = "HANDOFF_CHART"
 
 _OK, _FAILED, _UNREADABLE = 0, 1, 2
 
@@ -70,12 +80,19 @@ def run(args: argparse.Namespace, monitors: Sequence[MonitorFactory] = ()) -> in
 
 
 def _on_chart(trace: Trace, charts: Sequence[type[HandoffChart]], path: Path) -> Trace:
-    """`trace` set to run on the chart its header names (shipped charts name none)."""
-    if trace.chart is None:
-        return trace
+    """`trace` set to run on the chart its header names (shipped charts name none).
+
+    Failing that, the one given chart of the trace's order replays it, whatever chart made the
+    trace: that is how a counterexample recorded on a broken chart is replayed on its fix.
+    """
     by_name = {compiled(chart).name: chart for chart in charts}
-    chart = by_name.get(trace.chart)
+    same_order = [chart for chart in charts if chart.order is trace.order]
+    chart = by_name.get(trace.chart) if trace.chart is not None else None
+    if chart is None and len(same_order) == 1:
+        chart = same_order[0]
     if chart is None:
+        if trace.chart is None:
+            return trace
         given = f" (given: {', '.join(by_name)})" if by_name else ""
         raise TraceError(
             f"{path}: the trace was made on chart {trace.chart}: "
@@ -95,10 +112,38 @@ def _record(trace: Trace, path: Path) -> int:
     return _OK
 
 
+def chart_from_environment() -> type | None:
+    """The chart `HANDOFF_CHART` names (`MODULE:CLASS`), or None when it is unset."""
+    spec = os.environ.get(CHART_VARIABLE, "")
+    if not spec:
+        return None
+    module, _, name = spec.partition(":")
+    try:
+        chart = getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError, ValueError) as error:
+        raise _cli.UsageError(f"{CHART_VARIABLE}={spec}: not a MODULE:CLASS ({error})") from None
+    if not isinstance(chart, type):
+        raise _cli.UsageError(f"{CHART_VARIABLE}={spec}: not a chart class")
+    return chart
+
+
+def _coordinator(trace: Trace) -> HandoffCoordinatorCore:
+    chart = chart_from_environment()
+    if chart is None:
+        return trace.coordinator()
+    try:
+        return HandoffCoordinatorCore(
+            trace.handoff_id, trace.order, trace.fallback_transfer_delay_ms, chart=chart
+        )
+    except (TypeError, ValueError) as error:
+        raise _cli.UsageError(f"{CHART_VARIABLE}: {error}") from None
+
+
 def _replay(trace: Trace, path: Path, monitors: Sequence[MonitorFactory]) -> int:
-    verdict = replay(trace, monitors)
+    verdict = replay(trace, monitors, _coordinator(trace))
     if verdict.ok:
-        print(f"OK {path} ({_calls(trace)})")
+        held = "; every safety property holds" if monitors else ""
+        print(f"OK {path} ({_calls(trace)}){held}")
         return _OK
     _report(verdict, path)
     return _FAILED
