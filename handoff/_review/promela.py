@@ -409,30 +409,38 @@ def _fact_event(call: object) -> ChartEvent:
 
 
 def _environment() -> str:
-    env = environment()
-    numbering = calls(env)
+    numbering = calls(environment())
     options = []
     for number, call in enumerate(numbering.all):
+        guard = ""
         if call.kind is CallKind.OUTCOME:
             assert call.action_id is not None
-            options.append(f"       :: nlog >= {call.action_id.value} -> c = {number}   /* {call} */")
-        else:
-            options.append(f"       :: c = {number}   /* {call} */")
+            guard = f"nlog >= {call.action_id.value} -> "
+        options.append(f"       :: {guard}c = {number}   /* {call} */")
     return "\n".join(
         [
             "/* -- the nondeterministic environment: any call, from any configuration -- */",
+            "#define NO_CALL 255",
+            "inline choose_call() {",
+            "  if",
+            "  :: FREE ->",
+            "       if",
+            *options,
+            "       fi",
+            *mirror.liveness_choices(numbering),
+            "  fi",
+            "}",
+            "",
             "active proctype environment() {",
             "end:",
             "  do",
             "  :: atomic {",
-            "       FREE ->",
-            "       if",
-            *options,
-            "       fi;",
-            "       make_call();",
+            "       !stopped ->",
+            "       choose_call();",
+            "       if :: c != NO_CALL -> make_call() :: else -> scrub() fi;",
             "       c = 0",
             "     }",
-            *mirror.liveness_moves(numbering),
+            *mirror.liveness_switches(),
             "  od",
             "}",
         ]

@@ -22,7 +22,8 @@ __all__ = [
     "Check",
     "liveness",
     "liveness_declarations",
-    "liveness_moves",
+    "liveness_choices",
+    "liveness_switches",
     "make_call",
     "monitors",
 ]
@@ -64,7 +65,7 @@ _SAFETY = [key for key, check in MIRRORED.items() if check is Check.ASSERTION]
 
 def monitors(expected: Sequence[NormalizedHandoffEvent]) -> str:
     """The environment's watch and the safety monitors over it."""
-    broken = " ".join(f"{key}_broken," for key in _SAFETY).rstrip(",")
+    broken = ", ".join(f"{key}_broken" for key in _SAFETY)
     lifecycle = " && ".join(
         f"lifecycle[{k}] == L_{event.value}" for k, event in enumerate(expected)
     )
@@ -239,11 +240,11 @@ def liveness_declarations() -> str:
 #ifdef LIVENESS
 #define M_FREE 0
 #define M_COOPERATING 1
-#define M_CANCELING 2
+#define M_CANCEL_ENTRY 2
+#define M_CANCELING 3
 byte mode = M_FREE;
 byte turn = 0;               /* the call a cooperating environment tries next */
 bit unusable_taken = 0;      /* an unusable payload was accepted on the way here */
-byte willing;   /* scratch */
 #define FREE (!stopped && mode == M_FREE)
 #define NOTE_UNUSABLE \\
   if :: c_kind == K_FACT && !c_usable && !c_terminal -> unusable_taken = 1 :: else -> skip fi
@@ -253,8 +254,8 @@ byte willing;   /* scratch */
 #endif"""
 
 
-def liveness_moves(numbering: Calls) -> list[str]:
-    """The environment's do-loop options that switch mode and play a mode (-DLIVENESS)."""
+def liveness_choices(numbering: Calls) -> list[str]:
+    """How the environment chooses its call in a liveness mode (only with -DLIVENESS)."""
     terminal = [
         f"       :: c = {number}   /* {call} */"
         for number, call in enumerate(numbering.all)
@@ -262,22 +263,33 @@ def liveness_moves(numbering: Calls) -> list[str]:
     ]
     return [
         "#ifdef LIVENESS",
-        "  :: atomic { FREE && !unusable_taken && !COMPLETED -> mode = M_COOPERATING }",
-        "  :: atomic {",
-        "       FREE && !COMPLETED_CANCELED -> mode = M_CANCELING;",
+        "  :: mode == M_CANCEL_ENTRY ->",
         "       if",
         *terminal,
         "       fi;",
-        "       make_call();",
-        "       c = 0",
+        "       mode = M_CANCELING",
+        "  :: mode == M_COOPERATING || mode == M_CANCELING ->",
+        "       turn = (turn + 1) % NCALLS; c = turn; decode();",
+        "       if",
+        "       :: c_kind == K_OUTCOME && c_id < nlog && FITS(log[c_id], c_out) -> skip",
+        "       :: mode == M_COOPERATING && c_kind != K_OUTCOME && c_usable && !c_terminal -> skip",
+        "       :: else -> c = NO_CALL",
+        "       fi",
+        "#endif",
+    ]
+
+
+def liveness_switches() -> list[str]:
+    """The environment's moves from playing freely into a liveness mode (-DLIVENESS)."""
+    return [
+        "#ifdef LIVENESS",
+        "  :: atomic {",
+        "       FREE && !unusable_taken && !COMPLETED -> mode = M_COOPERATING;",
+        '       printf("MODE cooperating\\n")',
         "     }",
         "  :: atomic {",
-        "       !stopped && mode != M_FREE ->",
-        "       turn = (turn + 1) % NCALLS; c = turn; decode();",
-        "       willing = (c_kind == K_OUTCOME && c_id < nlog && FITS(log[c_id], c_out)) ||",
-        "                 (mode == M_COOPERATING && c_kind != K_OUTCOME && c_usable && !c_terminal);",
-        "       if :: willing -> make_call() :: else -> scrub() fi;",
-        "       willing = 0; c = 0",
+        "       FREE && !COMPLETED_CANCELED -> mode = M_CANCEL_ENTRY;",
+        '       printf("MODE cancelling\\n")',
         "     }",
         "#endif",
     ]
