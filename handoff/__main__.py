@@ -20,6 +20,10 @@ _COMMANDS = {
         "simulate many handoffs under faults and check them",
     ),
     "replay": ("handoff._runs.replay_cli", "replay recorded traces against fresh coordinators"),
+    "export": (
+        "handoff._review.promela",
+        "write a chart and the review's world as a Promela model",
+    ),
 }
 
 

@@ -53,6 +53,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--order", choices=list(_ORDERS), default="both")
     parser.add_argument("--format", choices=["text", "json", "markdown"], default="text")
     parser.add_argument(
+        "--engine",
+        choices=["explore", "spin"],
+        default="explore",
+        help="who judges: the review's own explorer, or Spin on the generated Promela model",
+    )
+    parser.add_argument(
         "--trace-out",
         metavar="FILE",
         type=Path,
@@ -76,6 +82,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     """Review the chosen orders; 0 when every property holds, 1 otherwise."""
     out = sys.stdout if out is None else out
+    if args.engine == "spin":
+        from handoff._review import spin_cli  # imported on demand: it runs external tools
+
+        return spin_cli.run(args, out)
     reviews = [review_order(order) for order in _ORDERS[args.order]]
     holds = all(review.holds for review in reviews)
     if args.trace_out is not None:

@@ -12,23 +12,20 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import TextIO
 
 from handoff._conformance import expected_normalized_handoff
-from handoff._journal import Keep, Move, move_for
-from handoff._messages import HandoffAction
+from handoff._journal import FACT_EVENTS
 from handoff._review import promela_properties as mirror
-from handoff._review.environment import MAX_ACTIONS, CallKind, environment
+from handoff._review.environment import MAX_ACTIONS, Call, CallKind, environment
+from handoff._review.promela_coordinator import coordinator, event_rules, journal_rules
 from handoff._review.promela_vocabulary import (
     ACTIONS,
     COMPLETIONS,
     FACTS,
     LIFECYCLE_EVENTS,
     OUTCOME_KINDS,
-    acknowledgement_event,
-    action_name,
     calls,
     event_name,
     fact_kind,
@@ -37,14 +34,17 @@ from handoff._review.promela_vocabulary import (
 )
 from handoff._table import CompiledChart, compiled
 from handoff._values import HandoffOrder
-from handoff._vocabulary import ChartEvent, Check
+from handoff._vocabulary import ChartEvent
 
 __all__ = ["configure", "model", "run"]
 
 LIFECYCLE_SIZE = 12
 """Lifecycle slots; a run recording more is cut off like one issuing too many actions."""
 
-_ORDERS = {"source-first": HandoffOrder.SOURCE_FIRST, "destination-first": HandoffOrder.DESTINATION_FIRST}
+_ORDERS = {
+    "source-first": HandoffOrder.SOURCE_FIRST,
+    "destination-first": HandoffOrder.DESTINATION_FIRST,
+}
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -73,9 +73,9 @@ def model(chart: CompiledChart, *, fallback_transfer_delay_ms: float = 0.0) -> s
         _names(chart),
         _payload_rules(chart, fallback_transfer_delay_ms),
         _variables(chart),
-        _journal_rules(),
-        *(_event(chart, event) for event in ChartEvent),
-        _coordinator(),
+        journal_rules(),
+        *(event_rules(chart, event) for event in ChartEvent),
+        coordinator(),
         mirror.monitors(expected_normalized_handoff(chart.order)),
         mirror.liveness_declarations(),
         _calls(),
@@ -194,169 +194,6 @@ byte out[MOST_PER_CALL];
 byte out_id[MOST_PER_CALL];"""
 
 
-def _journal_rules() -> str:
-    acks = [
-        f"  :: issued[c_id] == {action_name(action)} && c_out == O_{kind.value} -> "
-        f"c_event = {event_name(acknowledgement_event(action, kind))}"
-        for action in ACTIONS
-        if action is not HandoffAction.Complete
-        for kind in OUTCOME_KINDS
-        if acknowledgement_event(action, kind) is not ChartEvent.MISMATCHED_OUTCOME
-    ]
-    return "\n".join(
-        [
-            "/* -- the journal's rules (handoff._journal): which event an outcome makes -- */",
-            "inline classify_outcome() {",
-            "  if",
-            "  :: issued[c_id] == 0 -> c_event = E_unknown_action",
-            "  :: issued[c_id] != 0 && recorded[c_id] == c_out -> c_event = E_duplicate_outcome",
-            "  :: issued[c_id] != 0 && recorded[c_id] != 0 && recorded[c_id] != c_out ->",
-            "       c_event = E_conflicting_outcome",
-            "  :: issued[c_id] != 0 && recorded[c_id] == 0 ->",
-            "       if",
-            *("  " + line for line in acks),
-            "       :: else -> c_event = E_mismatched_outcome",
-            "       fi",
-            "  fi",
-            "}",
-            "",
-            "inline record_lifecycle(EVENT) {",
-            "  if",
-            "  :: nlife < LIFECYCLE_SIZE -> lifecycle[nlife] = EVENT; nlife++",
-            "  :: else -> stopped = 1; Bound_broken = 1",
-            "  fi",
-            "}",
-            "",
-            "inline clear_journal() {",
-            "  for (i : 0 .. LOG_SIZE - 1) { issued[i] = 0; delay_of[i] = 0; recorded[i] = 0 }",
-            "}",
-            "",
-            "/* Issue an action: journal it (or complete, clearing the journal), hand it out. */",
-            "inline issue(ACTION, COMPLETION) {",
-            "  if",
-            "  :: result == CRASHED -> skip",
-            "  :: ACTION == A_StartTransfer && delay == 0 ->",
-            "       result = CRASHED   /* the adapter asserts the delay was checked */",
-            "  :: else ->",
-            "       out[nout] = ACTION; out_id[nout] = next_id; nout++;",
-            "       if",
-            "       :: COMPLETION != 0 ->",
-            "            completion = COMPLETION;",
-            "            if",
-            "            :: COMPLETION == C_SUCCESS -> record_lifecycle(L_Completed)",
-            "            :: else -> skip",
-            "            fi;",
-            "            clear_journal()",
-            "       :: else -> issued[next_id] = ACTION; delay_of[next_id] = delay",
-            "       fi;",
-            "       next_id++",
-            "  fi",
-            "}",
-            "",
-            "/* The payload checks a step runs, in order, before anything changes. */",
-            "inline check_transfer_timing_is_valid() {",
-            "  if",
-            "  :: result != TAKEN -> skip",
-            "  :: c_fact != F_SourceHeld -> result = CRASHED   /* the adapter asserts it */",
-            "  :: c_fact == F_SourceHeld && timing_valid(c_timing) -> skip",
-            "  :: else -> result = REFUSED",
-            "  fi",
-            "}",
-            "",
-            "inline check_transfer_delay_is_valid() {",
-            "  if",
-            "  :: result != TAKEN -> skip",
-            "  :: else ->",
-            "       t = (c_fact == F_SourceHeld -> c_timing : timing);",
-            "       n = (c_fact == F_DestinationReserved -> c_tokens : tokens);",
-            "       delay_of_pair(t, n)",
-            "  fi",
-            "}",
-        ]
-    )
-
-
-def _event(chart: CompiledChart, event: ChartEvent) -> str:
-    groups: dict[tuple[object, ...], list[int]] = {}
-    bodies: dict[tuple[object, ...], list[str]] = {}
-    for state in range(len(chart.states)):
-        step = chart.step(state, event)
-        move = move_for(step)
-        key, body = _cell(chart, move, stays=step.target == state)
-        groups.setdefault(key, []).append(state)
-        bodies[key] = body
-    lines = [f"inline on_{event.value}() {{", "  if"]
-    dropped = None
-    for key, states in groups.items():
-        if key == ("dropped",):
-            dropped = states
-            continue
-        guard = " || ".join(f"state == S_{chart.states[s]}" for s in states)
-        lines.append(f"  :: {guard} ->")
-        lines += [f"       {line}" for line in bodies[key]]
-    if dropped is not None:
-        lines.append("  :: else -> result = DROPPED")
-    lines += ["  fi", "}"]
-    return "\n".join(lines)
-
-
-def _cell(chart: CompiledChart, move: Move, *, stays: bool) -> tuple[tuple[object, ...], list[str]]:
-    if move.ignored:
-        return ("dropped",), []
-    if move.refusal is not None:
-        return ("refused", move.refusal), [f'result = REFUSED   /* "{move.refusal.phrase}" */']
-    commit = list(_commit(chart, move, stays=stays))
-    checks = [f"check_{check.value}();" for check in move.checks]
-    key = ("taken", move.checks, move.keep, move.lifecycle, stays or move.target, move.issues)
-    if not checks:
-        return key, _joined(commit)
-    return key, [*checks, "if", ":: result == TAKEN ->", *(f"     {line}" for line in _joined(commit)), ":: else -> skip", "fi"]
-
-
-def _commit(chart: CompiledChart, move: Move, *, stays: bool) -> Iterator[str]:
-    if move.keep == Keep.OUTCOME:
-        yield "recorded[c_id] = c_out"
-    elif move.keep == Keep.TIMING:
-        yield "timing = c_timing"
-    elif move.keep == Keep.TOKENS:
-        yield "tokens = c_tokens"
-    if move.lifecycle is not None:
-        yield f"record_lifecycle(L_{move.lifecycle.value})"
-    if not stays:
-        yield f"state = S_{chart.states[move.target]}"
-    for make, completion in move.issues:
-        done = f"C_{completion.name}" if completion is not None else "0"
-        yield f"issue({action_name(make)}, {done})"  # type: ignore[arg-type]
-    if not move.keep and move.lifecycle is None and stays and not move.issues:
-        yield "skip   /* taken in place */"
-
-
-def _joined(lines: list[str]) -> list[str]:
-    return [line + (";" if number < len(lines) - 1 else "") for number, line in enumerate(lines)]
-
-
-def _coordinator() -> str:
-    dispatch = [f"  :: c_event == {event_name(event)} -> on_{event.value}()" for event in ChartEvent]
-    return "\n".join(
-        [
-            "/* -- the adapter: the call becomes one chart event, the chart takes the step -- */",
-            "inline coordinator_step() {",
-            "  if",
-            "  :: c_foreign -> result = REFUSED   /* \"fact belongs to a different handoff\" */",
-            "  :: !c_foreign ->",
-            "       if",
-            "       :: c_kind == K_OUTCOME -> classify_outcome()",
-            "       :: else -> skip",
-            "       fi;",
-            "       if",
-            *("  " + line for line in dispatch),
-            "       fi",
-            "  fi",
-            "}",
-        ]
-    )
-
-
 def _calls() -> str:
     env = environment()
     numbering = calls(env)
@@ -364,7 +201,7 @@ def _calls() -> str:
     facts = []
     for number, call in enumerate(numbering.all[1 : numbering.first_outcome], start=1):
         assert call.fact is not None
-        fields = [f"c_kind = K_FACT", f"c_fact = {fact_kind(call)}"]
+        fields = ["c_kind = K_FACT", f"c_fact = {fact_kind(call)}"]
         fields.append(f"c_event = {event_name(_fact_event(call))}")
         timing = getattr(call.fact, "transfer_timing", None)
         if timing is not None:
@@ -381,7 +218,7 @@ def _calls() -> str:
     ]
     return "\n".join(
         [
-            "/* -- the environment's calls, numbered as `handoff review --engine spin` reads them -- */",
+            "/* -- the environment's calls, numbered: a trail's CALL n is review call n -- */",
             f"#define NCALLS {len(numbering.all)}",
             f"#define FIRST_OUTCOME {numbering.first_outcome}",
             f"#define OUTCOMES_PER_ID {len(numbering.outcomes)}",
@@ -402,10 +239,8 @@ def _calls() -> str:
     )
 
 
-def _fact_event(call: object) -> ChartEvent:
-    from handoff._journal import FACT_EVENTS
-
-    return FACT_EVENTS[type(call.fact)]  # type: ignore[attr-defined]
+def _fact_event(call: Call) -> ChartEvent:
+    return FACT_EVENTS[type(call.fact)]
 
 
 def _environment() -> str:

@@ -111,7 +111,9 @@ def _lifecycle(
 
 
 def _liveness(chart: CompiledChart, key: str, trail: Trail) -> str | None:
-    switch = len(trail.calls) if trail.switch is None else trail.switch
+    switch = trail.switch
+    if switch is None or (key == "L2" and switch >= len(trail.calls)):
+        return None  # not a liveness counterexample: the environment never changed mode
     walker: _Walker | None = _Walker(_fresh(chart), Watch())
     for call in trail.calls[: switch + (1 if key == "L2" else 0)]:
         assert walker is not None
