@@ -1,11 +1,8 @@
 """Prefill-to-decode KV-cache handoff, defined as one statechart per handoff order."""
 
-from handoff._conformance import (
-    NormalizedHandoffConformance,
-    NormalizedHandoffEvent,
-    NormalizedStoredTiming,
-    expected_normalized_handoff,
-)
+import typing as _typing
+
+from handoff._conformance import NormalizedHandoffConformance, NormalizedStoredTiming
 from handoff._coordinator import HandoffCoordinatorCore
 from handoff._errors import (
     CleanupActionFailedError,
@@ -17,8 +14,16 @@ from handoff._errors import (
     InvalidTransferTimingError,
     OutOfOrderFactError,
     UnknownActionError,
+    WireError,
 )
-from handoff._messages import HandoffAction, HandoffFact, IssuedHandoffAction
+from handoff._lifecycle import NormalizedHandoffEvent, expected_normalized_handoff
+from handoff._messages import (
+    AnyHandoffAction,
+    AnyHandoffFact,
+    HandoffAction,
+    HandoffFact,
+    IssuedHandoffAction,
+)
 from handoff._timing import (
     HandoffTransferTiming,
     validate_transfer_delay_ms,
@@ -34,16 +39,28 @@ from handoff._values import (
     KvTransferTimingMode,
     OutcomeKind,
 )
+from handoff._vocabulary import ChartEvent, Check, Effect, EventKind, Refusal
+
+if _typing.TYPE_CHECKING:
+    from handoff import wire as wire
 
 __all__ = [
+    "AnyHandoffAction",
+    "AnyHandoffFact",
+    "ChartEvent",
+    "Check",
     "CleanupActionFailedError",
     "ConflictingOutcomeError",
     "ConformanceError",
+    "DestinationFirstChart",
+    "Effect",
     "EngineType",
+    "EventKind",
     "ForeignFactError",
     "HandoffAction",
     "HandoffActionId",
     "HandoffActionOutcome",
+    "HandoffChart",
     "HandoffCompletion",
     "HandoffCoordinatorCore",
     "HandoffError",
@@ -60,8 +77,60 @@ __all__ = [
     "NormalizedStoredTiming",
     "OutOfOrderFactError",
     "OutcomeKind",
+    "Refusal",
+    "SourceFirstChart",
     "UnknownActionError",
+    "WireError",
+    "acknowledged",
     "expected_normalized_handoff",
+    "ignored",
+    "refused",
     "validate_transfer_delay_ms",
     "validate_transfer_timing",
 ]
+
+
+# Chart authoring needs python-statemachine; running the shipped orders does not, so these
+# names load on first use, like `handoff.wire`.
+_LAZY = {
+    "HandoffChart": "handoff._chart_base",
+    "acknowledged": "handoff._chart_base",
+    "ignored": "handoff._chart_base",
+    "refused": "handoff._chart_base",
+    "SourceFirstChart": "handoff._chart",
+    "DestinationFirstChart": "handoff._chart",
+    "wire": "handoff.wire",
+}
+
+if _typing.TYPE_CHECKING:
+    from handoff import wire as wire
+    from handoff._chart import DestinationFirstChart, SourceFirstChart
+    from handoff._chart_base import HandoffChart, acknowledged, ignored, refused
+else:
+    # Hidden from type checkers, which would otherwise accept any attribute of the package.
+
+    def __getattr__(name: str) -> object:
+        module = _LAZY.get(name)
+        if module is None:
+            raise AttributeError(f"module 'handoff' has no attribute {name!r}")
+        import importlib
+
+        loaded = importlib.import_module(module)
+        value = loaded if name == "wire" else getattr(loaded, name)
+        globals()[name] = value
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted({*globals(), *__all__, "wire"})
+
+
+# Tracebacks, reprs and pickles name `handoff.HandoffError`, never the private module that
+# defines it; the variants of each message family likewise read `handoff.HandoffFact.Failed`.
+# The lazy names set their own `__module__` when their module loads.
+for _name in __all__:
+    if _name in _LAZY:
+        continue
+    _value = globals()[_name]
+    for _public in _typing.get_args(_value) or (_value,):
+        _public.__module__ = "handoff"
+del _name, _value, _public

@@ -3,48 +3,51 @@
 from __future__ import annotations
 
 import argparse
-import importlib
 import sys
 from collections.abc import Sequence
-from typing import Any
 
-# Each command lives in its own module exposing `configure(parser)` and `run(args) -> int`.
-# Those modules import optional extras (graphviz, …) inside `run`, so a command that does
-# not need an extra works without it, and the missing extra is reported in one line.
-_COMMANDS = {
-    "demo": ("handoff._runs.demo", "drive one handoff of each order and print the trace"),
-    "review": ("handoff._review.cli", "explore every reachable configuration and check it"),
-    "diagrams": ("handoff._docs.cli", "write the lifecycle diagrams and generated docs"),
-    "simulate": (
-        "handoff._runs.simulate_cli",
-        "simulate many handoffs under faults and check them",
-    ),
-    "replay": ("handoff._runs.replay_cli", "replay recorded traces against fresh coordinators"),
-    "export": (
-        "handoff._review.promela",
-        "write a chart and the review's world as a Promela model",
-    ),
-}
+from handoff import _cli
+from handoff._docs import cli as diagrams
+from handoff._review import cli as review
+from handoff._review import promela
+from handoff._runs import demo, replay_cli, simulate_cli
+
+# Each command module exposes `configure(parser)` and `run(args) -> int`, and imports its
+# optional extras (graphviz, ...) inside `run`: `handoff --help` stays fast, and a command
+# that does not need an extra works without it.
+_COMMANDS = (
+    ("demo", demo, "drive one handoff of each order and print the trace"),
+    ("review", review, "explore every reachable configuration and check it"),
+    ("diagrams", diagrams, "write the lifecycle diagrams and generated docs"),
+    ("simulate", simulate_cli, "simulate many handoffs under faults and check them"),
+    ("replay", replay_cli, "replay recorded traces against fresh coordinators"),
+    ("export", promela, "write a chart and the review's world as a Promela model"),
+)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the process exit status."""
-    parser = argparse.ArgumentParser(
+    return _cli.run(parsers, argv)
+
+
+def parsers() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
+    """The top-level parser, and each command's parser by name."""
+    top = _cli.Parser(
         prog="handoff",
         description="Prefill-to-decode KV-cache handoff, defined as a statechart per order.",
+        epilog=f"`handoff COMMAND --help` explains a command. Installed as {_cli.DISTRIBUTION}.",
     )
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for name, (module_name, summary) in _COMMANDS.items():
-        sub = commands.add_parser(name, help=summary, description=summary)
-        sub.set_defaults(module_name=module_name)
-        _module(module_name).configure(sub)
-    args = parser.parse_args(argv)
-    status: int = _module(args.module_name).run(args)
-    return status
-
-
-def _module(name: str) -> Any:
-    return importlib.import_module(name)
+    _cli.add_version(top)
+    subparsers = top.add_subparsers(
+        dest="command", metavar="COMMAND", required=True, parser_class=_cli.Parser
+    )
+    commands: dict[str, argparse.ArgumentParser] = {}
+    for name, module, summary in _COMMANDS:
+        command = subparsers.add_parser(name, help=summary, description=summary)
+        command.set_defaults(run=module.run)
+        module.configure(command)
+        commands[name] = command
+    return top, commands
 
 
 if __name__ == "__main__":

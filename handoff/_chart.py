@@ -20,8 +20,9 @@ from types import MappingProxyType
 
 from statemachine import State
 
+from handoff._chart_base import HandoffChart, refused
 from handoff._values import HandoffOrder
-from handoff._vocabulary import HandoffChart, Refusal, refused
+from handoff._vocabulary import Refusal
 
 __all__ = ["CHARTS", "DestinationFirstChart", "SourceFirstChart"]
 
@@ -32,6 +33,7 @@ class SourceFirstChart(HandoffChart):
     """SOURCE_FIRST (vLLM, TRT-LLM): run prefill on the source, then reserve the destination."""
 
     order = HandoffOrder.SOURCE_FIRST
+    title = "SourceFirst"
 
     idle = State("idle", initial=True)
     prefill_submitting = State("prefill submitting")
@@ -117,6 +119,7 @@ class DestinationFirstChart(HandoffChart):
     """DESTINATION_FIRST (SGLang): reserve the destination, then run prefill on the source."""
 
     order = HandoffOrder.DESTINATION_FIRST
+    title = "DestinationFirst"
 
     idle = State("idle", initial=True)
     destination_reserving = State("destination reserving")
@@ -209,3 +212,10 @@ CHARTS: Mapping[HandoffOrder, type[HandoffChart]] = MappingProxyType(
     {chart.order: chart for chart in (SourceFirstChart, DestinationFirstChart)}
 )
 """The chart of each order."""
+
+# Exported from `handoff`: tracebacks and reprs name the public module.
+for _exported in (
+    SourceFirstChart,
+    DestinationFirstChart,
+):
+    _exported.__module__ = "handoff"

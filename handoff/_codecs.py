@@ -1,10 +1,7 @@
-"""The codec of every wire type, derived from its attrs fields and annotations by one table.
+"""One codec per wire shape: count, float, UUID, outcome, struct, externally tagged union, ….
 
-Each wire shape (count, float, UUID, outcome, struct, externally tagged union, …) has one
-`Codec` class; `_codec_for` composes them for a type from its fields, and `codec_of(cls)`
-gives the codec built once for each type of SPEC §2 and each fact or action variant.
-Codecs raise `WireRefusal` with the JSON path of the problem; `handoff.wire` is their only
-caller.
+`handoff.wire` composes them for each wire type from its attrs fields and annotations, and is
+their only caller. Codecs raise `WireRefusal` with the JSON path of the problem.
 """
 
 from __future__ import annotations
@@ -13,18 +10,12 @@ import abc
 import enum
 import json
 import re
-import types
 import typing
 import uuid
 from typing import Any, TypeVar, cast
 
 import attrs
 
-from handoff._conformance import (
-    NormalizedHandoffConformance,
-    NormalizedHandoffEvent,
-    NormalizedStoredTiming,
-)
 from handoff._json_text import (
     WireRefusal,
     format_f64,
@@ -34,24 +25,26 @@ from handoff._json_text import (
     read_string,
     write_string,
 )
-from handoff._messages import HandoffAction, HandoffFact, IssuedHandoffAction
-from handoff._timing import HandoffTransferTiming
-from handoff._values import (
-    EngineType,
-    HandoffActionId,
-    HandoffActionOutcome,
-    HandoffCompletion,
-    HandoffId,
-    HandoffOrder,
-    KvTransferTimingMode,
-    OutcomeKind,
-)
+from handoff._validators import USIZE_LIMIT
+from handoff._values import HandoffActionId, HandoffActionOutcome, HandoffId, OutcomeKind
 
-__all__ = ["Codec", "codec_of"]
+__all__ = [
+    "ActionId",
+    "Array",
+    "Bool",
+    "Codec",
+    "Count",
+    "Field",
+    "Float",
+    "Nullable",
+    "Outcome",
+    "Struct",
+    "Tagged",
+    "UnitEnum",
+    "Uuid",
+]
 
 T = TypeVar("T")
-
-_USIZE_LIMIT = 2**64
 
 
 def _construct(cls: type[T], *args: Any, **kwargs: Any) -> T:
@@ -63,7 +56,7 @@ def _construct(cls: type[T], *args: Any, **kwargs: Any) -> T:
         raise WireRefusal(f"invalid {cls.__qualname__}: {error}") from None
 
 
-# Codecs: one per wire shape, composed by `_codec_for` from the attrs fields of each type.
+# Codecs: one per wire shape; `handoff.wire` composes them from the attrs fields of each type.
 
 
 class Codec(abc.ABC):
@@ -78,19 +71,19 @@ class Codec(abc.ABC):
         """The value `data` (as parsed by `json`) encodes; raises `WireRefusal` otherwise."""
 
 
-class _Count(Codec):
+class Count(Codec):
     expected = "an unsigned 64-bit integer"
 
     def write(self, value: int) -> str:
         return int.__repr__(value)
 
     def read(self, data: object) -> int:
-        if type(data) is int and 0 <= data < _USIZE_LIMIT:
+        if type(data) is int and 0 <= data < USIZE_LIMIT:
             return data
         raise mismatch(self.expected, data)
 
 
-class _Float(Codec):
+class Float(Codec):
     expected = "a number"
 
     def write(self, value: float) -> str:
@@ -104,7 +97,7 @@ class _Float(Codec):
         raise mismatch(self.expected, data)
 
 
-class _Bool(Codec):
+class Bool(Codec):
     expected = "true or false"
 
     def write(self, value: bool) -> str:
@@ -116,7 +109,7 @@ class _Bool(Codec):
         raise mismatch(self.expected, data)
 
 
-class _Optional(Codec):
+class Nullable(Codec):
     def __init__(self, inner: Codec) -> None:
         self.inner = inner
         self.expected = f"{inner.expected} or null"
@@ -135,7 +128,7 @@ class _Optional(Codec):
             raise
 
 
-class _Array(Codec):
+class Array(Codec):
     expected = "an array"
 
     def __init__(self, item: Codec) -> None:
@@ -165,7 +158,7 @@ def _one_of(names: typing.Iterable[str]) -> str:
     return f"one of {_listed(names)}"
 
 
-class _UnitEnum(Codec):
+class UnitEnum(Codec):
     def __init__(self, cls: type[enum.Enum]) -> None:
         self.members = {member.value: member for member in cls}
         self.texts = {member: json.dumps(member.value) for member in cls}
@@ -185,7 +178,7 @@ class _UnitEnum(Codec):
 _UUID_TEXT = re.compile(r"[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}\Z")
 
 
-class _Uuid(Codec):
+class Uuid(Codec):
     expected = "a UUID string like 0123abcd-0123-0123-0123-0123456789ab"
 
     def write(self, value: HandoffId) -> str:
@@ -197,8 +190,8 @@ class _Uuid(Codec):
         raise mismatch(self.expected, data)
 
 
-class _ActionId(Codec):
-    expected = _Count.expected
+class ActionId(Codec):
+    expected = Count.expected
 
     def write(self, value: HandoffActionId) -> str:
         return int.__repr__(value.value)
@@ -207,13 +200,13 @@ class _ActionId(Codec):
         return _construct(HandoffActionId, _COUNT.read(data))
 
 
-_COUNT = _Count()
+_COUNT = Count()
 
 
 _FAILED = OutcomeKind.FAILED.value
 
 
-class _Outcome(Codec):
+class Outcome(Codec):
     def __init__(self) -> None:
         self.units = {
             kind.value: getattr(HandoffActionOutcome, kind.name)
@@ -250,7 +243,7 @@ class _Outcome(Codec):
 
 
 @attrs.frozen
-class _Field:
+class Field:
     name: str
     codec: Codec
     # Rust's `#[serde(default, skip_serializing_if = …)]`: absent means the default, and the
@@ -269,8 +262,8 @@ class _Field:
         return f".{self.name}"
 
 
-class _Struct(Codec):
-    def __init__(self, cls: type, fields: list[_Field]) -> None:
+class Struct(Codec):
+    def __init__(self, cls: type, fields: list[Field]) -> None:
         self.cls = cls
         self.fields = fields
         self.names = frozenset(field.name for field in fields)
@@ -305,11 +298,14 @@ class _Struct(Codec):
         return _construct(self.cls, **values)
 
 
-class _Tagged(Codec):
-    """An externally tagged enum: `{"Variant": {fields}}`, limited to the variants given."""
+class Tagged(Codec):
+    """An externally tagged enum: `{"Variant": {fields}}`, limited to the variants given.
 
-    def __init__(self, family: type, bodies: list[_Struct]) -> None:
-        self.family = frozenset(variant.__name__ for variant in _variants(family))
+    `family` names every variant of the enum, so that one not given reads "not allowed here".
+    """
+
+    def __init__(self, family: typing.Iterable[str], bodies: list[Struct]) -> None:
+        self.family = frozenset(family)
         self.bodies = {body.cls.__name__: body for body in bodies}
         self.by_class = {body.cls: (f'{{"{body.cls.__name__}":', body) for body in bodies}
         if len(bodies) == 1:
@@ -336,96 +332,3 @@ class _Tagged(Codec):
         except WireRefusal as refusal:
             refusal.segments.append(key_segment(tag))
             raise
-
-
-# The table: which codec each type gets.
-
-_LEAVES: dict[object, type[Codec]] = {
-    int: _Count,
-    float: _Float,
-    bool: _Bool,
-    HandoffId: _Uuid,
-    HandoffActionId: _ActionId,
-    HandoffActionOutcome: _Outcome,
-}
-
-_UNIONS = (HandoffFact, HandoffAction)
-
-
-def _variants(family: type) -> list[type]:
-    # The variants attached to the namespace (`HandoffFact.SourceHeld`, …), in the Rust enum's
-    # order. Not `__subclasses__()`: it can still list the classes attrs replaced with slotted ones.
-    return [
-        variant
-        for variant in vars(family).values()
-        if isinstance(variant, type) and issubclass(variant, family)
-    ]
-
-
-# The fields the Rust structs mark `#[serde(default, skip_serializing_if = …)]`.
-_SERDE_DEFAULTS: dict[type, frozenset[str]] = {
-    HandoffTransferTiming: frozenset({"kv_bytes_per_request"}),
-}
-
-
-def _body(cls: type) -> _Struct:
-    hints = typing.get_type_hints(cls)
-    defaulted = _SERDE_DEFAULTS.get(cls, frozenset())
-    fields = [
-        _Field(field.name, _codec_for(hints[field.name]), field.name in defaulted, field.default)
-        for field in attrs.fields(cls)
-    ]
-    return _Struct(cls, fields)
-
-
-def _codec_for(annotation: object) -> Codec:
-    """The codec for a field annotation or a wire type, derived from its attrs fields."""
-    if annotation in _LEAVES:
-        return _LEAVES[annotation]()
-    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
-    if origin in (typing.Union, types.UnionType) and len(args) == 2 and type(None) in args:
-        inner = args[1] if args[0] is type(None) else args[0]
-        return _Optional(_codec_for(inner))
-    if origin is tuple and len(args) == 2 and args[1] is Ellipsis:
-        return _Array(_codec_for(args[0]))
-    if isinstance(annotation, type):
-        if issubclass(annotation, enum.Enum):
-            return _UnitEnum(annotation)
-        for family in _UNIONS:
-            if annotation is family:
-                return _Tagged(family, [_body(variant) for variant in _variants(family)])
-            if issubclass(annotation, family):
-                return _Tagged(family, [_body(annotation)])
-        if attrs.has(annotation):
-            return _body(annotation)
-    raise TypeError(f"{annotation!r} has no handoff wire form")
-
-
-_WIRE_TYPES: tuple[type, ...] = (
-    HandoffId,
-    HandoffOrder,
-    EngineType,
-    KvTransferTimingMode,
-    HandoffTransferTiming,
-    HandoffFact,
-    *_variants(HandoffFact),
-    HandoffAction,
-    *_variants(HandoffAction),
-    HandoffActionId,
-    IssuedHandoffAction,
-    HandoffActionOutcome,
-    HandoffCompletion,
-    NormalizedHandoffEvent,
-    NormalizedStoredTiming,
-    NormalizedHandoffConformance,
-)
-
-_CODECS: dict[type, Codec] = {cls: _codec_for(cls) for cls in _WIRE_TYPES}
-
-
-def codec_of(cls: type) -> Codec:
-    """The codec of `cls`; a `TypeError` if `cls` has no wire form."""
-    codec = _CODECS.get(cls)
-    if codec is None:
-        raise TypeError(f"{cls.__qualname__} has no handoff wire form")
-    return codec

@@ -2,61 +2,17 @@
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Sequence
 from typing import Any
 
 import attrs
 
 from handoff._errors import ConformanceError
-from handoff._values import EngineType, HandoffOrder, check_count, check_instance
+from handoff._lifecycle import NormalizedHandoffEvent, expected_normalized_handoff
+from handoff._validators import check_count, check_instance, wrong_type
+from handoff._values import EngineType, HandoffOrder
 
-__all__ = [
-    "NormalizedHandoffConformance",
-    "NormalizedHandoffEvent",
-    "NormalizedStoredTiming",
-    "expected_normalized_handoff",
-]
-
-
-class NormalizedHandoffEvent(enum.Enum):
-    """A lifecycle milestone, recorded in the order it happened."""
-
-    SOURCE_HELD = "SourceHeld"
-    DESTINATION_ACCEPTED = "DestinationAccepted"
-    DESTINATION_RESERVED = "DestinationReserved"
-    DESTINATION_ACTIVATED = "DestinationActivated"
-    SOURCE_RELEASED = "SourceReleased"
-    COMPLETED = "Completed"
-
-
-_Event = NormalizedHandoffEvent
-
-_EXPECTED_LIFECYCLE = {
-    HandoffOrder.SOURCE_FIRST: (
-        _Event.SOURCE_HELD,
-        _Event.DESTINATION_ACCEPTED,
-        _Event.DESTINATION_RESERVED,
-        _Event.DESTINATION_ACTIVATED,
-        _Event.SOURCE_RELEASED,
-        _Event.COMPLETED,
-    ),
-    HandoffOrder.DESTINATION_FIRST: (
-        _Event.DESTINATION_ACCEPTED,
-        _Event.DESTINATION_RESERVED,
-        _Event.SOURCE_HELD,
-        _Event.DESTINATION_ACTIVATED,
-        _Event.SOURCE_RELEASED,
-        _Event.COMPLETED,
-    ),
-}
-
-
-def expected_normalized_handoff(order: HandoffOrder) -> tuple[NormalizedHandoffEvent, ...]:
-    """The lifecycle a successful handoff in `order` records, milestone by milestone."""
-    if not isinstance(order, HandoffOrder):
-        raise TypeError(f"order must be a HandoffOrder, got {order!r} ({type(order).__name__})")
-    return _EXPECTED_LIFECYCLE[order]
+__all__ = ["NormalizedHandoffConformance", "NormalizedStoredTiming"]
 
 
 def _to_lifecycle(value: Sequence[NormalizedHandoffEvent]) -> tuple[NormalizedHandoffEvent, ...]:
@@ -68,21 +24,13 @@ def _to_lifecycle(value: Sequence[NormalizedHandoffEvent]) -> tuple[NormalizedHa
 
 def _check_lifecycle(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
     if not isinstance(value, tuple):
-        raise TypeError(
-            f"{attribute.name} must be a sequence of NormalizedHandoffEvent, "
-            f"got {value!r} ({type(value).__name__})"
-        )
+        raise wrong_type(attribute.name, "a sequence of NormalizedHandoffEvent", value)
     for position, event in enumerate(value):
         if not isinstance(event, NormalizedHandoffEvent):
-            raise TypeError(
-                f"{attribute.name}[{position}] must be a NormalizedHandoffEvent, "
-                f"got {event!r} ({type(event).__name__})"
-            )
+            raise wrong_type(f"{attribute.name}[{position}]", "a NormalizedHandoffEvent", event)
 
 
-def _check_flag(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
-    if not isinstance(value, bool):
-        raise TypeError(f"{attribute.name} must be a bool, got {value!r} ({type(value).__name__})")
+_check_flag = check_instance(bool, "a bool")
 
 
 @attrs.frozen

@@ -4,26 +4,26 @@ It holds no ordering logic.  Each call becomes exactly one `ChartEvent`; the cha
 compiled table, or interpreted by python-statemachine) decides the step; the adapter then
 checks the payloads the step needs and, only when everything is valid, commits the step
 in one go: journal, lifecycle, issued actions, chart state.  A call that raises has
-changed nothing.
+changed nothing.  Tools reach the coordinator through its labelled block, never its slots.
 """
 
 from __future__ import annotations
 
 import functools
-import math
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
-from handoff._conformance import NormalizedHandoffEvent
+from handoff._binding import FACT_EVENTS, Keep, Plan, event_of, plan_for, plans, refusal_error
 from handoff._errors import ForeignFactError, HandoffError
-from handoff._journal import FACT_EVENTS, FITTING, Keep, Move, event_of, move_for, moves
+from handoff._lifecycle import NormalizedHandoffEvent
 from handoff._messages import HandoffAction, HandoffFact, IssuedHandoffAction
-from handoff._table import CompiledChart, compiled
+from handoff._table import CompiledChart, chart_rules, compiled
 from handoff._timing import (
     HandoffTransferTiming,
     validate_transfer_delay_ms,
     validate_transfer_timing,
 )
+from handoff._validators import require_delay_ms
 from handoff._values import (
     HandoffActionId,
     HandoffActionOutcome,
@@ -34,6 +34,7 @@ from handoff._values import (
 from handoff._vocabulary import ChartEvent, Check, Refusal
 
 if TYPE_CHECKING:
+    from handoff._chart_base import HandoffChart
     from handoff._interpreted import InterpretedChart
 
 __all__ = ["HandoffCoordinatorCore"]
@@ -46,20 +47,24 @@ _FACT_INDEX = {fact: event.index for fact, event in FACT_EVENTS.items()}
 _START_TRANSFER = HandoffAction.StartTransfer
 _SUCCESS = HandoffCompletion.SUCCESS
 _COMPLETED = NormalizedHandoffEvent.COMPLETED
+_EVENTS = tuple(ChartEvent)
 
 
 @functools.cache
-def _moves(order: HandoffOrder) -> tuple[tuple[Move, ...], ...]:
-    return moves(compiled(order))
+def _plans(chart: HandoffOrder | type[HandoffChart]) -> tuple[tuple[Plan, ...], ...]:
+    return plans(compiled(chart))
 
 
 class HandoffCoordinatorCore:
     """Coordinates one prefill-to-decode handoff: facts and outcomes in, actions out.
 
     Every call returns the actions to perform (possibly none) or raises `HandoffError`,
-    in which case the coordinator is exactly as it was before the call.  With
+    in which case the coordinator is exactly as it was before the call.
+
+    The ordering rules are the shipped chart of `order`, or any `HandoffChart` given as
+    `chart=` (then `order` may be left out: it is the chart's; given, it must agree).  With
     `interpreted=True` the chart is run by python-statemachine itself instead of the
-    compiled table: same behaviour, much slower, useful for debugging the chart.
+    compiled table: same behaviour, much slower, useful for debugging a chart.
     """
 
     __slots__ = (
@@ -70,9 +75,9 @@ class HandoffCoordinatorCore:
         "_interpreter",
         "_issued",
         "_lifecycle",
-        "_moves",
         "_next_id",
         "_outcomes",
+        "_plans",
         "_state",
         "_timing",
         "_tokens",
@@ -81,19 +86,21 @@ class HandoffCoordinatorCore:
     def __init__(
         self,
         handoff_id: HandoffId,
-        order: HandoffOrder,
+        order: HandoffOrder | None = None,
         fallback_transfer_delay_ms: float = 0.0,
         *,
+        chart: type[HandoffChart] | None = None,
         interpreted: bool = False,
     ) -> None:
         if not isinstance(handoff_id, HandoffId):
             raise TypeError(f"handoff_id must be a HandoffId, got {handoff_id!r}")
-        if not isinstance(order, HandoffOrder):
-            raise TypeError(f"order must be a HandoffOrder, got {order!r}")
-        self._fallback = _fallback_delay(fallback_transfer_delay_ms)
+        # A shipped order skips the chart checks: construction is on every handoff's path.
+        shipped = chart is None and type(order) is HandoffOrder
+        rules = cast("HandoffOrder", order) if shipped else chart_rules(order, chart)
+        self._fallback = require_delay_ms("fallback_transfer_delay_ms", fallback_transfer_delay_ms)
         self._handoff_id = handoff_id
-        self._chart: CompiledChart = compiled(order)
-        self._moves = _moves(order)
+        self._chart: CompiledChart = compiled(rules)
+        self._plans = _plans(rules)
         self._state = 0
         self._next_id = 0
         self._issued: dict[int, HandoffAction] = {}
@@ -106,7 +113,7 @@ class HandoffCoordinatorCore:
         if interpreted:
             from handoff._interpreted import InterpretedChart
 
-            self._interpreter = InterpretedChart(order)
+            self._interpreter = InterpretedChart(rules)
 
     @classmethod
     def new(cls, handoff_id: HandoffId, order: HandoffOrder) -> HandoffCoordinatorCore:
@@ -120,17 +127,24 @@ class HandoffCoordinatorCore:
         """A coordinator with an explicit fallback transfer delay (finite, non-negative)."""
         return cls(handoff_id, order, fallback_transfer_delay_ms)
 
+    # -- for tools (model review, traces, diagrams): not needed to run a handoff ----------
+
     @classmethod
-    def _for_chart(
-        cls, handoff_id: HandoffId, chart: CompiledChart, fallback_transfer_delay_ms: float = 0.0
+    def for_table(
+        cls, handoff_id: HandoffId, table: CompiledChart, fallback_transfer_delay_ms: float = 0.0
     ) -> HandoffCoordinatorCore:
-        """A coordinator driven by any compiled chart (model review runs mutants this way)."""
-        coordinator = cls(handoff_id, chart.order, fallback_transfer_delay_ms)
-        coordinator._chart = chart
-        coordinator._moves = moves(chart)
+        """A coordinator driven by a compiled table as it is (the review runs mutants so)."""
+        coordinator = cls(handoff_id, table.order, fallback_transfer_delay_ms)
+        coordinator._chart = table
+        coordinator._plans = plans(table)
         return coordinator
 
-    def _fork(self) -> HandoffCoordinatorCore:
+    @property
+    def table(self) -> CompiledChart:
+        """The compiled table this coordinator runs (also when it is interpreted)."""
+        return self._chart
+
+    def fork(self) -> HandoffCoordinatorCore:
         """An independent copy, for exploring alternatives from this point (compiled only)."""
         if self._interpreter is not None:
             raise TypeError("an interpreted coordinator cannot be forked")
@@ -142,7 +156,7 @@ class HandoffCoordinatorCore:
         twin._lifecycle = list(self._lifecycle)
         return twin
 
-    def _configuration(self) -> tuple[object, ...]:
+    def configuration(self) -> tuple[object, ...]:
         """Everything that decides future behaviour, as a hashable value."""
         return (
             self._state,
@@ -154,6 +168,29 @@ class HandoffCoordinatorCore:
             tuple(self._lifecycle),
             self._completion,
         )
+
+    def issued_actions(self) -> tuple[tuple[HandoffActionId, HandoffAction], ...]:
+        """The journal's issued actions, acknowledged or not, in issue order."""
+        return tuple((HandoffActionId(key), action) for key, action in self._issued.items())
+
+    def classify(
+        self,
+        fact: HandoffFact | None = None,
+        action_id: HandoffActionId | None = None,
+        outcome: HandoffActionOutcome | None = None,
+    ) -> ChartEvent | None:
+        """The chart event a call would make now: `start()` when given nothing, else the fact,
+        else the outcome for `action_id` (None: a foreign fact, refused before the chart)."""
+        if fact is not None:
+            event = FACT_EVENTS[type(fact)]
+            return event if fact.handoff_id == self._handoff_id else None
+        if action_id is None or outcome is None:
+            return ChartEvent.START
+        return _EVENTS[self._outcome_event(action_id, outcome)]
+
+    def run_checks(self, checks: tuple[Check, ...], fact: HandoffFact | None) -> float | None:
+        """Run a step's payload checks on a call's fact; returns the delay when one is checked."""
+        return self._checked_delay(checks, fact)
 
     # -- state -------------------------------------------------------------------------
 
@@ -183,9 +220,21 @@ class HandoffCoordinatorCore:
         return tuple(self._lifecycle)
 
     @property
+    def chart_name(self) -> str:
+        """The title of the chart whose rules this coordinator follows."""
+        return self._chart.name
+
+    @property
     def chart_state(self) -> str:
         """The id of the chart state the handoff is in, e.g. `"prefill_running"`."""
         return self._chart.states[self._state]
+
+    def __repr__(self) -> str:
+        completion = self._completion.name if self._completion is not None else None
+        return (
+            f"<HandoffCoordinatorCore {self._chart.name} at {self.chart_state!r}, completion="
+            f"{completion}, complete={self.is_complete}, handoff_id={self._handoff_id}>"
+        )
 
     # -- calls -------------------------------------------------------------------------
 
@@ -236,7 +285,7 @@ class HandoffCoordinatorCore:
         outcome: HandoffActionOutcome | None,
     ) -> list[IssuedHandoffAction]:
         if self._interpreter is None:
-            move = self._moves[self._state][event]
+            move = self._plans[self._state][event]
             if move.ignored:
                 return []
             if move.refusal is not None:
@@ -267,14 +316,13 @@ class HandoffCoordinatorCore:
         fact: HandoffFact | None,
         action_id: HandoffActionId | None,
         outcome: HandoffActionOutcome | None,
-    ) -> tuple[Move, float | None]:
+    ) -> tuple[Plan, float | None]:
         assert self._interpreter is not None
-        step, delay = self._interpreter.decide(
-            self._state, _EVENTS[event], self._checked_delay, fact
-        )
+        decide = self._interpreter.decide
+        step, delay = decide(self._state, _EVENTS[event], self._checked_delay, fact)
         if step.refusal is not None:
             raise self._refusal(step.refusal, action_id, outcome)
-        return move_for(step), delay
+        return plan_for(step), delay
 
     def _checked_delay(self, checks: tuple[Check, ...], fact: HandoffFact | None) -> float | None:
         """Run a step's payload checks; returns the transfer delay when one is checked."""
@@ -332,41 +380,11 @@ class HandoffCoordinatorCore:
         action_id: HandoffActionId | None,
         outcome: HandoffActionOutcome | None,
     ) -> HandoffError:
-        message = refusal.phrase.format(
-            action_id=action_id.value if action_id is not None else "",
-            outcome=outcome,
+        return refusal_error(
+            refusal,
+            self._chart.names[self._state],
+            self._issued,
+            self._outcomes,
+            action_id,
+            outcome,
         )
-        return refusal.error(f"{message} ({self._explain(refusal, action_id, outcome)})")
-
-    def _explain(
-        self,
-        refusal: Refusal,
-        action_id: HandoffActionId | None,
-        outcome: HandoffActionOutcome | None,
-    ) -> str:
-        state = self._chart.names[self._state]
-        if refusal is Refusal.UNKNOWN_ACTION:
-            return f"the journal holds {sorted(self._issued) or 'no action'}"
-        if action_id is None:
-            return f"the handoff is at {state!r}"
-        action = self._issued[action_id.value]
-        name = type(action).__name__
-        if refusal is Refusal.CONFLICTING_OUTCOME:
-            return f"{name} was already acknowledged {self._outcomes[action_id.value]}"
-        if refusal is Refusal.MISMATCHED_OUTCOME:
-            expected = " or ".join(kind.value for kind in FITTING[type(action)])
-            return f"{name} expects {expected}, got {outcome}"
-        return f"{name} reported {outcome}"
-
-
-_EVENTS = tuple(ChartEvent)
-
-
-def _fallback_delay(value: float) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise TypeError(f"fallback_transfer_delay_ms must be a float, got {value!r}")
-    if not math.isfinite(value) or value < 0:
-        raise ValueError(
-            f"fallback_transfer_delay_ms must be finite and non-negative, got {value!r}"
-        )
-    return float(value)

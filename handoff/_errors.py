@@ -12,6 +12,7 @@ __all__ = [
     "InvalidTransferTimingError",
     "OutOfOrderFactError",
     "UnknownActionError",
+    "WireError",
 ]
 
 
@@ -49,3 +50,15 @@ class InvalidTransferTimingError(HandoffError):
 
 class ConformanceError(HandoffError):
     """A normalized handoff summary does not match the reference fixture."""
+
+
+class WireError(HandoffError):
+    """JSON that is not a valid encoding of the requested type; `path` says where, `reason` why."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(path, reason)
+        self.path = path
+        self.reason = reason
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.reason}"

@@ -2,21 +2,26 @@
 
 from __future__ import annotations
 
+import typing
 from typing import TYPE_CHECKING, TypeAlias
 
 import attrs
 
 from handoff._timing import HandoffTransferTiming
-from handoff._values import (
-    HandoffActionId,
-    HandoffId,
-    check_count,
-    check_float,
-    check_instance,
-    to_float,
-)
+from handoff._validators import check_count, check_float, check_instance, to_float
+from handoff._values import HandoffActionId, HandoffId
 
-__all__ = ["HandoffAction", "HandoffFact", "IssuedHandoffAction"]
+if TYPE_CHECKING:
+    # Lets each namespace below name a variant class of the same name, defined after it.
+    import handoff._messages
+
+__all__ = [
+    "AnyHandoffAction",
+    "AnyHandoffFact",
+    "HandoffAction",
+    "HandoffFact",
+    "IssuedHandoffAction",
+]
 
 _check_handoff_id = check_instance(HandoffId, "a HandoffId")
 
@@ -32,21 +37,21 @@ class HandoffFact:
 
     handoff_id: HandoffId
 
-    # The variants are defined below, once this base exists, and attached to it there.
+    # The variants subclass this base, so they are defined after it and attached at the end.
     if TYPE_CHECKING:
-        SourceHeld: TypeAlias = "_SourceHeld"
-        DestinationReserved: TypeAlias = "_DestinationReserved"
-        TransferCompleted: TypeAlias = "_TransferCompleted"
-        Failed: TypeAlias = "_Failed"
-        TimedOut: TypeAlias = "_TimedOut"
-        Canceled: TypeAlias = "_Canceled"
+        SourceHeld: TypeAlias = "handoff._messages.SourceHeld"
+        DestinationReserved: TypeAlias = "handoff._messages.DestinationReserved"
+        TransferCompleted: TypeAlias = "handoff._messages.TransferCompleted"
+        Failed: TypeAlias = "handoff._messages.Failed"
+        TimedOut: TypeAlias = "handoff._messages.TimedOut"
+        Canceled: TypeAlias = "handoff._messages.Canceled"
 
     def __init__(self) -> None:  # variants define their own; only the bare base lands here
         raise TypeError("HandoffFact is abstract: construct a variant such as HandoffFact.Failed")
 
 
 @attrs.frozen
-class _SourceHeld(HandoffFact):
+class SourceHeld(HandoffFact):
     """The source finished prefill and holds the prompt's KV cache, ready to transfer."""
 
     handoff_id: HandoffId = attrs.field(validator=_check_handoff_id)
@@ -56,7 +61,7 @@ class _SourceHeld(HandoffFact):
 
 
 @attrs.frozen
-class _DestinationReserved(HandoffFact):
+class DestinationReserved(HandoffFact):
     """The destination reserved room; it still lacks `transferable_prompt_tokens` tokens of KV."""
 
     handoff_id: HandoffId = attrs.field(validator=_check_handoff_id)
@@ -64,28 +69,28 @@ class _DestinationReserved(HandoffFact):
 
 
 @attrs.frozen
-class _TransferCompleted(HandoffFact):
+class TransferCompleted(HandoffFact):
     """The KV cache arrived at the destination."""
 
     handoff_id: HandoffId = attrs.field(validator=_check_handoff_id)
 
 
 @attrs.frozen
-class _Failed(HandoffFact):
+class Failed(HandoffFact):
     """The handoff failed; what was acquired must be cleaned up."""
 
     handoff_id: HandoffId = attrs.field(validator=_check_handoff_id)
 
 
 @attrs.frozen
-class _TimedOut(HandoffFact):
+class TimedOut(HandoffFact):
     """The handoff took too long; what was acquired must be cleaned up."""
 
     handoff_id: HandoffId = attrs.field(validator=_check_handoff_id)
 
 
 @attrs.frozen
-class _Canceled(HandoffFact):
+class Canceled(HandoffFact):
     """The request was canceled; what was acquired must be cleaned up."""
 
     handoff_id: HandoffId = attrs.field(validator=_check_handoff_id)
@@ -103,14 +108,14 @@ class HandoffAction:
     handoff_id: HandoffId
 
     if TYPE_CHECKING:
-        SubmitPrefill: TypeAlias = "_SubmitPrefill"
-        ReserveDestination: TypeAlias = "_ReserveDestination"
-        StartTransfer: TypeAlias = "_StartTransfer"
-        ActivateDestination: TypeAlias = "_ActivateDestination"
-        ReleaseSource: TypeAlias = "_ReleaseSource"
-        CancelSource: TypeAlias = "_CancelSource"
-        CancelDestination: TypeAlias = "_CancelDestination"
-        Complete: TypeAlias = "_Complete"
+        SubmitPrefill: TypeAlias = "handoff._messages.SubmitPrefill"
+        ReserveDestination: TypeAlias = "handoff._messages.ReserveDestination"
+        StartTransfer: TypeAlias = "handoff._messages.StartTransfer"
+        ActivateDestination: TypeAlias = "handoff._messages.ActivateDestination"
+        ReleaseSource: TypeAlias = "handoff._messages.ReleaseSource"
+        CancelSource: TypeAlias = "handoff._messages.CancelSource"
+        CancelDestination: TypeAlias = "handoff._messages.CancelDestination"
+        Complete: TypeAlias = "handoff._messages.Complete"
 
     def __init__(self) -> None:  # variants define their own; only the bare base lands here
         raise TypeError(
@@ -122,21 +127,21 @@ class HandoffAction:
 
 
 @attrs.frozen
-class _SubmitPrefill(HandoffAction):
+class SubmitPrefill(HandoffAction):
     """Run prefill on the source; acknowledged SUBMITTED."""
 
     handoff_id: HandoffId = attrs.field(validator=_check_handoff_id)
 
 
 @attrs.frozen
-class _ReserveDestination(HandoffAction):
+class ReserveDestination(HandoffAction):
     """Ask the destination to take ownership of the request; acknowledged ACCEPTED."""
 
     handoff_id: HandoffId = attrs.field(validator=_check_handoff_id)
 
 
 @attrs.frozen
-class _StartTransfer(HandoffAction):
+class StartTransfer(HandoffAction):
     """Move the KV cache, modelled to take `delay_ms` milliseconds; acknowledged SCHEDULED."""
 
     handoff_id: HandoffId = attrs.field(validator=_check_handoff_id)
@@ -144,71 +149,68 @@ class _StartTransfer(HandoffAction):
 
 
 @attrs.frozen
-class _ActivateDestination(HandoffAction):
+class ActivateDestination(HandoffAction):
     """Let the destination start decoding from the transferred KV; acknowledged APPLIED."""
 
     handoff_id: HandoffId = attrs.field(validator=_check_handoff_id)
 
 
 @attrs.frozen
-class _ReleaseSource(HandoffAction):
+class ReleaseSource(HandoffAction):
     """Free the source's copy of the KV cache; acknowledged APPLIED or NOOP."""
 
     handoff_id: HandoffId = attrs.field(validator=_check_handoff_id)
 
 
 @attrs.frozen
-class _CancelSource(HandoffAction):
+class CancelSource(HandoffAction):
     """Undo the source's part during cleanup; acknowledged APPLIED or NOOP, and must not fail."""
 
     handoff_id: HandoffId = attrs.field(validator=_check_handoff_id)
 
 
 @attrs.frozen
-class _CancelDestination(HandoffAction):
+class CancelDestination(HandoffAction):
     """Undo the destination's part during cleanup; acknowledged APPLIED or NOOP, must not fail."""
 
     handoff_id: HandoffId = attrs.field(validator=_check_handoff_id)
 
 
 @attrs.frozen
-class _Complete(HandoffAction):
+class Complete(HandoffAction):
     """The handoff is over; the runtime may forget it."""
 
     handoff_id: HandoffId = attrs.field(validator=_check_handoff_id)
 
 
-def _attach(namespace: type, variant: type, name: str) -> None:
-    # The public spelling is `Namespace.Variant`; naming the class so makes reprs and pickling
-    # agree with it.
-    variant.__qualname__ = f"{namespace.__name__}.{name}"
-    variant.__name__ = name
-    setattr(namespace, name, variant)
+AnyHandoffFact: TypeAlias = (
+    SourceHeld | DestinationReserved | TransferCompleted | Failed | TimedOut | Canceled
+)
+"""Any one fact variant, for annotations under which a `match` over the variants is exhaustive."""
+
+AnyHandoffAction: TypeAlias = (
+    SubmitPrefill
+    | ReserveDestination
+    | StartTransfer
+    | ActivateDestination
+    | ReleaseSource
+    | CancelSource
+    | CancelDestination
+    | Complete
+)
+"""Any one action variant, for annotations under which a `match` on the variants is exhaustive."""
 
 
-for _name, _variant in [
-    ("SourceHeld", _SourceHeld),
-    ("DestinationReserved", _DestinationReserved),
-    ("TransferCompleted", _TransferCompleted),
-    ("Failed", _Failed),
-    ("TimedOut", _TimedOut),
-    ("Canceled", _Canceled),
-]:
-    _attach(HandoffFact, _variant, _name)
+def _attach(namespace: type, variants: object) -> None:
+    # The public spelling is `Namespace.Variant`; naming the class so makes its repr and pickling
+    # agree with it. The order of the union is the Rust enum's, which the wire codecs keep.
+    for variant in typing.get_args(variants):
+        variant.__qualname__ = f"{namespace.__name__}.{variant.__name__}"
+        setattr(namespace, variant.__name__, variant)
 
-for _name, _variant in [
-    ("SubmitPrefill", _SubmitPrefill),
-    ("ReserveDestination", _ReserveDestination),
-    ("StartTransfer", _StartTransfer),
-    ("ActivateDestination", _ActivateDestination),
-    ("ReleaseSource", _ReleaseSource),
-    ("CancelSource", _CancelSource),
-    ("CancelDestination", _CancelDestination),
-    ("Complete", _Complete),
-]:
-    _attach(HandoffAction, _variant, _name)
 
-del _name, _variant
+_attach(HandoffFact, AnyHandoffFact)
+_attach(HandoffAction, AnyHandoffAction)
 
 
 @attrs.frozen

@@ -1,23 +1,55 @@
 """A chart compiled into a dense table: (state, event) → the step the chart would take.
 
-The table is read mechanically off the python-statemachine definition, once per order,
-on first use, so it cannot drift from the chart: there is nothing to regenerate.
+A table is read mechanically off a python-statemachine chart class (`compile_chart`), so it
+cannot drift from the chart.  `compiled` hands out one table per chart class, built on first
+use; the shipped orders' tables come ready-made from a generated module, so running
+handoffs of those orders needs neither python-statemachine nor the chart classes.
 """
 
 from __future__ import annotations
 
+import enum
 import functools
+import os
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
-from statemachine import State
 
-from handoff._chart import CHARTS
 from handoff._values import HandoffCompletion, HandoffOrder
-from handoff._vocabulary import IGNORE, ChartEvent, Check, Effect, HandoffChart, Refusal
+from handoff._vocabulary import IGNORE, ChartEvent, Check, Effect, Refusal
 
-__all__ = ["CompiledChart", "Step", "compiled"]
+if TYPE_CHECKING:
+    from statemachine import State
+
+    from handoff._chart_base import HandoffChart
+
+__all__ = [
+    "GENERATED_HEADER",
+    "GENERATED_TABLES",
+    "CompiledChart",
+    "Step",
+    "StepKind",
+    "chart_rules",
+    "compile_chart",
+    "compiled",
+    "decode",
+    "generated_source",
+]
+
+
+class StepKind(enum.StrEnum):
+    """What a step does; each value equals the word it was once spelled with."""
+
+    REFUSED = "refused"
+    """The call raises and nothing changes."""
+    IGNORED = "ignored"
+    """Nothing changes and nothing is journaled."""
+    MOVES = "moves"
+    """The handoff goes to another state, or issues actions."""
+    STAYS = "stays"
+    """An acknowledgement is journaled in place."""
+
 
 _REFUSALS = {refusal.callback: refusal for refusal in Refusal}
 
@@ -39,16 +71,15 @@ class Step:
     """Actions issued, in order, when the step is taken."""
 
     @property
-    def kind(self) -> str:
-        """What the step does: "refused", "ignored", "moves" (to another state or issuing
-        actions) or "stays" (an acknowledgement journaled in place)."""
+    def kind(self) -> StepKind:
+        """What the step does."""
         if self.refusal is not None:
-            return "refused"
+            return StepKind.REFUSED
         if self.ignored:
-            return "ignored"
+            return StepKind.IGNORED
         if self.target != self.source or self.effects:
-            return "moves"
-        return "stays"
+            return StepKind.MOVES
+        return StepKind.STAYS
 
     @property
     def completion(self) -> HandoffCompletion | None:
@@ -61,9 +92,12 @@ class Step:
 
 @attrs.frozen
 class CompiledChart:
-    """One order's chart as a table; state ids index `states`, events index rows."""
+    """One chart as a table; state ids index `states`, events index rows."""
 
+    name: str
+    """The chart's title: what reports, diagrams and traces call it."""
     order: HandoffOrder
+    """Which lifecycle a success must record."""
     states: tuple[str, ...]
     """State ids in definition order; `states[0]` is the initial state."""
     names: tuple[str, ...]
@@ -88,18 +122,46 @@ class CompiledChart:
 
 
 @functools.cache
-def compiled(order: HandoffOrder) -> CompiledChart:
-    """The compiled chart of `order` (built once, on first use)."""
-    return compile_chart(CHARTS[order])
+def compiled(chart: HandoffOrder | type[HandoffChart]) -> CompiledChart:
+    """The table of a chart class, or of an order's shipped chart (built once, on first use).
+
+    An order's table is read from the generated module, without defining any chart class.
+    """
+    if isinstance(chart, HandoffOrder):
+        from handoff._chart_tables import TABLES
+
+        return decode(TABLES[chart.value], chart.value)
+    return compile_chart(chart)
+
+
+def chart_rules(
+    order: HandoffOrder | None, chart: type[HandoffChart] | None
+) -> HandoffOrder | type[HandoffChart]:
+    """What a coordinator is compiled from: `chart` when given, else `order`'s shipped chart
+    (an order given with a chart must be the chart's)."""
+    if chart is None:
+        if not isinstance(order, HandoffOrder):
+            raise TypeError(f"order must be a HandoffOrder, got {order!r}")
+        return order
+    from handoff._chart_base import HandoffChart
+
+    if not (isinstance(chart, type) and issubclass(chart, HandoffChart) and chart.states):
+        raise TypeError(f"chart must be a HandoffChart subclass with states, got {chart!r}")
+    if order is not None and order is not chart.order:
+        raise ValueError(
+            f"order {order!r} differs from the order of chart {chart.title}: {chart.order!r}"
+        )
+    return chart
 
 
 def compile_chart(chart: type[HandoffChart]) -> CompiledChart:
-    """Read `chart`'s states and transitions into a `CompiledChart`."""
+    """Read `chart`'s states and transitions into a `CompiledChart` (anew on every call)."""
     states: list[State] = sorted(chart.states, key=lambda state: not state.initial)
     index = {state.id: position for position, state in enumerate(states)}
     rows = tuple(tuple(_step(state, event, index) for event in ChartEvent) for state in states)
     complete = frozenset(index[state.id] for state in states if any(_words(state.enter, Effect)))
     return CompiledChart(
+        name=chart.title,
         order=chart.order,
         states=tuple(state.id for state in states),
         names=tuple(str(state.name) for state in states),
@@ -130,3 +192,99 @@ def _step(state: State, event: ChartEvent, index: dict[str, int]) -> Step:
 def _words(specs: Any, vocabulary: type[Effect] | type[Check]) -> list[Any]:
     names = {member.value: member for member in vocabulary}
     return [names[spec.attr_name] for spec in specs if spec.attr_name in names]
+
+
+# -- the generated module of the shipped charts' tables ------------------------------------
+
+GENERATED_TABLES = os.path.join(os.path.dirname(__file__), "_chart_tables.py")
+"""Where `generated_source` is kept."""
+
+GENERATED_HEADER = "# AUTOGENERATED by `handoff diagrams` from handoff._chart — do not edit."
+
+# One string per state: its id, then each event's step in `ChartEvent` order, separated by
+# " | ".  A step is its target ("=" for the same state) followed by marks: "!" a refusal,
+# "~" ignored, "?" a check, "+" an effect; members are named as in their enums.
+_SEPARATOR = " | "
+
+
+def generated_source() -> str:
+    """The text of `handoff/_chart_tables.py`: the shipped charts' tables, as compiled now."""
+    from handoff._chart import CHARTS
+
+    lines = [
+        GENERATED_HEADER,
+        '"""The compiled tables of the shipped charts, read by `handoff._table.compiled`."""',
+        "",
+        "# ruff: noqa: E501",
+        "# fmt: off",
+        "TABLES: dict[str, tuple[str, str, tuple[str, ...], tuple[str, ...]]] = {",
+    ]
+    for order, chart in CHARTS.items():
+        table = compile_chart(chart)
+        lines.append(f"    {order.value!r}: (")
+        lines.append(f"        {table.name!r},")
+        complete = " ".join(table.states[state] for state in sorted(table.complete))
+        lines.append(f"        {complete!r},")
+        lines.append("        (")
+        lines.extend(f"            {name!r}," for name in table.names)
+        lines.append("        ),")
+        lines.append("        (")
+        lines.extend(f"            {_encode_row(table, row)!r}," for row in table.rows)
+        lines.append("        ),")
+        lines.append("    ),")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def _encode_row(table: CompiledChart, row: tuple[Step, ...]) -> str:
+    state = table.states[row[0].source]
+    return f"{state}: " + _SEPARATOR.join(_encode_step(table, step) for step in row)
+
+
+def _encode_step(table: CompiledChart, step: Step) -> str:
+    words = ["=" if step.target == step.source else table.states[step.target]]
+    if step.refusal is not None:
+        words.append(f"!{step.refusal.name}")
+    if step.ignored:
+        words.append("~")
+    words += [f"?{check.name}" for check in step.checks]
+    words += [f"+{effect.name}" for effect in step.effects]
+    return " ".join(words)
+
+
+def decode(entry: tuple[str, str, tuple[str, ...], tuple[str, ...]], order: str) -> CompiledChart:
+    """The table of `order` from its generated form (see `generated_source`)."""
+    name, complete, names, rows = entry
+    states = tuple(row.partition(": ")[0] for row in rows)
+    index = {state: position for position, state in enumerate(states)}
+    return CompiledChart(
+        name=name,
+        order=HandoffOrder(order),
+        states=states,
+        names=names,
+        rows=tuple(_decode_row(position, row, index) for position, row in enumerate(rows)),
+        complete=frozenset(index[state] for state in complete.split()),
+    )
+
+
+def _decode_row(source: int, row: str, index: dict[str, int]) -> tuple[Step, ...]:
+    tokens = row.partition(": ")[2].split(_SEPARATOR)
+    return tuple(
+        _decode_step(source, event, token.split(), index)
+        for event, token in zip(ChartEvent, tokens, strict=True)
+    )
+
+
+def _decode_step(source: int, event: ChartEvent, words: list[str], index: dict[str, int]) -> Step:
+    target = source if words[0] == "=" else index[words[0]]
+    marks = words[1:]
+    refusals = [Refusal[word[1:]] for word in marks if word[0] == "!"]
+    return Step(
+        source=source,
+        event=event,
+        target=target,
+        refusal=refusals[0] if refusals else None,
+        ignored="~" in marks,
+        checks=tuple(Check[word[1:]] for word in marks if word[0] == "?"),
+        effects=tuple(Effect[word[1:]] for word in marks if word[0] == "+"),
+    )

@@ -2,19 +2,21 @@
 
 from __future__ import annotations
 
-import math
-
 import attrs
 
 from handoff._errors import InvalidTransferTimingError
-from handoff._values import (
-    KvTransferTimingMode,
+from handoff._validators import (
     check_count,
     check_float,
     check_instance,
+    is_finite_non_negative,
     require_count,
+    require_instance,
+    shown,
     to_optional_float,
+    wrong_type,
 )
+from handoff._values import KvTransferTimingMode
 
 __all__ = ["HandoffTransferTiming", "validate_transfer_delay_ms", "validate_transfer_timing"]
 
@@ -71,17 +73,18 @@ class HandoffTransferTiming:
 
 
 def validate_transfer_delay_ms(delay: float | None) -> None:
-    """Refuse a delay that is NaN, infinite or negative; None (no modelled delay) is fine.
+    """Refuse a delay that is NaN, infinite, negative or too large for a float; None (no
+    modelled delay) is fine.
 
-    Raises `InvalidTransferTimingError`, a `HandoffError`.
+    Raises `InvalidTransferTimingError`, a `HandoffError`; `TypeError` for what is not a number.
     """
     if delay is None:
         return
     if isinstance(delay, bool) or not isinstance(delay, int | float):
-        raise TypeError(f"delay must be a float or None, got {delay!r} ({type(delay).__name__})")
-    if not math.isfinite(delay) or delay < 0:
+        raise wrong_type("delay", "a float or None", delay)
+    if not is_finite_non_negative(delay):
         raise InvalidTransferTimingError(
-            f"invalid handoff transfer delay {delay}: "
+            f"invalid handoff transfer delay {shown(delay)}: "
             "expected a finite, non-negative number of milliseconds"
         )
 
@@ -92,12 +95,9 @@ def validate_transfer_timing(timing: HandoffTransferTiming) -> None:
     A bandwidth of exactly 0 is valid: it means no modelled delay. Raises
     `InvalidTransferTimingError`, a `HandoffError`.
     """
-    if not isinstance(timing, HandoffTransferTiming):
-        raise TypeError(
-            f"timing must be a HandoffTransferTiming, got {timing!r} ({type(timing).__name__})"
-        )
+    require_instance("timing", timing, HandoffTransferTiming, "a HandoffTransferTiming")
     bandwidth = timing.bandwidth_gb_s
-    if bandwidth is not None and (not math.isfinite(bandwidth) or bandwidth < 0):
+    if bandwidth is not None and not is_finite_non_negative(bandwidth):
         raise InvalidTransferTimingError(
             f"invalid handoff transfer bandwidth {bandwidth}: "
             "expected a finite, non-negative number of GB/s"

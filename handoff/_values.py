@@ -1,101 +1,40 @@
-"""Identifiers, enums, outcomes and the field checks every handoff value type shares."""
+"""Identifiers, enums and outcomes: the small values every fact, action and call carries."""
 
 from __future__ import annotations
 
 import enum
 import json
 import uuid
-from collections.abc import Callable
 from typing import Any, ClassVar
 
 import attrs
+
+from handoff._validators import (
+    check_count,
+    check_instance,
+    require_instance,
+    wrong_type,
+    wrong_value,
+)
 
 __all__ = [
     "EngineType",
     "HandoffActionId",
     "HandoffActionOutcome",
     "HandoffCompletion",
+    "HandoffEnum",
     "HandoffId",
     "HandoffOrder",
     "KvTransferTimingMode",
     "OutcomeKind",
-    "check_count",
-    "check_float",
-    "check_instance",
-    "require_count",
-    "to_float",
-    "to_optional_float",
 ]
 
-# Counts mirror Rust's `usize` on the 64-bit targets the reference runs on.
-_USIZE_LIMIT = 2**64
 
-_Validator = Callable[[Any, "attrs.Attribute[Any]", Any], None]
+class HandoffEnum(enum.Enum):
+    """The handoff enums' base: a member reprs as it is spelled, `HandoffOrder.SOURCE_FIRST`."""
 
-
-def _show(value: object) -> str:
-    # Python refuses to print ints past a few thousand digits; the size is what matters anyway.
-    if isinstance(value, int) and value.bit_length() > 256:
-        return f"an int of {value.bit_length()} bits"
-    return repr(value)
-
-
-def _arrived(value: object) -> str:
-    return f"{_show(value)} ({type(value).__name__})"
-
-
-def require_count(name: str, value: object) -> None:
-    """Refuse `value` unless it is an int (not a bool) in [0, 2**64); the error names `name`."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be an int in [0, 2**64), got {_arrived(value)}")
-    if not 0 <= value < _USIZE_LIMIT:
-        raise ValueError(f"{name} must be an int in [0, 2**64), got {_show(value)}")
-
-
-def check_count(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
-    """attrs validator for a Rust `usize` count: an int (not a bool) in [0, 2**64)."""
-    require_count(attribute.name, value)
-
-
-def check_float(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
-    """attrs validator for a float field: a float or an int (not a bool); NaN and inf are fine."""
-    if type(value) is float:
-        return
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise TypeError(f"{attribute.name} must be a float, got {_arrived(value)}")
-    if isinstance(value, int):
-        try:
-            float(value)
-        except OverflowError:
-            raise ValueError(f"{attribute.name} must fit in a float, got {_show(value)}") from None
-
-
-def to_float(value: float) -> float:
-    """attrs converter: store ints as floats so equality, hashing and the wire see a float.
-
-    Anything else passes through untouched for `check_float` to refuse with the field's name.
-    """
-    if type(value) is float or isinstance(value, bool) or not isinstance(value, int | float):
-        return value
-    try:
-        return float(value)
-    except OverflowError:
-        return value
-
-
-def to_optional_float(value: float | None) -> float | None:
-    """attrs converter like `to_float` that also lets `None` through."""
-    return None if value is None else to_float(value)
-
-
-def check_instance(cls: type, expected: str) -> _Validator:
-    """attrs validator refusing anything that is not a `cls`; `expected` reads like "a UUID"."""
-
-    def check(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
-        if not isinstance(value, cls):
-            raise TypeError(f"{attribute.name} must be {expected}, got {_arrived(value)}")
-
-    return check
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}.{self.name}"
 
 
 @attrs.frozen(order=True)
@@ -113,10 +52,10 @@ class HandoffId:
         return str(self.uuid)
 
     def __repr__(self) -> str:
-        return f"HandoffId('{self.uuid}')"
+        return f"HandoffId(UUID('{self.uuid}'))"
 
 
-class EngineType(enum.Enum):
+class EngineType(HandoffEnum):
     """The serving engine a handoff runs on; it decides the `HandoffOrder`."""
 
     VLLM = "vllm"
@@ -124,7 +63,7 @@ class EngineType(enum.Enum):
     TRTLLM = "trtllm"
 
 
-class HandoffOrder(enum.Enum):
+class HandoffOrder(HandoffEnum):
     """Which side is committed first: the prefill source or the decode destination."""
 
     SOURCE_FIRST = "SourceFirst"
@@ -133,8 +72,7 @@ class HandoffOrder(enum.Enum):
     @classmethod
     def for_engine(cls, engine: EngineType) -> HandoffOrder:
         """The order `engine` uses: SGLang reserves the destination first, the others do not."""
-        if not isinstance(engine, EngineType):
-            raise TypeError(f"engine must be an EngineType, got {_arrived(engine)}")
+        require_instance("engine", engine, EngineType, "an EngineType")
         return _ORDER_FOR_ENGINE[engine]
 
 
@@ -145,21 +83,21 @@ _ORDER_FOR_ENGINE = {
 }
 
 
-class KvTransferTimingMode(enum.Enum):
+class KvTransferTimingMode(HandoffEnum):
     """Which token count the modelled transfer delay is based on."""
 
     FULL_PROMPT = "full_prompt"
     DESTINATION_MISSING = "destination_missing"
 
 
-class HandoffCompletion(enum.Enum):
+class HandoffCompletion(HandoffEnum):
     """How a completed handoff ended."""
 
     SUCCESS = "Success"
     CANCELED = "Canceled"
 
 
-class OutcomeKind(enum.Enum):
+class OutcomeKind(HandoffEnum):
     """The kinds of acknowledgement the runtime can give for an issued action."""
 
     SUBMITTED = "Submitted"
@@ -188,15 +126,12 @@ def _check_reason(
 ) -> None:
     if instance.kind is OutcomeKind.FAILED:
         if not isinstance(value, str):
-            raise TypeError(
-                f"{attribute.name} must be a str for a FAILED outcome, got {_arrived(value)}"
-            )
+            raise wrong_type(attribute.name, "a str for a FAILED outcome", value)
     elif value is not None:
-        error = ValueError if isinstance(value, str) else TypeError
-        raise error(
-            f"{attribute.name} must be None unless the kind is FAILED, got {_arrived(value)} "
-            f"for {instance.kind.name}"
-        )
+        expected = f"None for an outcome of kind {instance.kind.name}"
+        if isinstance(value, str):
+            raise wrong_value(attribute.name, expected, value)
+        raise wrong_type(attribute.name, expected, value)
 
 
 @attrs.frozen

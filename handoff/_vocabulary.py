@@ -1,22 +1,14 @@
-"""The words handoff charts are written in: events, effects, checks, refusals and defaults.
+"""The words handoff charts are written in: events, effects, checks and refusals.
 
-A chart (see `handoff._chart`) names everything it does with these words, as
+A chart (see `handoff._chart_base`) names everything it does with these words, as
 python-statemachine callback names, so the same chart can be run by python-statemachine
-itself, compiled into a table, drawn and model-reviewed.  `HandoffChart` refuses, when a
-chart class is defined, any word outside this vocabulary and any (state, event) pair that
-is handled twice; pairs a chart does not mention get the default of their event's kind.
+itself, compiled into a table, drawn and model-reviewed.  This module needs no
+python-statemachine: the compiled tables are written in the same words.
 """
 
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterator
-from typing import Any, ClassVar, cast
-
-from statemachine import State, StateChart
-from statemachine.exceptions import InvalidDefinition
-from statemachine.factory import StateMachineMetaclass
-from statemachine.transition_list import TransitionList
 
 from handoff._errors import (
     CleanupActionFailedError,
@@ -26,19 +18,17 @@ from handoff._errors import (
     OutOfOrderFactError,
     UnknownActionError,
 )
-from handoff._values import HandoffCompletion, HandoffOrder
+from handoff._values import HandoffCompletion
 
 __all__ = [
     "IGNORE",
+    "JOURNAL_REFUSALS",
+    "WORDS",
     "ChartEvent",
     "Check",
     "Effect",
     "EventKind",
-    "HandoffChart",
     "Refusal",
-    "acknowledged",
-    "ignored",
-    "refused",
 ]
 
 
@@ -165,12 +155,13 @@ class Refusal(enum.Enum):
 IGNORE = "ignore"
 """The callback that marks a transition as dropping its event: nothing is journaled."""
 
-_JOURNAL_REFUSALS = {
+JOURNAL_REFUSALS: dict[ChartEvent, Refusal] = {
     ChartEvent.UNKNOWN_ACTION: Refusal.UNKNOWN_ACTION,
     ChartEvent.CONFLICTING_OUTCOME: Refusal.CONFLICTING_OUTCOME,
     ChartEvent.CLEANUP_ACTION_FAILED: Refusal.CLEANUP_ACTION_FAILED,
     ChartEvent.MISMATCHED_OUTCOME: Refusal.MISMATCHED_OUTCOME,
 }
+"""The refusal each journal error gets in a live state where a chart does not mention it."""
 
 WORDS: frozenset[str] = frozenset(
     [effect.value for effect in Effect]
@@ -180,121 +171,12 @@ WORDS: frozenset[str] = frozenset(
 )
 """Every callback name a chart may use."""
 
-
-def refused(refusal: Refusal, *states: State) -> TransitionList:
-    """Declare that `states` refuse the event with `refusal` (and stay where they are)."""
-    return _self_loops(states, validators=refusal.callback)
-
-
-def ignored(*states: State) -> TransitionList:
-    """Declare that `states` drop the event: it changes nothing and is not journaled."""
-    return _self_loops(states, on=IGNORE)
-
-
-def acknowledged(*states: State) -> TransitionList:
-    """Declare that `states` journal the acknowledgement without moving or issuing."""
-    return _self_loops(states)
-
-
-def _self_loops(states: tuple[State, ...], **callbacks: str) -> TransitionList:
-    loops = TransitionList()
-    for state in states:
-        to: Any = state.to  # python-statemachine leaves this builder untyped
-        loops.add_transitions(to.itself(internal=True, **callbacks))
-    return loops
-
-
-class _HandoffChartMeta(StateMachineMetaclass):
-    """Completes and checks a chart when its class is defined."""
-
-    def __init__(cls, name: str, bases: Any, attrs: dict[str, Any]) -> None:
-        states = [value for value in attrs.values() if isinstance(value, State)]
-        if states:
-            if not isinstance(attrs.get("order"), HandoffOrder):
-                raise InvalidDefinition(f"{name}: a handoff chart must declare its `order`")
-            attrs = _with_defaults(name, attrs, states)
-        super().__init__(name, bases, attrs)
-        if states:
-            _check_words(cast("type[StateChart[Any]]", cls))
-
-
-def _is_complete_state(state: State) -> bool:
-    return any(spec.attr_name in _COMPLETING_WORDS for spec in state.enter)
-
-
-_COMPLETING_WORDS = frozenset(effect.value for effect in _COMPLETIONS)
-
-
-def _with_defaults(name: str, attrs: dict[str, Any], states: list[State]) -> dict[str, Any]:
-    """Give every (state, event) pair the chart leaves out its event kind's default."""
-    attrs = dict(attrs)
-    names = {id(value): key for key, value in attrs.items() if isinstance(value, State)}
-    for key, value in attrs.items():
-        if isinstance(value, TransitionList) and key not in ChartEvent._value2member_map_:
-            raise InvalidDefinition(f"{name}: {key!r} is not a handoff chart event")
-    for event in ChartEvent:
-        declared = attrs.get(event.value, TransitionList())
-        handled: set[int] = set()
-        for transition in declared.transitions:
-            if id(transition.source) in handled:
-                raise InvalidDefinition(
-                    f"{name}: state {names[id(transition.source)]!r} handles {event.value!r} twice"
-                )
-            handled.add(id(transition.source))
-        missing = [state for state in states if id(state) not in handled]
-        attrs[event.value] = declared | _default_handling(event, missing)
-    return attrs
-
-
-def _default_handling(event: ChartEvent, states: list[State]) -> TransitionList:
-    complete = [state for state in states if _is_complete_state(state)]
-    live = [state for state in states if not _is_complete_state(state)]
-    handling: TransitionList
-    if event.kind is EventKind.ACKNOWLEDGEMENT:
-        handling = acknowledged(*live) | ignored(*complete)
-    elif event.kind is EventKind.JOURNAL_ERROR:
-        handling = refused(_JOURNAL_REFUSALS[event], *live) | ignored(*complete)
-    else:
-        handling = ignored(*states)
-    return handling
-
-
-def _check_words(chart: type[StateChart[Any]]) -> None:
-    for state in chart.states:
-        if any(_named(state.exit)):
-            raise InvalidDefinition(f"{chart.__name__}: {state.id!r} has exit callbacks")
-        for transition in state.transitions:
-            unread = [*_named(transition.before), *_named(transition.after)]
-            if unread:
-                # The compiled table reads validators, cond, on and enter only.
-                raise InvalidDefinition(f"{chart.__name__}: {unread} on {transition}")
-            for spec in _named_callbacks(transition, state):
-                if spec not in WORDS:
-                    raise InvalidDefinition(
-                        f"{chart.__name__}: {spec!r} on {transition} is not a handoff chart word"
-                    )
-
-
-def _named_callbacks(transition: Any, state: State) -> Iterator[str]:
-    for group in (transition.validators, transition.cond, transition.on, state.enter):
-        yield from _named(group)
-
-
-def _named(specs: Any) -> Iterator[str]:
-    """The callback names a chart wrote (python-statemachine adds conventional ones)."""
-    for spec in specs:
-        if not spec.is_convention:
-            yield spec.attr_name
-
-
-class HandoffChart(StateChart[Any], metaclass=_HandoffChartMeta):
-    """Base of the per-order charts: strict, synchronous, never swallowing errors."""
-
-    order: ClassVar[HandoffOrder]
-
-    # Refusals and failed checks must reach the caller as HandoffError, not be turned into
-    # `error.execution` events, and an event without a transition is a bug in the chart.
-    catch_errors_as_events = False
-    allow_event_without_transition = False
-    # A self-loop means "stay": it must not re-run the state's entry (which may complete).
-    enable_self_transition_entries = False
+# Exported from `handoff`: tracebacks and reprs name the public module.
+for _exported in (
+    EventKind,
+    ChartEvent,
+    Effect,
+    Check,
+    Refusal,
+):
+    _exported.__module__ = "handoff"

@@ -43,32 +43,44 @@ counts; its tagged-union strategy is internally tagged (`{"_type": …}`); a lis
 escaped as `AttributeError`. Overriding the int, float, str, bool, UUID, outcome and union hooks
 and writing the text ourselves would leave cattrs only the attrs field walk, which
 `attrs.fields` gives directly. So each type's codec is derived from its attrs fields and
-annotations by one table (`_codec_for` in `handoff._codecs`), and no dependency is added.
+annotations by one table (`_codec_for` below), and no dependency is added.
 """
 
 from __future__ import annotations
 
+import enum
+import types
+import typing
 from typing import TypeVar, cast
 
-from handoff._codecs import codec_of
-from handoff._errors import HandoffError
+import attrs
+
+from handoff import _codecs as codecs
+from handoff._conformance import NormalizedHandoffConformance, NormalizedStoredTiming
+from handoff._errors import WireError
 from handoff._json_text import WireRefusal, parse
+from handoff._lifecycle import NormalizedHandoffEvent
+from handoff._messages import (
+    AnyHandoffAction,
+    AnyHandoffFact,
+    HandoffAction,
+    HandoffFact,
+    IssuedHandoffAction,
+)
+from handoff._timing import HandoffTransferTiming
+from handoff._values import (
+    EngineType,
+    HandoffActionId,
+    HandoffActionOutcome,
+    HandoffCompletion,
+    HandoffId,
+    HandoffOrder,
+    KvTransferTimingMode,
+)
 
 __all__ = ["WireError", "dumps", "loads"]
 
 T = TypeVar("T")
-
-
-class WireError(HandoffError):
-    """JSON that is not a valid encoding of the requested type; `path` says where, `reason` why."""
-
-    def __init__(self, path: str, reason: str) -> None:
-        super().__init__(path, reason)
-        self.path = path
-        self.reason = reason
-
-    def __str__(self) -> str:
-        return f"{self.path}: {self.reason}"
 
 
 def dumps(value: object) -> str:
@@ -95,3 +107,96 @@ def loads(text: str | bytes | bytearray, cls: type[T]) -> T:
         return cast(T, codec.read(parse(text)))
     except WireRefusal as refusal:
         raise WireError(refusal.path, refusal.reason) from None
+
+
+# The table: which codec each type gets.
+
+_LEAVES: dict[object, type[codecs.Codec]] = {
+    int: codecs.Count,
+    float: codecs.Float,
+    bool: codecs.Bool,
+    HandoffId: codecs.Uuid,
+    HandoffActionId: codecs.ActionId,
+    HandoffActionOutcome: codecs.Outcome,
+}
+
+# Each message family with its variants in the Rust enum's order, which the union keeps.
+_FAMILIES: dict[type, tuple[type, ...]] = {
+    HandoffFact: typing.get_args(AnyHandoffFact),
+    HandoffAction: typing.get_args(AnyHandoffAction),
+}
+
+# The fields the Rust structs mark `#[serde(default, skip_serializing_if = …)]`.
+_SERDE_DEFAULTS: dict[type, frozenset[str]] = {
+    HandoffTransferTiming: frozenset({"kv_bytes_per_request"}),
+}
+
+
+def _body(cls: type) -> codecs.Struct:
+    hints = typing.get_type_hints(cls)
+    defaulted = _SERDE_DEFAULTS.get(cls, frozenset())
+    fields = [
+        codecs.Field(
+            field.name, _codec_for(hints[field.name]), field.name in defaulted, field.default
+        )
+        for field in attrs.fields(cls)
+    ]
+    return codecs.Struct(cls, fields)
+
+
+def _tagged(family: type, variants: tuple[type, ...]) -> codecs.Tagged:
+    names = (variant.__name__ for variant in _FAMILIES[family])
+    return codecs.Tagged(names, [_body(variant) for variant in variants])
+
+
+def _codec_for(annotation: object) -> codecs.Codec:
+    """The codec for a field annotation or a wire type, derived from its attrs fields."""
+    if annotation in _LEAVES:
+        return _LEAVES[annotation]()
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin in (typing.Union, types.UnionType) and len(args) == 2 and type(None) in args:
+        inner = args[1] if args[0] is type(None) else args[0]
+        return codecs.Nullable(_codec_for(inner))
+    if origin is tuple and len(args) == 2 and args[1] is Ellipsis:
+        return codecs.Array(_codec_for(args[0]))
+    if isinstance(annotation, type):
+        if issubclass(annotation, enum.Enum):
+            return codecs.UnitEnum(annotation)
+        for family, variants in _FAMILIES.items():
+            if annotation is family:
+                return _tagged(family, variants)
+            if issubclass(annotation, family):
+                return _tagged(family, (annotation,))
+        if attrs.has(annotation):
+            return _body(annotation)
+    raise TypeError(f"{annotation!r} has no handoff wire form")
+
+
+_WIRE_TYPES: tuple[type, ...] = (
+    HandoffId,
+    HandoffOrder,
+    EngineType,
+    KvTransferTimingMode,
+    HandoffTransferTiming,
+    HandoffFact,
+    *_FAMILIES[HandoffFact],
+    HandoffAction,
+    *_FAMILIES[HandoffAction],
+    HandoffActionId,
+    IssuedHandoffAction,
+    HandoffActionOutcome,
+    HandoffCompletion,
+    NormalizedHandoffEvent,
+    NormalizedStoredTiming,
+    NormalizedHandoffConformance,
+)
+
+_CODECS: dict[type, codecs.Codec] = {cls: _codec_for(cls) for cls in _WIRE_TYPES}
+
+
+def codec_of(cls: type) -> codecs.Codec:
+    """The codec of `cls` (for the trace reader, which parses each line once); not public."""
+    codec = _CODECS.get(cls)
+    if codec is None:
+        raise TypeError(f"{cls.__qualname__} has no handoff wire form")
+    return codec

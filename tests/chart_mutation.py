@@ -14,15 +14,18 @@ from collections.abc import Callable, Iterable
 from types import SimpleNamespace
 from typing import Any
 
+import attrs
 from statemachine import State
 from statemachine.callbacks import CallbackSpec
 from statemachine.exceptions import InvalidDefinition
 from statemachine.transition import Transition
 from statemachine.transition_list import TransitionList
 
-from handoff._vocabulary import ChartEvent, HandoffChart
+from handoff._chart_base import HandoffChart
+from handoff._table import CompiledChart, compile_chart
+from handoff._vocabulary import ChartEvent
 
-__all__ = ["Rule", "mutant"]
+__all__ = ["Rule", "mutant", "patched"]
 
 Rule = Callable[[SimpleNamespace], TransitionList]
 """An event's transitions, declared on the mutant's states (`s.transferring`, ...)."""
@@ -95,3 +98,19 @@ def _check_copyable(chart: type[HandoffChart]) -> None:
 def _transition_drops(transition: Transition) -> bool:
     extra = _named(transition.cond) + _named(transition.before) + _named(transition.after)
     return bool(extra) or len(transition.targets) != 1 or transition.initial
+
+
+def patched(
+    chart: type[HandoffChart], cells: dict[tuple[str, ChartEvent], dict[str, Any]]
+) -> CompiledChart:
+    """`chart` compiled, with the given cells' steps changed (`{(state, event): fields}`).
+
+    For breaks the chart text cannot express because definition-time checks refuse them (a
+    refusal under another event, a misplaced check): the review must still catch them in runs.
+    """
+    table = compile_chart(chart)
+    rows = [list(row) for row in table.rows]
+    for (state, event), fields in cells.items():
+        source = table.index(state)
+        rows[source][event.index] = attrs.evolve(rows[source][event.index], **fields)
+    return attrs.evolve(table, rows=tuple(tuple(row) for row in rows))

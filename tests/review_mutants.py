@@ -1,290 +1,238 @@
-"""Deliberately broken charts: each is a real chart with one rule broken.
+"""The mutant suite: broken charts and adapters, the property that must catch each, and how.
 
-The model review must reject every one of them.  Each is derived from a real chart in
-`handoff._chart` by `chart_mutation.mutant`, which copies every rule of the chart but the
-events it is given: those are declared anew, as the real charts declare them, so only they
-can differ from the chart, and a `# Broken:` comment marks the broken rule.  `MUTANTS`
-lists them with the property expected to catch each and the shape of the shortest
-counterexample: the last call and the last action issued.
+Most mutants are charts written as the real ones are (`broken_charts`, `broken_discipline`).
+Breaks that definition-time checks refuse in chart text (a refusal under another event, a
+misplaced check) are made on the compiled table (`chart_mutation.patched`): runs must catch
+them too.  S7 cannot be broken by any chart, only by an adapter: those mutants patch the
+coordinator.  `CONTROLS` change only cells no run reaches: they must pass (or be dead code).
 """
 
 from __future__ import annotations
 
-from types import SimpleNamespace
+from collections.abc import Callable
+from typing import Any
 
 import attrs
-from chart_mutation import Rule, mutant
-from statemachine.transition_list import TransitionList
+import broken_charts as c
+import broken_discipline as d
+import pytest
+from chart_mutation import patched
 
 from handoff._chart import DestinationFirstChart, SourceFirstChart
-from handoff._vocabulary import HandoffChart, Refusal, refused
+from handoff._chart_base import HandoffChart
+from handoff._coordinator import HandoffCoordinatorCore
+from handoff._messages import IssuedHandoffAction
+from handoff._review.explore import OrderReview, review
+from handoff._table import CompiledChart, compile_chart
+from handoff._vocabulary import ChartEvent, Check, Refusal
 
+__all__ = ["CONTROLS", "MUTANTS", "Mutant"]
 
-def _terminated(cleanup: Rule) -> Rule:
-    """`terminated` built from a chart's cleanup (`action_failed`) as the real charts build it.
-
-    Before start a terminal fact completes at once; after success it reopens the handoff to
-    cancel the destination.
-    """
-    return lambda s: (
-        cleanup(s)
-        | s.idle.to(s.canceled)
-        | s.succeeded.to(s.cancelling_destination, on="cancel_destination")
-    )
-
-
-def _destination_first_cleanup(s: SimpleNamespace) -> TransitionList:
-    """DESTINATION_FIRST's `action_failed`, unbroken."""
-    return s.cancelling_destination.from_(
-        s.destination_reserving, s.destination_accepted, on="cancel_destination"
-    ) | s.cancelling_both.from_(
-        s.prefill_submitting,
-        s.prefill_running,
-        s.transfer_starting,
-        s.transferring,
-        s.activating,
-        s.releasing,
-        on=["cancel_source", "cancel_destination"],
-    )
-
-
-ReleaseBeforeActivation = mutant(
-    SourceFirstChart,
-    "ReleaseBeforeActivation",
-    "SOURCE_FIRST that releases the source as soon as the transfer completed.",
-    # Broken: the release goes out with the activation, before the destination applied it.
-    transfer_completed=lambda s: (
-        s.transferring.to(s.activating, on=["activate_destination", "release_source"])
-        | refused(
-            Refusal.TRANSFER_NOT_SCHEDULED,
-            s.idle,
-            s.prefill_submitting,
-            s.prefill_running,
-            s.destination_reserving,
-            s.destination_accepted,
-            s.transfer_starting,
-        )
-    ),
-    destination_activated=lambda s: s.activating.to(s.releasing),
-)
-
-
-def _cleanup_forgetting_the_reservation(s: SimpleNamespace) -> TransitionList:
-    # Broken: ReserveDestination is out while the destination is reserving or accepted,
-    # yet cleanup from there cancels the source alone.
-    return s.cancelling_source.from_(
-        s.prefill_submitting,
-        s.prefill_running,
-        s.destination_reserving,
-        s.destination_accepted,
-        on="cancel_source",
-    ) | s.cancelling_both.from_(
-        s.transfer_starting,
-        s.transferring,
-        s.activating,
-        s.releasing,
-        on=["cancel_source", "cancel_destination"],
-    )
-
-
-NoDestinationCancel = mutant(
-    SourceFirstChart,
-    "NoDestinationCancel",
-    "SOURCE_FIRST whose cleanup forgets the destination once it was asked to reserve.",
-    action_failed=_cleanup_forgetting_the_reservation,
-    terminated=_terminated(_cleanup_forgetting_the_reservation),
-)
-
-NoReopenAfterSuccess = mutant(
-    DestinationFirstChart,
-    "NoReopenAfterSuccess",
-    "DESTINATION_FIRST that ignores a terminal fact once the handoff succeeded.",
-    # Broken: no reopen; `succeeded` drops a terminal fact although the destination decodes.
-    terminated=lambda s: _destination_first_cleanup(s) | s.idle.to(s.canceled),
-)
-
-TransferBeforeReservation = mutant(
-    SourceFirstChart,
-    "TransferBeforeReservation",
-    "SOURCE_FIRST that starts the transfer on a reservation the destination never accepted.",
-    # Broken: `destination_reserving` takes the reservation instead of refusing it.
-    destination_reserved=lambda s: (
-        s.transfer_starting.from_(
-            s.destination_accepted,
-            s.destination_reserving,
-            validators="transfer_delay_is_valid",
-            on="start_transfer",
-        )
-        | refused(Refusal.OWNERSHIP_NOT_ACCEPTED, s.idle, s.prefill_submitting, s.prefill_running)
-    ),
-)
-
-CompleteTwice = mutant(
-    DestinationFirstChart,
-    "CompleteTwice",
-    "DESTINATION_FIRST that completes again on every terminal fact after a cancellation.",
-    # Broken: a terminal fact re-enters `canceled`, and entering it completes again.
-    terminated=lambda s: _terminated(_destination_first_cleanup)(s) | s.canceled.to.itself(),
-)
-
-ActivateBeforeTransferCompleted = mutant(
-    DestinationFirstChart,
-    "ActivateBeforeTransferCompleted",
-    "DESTINATION_FIRST that activates the destination as soon as the transfer is scheduled.",
-    # Broken: the activation goes out when the transfer is scheduled, not when it completed.
-    transfer_scheduled=lambda s: s.transfer_starting.to(s.transferring, on="activate_destination"),
-    transfer_completed=lambda s: (
-        s.transferring.to(s.activating)
-        | refused(
-            Refusal.TRANSFER_NOT_SCHEDULED,
-            s.idle,
-            s.destination_reserving,
-            s.destination_accepted,
-            s.prefill_submitting,
-            s.prefill_running,
-            s.transfer_starting,
-        )
-    ),
-)
-
-
-def _cleanup_keeping_the_source_mid_transfer(s: SimpleNamespace) -> TransitionList:
-    return (
-        s.cancelling_source.from_(s.prefill_submitting, s.prefill_running, on="cancel_source")
-        | s.cancelling_both.from_(
-            s.destination_reserving,
-            s.destination_accepted,
-            s.transfer_starting,
-            s.activating,
-            s.releasing,
-            on=["cancel_source", "cancel_destination"],
-        )
-        # Broken: mid-transfer only the destination is canceled; the source keeps its KV.
-        | s.transferring.to(s.cancelling_destination, on="cancel_destination")
-    )
-
-
-NoSourceCancelMidTransfer = mutant(
-    SourceFirstChart,
-    "NoSourceCancelMidTransfer",
-    "SOURCE_FIRST that, failing mid-transfer, cancels the destination but not the source.",
-    action_failed=_cleanup_keeping_the_source_mid_transfer,
-    terminated=_terminated(_cleanup_keeping_the_source_mid_transfer),
-)
-
-SourceHeldBeforeSubmission = mutant(
-    DestinationFirstChart,
-    "SourceHeldBeforeSubmission",
-    "DESTINATION_FIRST that takes SourceHeld before the prefill submission was acknowledged.",
-    # Broken: `prefill_submitting` takes SourceHeld instead of refusing it.
-    source_held=lambda s: (
-        s.transfer_starting.from_(
-            s.prefill_running,
-            s.prefill_submitting,
-            validators=["transfer_timing_is_valid", "transfer_delay_is_valid"],
-            on="start_transfer",
-        )
-        | refused(
-            Refusal.PREFILL_NOT_SUBMITTED, s.idle, s.destination_reserving, s.destination_accepted
-        )
-    ),
-)
-
-LostSourceCancel = mutant(
-    SourceFirstChart,
-    "LostSourceCancel",
-    "SOURCE_FIRST whose cleanup forgets a source cancel acknowledged before the destination's.",
-    # Broken: `cancelling_both` journals the source cancel without moving, so once the
-    # destination cancel is acknowledged too, the chart waits for a source cancel it already got.
-    source_canceled=lambda s: s.cancelling_source.to(s.canceled),
-)
-
-DeadTransition = mutant(
-    SourceFirstChart,
-    "DeadTransition",
-    "SOURCE_FIRST with a transition no run can take: idle never awaits an acknowledgement.",
-    # Broken: nothing was submitted in `idle`, so this transition is dead.
-    prefill_submitted=lambda s: (
-        s.prefill_submitting.to(s.prefill_running) | s.idle.to(s.prefill_running)
-    ),
-)
+Adapter = Callable[[pytest.MonkeyPatch], None]
 
 
 @attrs.frozen
 class Mutant:
-    """A broken chart, the property that must catch it, and its counterexample's shape."""
+    """A broken chart or adapter, the property that must catch it, and its counterexample.
 
-    chart: type[HandoffChart]
+    The counterexample's shape: its last call's label, whether that call was refused, and an
+    action the call issued (None: it issued nothing).  No `last_call`: no counterexample (e.g.
+    Coverage), and `says` must be in a note.
+    """
+
+    name: str
+    chart: type[HandoffChart] | CompiledChart
     caught_by: str
     says: str
-    """A phrase the finding (or, without a counterexample, a note) must contain."""
     last_call: str | None = None
-    """The label of the counterexample's last call (None: no counterexample, e.g. coverage)."""
     last_issued: str | None = None
-    """The kind of the last action that call issued (None: it issued nothing)."""
+    refused: bool = False
+    adapter: Adapter | None = None
+    calls: int | None = None
+    """The counterexample's length, where it was worked out by hand."""
 
+    def compiled(self) -> CompiledChart:
+        """The mutant's table."""
+        return self.chart if isinstance(self.chart, CompiledChart) else compile_chart(self.chart)
+
+    def review(self, monkeypatch: pytest.MonkeyPatch) -> OrderReview:
+        """Review the mutant (an adapter mutant is patched in for the review only)."""
+        with monkeypatch.context() as patch:
+            if self.adapter is not None:
+                self.adapter(patch)
+            return review(self.compiled())
+
+
+def _ids_skip(patch: pytest.MonkeyPatch) -> None:
+    issue = HandoffCoordinatorCore._issue
+
+    def skipping(self: HandoffCoordinatorCore, *args: Any) -> IssuedHandoffAction:
+        issued = issue(self, *args)
+        self._next_id += 1
+        return issued
+
+    patch.setattr(HandoffCoordinatorCore, "_issue", skipping)
+
+
+def _ids_restart(patch: pytest.MonkeyPatch) -> None:
+    issue = HandoffCoordinatorCore._issue
+
+    def restarting(self: HandoffCoordinatorCore, make: Any, *args: Any) -> IssuedHandoffAction:
+        issued = issue(self, make, *args)
+        if make.__name__ == "Complete":
+            self._next_id = 0
+        return issued
+
+    patch.setattr(HandoffCoordinatorCore, "_issue", restarting)
+
+
+_E = ChartEvent
+_HELD = "on_fact(SourceHeld(valid timing))"
+_FAILED = "on_fact(Failed)"
+_TC = "on_fact(TransferCompleted)"
+_NEVER_ENGAGED = "that is not engaged (never asked for, or freed)"
 
 MUTANTS = (
-    Mutant(
-        ReleaseBeforeActivation,
-        "S2",
-        "ReleaseSource issued before ActivateDestination was acknowledged APPLIED",
-        "on_fact(TransferCompleted)",
-        "ReleaseSource",
-    ),
-    Mutant(
-        NoDestinationCancel,
-        "S5",
-        "ReserveDestination #1 was never canceled (slot leaked)",
-        "on_action_outcome(2, Applied)",
-        "Complete",
-    ),
-    Mutant(
-        NoReopenAfterSuccess,
-        "L2",
-        "no acknowledgements lead to a CANCELED completion",
-        "on_fact(Failed)",
-    ),
-    Mutant(
-        TransferBeforeReservation,
-        "S3",
-        "before the destination was reserved",
-        "on_fact(DestinationReserved(1))",
-        "StartTransfer",
-    ),
-    Mutant(
-        CompleteTwice,
-        "S4",
-        "Complete issued after the handoff completed",
-        "on_fact(Failed)",
-        "Complete",
-    ),
-    Mutant(
-        ActivateBeforeTransferCompleted,
-        "S1",
-        "before a scheduled transfer was reported done",
-        "on_action_outcome(2, Scheduled)",
-        "ActivateDestination",
-    ),
-    Mutant(
-        NoSourceCancelMidTransfer,
-        "S5",
-        "SubmitPrefill #0 was never released or canceled (KV leaked)",
-        "on_action_outcome(3, Applied)",
-        "Complete",
-    ),
-    Mutant(
-        SourceHeldBeforeSubmission,
-        "S3",
-        "before the source was held",
-        "on_fact(SourceHeld(valid timing))",
-        "StartTransfer",
-    ),
-    Mutant(
-        LostSourceCancel,
-        "L1",
-        "no cooperative continuation reaches a completion",
-        "on_action_outcome(2, Applied)",
-    ),
-    Mutant(DeadTransition, "Coverage", "dead: idle --prefill_submitted--> prefill_running"),
-)
+    # S1-S3: forward actions issued too early.
+    Mutant("ActivateBeforeTransferCompleted", c.ActivateBeforeTransferCompleted, "S1",
+           "before a scheduled transfer was reported done", "on_action_outcome(2, Scheduled)",
+           "ActivateDestination"),
+    Mutant("ActivateOnUnscheduledTransfer", c.ActivateOnUnscheduledTransfer, "S1",
+           "before a scheduled transfer was reported done", _TC, "ActivateDestination", calls=6),
+    Mutant("ReleaseBeforeActivation", c.ReleaseBeforeActivation, "S2",
+           "ReleaseSource issued before ActivateDestination was acknowledged APPLIED", _TC,
+           "ReleaseSource"),
+    Mutant("ReleaseOnSchedule", c.ReleaseOnSchedule, "S2",
+           "ReleaseSource issued before ActivateDestination was acknowledged APPLIED",
+           "on_action_outcome(2, Scheduled)", "ReleaseSource", calls=6),
+    Mutant("TransferBeforeReservation", c.TransferBeforeReservation, "S3",
+           "before the destination was reserved", "on_fact(DestinationReserved(1))",
+           "StartTransfer"),
+    Mutant("SourceHeldBeforeSubmission", c.SourceHeldBeforeSubmission, "S3",
+           "before the source was held", _HELD, "StartTransfer"),
+    # S4, S5: completions.
+    Mutant("CompleteTwice", c.CompleteTwice, "S4", "Complete issued after the handoff completed",
+           _FAILED, "Complete", calls=2),
+    Mutant("CanceledReopens", c.CanceledReopens, "S4",
+           "CancelDestination issued after the handoff completed", _FAILED, "CancelDestination",
+           calls=2),
+    Mutant("NoDestinationCancel", c.NoDestinationCancel, "S5",
+           "the ReserveDestination was never canceled (slot leaked)",
+           "on_action_outcome(2, Applied)", "Complete", calls=5),
+    Mutant("NoSourceCancelMidTransfer", c.NoSourceCancelMidTransfer, "S5",
+           "the SubmitPrefill was never released or canceled (KV leaked)",
+           "on_action_outcome(3, Applied)", "Complete"),
+    Mutant("SuccessWithoutRelease", c.SuccessWithoutRelease, "S5",
+           "SUCCESS completion, yet ReleaseSource was never acknowledged done",
+           "on_action_outcome(3, Applied)", "Complete", calls=8),
+    # S6 and Bound: repeats that change the coordinator, runs that never end.
+    Mutant("ReservationRecordedAgain", d.ReservationRecordedAgain, "S6",
+           "changed the coordinator, yet the SPEC drops it", "on_fact(DestinationReserved(1))",
+           calls=4),
+    Mutant("ReservationRecordedAgainMidTransfer", d.ReservationRecordedAgainMidTransfer, "S6",
+           "changed the coordinator, yet the SPEC drops it", "on_fact(DestinationReserved(1))",
+           calls=6),
+    Mutant("HeldRecordedAgain", d.HeldRecordedAgain, "Bound",
+           "the configuration grew 3 times in one run without progress", _HELD, calls=6),
+    Mutant("ActivateOnEveryReport", d.ActivateOnEveryReport, "Bound",
+           "the configuration grew 3 times in one run without progress", _TC,
+           "ActivateDestination", calls=10),
+    # S7: only an adapter can break it.
+    Mutant("IdsSkip", SourceFirstChart, "S7", "CancelSource got id 2, expected 1", _FAILED,
+           "CancelSource", adapter=_ids_skip, calls=2),
+    Mutant("IdsRestartAfterCompletion", SourceFirstChart, "S7",
+           "CancelDestination got id 0, expected 6", _FAILED, "CancelDestination",
+           adapter=_ids_restart, calls=10),
+    # S8: each action once, when allowed, for an engaged owner.
+    Mutant("SubmitTwice", d.SubmitTwice, "S8", "a second SubmitPrefill was issued",
+           "on_action_outcome(0, Submitted)", "SubmitPrefill", calls=2),
+    Mutant("CancelSourceNeverSubmitted", d.CancelSourceNeverSubmitted, "S8",
+           f"CancelSource issued for a source {_NEVER_ENGAGED}", _FAILED, "CancelSource", calls=2),
+    Mutant("CancelDestinationNeverReserved", d.CancelDestinationNeverReserved, "S8",
+           f"CancelDestination issued for a destination {_NEVER_ENGAGED}", _FAILED,
+           "CancelDestination", calls=2),
+    # R1, R2: refusals.
+    Mutant("DropsEarlySourceHeld", d.DropsEarlySourceHeld, "R1",
+           "was silently dropped; the SPEC refuses it with OutOfOrderFactError 'source held "
+           "before prefill submission was acknowledged'", _HELD, calls=2),
+    Mutant("RefusesRepeatedTransferReport", d.RefusesRepeatedTransferReport, "R1",
+           "the SPEC drops it", _TC, refused=True, calls=8),
+    Mutant("RefusesWithAnotherEventsPhrase",
+           patched(DestinationFirstChart, {
+               ("idle", _E.DESTINATION_RESERVED): {"refusal": Refusal.TRANSFER_NOT_SCHEDULED}
+           }), "R1",
+           "the SPEC refuses it with OutOfOrderFactError 'destination reserved before ownership "
+           "was accepted'", "on_fact(DestinationReserved(1))", refused=True, calls=1),
+    Mutant("RefusesFittingAcknowledgement",
+           patched(DestinationFirstChart, {
+               ("destination_reserving", _E.OWNERSHIP_ACCEPTED):
+                   {"refusal": Refusal.MISMATCHED_OUTCOME},
+           }), "R2", "the SPEC takes it", "on_action_outcome(0, Accepted)", refused=True,
+           calls=2),
+    Mutant("AcceptsFailedCancel", d.AcceptsFailedCancel, "R2",
+           "was silently dropped; the SPEC refuses it with CleanupActionFailedError",
+           'on_action_outcome(1, Failed("x"))', calls=3),
+    Mutant("AcceptsMismatchedOutcome", d.AcceptsMismatchedOutcome, "R2",
+           "the SPEC refuses it with InvalidOutcomeError", "on_action_outcome(0, Accepted)",
+           calls=2),
+    # P1: payloads.
+    Mutant("HeldWithoutTimingCheck", d.HeldWithoutTimingCheck, "P1",
+           "was taken; the SPEC refuses it with InvalidTransferTimingError 'invalid handoff "
+           "transfer bandwidth'", "on_fact(SourceHeld(bandwidth -1.0 GB/s))",
+           "ReserveDestination", calls=3),
+    Mutant("TransferWithoutTimingCheck", d.TransferWithoutTimingCheck, "P1",
+           "the SPEC refuses it with InvalidTransferTimingError 'invalid handoff transfer "
+           "bandwidth'", "on_fact(SourceHeld(bandwidth -1.0 GB/s))", "StartTransfer", calls=5),
+    # Q1: promptness, and the order inside one call.
+    Mutant("CancelsOutOfOrder", d.CancelsOutOfOrder, "Q1",
+           "cleanup step issues [CancelSource, CancelDestination] in that call; the chart "
+           "issued [CancelDestination, CancelSource]", _FAILED, "CancelSource", calls=4),
+    Mutant("LateCancelComplete", d.LateCancelComplete, "Q1",
+           "cleanup step issues [Complete] in that call; the chart issued []",
+           "on_action_outcome(1, Applied)", calls=3),
+    Mutant("LateRelease", d.LateRelease, "Q1",
+           "the SPEC issues ReleaseSource in that call; the chart issued []",
+           "on_action_outcome(3, Applied)", calls=8),
+    # L1, L2, L3.
+    Mutant("LostSourceCancel", d.LostSourceCancel, "L1",
+           "no cooperative continuation reaches a completion", "on_action_outcome(2, Applied)"),
+    Mutant("DestinationCancelNeverConfirmed", d.DestinationCancelNeverConfirmed, "L1",
+           "no cooperative continuation reaches a completion", _FAILED, "CancelDestination",
+           calls=2),
+    Mutant("NoReopenAfterSuccess", d.NoReopenAfterSuccess, "L2",
+           "no acknowledgements lead to a CANCELED completion", _FAILED),
+    Mutant("IgnoresTerminalMidTransfer", d.IgnoresTerminalMidTransfer, "L2",
+           "no acknowledgements lead to a CANCELED completion", _FAILED, calls=7),
+    Mutant("HeldRecordedInCleanup", d.HeldRecordedInCleanup, "L3",
+           "lifecycle [SourceHeld], the calls taken record []", "on_action_outcome(1, Applied)",
+           "Complete", calls=4),
+    Mutant("EarlySuccess", c.EarlySuccess, "L3",
+           "SUCCESS with lifecycle [SourceHeld, DestinationAccepted, DestinationReserved, "
+           "DestinationActivated, Completed]", "on_action_outcome(3, Applied)", "Complete",
+           calls=8),
+    # Coverage.
+    Mutant("DeadTransition", d.DeadTransition, "Coverage",
+           "dead: idle --prefill_submitted--> prefill_running"),
+    Mutant("DeadScheduleInIdle", d.DeadScheduleInIdle, "Coverage",
+           "dead: idle --transfer_scheduled--> transferring"),
+    # Errors: crashes of checks the chart text cannot misplace.
+    Mutant("TimingCheckOnReservation",
+           patched(SourceFirstChart, {
+               ("destination_accepted", _E.DESTINATION_RESERVED): {
+                   "checks": (Check.TRANSFER_TIMING_IS_VALID, Check.TRANSFER_DELAY_IS_VALID)
+               }
+           }), "Errors", "AssertionError", "on_fact(DestinationReserved(1))", refused=True,
+           calls=5),
+    Mutant("TransferWithoutDelayCheck",
+           patched(DestinationFirstChart, {
+               ("prefill_running", _E.SOURCE_HELD): {"checks": (Check.TRANSFER_TIMING_IS_VALID,)}
+           }), "Errors", "AssertionError: a transfer is issued only after its delay was checked",
+           _HELD, refused=True, calls=5),
+)  # fmt: skip
+
+CONTROLS = (
+    Mutant("UnreachableFailureKept", d.UnreachableFailureKept, "", ""),
+    Mutant("UnreachableLeak", d.UnreachableLeak, "Coverage",
+           "dead: transferring --action_failed--> canceled"),
+)  # fmt: skip
+"""Changes no run can reach: the first passes every property, the second only has dead code."""

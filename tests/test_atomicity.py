@@ -91,10 +91,10 @@ def test_a_rejected_call_changes_nothing(order, interpreted: bool, name: str) ->
     state, bad_call, error = REJECTIONS[name]
     runtime = Runtime(order, interpreted=interpreted).advance_to(state)
     twin = Runtime(order, interpreted=interpreted).advance_to(state)
-    before = runtime.coordinator._configuration()
+    before = runtime.coordinator.configuration()
     with pytest.raises(error):
         bad_call(runtime)
-    assert runtime.coordinator._configuration() == before
+    assert runtime.coordinator.configuration() == before
     assert runtime.coordinator.chart_state == state
     assert _finish(runtime) == _finish(twin)
 
@@ -105,11 +105,11 @@ def test_an_overflowing_transfer_delay_changes_nothing(order, interpreted: bool)
     runtime = Runtime(order, timing=OVERFLOWING, tokens=2**64 - 1, interpreted=interpreted)
     trigger = "destination_accepted" if order is SF else "prefill_running"
     runtime.advance_to(trigger)
-    before = runtime.coordinator._configuration()
+    before = runtime.coordinator.configuration()
     lifecycle = runtime.coordinator.lifecycle
     with pytest.raises(HandoffError, match="invalid handoff transfer delay"):
         runtime.step()
-    assert runtime.coordinator._configuration() == before
+    assert runtime.coordinator.configuration() == before
     assert runtime.coordinator.lifecycle == lifecycle
     # Nothing was latched: the next id is still the one the transfer would have taken.
     if order is SF:
@@ -123,10 +123,10 @@ def test_an_overflowing_transfer_delay_changes_nothing(order, interpreted: bool)
 def test_a_failed_cleanup_action_changes_nothing(order) -> None:  # type: ignore[no-untyped-def]
     runtime = Runtime(order).advance_to("releasing")
     runtime.fact(HandoffFact.Canceled(HID))
-    before = runtime.coordinator._configuration()
+    before = runtime.coordinator.configuration()
     with pytest.raises(HandoffError, match="handoff cleanup action"):
         runtime.ack(CANCEL_SOURCE, HandoffActionOutcome.failed("disk"))
-    assert runtime.coordinator._configuration() == before
+    assert runtime.coordinator.configuration() == before
 
 
 @pytest.mark.parametrize("order", ORDERS, ids=lambda order: order.name)

@@ -8,8 +8,9 @@ from statemachine.exceptions import InvalidDefinition
 from support import DF, SF, SUCCESS_PATH
 
 from handoff._chart import CHARTS, DestinationFirstChart, SourceFirstChart
+from handoff._chart_base import HandoffChart, refused
 from handoff._table import compile_chart, compiled
-from handoff._vocabulary import ChartEvent, Effect, EventKind, HandoffChart, Refusal, refused
+from handoff._vocabulary import ChartEvent, Effect, EventKind, Refusal
 
 CLEANUP = ("cancelling_source", "cancelling_destination", "cancelling_both", "canceled")
 TAIL = ("transfer_starting", "transferring", "activating", "releasing", "succeeded", *CLEANUP)
@@ -107,7 +108,7 @@ def test_a_callback_outside_the_vocabulary_is_refused_at_definition() -> None:
 
 
 def test_callbacks_the_table_would_not_read_are_refused_at_definition() -> None:
-    with pytest.raises(InvalidDefinition, match="'done' has exit callbacks"):
+    with pytest.raises(InvalidDefinition, match="'done' has exit or invoke callbacks"):
 
         class WithExit(HandoffChart):
             order = SF
@@ -175,3 +176,16 @@ def test_every_step_has_one_kind(order) -> None:  # type: ignore[no-untyped-def]
     assert table.step(0, ChartEvent.SOURCE_HELD).kind == "refused"
     assert table.step(0, ChartEvent.DUPLICATE_OUTCOME).kind == "ignored"
     assert table.step(0, ChartEvent.PREFILL_SUBMITTED).kind == "stays"
+
+
+@pytest.mark.parametrize("guard", ["cond", "unless"])
+def test_a_guard_is_refused_at_definition(guard) -> None:  # type: ignore[no-untyped-def]
+    # The compiled table never reads guards: accepting one would make it disagree with the
+    # interpreted chart, which would honour it.
+    with pytest.raises(InvalidDefinition, match=r"cond/unless \['transfer_timing_is_valid'\]"):
+
+        class Guarded(HandoffChart):
+            order = SF
+            idle = State(initial=True)
+            done = State(enter="complete_success")
+            start = idle.to(done, **{guard: "transfer_timing_is_valid"})

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import ast
 import itertools
+import re
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import attrs
 import pytest
 
+import handoff
 from handoff import (
     ConformanceError,
     EngineType,
@@ -69,6 +73,56 @@ def test_event_values() -> None:
         "SourceReleased",
         "Completed",
     ]
+
+
+def _imports(module: str) -> set[str]:
+    path = Path(handoff.__file__).parent / f"{module.removeprefix('handoff.')}.py"
+    tree = ast.parse(path.read_text())
+    found = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+    return {name for name in found if name and name.startswith("handoff.")}
+
+
+def test_the_coordinator_records_events_without_the_fixture_check() -> None:
+    # The milestones belong to the runtime; the conformance summary only to fixture runs.
+    seen: set[str] = set()
+    todo = ["handoff._coordinator"]
+    while todo:
+        module = todo.pop()
+        if module not in seen:
+            seen.add(module)
+            todo.extend(_imports(module))
+    assert "handoff._lifecycle" in seen
+    assert "handoff._conformance" not in seen
+
+
+def test_a_summary_reads_well() -> None:
+    made = conforming(EngineType.SGLANG, destination_stored=NormalizedStoredTiming(1, 2, 3))
+    text = repr(made)
+    assert text.startswith(
+        "NormalizedHandoffConformance(engine_type=EngineType.SGLANG, "
+        "order=HandoffOrder.DESTINATION_FIRST, "
+        "lifecycle=(NormalizedHandoffEvent.DESTINATION_ACCEPTED, "
+    )
+    assert (
+        "destination_stored=NormalizedStoredTiming(before_activation=1, on_activation=2, " in text
+    )
+    assert text.endswith("driver_drained=True)")
+
+
+def test_a_huge_count_is_refused_by_size() -> None:
+    with pytest.raises(
+        ValueError, match=r"^completed_requests must be .*, got an int of 16610 bits$"
+    ):
+        conforming(completed_requests=10**5000)
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "shown"),
+    [("source_drained", 1, "1 (int)"), ("driver_drained", None, "None (NoneType)")],
+)
+def test_a_flag_must_be_a_bool(field: str, value: object, shown: str) -> None:
+    with pytest.raises(TypeError, match=rf"^{field} must be a bool, got {re.escape(shown)}$"):
+        conforming(**{field: value})
 
 
 class TestExpectedLifecycle:

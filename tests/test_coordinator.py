@@ -28,6 +28,7 @@ from support import (
 )
 
 from handoff import (
+    ChartEvent,
     CleanupActionFailedError,
     ConflictingOutcomeError,
     ForeignFactError,
@@ -558,3 +559,65 @@ def test_bad_argument_types_to_calls_are_type_errors() -> None:
     with pytest.raises(TypeError, match="outcome"):
         coordinator.on_action_outcome(HandoffActionId(0), "Applied")  # type: ignore[arg-type]
     assert coordinator.chart_state == "idle"
+
+
+# -- a coordinator on any chart, and its face for tools -------------------------------------
+
+
+def test_a_coordinator_takes_its_order_from_a_chart() -> None:
+    import handoff
+
+    coordinator = HandoffCoordinatorCore(HID, chart=handoff.DestinationFirstChart)
+    assert (coordinator.order, coordinator.chart_name) == (DF, "DestinationFirst")
+    assert [type(item.action) for item in coordinator.start()] == [RESERVE]
+
+
+def test_a_chart_and_a_different_order_are_refused() -> None:
+    import handoff
+
+    with pytest.raises(ValueError, match="differs from the order of chart SourceFirst"):
+        HandoffCoordinatorCore(HID, DF, chart=handoff.SourceFirstChart)
+    with pytest.raises(TypeError, match="chart must be a HandoffChart subclass with states"):
+        HandoffCoordinatorCore(HID, chart=handoff.HandoffChart)
+    with pytest.raises(TypeError, match="order must be a HandoffOrder, got None"):
+        HandoffCoordinatorCore(HID)
+
+
+def test_an_interpreted_coordinator_runs_a_chart_class() -> None:
+    import handoff
+
+    coordinator = HandoffCoordinatorCore(HID, chart=handoff.SourceFirstChart, interpreted=True)
+    assert [type(item.action) for item in coordinator.start()] == [SUBMIT]
+    with pytest.raises(TypeError, match="cannot be forked"):
+        coordinator.fork()
+
+
+def test_the_repr_says_chart_state_completion_and_handoff() -> None:
+    runtime = Runtime(SF)
+    assert repr(runtime.coordinator) == (
+        "<HandoffCoordinatorCore SourceFirst at 'idle', completion=None, complete=False, "
+        "handoff_id=00000000-0000-0000-0000-000000000007>"
+    )
+    runtime.succeed()
+    assert "at 'succeeded', completion=SUCCESS, complete=True" in repr(runtime.coordinator)
+
+
+def test_classify_names_the_event_a_call_would_make_and_changes_nothing() -> None:
+    runtime = Runtime(SF)
+    coordinator = runtime.coordinator
+    assert coordinator.classify() is ChartEvent.START
+    (submit,) = runtime.start()
+    before = coordinator.configuration()
+    assert coordinator.classify(HandoffFact.Canceled(OTHER_HID)) is None
+    assert coordinator.classify(HandoffFact.Canceled(HID)) is ChartEvent.TERMINATED
+    assert (
+        coordinator.classify(None, submit.id, HandoffActionOutcome.SUBMITTED)
+        is ChartEvent.PREFILL_SUBMITTED
+    )
+    assert (
+        coordinator.classify(None, HandoffActionId(9), HandoffActionOutcome.SUBMITTED)
+        is ChartEvent.UNKNOWN_ACTION
+    )
+    assert coordinator.issued_actions() == ((submit.id, submit.action),)
+    assert coordinator.configuration() == before
+    assert coordinator.table.name == "SourceFirst"

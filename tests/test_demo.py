@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import pytest
 
+from handoff import (
+    HandoffAction,
+    HandoffCompletion,
+    HandoffCoordinatorCore,
+    HandoffFact,
+    HandoffOrder,
+)
 from handoff.__main__ import main
+from handoff._runs.runtime import DEMO_WORKLOAD, HANDOFF_ID, CooperativeRuntime
 
 
 def test_the_demo_traces_both_orders_to_success(capsys: pytest.CaptureFixture[str]) -> None:
@@ -24,8 +32,76 @@ def test_the_demo_traces_both_orders_to_success(capsys: pytest.CaptureFixture[st
     )
 
 
-def test_the_demo_can_reopen_after_success(capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_demo_can_reopen_after_success_and_clean_up_to_canceled(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     assert main(["demo", "--reopen"]) == 0
     out = capsys.readouterr().out
-    assert out.count("succeeded -> cancelling_destination") == 2
-    assert out.count("#6 CancelDestination") == 2
+    for run in out.split("DESTINATION_FIRST"):
+        lines = [
+            line.strip() for line in run.splitlines() if line[:5].strip().rstrip(".").isdigit()
+        ]
+        # Nine calls to success, then the cancel and the acknowledged CancelDestination.
+        assert [line.split(".")[0] for line in lines] == [str(n) for n in range(1, 12)]
+        assert lines[9].startswith("10. on_fact(Canceled)")
+        assert lines[9].endswith("succeeded -> cancelling_destination #6 CancelDestination")
+        assert lines[10].startswith("11. on_action_outcome(6, Applied)")
+        assert lines[10].endswith("cancelling_destination -> canceled               #7 Complete")
+        assert "completion: CANCELED" in run
+    assert "completion: SUCCESS" not in out
+    assert " 99." not in out
+
+
+def test_the_cooperative_runtime_acknowledges_then_reports_what_follows() -> None:
+    coordinator = HandoffCoordinatorCore(HANDOFF_ID, HandoffOrder.DESTINATION_FIRST)
+    runtime = CooperativeRuntime(DEMO_WORKLOAD)
+    calls = []
+    while (call := runtime.next_call()) is not None:
+        runtime.answered(call.send(coordinator))
+        calls.append(call.describe())
+    assert calls == [
+        "start()",
+        "on_action_outcome(0, Accepted)",
+        "on_fact(DestinationReserved(4000))",
+        "on_action_outcome(1, Submitted)",
+        "on_fact(SourceHeld)",
+        "on_action_outcome(2, Scheduled)",
+        "on_fact(TransferCompleted)",
+        "on_action_outcome(3, Applied)",
+        "on_action_outcome(4, Applied)",
+    ]
+    assert coordinator.completion is HandoffCompletion.SUCCESS
+
+
+def test_a_reported_fact_goes_ahead_of_what_is_still_to_do() -> None:
+    coordinator = HandoffCoordinatorCore(HANDOFF_ID, HandoffOrder.SOURCE_FIRST)
+    runtime = CooperativeRuntime(DEMO_WORKLOAD)
+    first = runtime.next_call()
+    assert first is not None
+    runtime.answered(first.send(coordinator))
+    runtime.report(HandoffFact.Canceled(HANDOFF_ID))
+    rest = []
+    while (call := runtime.next_call()) is not None:
+        runtime.answered(call.send(coordinator))
+        rest.append(call.describe())
+    # SubmitPrefill #0 is still acknowledged after the cancel; CancelSource #1 then completes.
+    assert rest == [
+        "on_fact(Canceled)",
+        "on_action_outcome(0, Submitted)",
+        "on_fact(SourceHeld)",
+        "on_action_outcome(1, Applied)",
+    ]
+    assert coordinator.completion is HandoffCompletion.CANCELED
+
+
+def test_the_fact_after_each_action() -> None:
+    actions = [
+        kind(HANDOFF_ID) for kind in (HandoffAction.SubmitPrefill, HandoffAction.ReserveDestination)
+    ]
+    assert [DEMO_WORKLOAD.fact_after(action) for action in actions] == [
+        HandoffFact.SourceHeld(HANDOFF_ID, DEMO_WORKLOAD.timing),
+        HandoffFact.DestinationReserved(HANDOFF_ID, 4000),
+    ]
+    transfer = HandoffAction.StartTransfer(HANDOFF_ID, 1.0)
+    assert DEMO_WORKLOAD.fact_after(transfer) == HandoffFact.TransferCompleted(HANDOFF_ID)
+    assert DEMO_WORKLOAD.fact_after(HandoffAction.ReleaseSource(HANDOFF_ID)) is None

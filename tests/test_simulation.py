@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import functools
+from pathlib import Path
+
 import pytest
 
 from handoff import (
@@ -15,7 +18,10 @@ from handoff import (
     IssuedHandoffAction,
 )
 from handoff.__main__ import main
+from handoff._runs.call import Call, CallKind
+from handoff._runs.replay import replay
 from handoff._runs.simulation import FAULTS, SimulationConfig, simulate
+from handoff._runs.trace import read_trace, write_trace
 
 
 def test_faulty_runs_complete_without_leaks() -> None:
@@ -49,9 +55,9 @@ def test_a_seed_fixes_the_run() -> None:
     )
 
 
-@pytest.mark.parametrize("order", ["source-first", "destination-first"])
-def test_one_order_at_a_time(order: str) -> None:
-    report = simulate(SimulationConfig(handoffs=200, concurrency=20, orders=order, seed=5))
+@pytest.mark.parametrize("order", list(HandoffOrder))
+def test_one_order_at_a_time(order: HandoffOrder) -> None:
+    report = simulate(SimulationConfig(handoffs=200, concurrency=20, orders=(order,), seed=5))
     assert report.ok
 
 
@@ -99,16 +105,65 @@ def test_a_leaking_coordinator_is_caught() -> None:
     leaked = [v for v in report.violations if any("leaked" in p for p in v.problems)]
     assert len(leaked) == report.leaks
     record = leaked[0]
-    assert record.calls[0][0] == "start"
+    assert record.calls[0].call == Call.start()
     # The call that "completed" it was the terminal fact, with no cancel before it.
     (completing,) = [
-        (kind, argument)
-        for kind, argument, result in record.calls
-        if isinstance(result, list)
-        and any(isinstance(item.action, HandoffAction.Complete) for item in result)
+        entry
+        for entry in record.calls
+        if any(isinstance(item.action, HandoffAction.Complete) for item in entry.expect or ())
     ]
-    assert completing[0] == "fact"
-    assert isinstance(completing[1], HandoffFact.Canceled | HandoffFact.TimedOut)
+    assert completing.call.kind is CallKind.FACT
+    assert isinstance(completing.call.fact, HandoffFact.Canceled | HandoffFact.TimedOut)
+    assert not any(
+        isinstance(item.action, HandoffAction.CancelSource | HandoffAction.CancelDestination)
+        for entry in record.calls
+        for item in entry.expect or ()
+    )
+
+
+def test_recorded_failures_are_traces_the_real_coordinator_diverges_from(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = SimulationConfig(
+        handoffs=200, concurrency=20, fault_rate=0.3, seed=2, record_calls=True
+    )
+    report = simulate(config, make=ForgetfulCoordinator)
+    assert report.violations
+    path = tmp_path / "one.jsonl"
+    write_trace(report.violations[0].trace, path)
+    trace = read_trace(path)
+    assert trace == report.violations[0].trace
+    # Replayed on the real coordinator, the forgetful one's premature Complete diverges.
+    divergence = replay(trace).divergence
+    assert divergence is not None
+    assert isinstance(divergence.call.fact, HandoffFact.Canceled | HandoffFact.TimedOut)
+    assert "Complete" in divergence.expected
+    assert "Complete" not in divergence.actual
+
+
+def test_the_command_records_failures_and_says_when_it_cannot(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from handoff._runs import simulate_cli
+
+    # Every handoff gets stuck before its release: each one fails the completion check.
+    monkeypatch.setattr(
+        simulate_cli, "simulate", functools.partial(simulate, make=StuckCoordinator)
+    )
+    args = ["simulate", "--handoffs", "4", "--concurrency", "2", "--fault-rate", "0"]
+    failures = tmp_path / "failures"
+    assert main([*args, "--record-failures", str(failures)]) == 1
+    written = sorted(failures.iterdir())
+    assert len(written) == 4
+    assert capsys.readouterr().out.count("recorded ") == len(written)
+    assert all(read_trace(path).entries for path in written)
+    blocked = tmp_path / "file"
+    blocked.write_text("")
+    # A file where a directory belongs is refused before the run, as a usage error.
+    assert main([*args, "--record-failures", str(blocked)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("handoff simulate: error: --record-failures: ")
+    assert err.count("\n") == 1
 
 
 class StuckCoordinator(HandoffCoordinatorCore):
@@ -132,6 +187,6 @@ def test_a_handoff_that_never_completes_is_caught() -> None:
 def test_the_command_prints_totals_and_exits_zero(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["simulate", "--handoffs", "300", "--concurrency", "30", "--seed", "1"]) == 0
     out = capsys.readouterr().out
-    assert "simulated 300 handoffs (mixed)" in out
+    assert "simulated 300 handoffs (order all)" in out
     assert "leaks         0" in out
     assert "OK: every handoff completed, no owner leaked" in out

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import math
+import re
 import struct
+import sys
+import uuid
 
 import attrs
 import pytest
@@ -11,7 +14,10 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from handoff import (
+    HandoffCoordinatorCore,
     HandoffError,
+    HandoffId,
+    HandoffOrder,
     HandoffTransferTiming,
     InvalidTransferTimingError,
     KvTransferTimingMode,
@@ -106,8 +112,17 @@ class TestConstruction:
             timing(bandwidth_gb_s=value)  # type: ignore[arg-type]
 
     def test_bandwidth_beyond_float_range_refused(self) -> None:
-        with pytest.raises(ValueError, match=r"^bandwidth_gb_s must fit in a float"):
+        # 10**400 needs ceil(400 * log2(10)) = 1329 bits.
+        message = "bandwidth_gb_s must be a number that fits in a float, got an int of 1329 bits"
+        with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
             timing(bandwidth_gb_s=10**400)
+
+    def test_largest_int_that_rounds_to_a_float_is_accepted(self) -> None:
+        # Ints below 2**1024 - 2**970 round down to the largest float; from there on, up to inf.
+        made = timing(bandwidth_gb_s=2**1024 - 2**970 - 1)
+        assert made.bandwidth_gb_s == sys.float_info.max
+        with pytest.raises(ValueError, match="fits in a float"):
+            timing(bandwidth_gb_s=2**1024 - 2**970)
 
     @pytest.mark.parametrize("mode", ["full_prompt", None])
     def test_mode_type_refused(self, mode: object) -> None:
@@ -290,6 +305,27 @@ class TestValidateDelay:
         with pytest.raises(InvalidTransferTimingError, match=r"^invalid handoff transfer delay"):
             validate_transfer_delay_ms(-5e-324)
 
+    @pytest.mark.parametrize(
+        ("delay", "bits"), [(2**1024, 1025), (-(2**1024), 1025), (2**1024 - 2**970, 1024)]
+    )
+    def test_int_beyond_the_float_range_is_invalid_not_an_overflow(
+        self, delay: int, bits: int
+    ) -> None:
+        # `math.isfinite` raises OverflowError for these; the delay is refused as any other.
+        with pytest.raises(InvalidTransferTimingError) as caught:
+            validate_transfer_delay_ms(delay)
+        assert str(caught.value) == (
+            f"invalid handoff transfer delay an int of {bits} bits: "
+            "expected a finite, non-negative number of milliseconds"
+        )
+
+    def test_an_int_too_long_to_print_is_described_by_its_size(self) -> None:
+        with pytest.raises(InvalidTransferTimingError, match="delay an int of 16610 bits"):
+            validate_transfer_delay_ms(10**5000)
+
+    def test_a_large_int_within_the_float_range_is_valid(self) -> None:
+        validate_transfer_delay_ms(2**1023)
+
     @pytest.mark.parametrize("delay", ["1.0", True])
     def test_non_number_is_a_type_error(self, delay: object) -> None:
         with pytest.raises(TypeError, match=r"^delay must be a float"):
@@ -346,5 +382,31 @@ class TestValidateTiming:
             validate_transfer_timing(made)
 
     def test_non_timing_is_a_type_error(self) -> None:
-        with pytest.raises(TypeError, match=r"^timing must be a HandoffTransferTiming"):
+        with pytest.raises(TypeError) as caught:
             validate_transfer_timing(None)  # type: ignore[arg-type]
+        assert str(caught.value) == "timing must be a HandoffTransferTiming, got None (NoneType)"
+
+
+class TestFallbackDelay:
+    """The coordinator's fallback delay goes through the same check as a modelled delay."""
+
+    HID = HandoffId(uuid.UUID(int=1))
+    MUST = "fallback_transfer_delay_ms must be a finite, non-negative number of milliseconds"
+
+    @pytest.mark.parametrize("fallback", [2**1024, 10**400, -(2**1024)])
+    def test_an_int_beyond_the_float_range_is_a_value_error(self, fallback: int) -> None:
+        with pytest.raises(ValueError, match=f"^{re.escape(self.MUST)}, got an int of \\d+ bits$"):
+            HandoffCoordinatorCore(self.HID, HandoffOrder.SOURCE_FIRST, fallback)
+
+    def test_new_with_fallback_refuses_it_too(self) -> None:
+        with pytest.raises(ValueError, match=f"^{re.escape(self.MUST)}"):
+            HandoffCoordinatorCore.new_with_fallback(self.HID, HandoffOrder.SOURCE_FIRST, 2**1024)
+
+    def test_a_large_int_within_the_float_range_is_stored_as_a_float(self) -> None:
+        coordinator = HandoffCoordinatorCore(self.HID, HandoffOrder.DESTINATION_FIRST, 2**1023)
+        assert coordinator.start() != []
+
+    @pytest.mark.parametrize(("fallback", "shown"), [(-1, "-1"), (math.nan, "nan")])
+    def test_the_message_shows_what_arrived(self, fallback: float, shown: str) -> None:
+        with pytest.raises(ValueError, match=f"^{re.escape(self.MUST)}, got {shown}$"):
+            HandoffCoordinatorCore(self.HID, HandoffOrder.SOURCE_FIRST, fallback)

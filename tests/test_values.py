@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import enum
+import math
+import re
 import uuid
 
 import attrs
@@ -19,7 +22,8 @@ from handoff import (
     KvTransferTimingMode,
     OutcomeKind,
 )
-from handoff._values import check_count
+from handoff import _validators as validators
+from handoff._validators import check_count
 
 USIZE_MAX = 2**64 - 1
 
@@ -75,7 +79,13 @@ class TestHandoffId:
         assert str(HandoffId(self.ONE)) == "00000000-0000-0000-0000-000000000001"
 
     def test_repr(self) -> None:
-        assert repr(HandoffId(self.ONE)) == "HandoffId('00000000-0000-0000-0000-000000000001')"
+        text = "HandoffId(UUID('00000000-0000-0000-0000-000000000001'))"
+        assert repr(HandoffId(self.ONE)) == text
+
+    @given(st.uuids())
+    def test_repr_rebuilds_it(self, value: uuid.UUID) -> None:
+        handoff_id = HandoffId(value)
+        assert eval(repr(handoff_id), {"HandoffId": HandoffId, "UUID": uuid.UUID}) == handoff_id
 
     @pytest.mark.parametrize("value", ["00000000-0000-0000-0000-000000000001", 1, None, b"x"])
     def test_refuses_non_uuid(self, value: object) -> None:
@@ -129,6 +139,18 @@ class TestEnums:
             "NOOP": "Noop",
             "FAILED": "Failed",
         }
+
+    @pytest.mark.parametrize(
+        "member",
+        [*EngineType, *HandoffOrder, *KvTransferTimingMode, *HandoffCompletion, *OutcomeKind],
+    )
+    def test_a_member_reprs_as_it_is_spelled(self, member: enum.Enum) -> None:
+        assert repr(member) == f"{type(member).__name__}.{member.name}"
+        assert eval(repr(member), {type(member).__name__: type(member)}) is member
+
+    def test_repr_spelled_out(self) -> None:
+        assert repr(HandoffOrder.SOURCE_FIRST) == "HandoffOrder.SOURCE_FIRST"
+        assert str(HandoffOrder.SOURCE_FIRST) == "HandoffOrder.SOURCE_FIRST"
 
     @pytest.mark.parametrize(
         ("engine", "order"),
@@ -233,14 +255,12 @@ class TestHandoffActionOutcome:
     def test_only_failures_have_a_reason(self) -> None:
         with pytest.raises(
             ValueError,
-            match=r"^reason must be None unless the kind is FAILED, "
-            r"got 'disk full' \(str\) for APPLIED$",
+            match=r"^reason must be None for an outcome of kind APPLIED, got 'disk full'$",
         ):
             HandoffActionOutcome(OutcomeKind.APPLIED, "disk full")
-        with pytest.raises(
-            TypeError, match=r"^reason must be None unless the kind is FAILED, got 3"
-        ):
-            HandoffActionOutcome(OutcomeKind.APPLIED, 3)  # type: ignore[arg-type]
+        with pytest.raises(TypeError) as wrong:
+            HandoffActionOutcome(OutcomeKind.NOOP, 3)  # type: ignore[arg-type]
+        assert str(wrong.value) == "reason must be None for an outcome of kind NOOP, got 3 (int)"
 
     @pytest.mark.parametrize("kind", ["Applied", None, EngineType.VLLM])
     def test_refuses_non_kind(self, kind: object) -> None:
@@ -251,3 +271,74 @@ class TestHandoffActionOutcome:
         with pytest.raises(attrs.exceptions.FrozenInstanceError):
             HandoffActionOutcome.APPLIED.kind = OutcomeKind.NOOP  # type: ignore[misc]
         assert HandoffActionOutcome.APPLIED.kind is OutcomeKind.APPLIED
+
+
+class TestSharedChecks:
+    """The one set of field checks every value type, the timing and the coordinator use."""
+
+    def test_a_wrong_kind_of_value_is_shown_with_its_type(self) -> None:
+        error = validators.wrong_type("order", "a HandoffOrder", "SourceFirst")
+        assert isinstance(error, TypeError)
+        assert str(error) == "order must be a HandoffOrder, got 'SourceFirst' (str)"
+
+    def test_a_wrong_value_is_shown_without_its_type(self) -> None:
+        error = validators.wrong_value("tokens", "an int in [0, 2**64)", -1)
+        assert isinstance(error, ValueError)
+        assert str(error) == "tokens must be an int in [0, 2**64), got -1"
+
+    def test_an_int_too_long_to_print_is_shown_by_its_size(self) -> None:
+        # Python refuses to print an int of more than 4300 digits; 10**5000 has 5001.
+        assert validators.shown(10**5000) == "an int of 16610 bits"
+        assert validators.arrived(-(10**5000)) == "an int of 16610 bits (int)"
+        assert validators.shown(2**256 - 1) == str(2**256 - 1)
+
+    @pytest.mark.parametrize(
+        ("value", "expected"),
+        [
+            (0, True),
+            (-0.0, True),
+            (5e-324, True),
+            (2**1023, True),
+            (2**1024 - 2**970 - 1, True),
+            (2**1024 - 2**970, False),
+            pytest.param(10**5000, False, id="10**5000"),
+            (-1, False),
+            (-5e-324, False),
+            (math.inf, False),
+            (math.nan, False),
+        ],
+    )
+    def test_finite_and_non_negative_never_overflows(self, value: float, expected: bool) -> None:
+        assert validators.is_finite_non_negative(value) is expected
+
+    def test_a_delay_in_range_comes_back_as_a_float(self) -> None:
+        delay = validators.require_delay_ms("delay", 3)
+        assert delay == 3.0
+        assert type(delay) is float
+
+    @pytest.mark.parametrize("value", [True, "1.0", None])
+    def test_a_delay_that_is_no_number_is_a_type_error(self, value: object) -> None:
+        with pytest.raises(TypeError, match=r"^wait must be a float, got "):
+            validators.require_delay_ms("wait", value)
+
+    @pytest.mark.parametrize(
+        ("value", "shown"),
+        [(-1, "-1"), (math.nan, "nan"), (-math.inf, "-inf"), (2**1024, "an int of 1025 bits")],
+    )
+    def test_a_delay_out_of_range_is_a_value_error(self, value: float, shown: str) -> None:
+        expected = f"wait must be a finite, non-negative number of milliseconds, got {shown}"
+        with pytest.raises(ValueError, match=f"^{re.escape(expected)}$"):
+            validators.require_delay_ms("wait", value)
+
+    def test_a_float_field_refuses_an_int_past_the_float_range(self) -> None:
+        @attrs.frozen
+        class Rated:
+            rate: float = attrs.field(
+                converter=validators.to_float, validator=validators.check_float
+            )
+
+        assert type(Rated(2).rate) is float
+        with pytest.raises(ValueError, match=r"^rate must be a number that fits in a float, got "):
+            Rated(2**1024)
+        with pytest.raises(TypeError, match=r"^rate must be a float, got True \(bool\)$"):
+            Rated(True)

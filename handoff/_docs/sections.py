@@ -1,9 +1,8 @@
-"""The generated sections of the docs: rule tables, diagrams and the error catalogue.
+"""The generated tables of the docs: ordering rules, lifecycle milestones, the error catalogue.
 
 Each section is Markdown read off the compiled charts, the journal's vocabulary and the
-error hierarchy, so the docs cannot drift from the code.  A doc marks where a section
-goes with a pair of HTML comments; `splice` puts fresh sections between them and leaves
-everything outside the markers, the hand-written prose, as it was.
+error hierarchy, so the docs cannot drift from the code.  `handoff._docs.generated` puts
+them in place between their markers.
 """
 
 from __future__ import annotations
@@ -11,36 +10,33 @@ from __future__ import annotations
 import importlib
 import inspect
 import pkgutil
-import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 
 import handoff
 import handoff._errors
-from handoff._conformance import NormalizedHandoffEvent, expected_normalized_handoff
-from handoff._docs.diagram import file_stem, mermaid_state_diagram, state_graph
-from handoff._docs.sequence import mermaid_sequence, sequence
+from handoff._binding import ACKNOWLEDGEMENTS, FACT_EVENTS, LIFECYCLE
+from handoff._docs.diagram import file_stem
 from handoff._errors import (
     ConformanceError,
     ForeignFactError,
     HandoffError,
     InvalidTransferTimingError,
 )
-from handoff._journal import ACKNOWLEDGEMENTS, FACT_EVENTS, LIFECYCLE
+from handoff._lifecycle import NormalizedHandoffEvent, expected_normalized_handoff
 from handoff._table import CompiledChart, Step, compiled
 from handoff._values import HandoffCompletion, HandoffOrder
 from handoff._vocabulary import ChartEvent, Refusal
 
 __all__ = [
     "NON_CHART_PHRASES",
-    "SectionError",
     "acknowledged",
+    "error_catalogue",
     "error_classes",
     "ignored",
+    "lifecycle_tables",
+    "ordering_rules",
     "phrases",
     "refusals",
-    "section_names",
-    "sections",
-    "splice",
     "transitions",
 ]
 
@@ -57,78 +53,27 @@ NON_CHART_PHRASES: tuple[tuple[str, type[HandoffError]], ...] = (
 """Error phrases raised outside the charts (SPEC §3, §4 and §6), with the class raising each."""
 
 
-class SectionError(ValueError):
-    """A doc's generated-section markers are unbalanced."""
-
-
-# -- splicing ----------------------------------------------------------------------------
-
-_MARKER = re.compile(r"<!-- (BEGIN|END) GENERATED: ([\w.-]+) -->")
-
-
-def section_names(text: str) -> list[str]:
-    """The names of the generated sections marked in `text`, in order."""
-    return [marker[2] for marker in _MARKER.finditer(text) if marker[1] == "BEGIN"]
-
-
-def splice(text: str, fresh: Mapping[str, str]) -> str:
-    """`text` with the body of every marked section named in `fresh` replaced by its content.
-
-    Sections with other names belong to other generators and are left as they are.
-    """
-    pieces: list[str] = []
-    position = 0
-    opened: re.Match[str] | None = None
-    for marker in _MARKER.finditer(text):
-        kind, name = marker.groups()
-        if kind == "BEGIN":
-            if opened is not None:
-                raise SectionError(f"section {opened[2]!r} is not closed before {name!r} opens")
-            opened = marker
-            continue
-        if opened is None or opened[2] != name:
-            raise SectionError(f"END of section {name!r} without its BEGIN")
-        if name in fresh:
-            pieces.append(text[position : opened.end()])
-            pieces.append("\n" + fresh[name].strip("\n") + "\n")
-            position = marker.start()
-        opened = None
-    if opened is not None:
-        raise SectionError(f"section {opened[2]!r} is never closed")
-    pieces.append(text[position:])
-    return "".join(pieces)
-
-
-# -- the sections ------------------------------------------------------------------------
-
-
-def sections() -> dict[str, str]:
-    """Every generated section by name, in a stable order."""
-    found = {
-        "events": _events(),
-        "lifecycle.milestones": _milestones(),
-        "lifecycle.expected": _expected_lifecycles(),
-    }
+def ordering_rules() -> dict[str, str]:
+    """The sections of `docs/ordering-rules.md`: the events, then each order's rule tables."""
+    found = {"events": _events()}
     for order in HandoffOrder:
         stem = file_stem(order)
         chart = compiled(order)
-        graph = state_graph(order)
         found[f"{stem}.transitions"] = _transitions(chart)
         found[f"{stem}.refusals"] = _refusals(chart)
         found[f"{stem}.ignored"] = _ignored(chart)
         found[f"{stem}.acknowledged"] = _acknowledged(chart)
-        found[f"{stem}.state-diagram"] = _mermaid(mermaid_state_diagram(graph))
-        found[f"{stem}.sequence"] = _mermaid(
-            mermaid_sequence(sequence(order), f"{order.name}: a successful handoff")
-        )
-        found[f"{stem}.cancel-sequence"] = _mermaid(
-            mermaid_sequence(
-                sequence(order, cancel_after_reservation=True),
-                f"{order.name}: canceled after the destination was reserved",
-            )
-        )
-    found["errors"] = _errors()
     return found
+
+
+def lifecycle_tables() -> dict[str, str]:
+    """The tables of `docs/lifecycle.md` (its diagrams are the diagram files themselves)."""
+    return {"lifecycle.milestones": _milestones(), "lifecycle.expected": _expected_lifecycles()}
+
+
+def error_catalogue() -> dict[str, str]:
+    """The section of `docs/errors.md`."""
+    return {"errors": _errors()}
 
 
 def _table(header: Iterable[str], rows: Iterable[Iterable[str]]) -> str:
@@ -140,10 +85,6 @@ def _table(header: Iterable[str], rows: Iterable[Iterable[str]]) -> str:
 
 def _code(words: Iterable[str]) -> str:
     return ", ".join(f"`{word}`" for word in words) or "—"
-
-
-def _mermaid(text: str) -> str:
-    return f"```mermaid\n{text.rstrip()}\n```"
 
 
 # Which call makes each event, for the events that no journal table names.
@@ -321,7 +262,7 @@ def error_classes() -> list[type[HandoffError]]:
         for value in vars(module).values()
         if isinstance(value, type)
         and issubclass(value, HandoffError)
-        and value.__module__ == module.__name__
+        and value.__module__ in ("handoff", module.__name__)
     }
     return sorted(found, key=lambda cls: (cls is not HandoffError, cls.__name__))
 

@@ -9,31 +9,29 @@ state diagrams in `handoff._docs.diagram`.
 from __future__ import annotations
 
 import enum
-import uuid
 from collections import deque
 from collections.abc import Callable, Iterable
 
 import attrs
 
-from handoff._conformance import NormalizedHandoffEvent
 from handoff._coordinator import HandoffCoordinatorCore
-from handoff._docs.diagram import HEADER, changes_state
-from handoff._journal import FACT_EVENTS, FITTING_OUTCOME
+from handoff._docs.diagram import HEADER
+from handoff._lifecycle import NormalizedHandoffEvent
 from handoff._messages import HandoffAction, HandoffFact, IssuedHandoffAction
+from handoff._runs.runtime import HANDOFF_ID, Workload, acknowledgement
 from handoff._table import compiled
 from handoff._timing import HandoffTransferTiming
 from handoff._values import (
-    HandoffId,
     HandoffOrder,
     KvTransferTimingMode,
 )
-from handoff._vocabulary import ChartEvent
 
 __all__ = ["Arrow", "Message", "mermaid_sequence", "sequence"]
 
 SOURCE = "Source"
 COORDINATOR = "Coordinator"
 DESTINATION = "Destination"
+RUNTIME = "Runtime"
 
 _ACTION_LANES: dict[type[HandoffAction], str] = {
     HandoffAction.SubmitPrefill: SOURCE,
@@ -50,23 +48,24 @@ _FACT_LANES: dict[type[HandoffFact], str] = {
     HandoffFact.SourceHeld: SOURCE,
     HandoffFact.DestinationReserved: DESTINATION,
     HandoffFact.TransferCompleted: DESTINATION,
-    HandoffFact.Canceled: DESTINATION,
+    HandoffFact.Canceled: RUNTIME,
+    HandoffFact.Failed: RUNTIME,
+    HandoffFact.TimedOut: RUNTIME,
 }
-"""Who reports each fact the drawings use (the decode side sees a client's cancel)."""
+"""Who reports each fact the drawings use: the workers report progress; the runtime around
+the coordinator reports the terminal facts (a client's cancel, a failure, a deadline)."""
 
-_HANDOFF = HandoffId(uuid.UUID(int=1))
-_TIMING = HandoffTransferTiming(
-    mode=KvTransferTimingMode.DESTINATION_MISSING,
-    full_prompt_tokens=1024,
-    kv_bytes_per_token=None,
-    bandwidth_gb_s=None,
+_HANDOFF = HANDOFF_ID
+_WORKLOAD = Workload(
+    HandoffTransferTiming(
+        mode=KvTransferTimingMode.DESTINATION_MISSING,
+        full_prompt_tokens=1024,
+        kv_bytes_per_token=None,
+        bandwidth_gb_s=None,
+    ),
+    transferable_prompt_tokens=1024,
 )
-_REPORTS: dict[type[HandoffFact], HandoffFact] = {
-    HandoffFact.SourceHeld: HandoffFact.SourceHeld(_HANDOFF, _TIMING),
-    HandoffFact.DestinationReserved: HandoffFact.DestinationReserved(_HANDOFF, 1024),
-    HandoffFact.TransferCompleted: HandoffFact.TransferCompleted(_HANDOFF),
-}
-"""The progress facts a runtime reports, each as soon as the chart takes it."""
+"""What the drawn runtime reports (no bandwidth: the drawings show no delay)."""
 
 
 class Arrow(enum.Enum):
@@ -95,7 +94,7 @@ def sequence(order: HandoffOrder, *, cancel_after_reservation: bool = False) -> 
     """The messages of one handoff in `order`, driven through a real coordinator.
 
     The runtime acknowledges every action with its fitting outcome, first issued first, and
-    reports each progress fact as soon as the chart takes it.  With
+    reports the fact each acknowledged action leads to (`handoff._runs.runtime`).  With
     `cancel_after_reservation`, the request is canceled as soon as the destination's
     reservation is accepted; the runtime then acknowledges the cleanup actions only.
     """
@@ -105,8 +104,9 @@ def sequence(order: HandoffOrder, *, cancel_after_reservation: bool = False) -> 
         if cancel_after_reservation and _RESERVED in runtime.core.lifecycle:
             runtime.cancel()
             cancel_after_reservation = False
-        runtime.acknowledge(runtime.pending.popleft())
-        runtime.report_facts()
+        item = runtime.pending.popleft()
+        runtime.acknowledge(item)
+        runtime.report_fact_after(item)
     return tuple(runtime.messages)
 
 
@@ -146,15 +146,15 @@ class _Runtime:
         self.pending.append(item)
 
     def acknowledge(self, item: IssuedHandoffAction) -> None:
-        outcome = FITTING_OUTCOME[type(item.action)]
+        outcome = acknowledgement(item.action)
         lane = _ACTION_LANES[type(item.action)]
         self.messages.append(Message(Arrow.OUTCOME, lane, f"{outcome} [{item.id.value}]"))
         self.call(lambda: self.core.on_action_outcome(item.id, outcome))
 
-    def report_facts(self) -> None:
-        for fact_type, fact in _REPORTS.items():
-            if self._takes(FACT_EVENTS[fact_type]):
-                self._report(fact)
+    def report_fact_after(self, item: IssuedHandoffAction) -> None:
+        fact = _WORKLOAD.fact_after(item.action)
+        if fact is not None:
+            self._report(fact)
 
     def cancel(self) -> None:
         overtaken = [f"{type(item.action).__name__} [{item.id.value}]" for item in self.pending]
@@ -167,9 +167,6 @@ class _Runtime:
     def _report(self, fact: HandoffFact) -> None:
         self.messages.append(Message(Arrow.FACT, _FACT_LANES[type(fact)], type(fact).__name__))
         self.call(lambda: self.core.on_fact(fact))
-
-    def _takes(self, event: ChartEvent) -> bool:
-        return changes_state(self.chart.step(self.chart.index(self.core.chart_state), event))
 
     def _state_name(self) -> str:
         return self.chart.names[self.chart.index(self.core.chart_state)]
@@ -184,6 +181,7 @@ def mermaid_sequence(messages: Iterable[Message], title: str) -> str:
         f"    participant {SOURCE}",
         f"    participant {COORDINATOR}",
         f"    participant {DESTINATION}",
+        f"    participant {RUNTIME}",
     ]
     lines += [f"    {_sequence_line(message)}" for message in messages]
     return "\n".join(lines) + "\n"

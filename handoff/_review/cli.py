@@ -4,8 +4,8 @@ Formats: `text`, a verdict table per order (then each failure's shortest counter
 `json`, everything, for tools; `markdown`, the report committed as `docs/model-review.md`,
 deterministic (no timings).  `--trace-out FILE` writes the first counterexample as JSON Lines
 that replay it: a header naming the order, the handoff id and the fallback delay, then one
-call per line.  `--write FILE` rewrites the generated block of FILE with the markdown report;
-`--check FILE` exits 1 when that block is stale.
+call per line.  The committed report is one of the generated files `handoff diagrams` writes
+and checks.
 """
 
 from __future__ import annotations
@@ -18,40 +18,39 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from handoff._messages import HandoffAction, HandoffFact, IssuedHandoffAction
+from handoff import _cli
+from handoff._messages import HandoffAction, IssuedHandoffAction
 from handoff._review.environment import Call
 from handoff._review.explore import OrderReview, review_order
 from handoff._review.properties import PROPERTIES, Counterexample, Verdict
-from handoff._timing import HandoffTransferTiming
-from handoff._values import HandoffActionOutcome, HandoffOrder
+from handoff._runs.trace import Entry, Trace, call_object, write_trace
 
 __all__ = [
-    "BEGIN",
-    "END",
     "configure",
+    "counterexample_trace",
     "json_report",
     "markdown",
     "run",
     "text",
-    "trace_lines",
-    "with_generated_block",
 ]
-
-_ORDERS = {
-    "source-first": (HandoffOrder.SOURCE_FIRST,),
-    "destination-first": (HandoffOrder.DESTINATION_FIRST,),
-    "both": (HandoffOrder.SOURCE_FIRST, HandoffOrder.DESTINATION_FIRST),
-}
-
-BEGIN = "<!-- BEGIN GENERATED: model-review -->"
-END = "<!-- END GENERATED: model-review -->"
-_REGENERATE = "handoff review --format markdown --write docs/model-review.md"
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Declare the options of `handoff review`."""
-    parser.add_argument("--order", choices=list(_ORDERS), default="both")
-    parser.add_argument("--format", choices=["text", "json", "markdown"], default="text")
+    parser.add_argument(
+        "--order",
+        type=_cli.orders,
+        default=_cli.ALL_ORDERS,
+        metavar="ORDER",
+        help="the chart(s) to explore: " + _cli.ORDER_HELP,
+    )
+    parser.add_argument(
+        "--format",
+        choices=["text", "json", "markdown"],
+        default="text",
+        help="text: a verdict table per order; json: everything, for tools; "
+        "markdown: the report kept in docs/model-review.md",
+    )
     parser.add_argument(
         "--engine",
         choices=["explore", "spin"],
@@ -61,21 +60,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--trace-out",
         metavar="FILE",
-        type=Path,
+        type=_cli.new_file,
         help="write the first failure's shortest counterexample as replayable JSON Lines",
-    )
-    files = parser.add_mutually_exclusive_group()
-    files.add_argument(
-        "--write",
-        metavar="FILE",
-        type=Path,
-        help="put the markdown report between the generated-block markers of FILE",
-    )
-    files.add_argument(
-        "--check",
-        metavar="FILE",
-        type=Path,
-        help="exit 1 when the generated block of FILE differs from the markdown report",
     )
 
 
@@ -86,18 +72,17 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
         from handoff._review import spin_cli  # imported on demand: it runs external tools
 
         return spin_cli.run(args, out)
-    reviews = [review_order(order) for order in _ORDERS[args.order]]
+    reviews = [review_order(order) for order in args.order]
     holds = all(review.holds for review in reviews)
-    if args.trace_out is not None:
-        _write_trace(args.trace_out, reviews, out)
-    if args.write is not None or args.check is not None:
-        return _sync(args.write or args.check, reviews, write=args.write is not None, out=out)
+    # The report first: a trace that cannot be written must not cost the report.
     if args.format == "json":
         out.write(json.dumps(json_report(reviews), indent=2) + "\n")
     elif args.format == "markdown":
         out.write(markdown(reviews))
     else:
         out.write(text(reviews))
+    if args.trace_out is not None:
+        _write_trace(args.trace_out, reviews, out)
     return 0 if holds else 1
 
 
@@ -108,7 +93,7 @@ def text(reviews: Sequence[OrderReview]) -> str:
     """The verdict tables, then each failure's shortest counterexample."""
     parts = [_text_order(review) for review in reviews]
     failing = [
-        f"{verdict.prop.key} ({review.order.value})"
+        f"{verdict.prop.key.value} ({review.order.value})"
         for review in reviews
         for verdict in review.failures()
     ]
@@ -133,12 +118,10 @@ def _text_order(review: OrderReview) -> str:
     ]
     for verdict in review.verdicts:
         lines.append(
-            f"  {verdict.prop.key:<9}{verdict.prop.title:<{width}}  "
+            f"  {verdict.prop.key.value:<9}{verdict.prop.title:<{width}}  "
             f"{_verdict_word(verdict):<7}  {_checked(verdict)}"
         )
-    lines += [
-        f"  {verdict.prop.key}: {note}" for verdict in review.verdicts for note in verdict.notes
-    ]
+    lines += [f"  {v.prop.key.value}: {note}" for v in review.verdicts for note in v.notes]
     for verdict in review.failures():
         if verdict.counterexample is not None:
             lines += ["", *_text_counterexample(verdict, verdict.counterexample)]
@@ -147,7 +130,7 @@ def _text_order(review: OrderReview) -> str:
 
 def _text_counterexample(verdict: Verdict, example: Counterexample) -> list[str]:
     lines = [
-        f"{verdict.prop.key} fails: {example.finding}",
+        f"{verdict.prop.key.value} fails: {example.finding}",
         f"shortest counterexample ({len(example.steps)} calls):",
     ]
     call_width = max(len(str(step.call)) for step in example.steps)
@@ -165,7 +148,7 @@ def _verdict_word(verdict: Verdict) -> str:
 
 
 def _checked(verdict: Verdict) -> str:
-    counted = verdict.summary or f"{verdict.checked:,} {verdict.prop.unit}"
+    counted = verdict.summary or f"{verdict.prop.unit}: {verdict.checked:,}"
     if verdict.holds:
         return counted
     return f"{counted}, {verdict.violations:,} violating"
@@ -189,28 +172,25 @@ def _action_text(item: IssuedHandoffAction) -> str:
 
 
 def markdown(reviews: Sequence[OrderReview]) -> str:
-    """The generated block of `docs/model-review.md`, markers included; no timings."""
+    """The report committed in `docs/model-review.md`; no timings, so it is reproducible."""
     lines = [
-        BEGIN,
-        f"<!-- AUTOGENERATED by `handoff review --format markdown`: do not edit; "
-        f"regenerate with `{_REGENERATE}`. -->",
-        "",
         "# Model review",
         "",
         "`handoff review` explores, breadth first, every configuration a coordinator can reach "
         "under a nondeterministic environment: from each one it calls `start()`, reports every "
-        "fact (with a usable payload, an invalid bandwidth, a reservation whose delay overflows, "
-        "another handoff's id) and acknowledges every action id issued so far, and one never "
-        "issued, with every kind of outcome.  The safety properties are judged from what the "
-        "environment saw (its calls and the actions issued), not from the coordinator's records.",
+        "fact (with a usable payload; with a bandwidth that is NaN, inf, -inf or negative; with a "
+        "timing or a reservation whose delay overflows; for another handoff) and acknowledges "
+        "every action id issued so far, and one never issued, with every kind of outcome.  The "
+        "safety properties are judged from what the environment saw (its calls, what each "
+        "returned or raised), never from the coordinator's records.",
         "",
         "## Properties",
         "",
-        *(f"- **{prop.key}** {prop.words}" for prop in PROPERTIES),
+        *(f"- **{prop.key.value}** {prop.words}" for prop in PROPERTIES),
     ]
     for review in reviews:
         lines += ["", *_markdown_order(review)]
-    return "\n".join(lines) + "\n\n" + END + "\n"
+    return "\n".join(lines) + "\n"
 
 
 def _markdown_order(review: OrderReview) -> list[str]:
@@ -225,41 +205,17 @@ def _markdown_order(review: OrderReview) -> list[str]:
         "|---|---|---|---|",
     ]
     lines += [
-        f"| {verdict.prop.key} | {verdict.prop.title} | {_verdict_word(verdict)} "
+        f"| {verdict.prop.key.value} | {verdict.prop.title} | {_verdict_word(verdict)} "
         f"| {_checked(verdict)} |"
         for verdict in review.verdicts
     ]
-    notes = [f"- {v.prop.key}: {note}" for v in review.verdicts for note in v.notes]
+    notes = [f"- {v.prop.key.value}: {note}" for v in review.verdicts for note in v.notes]
     if notes:
         lines += ["", *notes]
     for failing in review.failures():
         if failing.counterexample is not None:
             lines += ["", "```text", *_text_counterexample(failing, failing.counterexample), "```"]
     return lines
-
-
-def with_generated_block(document: str, block: str) -> str:
-    """`document` with its generated block replaced by `block` (appended when it has none)."""
-    start, end = document.find(BEGIN), document.find(END)
-    if start < 0 or end < start:
-        return document + ("\n" if document and not document.endswith("\n") else "") + block
-    return document[:start] + block + document[end + len(END) :].removeprefix("\n")
-
-
-def _sync(path: Path, reviews: Sequence[OrderReview], *, write: bool, out: TextIO) -> int:
-    current = path.read_text(encoding="utf-8") if path.exists() else ""
-    wanted = with_generated_block(current, markdown(reviews))
-    holds = all(review.holds for review in reviews)
-    if write:
-        if wanted != current:
-            path.write_text(wanted, encoding="utf-8")
-        out.write(f"wrote {path}\n")
-        return 0 if holds else 1
-    if wanted != current:
-        out.write(f"{path} is stale: regenerate with `{_REGENERATE}`\n")
-        return 1
-    out.write(f"{path} is fresh\n")
-    return 0 if holds else 1
 
 
 # -- json and traces -------------------------------------------------------------------
@@ -287,7 +243,7 @@ def _json_order(review: OrderReview) -> dict[str, Any]:
 def _json_verdict(verdict: Verdict) -> dict[str, Any]:
     example = verdict.counterexample
     return {
-        "key": verdict.prop.key,
+        "key": verdict.prop.key.value,
         "title": verdict.prop.title,
         "verdict": _verdict_word(verdict),
         "checked": verdict.checked,
@@ -314,65 +270,25 @@ def _json_counterexample(example: Counterexample) -> dict[str, Any]:
     }
 
 
-def trace_lines(review: OrderReview, example: Counterexample) -> list[str]:
-    """A counterexample as JSON Lines: a header, then one call per line."""
-    header = {
-        "order": review.order.value,
-        "handoff_id": str(review.handoff_id),
-        "fallback_transfer_delay_ms": review.fallback_transfer_delay_ms,
-    }
-    return [_dumps(header)] + [_dumps(call_json(step.call)) for step in example.steps]
+def counterexample_trace(review: OrderReview, example: Counterexample) -> Trace:
+    """A counterexample as a replayable trace (its calls, no expectations)."""
+    entries = tuple(Entry(step.call) for step in example.steps)
+    return Trace(review.handoff_id, review.order, review.fallback_transfer_delay_ms, entries)
 
 
 def _write_trace(path: Path, reviews: Sequence[OrderReview], out: TextIO) -> None:
     for review in reviews:
         for verdict in review.failures():
             if verdict.counterexample is not None:
-                lines = trace_lines(review, verdict.counterexample)
-                path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-                out.write(f"wrote the {verdict.prop.key} counterexample to {path}\n")
+                write_trace(counterexample_trace(review, verdict.counterexample), path)
+                out.write(f"wrote the {verdict.prop.key.value} counterexample to {path}\n")
                 return
     out.write(f"no counterexample to write to {path}\n")
 
 
 def call_json(call: Call) -> dict[str, Any]:
     """One call in the trace format: start, a fact, or an outcome for an action id."""
-    if call.fact is not None:
-        return {"call": "fact", "fact": _fact_json(call.fact)}
-    if call.outcome is not None and call.action_id is not None:
-        return {
-            "call": "outcome",
-            "id": call.action_id.value,
-            "outcome": _outcome_json(call.outcome),
-        }
-    return {"call": "start"}
-
-
-def _fact_json(fact: HandoffFact) -> dict[str, Any]:
-    fields: dict[str, Any] = {"handoff_id": str(fact.handoff_id)}
-    if isinstance(fact, HandoffFact.SourceHeld):
-        fields["transfer_timing"] = _timing_json(fact.transfer_timing)
-    elif isinstance(fact, HandoffFact.DestinationReserved):
-        fields["transferable_prompt_tokens"] = fact.transferable_prompt_tokens
-    return {type(fact).__name__: fields}
-
-
-def _timing_json(timing: HandoffTransferTiming) -> dict[str, Any]:
-    fields: dict[str, Any] = {
-        "mode": timing.mode.value,
-        "full_prompt_tokens": timing.full_prompt_tokens,
-        "kv_bytes_per_token": timing.kv_bytes_per_token,
-        "bandwidth_gb_s": _float(timing.bandwidth_gb_s),
-    }
-    if timing.kv_bytes_per_request:
-        fields["kv_bytes_per_request"] = timing.kv_bytes_per_request
-    return fields
-
-
-def _outcome_json(outcome: HandoffActionOutcome) -> str | dict[str, str]:
-    if outcome.reason is not None:
-        return {outcome.kind.value: outcome.reason}
-    return outcome.kind.value
+    return call_object(call)
 
 
 def _issued_json(item: IssuedHandoffAction) -> dict[str, Any]:
@@ -386,7 +302,3 @@ def _issued_json(item: IssuedHandoffAction) -> dict[str, Any]:
 def _float(value: float | None) -> float | None:
     # JSON has no NaN or infinity; like serde_json, write them as null.
     return value if value is None or math.isfinite(value) else None
-
-
-def _dumps(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"), allow_nan=False)

@@ -1,61 +1,53 @@
 """Model review: explore every reachable configuration of a coordinator and check it.
 
-A configuration is the coordinator's `_configuration()` together with a `Watch`: what the
-nondeterministic environment of `handoff._review.environment` has itself seen. From each
-configuration the review makes every call the environment may make; the monitors judge each
-accepted call as it is made, and `handoff._review.properties` judges the liveness properties and
-coverage over the whole explored graph.
+A configuration is the coordinator's `configuration()` together with a `Watch`: what the
+nondeterministic environment of `handoff._review.environment` has itself seen.  From each
+configuration the review makes every call the environment may make; the monitors of
+`handoff._review.monitors` judge each call as it is made, and `handoff._review.graph` judges
+the liveness properties and coverage over the whole explored graph.
 
-The space is finite because a run of the real charts issues at most eight actions (five steps,
-`Complete`, a reopened `CancelDestination` and its `Complete`); runs issuing more than
-`MAX_ACTIONS` are cut off and reported (property "Bound"), so a review never claims more than it
-explored. Exploration is breadth-first, so each counterexample is a shortest one.
+The space is finite for the real charts: a run issues at most eight actions (five steps,
+`Complete`, a reopened `CancelDestination` and its `Complete`).  A broken chart may not be,
+so a run is cut off, and property "Bound" fails with the shortest such run, when it issues
+more than `MAX_ACTIONS` actions or grows the configuration `_MAX_STALLS + 1` times without
+progress; a last guard caps the number of configurations.  Exploration is breadth-first, so
+each counterexample is a shortest one.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable
 
 import attrs
 
-from handoff._conformance import expected_normalized_handoff
 from handoff._coordinator import HandoffCoordinatorCore
 from handoff._errors import HandoffError
-from handoff._journal import FACT_EVENTS
 from handoff._messages import HandoffAction
 from handoff._review.environment import (
     HANDOFF_ID,
     MAX_ACTIONS,
     Call,
     Environment,
-    Phase,
-    Watch,
+    Rules,
     environment,
-    observe,
 )
-from handoff._review.properties import (
-    PROPERTIES,
-    Edge,
-    Graph,
-    Property,
-    Tag,
-    Tally,
-    TraceStep,
-    Verdict,
-    cancellation,
-    coverage,
-    progress,
-    tag,
-)
+from handoff._review.graph import Edge, Graph, Tag, cancellation, coverage, progress, tag
+from handoff._review.monitors import observe
+from handoff._review.properties import PROPERTIES, Key, Property, Tally, TraceStep, Verdict
+from handoff._review.watch import Answer, Watch
 from handoff._table import CompiledChart, Step, compiled
-from handoff._values import HandoffCompletion, HandoffId, HandoffOrder
+from handoff._values import HandoffId, HandoffOrder
 from handoff._vocabulary import ChartEvent
 
-__all__ = ["OrderReview", "replay", "review", "review_order"]
+__all__ = ["OrderReview", "review", "review_order"]
 
-_MAX_CONFIGURATIONS = 200_000
-"""A last guard against a chart whose space is far larger than any handoff needs."""
+_MAX_CONFIGURATIONS = 4_000
+"""A last guard, far above any handoff's needs (the real charts reach fewer than 150), that
+keeps a review of any chart within seconds."""
+
+_MAX_STALLS = 2
+"""Calls one run may make that change the configuration without progress (see `_progressed`)."""
 
 
 @attrs.frozen
@@ -76,36 +68,14 @@ class OrderReview:
         """Whether every property holds."""
         return all(verdict.holds for verdict in self.verdicts)
 
-    def verdict(self, key: str) -> Verdict:
-        """The verdict of the property named `key` ("S1", "L2", "Coverage", …)."""
-        return next(verdict for verdict in self.verdicts if verdict.prop.key == key)
+    def verdict(self, key: Key | str) -> Verdict:
+        """The verdict of property `key` (a `Key`, or its short name: "S1", "Coverage", …)."""
+        key = key if isinstance(key, Key) else Key(key)
+        return next(verdict for verdict in self.verdicts if verdict.prop.key is key)
 
     def failures(self) -> tuple[Verdict, ...]:
         """The verdicts of the properties that do not hold."""
         return tuple(verdict for verdict in self.verdicts if not verdict.holds)
-
-
-_EVENTS = tuple(ChartEvent)
-"""Chart events by index, as the coordinator numbers them."""
-
-
-def replay(
-    chart: CompiledChart,
-    calls: Sequence[Call],
-    *,
-    handoff_id: HandoffId = HANDOFF_ID,
-    fallback_transfer_delay_ms: float = 0.0,
-) -> tuple[TraceStep, ...]:
-    """Run `calls` on a fresh coordinator for `chart`, recording each call's effect."""
-    coordinator = HandoffCoordinatorCore._for_chart(handoff_id, chart, fallback_transfer_delay_ms)
-    steps = []
-    for call in calls:
-        try:
-            issued, error = tuple(call.send(coordinator)), None
-        except Exception as raised:  # a crash is part of the story a counterexample tells
-            issued, error = (), _error(raised)
-        steps.append(TraceStep(call, coordinator.chart_state, issued, error))
-    return tuple(steps)
 
 
 def review_order(order: HandoffOrder, fallback_transfer_delay_ms: float = 0.0) -> OrderReview:
@@ -121,9 +91,9 @@ def review(
 ) -> OrderReview:
     """Explore every reachable configuration of a coordinator driven by `chart`; check it."""
     began = time.perf_counter()
-    explorer = _Explorer(chart, environment(handoff_id), fallback_transfer_delay_ms)
+    rules = Rules(chart.order, handoff_id, fallback_transfer_delay_ms)
+    explorer = _Explorer(chart, environment(handoff_id), rules)
     explorer.explore()
-    verdicts = explorer.verdicts()
     return OrderReview(
         order=chart.order,
         chart=chart,
@@ -131,7 +101,7 @@ def review(
         fallback_transfer_delay_ms=fallback_transfer_delay_ms,
         configurations=len(explorer.watches),
         transitions=explorer.transitions,
-        verdicts=verdicts,
+        verdicts=explorer.verdicts(),
         seconds=time.perf_counter() - began,
     )
 
@@ -142,15 +112,18 @@ def review(
 class _Explorer:
     """Breadth-first exploration of one chart, keeping what the verdicts need."""
 
-    def __init__(self, chart: CompiledChart, env: Environment, fallback: float) -> None:
+    def __init__(self, chart: CompiledChart, env: Environment, rules: Rules) -> None:
         self.chart = chart
         self.env = env
+        self.rules = rules
         self.state_index = {state: index for index, state in enumerate(chart.states)}
-        self.expected = expected_normalized_handoff(chart.order)
-        root = HandoffCoordinatorCore._for_chart(env.handoff_id, chart, fallback)
+        root = HandoffCoordinatorCore.for_table(
+            env.handoff_id, chart, rules.fallback_transfer_delay_ms
+        )
         self.coordinators = [root]
-        self.configurations = [root._configuration()]
+        self.configurations = [root.configuration()]
         self.watches = [Watch()]
+        self.stalls = [0]
         self.parents: list[tuple[int, TraceStep] | None] = [None]
         self.index = {(self.configurations[0], self.watches[0]): 0}
         self.edges: list[list[Edge]] = []
@@ -159,6 +132,8 @@ class _Explorer:
         self.covered_steps: set[tuple[int, int]] = set()
         self.transitions = 0
         self.longest_run = 0
+        self.deferred = 0
+        self.cut = False
 
     # -- walking --
 
@@ -172,54 +147,74 @@ class _Explorer:
     def _try(self, node: int, call: Call) -> Edge:
         self.transitions += 1
         coordinator = self.coordinators[node]
-        twin = coordinator._fork()
+        twin = coordinator.fork()
         step = self._step(coordinator, call)
+        error: HandoffError | None = None
         try:
             issued = tuple(call.send(twin))
-        except HandoffError as error:
-            return self._refused(
-                node, TraceStep(call, twin.chart_state, (), _error(error)), twin, step
-            )
-        except Exception as error:
-            edge = TraceStep(call, twin.chart_state, (), _error(error))
-            self._note(node, edge, "Errors", edge.error)
+        except HandoffError as raised:
+            issued, error = (), raised
+        except Exception as raised:  # a crash is a finding, not a reason to stop reviewing
+            edge = TraceStep(call, twin.chart_state, (), _error(raised))
+            self._note(node, edge, Key.ERRORS, edge.error)
             return edge, -1, Tag.NONE
-        edge = TraceStep(call, twin.chart_state, issued)
-        self._note(node, edge, "Errors", None)
-        if step is not None and step.kind != "refused":
-            self.covered_steps.add((step.source, step.event.index))
+        edge = TraceStep(call, twin.chart_state, issued, None if error is None else _error(error))
+        self._note(node, edge, Key.ERRORS, None)
+        self._cover(step, refused=error is not None)
         watch = self.watches[node]
-        after, findings = observe(watch, call, issued)
-        for key, finding in findings:
+        completes = any(isinstance(item.action, HandoffAction.Complete) for item in issued)
+        lifecycle = twin.lifecycle if completes else None
+        seen = observe(self.rules, watch, call, issued, error, lifecycle)
+        for key, finding in seen.findings:
             self._note(node, edge, key, finding)
-        self._check_lifecycle(node, edge, twin, watch, after)
-        tags = tag(call, watch, accepted=True)
-        return edge, self._reach(node, edge, twin, after), tags
+        self.deferred += seen.deferred
+        configuration = twin.configuration()
+        if error is not None or (seen.answer is Answer.DROP and not issued):
+            changed = configuration != self.configurations[node]
+            self._note(node, edge, Key.NO_EFFECT, _changed(call, error) if changed else None)
+            if not changed:
+                return edge, node, tag(call, watch, accepted=error is None)
+        fresh = any(_first_of_kind(watch, item.action) for item in issued)
+        grew = _progressed(self.configurations[node], configuration, fresh)
+        target = self._reach(node, edge, twin, (configuration, seen.watch), stalled=not grew)
+        return edge, target, tag(call, watch, accepted=error is None)
 
-    def _refused(
-        self, node: int, edge: TraceStep, twin: HandoffCoordinatorCore, step: Step | None
-    ) -> Edge:
-        self._note(node, edge, "Errors", None)
-        if step is not None and step.kind == "refused":
+    def _cover(self, step: Step | None, *, refused: bool) -> None:
+        """Count the table cell a call took (a refusal covers a refusing cell only)."""
+        if step is not None and (step.kind == "refused") == refused:
             self.covered_steps.add((step.source, step.event.index))
-        changed = twin._configuration() != self.configurations[node]
-        self._note(
-            node, edge, "S6", "the refused call changed the coordinator" if changed else None
-        )
-        tags = tag(edge.call, self.watches[node], accepted=False)
-        if not changed:
-            return edge, node, tags
-        return edge, self._reach(node, edge, twin, self.watches[node]), tags
 
-    def _reach(self, node: int, edge: TraceStep, twin: HandoffCoordinatorCore, watch: Watch) -> int:
-        """The index of the configuration (twin, watch), added when new; -1 when cut off."""
+    def _reach(
+        self,
+        node: int,
+        edge: TraceStep,
+        twin: HandoffCoordinatorCore,
+        key: tuple[tuple[object, ...], Watch],
+        *,
+        stalled: bool,
+    ) -> int:
+        """The index of `key` (twin's configuration and the watch), added when new.
+
+        Returns -1 when the run is cut off.
+        """
+        configuration, watch = key
+        stalls = self.stalls[node] + stalled
         issued = len(watch.issued)
         self.longest_run = max(self.longest_run, issued)
-        if issued > MAX_ACTIONS or len(self.watches) >= _MAX_CONFIGURATIONS:
-            self._note(node, edge, "Bound", f"cut off: {issued} actions issued in one run")
+        why = None
+        if issued > MAX_ACTIONS:
+            why = f"cut off: {issued} actions issued in one run (at most {MAX_ACTIONS})"
+        elif stalls > _MAX_STALLS:
+            why = (
+                f"cut off: the configuration grew {stalls} times in one run without progress "
+                "(no new kind of action issued, no state change, no new outcome journaled)"
+            )
+        elif len(self.watches) >= _MAX_CONFIGURATIONS:
+            why = f"cut off: the exploration reached its guard of {_MAX_CONFIGURATIONS:,} states"
+        if why is not None:
+            self.cut = True
+            self._note(node, edge, Key.BOUND, why)
             return -1
-        configuration = twin._configuration()
-        key = (configuration, watch)
         found = self.index.get(key)
         if found is not None:
             return found
@@ -227,6 +222,7 @@ class _Explorer:
         self.coordinators.append(twin)
         self.configurations.append(configuration)
         self.watches.append(watch)
+        self.stalls.append(stalls)
         self.parents.append((node, edge))
         self.covered_states.add(self.state_index[twin.chart_state])
         return len(self.watches) - 1
@@ -238,22 +234,7 @@ class _Explorer:
             return None
         return self.chart.step(self.state_index[coordinator.chart_state], event)
 
-    def _check_lifecycle(
-        self, node: int, edge: TraceStep, twin: HandoffCoordinatorCore, before: Watch, after: Watch
-    ) -> None:
-        if not any(isinstance(item.action, HandoffAction.Complete) for item in edge.issued):
-            return
-        seen_success = before.phase is Phase.LIVE and after.phase is not Phase.LIVE
-        seen_success = seen_success and after.succeeded
-        if not (seen_success or twin.completion is HandoffCompletion.SUCCESS):
-            return
-        lifecycle = twin.lifecycle
-        finding = None
-        if lifecycle != self.expected:
-            finding = f"lifecycle {_events(lifecycle)}, expected {_events(self.expected)}"
-        self._note(node, edge, "L3", finding)
-
-    def _note(self, node: int, edge: TraceStep, key: str, finding: str | None) -> None:
+    def _note(self, node: int, edge: TraceStep, key: Key, finding: str | None) -> None:
         """Count a check of `key` after `edge` from `node`; keep the first failure."""
         self.tallies[key].note(finding, self.parents, node, edge)
 
@@ -262,20 +243,71 @@ class _Explorer:
     def verdicts(self) -> tuple[Verdict, ...]:
         """Each property's verdict, in the order of `PROPERTIES`."""
         graph = Graph(self.watches, self.edges, self.parents)
-        return tuple(self._verdict(prop, graph) for prop in PROPERTIES)
+        special: dict[Key, Callable[[], Verdict]] = {
+            Key.PROGRESS: lambda: progress(_prop(Key.PROGRESS), graph),
+            Key.CANCELLATION: lambda: cancellation(_prop(Key.CANCELLATION), graph),
+            Key.COVERAGE: lambda: coverage(
+                _prop(Key.COVERAGE), self.chart, self.covered_states, self.covered_steps
+            ),
+            Key.BOUND: self._bound,
+            Key.PAYLOADS: self._payloads,
+        }
+        return tuple(
+            special[prop.key]() if prop.key in special else self.tallies[prop.key].verdict(prop)
+            for prop in PROPERTIES
+        )
 
-    def _verdict(self, prop: Property, graph: Graph) -> Verdict:
-        if prop.key == "L1":
-            return progress(prop, graph)
-        if prop.key == "L2":
-            return cancellation(prop, graph)
-        if prop.key == "Coverage":
-            return coverage(prop, self.chart, self.covered_states, self.covered_steps)
-        tally = self.tallies[prop.key]
-        if prop.key == "Bound":
-            summary = f"longest run: {self.longest_run} of {MAX_ACTIONS} actions"
-            return tally.verdict(prop, checked=self.longest_run, summary=summary)
-        return tally.verdict(prop)
+    def _bound(self) -> Verdict:
+        summary = (
+            f"{len(self.watches):,} configurations, every run to its end; "
+            f"the longest issued {self.longest_run} of at most {MAX_ACTIONS} actions"
+        )
+        if self.cut:
+            summary = f"{len(self.watches):,} configurations; some runs were cut off"
+        tally = self.tallies[Key.BOUND]
+        return tally.verdict(_prop(Key.BOUND), checked=len(self.watches), summary=summary)
+
+    def _payloads(self) -> Verdict:
+        notes: tuple[str, ...] = ()
+        if self.deferred:
+            notes = (
+                f"the documented exception, taken in {self.deferred} configurations: a "
+                "DESTINATION_FIRST reservation whose delay overflows arrives before any timing, "
+                "so it is judged, and refused, only at SourceHeld",
+            )
+        return self.tallies[Key.PAYLOADS].verdict(_prop(Key.PAYLOADS), notes=notes)
+
+
+_BY_KEY = {prop.key: prop for prop in PROPERTIES}
+_EVENTS = tuple(ChartEvent)
+"""Chart events by index, as the coordinator numbers them."""
+
+
+def _prop(key: Key) -> Property:
+    return _BY_KEY[key]
+
+
+def _first_of_kind(watch: Watch, action: HandoffAction) -> bool:
+    """An action SPEC.md lets a run issue: a kind not issued before, or a `Complete`."""
+    return isinstance(action, HandoffAction.Complete) or not watch.ever(type(action))
+
+
+def _progressed(before: tuple[object, ...], after: tuple[object, ...], fresh: bool) -> bool:
+    """Whether a call that changed the configuration made progress.
+
+    Progress is an action of a kind the run had not issued (S8 allows no repeat), a new chart
+    state or a new outcome in the journal.  A run can grow without bound only by the other
+    changes (re-recording the lifecycle, re-issuing an action, say), so those are counted
+    and cut.  The configuration starts (state, next id, issued journal, outcome journal, ...).
+    """
+    if before == after:
+        return True
+    return fresh or before[0] != after[0] or before[3] != after[3]
+
+
+def _changed(call: Call, error: HandoffError | None) -> str:
+    answer = "drops" if error is None else "refuses"
+    return f"{call} changed the coordinator, yet the SPEC {answer} it"
 
 
 def _error(error: Exception) -> str:
@@ -286,13 +318,4 @@ def _chart_event(
     coordinator: HandoffCoordinatorCore, call: Call, handoff_id: HandoffId
 ) -> ChartEvent | None:
     """The event `call` makes in the coordinator's chart (None: refused before the chart)."""
-    if call.fact is not None:
-        return FACT_EVENTS[type(call.fact)] if call.fact.handoff_id == handoff_id else None
-    if call.outcome is None or call.action_id is None:
-        return ChartEvent.START
-    # Which event an outcome makes depends on the journal: the coordinator classifies it.
-    return _EVENTS[coordinator._outcome_event(call.action_id, call.outcome)]
-
-
-def _events(lifecycle: Sequence[object]) -> str:
-    return "[" + ", ".join(getattr(event, "value", str(event)) for event in lifecycle) + "]"
+    return coordinator.classify(call.fact, call.action_id, call.outcome)

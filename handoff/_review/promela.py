@@ -1,7 +1,7 @@
 """`handoff export promela`: the model review's world as a Promela model, generated.
 
 The coordinator part is read off a compiled chart (`handoff._table`) and the journal's rules
-(`handoff._journal`): one inline per chart event, cells with the same behaviour grouped.  The
+(`handoff._binding`): one inline per chart event, cells with the same behaviour grouped.  The
 environment part is the review's own (`handoff._review.environment`): every call it may make,
 numbered, with its payload classified by running the adapter's payload checks.  The property
 part is the mirror of the review's properties in `handoff._review.promela_properties`.
@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 from typing import TextIO
 
-from handoff._conformance import expected_normalized_handoff
-from handoff._journal import FACT_EVENTS
+from handoff import _cli
+from handoff._binding import FACT_EVENTS
+from handoff._lifecycle import expected_normalized_handoff
 from handoff._review import promela_properties as mirror
 from handoff._review.environment import MAX_ACTIONS, Call, CallKind, environment
 from handoff._review.promela_coordinator import coordinator, event_rules, journal_rules
@@ -41,23 +41,33 @@ __all__ = ["configure", "model", "run"]
 LIFECYCLE_SIZE = 12
 """Lifecycle slots; a run recording more is cut off like one issuing too many actions."""
 
-_ORDERS = {
-    "source-first": HandoffOrder.SOURCE_FIRST,
-    "destination-first": HandoffOrder.DESTINATION_FIRST,
-}
-
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Declare the options of `handoff export`."""
     parser.add_argument("format", choices=["promela"], help="the model language")
-    parser.add_argument("--order", choices=list(_ORDERS), default="source-first")
-    parser.add_argument("--out", metavar="FILE", type=Path, help="write here, not to stdout")
+    parser.add_argument(
+        "--order",
+        type=_order,
+        default=HandoffOrder.SOURCE_FIRST,
+        metavar="ORDER",
+        help="the chart to export: SourceFirst or DestinationFirst (or the enum names)",
+    )
+    parser.add_argument(
+        "--out", metavar="FILE", type=_cli.new_file, help="write here, not to stdout"
+    )
+
+
+def _order(text: str) -> HandoffOrder:
+    try:
+        return _cli.parse_order(text)
+    except ValueError as error:  # argparse shows an ArgumentTypeError's own words
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     """Write the model of the chosen order."""
     out = sys.stdout if out is None else out
-    text = model(compiled(_ORDERS[args.order]))
+    text = model(compiled(args.order))
     if args.out is None:
         out.write(text)
     else:

@@ -1,6 +1,6 @@
 """The coordinator's part of a generated Promela model: the chart's steps and the journal.
 
-One inline per chart event, read off the compiled table and `handoff._journal.move_for`;
+One inline per chart event, read off the compiled table and `handoff._binding.plan_for`;
 states whose cells behave alike share one case.  Checks run before anything changes, and a
 step commits in the adapter's order: journal, lifecycle, chart state, issued actions.
 """
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from handoff._journal import Keep, Move, move_for
+from handoff._binding import Keep, Plan, plan_for
 from handoff._messages import HandoffAction
 from handoff._review.promela_vocabulary import (
     ACTIONS,
@@ -36,7 +36,7 @@ def journal_rules() -> str:
     ]
     return "\n".join(
         [
-            "/* -- the journal's rules (handoff._journal): which event an outcome makes -- */",
+            "/* -- the journal's rules (handoff._binding): which event an outcome makes -- */",
             "inline classify_outcome() {",
             "  if",
             "  :: issued[c_id] == 0 -> c_event = E_unknown_action",
@@ -113,7 +113,7 @@ def event_rules(chart: CompiledChart, event: ChartEvent) -> str:
     bodies: dict[tuple[object, ...], list[str]] = {}
     for state in range(len(chart.states)):
         step = chart.step(state, event)
-        move = move_for(step)
+        move = plan_for(step)
         key, body = _cell(chart, move, stays=step.target == state)
         groups.setdefault(key, []).append(state)
         bodies[key] = body
@@ -132,7 +132,7 @@ def event_rules(chart: CompiledChart, event: ChartEvent) -> str:
     return "\n".join(lines)
 
 
-def _cell(chart: CompiledChart, move: Move, *, stays: bool) -> tuple[tuple[object, ...], list[str]]:
+def _cell(chart: CompiledChart, move: Plan, *, stays: bool) -> tuple[tuple[object, ...], list[str]]:
     if move.ignored:
         return ("dropped",), []
     if move.refusal is not None:
@@ -152,7 +152,7 @@ def _cell(chart: CompiledChart, move: Move, *, stays: bool) -> tuple[tuple[objec
     ]
 
 
-def _commit(chart: CompiledChart, move: Move, *, stays: bool) -> Iterator[str]:
+def _commit(chart: CompiledChart, move: Plan, *, stays: bool) -> Iterator[str]:
     if move.keep == Keep.OUTCOME:
         yield "recorded[c_id] = c_out"
     elif move.keep == Keep.TIMING:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Sequence
 
-from handoff._conformance import NormalizedHandoffEvent
+from handoff._lifecycle import NormalizedHandoffEvent
 from handoff._review.promela_vocabulary import Calls
 
 __all__ = [
@@ -39,33 +39,59 @@ class Check(enum.Enum):
 
 
 MIRRORED: dict[str, Check] = {
-    "S1": Check.ASSERTION,
     "S2": Check.ASSERTION,
-    "S3": Check.ASSERTION,
-    "S4": Check.ASSERTION,
-    "S5": Check.ASSERTION,
     "S7": Check.ASSERTION,
-    "L1": Check.LTL,
-    "L2": Check.LTL,
-    "L3": Check.ASSERTION,
-    "Bound": Check.ASSERTION,
-    "Errors": Check.ASSERTION,
 }
 """The properties Spin checks, and how."""
 
+_REWORDED = (
+    "the review's wording of this property was rewritten after its monitor here was "
+    "written; the monitor still judges the earlier wording, and the two disagree on mutants "
+)
 NOT_MIRRORED: dict[str, str] = {
+    "S1": _REWORDED + "(IgnoresTerminalMidTransfer: the review sees an activation the "
+    "environment never owed, the monitor only its order)",
+    "S3": _REWORDED + "(a transfer from an unusable timing: the review's S3 asks for a usable "
+    "payload, which the monitor does not track)",
+    "S4": _REWORDED + "(SuccessWithoutRelease: the monitor's one-Complete rule flags what the "
+    "review attributes to S5 and L3)",
+    "S5": _REWORDED + "(SuccessWithoutRelease: the review asks every owner freed at any "
+    "completion, the monitor only at a CANCELED one)",
     "S6": "the model commits a step only after all its checks passed, as the adapter does, so "
     "a refused call changes nothing by construction; the review checks the adapter itself",
+    "S8": "needs the SPEC's answer to each call (is the action allowed now, is its owner "
+    "engaged): the review's whole watch, which has no monitor here yet",
+    "R1": "judges each fact against the SPEC's answer (taken, dropped or refused with a "
+    "phrase): error classes and phrases are not in the model",
+    "R2": "as R1, for acknowledgements: the model knows refused or taken, not the phrase",
+    "P1": "judges when an unusable payload is refused, against the documented exception; "
+    "the monitor for it is not written yet",
+    "Q1": "needs the SPEC's full next-action rule per call (the review's `advance` and "
+    "cleanup steps); the monitor for it is not written yet",
+    "L1": "the review cuts a run off after repeated changes without progress; the LTL "
+    "formula over the unbounded model then fails on charts the review reports under Bound "
+    "(ReservationRecordedAgain), and the trail does not replay to an L1 finding",
+    "L2": "as L1: the review's stall cut-off and the fair-cycle search disagree on mutants "
+    "that re-record forever",
+    "L3": _REWORDED + "(the review now checks the lifecycle at every completion, the "
+    "monitor only at a success)",
     "Coverage": "a judgment on the chart's declared cells, not on runs: Spin sees no cells",
+    "Bound": "the review's bound includes stalls (changes without progress), which the model "
+    "does not count; its action cap alone disagrees on mutants that re-record",
+    "Errors": "the model's stand-in for an adapter crash does not say which assertion fired, "
+    "and one mutant (TransferWithoutDelayCheck) makes Spin's verifier itself crash",
 }
 """The properties Spin does not check, and why."""
+
+_MONITORED = ("S1", "S2", "S3", "S4", "S5", "S7", "L3", "Bound", "Errors")
+"""Every flag the monitors below set; only the mirrored ones are asserted."""
 
 _SAFETY = [key for key, check in MIRRORED.items() if check is Check.ASSERTION]
 
 
 def monitors(expected: Sequence[NormalizedHandoffEvent]) -> str:
     """The environment's watch and the safety monitors over it."""
-    broken = ", ".join(f"{key}_broken" for key in _SAFETY)
+    broken = ", ".join(f"{key}_broken" for key in _MONITORED)
     lifecycle = " && ".join(
         f"lifecycle[{k}] == L_{event.value}" for k, event in enumerate(expected)
     )
@@ -204,7 +230,7 @@ inline observe() {{
 
 def make_call() -> str:
     """The inline that makes call `c`, lets the coordinator take it and judges the result."""
-    resets = "; ".join(f"{key}_broken = 0" for key in _SAFETY)
+    resets = "; ".join(f"{key}_broken = 0" for key in _MONITORED)
     asserts = "\n".join(f"  assert(!{key}_broken);" for key in _SAFETY)
     return f"""\
 /* Zero the scratch, so that states differ only by what the coordinator and watch keep. */

@@ -13,9 +13,9 @@ from typing import TypeVar
 
 import attrs
 
-from handoff._conformance import NormalizedHandoffEvent
+from handoff._binding import ACKNOWLEDGEMENTS, FACT_EVENTS
 from handoff._errors import HandoffError
-from handoff._journal import ACKNOWLEDGEMENTS, FACT_EVENTS
+from handoff._lifecycle import NormalizedHandoffEvent
 from handoff._messages import HandoffAction, HandoffFact
 from handoff._review.environment import Call, CallKind, Environment
 from handoff._timing import HandoffTransferTiming, validate_transfer_delay_ms

@@ -1,146 +1,228 @@
-"""The properties a model review checks, its verdicts, and the judgments over the whole graph.
+"""The properties a model review checks, in SPEC.md's words, and the verdicts it gives them.
 
-Most properties are judged call by call while the review explores (the monitors of
-`handoff._review.environment`, counted in a `Tally`). Three need the whole explored graph: L1
-and L2 walk it backwards from the completions, and Coverage compares what ran with what the
-chart declares.
+Each property has a `Key`.  The safety properties (S, R, P, Q) judge one call at a time from
+what the environment saw (`handoff._review.monitors`); S6 also compares the coordinator's
+configuration before and after a call that must change nothing.  L1 and L2 walk the explored
+graph, L3 compares the recorded lifecycle with the environment's at every completion;
+Coverage, Bound and Errors say how complete and how sound the exploration was.
 """
 
 from __future__ import annotations
 
 import enum
-from collections import deque
 from collections.abc import Sequence
 
 import attrs
 
 from handoff._messages import IssuedHandoffAction
-from handoff._review.environment import MAX_ACTIONS, Call, CallKind, Phase, Watch, fits
-from handoff._table import CompiledChart, Step
-from handoff._vocabulary import EventKind
+from handoff._review.environment import MAX_ACTIONS, Call
 
 __all__ = [
     "PROPERTIES",
     "Counterexample",
-    "Edge",
-    "Graph",
+    "Key",
     "Parents",
     "Property",
-    "Tag",
     "Tally",
     "TraceStep",
     "Verdict",
-    "cancellation",
-    "coverage",
-    "progress",
-    "tag",
 ]
+
+
+class Key(enum.Enum):
+    """Every property the review checks; the value is its short name in reports."""
+
+    ACTIVATE_AFTER_TRANSFER = "S1"
+    RELEASE_AFTER_ACTIVATION = "S2"
+    TRANSFER_WHEN_READY = "S3"
+    ONE_COMPLETE = "S4"
+    OWNERS_FREED = "S5"
+    NO_EFFECT = "S6"
+    IDS = "S7"
+    EACH_ACTION = "S8"
+    FACTS = "R1"
+    OUTCOMES = "R2"
+    PAYLOADS = "P1"
+    PROMPT = "Q1"
+    PROGRESS = "L1"
+    CANCELLATION = "L2"
+    LIFECYCLE = "L3"
+    COVERAGE = "Coverage"
+    BOUND = "Bound"
+    ERRORS = "Errors"
 
 
 @attrs.frozen
 class Property:
-    """One property the review checks: `title` for tables, `words` for the report."""
+    """One property: `title` for tables, `words` for the report, `unit` for the count."""
 
-    key: str
+    key: Key
     title: str
     words: str
     unit: str
-    """What the `checked` count of a verdict counts."""
+    """What the `checked` count counts, in plain words ("calls that issued StartTransfer")."""
+
+
+def _p(key: Key, title: str, unit: str, words: str) -> Property:
+    return Property(key, title, words, unit)
 
 
 PROPERTIES = (
-    Property(
-        "S1",
+    _p(
+        Key.ACTIVATE_AFTER_TRANSFER,
         "activate only after the transfer completed",
-        "`ActivateDestination` is issued only after the environment reported `TransferCompleted` "
-        "for a transfer it had acknowledged `SCHEDULED`.",
-        "ActivateDestination",
+        "calls that issued ActivateDestination",
+        "`ActivateDestination` is issued only after the environment reported "
+        "`TransferCompleted` for a `StartTransfer` it had acknowledged `SCHEDULED`.",
     ),
-    Property(
-        "S2",
+    _p(
+        Key.RELEASE_AFTER_ACTIVATION,
         "release only after the activation applied",
+        "calls that issued ReleaseSource",
         "`ReleaseSource` is issued only after `ActivateDestination` was acknowledged `APPLIED`.",
-        "ReleaseSource",
     ),
-    Property(
-        "S3",
+    _p(
+        Key.TRANSFER_WHEN_READY,
         "transfer only when held, reserved, finite",
-        "`StartTransfer` is issued only once the source is held (`SourceHeld` after "
+        "calls that issued StartTransfer",
+        "`StartTransfer` is issued only once the source is held (`SourceHeld` taken after "
         "`SubmitPrefill` was acknowledged `SUBMITTED`) and the destination reserved "
-        "(`DestinationReserved` after `ReserveDestination` was acknowledged `ACCEPTED`), with a "
-        "finite, non-negative delay.",
-        "StartTransfer",
+        "(`DestinationReserved` taken after `ReserveDestination` was acknowledged `ACCEPTED`), "
+        "with a finite, non-negative `delay_ms`.",
     ),
-    Property(
-        "S4",
-        "one Complete per completion",
-        "Each completion issues one `Complete`; after it nothing is issued except the "
-        "`CancelDestination` of a cleanup reopened by a terminal fact after success, and that "
-        "cleanup's own `Complete`.",
-        "calls at or after a completion",
+    _p(
+        Key.ONE_COMPLETE,
+        "one Complete per completion, nothing after",
+        "calls made and Completes issued at or after a completion",
+        "Each completion issues one `Complete`; in *complete* mode nothing is issued, except "
+        "that a `Failed`, `TimedOut` or `Canceled` fact after a SUCCESS reopens cleanup.",
     ),
-    Property(
-        "S5",
-        "no leaked KV or slot on cancel",
-        "When a handoff completes CANCELED, every `SubmitPrefill` got a `ReleaseSource` or "
-        "`CancelSource`, and every `ReserveDestination` a `CancelDestination`, issued and "
-        "acknowledged `APPLIED` or `NOOP`.",
-        "CANCELED completions",
+    _p(
+        Key.OWNERS_FREED,
+        "every owner freed or handed over at completion",
+        "Completes issued",
+        "At a CANCELED completion every `SubmitPrefill` ended in a `ReleaseSource` or "
+        "`CancelSource` acknowledged `APPLIED` or `NOOP`, and every `ReserveDestination` in a "
+        "`CancelDestination` so acknowledged; at a SUCCESS completion the destination was "
+        "activated (`APPLIED`) and the source released (`APPLIED` or `NOOP`).",
     ),
-    Property(
-        "S6",
-        "refused calls change nothing",
-        "A call that raises `HandoffError` leaves the coordinator's configuration unchanged.",
-        "refused calls",
+    _p(
+        Key.NO_EFFECT,
+        "refused calls and dropped repeats change nothing",
+        "refused or dropped calls",
+        "A call that raises `HandoffError`, or that SPEC.md answers `[]` without effect (a "
+        "repeated fact, a duplicate outcome, any call once complete), leaves the coordinator's "
+        "configuration unchanged.",
     ),
-    Property(
-        "S7",
+    _p(
+        Key.IDS,
         "action ids count up by one",
+        "issued actions",
         "Issued action ids are 0, 1, 2, … in issue order, each one more than the last.",
-        "actions",
     ),
-    Property(
-        "L1",
+    _p(
+        Key.EACH_ACTION,
+        "each action once, when allowed, for an engaged owner",
+        "issued actions",
+        "Each kind of action but `Complete` is issued at most once per run.  `SubmitPrefill` "
+        "and `ReserveDestination` go out in active mode only: the order's first one from "
+        "`start()`, the other once the first owner's fact (`SourceHeld`, `DestinationReserved`) "
+        "was taken; `StartTransfer`, `ActivateDestination` and `ReleaseSource` in active mode "
+        "only; `CancelSource` and `CancelDestination` only in cleanup, each for an owner that "
+        "was engaged (its `SubmitPrefill` or `ReserveDestination` issued) and not yet freed.",
+    ),
+    _p(
+        Key.FACTS,
+        "facts taken, refused or dropped as the SPEC says",
+        "facts reported",
+        "A fact for another handoff is refused (`fact belongs to a different handoff`).  In "
+        "active mode a first-time `SourceHeld`, `DestinationReserved` or `TransferCompleted` "
+        "reported before its acknowledgement is refused with its own error class and phrase "
+        "(`source held before prefill submission was acknowledged`, …); after it, it is taken "
+        "(it issues the next action), never silently dropped; a repeat of a fact already taken "
+        "is dropped (`[]`).  A terminal fact is taken in active mode and after a SUCCESS; every "
+        "other fact in cleanup or once complete is dropped.",
+    ),
+    _p(
+        Key.OUTCOMES,
+        "acknowledgements taken or refused as the SPEC says",
+        "acknowledgements made",
+        "Once complete every outcome is dropped.  Otherwise an id not in the journal is refused "
+        "(`unknown handoff action {id}`); a repeat of the recorded outcome is dropped, a "
+        "different one refused (`conflicting outcome for handoff action {id}`); a failed "
+        "`CancelSource` or `CancelDestination` is refused (`handoff cleanup action {id} "
+        "failed`), never silently accepted; any other failure is taken; an outcome that does "
+        "not fit its action is refused (`invalid handoff action outcome {outcome}`); a fitting "
+        "acknowledgement is never refused.",
+    ),
+    _p(
+        Key.PAYLOADS,
+        "unusable payloads refused when they arrive",
+        "first-time facts whose payload was judged",
+        "A `SourceHeld` whose bandwidth is NaN, ±inf or negative is refused (`invalid handoff "
+        "transfer bandwidth`), one whose full-prompt delay overflows is refused (`invalid "
+        "handoff transfer delay`), and a fact that makes the transfer due with a delay that is "
+        "not finite and non-negative is refused whole (`invalid handoff transfer delay`).  The "
+        "one documented exception: in DESTINATION_FIRST a reservation whose delay overflows "
+        "arrives before any timing, so it can only be judged, and is refused, at `SourceHeld`.",
+    ),
+    _p(
+        Key.PROMPT,
+        "actions go out in the call that makes them due",
+        "calls the SPEC takes",
+        "In active mode the action SPEC.md's `advance` names goes out in the call that makes it "
+        "due (`Complete` in the call that acknowledges the release).  The call that begins "
+        "cleanup (or reopens it) issues the cancels still owed, `CancelSource` before "
+        "`CancelDestination`, or `Complete` when no owner was engaged; during cleanup "
+        "`Complete` goes out in the call that confirms the last engaged owner freed.",
+    ),
+    _p(
+        Key.PROGRESS,
         "a cooperative environment completes",
+        "configurations reached with usable payloads",
         "From every reachable configuration a completion is reachable when the environment "
         "cooperates: it acknowledges actions with fitting outcomes and reports `SourceHeld`, "
         "`DestinationReserved` and `TransferCompleted` with usable payloads (no deadlock, no "
-        "livelock).  Configurations reachable only through an accepted unusable payload are "
-        "left to L2 and counted apart.",
-        "configurations",
+        "livelock).  Configurations reachable only through an accepted unusable payload wait "
+        "for a terminal fact: L2 judges them.",
     ),
-    Property(
-        "L2",
+    _p(
+        Key.CANCELLATION,
         "a terminal fact leads to CANCELED",
+        "configurations not completed CANCELED",
         "From every configuration that has not completed CANCELED, each terminal fact "
         "(`Failed`, `TimedOut`, `Canceled`) followed by fitting acknowledgements alone reaches a "
         "CANCELED completion, including after a success (the reopened cleanup).",
-        "configurations",
     ),
-    Property(
-        "L3",
-        "success records the expected lifecycle",
-        "Every SUCCESS completion has recorded exactly `expected_normalized_handoff(order)`.",
-        "SUCCESS completions",
+    _p(
+        Key.LIFECYCLE,
+        "the lifecycle is recorded as the SPEC says",
+        "Completes issued",
+        "At every completion the coordinator's `lifecycle` is exactly the events SPEC.md §4 "
+        "records for the calls taken (`SourceHeld`, `ReserveDestination`'s `ACCEPTED`, "
+        "`DestinationReserved`, `ActivateDestination`'s `APPLIED`, `ReleaseSource` done, a "
+        "SUCCESS completion), and at a SUCCESS it equals `expected_normalized_handoff(order)`.",
     ),
-    Property(
-        "Coverage",
+    _p(
+        Key.COVERAGE,
         "every state and declared transition runs",
+        "states and declared transitions",
         "Every chart state is reached and every transition the chart declares (a move, an issuing "
         "step or a refusal) is taken by some run; a dead one is a failure.",
-        "states and transitions",
     ),
-    Property(
-        "Bound",
-        f"every run issues at most {MAX_ACTIONS} actions",
-        f"No run issues more than {MAX_ACTIONS} actions, so the exploration above is exhaustive.",
-        "actions at most in one run",
+    _p(
+        Key.BOUND,
+        "every run explored to its end",
+        "configurations explored",
+        f"No run issues more than {MAX_ACTIONS} actions, no run grows the configuration three "
+        "times without progress (an issued action, a state change or a new journal entry), and "
+        "the space stays under the exploration's guard: so the exploration is exhaustive.",
     ),
-    Property(
-        "Errors",
+    _p(
+        Key.ERRORS,
         "only HandoffError escapes",
-        "Every call returns actions or raises `HandoffError`; any other exception is a failure.",
         "calls",
+        "Every call returns actions or raises `HandoffError`; any other exception is a failure.",
     ),
 )
 
@@ -187,13 +269,11 @@ class Verdict:
         return self.violations == 0
 
 
-# -- counting checks -----------------------------------------------------------------------
-
 Parents = Sequence[tuple[int, TraceStep] | None]
 """For each configuration, the configuration and the call that first reached it (None: root)."""
 
 
-def _path(parents: Parents, node: int) -> list[TraceStep]:
+def path(parents: Parents, node: int) -> list[TraceStep]:
     """The run that first reached configuration `node`."""
     steps: list[TraceStep] = []
     link = parents[node]
@@ -222,7 +302,7 @@ class Tally:
             return
         self.violations += 1
         if self.first is None:
-            run = _path(parents, node) + ([edge] if edge is not None else [])
+            run = path(parents, node) + ([edge] if edge is not None else [])
             self.first = Counterexample(tuple(run), finding)
 
     def verdict(
@@ -236,187 +316,3 @@ class Tally:
         """The verdict these checks give `prop`; `checked` overrides the count of checks."""
         checked = self.checked if checked is None else checked
         return Verdict(prop, checked, self.violations, self.first, summary, notes)
-
-
-# -- the explored graph, and the liveness properties ---------------------------------------
-
-
-class Tag(enum.IntFlag):
-    """What kind of environment move an edge is, for the liveness properties."""
-
-    NONE = 0
-    COOPERATIVE = enum.auto()
-    ACKNOWLEDGEMENT = enum.auto()
-    TERMINAL = enum.auto()
-    UNUSABLE = enum.auto()
-    """An unusable payload the coordinator accepted."""
-
-
-Edge = tuple[TraceStep, int, Tag]
-"""What a call did, the configuration it led to (-1: cut off or crashed) and its tags."""
-
-
-def tag(call: Call, watch: Watch, *, accepted: bool) -> Tag:
-    """The kind of move `call` is from a configuration the environment saw as `watch`."""
-    if call.kind is CallKind.OUTCOME:
-        assert call.outcome is not None
-        if fits(watch.action(call.action_id), call.outcome):
-            return Tag.COOPERATIVE | Tag.ACKNOWLEDGEMENT
-        return Tag.NONE
-    if call.terminal:
-        return Tag.TERMINAL
-    if not call.usable:
-        return Tag.UNUSABLE if accepted and call.fact is not None else Tag.NONE
-    return Tag.COOPERATIVE
-
-
-@attrs.frozen
-class Graph:
-    """Every explored configuration (by what the environment saw) and the moves between them."""
-
-    watches: Sequence[Watch]
-    edges: Sequence[Sequence[Edge]]
-    """`edges[node]`: every call the environment may make from configuration `node`."""
-    parents: Parents
-
-
-def progress(prop: Property, graph: Graph) -> Verdict:
-    """L1: cooperation completes from every configuration reached with usable payloads."""
-    done = [watch.phase in (Phase.DONE, Phase.DONE_AGAIN) for watch in graph.watches]
-    can_complete = _backward(graph, done, Tag.COOPERATIVE)
-    order, parents = _usable_reach(graph)
-    tally = Tally()
-    for node in order:
-        finding = None
-        if not can_complete[node]:
-            finding = "from here no cooperative continuation reaches a completion"
-        tally.note(finding, parents, node)
-    summary = f"{len(order):,} of {len(graph.watches):,} configurations"
-    notes: tuple[str, ...] = ()
-    apart = len(graph.watches) - len(order)
-    if apart:
-        notes = (
-            f"{apart} configurations reachable only through an accepted unusable payload "
-            "wait for a terminal fact; L2 covers them",
-        )
-    return tally.verdict(prop, summary=summary, notes=notes)
-
-
-def cancellation(prop: Property, graph: Graph) -> Verdict:
-    """L2: a terminal fact, then acknowledgements alone, reach a CANCELED completion."""
-    canceled = [watch.completed_canceled for watch in graph.watches]
-    can_cancel = _backward(graph, canceled, Tag.ACKNOWLEDGEMENT)
-    tally = Tally()
-    for node, edges in enumerate(graph.edges):
-        if canceled[node]:
-            continue
-        stuck = [
-            edge
-            for edge, target, tags in edges
-            if tags & Tag.TERMINAL and not (target >= 0 and can_cancel[target])
-        ]
-        if stuck:
-            finding = f"after {stuck[0].call} no acknowledgements lead to a CANCELED completion"
-            tally.note(finding, graph.parents, node, stuck[0])
-        else:
-            tally.note(None, graph.parents, node)
-    return tally.verdict(prop)
-
-
-def _backward(graph: Graph, targets: list[bool], tag: Tag) -> list[bool]:
-    """Which configurations reach a target along edges carrying `tag`."""
-    incoming: list[list[int]] = [[] for _ in graph.watches]
-    for source, edges in enumerate(graph.edges):
-        for _edge, target, tags in edges:
-            if tags & tag and target >= 0 and target != source:
-                incoming[target].append(source)
-    reached = list(targets)
-    queue = deque(node for node, hit in enumerate(targets) if hit)
-    while queue:
-        for source in incoming[queue.popleft()]:
-            if not reached[source]:
-                reached[source] = True
-                queue.append(source)
-    return reached
-
-
-def _usable_reach(graph: Graph) -> tuple[list[int], list[tuple[int, TraceStep] | None]]:
-    """Configurations reachable without accepted unusable payloads, breadth-first."""
-    parents: list[tuple[int, TraceStep] | None] = [None] * len(graph.watches)
-    order = [0]
-    visited = {0}
-    for node in order:  # grows while it is walked: breadth-first
-        for edge, target, tags in graph.edges[node]:
-            if target >= 0 and target not in visited and not tags & Tag.UNUSABLE:
-                visited.add(target)
-                parents[target] = (node, edge)
-                order.append(target)
-    return order, parents
-
-
-# -- coverage ------------------------------------------------------------------------------
-
-
-def coverage(
-    prop: Property,
-    chart: CompiledChart,
-    covered_states: set[int],
-    covered_steps: set[tuple[int, int]],
-) -> Verdict:
-    """Coverage: every state was reached and every declared transition taken.
-
-    `covered_steps` holds the (state, event index) cells some accepted or refused call took.
-    """
-    states = range(len(chart.states))
-    dead = [f"state {chart.states[s]}" for s in states if s not in covered_states]
-    transitions = _transitions(chart).values()
-    unused: list[str] = []
-    for cells in transitions:
-        missed = [cell for cell in cells if (cell.source, cell.event.index) not in covered_steps]
-        if len(missed) == len(cells):
-            dead.append(_describe(chart, cells))
-        else:
-            unused += [f"{chart.states[cell.source]} {cell.event.value}" for cell in missed]
-    covered = len(transitions) - len(dead) + len(states) - len(covered_states)
-    summary = (
-        f"{len(covered_states)}/{len(states)} states, {covered}/{len(transitions)} transitions"
-    )
-    notes = []
-    if dead:
-        notes.append("dead: " + ", ".join(dead))
-    if unused:
-        notes.append("cells taken only through a sibling event: " + ", ".join(unused))
-    checked = len(states) + len(transitions)
-    return Verdict(prop, checked, len(dead), None, summary, tuple(notes))
-
-
-def _transitions(chart: CompiledChart) -> dict[tuple[object, ...], list[Step]]:
-    """The transitions the chart declares, each with the table cells it fills.
-
-    One declared transition may carry several events (`terminated = action_failed = …`):
-    it fills one cell per event, all with the same behaviour, and is taken when any is.
-    """
-    transitions: dict[tuple[object, ...], list[Step]] = {}
-    for step in chart.steps():
-        if _declared(step):
-            behaviour = (step.source, step.target, step.refusal, step.checks, step.effects)
-            transitions.setdefault(behaviour, []).append(step)
-    return transitions
-
-
-def _declared(step: Step) -> bool:
-    """A step the chart states itself, as opposed to its event kind's default."""
-    if step.kind == "refused":
-        return step.event.kind is EventKind.FACT
-    # Not `step.kind == "moves"`: a hand-written ignored step that moves, issues or checks is
-    # of kind "ignored", yet the chart declared it.
-    return step.target != step.source or bool(step.effects) or bool(step.checks)
-
-
-def _describe(chart: CompiledChart, cells: Sequence[Step]) -> str:
-    step = cells[0]
-    source, target = chart.states[step.source], chart.states[step.target]
-    events = "|".join(cell.event.value for cell in cells)
-    if step.kind == "refused":
-        return f"{source} refuses {events}"
-    return f"{source} --{events}--> {target}"

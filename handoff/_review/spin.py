@@ -103,7 +103,8 @@ def run_spin(chart: CompiledChart, workdir: Path | None = None) -> SpinRun:
         for folder in (safety, liveness):
             folder.mkdir(parents=True, exist_ok=True)
             (folder / "model.pml").write_text(text, encoding="utf-8")
-        _build({safety: [], liveness: ["-DLIVENESS"]})
+        ltl = any(check is Check.LTL for check in MIRRORED.values())
+        _build({safety: [], **({liveness: ["-DLIVENESS"]} if ltl else {})})
         states, transitions, trails = _safety(safety)
         liveness_states = {}
         for key, check in MIRRORED.items():

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 from typing import TextIO
 
+from handoff import _cli
 from handoff._review.cli import text
 from handoff._review.environment import HANDOFF_ID
 from handoff._review.explore import OrderReview
@@ -18,29 +19,20 @@ from handoff._review.properties import PROPERTIES, Counterexample, Verdict
 from handoff._review.spin import SpinRun, SpinUnavailableError, run_spin
 from handoff._review.spin_replay import confirm
 from handoff._table import CompiledChart, compiled
-from handoff._values import HandoffOrder
 
 __all__ = ["run", "spin_review"]
-
-_ORDERS = {
-    "source-first": (HandoffOrder.SOURCE_FIRST,),
-    "destination-first": (HandoffOrder.DESTINATION_FIRST,),
-    "both": (HandoffOrder.SOURCE_FIRST, HandoffOrder.DESTINATION_FIRST),
-}
 
 UNCONFIRMED = "the real coordinator does not confirm Spin's trail"
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
     """Cross-check the chosen orders with Spin; 0 when every mirrored property holds."""
-    if args.format != "text" or args.write is not None or args.check is not None:
-        out.write("--engine spin reports as text only (no --format, --write or --check)\n")
-        return 2
+    if args.format != "text":
+        raise _cli.UsageError("--engine spin reports as text only: drop --format")
     try:
-        reviews = [spin_review(compiled(order)) for order in _ORDERS[args.order]]
+        reviews = [spin_review(compiled(order)) for order in args.order]
     except SpinUnavailableError as error:
-        out.write(f"{error}\n")
-        return 2
+        raise _cli.CommandError(str(error)) from None
     version = reviews[0][1].version
     out.write(text([review for review, _ in reviews]))
     out.write(f"checked by {version}; not mirrored: {', '.join(NOT_MIRRORED)}\n")
@@ -51,7 +43,7 @@ def spin_review(chart: CompiledChart) -> tuple[OrderReview, SpinRun]:
     """Spin's verdicts on `chart` as an `OrderReview` (mirrored properties only)."""
     found = run_spin(chart)
     verdicts = tuple(
-        _verdict(chart, found, prop.key) for prop in PROPERTIES if prop.key in MIRRORED
+        _verdict(chart, found, prop.key.value) for prop in PROPERTIES if prop.key.value in MIRRORED
     )
     review = OrderReview(
         order=chart.order,
@@ -67,7 +59,7 @@ def spin_review(chart: CompiledChart) -> tuple[OrderReview, SpinRun]:
 
 
 def _verdict(chart: CompiledChart, found: SpinRun, key: str) -> Verdict:
-    prop = next(prop for prop in PROPERTIES if prop.key == key)
+    prop = next(prop for prop in PROPERTIES if prop.key.value == key)
     if MIRRORED[key] is Check.LTL:
         states = found.liveness_states[key]
         summary = f"Spin: LTL {key} over {states:,} states (fair round robin)"

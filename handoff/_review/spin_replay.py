@@ -12,24 +12,15 @@ from collections.abc import Callable, Iterator, Sequence
 
 import attrs
 
-from handoff._conformance import expected_normalized_handoff
 from handoff._coordinator import HandoffCoordinatorCore
-from handoff._errors import HandoffError
-from handoff._messages import HandoffAction
-from handoff._review.environment import (
-    HANDOFF_ID,
-    MAX_ACTIONS,
-    Call,
-    Phase,
-    Watch,
-    environment,
-    observe,
-)
-from handoff._review.explore import replay
-from handoff._review.properties import Tag, TraceStep, tag
+from handoff._messages import IssuedHandoffAction
+from handoff._review.environment import HANDOFF_ID, MAX_ACTIONS, Call, Rules, environment
+from handoff._review.graph import Tag, tag
+from handoff._review.monitors import RunMonitor, Violation, observe
+from handoff._review.properties import Key, TraceStep
 from handoff._review.spin import Trail
+from handoff._review.watch import Mode, Seen, Watch
 from handoff._table import CompiledChart
-from handoff._values import HandoffCompletion
 
 __all__ = ["Confirmation", "confirm"]
 
@@ -48,6 +39,7 @@ class _Walker:
     """A coordinator and the environment's watch of it, advanced call by call."""
 
     coordinator: HandoffCoordinatorCore
+    rules: Rules
     watch: Watch
     unusable: bool = False
     """An unusable payload was accepted on the way here."""
@@ -55,66 +47,43 @@ class _Walker:
 
 def confirm(chart: CompiledChart, key: str, trail: Trail) -> Confirmation:
     """Replay `trail` on a fresh coordinator for `chart` and judge property `key`."""
-    steps = replay(chart, trail.calls)
+    steps, finding = _replay(chart, Key(key), trail.calls)
     if key in ("L1", "L2"):
         return Confirmation(steps, _liveness(chart, key, trail))
-    return Confirmation(steps, _safety(chart, key, trail.calls))
+    return Confirmation(steps, finding)
 
 
-def _safety(chart: CompiledChart, key: str, made: Sequence[Call]) -> str | None:
-    walker = _Walker(_fresh(chart), Watch())
-    for number, call in enumerate(made):
-        last = number == len(made) - 1
-        before = walker.watch
-        twin = walker.coordinator._fork()
+def _replay(
+    chart: CompiledChart, key: Key, made: Sequence[Call]
+) -> tuple[tuple[TraceStep, ...], str | None]:
+    """The trail's calls on the real coordinator, and what the review's monitors say of `key`."""
+    coordinator = _fresh(chart)
+    monitor = RunMonitor(Rules(chart.order))
+    steps, finding = [], None
+    for call in made:
+        issued: tuple[IssuedHandoffAction, ...] = ()
+        error: BaseException | None = None
         try:
-            issued = call.send(twin)
-        except HandoffError:
-            continue
-        except Exception as error:  # the Errors property: anything but HandoffError
-            return f"{type(error).__name__}: {error}" if last and key == "Errors" else None
-        watch, findings = observe(before, call, issued)
-        if last:
-            return _judged(chart, key, findings, twin, before, watch)
-        walker = _Walker(twin, watch)
-    return None
+            issued = tuple(call.send(coordinator))
+        except Exception as raised:  # a refusal or a crash is what the monitors judge
+            error = raised
+        steps.append(TraceStep(call, coordinator.chart_state, issued, _words(error)))
+        found = monitor.observe(call, issued, error, coordinator.lifecycle)
+        if key is Key.BOUND and len(monitor.watch.issued) > MAX_ACTIONS:
+            found.append(Violation(len(steps) - 1, key, f"{len(monitor.watch.issued)} actions"))
+        finding = finding or next((v.finding for v in found if v.key is key), None)
+    return tuple(steps), finding
 
 
-def _judged(
-    chart: CompiledChart,
-    key: str,
-    findings: list[tuple[str, str | None]],
-    twin: HandoffCoordinatorCore,
-    before: Watch,
-    after: Watch,
-) -> str | None:
-    if key == "Bound":
-        return f"{len(after.issued)} actions issued" if len(after.issued) > MAX_ACTIONS else None
-    if key == "L3":
-        return _lifecycle(chart, twin, before, after)
-    return next((finding for found, finding in findings if found == key and finding), None)
-
-
-def _lifecycle(
-    chart: CompiledChart, twin: HandoffCoordinatorCore, before: Watch, after: Watch
-) -> str | None:
-    completes = len(after.issued) > len(before.issued) and any(
-        action is HandoffAction.Complete for _, action in after.issued[len(before.issued) :]
-    )
-    success = before.phase is Phase.LIVE and after.phase is not Phase.LIVE and after.succeeded
-    if not completes or not (success or twin.completion is HandoffCompletion.SUCCESS):
-        return None
-    expected = expected_normalized_handoff(chart.order)
-    if twin.lifecycle == expected:
-        return None
-    return f"lifecycle {[e.value for e in twin.lifecycle]}, expected {[e.value for e in expected]}"
+def _words(error: BaseException | None) -> str | None:
+    return None if error is None else f"{type(error).__name__}: {error}"
 
 
 def _liveness(chart: CompiledChart, key: str, trail: Trail) -> str | None:
     switch = trail.switch
     if switch is None or (key == "L2" and switch >= len(trail.calls)):
         return None  # not a liveness counterexample: the environment never changed mode
-    walker: _Walker | None = _Walker(_fresh(chart), Watch())
+    walker: _Walker | None = _Walker(_fresh(chart), Rules(chart.order), Watch())
     for call in trail.calls[: switch + (1 if key == "L2" else 0)]:
         assert walker is not None
         walker = _step(walker, call) or walker
@@ -152,27 +121,27 @@ def _moves(walker: _Walker, allowed: Tag) -> Iterator[_Walker]:
 
 
 def _step(walker: _Walker, call: Call) -> _Walker | None:
-    twin = walker.coordinator._fork()
+    twin = walker.coordinator.fork()
     try:
         issued = call.send(twin)
     except Exception:  # refused (nothing changed) or crashed (a dead end)
         return None
-    watch, _ = observe(walker.watch, call, issued)
+    watch = observe(walker.rules, walker.watch, call, issued).watch
     unusable = walker.unusable or bool(tag(call, walker.watch, accepted=True) & Tag.UNUSABLE)
-    return _Walker(twin, watch, unusable)
+    return _Walker(twin, walker.rules, watch, unusable)
 
 
 def _key(walker: _Walker) -> tuple[object, ...]:
-    return (walker.coordinator._configuration(), walker.watch)
+    return (walker.coordinator.configuration(), walker.watch)
 
 
 def _completed(watch: Watch) -> bool:
-    return watch.phase in (Phase.DONE, Phase.DONE_AGAIN)
+    return watch.mode is Mode.COMPLETE
 
 
 def _completed_canceled(watch: Watch) -> bool:
-    return watch.completed_canceled
+    return watch.mode is Mode.COMPLETE and Seen.SUCCEEDED not in watch.seen
 
 
 def _fresh(chart: CompiledChart) -> HandoffCoordinatorCore:
-    return HandoffCoordinatorCore._for_chart(HANDOFF_ID, chart)
+    return HandoffCoordinatorCore.for_table(HANDOFF_ID, chart, 0.0)

@@ -3,77 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import functools
-import uuid
-from collections.abc import Callable, Iterator
 
 from handoff._coordinator import HandoffCoordinatorCore
-from handoff._journal import FITTING_OUTCOME
 from handoff._messages import HandoffAction, HandoffFact, IssuedHandoffAction
-from handoff._timing import HandoffTransferTiming
-from handoff._values import HandoffActionOutcome, HandoffId, HandoffOrder, KvTransferTimingMode
+from handoff._runs.runtime import DEMO_WORKLOAD, HANDOFF_ID, CooperativeRuntime
+from handoff._values import HandoffOrder
 
-__all__ = ["configure", "run", "success_run"]
-
-DEMO_ID = HandoffId(uuid.UUID(int=1))
-DEMO_TIMING = HandoffTransferTiming(
-    mode=KvTransferTimingMode.DESTINATION_MISSING,
-    full_prompt_tokens=4096,
-    kv_bytes_per_token=131_072,
-    bandwidth_gb_s=50.0,
-)
-DEMO_MISSING_TOKENS = 4000
-
-# The fact a cooperative runtime reports once it has performed an acknowledged action.
-_FACT_AFTER: dict[type, Callable[[HandoffId], HandoffFact]] = {
-    HandoffAction.SubmitPrefill: lambda hid: HandoffFact.SourceHeld(hid, DEMO_TIMING),
-    HandoffAction.ReserveDestination: lambda hid: HandoffFact.DestinationReserved(
-        hid, DEMO_MISSING_TOKENS
-    ),
-    HandoffAction.StartTransfer: HandoffFact.TransferCompleted,
-}
-
-Call = tuple[str, Callable[[], list[IssuedHandoffAction]]]
-
-
-def success_run(coordinator: HandoffCoordinatorCore) -> Iterator[Call]:
-    """The calls of a cooperative runtime: acknowledge each action, then report its fact.
-
-    Yields (description, call) pairs; the caller performs each call, and the actions it
-    returns feed the calls that follow.  Stops after `Complete` is issued.
-    """
-    hid = coordinator.handoff_id
-    pending: list[IssuedHandoffAction] = []
-
-    def start() -> list[IssuedHandoffAction]:
-        pending.extend(issued := coordinator.start())
-        return issued
-
-    yield "start()", start
-    while pending:
-        issued_action = pending.pop(0)
-        kind = type(issued_action.action)
-        if kind is HandoffAction.Complete:
-            return
-        outcome = FITTING_OUTCOME[kind]
-
-        def acknowledge(
-            issued_action: IssuedHandoffAction = issued_action,
-            outcome: HandoffActionOutcome = outcome,
-        ) -> list[IssuedHandoffAction]:
-            pending.extend(issued := coordinator.on_action_outcome(issued_action.id, outcome))
-            return issued
-
-        yield f"on_action_outcome({issued_action.id.value}, {outcome})", acknowledge
-        make_fact = _FACT_AFTER.get(kind)
-        if make_fact is not None:
-            fact = make_fact(hid)
-
-            def report(fact: HandoffFact = fact) -> list[IssuedHandoffAction]:
-                pending.extend(issued := coordinator.on_fact(fact))
-                return issued
-
-            yield f"on_fact({type(fact).__name__})", report
+__all__ = ["configure", "run"]
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -81,36 +17,47 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--reopen",
         action="store_true",
-        help="after success, report Canceled and show the reopened cleanup",
+        help="after success, report Canceled and show the reopened cleanup to its completion",
     )
 
 
 def run(args: argparse.Namespace) -> int:
-    """Print the trace of one successful handoff per order."""
+    """Print the trace of one successful handoff per order (and of its reopening)."""
     for order in HandoffOrder:
-        coordinator = HandoffCoordinatorCore(DEMO_ID, order)
+        coordinator = HandoffCoordinatorCore(HANDOFF_ID, order)
+        runtime = CooperativeRuntime(DEMO_WORKLOAD)
         print(f"{order.name} ({order.value})")
-        for number, (description, call) in enumerate(success_run(coordinator), start=1):
-            _show(coordinator, number, description, call)
+        number = _drive(coordinator, runtime, first=1)
         if args.reopen:
-            reopen = functools.partial(coordinator.on_fact, HandoffFact.Canceled(DEMO_ID))
-            _show(coordinator, 99, "on_fact(Canceled)", reopen)
+            # The client cancels after the answer was delivered: the destination still holds
+            # the request, so the coordinator cleans it up again and completes as CANCELED.
+            runtime.report(HandoffFact.Canceled(HANDOFF_ID))
+            _drive(coordinator, runtime, first=number)
         print(f"  completion: {coordinator.completion and coordinator.completion.name}")
         print(f"  lifecycle:  {', '.join(event.name for event in coordinator.lifecycle)}")
         print()
     return 0
 
 
-def _show(
-    coordinator: HandoffCoordinatorCore,
-    number: int,
-    description: str,
-    call: Callable[[], list[IssuedHandoffAction]],
-) -> None:
-    before = coordinator.chart_state
-    issued = call()
-    actions = ", ".join(f"#{item.id.value} {_describe(item.action)}" for item in issued)
-    print(f"  {number:2}. {description:34} {before:>22} -> {coordinator.chart_state:<22} {actions}")
+def _drive(coordinator: HandoffCoordinatorCore, runtime: CooperativeRuntime, first: int) -> int:
+    """Make the runtime's calls until it has none left, numbering them from `first`.
+
+    Returns the number the next call would get.
+    """
+    number = first
+    while (call := runtime.next_call()) is not None:
+        before = coordinator.chart_state
+        issued = call.send(coordinator)
+        runtime.answered(issued)
+        after = coordinator.chart_state
+        line = f"  {number:2}. {call.describe():34} {before:>22} -> {after:<22} {_actions(issued)}"
+        print(line.rstrip())
+        number += 1
+    return number
+
+
+def _actions(issued: list[IssuedHandoffAction]) -> str:
+    return ", ".join(f"#{item.id.value} {_describe(item.action)}" for item in issued)
 
 
 def _describe(action: HandoffAction) -> str:

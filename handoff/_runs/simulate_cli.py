@@ -5,28 +5,63 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from handoff import _cli
 from handoff._runs.simulation import FAULTS, SimulationConfig, SimulationReport, simulate
+from handoff._runs.trace import TraceError, write_trace
 
-__all__ = ["configure", "run"]
+__all__ = ["MAX_CONCURRENCY", "MAX_HANDOFFS", "configure", "run"]
+
+MAX_HANDOFFS = 1_000_000_000
+MAX_CONCURRENCY = 1_000_000
+# Measured: a handoff in flight holds about 2 kB (more with --record-failures).
+_MEMORY_LIMIT = " (each handoff in flight holds about 2 kB: a million already take 2 GB)"
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Add the simulation's options."""
-    parser.add_argument("--handoffs", type=int, default=10_000, metavar="N")
-    parser.add_argument("--concurrency", type=int, default=100, metavar="C")
-    parser.add_argument("--fault-rate", type=float, default=0.05, metavar="P")
-    parser.add_argument("--seed", type=int, default=0, metavar="S")
     parser.add_argument(
-        "--order", choices=("source-first", "destination-first", "mixed"), default="mixed"
+        "--handoffs",
+        type=_cli.whole_number(0, MAX_HANDOFFS, " (a billion already take hours)"),
+        default=10_000,
+        metavar="N",
+        help="how many handoffs to simulate, one after another as slots free up",
+    )
+    parser.add_argument(
+        "--concurrency",
+        type=_cli.whole_number(1, MAX_CONCURRENCY, _MEMORY_LIMIT),
+        default=100,
+        metavar="C",
+        help="how many handoffs are in flight at once; memory grows with it",
+    )
+    parser.add_argument(
+        "--fault-rate",
+        type=_cli.probability,
+        default=0.05,
+        metavar="P",
+        help="the chance, from 0 to 1, of injecting a fault at each opportunity",
+    )
+    parser.add_argument(
+        "--seed",
+        type=_cli.whole_number(),
+        default=0,
+        metavar="S",
+        help="seed of the random choices: the same seed gives the same run",
+    )
+    parser.add_argument(
+        "--order",
+        type=_cli.orders,
+        default=_cli.ALL_ORDERS,
+        metavar="ORDER",
+        help="the order of each handoff (all: chosen at random per handoff): " + _cli.ORDER_HELP,
     )
     parser.add_argument(
         "--record-failures",
-        type=Path,
+        type=_cli.output_directory,
         metavar="DIR",
-        help="write each handoff that violates a check as a replayable trace",
+        help="write each handoff that violates a check as a replayable trace into DIR",
     )
 
 
@@ -48,11 +83,21 @@ def run(args: argparse.Namespace) -> int:
         print(file=sys.stderr)
     _print(config, report, wall)
     if args.record_failures is not None and report.violations:
-        from handoff._runs.trace import write_violations
-
-        for path in write_violations(report.violations, args.record_failures):
-            print(f"recorded {path}")
+        try:
+            for path in _write_failures(report, args.record_failures):
+                print(f"recorded {path}")
+        except (OSError, TraceError) as error:
+            print(f"handoff simulate: error: cannot record the failures: {error}", file=sys.stderr)
     return 0 if report.ok else 1
+
+
+def _write_failures(report: SimulationReport, directory: Path) -> Iterator[Path]:
+    """Write each handoff that violated a check as a trace named by its id."""
+    directory.mkdir(parents=True, exist_ok=True)
+    for violation in report.violations:
+        path = directory / f"{violation.handoff_id}.jsonl"
+        write_trace(violation.trace, path)
+        yield path
 
 
 def _progress_bar(total: int) -> Callable[[int], None]:
@@ -67,7 +112,7 @@ def _progress_bar(total: int) -> Callable[[int], None]:
 
 def _print(config: SimulationConfig, report: SimulationReport, wall: float) -> None:
     print(
-        f"simulated {report.handoffs:,} handoffs ({config.orders}), "
+        f"simulated {report.handoffs:,} handoffs (order {_cli.order_words(config.orders)}), "
         f"{config.concurrency:,} at a time, fault rate {config.fault_rate}, seed {config.seed}"
     )
     completions = ", ".join(

@@ -15,14 +15,15 @@ import random
 import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator
-from typing import Any, Protocol
 
 import attrs
 
 from handoff._coordinator import HandoffCoordinatorCore
 from handoff._errors import HandoffError
-from handoff._journal import FITTING_OUTCOME
 from handoff._messages import HandoffAction, HandoffFact, IssuedHandoffAction
+from handoff._runs.call import Call, Coordinator
+from handoff._runs.runtime import CANCELS, DONE_OUTCOMES, Workload, acknowledgement
+from handoff._runs.trace import Entry, Trace
 from handoff._timing import HandoffTransferTiming
 from handoff._values import (
     HandoffActionId,
@@ -54,34 +55,9 @@ FAULTS = (
 """Every fault the simulation injects, each with probability `fault_rate` at its chance."""
 
 
-class Coordinator(Protocol):
-    """What the simulation needs of a coordinator (the real one, or a test's fake)."""
-
-    @property
-    def is_complete(self) -> bool: ...
-
-    @property
-    def completion(self) -> HandoffCompletion | None: ...
-
-    def start(self) -> list[IssuedHandoffAction]: ...
-
-    def on_fact(self, fact: HandoffFact) -> list[IssuedHandoffAction]: ...
-
-    def on_action_outcome(
-        self, action_id: HandoffActionId, outcome: HandoffActionOutcome
-    ) -> list[IssuedHandoffAction]: ...
-
-
 MakeCoordinator = Callable[[HandoffId, HandoffOrder, float], Coordinator]
 
-_ORDERS = {
-    "source-first": (HandoffOrder.SOURCE_FIRST,),
-    "destination-first": (HandoffOrder.DESTINATION_FIRST,),
-    "mixed": (HandoffOrder.SOURCE_FIRST, HandoffOrder.DESTINATION_FIRST),
-}
-
-_CANCELS = (HandoffAction.CancelSource, HandoffAction.CancelDestination)
-_DONE = (HandoffActionOutcome.APPLIED, HandoffActionOutcome.NOOP)
+_TIMING = HandoffTransferTiming(KvTransferTimingMode.DESTINATION_MISSING, 2048, 131_072, 50.0)
 _INJECTED = HandoffActionOutcome.failed("injected fault")
 
 
@@ -93,7 +69,14 @@ class SimulationConfig:
     concurrency: int = attrs.field(default=100, validator=attrs.validators.ge(1))
     fault_rate: float = attrs.field(default=0.05)
     seed: int = 0
-    orders: str = attrs.field(default="mixed", validator=attrs.validators.in_(_ORDERS))
+    orders: tuple[HandoffOrder, ...] = attrs.field(
+        default=tuple(HandoffOrder),
+        converter=tuple,
+        validator=attrs.validators.deep_iterable(
+            attrs.validators.instance_of(HandoffOrder), attrs.validators.min_len(1)
+        ),
+    )
+    """The orders handoffs are drawn from, uniformly."""
     fallback_transfer_delay_ms: float = 1.0
     record_calls: bool = False
     """Keep every handoff's calls while it is in flight, for `HandoffRecord.calls`."""
@@ -112,9 +95,15 @@ class HandoffRecord:
     order: HandoffOrder
     fallback_transfer_delay_ms: float
     problems: list[str]
-    calls: list[tuple[str, Any, Any]]
-    """(call, argument, result) in order: ("start", None, actions), ("fact", fact, actions),
-    ("outcome", (action_id, outcome), actions); a refused call's result is the error."""
+    calls: list[Entry]
+    """Every call in order, each with what it answered (the actions, or the error's message)."""
+
+    @property
+    def trace(self) -> Trace:
+        """The handoff as a replayable trace."""
+        return Trace(
+            self.handoff_id, self.order, self.fallback_transfer_delay_ms, tuple(self.calls)
+        )
 
 
 @attrs.define
@@ -148,13 +137,15 @@ class _Handoff:
     handoff_id: HandoffId
     order: HandoffOrder
     coordinator: Coordinator
+    workload: Workload
     pending: int = 0
-    issued: dict[int, type] = attrs.Factory(dict)
+    issued: dict[int, HandoffAction] = attrs.Factory(dict)
+    """Every action issued so far, by id."""
     done: set[type] = attrs.Factory(set)
     """Kinds of action acknowledged with a fitting, non-failed outcome."""
     completions: list[HandoffCompletion | None] = attrs.Factory(list)
     transfer_delay_ms: float = 0.0
-    calls: list[tuple[str, Any, Any]] | None = None
+    calls: list[Entry] | None = None
 
 
 class _World:
@@ -167,19 +158,16 @@ class _World:
         self.make = make
         self.report = report
         self.rng = random.Random(config.seed)
-        self.queue: list[tuple[float, int, _Handoff, str, Any]] = []
+        self.queue: list[tuple[float, int, _Handoff, Call]] = []
         self.sequence = 0
         self.now = 0.0
-        self.timing = HandoffTransferTiming(
-            KvTransferTimingMode.DESTINATION_MISSING, 2048, 131_072, 50.0
-        )
 
     # -- scheduling --------------------------------------------------------------------
 
-    def at(self, delay: float, handoff: _Handoff, kind: str, payload: Any) -> None:
+    def at(self, delay: float, handoff: _Handoff, call: Call) -> None:
         self.sequence += 1
         handoff.pending += 1
-        heapq.heappush(self.queue, (self.now + delay, self.sequence, handoff, kind, payload))
+        heapq.heappush(self.queue, (self.now + delay, self.sequence, handoff, call))
 
     def fault(self, kind: str) -> bool:
         if self.rng.random() < self.config.fault_rate:
@@ -193,39 +181,38 @@ class _World:
     # -- a handoff's life ----------------------------------------------------------------
 
     def begin(self, number: int) -> None:
-        order = self.rng.choice(_ORDERS[self.config.orders])
+        order = self.rng.choice(self.config.orders)
         handoff_id = HandoffId(uuid.UUID(int=number + 1))
         coordinator = self.make(handoff_id, order, self.config.fallback_transfer_delay_ms)
-        handoff = _Handoff(handoff_id, order, coordinator)
+        # Each request lacks its own number of prompt tokens at the destination.
+        workload = Workload(_TIMING, self.rng.randrange(0, 2049))
+        handoff = _Handoff(handoff_id, order, coordinator, workload)
         if self.config.record_calls:
             handoff.calls = []
-        self.at(0.0, handoff, "start", None)
+        self.at(0.0, handoff, Call.start())
         if self.fault("timeout"):
-            self.at(self.rng.uniform(0, 40), handoff, "fact", HandoffFact.TimedOut(handoff_id))
+            timed_out = Call.of_fact(HandoffFact.TimedOut(handoff_id))
+            self.at(self.rng.uniform(0, 40), handoff, timed_out)
         if self.fault("cancellation"):
-            self.at(self.rng.uniform(0, 40), handoff, "fact", HandoffFact.Canceled(handoff_id))
+            canceled = Call.of_fact(HandoffFact.Canceled(handoff_id))
+            self.at(self.rng.uniform(0, 40), handoff, canceled)
 
-    def deliver(self, handoff: _Handoff, kind: str, payload: Any) -> None:
+    def deliver(self, handoff: _Handoff, call: Call) -> None:
         handoff.pending -= 1
-        coordinator = handoff.coordinator
         self.report.calls += 1
         try:
-            if kind == "start":
-                issued = coordinator.start()
-            elif kind == "fact":
-                issued = coordinator.on_fact(payload)
-            else:
-                issued = coordinator.on_action_outcome(*payload)
+            issued = call.send(handoff.coordinator)
         except HandoffError as error:
             self.report.refusals[type(error).__name__] += 1
             if handoff.calls is not None:
-                handoff.calls.append((kind, payload, error))
-            self.after_refusal(handoff, kind, payload)
+                handoff.calls.append(Entry(call, expect_error=str(error)))
+            self.after_refusal(handoff, call)
             return
         if handoff.calls is not None:
-            handoff.calls.append((kind, payload, issued))
-        if kind == "outcome":
-            self.acknowledged(handoff, *payload)
+            handoff.calls.append(Entry(call, expect=tuple(issued)))
+        if call.outcome is not None:
+            assert call.action_id is not None
+            self.acknowledged(handoff, call.action_id, call.outcome)
         for item in issued:
             self.perform(handoff, item)
 
@@ -233,7 +220,7 @@ class _World:
         """The workers carry out an issued action and will acknowledge it."""
         action = item.action
         kind = type(action)
-        handoff.issued[item.id.value] = kind
+        handoff.issued[item.id.value] = action
         if isinstance(action, HandoffAction.StartTransfer):
             handoff.transfer_delay_ms = action.delay_ms
         if kind is HandoffAction.Complete:
@@ -242,52 +229,59 @@ class _World:
                 "cancellation after success"
             ):
                 fact = HandoffFact.Canceled(handoff.handoff_id)
-                self.at(self.rng.uniform(0, 5), handoff, "fact", fact)
+                self.at(self.rng.uniform(0, 5), handoff, Call.of_fact(fact))
             return
-        if kind in _CANCELS:
-            outcome = self.rng.choice(_DONE)
+        if kind in CANCELS:
+            outcome = self.rng.choice(DONE_OUTCOMES)
             if self.fault("cleanup failure (retried)"):
                 self.send(handoff, item.id, _INJECTED)
         elif self.fault("failed outcome"):
             outcome = _INJECTED
         else:
-            outcome = FITTING_OUTCOME[kind]
+            outcome = acknowledgement(action)
         self.send(handoff, item.id, outcome)
 
-    def send(self, handoff: _Handoff, action_id: HandoffActionId, outcome: Any) -> None:
+    def send(
+        self, handoff: _Handoff, action_id: HandoffActionId, outcome: HandoffActionOutcome
+    ) -> None:
         delay = self.latency()
         if self.fault("reordered acknowledgement"):
             delay += self.rng.uniform(5, 30)
-        self.at(delay, handoff, "outcome", (action_id, outcome))
+        call = Call.of_outcome(action_id, outcome)
+        self.at(delay, handoff, call)
         if self.fault("duplicate acknowledgement"):
-            self.at(delay + self.latency(), handoff, "outcome", (action_id, outcome))
+            self.at(delay + self.latency(), handoff, call)
 
     def acknowledged(
         self, handoff: _Handoff, action_id: HandoffActionId, outcome: HandoffActionOutcome
     ) -> None:
         """An accepted acknowledgement: the worker goes on to report what follows from it."""
-        kind = handoff.issued.get(action_id.value)
-        if kind is None or outcome.is_failed or kind in handoff.done:
+        action = handoff.issued.get(action_id.value)
+        if action is None or outcome.is_failed or type(action) in handoff.done:
             return
+        kind = type(action)
         handoff.done.add(kind)
-        hid = handoff.handoff_id
-        if kind is HandoffAction.SubmitPrefill:
-            self.at(
-                self.rng.uniform(1, 10), handoff, "fact", HandoffFact.SourceHeld(hid, self.timing)
-            )
-        elif kind is HandoffAction.ReserveDestination:
-            tokens = self.rng.randrange(0, 2049)
-            self.at(self.latency(), handoff, "fact", HandoffFact.DestinationReserved(hid, tokens))
-        elif kind is HandoffAction.StartTransfer:
-            fact = HandoffFact.TransferCompleted(hid)
-            self.at(handoff.transfer_delay_ms, handoff, "fact", fact)
+        fact = handoff.workload.fact_after(action)
+        if fact is not None:
+            self.at(self.fact_delay(handoff, kind), handoff, Call.of_fact(fact))
 
-    def after_refusal(self, handoff: _Handoff, kind: str, payload: Any) -> None:
+    def fact_delay(self, handoff: _Handoff, kind: type) -> float:
+        """How long after its acknowledgement an action's fact arrives."""
+        if kind is HandoffAction.SubmitPrefill:
+            return self.rng.uniform(1, 10)  # prefill takes a while
+        if kind is HandoffAction.StartTransfer:
+            return handoff.transfer_delay_ms
+        return self.latency()
+
+    def after_refusal(self, handoff: _Handoff, call: Call) -> None:
         """A refused cleanup failure is retried: the worker reports the cancel done later."""
-        if kind == "outcome" and payload[1] is _INJECTED:
-            action_kind = handoff.issued.get(payload[0].value)
-            if action_kind in _CANCELS:
-                self.at(self.latency(), handoff, "outcome", (payload[0], _DONE[0]))
+        action_id = call.action_id
+        if (
+            call.outcome is _INJECTED
+            and action_id is not None
+            and type(handoff.issued.get(action_id.value)) in CANCELS
+        ):
+            self.at(self.latency(), handoff, Call.of_outcome(action_id, DONE_OUTCOMES[0]))
 
 
 def simulate(
@@ -306,8 +300,8 @@ def simulate(
         started += 1
         in_flight += 1
     while world.queue:
-        world.now, _, handoff, kind, payload = heapq.heappop(world.queue)
-        world.deliver(handoff, kind, payload)
+        world.now, _, handoff, call = heapq.heappop(world.queue)
+        world.deliver(handoff, call)
         if handoff.pending:
             continue
         _finish(handoff, config, report)
@@ -351,7 +345,7 @@ def _problems(handoff: _Handoff) -> Iterator[str]:
     if not coordinator.is_complete:
         yield "never completed"
         return
-    issued = set(handoff.issued.values())
+    issued = {type(action) for action in handoff.issued.values()}
     done = handoff.done
     final = coordinator.completion
     if handoff.completions.count(HandoffCompletion.SUCCESS) > 1 or len(handoff.completions) > 2:

@@ -1,75 +1,88 @@
-"""Traces: one handoff's calls as JSON Lines, replayable against a fresh coordinator.
+"""Traces: one handoff's calls as JSON Lines, written and read with the wire codecs.
 
-The first line is a header, `{"handoff_id":…,"order":…,"fallback_transfer_delay_ms":…}`; each
-further line is one call — `{"call":"start"}`, `{"call":"fact","fact":{…}}` or
-`{"call":"outcome","id":3,"outcome":"Applied"}` — optionally with what it must answer:
-`"expect":[issued actions]` or `"expect_error":"phrase"`.  Values use `handoff.wire`.
+A trace is a header line, one line per call, and an end line:
+
+    {"handoff_id":"…","order":"SourceFirst","fallback_transfer_delay_ms":0.0}
+    {"call":"start","expect":[{"id":0,"action":{"SubmitPrefill":{…}}}]}
+    {"call":"fact","fact":{"Canceled":{"handoff_id":"…"}},"expect":[…]}
+    {"call":"outcome","id":0,"outcome":"Submitted","expect_error":"…"}
+    {"end":{"calls":3}}
+
+Values are spelled exactly as `handoff.wire` spells them.  A call line may say what the call
+must answer: `expect` (the actions issued, in order) or `expect_error` (the whole message of
+the `HandoffError` raised).  The end line counts the calls, so a trace cut short is refused
+instead of replaying as a shorter, different run.  Lines are separated by `\\n` only: a
+string may hold any other separator (U+2028 included) and the trace stays readable.
 """
 
 from __future__ import annotations
 
-import json
-import math
-from collections.abc import Iterable, Sequence
+import os
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import attrs
 
 from handoff import wire
 from handoff._coordinator import HandoffCoordinatorCore
 from handoff._errors import HandoffError
+from handoff._json_text import (
+    WireRefusal,
+    format_f64,
+    key_segment,
+    mismatch,
+    object_mismatch,
+    parse,
+    read_string,
+    write_string,
+)
 from handoff._messages import HandoffFact, IssuedHandoffAction
+from handoff._runs.call import Call, CallKind
 from handoff._values import HandoffActionId, HandoffActionOutcome, HandoffId, HandoffOrder
+from handoff.wire import codec_of
 
 __all__ = [
-    "Call",
-    "Divergence",
+    "Entry",
     "Trace",
     "TraceError",
-    "phrase_of",
+    "call_object",
     "read_trace",
-    "record",
-    "replay",
+    "trace_text",
     "write_trace",
-    "write_violations",
 ]
+
+T = TypeVar("T")
+
+_HEADER_KEYS = ("handoff_id", "order", "fallback_transfer_delay_ms")
+_CALL_KEYS = {
+    CallKind.START: (),
+    CallKind.FACT: ("fact",),
+    CallKind.OUTCOME: ("id", "outcome"),
+}
+_EXPECTATION_KEYS = ("expect", "expect_error")
+_END = "end"
 
 
 class TraceError(HandoffError):
-    """A trace file that cannot be read; the message names the file and line."""
+    """A trace that cannot be read or written; the message names the file and line."""
 
 
 @attrs.frozen
-class Call:
-    """One call of a trace, with what it must answer (if the trace says)."""
+class Entry:
+    """One call of a trace, with what it must answer when the trace says."""
 
-    kind: str
-    """"start", "fact" or "outcome"."""
-    fact: HandoffFact | None = None
-    action_id: HandoffActionId | None = None
-    outcome: HandoffActionOutcome | None = None
+    call: Call
     expect: tuple[IssuedHandoffAction, ...] | None = None
+    """The actions the call must issue, in order."""
     expect_error: str | None = None
+    """The exact message of the `HandoffError` the call must raise."""
+    line: int = attrs.field(default=0, eq=False)
+    """Where the entry was read from (0: not read from a file)."""
 
-    def perform(self, coordinator: HandoffCoordinatorCore) -> list[IssuedHandoffAction]:
-        """Make this call on `coordinator`."""
-        if self.kind == "start":
-            return coordinator.start()
-        if self.kind == "fact":
-            assert self.fact is not None
-            return coordinator.on_fact(self.fact)
-        assert self.action_id is not None
-        assert self.outcome is not None
-        return coordinator.on_action_outcome(self.action_id, self.outcome)
-
-    def describe(self) -> str:
-        """The call as code, e.g. `on_action_outcome(3, Applied)`."""
-        if self.kind == "start":
-            return "start()"
-        if self.kind == "fact":
-            return f"on_fact({self.fact!r})"
-        return f"on_action_outcome({self.action_id}, {self.outcome})"
+    def __attrs_post_init__(self) -> None:
+        if self.expect is not None and self.expect_error is not None:
+            raise ValueError("a call expects actions or an error, not both")
 
 
 @attrs.frozen
@@ -79,259 +92,227 @@ class Trace:
     handoff_id: HandoffId
     order: HandoffOrder
     fallback_transfer_delay_ms: float
-    calls: tuple[Call, ...]
+    entries: tuple[Entry, ...]
+
+    @property
+    def calls(self) -> tuple[Call, ...]:
+        """The calls alone, without their expectations."""
+        return tuple(entry.call for entry in self.entries)
 
     def coordinator(self) -> HandoffCoordinatorCore:
         """A fresh coordinator for this trace."""
         return HandoffCoordinatorCore(self.handoff_id, self.order, self.fallback_transfer_delay_ms)
 
 
-@attrs.frozen
-class Divergence:
-    """Where a replay first answered differently from the trace."""
-
-    line: int
-    call: Call
-    chart_state: str
-    expected: str
-    actual: str
+# -- writing -------------------------------------------------------------------------------
 
 
-def phrase_of(error: BaseException) -> str:
-    """The spec phrase an error message starts with (the detail after it is dropped)."""
-    message = str(error)
-    for separator in (" (", ": "):
-        message = message.split(separator, 1)[0]
-    return message
-
-
-def replay(trace: Trace) -> Divergence | None:
-    """Replay `trace` on a fresh coordinator; the first divergence, or None."""
-    coordinator = trace.coordinator()
-    for line, call in enumerate(trace.calls, start=2):
-        state = coordinator.chart_state
-        try:
-            issued: list[IssuedHandoffAction] | None = call.perform(coordinator)
-            error = None
-        except HandoffError as raised:
-            issued, error = None, raised
-        expected, actual = _expected(call), _actual(issued, error)
-        if _diverges(call, issued, error):
-            return Divergence(line, call, state, expected, actual)
-    return None
-
-
-def record(trace: Trace) -> Trace:
-    """`trace` with every call's expectation filled in from a fresh replay."""
-    coordinator = trace.coordinator()
-    calls = []
-    for call in trace.calls:
-        try:
-            issued = tuple(call.perform(coordinator))
-            calls.append(attrs.evolve(call, expect=issued, expect_error=None))
-        except HandoffError as error:
-            calls.append(attrs.evolve(call, expect=None, expect_error=phrase_of(error)))
-    return attrs.evolve(trace, calls=tuple(calls))
-
-
-def _diverges(
-    call: Call, issued: list[IssuedHandoffAction] | None, error: HandoffError | None
-) -> bool:
-    if call.expect_error is not None:
-        return error is None or call.expect_error not in str(error)
-    if error is not None:
-        return True
-    return call.expect is not None and tuple(issued or ()) != call.expect
-
-
-def _expected(call: Call) -> str:
-    if call.expect_error is not None:
-        return f"error {call.expect_error!r}"
-    if call.expect is None:
-        return "no error"
-    return _actions(call.expect)
-
-
-def _actual(issued: Sequence[IssuedHandoffAction] | None, error: HandoffError | None) -> str:
-    if error is not None:
-        return f"error {str(error)!r}"
-    return _actions(issued or ())
-
-
-def _actions(actions: Iterable[IssuedHandoffAction]) -> str:
-    return "[" + ", ".join(f"#{item.id} {item.action!r}" for item in actions) + "]"
-
-
-# -- reading and writing -------------------------------------------------------------------
+def trace_text(trace: Trace) -> str:
+    """`trace` as JSON Lines, end line included; `TraceError` if a value has no JSON form."""
+    try:
+        lines = [_header(trace), *map(_entry_line, trace.entries)]
+    except (WireRefusal, wire.WireError) as error:
+        raise TraceError(f"cannot write the trace: {error}") from None
+    lines.append(f'{{"{_END}":{{"calls":{len(trace.entries)}}}}}')
+    return "".join(line + "\n" for line in lines)
 
 
 def write_trace(trace: Trace, path: Path) -> None:
-    """Write `trace` to `path` as JSON Lines."""
-    path.write_text("".join(line + "\n" for line in _lines(trace)), encoding="utf-8")
-
-
-def _lines(trace: Trace) -> Iterable[str]:
-    yield (
-        f'{{"handoff_id":{wire.dumps(trace.handoff_id)},"order":{wire.dumps(trace.order)},'
-        f'"fallback_transfer_delay_ms":{json.dumps(trace.fallback_transfer_delay_ms)}}}'
-    )
-    for call in trace.calls:
-        if call.kind == "start":
-            text = '{"call":"start"'
-        elif call.kind == "fact":
-            text = f'{{"call":"fact","fact":{wire.dumps(call.fact)}'
-        else:
-            text = (
-                f'{{"call":"outcome","id":{wire.dumps(call.action_id)},'
-                f'"outcome":{wire.dumps(call.outcome)}'
-            )
-        if call.expect is not None:
-            text += ',"expect":[' + ",".join(wire.dumps(item) for item in call.expect) + "]"
-        if call.expect_error is not None:
-            text += f',"expect_error":{json.dumps(call.expect_error, ensure_ascii=False)}'
-        yield text + "}"
-
-
-def read_trace(path: Path) -> Trace:
-    """Read a trace file; a malformed one raises `TraceError` naming the file and line."""
+    """Write `trace` to `path`, whole or not at all (never a half-written trace)."""
+    text = trace_text(trace)
+    partial = path.with_name(f".{path.name}.partial")
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as error:
-        raise TraceError(f"{path}: cannot read: {error}") from None
-    if not lines:
-        raise TraceError(f"{path}: empty trace: expected a header line")
-    header = _field_reader(path, 1, lines[0], {"handoff_id", "order", "fallback_transfer_delay_ms"})
-    calls = tuple(
-        _call(_field_reader(path, number, line, _CALL_KEYS))
-        for number, line in enumerate(lines[1:], start=2)
-        if line.strip()
+        partial.write_text(text, encoding="utf-8")
+        os.replace(partial, path)
+    except OSError as error:
+        partial.unlink(missing_ok=True)
+        raise TraceError(f"{path}: cannot write: {error.strerror or error}") from None
+
+
+def _header(trace: Trace) -> str:
+    return (
+        f'{{"handoff_id":{wire.dumps(trace.handoff_id)},"order":{wire.dumps(trace.order)},'
+        f'"fallback_transfer_delay_ms":{format_f64(trace.fallback_transfer_delay_ms)}}}'
     )
-    return Trace(
+
+
+def _call_fields(call: Call) -> str:
+    text = f'"call":"{call.kind.value}"'
+    if call.fact is not None:
+        text += f',"fact":{wire.dumps(call.fact)}'
+    if call.outcome is not None:
+        text += f',"id":{wire.dumps(call.action_id)},"outcome":{wire.dumps(call.outcome)}'
+    return text
+
+
+def _entry_line(entry: Entry) -> str:
+    text = _call_fields(entry.call)
+    if entry.expect is not None:
+        text += ',"expect":[' + ",".join(map(wire.dumps, entry.expect)) + "]"
+    if entry.expect_error is not None:
+        text += f',"expect_error":{write_string(entry.expect_error)}'
+    return "{" + text + "}"
+
+
+def call_object(call: Call) -> dict[str, Any]:
+    """The call as a trace spells it, as JSON-ready values (for reports that embed calls)."""
+    return cast(dict[str, Any], parse("{" + _call_fields(call) + "}"))
+
+
+# -- reading -------------------------------------------------------------------------------
+
+
+def read_trace(path: Path, *, require_end: bool = True) -> Trace:
+    """Read a trace file; a malformed one raises `TraceError` naming the file and line.
+
+    With `require_end=False` a trace without its end line is read as complete (for rewriting
+    traces written before they had one); a wrong end line is refused all the same.
+    """
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as error:
+        raise TraceError(f"{path}: not UTF-8 (byte {error.start})") from None
+    except OSError as error:
+        raise TraceError(f"{path}: cannot read: {error.strerror or error}") from None
+    return _read(str(path), text, require_end=require_end)
+
+
+def _lines(text: str) -> Iterator[tuple[int, str]]:
+    # JSON Lines ends a line at "\n" (or "\r\n") only; str.splitlines would also split inside
+    # strings at U+2028, U+0085 and friends, which the writer leaves as they are.
+    for number, line in enumerate(text.split("\n"), start=1):
+        line = line.removesuffix("\r")
+        if line.strip():
+            yield number, line
+
+
+def _read(name: str, text: str, *, require_end: bool) -> Trace:
+    lines = _lines(text)
+    first = next(lines, None)
+    if first is None:
+        raise TraceError(f"{name}: empty: a trace starts with a header line")
+    header = _Line(f"{name}:{first[0]}", _object(f"{name}:{first[0]}", first[1]))
+    header.only(_HEADER_KEYS)
+    trace = Trace(
         handoff_id=header.value("handoff_id", HandoffId),
         order=header.value("order", HandoffOrder),
         fallback_transfer_delay_ms=header.delay("fallback_transfer_delay_ms"),
-        calls=calls,
+        entries=(),
     )
+    entries: list[Entry] = []
+    for number, line in lines:
+        data = _Line(f"{name}:{number}", _object(f"{name}:{number}", line))
+        if _END in data.data:
+            _check_end(data, len(entries))
+            for after, _ in lines:
+                raise TraceError(f"{name}:{after}: a line after the end line")
+            return attrs.evolve(trace, entries=tuple(entries))
+        entries.append(_entry(data, number))
+    if require_end:
+        raise TraceError(
+            f"{name}: no end line after {len(entries)} calls: the trace was cut short, or "
+            "was written before traces ended with one (if it is complete, "
+            "`handoff replay --record` adds the end line)"
+        )
+    return attrs.evolve(trace, entries=tuple(entries))
 
 
-_CALL_KEYS = {"call", "fact", "id", "outcome", "expect", "expect_error"}
+def _object(where: str, line: str) -> dict[str, object]:
+    try:
+        data = parse(line)
+    except WireRefusal as refusal:
+        raise TraceError(f"{where}: {refusal.reason}") from None
+    if not isinstance(data, dict):
+        wrong = object_mismatch("a JSON object", data)
+        raise TraceError(f"{where}: {wrong.path}: {wrong.reason}")
+    return data
+
+
+def _check_end(end: _Line, count: int) -> None:
+    end.only((_END,))
+    stated = end.data[_END]
+    if not isinstance(stated, dict) or set(stated) != {"calls"}:
+        raise end.fail(f'the end line must be {{"{_END}":{{"calls":N}}}}')
+    if type(stated["calls"]) is not int or stated["calls"] != count:
+        raise end.fail(f"the end line counts {stated['calls']!r} calls, the trace has {count}")
+
+
+def _entry(line: _Line, number: int) -> Entry:
+    kind = line.value("call", CallKind)
+    line.only(("call", *_CALL_KEYS[kind], *_EXPECTATION_KEYS))
+    if kind is CallKind.FACT:
+        call = Call.of_fact(line.value("fact", HandoffFact))
+    elif kind is CallKind.OUTCOME:
+        call = Call.of_outcome(
+            line.value("id", HandoffActionId), line.value("outcome", HandoffActionOutcome)
+        )
+    else:
+        call = Call.start()
+    expect = line.expect() if "expect" in line.data else None
+    expect_error = line.text("expect_error") if "expect_error" in line.data else None
+    if expect is not None and expect_error is not None:
+        raise line.fail("a call expects actions or an error, not both")
+    return Entry(call, expect, expect_error, number)
 
 
 @attrs.frozen
-class _Fields:
-    """One parsed line, whose values are read with `handoff.wire` and errors placed."""
+class _Line:
+    """One parsed line, whose values are read with the wire codecs and errors placed."""
 
     where: str
-    data: dict[str, Any]
+    data: dict[str, object]
 
     def fail(self, message: str) -> TraceError:
         return TraceError(f"{self.where}: {message}")
 
-    def has(self, key: str) -> bool:
-        return key in self.data
+    def only(self, keys: tuple[str, ...]) -> None:
+        unknown = [key for key in self.data if key not in keys]
+        if unknown:
+            raise self.fail(f"unexpected key {unknown[0]!r} (expected {', '.join(keys)})")
 
-    def value(self, key: str, cls: Any) -> Any:
+    def _read(self, key: str, read: Any) -> Any:
         if key not in self.data:
             raise self.fail(f"missing {key!r}")
         try:
-            return wire.loads(json.dumps(self.data[key], allow_nan=False), cls)
-        except (wire.WireError, ValueError) as error:
-            raise self.fail(f"{key}: {error}") from None
+            return read(self.data[key])
+        except WireRefusal as refusal:
+            refusal.segments.append(key_segment(key))
+            raise self.fail(f"{refusal.path}: {refusal.reason}") from None
+
+    def value(self, key: str, cls: type[T]) -> T:
+        if cls is CallKind:
+            return cast(T, self._read(key, _call_kind))
+        return cast(T, self._read(key, codec_of(cls).read))
+
+    def text(self, key: str) -> str:
+        return cast(str, self._read(key, read_string))
+
+    def expect(self) -> tuple[IssuedHandoffAction, ...]:
+        return cast(tuple[IssuedHandoffAction, ...], self._read("expect", _issued_list))
 
     def delay(self, key: str) -> float:
         value = self.data.get(key)
-        if (
-            isinstance(value, int | float)
-            and not isinstance(value, bool)
-            and math.isfinite(value)
-            and value >= 0
-        ):
-            return float(value)
+        if isinstance(value, int | float) and not isinstance(value, bool) and value >= 0:
+            return float(value)  # the parser already refused numbers past a float's range
         raise self.fail(f"{key} must be a finite, non-negative number, got {value!r}")
 
 
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    # A repeated key would let the stdlib silently keep the last value; the wire refuses it.
-    data = dict(pairs)
-    if len(data) != len(pairs):
-        seen = [key for key, _ in pairs]
-        raise ValueError(f"repeated key {next(k for k in seen if seen.count(k) > 1)!r}")
-    return data
+def _call_kind(data: object) -> CallKind:
+    for kind in CallKind:
+        if data == kind.value:
+            return kind
+    raise mismatch('"start", "fact" or "outcome"', data)
 
 
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
-def _field_reader(path: Path, number: int, line: str, keys: set[str]) -> _Fields:
-    where = f"{path}:{number}"
-    try:
-        data = json.loads(line, object_pairs_hook=_unique_keys, parse_constant=_no_constant)
-    except json.JSONDecodeError as error:
-        raise TraceError(f"{where}: not JSON: {error.msg}") from None
-    except ValueError as error:
-        raise TraceError(f"{where}: {error}") from None
-    if not isinstance(data, dict):
-        raise TraceError(f"{where}: expected a JSON object, got {type(data).__name__}")
-    unknown = set(data) - keys
-    if unknown:
-        raise TraceError(f"{where}: unknown keys {sorted(unknown)}")
-    return _Fields(where, data)
-
-
-def _call(fields: _Fields) -> Call:
-    kind = fields.data.get("call")
-    expect = None
-    if fields.has("expect"):
-        items = fields.data["expect"]
-        if not isinstance(items, list):
-            raise fields.fail("expect must be a list of issued actions")
-        expect = tuple(
-            _Fields(f"{fields.where} expect[{index}]", {"item": item}).value(
-                "item", IssuedHandoffAction
-            )
-            for index, item in enumerate(items)
-        )
-    expect_error = fields.data.get("expect_error")
-    if expect_error is not None and not isinstance(expect_error, str):
-        raise fields.fail("expect_error must be a string")
-    if kind == "start":
-        return Call("start", expect=expect, expect_error=expect_error)
-    if kind == "fact":
-        fact = fields.value("fact", HandoffFact)
-        return Call("fact", fact=fact, expect=expect, expect_error=expect_error)
-    if kind == "outcome":
-        return Call(
-            "outcome",
-            action_id=fields.value("id", HandoffActionId),
-            outcome=fields.value("outcome", HandoffActionOutcome),
-            expect=expect,
-            expect_error=expect_error,
-        )
-    raise fields.fail(f'call must be "start", "fact" or "outcome", got {kind!r}')
-
-
-def write_violations(records: Iterable[Any], directory: Path) -> list[Path]:
-    """Write each simulated handoff that violated a check as a trace; returns the paths."""
-    directory.mkdir(parents=True, exist_ok=True)
-    paths = []
-    for record_ in records:
-        calls = tuple(
-            _recorded_call(kind, argument, result) for kind, argument, result in record_.calls
-        )
-        trace = Trace(record_.handoff_id, record_.order, record_.fallback_transfer_delay_ms, calls)
-        path = directory / f"{record_.handoff_id}.jsonl"
-        write_trace(trace, path)
-        paths.append(path)
-    return paths
-
-
-def _recorded_call(kind: str, argument: Any, result: Any) -> Call:
-    expect = None if isinstance(result, BaseException) else tuple(result)
-    error = phrase_of(result) if isinstance(result, BaseException) else None
-    if kind == "start":
-        return Call("start", expect=expect, expect_error=error)
-    if kind == "fact":
-        return Call("fact", fact=argument, expect=expect, expect_error=error)
-    action_id, outcome = argument
-    return Call("outcome", action_id=action_id, outcome=outcome, expect=expect, expect_error=error)
+def _issued_list(data: object) -> tuple[IssuedHandoffAction, ...]:
+    if not isinstance(data, list):
+        raise mismatch("an array of issued actions", data)
+    codec = codec_of(IssuedHandoffAction)
+    items = []
+    for index, item in enumerate(data):
+        try:
+            items.append(codec.read(item))
+        except WireRefusal as refusal:
+            refusal.segments.append(f"[{index}]")
+            raise
+    return tuple(items)

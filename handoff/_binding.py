@@ -1,8 +1,8 @@
-"""What calls and chart steps mean for the coordinator's journal.
+"""How the chart's words bind to the protocol: calls to events, steps to journal entries.
 
 The chart decides *what happens* (see `handoff._chart`); this module says how a call is
 named as a chart event, and what a taken step writes down: the outcome it journals, the
-payload it keeps, the lifecycle event it records and the actions it issues.  `moves()`
+payload it keeps, the lifecycle event it records and the actions it issues.  `plans()`
 folds all of that into one table per chart, so the coordinator's hot path is a lookup.
 """
 
@@ -12,10 +12,11 @@ from collections.abc import Callable
 
 import attrs
 
-from handoff._conformance import NormalizedHandoffEvent
+from handoff._errors import HandoffError
+from handoff._lifecycle import NormalizedHandoffEvent
 from handoff._messages import HandoffAction, HandoffFact
 from handoff._table import CompiledChart, Step
-from handoff._values import HandoffActionOutcome, HandoffCompletion, OutcomeKind
+from handoff._values import HandoffActionId, HandoffActionOutcome, HandoffCompletion, OutcomeKind
 from handoff._vocabulary import ChartEvent, Check, Effect, EventKind, Refusal
 
 __all__ = [
@@ -25,10 +26,11 @@ __all__ = [
     "FITTING_OUTCOME",
     "LIFECYCLE",
     "Keep",
-    "Move",
+    "Plan",
     "event_of",
-    "move_for",
-    "moves",
+    "plan_for",
+    "plans",
+    "refusal_error",
 ]
 
 _E = ChartEvent
@@ -130,8 +132,8 @@ Issue = tuple[Callable[..., HandoffAction], HandoffCompletion | None]
 
 
 @attrs.frozen
-class Move:
-    """A step of the chart, spelled out for the coordinator's journal."""
+class Plan:
+    """A step of the chart, spelled out as what the coordinator writes down and issues."""
 
     target: int
     refusal: Refusal | None
@@ -144,13 +146,13 @@ class Move:
     """(action constructor, completion it records) per issued action, in order."""
 
 
-def move_for(step: Step) -> Move:
+def plan_for(step: Step) -> Plan:
     """Spell out `step` for the journal."""
     event = step.event
     keep = (
         Keep.OUTCOME if event.kind is EventKind.ACKNOWLEDGEMENT else _KEEPS.get(event, Keep.NOTHING)
     )
-    return Move(
+    return Plan(
         target=step.target,
         refusal=step.refusal,
         ignored=step.ignored,
@@ -161,6 +163,45 @@ def move_for(step: Step) -> Move:
     )
 
 
-def moves(chart: CompiledChart) -> tuple[tuple[Move, ...], ...]:
+def plans(chart: CompiledChart) -> tuple[tuple[Plan, ...], ...]:
     """Every step of `chart` spelled out, indexed like its rows."""
-    return tuple(tuple(move_for(step) for step in row) for row in chart.rows)
+    return tuple(tuple(plan_for(step) for step in row) for row in chart.rows)
+
+
+def refusal_error(
+    refusal: Refusal,
+    state: str,
+    issued: dict[int, HandoffAction],
+    outcomes: dict[int, HandoffActionOutcome],
+    action_id: HandoffActionId | None,
+    outcome: object,
+) -> HandoffError:
+    """The error a refused call raises: the spec's phrase, then what the journal shows."""
+    message = refusal.phrase.format(
+        action_id=action_id.value if action_id is not None else "", outcome=outcome
+    )
+    return refusal.error(
+        f"{message} ({_explain(refusal, state, issued, outcomes, action_id, outcome)})"
+    )
+
+
+def _explain(
+    refusal: Refusal,
+    state: str,
+    issued: dict[int, HandoffAction],
+    outcomes: dict[int, HandoffActionOutcome],
+    action_id: HandoffActionId | None,
+    outcome: object,
+) -> str:
+    if refusal is Refusal.UNKNOWN_ACTION:
+        return f"the journal holds {sorted(issued) or 'no action'}"
+    if action_id is None:
+        return f"the handoff is at {state!r}"
+    action = issued[action_id.value]
+    name = type(action).__name__
+    if refusal is Refusal.CONFLICTING_OUTCOME:
+        return f"{name} was already acknowledged {outcomes[action_id.value]}"
+    if refusal is Refusal.MISMATCHED_OUTCOME:
+        expected = " or ".join(kind.value for kind in FITTING[type(action)])
+        return f"{name} expects {expected}, got {outcome}"
+    return f"{name} reported {outcome}"

@@ -1,0 +1,340 @@
+"""What every `handoff` command shares: one error path, option value types, path checks.
+
+Every problem a user can cause ends as one line on stderr,
+`handoff <command>: error: <what is wrong and what to do>`, with exit status 2 for a bad
+invocation and 1 for a failure the command detected.  Option values are checked while the
+command line is parsed, so a bad value or an unwritable path stops a command before it has
+done (or written) anything.
+"""
+
+from __future__ import annotations
+
+import argparse
+import decimal
+import math
+import os
+import sys
+import textwrap
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, NoReturn
+
+from handoff._values import HandoffOrder
+
+__all__ = [
+    "ALL_ORDERS",
+    "DISTRIBUTION",
+    "ORDER_HELP",
+    "CommandError",
+    "Parser",
+    "UsageError",
+    "add_version",
+    "directory",
+    "existing_file",
+    "new_file",
+    "order_words",
+    "orders",
+    "output_directory",
+    "parse_order",
+    "probability",
+    "require_writable",
+    "run",
+    "whole_number",
+]
+
+DISTRIBUTION = "kv-handoff"
+"""The name the package is published and installed under; it is imported as `handoff`."""
+
+ALL_ORDERS = "all"
+"""The one word, in every command, for "each order in turn"."""
+
+INTERRUPTED = 130  # what a shell reports for a process ended by Ctrl-C
+BROKEN_PIPE = 141  # what a shell reports for a process ended by a closed pipe
+
+
+class CommandError(Exception):
+    """A failure a command detected; reported as one line, exit status 1."""
+
+    status = 1
+
+
+class UsageError(CommandError):
+    """A bad invocation: an unknown option, a bad value, an unusable path; exit status 2."""
+
+    status = 2
+
+    def __init__(self, message: str, prog: str | None = None) -> None:
+        super().__init__(message)
+        self.prog = prog
+
+
+class _Formatter(argparse.HelpFormatter):
+    """Help that shows every option's default beside its text."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        if (
+            action.option_strings
+            and action.default is not None
+            and action.default is not False
+            and action.default is not argparse.SUPPRESS
+            and "%(default)" not in text
+        ):
+            text += " (default: %(default)s)"
+        return text
+
+    def _split_lines(self, text: str, width: int) -> list[str]:
+        # Names such as TensorRT-LLM or docs/model-review.md must not break at their hyphens.
+        return textwrap.wrap(" ".join(text.split()), width, break_on_hyphens=False)
+
+
+class Parser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line, raised rather than printed."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _Formatter)
+        super().__init__(**kwargs)
+
+    def error(self, message: str) -> NoReturn:
+        # argparse words a bad value as "argument --x: ..."; the option alone reads better.
+        message = message.removeprefix("argument ")
+        raise UsageError(f"{message} (see `{self.prog} --help`)", self.prog)
+
+
+class _Version(argparse.Action):
+    """`--version`: the distribution's name and installed version, looked up only when asked."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
+        kwargs.setdefault("help", f"print the {DISTRIBUTION} version and exit")
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> NoReturn:
+        from importlib import metadata
+
+        try:
+            version = metadata.version(DISTRIBUTION)
+        except metadata.PackageNotFoundError:
+            version = "(not installed: run from a source tree)"
+        print(f"{DISTRIBUTION} {version}")
+        parser.exit()
+
+
+def add_version(parser: argparse.ArgumentParser) -> None:
+    """Give `parser` a `--version` option."""
+    parser.add_argument("--version", action=_Version)
+
+
+# -- running a command ------------------------------------------------------------------
+
+
+def run(
+    build: Callable[[], tuple[argparse.ArgumentParser, Mapping[str, argparse.ArgumentParser]]],
+    argv: Sequence[str] | None,
+) -> int:
+    """Parse `argv` with the parsers `build` makes, run `args.run(args)`; returns the status.
+
+    Options that no parser knows are reported by the command's own parser, so the hint
+    names the command's usage rather than the top level's.
+    """
+    prog = "handoff"
+    try:
+        parser, commands = build()
+        args, unknown = parser.parse_known_args(argv)
+        command = commands[args.command]
+        prog = command.prog
+        if unknown:
+            command.error(f"unrecognized arguments: {' '.join(unknown)}")
+        status: int = args.run(args)
+        sys.stdout.flush()  # a closed pipe shows here, inside the handler, not at exit
+    except UsageError as error:
+        return _fail(error.prog or prog, str(error), error.status)
+    except CommandError as error:
+        return _fail(prog, str(error), error.status)
+    except KeyboardInterrupt:
+        return _fail(prog, "interrupted", INTERRUPTED, fresh_line=True)
+    except BrokenPipeError:
+        _silence_stdout()
+        return BROKEN_PIPE
+    except OSError as error:
+        return _fail(prog, _os_error_text(error), 1)
+    return status
+
+
+def _fail(prog: str, message: str, status: int, *, fresh_line: bool = False) -> int:
+    start = "\n" if fresh_line and sys.stderr.isatty() else ""
+    print(f"{start}{prog}: error: {message}", file=sys.stderr)
+    return status
+
+
+def _os_error_text(error: OSError) -> str:
+    where = f"{error.filename}: " if error.filename is not None else ""
+    return f"{where}{error.strerror or error}; check the path and its permissions"
+
+
+def _silence_stdout() -> None:
+    # The reader is gone: whatever is still buffered can never be delivered, and flushing it
+    # at exit would raise again.  Point stdout at the null device so the exit is quiet.
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, sys.stdout.fileno())
+    except (OSError, ValueError):  # stdout replaced by something without a descriptor
+        pass
+
+
+# -- option value types ------------------------------------------------------------------
+
+
+def whole_number(
+    minimum: int | None = None, maximum: int | None = None, why: str = ""
+) -> Callable[[str], int]:
+    """An argparse type: a whole number in [minimum, maximum] (`10000`, `10_000`, `1e4`).
+
+    `why` follows the maximum in the message: the reason there is a limit.
+    """
+
+    def whole_number(text: str) -> int:
+        value = _integer(text)
+        if minimum is not None and value < minimum:
+            raise argparse.ArgumentTypeError(f"must be at least {minimum:,}, got {text}")
+        if maximum is not None and value > maximum:
+            raise argparse.ArgumentTypeError(f"must be at most {maximum:,}{why}, got {text}")
+        return value
+
+    return whole_number
+
+
+def _integer(text: str) -> int:
+    try:
+        number = decimal.Decimal(text.strip())
+    except decimal.InvalidOperation:
+        number = decimal.Decimal("NaN")
+    # A huge exponent would make int() build a number with that many digits.
+    if not number.is_finite() or number.adjusted() > 40 or number != number.to_integral_value():
+        raise argparse.ArgumentTypeError(f"expected a whole number such as 100, got {text!r}")
+    return int(number)
+
+
+def probability(text: str) -> float:
+    """An argparse type: a number from 0 to 1."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not 0.0 <= value <= 1.0:  # also refuses NaN
+        raise argparse.ArgumentTypeError(f"expected a probability from 0 to 1, got {text!r}")
+    return value
+
+
+def _squash(text: str) -> str:
+    return text.strip().replace("-", "").replace("_", "").casefold()
+
+
+_ORDER_SPELLINGS = {
+    _squash(spelling): order for order in HandoffOrder for spelling in (order.value, order.name)
+}
+_ORDER_CHOICES = ", ".join(order.value for order in HandoffOrder)
+
+
+def parse_order(text: str) -> HandoffOrder:
+    """The order `text` names: its wire value (`SourceFirst`) or its enum name (`SOURCE_FIRST`).
+
+    Case, `-` and `_` do not matter.  Raises ValueError naming the accepted spellings.
+    """
+    order = _ORDER_SPELLINGS.get(_squash(text))
+    if order is None:
+        raise ValueError(f"unknown order {text!r}: expected {_ORDER_CHOICES} or {ALL_ORDERS}")
+    return order
+
+
+def orders(text: str) -> tuple[HandoffOrder, ...]:
+    """An argparse type: one order, or `all` for each order in turn."""
+    if _squash(text) == ALL_ORDERS:
+        return tuple(HandoffOrder)
+    try:
+        return (parse_order(text),)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def order_words(chosen: Sequence[HandoffOrder]) -> str:
+    """How a choice of orders is written back to the user: as they would type it."""
+    if tuple(chosen) == tuple(HandoffOrder):
+        return ALL_ORDERS
+    return ", ".join(order.value for order in chosen)
+
+
+ORDER_HELP = (
+    f"SourceFirst (vLLM, TensorRT-LLM), DestinationFirst (SGLang) or {ALL_ORDERS}; "
+    "the enum names (SOURCE_FIRST, ...) are accepted too"
+)
+"""How every command's `--order` help ends."""
+
+
+# -- paths a command will write ----------------------------------------------------------
+
+
+def directory(text: str) -> Path:
+    """An argparse type: a directory, or a path where one can be made (not under a file)."""
+    path = Path(text)
+    nearest = _nearest_existing(path)
+    if not nearest.is_dir():
+        raise argparse.ArgumentTypeError(f"{text} is not a directory: {nearest} is a file")
+    return path
+
+
+def output_directory(text: str) -> Path:
+    """An argparse type: a directory the command may create and write files into."""
+    path = directory(text)
+    _check_writable(_nearest_existing(path), text)
+    return path
+
+
+def require_writable(path: Path, option: str) -> None:
+    """Refuse, as a usage error, a directory `option` names that cannot be written."""
+    try:
+        _check_writable(_nearest_existing(path), str(path))
+    except argparse.ArgumentTypeError as error:
+        raise UsageError(f"{option}: {error}") from None
+
+
+def existing_file(text: str) -> Path:
+    """An argparse type: a file that exists (the command will read it)."""
+    path = Path(text)
+    if path.is_dir():
+        raise argparse.ArgumentTypeError(f"{text} is a directory, not a file")
+    if not path.is_file():
+        raise argparse.ArgumentTypeError(f"no file {text}; check the path")
+    return path
+
+
+def new_file(text: str) -> Path:
+    """An argparse type: a file the command may create or replace, in an existing directory."""
+    path = Path(text)
+    if path.is_dir():
+        raise argparse.ArgumentTypeError(f"{text} is a directory: give a file name")
+    parent = path.parent
+    if not parent.is_dir():
+        nearest = _nearest_existing(parent)
+        if not nearest.is_dir():
+            raise argparse.ArgumentTypeError(f"cannot create {text}: {nearest} is a file")
+        raise argparse.ArgumentTypeError(
+            f"cannot create {text}: no directory {parent}; create it first"
+        )
+    if path.exists() and not os.access(path, os.W_OK):
+        raise argparse.ArgumentTypeError(f"cannot write {text}: the file is read-only")
+    _check_writable(parent, text)
+    return path
+
+
+def _nearest_existing(path: Path) -> Path:
+    path = path.absolute()
+    while not path.exists() and path != path.parent:
+        path = path.parent
+    return path
+
+
+def _check_writable(existing: Path, text: str) -> None:
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise argparse.ArgumentTypeError(
+            f"cannot write under {text}: {existing} is read-only; choose a writable directory"
+        )

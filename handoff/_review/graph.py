@@ -1,0 +1,211 @@
+"""Judgments over the whole explored graph: the liveness properties L1 and L2, and Coverage.
+
+The explorer records, for every configuration, every call the environment may make from it
+and where the call led; L1 and L2 walk that graph backwards from the completions, Coverage
+compares the table cells some call took with the transitions the chart declares.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections import deque
+from collections.abc import Sequence
+
+import attrs
+
+from handoff._review.environment import Call, CallKind
+from handoff._review.properties import Parents, Property, Tally, TraceStep, Verdict
+from handoff._review.watch import Mode, Seen, Watch, fits
+from handoff._table import CompiledChart, Step
+from handoff._vocabulary import EventKind
+
+__all__ = ["Edge", "Graph", "Tag", "cancellation", "coverage", "progress", "tag"]
+
+
+class Tag(enum.IntFlag):
+    """What kind of environment move an edge is, for the liveness properties."""
+
+    NONE = 0
+    COOPERATIVE = enum.auto()
+    ACKNOWLEDGEMENT = enum.auto()
+    TERMINAL = enum.auto()
+    UNUSABLE = enum.auto()
+    """An unusable payload the coordinator accepted."""
+
+
+Edge = tuple[TraceStep, int, Tag]
+"""What a call did, the configuration it led to (-1: cut off or crashed) and its tags."""
+
+
+def tag(call: Call, watch: Watch, *, accepted: bool) -> Tag:
+    """The kind of move `call` is from a configuration the environment saw as `watch`."""
+    if call.kind is CallKind.OUTCOME:
+        assert call.outcome is not None
+        assert call.action_id is not None
+        if fits(watch.action(call.action_id.value), call.outcome):
+            return Tag.COOPERATIVE | Tag.ACKNOWLEDGEMENT
+        return Tag.NONE
+    if call.terminal and call.usable:
+        return Tag.TERMINAL
+    if not call.usable:
+        return Tag.UNUSABLE if accepted and call.fact is not None else Tag.NONE
+    return Tag.COOPERATIVE
+
+
+@attrs.frozen
+class Graph:
+    """Every explored configuration (by what the environment saw) and the moves between them."""
+
+    watches: Sequence[Watch]
+    edges: Sequence[Sequence[Edge]]
+    """`edges[node]`: every call the environment may make from configuration `node`."""
+    parents: Parents
+
+
+def progress(prop: Property, graph: Graph) -> Verdict:
+    """L1: cooperation completes from every configuration reached with usable payloads."""
+    done = [watch.mode is Mode.COMPLETE for watch in graph.watches]
+    can_complete = _backward(graph, done, Tag.COOPERATIVE)
+    order, parents = _usable_reach(graph)
+    tally = Tally()
+    for node in order:
+        finding = None
+        if not can_complete[node]:
+            finding = "from here no cooperative continuation reaches a completion"
+        tally.note(finding, parents, node)
+    summary = f"{prop.unit}: {len(order):,} of {len(graph.watches):,}"
+    notes: tuple[str, ...] = ()
+    apart = len(graph.watches) - len(order)
+    if apart:
+        notes = (
+            f"{apart} configurations are reachable only through an unusable payload the SPEC "
+            "takes (see P1); they wait for a terminal fact, and L2 judges them",
+        )
+    return tally.verdict(prop, summary=summary, notes=notes)
+
+
+def _completed_canceled(watch: Watch) -> bool:
+    return watch.mode is Mode.COMPLETE and Seen.SUCCEEDED not in watch.seen
+
+
+def cancellation(prop: Property, graph: Graph) -> Verdict:
+    """L2: a terminal fact, then acknowledgements alone, reach a CANCELED completion."""
+    canceled = [_completed_canceled(watch) for watch in graph.watches]
+    can_cancel = _backward(graph, canceled, Tag.ACKNOWLEDGEMENT)
+    tally = Tally()
+    for node, edges in enumerate(graph.edges):
+        if canceled[node]:
+            continue
+        stuck = [
+            edge
+            for edge, target, tags in edges
+            if tags & Tag.TERMINAL and not (target >= 0 and can_cancel[target])
+        ]
+        if stuck:
+            finding = f"after {stuck[0].call} no acknowledgements lead to a CANCELED completion"
+            tally.note(finding, graph.parents, node, stuck[0])
+        else:
+            tally.note(None, graph.parents, node)
+    return tally.verdict(prop)
+
+
+def _backward(graph: Graph, targets: list[bool], tag: Tag) -> list[bool]:
+    """Which configurations reach a target along edges carrying `tag`."""
+    incoming: list[list[int]] = [[] for _ in graph.watches]
+    for source, edges in enumerate(graph.edges):
+        for _edge, target, tags in edges:
+            if tags & tag and target >= 0 and target != source:
+                incoming[target].append(source)
+    reached = list(targets)
+    queue = deque(node for node, hit in enumerate(targets) if hit)
+    while queue:
+        for source in incoming[queue.popleft()]:
+            if not reached[source]:
+                reached[source] = True
+                queue.append(source)
+    return reached
+
+
+def _usable_reach(graph: Graph) -> tuple[list[int], list[tuple[int, TraceStep] | None]]:
+    """Configurations reachable without accepted unusable payloads, breadth-first."""
+    parents: list[tuple[int, TraceStep] | None] = [None] * len(graph.watches)
+    order = [0]
+    visited = {0}
+    for node in order:  # grows while it is walked: breadth-first
+        for edge, target, tags in graph.edges[node]:
+            if target >= 0 and target not in visited and not tags & Tag.UNUSABLE:
+                visited.add(target)
+                parents[target] = (node, edge)
+                order.append(target)
+    return order, parents
+
+
+# -- coverage ------------------------------------------------------------------------------
+
+
+def coverage(
+    prop: Property,
+    chart: CompiledChart,
+    covered_states: set[int],
+    covered_steps: set[tuple[int, int]],
+) -> Verdict:
+    """Coverage: every state was reached and every declared transition taken.
+
+    `covered_steps` holds the (state, event index) cells some accepted or refused call took.
+    """
+    states = range(len(chart.states))
+    dead = [f"state {chart.states[s]}" for s in states if s not in covered_states]
+    transitions = _transitions(chart).values()
+    unused: list[str] = []
+    for cells in transitions:
+        missed = [cell for cell in cells if (cell.source, cell.event.index) not in covered_steps]
+        if len(missed) == len(cells):
+            dead.append(_describe(chart, cells))
+        else:
+            unused += [f"{chart.states[cell.source]} {cell.event.value}" for cell in missed]
+    covered = len(transitions) - len(dead) + len(states) - len(covered_states)
+    summary = (
+        f"{len(covered_states)}/{len(states)} states, {covered}/{len(transitions)} transitions"
+    )
+    notes = []
+    if dead:
+        notes.append("dead: " + ", ".join(dead))
+    if unused:
+        notes.append(
+            "cells no run can reach, of transitions that other events take (an action "
+            "failing where every issued action was already acknowledged): " + ", ".join(unused)
+        )
+    checked = len(states) + len(transitions)
+    return Verdict(prop, checked, len(dead), None, summary, tuple(notes))
+
+
+def _transitions(chart: CompiledChart) -> dict[tuple[object, ...], list[Step]]:
+    """The transitions the chart declares, each with the table cells it fills.
+
+    One declared transition may carry several events (`terminated = action_failed = …`):
+    it fills one cell per event, all with the same behaviour, and is taken when any is.
+    """
+    transitions: dict[tuple[object, ...], list[Step]] = {}
+    for step in chart.steps():
+        if _declared(step):
+            behaviour = (step.source, step.target, step.refusal, step.checks, step.effects)
+            transitions.setdefault(behaviour, []).append(step)
+    return transitions
+
+
+def _declared(step: Step) -> bool:
+    """A step the chart states itself, as opposed to its event kind's default."""
+    if step.kind == "refused":
+        return step.event.kind is EventKind.FACT
+    # Not `step.kind == "moves"`: a hand-written ignored step that moves, issues or checks is
+    # of kind "ignored", yet the chart declared it.
+    return step.target != step.source or bool(step.effects) or bool(step.checks)
+
+
+def _describe(chart: CompiledChart, cells: Sequence[Step]) -> str:
+    step = cells[0]
+    source, target = chart.states[step.source], chart.states[step.target]
+    events = "|".join(cell.event.value for cell in cells)
+    if step.kind == "refused":
+        return f"{source} refuses {events}"
+    return f"{source} --{events}--> {target}"

@@ -1,0 +1,347 @@
+"""The safety monitors: they judge each call from what the environment saw, and nothing else.
+
+`observe` judges one call: the SPEC's answer to it (taken, dropped or refused, and with which
+error), the actions due in that call, and every action it issued.  It is pure, so the explorer
+calls it on every edge; `RunMonitor` and `judge_run` apply it along one linear run (a recorded
+trace, for instance).  Only L3 reads a coordinator record, the lifecycle, and only to compare
+it with what the environment saw; S6 needs the coordinator's configuration and is judged by
+the explorer.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Iterator, Sequence
+
+import attrs
+
+from handoff._lifecycle import NormalizedHandoffEvent, expected_normalized_handoff
+from handoff._messages import HandoffAction, HandoffFact, IssuedHandoffAction
+from handoff._review.environment import Call, CallKind, Rules
+from handoff._review.properties import Key
+from handoff._review.watch import (
+    CANCELS,
+    Answer,
+    Mode,
+    Refuse,
+    Seen,
+    Watch,
+    advance,
+    cleanup_step,
+    expected,
+    receive,
+    take,
+)
+from handoff._values import HandoffOrder
+
+__all__ = ["Finding", "Observation", "RunMonitor", "Violation", "judge_run", "observe"]
+
+_A = HandoffAction
+Finding = tuple[Key, str | None]
+"""A property and what broke it, or None when the property was checked and held."""
+
+
+@attrs.frozen
+class Observation:
+    """What the monitors made of one call."""
+
+    watch: Watch
+    """What the environment has seen after the call."""
+    findings: tuple[Finding, ...]
+    answer: Answer | Refuse
+    """How the SPEC answers the call."""
+    deferred: bool = False
+    """An unusable payload taken because it cannot be judged yet (the documented exception)."""
+
+
+def observe(
+    rules: Rules,
+    watch: Watch,
+    call: Call,
+    issued: Sequence[IssuedHandoffAction] = (),
+    error: BaseException | None = None,
+    lifecycle: Sequence[NormalizedHandoffEvent] | None = None,
+) -> Observation:
+    """Judge `call`, which issued `issued` or raised `error`; `lifecycle` is the recorded one."""
+    answer = expected(rules, watch, call)
+    findings = list(_answer(call, watch, answer, issued, error))
+    if error is not None:
+        return Observation(watch, tuple(findings), answer)
+    if watch.mode is Mode.COMPLETE:
+        findings.append((Key.ONE_COMPLETE, None))
+    after = take(watch, call) if answer is Answer.TAKE else watch
+    if answer is Answer.TAKE:
+        findings.append(_prompt(rules.order, after, call, issued))
+    for item in issued:
+        findings += _action(rules.order, after, call, item)
+        if isinstance(item.action, _A.Complete):
+            findings += _completion(rules.order, after, lifecycle)
+        after = receive(after, item.id.value, item.action)
+    deferred = answer is Answer.TAKE and not call.usable and call.fact is not None
+    return Observation(after, tuple(findings), answer, deferred)
+
+
+# -- the SPEC's answer (R1, R2, P1) --------------------------------------------------------
+
+_PAYLOAD_FACTS = (HandoffFact.SourceHeld, HandoffFact.DestinationReserved)
+
+
+def _answer(
+    call: Call,
+    watch: Watch,
+    answer: Answer | Refuse,
+    issued: Sequence[IssuedHandoffAction],
+    error: BaseException | None,
+) -> Iterator[Finding]:
+    key = Key.OUTCOMES if call.kind is CallKind.OUTCOME else Key.FACTS
+    if isinstance(answer, Refuse):
+        if answer.payload:
+            yield key, None
+            key = Key.PAYLOADS
+        yield key, _refusal(call, answer, issued, error)
+        return
+    judged = isinstance(call.fact, _PAYLOAD_FACTS) and watch.mode is Mode.ACTIVE
+    if answer is Answer.TAKE and judged:
+        yield Key.PAYLOADS, None
+    if error is not None:
+        yield key, f"{call} was refused ({_error(error)}); the SPEC {answer.value}s it"
+    elif answer is Answer.DROP and issued:
+        yield key, f"{call} issued {_kinds(issued)}; the SPEC drops it"
+    elif answer is Answer.TAKE and call.fact is not None and not issued:
+        yield key, f"{call} was silently dropped; the SPEC takes it and issues an action"
+    else:
+        yield key, None
+
+
+def _refusal(
+    call: Call, answer: Refuse, issued: Sequence[IssuedHandoffAction], error: BaseException | None
+) -> str | None:
+    wanted = f"{answer.error.__name__} '{answer.phrase}'"
+    if error is None:
+        did = "was taken" if issued else "was silently dropped"
+        return f"{call} {did}; the SPEC refuses it with {wanted}"
+    if not isinstance(error, answer.error) or answer.phrase not in str(error):
+        return f"{call} was refused with {_error(error)}; the SPEC refuses it with {wanted}"
+    return None
+
+
+# -- promptness (Q1) -----------------------------------------------------------------------
+
+
+def _prompt(
+    order: HandoffOrder, after: Watch, call: Call, issued: Sequence[IssuedHandoffAction]
+) -> Finding:
+    kinds = [type(item.action) for item in issued]
+    if after.mode is Mode.CLEANING_UP:
+        due = list(cleanup_step(after))
+        got = [kind for kind in kinds if kind in CANCELS or kind is _A.Complete]
+        if got != due:
+            return Key.PROMPT, (
+                f"after {call} the SPEC's cleanup step issues {_names(due)} in that call; "
+                f"the chart issued {_names(kinds)}"
+            )
+    elif after.mode is Mode.ACTIVE:
+        action = advance(order, after)
+        if action is not None and action not in kinds:
+            return Key.PROMPT, (
+                f"after {call} the SPEC issues {action.__name__} in that call; "
+                f"the chart issued {_names(kinds)}"
+            )
+    return Key.PROMPT, None
+
+
+# -- each issued action (S1, S2, S3, S4, S7, S8) -------------------------------------------
+
+_NEEDS: dict[type[HandoffAction], tuple[Key, tuple[tuple[Seen, str], ...]]] = {
+    _A.ActivateDestination: (
+        Key.ACTIVATE_AFTER_TRANSFER,
+        ((Seen.TRANSFERRED, "a scheduled transfer was reported done"),),
+    ),
+    _A.ReleaseSource: (
+        Key.RELEASE_AFTER_ACTIVATION,
+        ((Seen.ACTIVATED, "ActivateDestination was acknowledged APPLIED"),),
+    ),
+    _A.StartTransfer: (
+        Key.TRANSFER_WHEN_READY,
+        (
+            (Seen.SOURCE_HELD, "the source was held"),
+            (Seen.RESERVED, "the destination was reserved"),
+        ),
+    ),
+}
+"""The property guarding an action, and what the environment must have established first."""
+
+_FORWARD = (
+    _A.SubmitPrefill,
+    _A.ReserveDestination,
+    _A.StartTransfer,
+    _A.ActivateDestination,
+    _A.ReleaseSource,
+)
+
+
+def _action(
+    order: HandoffOrder, watch: Watch, call: Call, item: IssuedHandoffAction
+) -> Iterator[Finding]:
+    action = item.action
+    name = type(action).__name__
+    ok = item.id.value == watch.next_id
+    yield Key.IDS, None if ok else f"{name} got id {item.id.value}, expected {watch.next_id}"
+    if isinstance(action, _A.Complete):
+        yield Key.ONE_COMPLETE, None
+    if watch.mode is Mode.COMPLETE:
+        yield Key.ONE_COMPLETE, f"{name} issued after the handoff completed"
+    if type(action) in _NEEDS:
+        yield _prerequisite(watch, action)
+    if not isinstance(action, _A.Complete):
+        yield Key.EACH_ACTION, _misplaced(order, watch, call, type(action))
+
+
+def _prerequisite(watch: Watch, action: HandoffAction) -> Finding:
+    key, needs = _NEEDS[type(action)]
+    absent = [words for sign, words in needs if sign not in watch.seen]
+    if absent:
+        return key, f"{type(action).__name__} issued before {' and '.join(absent)}"
+    if isinstance(action, _A.StartTransfer) and not 0 <= action.delay_ms < math.inf:
+        return key, f"StartTransfer issued with a delay of {action.delay_ms} ms"
+    return key, None
+
+
+def _misplaced(
+    order: HandoffOrder, watch: Watch, call: Call, kind: type[HandoffAction]
+) -> str | None:
+    """Why S8 forbids issuing `kind` now, or None."""
+    name = kind.__name__
+    if watch.ever(kind):
+        return f"a second {name} was issued"
+    if kind in _FORWARD and watch.mode is not Mode.ACTIVE:
+        return f"{name} issued in {watch.mode.value} mode"
+    first = _A.SubmitPrefill if order is HandoffOrder.SOURCE_FIRST else _A.ReserveDestination
+    if kind is first and call.kind is not CallKind.START:
+        return f"{name} issued by {call}; the order issues it from start()"
+    ready = Seen.SOURCE_HELD if first is _A.SubmitPrefill else Seen.RESERVED
+    second = kind in (_A.SubmitPrefill, _A.ReserveDestination) and kind is not first
+    if second and ready not in watch.seen:
+        fact = "SourceHeld" if ready is Seen.SOURCE_HELD else "DestinationReserved"
+        return f"{name} issued before {fact} was taken"
+    if kind in CANCELS:
+        return _cancel(watch, kind)
+    return None
+
+
+def _cancel(watch: Watch, kind: type[HandoffAction]) -> str | None:
+    name = kind.__name__
+    if watch.mode is not Mode.CLEANING_UP:
+        return f"{name} issued in {watch.mode.value} mode"
+    owner = "source" if kind is _A.CancelSource else "destination"
+    if owner not in watch.engaged():
+        return f"{name} issued for a {owner} that is not engaged (never asked for, or freed)"
+    return None
+
+
+def _completion(
+    order: HandoffOrder, watch: Watch, lifecycle: Sequence[NormalizedHandoffEvent] | None
+) -> Iterator[Finding]:
+    """S5 and L3 at a `Complete` received while the watch is `watch`."""
+    if watch.mode is Mode.COMPLETE:
+        return
+    success = watch.mode is Mode.ACTIVE
+    if success:
+        missing = [
+            words
+            for sign, words in (
+                (Seen.ACTIVATED, "ActivateDestination was never acknowledged APPLIED"),
+                (Seen.SOURCE_FREED, "ReleaseSource was never acknowledged done"),
+            )
+            if sign not in watch.seen
+        ]
+        yield Key.OWNERS_FREED, f"SUCCESS completion, yet {'; '.join(missing)}" if missing else None
+    else:
+        leaked = watch.engaged()
+        yield Key.OWNERS_FREED, _leak(leaked) if leaked else None
+    if lifecycle is not None:
+        yield Key.LIFECYCLE, _lifecycle(order, watch, tuple(lifecycle), success)
+
+
+def _leak(owners: list[str]) -> str:
+    words = {
+        "source": "the SubmitPrefill was never released or canceled (KV leaked)",
+        "destination": "the ReserveDestination was never canceled (slot leaked)",
+    }
+    return "CANCELED completion, yet " + "; ".join(words[owner] for owner in owners)
+
+
+def _lifecycle(
+    order: HandoffOrder,
+    watch: Watch,
+    recorded: tuple[NormalizedHandoffEvent, ...],
+    success: bool,
+) -> str | None:
+    wanted = (*watch.lifecycle, NormalizedHandoffEvent.COMPLETED) if success else watch.lifecycle
+    if recorded != wanted:
+        return f"lifecycle {_events(recorded)}, the calls taken record {_events(wanted)}"
+    if success and recorded != expected_normalized_handoff(order):
+        normal = expected_normalized_handoff(order)
+        return f"SUCCESS with lifecycle {_events(recorded)}, expected {_events(normal)}"
+    return None
+
+
+# -- one linear run ------------------------------------------------------------------------
+
+
+@attrs.frozen
+class Violation:
+    """A property broken by the call at `index` of a run."""
+
+    index: int
+    key: Key
+    finding: str
+
+
+class RunMonitor:
+    """The safety monitors along one run: feed it each call and what the call did."""
+
+    def __init__(self, rules: Rules) -> None:
+        self.rules = rules
+        self.watch = Watch()
+        self.calls = 0
+
+    def observe(
+        self,
+        call: Call,
+        issued: Sequence[IssuedHandoffAction] = (),
+        error: BaseException | None = None,
+        lifecycle: Sequence[NormalizedHandoffEvent] | None = None,
+    ) -> list[Violation]:
+        """Judge the next call of the run; returns what it broke."""
+        seen = observe(self.rules, self.watch, call, issued, error, lifecycle)
+        self.watch = seen.watch
+        index, self.calls = self.calls, self.calls + 1
+        return [Violation(index, key, text) for key, text in seen.findings if text is not None]
+
+
+def judge_run(
+    rules: Rules,
+    steps: Iterable[tuple[Call, Sequence[IssuedHandoffAction], BaseException | None]],
+) -> list[Violation]:
+    """Every safety violation along a run of (call, actions issued, error raised)."""
+    monitor = RunMonitor(rules)
+    return [
+        found for call, issued, error in steps for found in monitor.observe(call, issued, error)
+    ]
+
+
+def _error(error: BaseException) -> str:
+    return f"{type(error).__name__}: {error}"
+
+
+def _kinds(issued: Sequence[IssuedHandoffAction]) -> str:
+    return _names([type(item.action) for item in issued])
+
+
+def _names(kinds: Sequence[type[HandoffAction]]) -> str:
+    return "[" + ", ".join(kind.__name__ for kind in kinds) + "]"
+
+
+def _events(lifecycle: Sequence[NormalizedHandoffEvent]) -> str:
+    return "[" + ", ".join(event.value for event in lifecycle) + "]"

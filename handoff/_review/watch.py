@@ -1,0 +1,371 @@
+"""What the environment has seen of a run, and what SPEC.md says must happen next.
+
+A `Watch` is built only from the environment's own calls, the actions it received and
+whether each call raised: never from a coordinator's records, so a broken chart cannot
+vouch for itself.  It follows SPEC.md §4 as the environment can tell it: a call the SPEC
+takes updates the watch, a call the SPEC drops or refuses leaves it as it was.  `expected`
+says how the SPEC answers a call; `advance` and `cleanup_step` say which actions are due.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+
+import attrs
+
+from handoff._errors import (
+    CleanupActionFailedError,
+    ConflictingOutcomeError,
+    ForeignFactError,
+    HandoffError,
+    InvalidOutcomeError,
+    InvalidTransferTimingError,
+    OutOfOrderFactError,
+    UnknownActionError,
+)
+from handoff._lifecycle import NormalizedHandoffEvent
+from handoff._messages import HandoffAction, HandoffFact
+from handoff._review.environment import Call, CallKind, Rules
+from handoff._timing import HandoffTransferTiming
+from handoff._values import HandoffActionOutcome, HandoffOrder, OutcomeKind
+
+__all__ = [
+    "CANCELS",
+    "Answer",
+    "Mode",
+    "Refuse",
+    "Seen",
+    "Watch",
+    "advance",
+    "cleanup_step",
+    "expected",
+    "fits",
+    "receive",
+    "take",
+]
+
+_A = HandoffAction
+_E = NormalizedHandoffEvent
+_DONE = (OutcomeKind.APPLIED, OutcomeKind.NOOP)
+CANCELS = (_A.CancelSource, _A.CancelDestination)
+
+
+class Mode(enum.Enum):
+    """SPEC.md §4's modes, as the environment tells them from what it saw."""
+
+    ACTIVE = "active"
+    CLEANING_UP = "cleaning up"
+    COMPLETE = "complete"
+
+
+class Seen(enum.Flag):
+    """What the environment has established by calls the SPEC takes."""
+
+    NOTHING = 0
+    STARTED = enum.auto()
+    SUBMITTED = enum.auto()
+    SOURCE_HELD = enum.auto()
+    ACCEPTED = enum.auto()
+    RESERVED = enum.auto()
+    SCHEDULED = enum.auto()
+    TRANSFERRED = enum.auto()
+    ACTIVATED = enum.auto()
+    SOURCE_FREED = enum.auto()
+    """`ReleaseSource` or `CancelSource` acknowledged `APPLIED` or `NOOP`."""
+    DESTINATION_FREED = enum.auto()
+    """`CancelDestination` acknowledged `APPLIED` or `NOOP`."""
+    SUCCEEDED = enum.auto()
+    """The latest completion was a SUCCESS."""
+
+
+@attrs.frozen(cache_hash=True)
+class Watch:
+    """The environment's own record of a run: enough to judge every call and issued action."""
+
+    mode: Mode = Mode.ACTIVE
+    seen: Seen = Seen.NOTHING
+    issued: tuple[tuple[int, type[HandoffAction]], ...] = ()
+    """Every action received, as (id, kind), in the order received."""
+    journal: tuple[int, ...] = ()
+    """Ids issued since the last completion (`Complete` aside): those the SPEC journals."""
+    recorded: tuple[tuple[int, HandoffActionOutcome], ...] = ()
+    """Outcomes the SPEC recorded since the last completion."""
+    timing: HandoffTransferTiming | None = None
+    tokens: int | None = None
+    lifecycle: tuple[NormalizedHandoffEvent, ...] = ()
+    """The lifecycle the SPEC records for the calls taken so far."""
+
+    @property
+    def next_id(self) -> int:
+        """The id the next issued action must carry."""
+        return self.issued[-1][0] + 1 if self.issued else 0
+
+    def ever(self, kind: type[HandoffAction]) -> bool:
+        """Whether an action of `kind` was received in this run."""
+        return any(action is kind for _, action in self.issued)
+
+    def action(self, action_id: int) -> type[HandoffAction] | None:
+        """The kind of action received under `action_id`, if any."""
+        return next((kind for known, kind in self.issued if known == action_id), None)
+
+    def outcome(self, action_id: int) -> HandoffActionOutcome | None:
+        """The outcome recorded for `action_id`, if any."""
+        return next((outcome for known, outcome in self.recorded if known == action_id), None)
+
+    def engaged(self) -> list[str]:
+        """The owners engaged and not yet freed: SPEC's cleanup still owes them a cancel."""
+        owners = []
+        if self.ever(_A.SubmitPrefill) and Seen.SOURCE_FREED not in self.seen:
+            owners.append("source")
+        if self.ever(_A.ReserveDestination) and Seen.DESTINATION_FREED not in self.seen:
+            owners.append("destination")
+        return owners
+
+
+@attrs.frozen
+class Refuse:
+    """The SPEC refuses the call with an error of class `error` whose message has `phrase`."""
+
+    error: type[HandoffError]
+    phrase: str
+    payload: bool = False
+    """The refusal judges the payload (payload discipline) rather than the order of calls."""
+
+
+class Answer(enum.Enum):
+    """How the SPEC answers a call it does not refuse."""
+
+    TAKE = "take"
+    DROP = "drop"
+    """Returns `[]` and changes nothing."""
+
+
+def expected(rules: Rules, watch: Watch, call: Call) -> Answer | Refuse:
+    """How SPEC.md §4 answers `call` in the configuration the environment saw as `watch`."""
+    if call.kind is CallKind.START:
+        started = Seen.STARTED in watch.seen
+        return Answer.TAKE if watch.mode is Mode.ACTIVE and not started else Answer.DROP
+    if call.fact is not None:
+        return _fact_answer(rules, watch, call.fact)
+    assert call.action_id is not None
+    assert call.outcome is not None
+    return _outcome_answer(watch, call.action_id.value, call.outcome)
+
+
+_ORDERED = {
+    HandoffFact.SourceHeld: (
+        Seen.SOURCE_HELD,
+        Seen.SUBMITTED,
+        "source held before prefill submission was acknowledged",
+    ),
+    HandoffFact.DestinationReserved: (
+        Seen.RESERVED,
+        Seen.ACCEPTED,
+        "destination reserved before ownership was accepted",
+    ),
+    HandoffFact.TransferCompleted: (
+        Seen.TRANSFERRED,
+        Seen.SCHEDULED,
+        "transfer completed before it was scheduled",
+    ),
+}
+"""Per fact: what taking it establishes, what must come first, and the refusal's phrase."""
+
+
+def _fact_answer(rules: Rules, watch: Watch, fact: HandoffFact) -> Answer | Refuse:
+    if fact.handoff_id != rules.handoff_id:
+        return Refuse(ForeignFactError, "fact belongs to a different handoff")
+    terminal = type(fact) not in _ORDERED
+    if watch.mode is Mode.COMPLETE:
+        reopens = terminal and Seen.SUCCEEDED in watch.seen
+        return Answer.TAKE if reopens else Answer.DROP
+    if watch.mode is Mode.CLEANING_UP:
+        return Answer.DROP
+    if terminal:
+        return Answer.TAKE
+    established, needed, phrase = _ORDERED[type(fact)]
+    if established in watch.seen:
+        return Answer.DROP
+    if needed not in watch.seen:
+        return Refuse(OutOfOrderFactError, phrase)
+    return _payload_answer(rules, watch, fact)
+
+
+def _payload_answer(rules: Rules, watch: Watch, fact: HandoffFact) -> Answer | Refuse:
+    """SPEC: `validate_transfer_timing`, then the delay of a transfer this fact makes due."""
+    timing, tokens = watch.timing, watch.tokens
+    if isinstance(fact, HandoffFact.SourceHeld):
+        timing = fact.transfer_timing
+        bandwidth = timing.bandwidth_gb_s
+        if bandwidth is not None and not (math.isfinite(bandwidth) and bandwidth >= 0):
+            return Refuse(InvalidTransferTimingError, "invalid handoff transfer bandwidth", True)
+        if not _usable_delay(timing.full_prompt_delay_ms()):
+            return Refuse(InvalidTransferTimingError, "invalid handoff transfer delay", True)
+    elif isinstance(fact, HandoffFact.DestinationReserved):
+        tokens = fact.transferable_prompt_tokens
+    if timing is None or tokens is None:
+        return Answer.TAKE
+    delay = timing.delay_ms(tokens)
+    delay = rules.fallback_transfer_delay_ms if delay is None else delay
+    if not _usable_delay(delay):
+        return Refuse(InvalidTransferTimingError, "invalid handoff transfer delay", True)
+    return Answer.TAKE
+
+
+def _usable_delay(delay: float | None) -> bool:
+    return delay is None or (math.isfinite(delay) and delay >= 0)
+
+
+_FITTING: dict[type[HandoffAction], tuple[OutcomeKind, ...]] = {
+    _A.SubmitPrefill: (OutcomeKind.SUBMITTED,),
+    _A.ReserveDestination: (OutcomeKind.ACCEPTED,),
+    _A.StartTransfer: (OutcomeKind.SCHEDULED,),
+    _A.ActivateDestination: (OutcomeKind.APPLIED,),
+    _A.ReleaseSource: _DONE,
+    _A.CancelSource: _DONE,
+    _A.CancelDestination: _DONE,
+}
+"""SPEC.md §4 on_action_outcome step 5: the outcomes that fit each action."""
+
+
+def fits(action: type[HandoffAction] | None, outcome: HandoffActionOutcome) -> bool:
+    """Whether a cooperating environment would acknowledge `action` with `outcome`."""
+    return action is not None and outcome.kind in _FITTING.get(action, ())
+
+
+def _outcome_answer(watch: Watch, action_id: int, outcome: HandoffActionOutcome) -> Answer | Refuse:
+    if watch.mode is Mode.COMPLETE:
+        return Answer.DROP
+    if action_id not in watch.journal:
+        return Refuse(UnknownActionError, f"unknown handoff action {action_id}")
+    previous = watch.outcome(action_id)
+    if previous is not None:
+        if previous == outcome:
+            return Answer.DROP
+        return Refuse(
+            ConflictingOutcomeError, f"conflicting outcome for handoff action {action_id}"
+        )
+    action = watch.action(action_id)
+    if outcome.kind is OutcomeKind.FAILED:
+        if action in CANCELS:
+            return Refuse(CleanupActionFailedError, f"handoff cleanup action {action_id} failed")
+        return Answer.TAKE
+    if not fits(action, outcome):
+        return Refuse(InvalidOutcomeError, f"invalid handoff action outcome {outcome}")
+    return Answer.TAKE
+
+
+# -- taking a call -------------------------------------------------------------------------
+
+_FACT_LIFECYCLE = {
+    HandoffFact.SourceHeld: _E.SOURCE_HELD,
+    HandoffFact.DestinationReserved: _E.DESTINATION_RESERVED,
+}
+_ACK_SIGNS: dict[type[HandoffAction], tuple[Seen, NormalizedHandoffEvent | None]] = {
+    _A.SubmitPrefill: (Seen.SUBMITTED, None),
+    _A.ReserveDestination: (Seen.ACCEPTED, _E.DESTINATION_ACCEPTED),
+    _A.StartTransfer: (Seen.SCHEDULED, None),
+    _A.ActivateDestination: (Seen.ACTIVATED, _E.DESTINATION_ACTIVATED),
+    _A.ReleaseSource: (Seen.SOURCE_FREED, _E.SOURCE_RELEASED),
+    _A.CancelSource: (Seen.SOURCE_FREED, None),
+    _A.CancelDestination: (Seen.DESTINATION_FREED, None),
+}
+"""What a fitting acknowledgement establishes, and the lifecycle event the SPEC records."""
+
+
+def take(watch: Watch, call: Call) -> Watch:
+    """The watch after the SPEC takes `call` (before the actions it issued are received)."""
+    if call.fact is not None:
+        return _take_fact(watch, call.fact)
+    if call.kind is CallKind.START:
+        return attrs.evolve(watch, seen=watch.seen | Seen.STARTED)
+    assert call.action_id is not None
+    assert call.outcome is not None
+    action_id, outcome = call.action_id.value, call.outcome
+    watch = attrs.evolve(watch, recorded=(*watch.recorded, (action_id, outcome)))
+    if outcome.kind is OutcomeKind.FAILED:
+        return attrs.evolve(watch, mode=_cleanup_mode(watch))
+    action = watch.action(action_id)
+    assert action is not None
+    sign, event = _ACK_SIGNS[action]
+    lifecycle = watch.lifecycle if event is None else (*watch.lifecycle, event)
+    return attrs.evolve(watch, seen=watch.seen | sign, lifecycle=lifecycle)
+
+
+def _take_fact(watch: Watch, fact: HandoffFact) -> Watch:
+    if type(fact) not in _ORDERED:  # a terminal fact: cleanup begins, or reopens a success
+        if watch.mode is Mode.COMPLETE:
+            return attrs.evolve(watch, mode=Mode.CLEANING_UP, journal=(), recorded=())
+        return attrs.evolve(watch, mode=_cleanup_mode(watch))
+    if isinstance(fact, HandoffFact.SourceHeld):
+        watch = attrs.evolve(watch, timing=fact.transfer_timing)
+    elif isinstance(fact, HandoffFact.DestinationReserved):
+        watch = attrs.evolve(watch, tokens=fact.transferable_prompt_tokens)
+    sign = _ORDERED[type(fact)][0]
+    event = _FACT_LIFECYCLE.get(type(fact))
+    lifecycle = watch.lifecycle if event is None else (*watch.lifecycle, event)
+    return attrs.evolve(watch, seen=watch.seen | sign, lifecycle=lifecycle)
+
+
+def _cleanup_mode(watch: Watch) -> Mode:
+    return Mode.CLEANING_UP if watch.mode is Mode.ACTIVE else watch.mode
+
+
+def receive(watch: Watch, action_id: int, action: HandoffAction) -> Watch:
+    """The watch after receiving `action` under `action_id`."""
+    issued = (*watch.issued, (action_id, type(action)))
+    if not isinstance(action, _A.Complete):
+        return attrs.evolve(watch, issued=issued, journal=(*watch.journal, action_id))
+    success = watch.mode is Mode.ACTIVE
+    seen = watch.seen | Seen.SUCCEEDED if success else watch.seen & ~Seen.SUCCEEDED
+    lifecycle = (*watch.lifecycle, _E.COMPLETED) if success else watch.lifecycle
+    return attrs.evolve(
+        watch,
+        mode=Mode.COMPLETE,
+        seen=seen,
+        issued=issued,
+        journal=(),
+        recorded=(),
+        lifecycle=lifecycle,
+    )
+
+
+# -- what is due ---------------------------------------------------------------------------
+
+
+def advance(order: HandoffOrder, watch: Watch) -> type[HandoffAction] | None:
+    """SPEC.md §4 `advance` (with `start()`'s first action): the action due in active mode."""
+    seen = watch.seen
+    first = _A.SubmitPrefill if order is HandoffOrder.SOURCE_FIRST else _A.ReserveDestination
+    second = _A.ReserveDestination if first is _A.SubmitPrefill else _A.SubmitPrefill
+    ready = Seen.SOURCE_HELD if first is _A.SubmitPrefill else Seen.RESERVED
+    rules: tuple[tuple[bool, type[HandoffAction]], ...] = (
+        (Seen.STARTED in seen, first),
+        (ready in seen, second),
+        ((Seen.SOURCE_HELD | Seen.RESERVED) in seen, _A.StartTransfer),
+        (Seen.TRANSFERRED in seen, _A.ActivateDestination),
+        (Seen.ACTIVATED in seen, _A.ReleaseSource),
+    )
+    for holds, action in rules:
+        if holds and not watch.ever(action):
+            return action
+    return _A.Complete if Seen.SOURCE_FREED in seen else None
+
+
+def cleanup_step(watch: Watch) -> tuple[type[HandoffAction], ...]:
+    """SPEC.md §4 cleanup step: the cancels still owed, in order, else `Complete` when done."""
+    owed: list[type[HandoffAction]] = []
+    engaged = watch.engaged()
+    if "source" in engaged and not watch.ever(_A.CancelSource):
+        owed.append(_A.CancelSource)
+    if "destination" in engaged and not _cancel_destination_issued(watch):
+        owed.append(_A.CancelDestination)
+    if not owed and not engaged:
+        return (_A.Complete,)
+    return tuple(owed)
+
+
+def _cancel_destination_issued(watch: Watch) -> bool:
+    """A `CancelDestination` is out for the current engagement (a reopen engages anew)."""
+    return any(watch.action(action_id) is _A.CancelDestination for action_id in watch.journal)

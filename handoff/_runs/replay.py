@@ -1,0 +1,170 @@
+"""Replaying a trace on a fresh coordinator: divergences from its expectations, monitors' verdicts.
+
+`replay` makes every call of a trace and compares each answer with what the trace expects;
+the first difference is the run's `Divergence`.  Monitors judge the run as it goes: a monitor
+factory is given the trace and returns a fresh `Monitor`, which sees every call with its
+`Answer` and may name a violation.  `record` fills in a trace's expectations from a replay.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Protocol
+
+import attrs
+
+from handoff._coordinator import HandoffCoordinatorCore
+from handoff._errors import HandoffError
+from handoff._messages import IssuedHandoffAction
+from handoff._runs.call import Call
+from handoff._runs.trace import Entry, Trace
+
+__all__ = [
+    "Answer",
+    "Divergence",
+    "Monitor",
+    "MonitorFactory",
+    "Replay",
+    "Violation",
+    "record",
+    "replay",
+]
+
+
+@attrs.frozen
+class Answer:
+    """What a call returned, or what it raised."""
+
+    issued: tuple[IssuedHandoffAction, ...] = ()
+    error: Exception | None = None
+
+    @classmethod
+    def of(cls, call: Call, coordinator: HandoffCoordinatorCore) -> Answer:
+        """Make `call` and keep its answer; any exception is kept, never raised."""
+        try:
+            return cls(tuple(call.send(coordinator)))
+        except Exception as error:  # a broken chart's crash is part of what replay reports
+            return cls(error=error)
+
+    def describe(self) -> str:
+        """The answer in words: the issued actions, the error, or the crash."""
+        if isinstance(self.error, HandoffError):
+            return f"error {str(self.error)!r}"
+        if self.error is not None:
+            return f"crash {type(self.error).__name__}: {self.error}"
+        return _actions(self.issued)
+
+
+class Monitor(Protocol):
+    """A judge of one run: sees each call and its answer, in order."""
+
+    def __call__(self, call: Call, answer: Answer) -> str | None:
+        """What this call broke, in words (naming the property), or None."""
+
+
+MonitorFactory = Callable[[Trace], Monitor]
+"""Makes a fresh monitor for one replayed run of the trace given."""
+
+
+@attrs.frozen
+class Divergence:
+    """Where a replay first answered differently from the trace."""
+
+    line: int
+    call: Call
+    chart_state: str
+    """The chart state before the call."""
+    expected: str
+    actual: str
+
+
+@attrs.frozen
+class Violation:
+    """A call a monitor judged as breaking its property."""
+
+    line: int
+    call: Call
+    chart_state: str
+    """The chart state before the call."""
+    message: str
+
+
+@attrs.frozen
+class Replay:
+    """The verdict of one replay."""
+
+    calls: int
+    divergence: Divergence | None
+    """The first call answered differently from the trace, if any."""
+    violations: tuple[Violation, ...]
+    """Each monitor's first violation, in the order they happened."""
+
+    @property
+    def ok(self) -> bool:
+        """No divergence and no violation."""
+        return self.divergence is None and not self.violations
+
+
+def replay(
+    trace: Trace,
+    monitors: Sequence[MonitorFactory] = (),
+    coordinator: HandoffCoordinatorCore | None = None,
+) -> Replay:
+    """Replay `trace` on `coordinator` (a fresh one for the trace by default), to the end.
+
+    Every call is made even after a divergence, so that the monitors judge the whole run.
+    """
+    coordinator = trace.coordinator() if coordinator is None else coordinator
+    judges = [make(trace) for make in monitors]
+    divergence: Divergence | None = None
+    violations: list[Violation] = []
+    for number, entry in enumerate(trace.entries, start=2):
+        line = entry.line or number
+        state = coordinator.chart_state
+        answer = Answer.of(entry.call, coordinator)
+        if divergence is None and _diverges(entry, answer):
+            divergence = Divergence(line, entry.call, state, _expected(entry), answer.describe())
+        for judge in list(judges):
+            message = judge(entry.call, answer)
+            if message is not None:
+                violations.append(Violation(line, entry.call, state, message))
+                judges.remove(judge)
+    return Replay(len(trace.entries), divergence, tuple(violations))
+
+
+def record(trace: Trace, coordinator: HandoffCoordinatorCore | None = None) -> Trace:
+    """`trace` with every call's expectation filled in from a fresh replay.
+
+    A call that raises something other than a `HandoffError` is not an answer a trace can
+    expect: it propagates.
+    """
+    coordinator = trace.coordinator() if coordinator is None else coordinator
+    entries = []
+    for entry in trace.entries:
+        try:
+            issued = tuple(entry.call.send(coordinator))
+        except HandoffError as error:
+            entries.append(Entry(entry.call, expect_error=str(error), line=entry.line))
+        else:
+            entries.append(Entry(entry.call, expect=issued, line=entry.line))
+    return attrs.evolve(trace, entries=tuple(entries))
+
+
+def _diverges(entry: Entry, answer: Answer) -> bool:
+    if entry.expect_error is not None:
+        return not isinstance(answer.error, HandoffError) or str(answer.error) != entry.expect_error
+    if answer.error is not None:
+        return True
+    return entry.expect is not None and answer.issued != entry.expect
+
+
+def _expected(entry: Entry) -> str:
+    if entry.expect_error is not None:
+        return f"error {entry.expect_error!r}"
+    if entry.expect is None:
+        return "no error"
+    return _actions(entry.expect)
+
+
+def _actions(actions: Sequence[IssuedHandoffAction]) -> str:
+    return "[" + ", ".join(f"#{item.id} {item.action!r}" for item in actions) + "]"

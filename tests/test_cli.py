@@ -1,0 +1,382 @@
+"""The command line: every bad invocation is one line on stderr, never a traceback.
+
+The table runs the real CLI (`python -m handoff`) in subprocesses, in parallel, inside a
+sandbox directory that holds a few fixtures; afterwards the sandbox must be unchanged.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from importlib import metadata
+from pathlib import Path
+
+import attrs
+import pytest
+
+from handoff import HandoffOrder, _cli
+from handoff.__main__ import main, parsers
+
+READ_ONLY = "/proc/self"  # not writable even by root
+HUGE = "9" * 5000  # past Python's limit on digits converted by int()
+
+
+@attrs.frozen
+class Bad:
+    argv: tuple[str, ...]
+    status: int
+    says: str
+    """A fragment the error line must contain."""
+
+
+def bad(line: str, status: int, says: str) -> Bad:
+    return Bad(tuple(line.split()), status, says)
+
+
+BAD = [
+    # the top level
+    Bad((), 2, "required: COMMAND"),
+    bad("nonsense", 2, "invalid choice: 'nonsense'"),
+    bad("--bogus", 2, "COMMAND"),
+    # demo
+    bad("demo --bogus", 2, "unrecognized arguments: --bogus"),
+    bad("demo extra", 2, "unrecognized arguments: extra"),
+    bad("demo --reopen=yes", 2, "--reopen: ignored explicit argument 'yes'"),
+    # simulate: counts
+    bad("simulate --bogus", 2, "unrecognized arguments: --bogus"),
+    bad("simulate --handoffs -1", 2, "--handoffs: must be at least 0, got -1"),
+    bad("simulate --handoffs abc", 2, "--handoffs: expected a whole number"),
+    bad("simulate --handoffs 1.5", 2, "--handoffs: expected a whole number"),
+    bad("simulate --handoffs", 2, "--handoffs: expected one argument"),
+    bad("simulate --handoffs 1e13", 2, "--handoffs: must be at most 1,000,000,000"),
+    bad(f"simulate --handoffs {HUGE}", 2, "--handoffs: expected a whole number"),
+    bad("simulate --concurrency 0", 2, "--concurrency: must be at least 1, got 0"),
+    bad("simulate --concurrency -5", 2, "--concurrency: must be at least 1"),
+    bad("simulate --concurrency 1e9", 2, "--concurrency: must be at most 1,000,000"),
+    bad("simulate --handoffs 1e9 --concurrency 1e9", 2, "2 GB"),
+    bad("simulate --seed 1.5", 2, "--seed: expected a whole number"),
+    bad("simulate --seed 1e999999999", 2, "--seed: expected a whole number"),
+    # simulate: the fault rate
+    bad("simulate --fault-rate 2", 2, "--fault-rate: expected a probability from 0 to 1"),
+    bad("simulate --fault-rate -0.1", 2, "--fault-rate: expected a probability"),
+    bad("simulate --fault-rate nan", 2, "got 'nan'"),
+    bad("simulate --fault-rate inf", 2, "got 'inf'"),
+    bad("simulate --fault-rate half", 2, "got 'half'"),
+    # simulate: orders and the failure directory
+    bad("simulate --order mixed", 2, "unknown order 'mixed': expected SourceFirst"),
+    bad("simulate --order both", 2, "or all"),
+    bad("simulate --record-failures afile.txt", 2, "afile.txt is not a directory"),
+    bad("simulate --record-failures afile.txt/sub", 2, "is a file"),
+    bad(f"simulate --record-failures {READ_ONLY}/fails", 2, "read-only"),
+    # review
+    bad("review --bogus", 2, "unrecognized arguments: --bogus"),
+    bad("review --order both", 2, "--order: unknown order 'both'"),
+    bad("review --order sideways", 2, "expected SourceFirst, DestinationFirst or all"),
+    bad("review --order", 2, "--order: expected one argument"),
+    bad("review --format yaml", 2, "--format: invalid choice: 'yaml'"),
+    bad("review --trace-out missing/t.jsonl", 2, "no directory missing; create it first"),
+    bad("review --trace-out afile.txt/t.jsonl", 2, "afile.txt is a file"),
+    # diagrams
+    bad("diagrams --bogus", 2, "unrecognized arguments: --bogus"),
+    bad("diagrams --out afile.txt", 2, "afile.txt is not a directory"),
+    bad("diagrams --out afile.txt/sub", 2, "is a file"),
+    bad(f"diagrams --out {READ_ONLY}/diagrams", 2, "--out: cannot write under"),
+    bad("diagrams --docs afile.txt", 2, "--docs: afile.txt is not a directory"),
+    bad("diagrams --docs baddocs --out out", 1, "lifecycle.md is not UTF-8 text"),
+    bad("diagrams --check --bogus", 2, "unrecognized arguments: --bogus"),
+    # replay
+    bad("replay", 2, "required: FILE"),
+    bad("replay missing.jsonl", 2, "no file missing.jsonl"),
+    bad("replay adir", 2, "adir is a directory, not a file"),
+]
+
+
+def _sandbox(root: Path) -> Path:
+    (root / "afile.txt").write_text("a file, not a directory\n")
+    (root / "adir").mkdir()
+    (root / "baddocs").mkdir()
+    (root / "baddocs" / "lifecycle.md").write_bytes(b"caf\xe9, in Latin-1\n")
+    return root
+
+
+def _tree(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+
+
+def _handoff(argv: tuple[str, ...], cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "handoff", *argv],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+@pytest.fixture(scope="module")
+def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return _sandbox(tmp_path_factory.mktemp("cli"))
+
+
+@pytest.fixture(scope="module")
+def results(sandbox: Path) -> dict[Bad, subprocess.CompletedProcess[str]]:
+    before = _tree(sandbox)
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        done = dict(zip(BAD, pool.map(lambda row: _handoff(row.argv, sandbox), BAD), strict=True))
+    assert _tree(sandbox) == before, "a refused invocation changed files"
+    assert sorted(p.name for p in sandbox.iterdir()) == ["adir", "afile.txt", "baddocs"]
+    return done
+
+
+def test_the_table_is_large_enough() -> None:
+    assert len(set(BAD)) == len(BAD) >= 40
+
+
+@pytest.mark.parametrize("row", BAD, ids=[" ".join(row.argv)[:60] or "(none)" for row in BAD])
+def test_a_bad_invocation_is_one_line(
+    row: Bad, results: dict[Bad, subprocess.CompletedProcess[str]]
+) -> None:
+    done = results[row]
+    assert "Traceback" not in done.stderr
+    assert done.stderr.count("\n") == 1, done.stderr
+    command = row.argv[0] if row.argv and not row.argv[0].startswith("-") else ""
+    prog = f"handoff {command}" if command in _COMMAND_NAMES else "handoff"
+    assert done.stderr.startswith(f"{prog}: error: "), done.stderr
+    assert row.says in done.stderr
+    assert done.returncode == row.status, done.stderr
+
+
+_COMMAND_NAMES = {"demo", "review", "diagrams", "simulate", "replay"}
+
+
+# -- interrupts and closed pipes ---------------------------------------------------------
+
+
+def test_a_closed_pipe_ends_the_command_quietly(tmp_path: Path) -> None:
+    with subprocess.Popen(
+        [sys.executable, "-m", "handoff", "demo"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=tmp_path,
+    ) as process:
+        assert process.stdout is not None
+        assert process.stderr is not None
+        process.stdout.close()  # the reader leaves before the demo has written anything
+        error = process.stderr.read()
+    assert error == b""
+    assert process.returncode == _cli.BROKEN_PIPE
+
+
+_READY_THEN_MAIN = (
+    "import sys; from handoff.__main__ import main; "
+    "print('ready', flush=True); sys.exit(main(sys.argv[1:]))"
+)
+
+
+def test_ctrl_c_prints_one_line_and_exits_130(tmp_path: Path) -> None:
+    argv = ["simulate", "--handoffs", "1e9", "--concurrency", "1000"]
+    with subprocess.Popen(
+        [sys.executable, "-c", _READY_THEN_MAIN, *argv],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=tmp_path,
+    ) as process:
+        assert process.stdout is not None
+        assert process.stderr is not None
+        assert process.stdout.readline() == "ready\n"
+        time.sleep(0.5)  # into the simulation, past building the parsers
+        process.send_signal(signal.SIGINT)
+        error = process.stderr.read()
+        process.wait(timeout=60)
+    assert error == "handoff simulate: error: interrupted\n"
+    assert process.returncode == 130
+
+
+def _failing(exception: BaseException) -> argparse.Namespace:
+    def run(_: argparse.Namespace) -> int:
+        raise exception
+
+    return argparse.Namespace(command="demo", run=run)
+
+
+def _parsers(
+    monkeypatch: pytest.MonkeyPatch, parsed: argparse.Namespace
+) -> Callable[[], tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]]:
+    top = _cli.Parser(prog="handoff")
+    monkeypatch.setattr(top, "parse_known_args", lambda argv: (parsed, []))
+    return lambda: (top, {"demo": _cli.Parser(prog="handoff demo")})
+
+
+@pytest.mark.parametrize(
+    ("exception", "status", "line"),
+    [
+        (KeyboardInterrupt(), 130, "handoff demo: error: interrupted"),
+        (
+            PermissionError(13, "Permission denied", "out/x.svg"),
+            1,
+            "handoff demo: error: out/x.svg: Permission denied; check the path and its permissions",
+        ),
+        (OSError("disk on fire"), 1, "handoff demo: error: disk on fire; check the path"),
+        (_cli.CommandError("the check failed"), 1, "handoff demo: error: the check failed"),
+        (_cli.UsageError("--x: bad"), 2, "handoff demo: error: --x: bad"),
+    ],
+)
+def test_failures_inside_a_command_become_one_line(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    exception: BaseException,
+    status: int,
+    line: str,
+) -> None:
+    assert _cli.run(_parsers(monkeypatch, _failing(exception)), []) == status
+    assert capsys.readouterr().err.startswith(line)
+
+
+def test_a_closed_pipe_in_process_returns_quietly(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert _cli.run(_parsers(monkeypatch, _failing(BrokenPipeError())), []) == 141
+    assert capsys.readouterr().err == ""
+
+
+# -- help and version --------------------------------------------------------------------
+
+
+def _command_parsers() -> Iterator[argparse.ArgumentParser]:
+    top, commands = parsers()
+    yield top
+    yield from commands.values()
+
+
+@pytest.mark.parametrize("parser", list(_command_parsers()), ids=lambda p: p.prog)
+def test_every_option_has_help_and_shows_its_default(parser: argparse.ArgumentParser) -> None:
+    text = parser.format_help()
+    for action in parser._actions:
+        if not action.option_strings or action.help == argparse.SUPPRESS:
+            continue
+        assert action.help, f"{parser.prog} {action.option_strings} has no help"
+        if not any(action.default is unset for unset in (None, False, argparse.SUPPRESS)):
+            assert f"(default: {action.default})" in " ".join(text.split()), action.dest
+
+
+def test_version_names_the_distribution(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        main(["--version"])
+    assert exit_.value.code == 0
+    assert capsys.readouterr().out == f"kv-handoff {metadata.version('kv-handoff')}\n"
+
+
+def test_version_from_a_source_tree(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def missing(name: str) -> str:
+        raise metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(metadata, "version", missing)
+    with pytest.raises(SystemExit):
+        main(["--version"])
+    assert capsys.readouterr().out.startswith("kv-handoff (not installed")
+
+
+def test_the_help_epilog_names_the_distribution(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    assert "Installed as kv-handoff." in capsys.readouterr().out
+
+
+# -- values ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "order"),
+    [
+        ("SourceFirst", HandoffOrder.SOURCE_FIRST),
+        ("SOURCE_FIRST", HandoffOrder.SOURCE_FIRST),
+        ("source-first", HandoffOrder.SOURCE_FIRST),
+        ("sourcefirst", HandoffOrder.SOURCE_FIRST),
+        ("DestinationFirst", HandoffOrder.DESTINATION_FIRST),
+        ("destination_first", HandoffOrder.DESTINATION_FIRST),
+        (" DESTINATION-FIRST ", HandoffOrder.DESTINATION_FIRST),
+    ],
+)
+def test_an_order_is_its_wire_value_or_its_enum_name(text: str, order: HandoffOrder) -> None:
+    assert _cli.parse_order(text) is order
+    assert _cli.orders(text) == (order,)
+
+
+def test_all_is_each_order_in_turn() -> None:
+    assert _cli.orders("all") == (HandoffOrder.SOURCE_FIRST, HandoffOrder.DESTINATION_FIRST)
+    assert _cli.orders("ALL") == tuple(HandoffOrder)
+    assert _cli.order_words(tuple(HandoffOrder)) == "all"
+    assert _cli.order_words((HandoffOrder.DESTINATION_FIRST,)) == "DestinationFirst"
+
+
+@pytest.mark.parametrize("text", ["both", "mixed", "", "source", "SourceFirst,DestinationFirst"])
+def test_other_words_for_an_order_are_refused(text: str) -> None:
+    with pytest.raises(ValueError, match="expected SourceFirst, DestinationFirst or all"):
+        _cli.parse_order(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "value"), [("0", 0), ("10_000", 10_000), ("1e4", 10_000), (" 7 ", 7), ("-3", -3)]
+)
+def test_whole_numbers_in_their_usual_spellings(text: str, value: int) -> None:
+    assert _cli.whole_number()(text) == value
+
+
+def test_the_limit_and_its_reason_are_named() -> None:
+    parse = _cli.whole_number(1, 10, " (ten is plenty)")
+    with pytest.raises(argparse.ArgumentTypeError, match=r"at most 10 \(ten is plenty\), got 11"):
+        parse("11")
+    assert parse("10") == 10
+
+
+@pytest.mark.parametrize(("text", "value"), [("0", 0.0), ("1", 1.0), ("0.25", 0.25)])
+def test_probabilities_include_their_ends(text: str, value: float) -> None:
+    assert _cli.probability(text) == value
+
+
+def test_a_read_only_file_is_refused_before_any_work(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    target = tmp_path / "report.md"
+    target.write_text("kept\n")
+    monkeypatch.setattr(os, "access", lambda path, mode: Path(path) != target)
+    with pytest.raises(argparse.ArgumentTypeError, match="the file is read-only"):
+        _cli.new_file(str(target))
+    assert _cli.new_file(str(tmp_path / "other.md")) == tmp_path / "other.md"
+
+
+def test_diagrams_refuse_a_read_only_out_before_rendering(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["diagrams", "--out", f"{READ_ONLY}/diagrams"]) == 2
+    error = capsys.readouterr().err
+    assert error.startswith("handoff diagrams: error: --out: cannot write under")
+    assert error.count("\n") == 1
+
+
+def test_the_output_directory_may_be_new(tmp_path: Path) -> None:
+    assert _cli.output_directory(str(tmp_path / "a" / "b")) == tmp_path / "a" / "b"
+
+
+@pytest.mark.parametrize("row", BAD, ids=[" ".join(row.argv)[:60] or "(none)" for row in BAD])
+def test_a_bad_invocation_in_process(
+    row: Bad,
+    sandbox: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.chdir(sandbox)
+    assert main(list(row.argv)) == row.status
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1
+    assert row.says in error

@@ -1,0 +1,66 @@
+"""The shipped charts' tables are generated into a committed module that runs without them."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from support import ORDERS
+
+from handoff._chart import CHARTS
+from handoff._table import (
+    GENERATED_HEADER,
+    GENERATED_TABLES,
+    compile_chart,
+    compiled,
+    decode,
+    generated_source,
+)
+
+
+def test_the_committed_module_is_fresh() -> None:
+    assert Path(GENERATED_TABLES).read_text(encoding="utf-8") == generated_source()
+
+
+def test_the_module_is_headed_as_generated_and_reproducible() -> None:
+    text = generated_source()
+    assert text.startswith(GENERATED_HEADER + "\n")
+    assert generated_source() == text
+
+
+@pytest.mark.parametrize("order", ORDERS, ids=lambda order: order.name)
+def test_the_generated_tables_equal_the_tables_compiled_from_the_charts(order) -> None:  # type: ignore[no-untyped-def]
+    assert compiled(order) == compile_chart(CHARTS[order])
+
+
+def test_a_malformed_row_is_refused() -> None:
+    from handoff._chart_tables import TABLES
+
+    name, complete, names, rows = TABLES["SourceFirst"]
+    short = (rows[0].rsplit(" | ", 1)[0], *rows[1:])
+    with pytest.raises(ValueError, match="zip"):
+        decode((name, complete, names, short), "SourceFirst")
+
+
+def test_running_the_shipped_orders_loads_no_chart_interpreter() -> None:
+    script = textwrap.dedent(
+        """
+        import sys
+        import handoff
+        from support import ORDERS, Runtime
+
+        for order in ORDERS:
+            runtime = Runtime(order).succeed()
+            assert runtime.coordinator.completion is handoff.HandoffCompletion.SUCCESS
+            assert runtime.coordinator.lifecycle == handoff.expected_normalized_handoff(order)
+        print(sorted(m for m in sys.modules if m in ("statemachine", "handoff._chart")))
+        """
+    )
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parent)}
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"

@@ -1,0 +1,232 @@
+"""The mutant suite: every broken chart is rejected by the property meant to catch it.
+
+Each mutant names its property and the shape of the shortest counterexample, worked out by
+hand from the broken rule (see `review_mutants`); controls change only cells no run reaches.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+
+import attrs
+import chart_mutation
+import pytest
+from review_mutants import CONTROLS, MUTANTS, Mutant
+
+from handoff import HandoffOrder
+from handoff._chart import CHARTS
+from handoff._coordinator import HandoffCoordinatorCore
+from handoff._review.environment import HANDOFF_ID, Call
+from handoff._review.explore import OrderReview
+from handoff._review.properties import PROPERTIES, Key, TraceStep
+from handoff._table import CompiledChart, compile_chart, compiled
+
+_CHART_MUTANTS = [m for m in MUTANTS if m.adapter is None]
+
+
+@pytest.fixture(scope="module")
+def reviews() -> dict[str, OrderReview]:
+    with pytest.MonkeyPatch.context() as patch:
+        return {m.name: m.review(patch) for m in (*MUTANTS, *CONTROLS)}
+
+
+def replay(chart: CompiledChart, calls: Sequence[Call]) -> tuple[TraceStep, ...]:
+    """Run `calls` on a fresh coordinator for `chart`, recording each call's effect."""
+    coordinator = HandoffCoordinatorCore.for_table(HANDOFF_ID, chart)
+    steps = []
+    for call in calls:
+        try:
+            issued, error = tuple(call.send(coordinator)), None
+        except Exception as raised:  # a crash is part of the story a counterexample tells
+            issued, error = (), f"{type(raised).__name__}: {raised}"
+        steps.append(TraceStep(call, coordinator.chart_state, issued, error))
+    return tuple(steps)
+
+
+def test_the_suite_has_at_least_two_mutants_per_property() -> None:
+    counts = Counter(mutant.caught_by for mutant in MUTANTS)
+    assert {prop.key.value: counts[prop.key.value] for prop in PROPERTIES if
+            counts[prop.key.value] < 2} == {}  # fmt: skip
+    assert len(MUTANTS) >= 30
+    assert len({mutant.name for mutant in (*MUTANTS, *CONTROLS)}) == len(MUTANTS) + len(CONTROLS)
+
+
+@pytest.mark.parametrize("mutant", MUTANTS, ids=lambda mutant: mutant.name)
+def test_each_mutant_is_rejected_by_the_expected_property(
+    reviews: dict[str, OrderReview], mutant: Mutant
+) -> None:
+    verdict = reviews[mutant.name].verdict(mutant.caught_by)
+    assert not verdict.holds
+    if mutant.last_call is None:
+        assert verdict.counterexample is None
+        assert any(mutant.says in note for note in verdict.notes), verdict.notes
+        return
+    example = verdict.counterexample
+    assert example is not None
+    assert mutant.says in example.finding
+    last = example.steps[-1]
+    assert last.call.label == mutant.last_call
+    assert (last.error is not None) == mutant.refused
+    issued = [type(item.action).__name__ for item in last.issued]
+    assert (mutant.last_issued in issued) if mutant.last_issued else issued == []
+    if mutant.calls is not None:
+        assert len(example.steps) == mutant.calls
+
+
+@pytest.mark.parametrize("mutant", _CHART_MUTANTS, ids=lambda mutant: mutant.name)
+def test_a_counterexample_replays_to_the_same_steps(
+    reviews: dict[str, OrderReview], mutant: Mutant
+) -> None:
+    example = reviews[mutant.name].verdict(mutant.caught_by).counterexample
+    if example is not None:
+        calls = [step.call for step in example.steps]
+        assert replay(mutant.compiled(), calls) == example.steps
+
+
+def test_a_counterexample_is_a_shortest_one(reviews: dict[str, OrderReview]) -> None:
+    # By hand: the slot leaks as soon as the destination was asked to reserve and a failure
+    # arrives; nothing shorter reaches a Complete with ReserveDestination issued.
+    example = reviews["NoDestinationCancel"].verdict("S5").counterexample
+    assert example is not None
+    assert [step.call.label for step in example.steps] == [
+        "start()",
+        "on_action_outcome(0, Submitted)",
+        "on_fact(SourceHeld(valid timing))",
+        "on_fact(Failed)",
+        "on_action_outcome(2, Applied)",
+    ]
+    assert [step.state for step in example.steps] == [
+        "prefill_submitting",
+        "prefill_running",
+        "destination_reserving",
+        "cancelling_source",
+        "canceled",
+    ]
+
+
+def test_a_run_that_grows_without_progress_is_cut_with_its_growth(
+    reviews: dict[str, OrderReview],
+) -> None:
+    # Each repeated SourceHeld appends to the lifecycle and issues nothing: the third one is
+    # cut, long before the exploration's guard.
+    result = reviews["HeldRecordedAgain"]
+    example = result.verdict(Key.BOUND).counterexample
+    assert example is not None
+    assert [step.call.label for step in example.steps[3:]] == [
+        "on_fact(SourceHeld(valid timing))"
+    ] * 3
+    assert result.configurations < 4_000
+
+
+def test_completing_twice_is_caught_and_cut(reviews: dict[str, OrderReview]) -> None:
+    example = reviews["CompleteTwice"].verdict("S4").counterexample
+    assert example is not None
+    assert [step.call.label for step in example.steps] == ["on_fact(Failed)"] * 2
+    bound = reviews["CompleteTwice"].verdict("Bound")
+    assert bound.counterexample is not None
+    assert "actions issued in one run (at most 9)" in bound.counterexample.finding
+
+
+def test_a_control_changing_only_unreachable_cells_passes(
+    reviews: dict[str, OrderReview],
+) -> None:
+    assert reviews["UnreachableFailureKept"].failures() == ()
+
+
+def test_a_control_with_an_unreachable_declared_transition_is_dead_code_only(
+    reviews: dict[str, OrderReview],
+) -> None:
+    result = reviews["UnreachableLeak"]
+    assert [verdict.prop.key for verdict in result.failures()] == [Key.COVERAGE]
+    notes = result.verdict(Key.COVERAGE).notes
+    assert "dead: transferring --action_failed--> canceled" in notes[0]
+
+
+@pytest.mark.parametrize("order", tuple(HandoffOrder))
+def test_a_mutant_without_broken_rules_is_its_real_chart(order: HandoffOrder) -> None:
+    # Mutants copy what they do not break from the real charts: the copy must be exact.
+    chart = CHARTS[order]
+    same = chart_mutation.mutant(chart, f"Same{chart.__name__}", "")
+    assert not {id(state) for state in same.states} & {id(state) for state in chart.states}
+    table, real = compile_chart(same), compiled(order)
+    assert table.name == f"Same{chart.__name__}"
+    assert attrs.evolve(table, name=real.name) == real
+
+
+@pytest.mark.parametrize("mutant", _CHART_MUTANTS, ids=lambda mutant: mutant.name)
+def test_each_mutant_really_differs_from_its_real_chart(mutant: Mutant) -> None:
+    assert mutant.compiled().rows != compiled(mutant.compiled().order).rows
+
+
+def _differing(mutant: Mutant) -> set[tuple[str, str]]:
+    broken = mutant.compiled()
+    real = compiled(broken.order)
+    assert broken.states == real.states
+    return {
+        (broken.states[a.source], a.event.value)
+        for a, b in zip(broken.steps(), real.steps(), strict=True)
+        if (a.target, a.refusal, a.ignored, a.checks, a.effects)
+        != (b.target, b.refusal, b.ignored, b.checks, b.effects)
+    }
+
+
+_T, _AF = "terminated", "action_failed"
+_SF_CLEANUP_BOTH = ("destination_reserving", "destination_accepted", "transfer_starting",
+                    "transferring", "activating", "releasing")  # fmt: skip
+
+# The cells each mutant breaks, and no others: restated parts of a broken event cannot drift.
+BROKEN_CELLS: dict[str, set[tuple[str, str]]] = {
+    "ActivateBeforeTransferCompleted": {
+        ("transferring", "transfer_completed"), ("transfer_starting", "transfer_scheduled")},
+    "ActivateOnUnscheduledTransfer": {("transfer_starting", "transfer_completed")},
+    "ReleaseBeforeActivation": {
+        ("transferring", "transfer_completed"), ("activating", "destination_activated")},
+    "ReleaseOnSchedule": {("transfer_starting", "transfer_scheduled")},
+    "TransferBeforeReservation": {("destination_reserving", "destination_reserved")},
+    "SourceHeldBeforeSubmission": {("prefill_submitting", "source_held")},
+    "CompleteTwice": {("canceled", _T)},
+    "CanceledReopens": {("canceled", _T)},
+    "NoDestinationCancel": {(s, e) for s in ("destination_reserving", "destination_accepted")
+                            for e in (_T, _AF)},
+    "NoSourceCancelMidTransfer": {("transferring", _T), ("transferring", _AF)},
+    "SuccessWithoutRelease": {("activating", "destination_activated")},
+    "ReservationRecordedAgain": {("prefill_submitting", "destination_reserved")},
+    "ReservationRecordedAgainMidTransfer": {("transfer_starting", "destination_reserved")},
+    "HeldRecordedAgain": {("destination_reserving", "source_held")},
+    "ActivateOnEveryReport": {("activating", "transfer_completed")},
+    "SubmitTwice": {("prefill_submitting", "prefill_submitted")},
+    "CancelSourceNeverSubmitted": {(s, e) for s in ("destination_reserving",
+                                   "destination_accepted") for e in (_T, _AF)},
+    "CancelDestinationNeverReserved": {(s, e) for s in ("prefill_submitting", "prefill_running")
+                                       for e in (_T, _AF)},
+    "DropsEarlySourceHeld": {("prefill_submitting", "source_held")},
+    "RefusesRepeatedTransferReport": {("activating", "transfer_completed")},
+    "AcceptsFailedCancel": {("cancelling_source", "cleanup_action_failed")},
+    "AcceptsMismatchedOutcome": {("prefill_submitting", "mismatched_outcome")},
+    "HeldWithoutTimingCheck": {("prefill_running", "source_held")},
+    "TransferWithoutTimingCheck": {("prefill_running", "source_held")},
+    "CancelsOutOfOrder": {(s, e) for s in _SF_CLEANUP_BOTH for e in (_T, _AF)},
+    "LateCancelComplete": {
+        ("cancelling_source", "source_canceled"), ("cancelling_source", "duplicate_outcome")},
+    "LateRelease": {("activating", "destination_activated"), ("releasing", "duplicate_outcome")},
+    "LostSourceCancel": {("cancelling_both", "source_canceled")},
+    "DestinationCancelNeverConfirmed": {("cancelling_destination", "destination_canceled")},
+    "NoReopenAfterSuccess": {("succeeded", _T)},
+    "IgnoresTerminalMidTransfer": {("transferring", _T)},
+    "HeldRecordedInCleanup": {("cancelling_source", "source_held")},
+    "EarlySuccess": {("activating", "destination_activated")},
+    "DeadTransition": {("idle", "prefill_submitted")},
+    "DeadScheduleInIdle": {("idle", "transfer_scheduled")},
+    "RefusesWithAnotherEventsPhrase": {("idle", "destination_reserved")},
+    "RefusesFittingAcknowledgement": {("destination_reserving", "ownership_accepted")},
+    "TimingCheckOnReservation": {("destination_accepted", "destination_reserved")},
+    "TransferWithoutDelayCheck": {("prefill_running", "source_held")},
+    "UnreachableFailureKept": {("prefill_running", _AF)},
+    "UnreachableLeak": {("transferring", _AF)},
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("mutant", [*_CHART_MUTANTS, *CONTROLS], ids=lambda mutant: mutant.name)
+def test_each_mutant_breaks_only_its_own_cells(mutant: Mutant) -> None:
+    assert _differing(mutant) == BROKEN_CELLS[mutant.name]
