@@ -24,6 +24,7 @@ from review_mutants import MUTANTS
 from handoff import HandoffOrder
 from handoff._review.explore import review
 from handoff._review.promela_properties import MIRRORED
+from handoff._review.spin import SpinUnavailableError
 from handoff._review.spin_cli import UNCONFIRMED, spin_review
 from handoff._table import CompiledChart, compiled
 
@@ -40,7 +41,10 @@ def check(name: str) -> tuple[str, bool, str]:
     chart = charts()[name]
     began = time.perf_counter()
     ours = {v.prop.key.value for v in review(chart).failures()}
-    theirs_review, found = spin_review(chart)
+    try:
+        theirs_review, found = spin_review(chart)
+    except SpinUnavailableError as error:
+        return name, False, f"{'ERROR':8} {name:38} {error}"
     theirs = {v.prop.key.value for v in theirs_review.failures()}
     unconfirmed = [
         v.prop.key.value

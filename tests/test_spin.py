@@ -235,3 +235,8 @@ def test_run_spin_can_keep_its_work_files(spin_installed: str, tmp_path: Path) -
     assert (tmp_path / "safety" / "pan").exists()
     assert found.trails == dict.fromkeys(MIRRORED)
     assert io.StringIO(found.version).read().startswith("Spin Version 6.5")
+
+
+def test_a_crashed_verifier_is_an_error(tmp_path: Path) -> None:
+    with pytest.raises(SpinUnavailableError, match=r"sh crashed \(signal 11\)"):
+        spin_module._run(["sh", "-c", "kill -11 $$"], tmp_path)

@@ -196,6 +196,8 @@ def _count(pattern: str, output: str) -> int:
 
 def _run(command: list[str], folder: Path) -> str:
     done = subprocess.run(command, cwd=folder, capture_output=True, text=True, check=False)
+    if done.returncode < 0:
+        raise SpinUnavailableError(f"{command[0]} crashed (signal {-done.returncode})")
     if done.returncode != 0 and command[0] == "spin":
         raise SpinUnavailableError(f"{' '.join(command)} failed: {done.stdout}{done.stderr}")
     return done.stdout
