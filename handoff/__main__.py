@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 from collections.abc import Sequence
 
 from handoff import _cli
 from handoff._docs import cli as diagrams
+from handoff._docs import explain
 from handoff._review import cli as review
 from handoff._review import promela
+from handoff._review.judge import SAFETY
 from handoff._runs import demo, replay_cli, simulate_cli
 
 # Each command module exposes `configure(parser)` and `run(args) -> int`, and imports its
@@ -23,6 +26,13 @@ _COMMANDS = (
     ("replay", replay_cli, "replay recorded traces against fresh coordinators"),
     ("export", promela, "write a chart and the review's world as a Promela model"),
 )
+
+# The runs wing cannot see the review, nor the review the diagrams: the command line, above
+# every wing, hands replay the review's monitors and the review the explain writer.
+_RUNS = {
+    "replay": functools.partial(replay_cli.run, monitors=SAFETY),
+    "review": functools.partial(review.run, explain=explain.write_explain),
+}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -44,7 +54,7 @@ def parsers() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParse
     commands: dict[str, argparse.ArgumentParser] = {}
     for name, module, summary in _COMMANDS:
         command = subparsers.add_parser(name, help=summary, description=summary)
-        command.set_defaults(run=module.run)
+        command.set_defaults(run=_RUNS.get(name, module.run))
         module.configure(command)
         commands[name] = command
     return top, commands

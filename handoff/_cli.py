@@ -17,9 +17,12 @@ import sys
 import textwrap
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from handoff._values import HandoffOrder
+
+if TYPE_CHECKING:
+    from handoff._chart_base import HandoffChart
 
 __all__ = [
     "ALL_ORDERS",
@@ -29,6 +32,7 @@ __all__ = [
     "Parser",
     "UsageError",
     "add_version",
+    "chart",
     "directory",
     "existing_file",
     "new_file",
@@ -268,6 +272,58 @@ ORDER_HELP = (
     "the enum names (SOURCE_FIRST, ...) are accepted too"
 )
 """How every command's `--order` help ends."""
+
+
+CHART_HELP = (
+    "a chart of your own, MODULE:CLASS (MODULE imported from the current directory or the "
+    "Python path); repeat for several; replaces --order"
+)
+"""How every command's `--chart` help reads."""
+
+
+def chart(text: str) -> type[HandoffChart]:
+    """An argparse type: `MODULE:CLASS`, a chart class imported from the current directory
+    or the Python path."""
+    module_name, colon, class_name = text.partition(":")
+    if not (colon and module_name.strip() and class_name.strip()):
+        raise argparse.ArgumentTypeError(
+            f"expected MODULE:CLASS, such as my_chart:MyChart, got {text!r}"
+        )
+    module = _import(module_name.strip())
+    found = module
+    for part in class_name.strip().split("."):
+        found = getattr(found, part, None)
+        if found is None:
+            raise argparse.ArgumentTypeError(f"module {module_name} has no {class_name}")
+    from handoff._chart_base import HandoffChart
+
+    if not (isinstance(found, type) and issubclass(found, HandoffChart) and found.states):
+        raise argparse.ArgumentTypeError(
+            f"{text} is not a chart: derive it from HandoffChart, SourceFirstChart or "
+            "DestinationFirstChart"
+        )
+    return found
+
+
+def _import(name: str) -> Any:
+    import importlib
+
+    # A user's chart module sits beside them, not in the package's environment.
+    here = os.getcwd()
+    if sys.path[:1] != [here]:
+        sys.path.insert(0, here)
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as error:
+        if error.name is not None and name.startswith(error.name):
+            raise argparse.ArgumentTypeError(
+                f"no module {name} in {here} or on the Python path"
+            ) from None
+        raise argparse.ArgumentTypeError(f"importing {name} failed: {error}") from None
+    except Exception as error:  # a user's module may raise anything
+        raise argparse.ArgumentTypeError(
+            f"importing {name} failed: {type(error).__name__}: {error}"
+        ) from None
 
 
 # -- paths a command will write ----------------------------------------------------------

@@ -24,7 +24,7 @@ from handoff._coordinator import HandoffCoordinatorCore
 from handoff._messages import IssuedHandoffAction
 from handoff._review.explore import OrderReview, review
 from handoff._table import CompiledChart, compile_chart
-from handoff._vocabulary import ChartEvent, Check, Refusal
+from handoff._vocabulary import ChartEvent, Check, Effect, Refusal
 
 __all__ = ["CONTROLS", "MUTANTS", "Mutant"]
 
@@ -60,7 +60,8 @@ class Mutant:
         with monkeypatch.context() as patch:
             if self.adapter is not None:
                 self.adapter(patch)
-            return review(self.compiled())
+            source = self.chart if isinstance(self.chart, type) else None
+            return review(self.compiled(), source=source)
 
 
 def _ids_skip(patch: pytest.MonkeyPatch) -> None:
@@ -228,6 +229,15 @@ MUTANTS = (
                ("prefill_running", _E.SOURCE_HELD): {"checks": (Check.TRANSFER_TIMING_IS_VALID,)}
            }), "Errors", "AssertionError: a transfer is issued only after its delay was checked",
            _HELD, refused=True, calls=5),
+    # Table: a compiled table that says something its chart does not.
+    Mutant("TableForgetsSourceCancel",
+           patched(SourceFirstChart, {
+               ("transferring", _E.ACTION_FAILED): {"effects": (Effect.CANCEL_DESTINATION,)}
+           }), "Table", "in transferring, action_failed: the table to 12, "
+           "ignored=False, checks=[], effects=['CANCEL_DESTINATION']"),
+    Mutant("TableIgnoresEarlyCancel",
+           patched(DestinationFirstChart, {("idle", _E.TERMINATED): {"ignored": True}}),
+           "Table", "in idle, terminated: the table to 13, ignored=True"),
 )  # fmt: skip
 
 CONTROLS = (

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from handoff import (
     HandoffAction,
@@ -136,7 +136,7 @@ class Runtime:
     def step(self) -> list[IssuedHandoffAction]:
         """Take the next step of the success path."""
         state = self.coordinator.chart_state
-        steps = {
+        steps: dict[str, Callable[[], list[IssuedHandoffAction]]] = {
             "idle": self.start,
             "prefill_submitting": lambda: self.ack(SUBMIT),
             "prefill_running": self.source_held,

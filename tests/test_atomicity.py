@@ -24,6 +24,7 @@ from handoff import (
     HandoffActionOutcome,
     HandoffError,
     HandoffFact,
+    HandoffOrder,
     HandoffTransferTiming,
     KvTransferTimingMode,
 )
@@ -87,7 +88,7 @@ def _finish(runtime: Runtime) -> list[object]:
 @pytest.mark.parametrize("order", ORDERS, ids=lambda order: order.name)
 @pytest.mark.parametrize("interpreted", [False, True], ids=["compiled", "interpreted"])
 @pytest.mark.parametrize("name", sorted(REJECTIONS))
-def test_a_rejected_call_changes_nothing(order, interpreted: bool, name: str) -> None:  # type: ignore[no-untyped-def]
+def test_a_rejected_call_changes_nothing(order: HandoffOrder, interpreted: bool, name: str) -> None:
     state, bad_call, error = REJECTIONS[name]
     runtime = Runtime(order, interpreted=interpreted).advance_to(state)
     twin = Runtime(order, interpreted=interpreted).advance_to(state)
@@ -101,7 +102,9 @@ def test_a_rejected_call_changes_nothing(order, interpreted: bool, name: str) ->
 
 @pytest.mark.parametrize("order", ORDERS, ids=lambda order: order.name)
 @pytest.mark.parametrize("interpreted", [False, True], ids=["compiled", "interpreted"])
-def test_an_overflowing_transfer_delay_changes_nothing(order, interpreted: bool) -> None:  # type: ignore[no-untyped-def]
+def test_an_overflowing_transfer_delay_changes_nothing(
+    order: HandoffOrder, interpreted: bool
+) -> None:
     runtime = Runtime(order, timing=OVERFLOWING, tokens=2**64 - 1, interpreted=interpreted)
     trigger = "destination_accepted" if order is SF else "prefill_running"
     runtime.advance_to(trigger)
@@ -120,7 +123,7 @@ def test_an_overflowing_transfer_delay_changes_nothing(order, interpreted: bool)
 
 
 @pytest.mark.parametrize("order", ORDERS, ids=lambda order: order.name)
-def test_a_failed_cleanup_action_changes_nothing(order) -> None:  # type: ignore[no-untyped-def]
+def test_a_failed_cleanup_action_changes_nothing(order: HandoffOrder) -> None:
     runtime = Runtime(order).advance_to("releasing")
     runtime.fact(HandoffFact.Canceled(HID))
     before = runtime.coordinator.configuration()
@@ -130,15 +133,16 @@ def test_a_failed_cleanup_action_changes_nothing(order) -> None:  # type: ignore
 
 
 @pytest.mark.parametrize("order", ORDERS, ids=lambda order: order.name)
-def test_rejections_do_not_consume_action_ids(order) -> None:  # type: ignore[no-untyped-def]
+def test_rejections_do_not_consume_action_ids(order: HandoffOrder) -> None:
     runtime = Runtime(order).advance_to("destination_reserving")
-    for bad in (
+    rejected: tuple[Callable[[], object], ...] = (
         lambda: runtime.destination_reserved(),
         lambda: runtime.ack(RESERVE, HandoffActionOutcome.APPLIED),
         lambda: runtime.coordinator.on_action_outcome(
             HandoffActionId(9), HandoffActionOutcome.ACCEPTED
         ),
-    ):
+    )
+    for bad in rejected:
         with pytest.raises(HandoffError):
             bad()
     runtime.succeed()

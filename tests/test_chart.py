@@ -7,6 +7,7 @@ from statemachine import State
 from statemachine.exceptions import InvalidDefinition
 from support import DF, SF, SUCCESS_PATH
 
+from handoff import HandoffOrder
 from handoff._chart import CHARTS, DestinationFirstChart, SourceFirstChart
 from handoff._chart_base import HandoffChart, refused
 from handoff._table import compile_chart, compiled
@@ -22,7 +23,7 @@ def test_each_order_has_its_chart() -> None:
 
 
 @pytest.mark.parametrize("order", [SF, DF])
-def test_the_states_are_the_success_path_then_cleanup(order) -> None:  # type: ignore[no-untyped-def]
+def test_the_states_are_the_success_path_then_cleanup(order: HandoffOrder) -> None:
     assert compiled(order).states == (*SUCCESS_PATH[order], *CLEANUP)
 
 
@@ -43,7 +44,7 @@ def test_the_heads_swap_and_the_tails_are_identical() -> None:
 
 
 @pytest.mark.parametrize("order", [SF, DF])
-def test_every_pair_is_handled_exactly_once(order) -> None:  # type: ignore[no-untyped-def]
+def test_every_pair_is_handled_exactly_once(order: HandoffOrder) -> None:
     chart = CHARTS[order]
     for state in chart.states:
         events = [event.id for transition in state.transitions for event in transition.events]
@@ -51,7 +52,7 @@ def test_every_pair_is_handled_exactly_once(order) -> None:  # type: ignore[no-u
 
 
 @pytest.mark.parametrize("order", [SF, DF])
-def test_complete_states_drop_everything_but_a_reopening_fact(order) -> None:  # type: ignore[no-untyped-def]
+def test_complete_states_drop_everything_but_a_reopening_fact(order: HandoffOrder) -> None:
     table = compiled(order)
     assert {table.states[state] for state in table.complete} == {"succeeded", "canceled"}
     for state in table.complete:
@@ -62,7 +63,7 @@ def test_complete_states_drop_everything_but_a_reopening_fact(order) -> None:  #
 
 
 @pytest.mark.parametrize("order", [SF, DF])
-def test_journal_errors_are_refused_while_live(order) -> None:  # type: ignore[no-untyped-def]
+def test_journal_errors_are_refused_while_live(order: HandoffOrder) -> None:
     table = compiled(order)
     for state in range(len(table.states)):
         for event in ChartEvent:
@@ -71,7 +72,7 @@ def test_journal_errors_are_refused_while_live(order) -> None:  # type: ignore[n
 
 
 @pytest.mark.parametrize("order", [SF, DF])
-def test_cleanup_cancels_exactly_the_owners_engaged(order) -> None:  # type: ignore[no-untyped-def]
+def test_cleanup_cancels_exactly_the_owners_engaged(order: HandoffOrder) -> None:
     table = compiled(order)
     path = SUCCESS_PATH[order]
     for position, state in enumerate(path[:-1]):
@@ -167,7 +168,7 @@ def test_a_small_chart_gets_the_defaults_of_its_event_kinds() -> None:
 
 
 @pytest.mark.parametrize("order", [SF, DF])
-def test_every_step_has_one_kind(order) -> None:  # type: ignore[no-untyped-def]
+def test_every_step_has_one_kind(order: HandoffOrder) -> None:
     table = compiled(order)
     kinds = {step.kind for step in table.steps()}
     assert kinds == {"refused", "ignored", "moves", "stays"}
@@ -179,7 +180,7 @@ def test_every_step_has_one_kind(order) -> None:  # type: ignore[no-untyped-def]
 
 
 @pytest.mark.parametrize("guard", ["cond", "unless"])
-def test_a_guard_is_refused_at_definition(guard) -> None:  # type: ignore[no-untyped-def]
+def test_a_guard_is_refused_at_definition(guard: str) -> None:
     # The compiled table never reads guards: accepting one would make it disagree with the
     # interpreted chart, which would honour it.
     with pytest.raises(InvalidDefinition, match=r"cond/unless \['transfer_timing_is_valid'\]"):

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+import typing
+from collections.abc import Callable
 
 import pytest
 from support import (
@@ -32,12 +34,15 @@ from handoff import (
     CleanupActionFailedError,
     ConflictingOutcomeError,
     ForeignFactError,
+    HandoffAction,
     HandoffActionId,
     HandoffActionOutcome,
     HandoffCompletion,
     HandoffCoordinatorCore,
     HandoffError,
     HandoffFact,
+    HandoffId,
+    HandoffOrder,
     HandoffTransferTiming,
     InvalidOutcomeError,
     InvalidTransferTimingError,
@@ -62,9 +67,15 @@ def interpreted(request: pytest.FixtureRequest) -> bool:
     return bool(request.param)
 
 
+def transfer_delay(runtime: Runtime) -> float:
+    action = runtime.issued[TRANSFER].action
+    assert isinstance(action, HandoffAction.StartTransfer)
+    return action.delay_ms
+
+
 @pytest.fixture(params=ORDERS, ids=lambda order: order.name)
-def order(request: pytest.FixtureRequest):  # type: ignore[no-untyped-def]
-    return request.param
+def order(request: pytest.FixtureRequest) -> HandoffOrder:
+    return typing.cast(HandoffOrder, request.param)
 
 
 # -- construction ----------------------------------------------------------------------
@@ -102,14 +113,14 @@ def test_wrong_argument_types_are_refused() -> None:
 # -- start() ---------------------------------------------------------------------------
 
 
-def test_start_issues_the_orders_first_action(order, interpreted: bool) -> None:  # type: ignore[no-untyped-def]
+def test_start_issues_the_orders_first_action(order: HandoffOrder, interpreted: bool) -> None:
     issued = Runtime(order, interpreted=interpreted).start()
     assert kinds(issued) == [SUBMIT if order is SF else RESERVE]
     assert issued[0].id == HandoffActionId(0)
     assert issued[0].action.handoff_id == HID
 
 
-def test_start_twice_issues_nothing_more(order, interpreted: bool) -> None:  # type: ignore[no-untyped-def]
+def test_start_twice_issues_nothing_more(order: HandoffOrder, interpreted: bool) -> None:
     runtime = Runtime(order, interpreted=interpreted)
     runtime.start()
     assert runtime.start() == []
@@ -118,7 +129,9 @@ def test_start_twice_issues_nothing_more(order, interpreted: bool) -> None:  # t
 
 
 @pytest.mark.parametrize("terminal", TERMINAL_FACTS)
-def test_a_terminal_fact_before_start_completes_at_once(order, terminal, interpreted: bool) -> None:  # type: ignore[no-untyped-def]
+def test_a_terminal_fact_before_start_completes_at_once(
+    order: HandoffOrder, terminal: Callable[[HandoffId], HandoffFact], interpreted: bool
+) -> None:
     runtime = Runtime(order, interpreted=interpreted)
     issued = runtime.fact(terminal(HID))
     assert kinds(issued) == [COMPLETE]
@@ -133,7 +146,9 @@ def test_a_terminal_fact_before_start_completes_at_once(order, terminal, interpr
 
 
 @pytest.mark.parametrize("state", ["idle", "prefill_running", "transferring", "succeeded"])
-def test_a_fact_of_another_handoff_is_refused_in_every_mode(order, state: str) -> None:  # type: ignore[no-untyped-def]
+def test_a_fact_of_another_handoff_is_refused_in_every_mode(
+    order: HandoffOrder, state: str
+) -> None:
     runtime = Runtime(order).advance_to(state)
     with pytest.raises(ForeignFactError, match="fact belongs to a different handoff"):
         runtime.fact(HandoffFact.Canceled(OTHER_HID))
@@ -144,8 +159,8 @@ def test_a_fact_of_another_handoff_is_refused_in_every_mode(order, state: str) -
 
 
 def test_source_held_before_the_prefill_submission_was_acknowledged(
-    order, interpreted: bool
-) -> None:  # type: ignore[no-untyped-def]
+    order: HandoffOrder, interpreted: bool
+) -> None:
     runtime = Runtime(order, interpreted=interpreted)
     phrase = "source held before prefill submission was acknowledged"
     with pytest.raises(OutOfOrderFactError, match=phrase):
@@ -157,7 +172,9 @@ def test_source_held_before_the_prefill_submission_was_acknowledged(
     assert runtime.source_held() != []
 
 
-def test_a_duplicate_source_held_is_dropped_with_its_payload(order, interpreted: bool) -> None:  # type: ignore[no-untyped-def]
+def test_a_duplicate_source_held_is_dropped_with_its_payload(
+    order: HandoffOrder, interpreted: bool
+) -> None:
     runtime = Runtime(order, interpreted=interpreted).advance_to("transfer_starting")
     broken = HandoffTransferTiming(KvTransferTimingMode.FULL_PROMPT, 10, 1024, math.nan)
     assert runtime.fact(HandoffFact.SourceHeld(HID, broken)) == []
@@ -174,8 +191,8 @@ def test_a_duplicate_source_held_is_dropped_with_its_payload(order, interpreted:
     ],
 )
 def test_source_held_with_invalid_timing_is_refused(
-    order, bandwidth: float, phrase: str, interpreted: bool
-) -> None:  # type: ignore[no-untyped-def]
+    order: HandoffOrder, bandwidth: float, phrase: str, interpreted: bool
+) -> None:
     runtime = Runtime(order, interpreted=interpreted).advance_to("prefill_running")
     timing = HandoffTransferTiming(KvTransferTimingMode.FULL_PROMPT, 2**40, 2**40, bandwidth)
     with pytest.raises(InvalidTransferTimingError, match=phrase):
@@ -184,13 +201,15 @@ def test_source_held_with_invalid_timing_is_refused(
     assert runtime.source_held() != []
 
 
-def test_a_bandwidth_of_zero_is_valid_and_takes_the_fallback(order) -> None:  # type: ignore[no-untyped-def]
+def test_a_bandwidth_of_zero_is_valid_and_takes_the_fallback(order: HandoffOrder) -> None:
     timing = HandoffTransferTiming(KvTransferTimingMode.FULL_PROMPT, 10, 1024, 0.0)
     runtime = Runtime(order, fallback=3.25, timing=timing).advance_to("transfer_starting")
-    assert runtime.issued[TRANSFER].action.delay_ms == 3.25
+    assert transfer_delay(runtime) == 3.25
 
 
-def test_destination_reserved_before_ownership_was_accepted(order, interpreted: bool) -> None:  # type: ignore[no-untyped-def]
+def test_destination_reserved_before_ownership_was_accepted(
+    order: HandoffOrder, interpreted: bool
+) -> None:
     runtime = Runtime(order, interpreted=interpreted)
     phrase = "destination reserved before ownership was accepted"
     with pytest.raises(OutOfOrderFactError, match=phrase):
@@ -203,7 +222,7 @@ def test_destination_reserved_before_ownership_was_accepted(order, interpreted: 
     assert runtime.destination_reserved() == []  # a duplicate
 
 
-def test_transfer_completed_before_it_was_scheduled(order, interpreted: bool) -> None:  # type: ignore[no-untyped-def]
+def test_transfer_completed_before_it_was_scheduled(order: HandoffOrder, interpreted: bool) -> None:
     runtime = Runtime(order, interpreted=interpreted)
     phrase = "transfer completed before it was scheduled"
     for state in SUCCESS_PATH[order][:6]:  # idle … transfer_starting
@@ -217,8 +236,8 @@ def test_transfer_completed_before_it_was_scheduled(order, interpreted: bool) ->
 
 @pytest.mark.parametrize("terminal", TERMINAL_FACTS)
 def test_a_terminal_fact_cancels_the_owners_engaged_so_far(
-    order, terminal, interpreted: bool
-) -> None:  # type: ignore[no-untyped-def]
+    order: HandoffOrder, terminal: Callable[[HandoffId], HandoffFact], interpreted: bool
+) -> None:
     for position, state in enumerate(SUCCESS_PATH[order][1:-1], start=1):
         runtime = Runtime(order, interpreted=interpreted).advance_to(state)
         engaged = SUCCESS_PATH[order][: position + 1]
@@ -229,7 +248,7 @@ def test_a_terminal_fact_cancels_the_owners_engaged_so_far(
         assert not runtime.coordinator.is_complete
 
 
-def test_cleaning_up_drops_every_fact(order, interpreted: bool) -> None:  # type: ignore[no-untyped-def]
+def test_cleaning_up_drops_every_fact(order: HandoffOrder, interpreted: bool) -> None:
     runtime = Runtime(order, interpreted=interpreted).advance_to("destination_reserving")
     runtime.fact(HandoffFact.Canceled(HID))
     # Each of these would be refused or would advance while active.
@@ -242,8 +261,8 @@ def test_cleaning_up_drops_every_fact(order, interpreted: bool) -> None:  # type
 
 @pytest.mark.parametrize("terminal", TERMINAL_FACTS)
 def test_a_terminal_fact_after_success_reopens_cleanup_of_the_destination(
-    order, terminal, interpreted: bool
-) -> None:  # type: ignore[no-untyped-def]
+    order: HandoffOrder, terminal: Callable[[HandoffId], HandoffFact], interpreted: bool
+) -> None:
     runtime = Runtime(order, interpreted=interpreted).succeed()
     reopened = runtime.fact(terminal(HID))
     assert kinds(reopened) == [CANCEL_DESTINATION]
@@ -261,7 +280,7 @@ def test_a_terminal_fact_after_success_reopens_cleanup_of_the_destination(
     assert runtime.coordinator.lifecycle == expected_normalized_handoff(order)
 
 
-def test_other_facts_after_success_are_dropped(order) -> None:  # type: ignore[no-untyped-def]
+def test_other_facts_after_success_are_dropped(order: HandoffOrder) -> None:
     runtime = Runtime(order).succeed()
     assert runtime.source_held() == []
     assert runtime.destination_reserved() == []
@@ -269,7 +288,7 @@ def test_other_facts_after_success_are_dropped(order) -> None:  # type: ignore[n
     assert runtime.coordinator.completion is HandoffCompletion.SUCCESS
 
 
-def test_terminal_facts_after_a_canceled_completion_are_dropped(order) -> None:  # type: ignore[no-untyped-def]
+def test_terminal_facts_after_a_canceled_completion_are_dropped(order: HandoffOrder) -> None:
     runtime = Runtime(order).advance_to("prefill_running")
     runtime.fact(HandoffFact.Canceled(HID))
     assert kinds(runtime.ack(CANCEL_SOURCE)) == ([COMPLETE] if order is SF else [])
@@ -283,7 +302,7 @@ def test_terminal_facts_after_a_canceled_completion_are_dropped(order) -> None: 
 # -- on_action_outcome -----------------------------------------------------------------
 
 
-def test_outcomes_after_completion_are_dropped_without_any_check(order) -> None:  # type: ignore[no-untyped-def]
+def test_outcomes_after_completion_are_dropped_without_any_check(order: HandoffOrder) -> None:
     runtime = Runtime(order).succeed()
     coordinator = runtime.coordinator
     assert coordinator.on_action_outcome(HandoffActionId(99), HandoffActionOutcome.NOOP) == []
@@ -291,7 +310,7 @@ def test_outcomes_after_completion_are_dropped_without_any_check(order) -> None:
     assert coordinator.on_action_outcome(HandoffActionId(5), HandoffActionOutcome.SCHEDULED) == []
 
 
-def test_an_unknown_action_is_refused(order, interpreted: bool) -> None:  # type: ignore[no-untyped-def]
+def test_an_unknown_action_is_refused(order: HandoffOrder, interpreted: bool) -> None:
     runtime = Runtime(order, interpreted=interpreted)
     with pytest.raises(UnknownActionError, match="unknown handoff action 0"):
         runtime.coordinator.on_action_outcome(HandoffActionId(0), HandoffActionOutcome.APPLIED)
@@ -300,7 +319,7 @@ def test_an_unknown_action_is_refused(order, interpreted: bool) -> None:  # type
         runtime.coordinator.on_action_outcome(HandoffActionId(1), HandoffActionOutcome.APPLIED)
 
 
-def test_the_journal_is_cleared_on_completion(order) -> None:  # type: ignore[no-untyped-def]
+def test_the_journal_is_cleared_on_completion(order: HandoffOrder) -> None:
     runtime = Runtime(order).succeed()
     runtime.fact(HandoffFact.Canceled(HID))  # reopened: outcomes are checked again
     with pytest.raises(UnknownActionError, match="unknown handoff action 4"):
@@ -308,8 +327,8 @@ def test_the_journal_is_cleared_on_completion(order) -> None:  # type: ignore[no
 
 
 def test_a_repeated_outcome_is_idempotent_and_a_different_one_conflicts(
-    order, interpreted: bool
-) -> None:  # type: ignore[no-untyped-def]
+    order: HandoffOrder, interpreted: bool
+) -> None:
     runtime = Runtime(order, interpreted=interpreted).advance_to("transfer_starting")
     runtime.ack(TRANSFER)
     assert runtime.ack(TRANSFER) == []
@@ -320,8 +339,8 @@ def test_a_repeated_outcome_is_idempotent_and_a_different_one_conflicts(
 
 @pytest.mark.parametrize("cancel", [CANCEL_SOURCE, CANCEL_DESTINATION])
 def test_a_failed_cleanup_action_is_refused_and_not_recorded(
-    order, cancel: type, interpreted: bool
-) -> None:  # type: ignore[no-untyped-def]
+    order: HandoffOrder, cancel: type, interpreted: bool
+) -> None:
     runtime = Runtime(order, interpreted=interpreted).advance_to("transferring")
     runtime.fact(HandoffFact.TimedOut(HID))
     cancel_id = runtime.id_of(cancel).value
@@ -340,7 +359,7 @@ def test_a_failed_cleanup_action_is_refused_and_not_recorded(
     "state",
     ["prefill_submitting", "destination_reserving", "transfer_starting", "activating", "releasing"],
 )
-def test_a_failed_action_begins_cleanup(order, state: str, interpreted: bool) -> None:  # type: ignore[no-untyped-def]
+def test_a_failed_action_begins_cleanup(order: HandoffOrder, state: str, interpreted: bool) -> None:
     runtime = Runtime(order, interpreted=interpreted).advance_to(state)
     pending = runtime.log[-1]
     failure = HandoffActionOutcome.failed("worker lost")
@@ -375,7 +394,9 @@ ACCEPTS = {
     ["prefill_submitting", "destination_reserving", "transfer_starting", "activating", "releasing"],
 )
 @pytest.mark.parametrize("outcome", OUTCOMES, ids=str)
-def test_an_outcome_must_fit_its_action(order, state: str, outcome: HandoffActionOutcome) -> None:  # type: ignore[no-untyped-def]
+def test_an_outcome_must_fit_its_action(
+    order: HandoffOrder, state: str, outcome: HandoffActionOutcome
+) -> None:
     runtime = Runtime(order).advance_to(state)
     pending = runtime.log[-1]
     if outcome in ACCEPTS[type(pending.action)]:
@@ -392,8 +413,8 @@ def test_an_outcome_must_fit_its_action(order, state: str, outcome: HandoffActio
 @pytest.mark.parametrize("cancel", [CANCEL_SOURCE, CANCEL_DESTINATION])
 @pytest.mark.parametrize("outcome", OUTCOMES, ids=str)
 def test_a_cancel_takes_applied_or_noop_only(
-    order, cancel: type, outcome: HandoffActionOutcome
-) -> None:  # type: ignore[no-untyped-def]
+    order: HandoffOrder, cancel: type, outcome: HandoffActionOutcome
+) -> None:
     runtime = Runtime(order).advance_to("activating")
     runtime.fact(HandoffFact.Canceled(HID))
     if outcome in (HandoffActionOutcome.APPLIED, HandoffActionOutcome.NOOP):
@@ -405,7 +426,7 @@ def test_a_cancel_takes_applied_or_noop_only(
         assert runtime.coordinator.chart_state == "cancelling_both"
 
 
-def test_a_release_reported_noop_completes_successfully(order) -> None:  # type: ignore[no-untyped-def]
+def test_a_release_reported_noop_completes_successfully(order: HandoffOrder) -> None:
     runtime = Runtime(order).advance_to("releasing")
     assert kinds(runtime.ack(RELEASE, HandoffActionOutcome.NOOP)) == [COMPLETE]
     assert runtime.coordinator.completion is HandoffCompletion.SUCCESS
@@ -414,7 +435,9 @@ def test_a_release_reported_noop_completes_successfully(order) -> None:  # type:
 # -- advance ---------------------------------------------------------------------------
 
 
-def test_the_success_path_issues_each_action_once_in_order(order, interpreted: bool) -> None:  # type: ignore[no-untyped-def]
+def test_the_success_path_issues_each_action_once_in_order(
+    order: HandoffOrder, interpreted: bool
+) -> None:
     runtime = Runtime(order, interpreted=interpreted).succeed()
     head = [SUBMIT, RESERVE] if order is SF else [RESERVE, SUBMIT]
     assert kinds(runtime.log) == [*head, TRANSFER, ACTIVATE, RELEASE, COMPLETE]
@@ -424,7 +447,7 @@ def test_the_success_path_issues_each_action_once_in_order(order, interpreted: b
     assert runtime.coordinator.lifecycle == expected_normalized_handoff(order)
 
 
-def test_each_step_of_the_success_path_issues_what_the_spec_says(order) -> None:  # type: ignore[no-untyped-def]
+def test_each_step_of_the_success_path_issues_what_the_spec_says(order: HandoffOrder) -> None:
     runtime = Runtime(order)
     issued = [kinds(runtime.step()) for _ in SUCCESS_PATH[order][:-1]]
     if order is SF:
@@ -434,28 +457,28 @@ def test_each_step_of_the_success_path_issues_what_the_spec_says(order) -> None:
     assert issued == expected
 
 
-def test_the_transfer_delay_comes_from_the_timing(order) -> None:  # type: ignore[no-untyped-def]
+def test_the_transfer_delay_comes_from_the_timing(order: HandoffOrder) -> None:
     runtime = Runtime(order).advance_to("transfer_starting")
-    assert runtime.issued[TRANSFER].action.delay_ms == TIMING_DELAY_MS
+    assert transfer_delay(runtime) == TIMING_DELAY_MS
 
 
-def test_destination_missing_timing_uses_the_transferable_tokens(order) -> None:  # type: ignore[no-untyped-def]
+def test_destination_missing_timing_uses_the_transferable_tokens(order: HandoffOrder) -> None:
     # 3 missing tokens × 1000 bytes = 3000 bytes over 1 GB/s = 3 µs = 0.003 ms.
     timing = HandoffTransferTiming(KvTransferTimingMode.DESTINATION_MISSING, 100, 1000, 1.0)
     runtime = Runtime(order, timing=timing, tokens=3).advance_to("transfer_starting")
-    assert runtime.issued[TRANSFER].action.delay_ms == 3000.0 / 1e9 * 1000.0
+    assert transfer_delay(runtime) == 3000.0 / 1e9 * 1000.0
 
 
 @pytest.mark.parametrize("fallback", [0.0, 7.5])
-def test_unmodelled_timing_takes_the_fallback(order, fallback: float) -> None:  # type: ignore[no-untyped-def]
+def test_unmodelled_timing_takes_the_fallback(order: HandoffOrder, fallback: float) -> None:
     timing = HandoffTransferTiming(KvTransferTimingMode.FULL_PROMPT, 10, 1024, None)
     runtime = Runtime(order, fallback=fallback, timing=timing).advance_to("transfer_starting")
-    assert runtime.issued[TRANSFER].action.delay_ms == fallback
+    assert transfer_delay(runtime) == fallback
 
 
 def test_a_transfer_delay_that_overflows_rejects_the_fact_that_triggered_it(
-    order, interpreted: bool
-) -> None:  # type: ignore[no-untyped-def]
+    order: HandoffOrder, interpreted: bool
+) -> None:
     # The full-prompt delay (1 token) is tiny and valid; the missing-token count is not bounded
     # by it, and 2**64-1 tokens of 2**64-1 bytes over 1e-300 GB/s overflow to inf.
     timing = HandoffTransferTiming(KvTransferTimingMode.DESTINATION_MISSING, 0, 2**64 - 1, 1e-300)
@@ -477,7 +500,9 @@ def test_a_transfer_delay_that_overflows_rejects_the_fact_that_triggered_it(
 # -- cleanup and completion ------------------------------------------------------------
 
 
-def test_cleanup_completes_only_when_both_sides_are_clean(order, interpreted: bool) -> None:  # type: ignore[no-untyped-def]
+def test_cleanup_completes_only_when_both_sides_are_clean(
+    order: HandoffOrder, interpreted: bool
+) -> None:
     runtime = Runtime(order, interpreted=interpreted).advance_to("releasing")
     assert kinds(runtime.fact(HandoffFact.Failed(HID))) == [CANCEL_SOURCE, CANCEL_DESTINATION]
     assert runtime.ack(RELEASE) == []  # the release still cleans the source
@@ -488,7 +513,7 @@ def test_cleanup_completes_only_when_both_sides_are_clean(order, interpreted: bo
     assert NormalizedHandoffEvent.COMPLETED not in runtime.coordinator.lifecycle
 
 
-def test_acknowledgements_during_cleanup_are_still_journaled(order) -> None:  # type: ignore[no-untyped-def]
+def test_acknowledgements_during_cleanup_are_still_journaled(order: HandoffOrder) -> None:
     runtime = Runtime(order).advance_to("destination_reserving")
     runtime.fact(HandoffFact.Canceled(HID))
     assert runtime.ack(RESERVE) == []
@@ -498,7 +523,7 @@ def test_acknowledgements_during_cleanup_are_still_journaled(order) -> None:  # 
     assert runtime.coordinator.lifecycle[-1] is NormalizedHandoffEvent.DESTINATION_ACCEPTED
 
 
-def test_a_canceled_handoff_records_a_partial_lifecycle(order) -> None:  # type: ignore[no-untyped-def]
+def test_a_canceled_handoff_records_a_partial_lifecycle(order: HandoffOrder) -> None:
     runtime = Runtime(order).advance_to("transfer_starting")
     runtime.fact(HandoffFact.Canceled(HID))
     runtime.ack(CANCEL_SOURCE)
@@ -506,7 +531,7 @@ def test_a_canceled_handoff_records_a_partial_lifecycle(order) -> None:  # type:
     assert runtime.coordinator.lifecycle == expected_normalized_handoff(order)[:3]
 
 
-def test_complete_is_issued_once_per_completion(order) -> None:  # type: ignore[no-untyped-def]
+def test_complete_is_issued_once_per_completion(order: HandoffOrder) -> None:
     runtime = Runtime(order).succeed()
     runtime.fact(HandoffFact.Canceled(HID))
     runtime.ack(CANCEL_DESTINATION)
@@ -547,7 +572,7 @@ def test_the_timing_of_a_held_source_is_kept_for_the_transfer() -> None:
     runtime = Runtime(SF).advance_to("destination_accepted")
     assert runtime.timing is TIMING
     runtime.step()
-    assert runtime.issued[TRANSFER].action.delay_ms == TIMING_DELAY_MS
+    assert transfer_delay(runtime) == TIMING_DELAY_MS
 
 
 def test_bad_argument_types_to_calls_are_type_errors() -> None:

@@ -14,7 +14,7 @@ from support import DF, HID, SF
 from handoff import HandoffActionOutcome, HandoffCompletion, HandoffCoordinatorCore, HandoffFact
 from handoff._chart import DestinationFirstChart, SourceFirstChart
 from handoff._chart_base import HandoffChart, refused
-from handoff._table import compile_chart
+from handoff._table import CompiledChart, compile_chart
 from handoff._vocabulary import ChartEvent, Effect, Refusal
 
 SOURCE_FIRST_BEFORE = compile_chart(SourceFirstChart)
@@ -60,7 +60,7 @@ class SettleBeforeRelease(SourceFirstChart):
     )
 
 
-def _differing(parent, derived):  # type: ignore[no-untyped-def]
+def _differing(parent: CompiledChart, derived: CompiledChart) -> list[tuple[str, ChartEvent]]:
     return sorted(
         {
             (parent.states[a.source], a.event)
@@ -122,7 +122,7 @@ def test_a_redeclared_rule_changes_what_the_coordinator_issues() -> None:
 def test_deriving_from_two_charts_is_refused() -> None:
     with pytest.raises(InvalidDefinition, match="derives from one chart at most"):
 
-        class Both(SourceFirstChart, DestinationFirstChart):  # type: ignore[misc]
+        class Both(SourceFirstChart, DestinationFirstChart):
             pass
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from support import ORDERS
 
+from handoff import HandoffOrder
 from handoff._chart import CHARTS
 from handoff._table import (
     GENERATED_HEADER,
@@ -33,7 +34,9 @@ def test_the_module_is_headed_as_generated_and_reproducible() -> None:
 
 
 @pytest.mark.parametrize("order", ORDERS, ids=lambda order: order.name)
-def test_the_generated_tables_equal_the_tables_compiled_from_the_charts(order) -> None:  # type: ignore[no-untyped-def]
+def test_the_generated_tables_equal_the_tables_compiled_from_the_charts(
+    order: HandoffOrder,
+) -> None:
     assert compiled(order) == compile_chart(CHARTS[order])
 
 

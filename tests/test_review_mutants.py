@@ -224,6 +224,8 @@ BROKEN_CELLS: dict[str, set[tuple[str, str]]] = {
     "TransferWithoutDelayCheck": {("prefill_running", "source_held")},
     "UnreachableFailureKept": {("prefill_running", _AF)},
     "UnreachableLeak": {("transferring", _AF)},
+    "TableForgetsSourceCancel": {("transferring", _AF)},
+    "TableIgnoresEarlyCancel": {("idle", _T)},
 }  # fmt: skip
 
 

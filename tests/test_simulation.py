@@ -10,6 +10,7 @@ import pytest
 from handoff import (
     HandoffAction,
     HandoffActionId,
+    HandoffActionOutcome,
     HandoffCompletion,
     HandoffCoordinatorCore,
     HandoffFact,
@@ -91,7 +92,9 @@ class ForgetfulCoordinator(HandoffCoordinatorCore):
             ]
         return super().on_fact(fact)
 
-    def on_action_outcome(self, action_id, outcome):  # type: ignore[no-untyped-def]
+    def on_action_outcome(
+        self, action_id: HandoffActionId, outcome: HandoffActionOutcome
+    ) -> list[IssuedHandoffAction]:
         return [] if self._forgot else super().on_action_outcome(action_id, outcome)
 
 
@@ -171,7 +174,9 @@ class StuckCoordinator(HandoffCoordinatorCore):
 
     __slots__ = ()
 
-    def on_action_outcome(self, action_id, outcome):  # type: ignore[no-untyped-def]
+    def on_action_outcome(
+        self, action_id: HandoffActionId, outcome: HandoffActionOutcome
+    ) -> list[IssuedHandoffAction]:
         issued = super().on_action_outcome(action_id, outcome)
         return [item for item in issued if not isinstance(item.action, HandoffAction.ReleaseSource)]
 

@@ -8,6 +8,7 @@ interpreter of the same chart may never disagree.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 
@@ -23,6 +24,7 @@ from handoff import (
     HandoffCoordinatorCore,
     HandoffError,
     HandoffFact,
+    HandoffOrder,
     HandoffTransferTiming,
     IssuedHandoffAction,
     KvTransferTimingMode,
@@ -81,7 +83,7 @@ class HandoffProtocol(RuleBasedStateMachine):
     """A nondeterministic runtime and a monitor of SPEC §4's safety rules."""
 
     @initialize(order=st.sampled_from(ORDERS))
-    def create(self, order) -> None:  # type: ignore[no-untyped-def]
+    def create(self, order: HandoffOrder) -> None:
         self.coordinator = HandoffCoordinatorCore(HID, order)
         self.twin = HandoffCoordinatorCore(HID, order, interpreted=True)
         self.issued: dict[int, HandoffAction] = {}
@@ -121,17 +123,15 @@ class HandoffProtocol(RuleBasedStateMachine):
         for action_id, action in self.issued.items():
             outcome = FITTING.get(type(action))
             if outcome is not None:
-                moves.append(
-                    (
-                        lambda c, i=action_id, o=outcome: c.on_action_outcome(
-                            HandoffActionId(i), o
-                        ),
-                        (action_id, outcome),
-                    )
+                acknowledge = functools.partial(
+                    HandoffCoordinatorCore.on_action_outcome,
+                    action_id=HandoffActionId(action_id),
+                    outcome=outcome,
                 )
+                moves.append((acknowledge, (action_id, outcome)))
             fact = FACT_AFTER.get(type(action))
             if fact is not None:
-                moves.append((lambda c, f=fact: c.on_fact(f), fact))
+                moves.append((functools.partial(HandoffCoordinatorCore.on_fact, fact=fact), fact))
         if not moves:
             self.start()
             return

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import typing
 import uuid
 from pathlib import Path
 
@@ -207,7 +208,11 @@ def test_a_reason_with_any_line_separator_survives_a_round_trip(tmp_path: Path) 
     trace = read_trace(Path(__file__).parent / "traces" / "source_first_rejected.jsonl")
     entries = [
         attrs.evolve(
-            entry, call=Call.of_outcome(entry.call.action_id, HandoffActionOutcome.failed(reason))
+            entry,
+            call=Call.of_outcome(
+                typing.cast(HandoffActionId, entry.call.action_id),
+                HandoffActionOutcome.failed(reason),
+            ),
         )
         if entry.call.outcome == HandoffActionOutcome.failed("busy")
         else entry
@@ -385,7 +390,7 @@ def test_the_command_reports_each_monitor_violation(
         return judge
 
     args = type("Args", (), {"traces": [EXAMPLE], "record": False})()
-    assert replay_cli.run(args, [never_complete]) == 1  # type: ignore[arg-type]
+    assert replay_cli.run(args, [never_complete]) == 1
     assert capsys.readouterr().out.splitlines() == [
         f"VIOLATED {EXAMPLE}:10: on_action_outcome(4, Applied)",
         "  chart state before the call: releasing",

@@ -9,11 +9,11 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import sys
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from handoff import _cli
 from handoff._docs.diagram import COMMAND
-from handoff._docs.generated import GeneratedError, Planned, plan
+from handoff._docs.generated import GeneratedError, Planned, chart_diagram_files, plan
 
 __all__ = ["configure", "run"]
 
@@ -44,6 +44,15 @@ def configure(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="write nothing; list each stale or missing file and exit 1 if there is one",
     )
+    parser.add_argument(
+        "--chart",
+        type=_cli.chart,
+        action="append",
+        metavar="MODULE:CLASS",
+        help="draw a chart of your own, MODULE:CLASS (MODULE imported from the current "
+        "directory or the Python path), into --out itself, named after the chart; the docs "
+        "are left alone; repeat for several",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -52,6 +61,8 @@ def run(args: argparse.Namespace) -> int:
         return _error(_HINT, 1)
     if not args.check:
         _cli.require_writable(args.out, "--out")
+    if args.chart:
+        return _draw(args)
     try:
         planned = plan(args.docs)
     except GeneratedError as error:
@@ -90,6 +101,23 @@ def _write(planned: list[Planned], out: Path) -> int:
     except OSError as error:
         return _error(f"cannot write {error.filename}: {error.strerror}", 1)
     return 0
+
+
+def _draw(args: argparse.Namespace) -> int:
+    """Each chart's diagrams, straight into `--out` (checked, with `--check`)."""
+    planned = [
+        Planned(PurePosixPath(name), text.encode())
+        for chart in args.chart
+        for name, text in sorted(chart_diagram_files(chart).items())
+    ]
+    if args.check:
+        charts = " ".join(f"--chart {_spelled(chart)}" for chart in args.chart)
+        return _check(planned, args.out, f"{COMMAND} {charts} --out {args.out}")
+    return _write(planned, args.out)
+
+
+def _spelled(chart: type) -> str:
+    return f"{chart.__module__}:{chart.__qualname__}"
 
 
 def _regenerate(args: argparse.Namespace) -> str:

@@ -13,13 +13,18 @@ Everything here is pure and deterministic.  The renderers read the graph: `hando
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import attrs
 
 from handoff._table import CompiledChart, Step, compiled
 from handoff._values import HandoffCompletion, HandoffOrder
 from handoff._vocabulary import ChartEvent, Check, Effect
+
+if TYPE_CHECKING:
+    from handoff._chart_base import HandoffChart
 
 __all__ = [
     "CLEANUP",
@@ -62,6 +67,12 @@ _CANCELED = HandoffCompletion.CANCELED
 def file_stem(order: HandoffOrder) -> str:
     """The file name stem of an order's diagrams: `source_first`, `destination_first`."""
     return order.name.lower()
+
+
+def chart_stem(name: str) -> str:
+    """The file name stem of a chart's diagrams, from its name: `KeepSource` → `keep_source`."""
+    words = re.sub(r"(?<=[a-z0-9])(?=[A-Z])|[^A-Za-z0-9]+", "_", name.strip())
+    return words.strip("_").lower() or "chart"
 
 
 def break_lines(text: str) -> list[str]:
@@ -148,6 +159,10 @@ class StateGraph:
     """Spine states in path order, then cleanup states in table order."""
     edges: tuple[Edge, ...]
     """Spine edges in path order, then the rest in table order."""
+    title: str = ""
+    """What the diagram calls the chart (its order's name for a shipped chart)."""
+    stem: str = ""
+    """The file name stem of its diagrams."""
 
     @property
     def spine(self) -> tuple[Node, ...]:
@@ -188,8 +203,8 @@ def spine_path(chart: CompiledChart) -> tuple[int, ...]:
     return tuple(path)
 
 
-def state_graph(order: HandoffOrder) -> StateGraph:
-    """Read `order`'s diagram off its compiled chart."""
+def state_graph(order: HandoffOrder | type[HandoffChart]) -> StateGraph:
+    """Read the diagram of `order`'s chart, or of a chart class, off its compiled table."""
     chart = compiled(order)
     path = spine_path(chart)
     edges = _edges(chart, path)
@@ -199,7 +214,14 @@ def state_graph(order: HandoffOrder) -> StateGraph:
     )
     nodes = [_node(chart, state, SPINE, rank) for rank, state in enumerate(path)]
     nodes += [_node(chart, state, CLEANUP, ranks[chart.states[state]]) for state in cleanup]
-    return StateGraph(order=order, nodes=tuple(nodes), edges=tuple(edges))
+    title, stem = _names(order, chart)
+    return StateGraph(chart.order, tuple(nodes), tuple(edges), title, stem)
+
+
+def _names(order: HandoffOrder | type[HandoffChart], chart: CompiledChart) -> tuple[str, str]:
+    if isinstance(order, HandoffOrder):
+        return order.name, file_stem(order)
+    return chart.name, chart_stem(chart.name)
 
 
 def _cleanup_ranks(spine: list[str], cleanup: list[str], edges: list[Edge]) -> dict[str, int]:

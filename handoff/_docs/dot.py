@@ -17,9 +17,7 @@ from handoff._docs.diagram import (
     Edge,
     Node,
     StateGraph,
-    file_stem,
 )
-from handoff._values import HandoffOrder
 
 __all__ = ["dot_source", "svg"]
 
@@ -57,13 +55,13 @@ def dot_source(graph: StateGraph) -> str:
     import graphviz
 
     dot = graphviz.Digraph(
-        name=file_stem(graph.order),
+        name=graph.stem,
         comment=HEADER,
         graph_attr=_GRAPH,
         node_attr=_NODE,
         edge_attr=_EDGE,
     )
-    dot.attr(label=_title(graph.order))
+    dot.attr(label=_title(graph.title))
     runs = {edge.sources[0]: edge for edge in graph.edges if len(edge.sources) > 1}
     spine = iter(graph.spine)
     for node in spine:
@@ -96,10 +94,10 @@ def dot_source(graph: StateGraph) -> str:
     return source
 
 
-def _title(order: HandoffOrder) -> str:
+def _title(name: str) -> str:
     return "\\n".join(
         (
-            f"{order.name} handoff lifecycle",
+            f"{name} handoff lifecycle",
             "solid: the success path · dashed: cleanup",
             "a dashed arrow leaving a shaded band",
             "leaves every state in it",

@@ -17,6 +17,7 @@ import re
 import types
 from collections.abc import Iterator, Mapping
 from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
 
 import attrs
 
@@ -30,6 +31,9 @@ from handoff._review.explore import review_order
 from handoff._table import GENERATED_TABLES, generated_source
 from handoff._values import HandoffOrder
 
+if TYPE_CHECKING:
+    from handoff._chart_base import HandoffChart
+
 __all__ = [
     "COMMAND",
     "DIAGRAMS",
@@ -37,6 +41,7 @@ __all__ = [
     "DOC_HEADER",
     "GeneratedError",
     "Planned",
+    "chart_diagram_files",
     "diagram_files",
     "doc_sections",
     "plan",
@@ -78,20 +83,24 @@ def diagram_files() -> dict[str, str]:
 def _diagram_files() -> Mapping[str, str]:
     found: dict[str, str] = {}
     for order in HandoffOrder:
-        stem = file_stem(order)
-        graph = state_graph(order)
-        dot = dot_source(graph)
-        found[f"{stem}.dot"] = dot
-        found[f"{stem}.svg"] = svg(dot)
-        found[f"{stem}.mmd"] = mermaid_state_diagram(graph)
-        found[f"{stem}.sequence.mmd"] = mermaid_sequence(
-            sequence(order), f"{order.name}: a successful handoff"
-        )
-        found[f"{stem}.cancel.sequence.mmd"] = mermaid_sequence(
-            sequence(order, cancel_after_reservation=True),
-            f"{order.name}: canceled once reserved",
-        )
+        found.update(chart_diagram_files(order))
     return types.MappingProxyType(found)
+
+
+def chart_diagram_files(chart: HandoffOrder | type[HandoffChart]) -> dict[str, str]:
+    """One chart's diagram files by name, named and titled after the chart (or its order)."""
+    graph = state_graph(chart)
+    stem, title = graph.stem, graph.title
+    dot = dot_source(graph)
+    return {
+        f"{stem}.dot": dot,
+        f"{stem}.svg": svg(dot),
+        f"{stem}.mmd": mermaid_state_diagram(graph),
+        f"{stem}.sequence.mmd": mermaid_sequence(sequence(chart), f"{title}: a successful handoff"),
+        f"{stem}.cancel.sequence.mmd": mermaid_sequence(
+            sequence(chart, cancel_after_reservation=True), f"{title}: canceled once reserved"
+        ),
+    }
 
 
 def doc_sections(diagrams: Mapping[str, str]) -> dict[str, dict[str, str]]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import enum
 from collections import deque
 from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
 
 import attrs
 
@@ -25,6 +26,9 @@ from handoff._values import (
     HandoffOrder,
     KvTransferTimingMode,
 )
+
+if TYPE_CHECKING:
+    from handoff._chart_base import HandoffChart
 
 __all__ = ["Arrow", "Message", "mermaid_sequence", "sequence"]
 
@@ -90,8 +94,10 @@ class Message:
     text: str
 
 
-def sequence(order: HandoffOrder, *, cancel_after_reservation: bool = False) -> tuple[Message, ...]:
-    """The messages of one handoff in `order`, driven through a real coordinator.
+def sequence(
+    order: HandoffOrder | type[HandoffChart], *, cancel_after_reservation: bool = False
+) -> tuple[Message, ...]:
+    """The messages of one handoff in `order` (or on a chart class), through a real coordinator.
 
     The runtime acknowledges every action with its fitting outcome, first issued first, and
     reports the fact each acknowledged action leads to (`handoff._runs.runtime`).  With
@@ -116,8 +122,11 @@ _RESERVED = NormalizedHandoffEvent.DESTINATION_RESERVED
 class _Runtime:
     """A well-behaved runtime around one coordinator, recording what crosses the lanes."""
 
-    def __init__(self, order: HandoffOrder) -> None:
-        self.core = HandoffCoordinatorCore(_HANDOFF, order)
+    def __init__(self, order: HandoffOrder | type[HandoffChart]) -> None:
+        if isinstance(order, HandoffOrder):
+            self.core = HandoffCoordinatorCore(_HANDOFF, order)
+        else:
+            self.core = HandoffCoordinatorCore(_HANDOFF, chart=order)
         self.chart = compiled(order)
         self.messages = [Message(Arrow.NOTE, COORDINATOR, self._state_name())]
         self.pending: deque[IssuedHandoffAction] = deque()

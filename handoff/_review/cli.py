@@ -4,8 +4,11 @@ Formats: `text`, a verdict table per order (then each failure's shortest counter
 `json`, everything, for tools; `markdown`, the report committed as `docs/model-review.md`,
 deterministic (no timings).  `--trace-out FILE` writes the first counterexample as JSON Lines
 that replay it: a header naming the order, the handoff id and the fallback delay, then one
-call per line.  The committed report is one of the generated files `handoff diagrams` writes
-and checks.
+call per line.  `--explain DIR` writes, for each failing property, the counterexample as a
+trace, its diagrams and a pytest file (the writer is handed in by the command line: it draws,
+and drawing lives above the review).  The report alone goes to stdout; every line about a
+file written or removed goes to stderr, so `--format json` output is always pure JSON.  The
+committed report is one of the generated files `handoff diagrams` writes and checks.
 """
 
 from __future__ import annotations
@@ -14,16 +17,20 @@ import argparse
 import json
 import math
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
 from handoff import _cli
 from handoff._messages import HandoffAction, IssuedHandoffAction
 from handoff._review.environment import Call
-from handoff._review.explore import OrderReview, review_order
+from handoff._review.explore import OrderReview, review_chart, review_order
 from handoff._review.properties import PROPERTIES, Counterexample, Verdict
+from handoff._runs.replay import record
 from handoff._runs.trace import Entry, Trace, call_object, write_trace
+
+Explainer = Callable[[Sequence[OrderReview], Path], list[str]]
+"""Writes the explain set of every failure into a directory; one line per file touched."""
 
 __all__ = [
     "configure",
@@ -45,6 +52,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="the chart(s) to explore: " + _cli.ORDER_HELP,
     )
     parser.add_argument(
+        "--chart", type=_cli.chart, action="append", metavar="MODULE:CLASS", help=_cli.CHART_HELP
+    )
+    parser.add_argument(
         "--format",
         choices=["text", "json", "markdown"],
         default="text",
@@ -63,16 +73,32 @@ def configure(parser: argparse.ArgumentParser) -> None:
         type=_cli.new_file,
         help="write the first failure's shortest counterexample as replayable JSON Lines",
     )
+    parser.add_argument(
+        "--explain",
+        metavar="DIR",
+        type=_cli.output_directory,
+        help="for each failing property write into DIR its counterexample as a trace, a "
+        "sequence diagram, the state diagram with its path drawn over it, and a pytest file",
+    )
 
 
-def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
+def run(
+    args: argparse.Namespace,
+    out: TextIO | None = None,
+    explain: Explainer | None = None,
+    err: TextIO | None = None,
+) -> int:
     """Review the chosen orders; 0 when every property holds, 1 otherwise."""
     out = sys.stdout if out is None else out
+    err = sys.stderr if err is None else err
     if args.engine == "spin":
         from handoff._review import spin_cli  # imported on demand: it runs external tools
 
-        return spin_cli.run(args, out)
-    reviews = [review_order(order) for order in args.order]
+        return spin_cli.run(args, out, text)
+    if args.chart:
+        reviews = [review_chart(chart) for chart in args.chart]
+    else:
+        reviews = [review_order(order) for order in args.order]
     holds = all(review.holds for review in reviews)
     # The report first: a trace that cannot be written must not cost the report.
     if args.format == "json":
@@ -82,7 +108,12 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     else:
         out.write(text(reviews))
     if args.trace_out is not None:
-        _write_trace(args.trace_out, reviews, out)
+        _write_trace(args.trace_out, reviews, err)
+    if getattr(args, "explain", None) is not None:
+        if explain is None:
+            raise _cli.CommandError("--explain needs the diagram writer (run `handoff review`)")
+        for line in explain(reviews, args.explain):
+            err.write(line + "\n")
     return 0 if holds else 1
 
 
@@ -93,7 +124,7 @@ def text(reviews: Sequence[OrderReview]) -> str:
     """The verdict tables, then each failure's shortest counterexample."""
     parts = [_text_order(review) for review in reviews]
     failing = [
-        f"{verdict.prop.key.value} ({review.order.value})"
+        f"{verdict.prop.key.value} ({review.name})"
         for review in reviews
         for verdict in review.failures()
     ]
@@ -101,7 +132,7 @@ def text(reviews: Sequence[OrderReview]) -> str:
     if failing:
         parts.append(f"FAIL: {', '.join(failing)}; reviewed in {seconds:.2f} s\n")
     else:
-        orders = " and ".join(review.order.value for review in reviews)
+        orders = " and ".join(review.name for review in reviews)
         parts.append(
             f"OK: all {len(PROPERTIES)} properties hold for {orders}; reviewed in {seconds:.2f} s\n"
         )
@@ -111,7 +142,7 @@ def text(reviews: Sequence[OrderReview]) -> str:
 def _text_order(review: OrderReview) -> str:
     width = max(len(prop.title) for prop in PROPERTIES)
     lines = [
-        f"{review.order.value}: {review.configurations:,} configurations, "
+        f"{_title(review)}: {review.configurations:,} configurations, "
         f"{review.transitions:,} transitions explored in {review.seconds:.2f} s",
         "",
         f"  {'':9}{'property':<{width}}  verdict  checked",
@@ -141,6 +172,13 @@ def _text_counterexample(verdict: Verdict, example: Counterexample) -> list[str]
             f"  {number:>2}. {step.call!s:<{call_width}}  -> {step.state:<{state_width}}  {did}"
         )
     return lines
+
+
+def _title(review: OrderReview) -> str:
+    """A chart's name, and its order when the name is its own."""
+    if review.name == review.order.value:
+        return review.name
+    return f"{review.name} ({review.order.value})"
 
 
 def _verdict_word(verdict: Verdict) -> str:
@@ -196,7 +234,7 @@ def markdown(reviews: Sequence[OrderReview]) -> str:
 def _markdown_order(review: OrderReview) -> list[str]:
     verdict = "every property holds" if review.holds else "**some properties fail**"
     lines = [
-        f"## {review.order.value}",
+        f"## {_title(review)}",
         "",
         f"{review.configurations:,} configurations and {review.transitions:,} transitions "
         f"explored; {verdict}.",
@@ -232,6 +270,7 @@ def json_report(reviews: Sequence[OrderReview]) -> dict[str, Any]:
 def _json_order(review: OrderReview) -> dict[str, Any]:
     return {
         "order": review.order.value,
+        "chart": review.name,
         "ok": review.holds,
         "configurations": review.configurations,
         "transitions": review.transitions,
@@ -271,9 +310,17 @@ def _json_counterexample(example: Counterexample) -> dict[str, Any]:
 
 
 def counterexample_trace(review: OrderReview, example: Counterexample) -> Trace:
-    """A counterexample as a replayable trace (its calls, no expectations)."""
+    """A counterexample as a replayable trace: its calls, each expecting the SPEC's answer.
+
+    The SPEC's answers are those of the order's shipped chart, which the review proves: the
+    trace then replays as OK once the chart is fixed, and diverges where the broken one errs.
+    """
     entries = tuple(Entry(step.call) for step in example.steps)
-    return Trace(review.handoff_id, review.order, review.fallback_transfer_delay_ms, entries)
+    chart = None if review.name == review.order.value else review.name
+    trace = Trace(
+        review.handoff_id, review.order, review.fallback_transfer_delay_ms, entries, chart=chart
+    )
+    return record(trace)
 
 
 def _write_trace(path: Path, reviews: Sequence[OrderReview], out: TextIO) -> None:
@@ -283,7 +330,12 @@ def _write_trace(path: Path, reviews: Sequence[OrderReview], out: TextIO) -> Non
                 write_trace(counterexample_trace(review, verdict.counterexample), path)
                 out.write(f"wrote the {verdict.prop.key.value} counterexample to {path}\n")
                 return
-    out.write(f"no counterexample to write to {path}\n")
+    if path.exists():
+        # A trace left from an earlier run would look like this run's counterexample.
+        path.unlink()
+        out.write(f"no counterexample: removed the stale {path}\n")
+    else:
+        out.write(f"no counterexample to write to {path}\n")
 
 
 def call_json(call: Call) -> dict[str, Any]:

@@ -21,7 +21,9 @@ from collections.abc import Callable
 
 import attrs
 
+from handoff._chart_base import HandoffChart
 from handoff._coordinator import HandoffCoordinatorCore
+from handoff._equivalence import compare
 from handoff._errors import HandoffError
 from handoff._messages import HandoffAction
 from handoff._review.environment import (
@@ -40,7 +42,7 @@ from handoff._table import CompiledChart, Step, compiled
 from handoff._values import HandoffId, HandoffOrder
 from handoff._vocabulary import ChartEvent
 
-__all__ = ["OrderReview", "review", "review_order"]
+__all__ = ["OrderReview", "review", "review_chart", "review_order"]
 
 _MAX_CONFIGURATIONS = 4_000
 """A last guard, far above any handoff's needs (the real charts reach fewer than 150), that
@@ -64,6 +66,11 @@ class OrderReview:
     seconds: float
 
     @property
+    def name(self) -> str:
+        """The chart's name (its title), which reports use; `order` is its lifecycle."""
+        return self.chart.name
+
+    @property
     def holds(self) -> bool:
         """Whether every property holds."""
         return all(verdict.holds for verdict in self.verdicts)
@@ -83,17 +90,30 @@ def review_order(order: HandoffOrder, fallback_transfer_delay_ms: float = 0.0) -
     return review(compiled(order), fallback_transfer_delay_ms=fallback_transfer_delay_ms)
 
 
+def review_chart(chart: type[HandoffChart], fallback_transfer_delay_ms: float = 0.0) -> OrderReview:
+    """Review any chart class: its compiled table, judged also against the chart itself."""
+    return review(
+        compiled(chart), fallback_transfer_delay_ms=fallback_transfer_delay_ms, source=chart
+    )
+
+
 def review(
     chart: CompiledChart,
     *,
     fallback_transfer_delay_ms: float = 0.0,
     handoff_id: HandoffId = HANDOFF_ID,
+    source: type[HandoffChart] | None = None,
 ) -> OrderReview:
-    """Explore every reachable configuration of a coordinator driven by `chart`; check it."""
+    """Explore every reachable configuration of a coordinator driven by `chart`; check it.
+
+    `source` is the chart class the table claims to be (default: the shipped chart of its
+    order): the Table property compares the two on every reachable cell.
+    """
     began = time.perf_counter()
     rules = Rules(chart.order, handoff_id, fallback_transfer_delay_ms)
     explorer = _Explorer(chart, environment(handoff_id), rules)
     explorer.explore()
+    explorer.source = chart.order if source is None else source
     return OrderReview(
         order=chart.order,
         chart=chart,
@@ -134,6 +154,7 @@ class _Explorer:
         self.longest_run = 0
         self.deferred = 0
         self.cut = False
+        self.source: HandoffOrder | type[HandoffChart] = chart.order
 
     # -- walking --
 
@@ -251,6 +272,7 @@ class _Explorer:
             ),
             Key.BOUND: self._bound,
             Key.PAYLOADS: self._payloads,
+            Key.EQUIVALENCE: self._equivalence,
         }
         return tuple(
             special[prop.key]() if prop.key in special else self.tallies[prop.key].verdict(prop)
@@ -276,6 +298,22 @@ class _Explorer:
                 "so it is judged, and refused, only at SourceHeld",
             )
         return self.tallies[Key.PAYLOADS].verdict(_prop(Key.PAYLOADS), notes=notes)
+
+    def _equivalence(self) -> Verdict:
+        prop = _prop(Key.EQUIVALENCE)
+        try:
+            comparison = compare(self.source, self.chart)
+        except Exception as error:  # Errors names the crash; this verdict fails
+            return Verdict(prop, 0, 1, notes=(f"the comparison raised {_error(error)}",))
+        wrong = comparison.disagreements
+        notes = tuple(
+            f"in {cell.state}, {cell.event.value}: the table {cell.compiled}; "
+            f"python-statemachine {cell.interpreted}"
+            for cell in wrong[:3]
+        )
+        more = len(wrong) - len(notes)
+        notes += (f"and {more} more cells",) if more > 0 else ()
+        return Verdict(prop, comparison.cells, len(wrong), notes=notes)
 
 
 _BY_KEY = {prop.key: prop for prop in PROPERTIES}

@@ -4,7 +4,8 @@ Each property has a `Key`.  The safety properties (S, R, P, Q) judge one call at
 what the environment saw (`handoff._review.monitors`); S6 also compares the coordinator's
 configuration before and after a call that must change nothing.  L1 and L2 walk the explored
 graph, L3 compares the recorded lifecycle with the environment's at every completion;
-Coverage, Bound and Errors say how complete and how sound the exploration was.
+Coverage, Bound and Errors say how complete and how sound the exploration was; Table, that
+the table the coordinator runs is the chart as python-statemachine reads it.
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ class Key(enum.Enum):
     COVERAGE = "Coverage"
     BOUND = "Bound"
     ERRORS = "Errors"
+    EQUIVALENCE = "Table"
 
 
 @attrs.frozen
@@ -223,6 +225,14 @@ PROPERTIES = (
         "only HandoffError escapes",
         "calls",
         "Every call returns actions or raises `HandoffError`; any other exception is a failure.",
+    ),
+    _p(
+        Key.EQUIVALENCE,
+        "the table agrees with python-statemachine",
+        "reachable (state, event) cells",
+        "The compiled table and python-statemachine agree on every reachable cell: in every "
+        "chart state a run reaches, each event, given to the table and to the chart run by "
+        "python-statemachine from that state, makes the same move, refusal, checks and effects.",
     ),
 )
 

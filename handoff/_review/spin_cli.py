@@ -8,10 +8,10 @@ make of it.  A trail the real coordinator does not confirm fails the cross-check
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable, Sequence
 from typing import TextIO
 
 from handoff import _cli
-from handoff._review.cli import text
 from handoff._review.environment import HANDOFF_ID
 from handoff._review.explore import OrderReview
 from handoff._review.promela_properties import MIRRORED, NOT_MIRRORED, Check
@@ -25,7 +25,7 @@ __all__ = ["run", "spin_review"]
 UNCONFIRMED = "the real coordinator does not confirm Spin's trail"
 
 
-def run(args: argparse.Namespace, out: TextIO) -> int:
+def run(args: argparse.Namespace, out: TextIO, text: Callable[[Sequence[OrderReview]], str]) -> int:
     """Cross-check the chosen orders with Spin; 0 when every mirrored property holds."""
     if args.format != "text":
         raise _cli.UsageError("--engine spin reports as text only: drop --format")

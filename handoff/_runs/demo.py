@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
+from handoff import _cli
 from handoff._coordinator import HandoffCoordinatorCore
 from handoff._messages import HandoffAction, HandoffFact, IssuedHandoffAction
 from handoff._runs.runtime import DEMO_WORKLOAD, HANDOFF_ID, CooperativeRuntime
 from handoff._values import HandoffOrder
+
+if TYPE_CHECKING:
+    from handoff._chart_base import HandoffChart
 
 __all__ = ["configure", "run"]
 
@@ -19,14 +24,23 @@ def configure(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="after success, report Canceled and show the reopened cleanup to its completion",
     )
+    parser.add_argument(
+        "--chart", type=_cli.chart, action="append", metavar="MODULE:CLASS", help=_cli.CHART_HELP
+    )
 
 
 def run(args: argparse.Namespace) -> int:
-    """Print the trace of one successful handoff per order (and of its reopening)."""
-    for order in HandoffOrder:
-        coordinator = HandoffCoordinatorCore(HANDOFF_ID, order)
+    """Print the trace of one successful handoff per order or chart (and of its reopening)."""
+    runs: list[tuple[HandoffOrder, type[HandoffChart] | None]] = (
+        [(chart.order, chart) for chart in args.chart]
+        if args.chart
+        else [(order, None) for order in HandoffOrder]
+    )
+    for order, chart in runs:
+        coordinator = HandoffCoordinatorCore(HANDOFF_ID, order, chart=chart)
         runtime = CooperativeRuntime(DEMO_WORKLOAD)
-        print(f"{order.name} ({order.value})")
+        title = f"{order.name} ({order.value})"
+        print(title if chart is None else f"{coordinator.chart_name} (order {order.value})")
         number = _drive(coordinator, runtime, first=1)
         if args.reopen:
             # The client cancels after the answer was delivered: the destination still holds

@@ -5,20 +5,37 @@ Every file gets its own verdict, whatever happened to the others.  On stdout: `O
 a call as breaking its property), or `RECORDED` with `--record`.  A file that cannot be read
 or written is one `handoff replay: error: …` line on stderr.  The exit status is the worst
 verdict: 0 all OK, 1 a divergence or a violation, 2 a file that could not be read or written.
+
+The monitors are given by the caller: the command line passes the review's safety monitors,
+so a trace is judged by the properties as well as by its own expectations.  `HANDOFF_CHART`
+(`MODULE:CLASS`, a `HandoffChart` subclass) replays against that chart instead of the shipped
+chart of the trace's order: how a counterexample is shown to fail on the broken chart.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+import attrs
 
 from handoff import _cli
+from handoff._coordinator import HandoffCoordinatorCore
 from handoff._runs.replay import MonitorFactory, Replay, record, replay
 from handoff._runs.trace import Trace, TraceError, read_trace, write_trace
+from handoff._table import compiled
 
-__all__ = ["configure", "run"]
+if TYPE_CHECKING:
+    from handoff._chart_base import HandoffChart
+
+__all__ = ["CHART_VARIABLE", "chart_from_environment", "configure", "run"]
+
+CHART_VARIABLE = "HANDOFF_CHART"
 
 _OK, _FAILED, _UNREADABLE = 0, 1, 2
 
@@ -34,6 +51,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="rewrite each trace with the answers a fresh coordinator gives (expect, "
         "expect_error) and its end line; a trace without an end line is taken as complete",
     )
+    parser.add_argument(
+        "--chart",
+        type=_cli.chart,
+        action="append",
+        metavar="MODULE:CLASS",
+        help="the chart(s) of your own that traces naming one were made on, MODULE:CLASS "
+        "(MODULE imported from the current directory or the Python path); repeat for several",
+    )
 
 
 def run(args: argparse.Namespace, monitors: Sequence[MonitorFactory] = ()) -> int:
@@ -41,7 +66,11 @@ def run(args: argparse.Namespace, monitors: Sequence[MonitorFactory] = ()) -> in
     worst = _OK
     for path in args.traces:
         try:
-            trace = read_trace(path, require_end=not args.record)
+            trace = _on_chart(
+                read_trace(path, require_end=not args.record),
+                getattr(args, "chart", None) or (),
+                path,
+            )
             status = _record(trace, path) if args.record else _replay(trace, path, monitors)
         except TraceError as error:
             print(f"handoff replay: error: {error}", file=sys.stderr)
@@ -50,16 +79,71 @@ def run(args: argparse.Namespace, monitors: Sequence[MonitorFactory] = ()) -> in
     return worst
 
 
+def _on_chart(trace: Trace, charts: Sequence[type[HandoffChart]], path: Path) -> Trace:
+    """`trace` set to run on the chart its header names (shipped charts name none).
+
+    Failing that, the one given chart of the trace's order replays it, whatever chart made the
+    trace: that is how a counterexample recorded on a broken chart is replayed on its fix.
+    """
+    by_name = {compiled(chart).name: chart for chart in charts}
+    same_order = [chart for chart in charts if chart.order is trace.order]
+    chart = by_name.get(trace.chart) if trace.chart is not None else None
+    if chart is None and len(same_order) == 1:
+        chart = same_order[0]
+    if chart is None:
+        if trace.chart is None:
+            return trace
+        given = f" (given: {', '.join(by_name)})" if by_name else ""
+        raise TraceError(
+            f"{path}: the trace was made on chart {trace.chart}: "
+            f"give it with --chart MODULE:CLASS{given}"
+        )
+    if chart.order is not trace.order:
+        raise TraceError(
+            f"{path}: chart {trace.chart} runs {chart.order.value}, "
+            f"the trace says {trace.order.value}"
+        )
+    return attrs.evolve(trace, rules=chart)
+
+
 def _record(trace: Trace, path: Path) -> int:
     write_trace(record(trace), path)
     print(f"RECORDED {path} ({_calls(trace)})")
     return _OK
 
 
+def chart_from_environment() -> type | None:
+    """The chart `HANDOFF_CHART` names (`MODULE:CLASS`), or None when it is unset."""
+    spec = os.environ.get(CHART_VARIABLE, "")
+    if not spec:
+        return None
+    module, _, name = spec.partition(":")
+    try:
+        chart = getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError, ValueError) as error:
+        raise _cli.UsageError(f"{CHART_VARIABLE}={spec}: not a MODULE:CLASS ({error})") from None
+    if not isinstance(chart, type):
+        raise _cli.UsageError(f"{CHART_VARIABLE}={spec}: not a chart class")
+    return chart
+
+
+def _coordinator(trace: Trace) -> HandoffCoordinatorCore:
+    chart = chart_from_environment()
+    if chart is None:
+        return trace.coordinator()
+    try:
+        return HandoffCoordinatorCore(
+            trace.handoff_id, trace.order, trace.fallback_transfer_delay_ms, chart=chart
+        )
+    except (TypeError, ValueError) as error:
+        raise _cli.UsageError(f"{CHART_VARIABLE}: {error}") from None
+
+
 def _replay(trace: Trace, path: Path, monitors: Sequence[MonitorFactory]) -> int:
-    verdict = replay(trace, monitors)
+    verdict = replay(trace, monitors, _coordinator(trace))
     if verdict.ok:
-        print(f"OK {path} ({_calls(trace)})")
+        held = "; every safety property holds" if monitors else ""
+        print(f"OK {path} ({_calls(trace)}){held}")
         return _OK
     _report(verdict, path)
     return _FAILED

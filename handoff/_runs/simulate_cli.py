@@ -7,10 +7,25 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+import attrs
 
 from handoff import _cli
-from handoff._runs.simulation import FAULTS, SimulationConfig, SimulationReport, simulate
+from handoff._coordinator import HandoffCoordinatorCore
+from handoff._runs.simulation import (
+    FAULTS,
+    MakeCoordinator,
+    SimulationConfig,
+    SimulationReport,
+    simulate,
+)
 from handoff._runs.trace import TraceError, write_trace
+from handoff._table import compiled
+from handoff._values import HandoffId, HandoffOrder
+
+if TYPE_CHECKING:
+    from handoff._chart_base import HandoffChart
 
 __all__ = ["MAX_CONCURRENCY", "MAX_HANDOFFS", "configure", "run"]
 
@@ -58,6 +73,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="the order of each handoff (all: chosen at random per handoff): " + _cli.ORDER_HELP,
     )
     parser.add_argument(
+        "--chart", type=_cli.chart, action="append", metavar="MODULE:CLASS", help=_cli.CHART_HELP
+    )
+    parser.add_argument(
         "--record-failures",
         type=_cli.output_directory,
         metavar="DIR",
@@ -67,6 +85,23 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Simulate, print the totals; exit 1 when a handoff did not complete or leaked."""
+    if not args.chart:
+        return _simulate(args, None)
+    worst = 0
+    for chart in args.chart:
+        on_chart = argparse.Namespace(**{**vars(args), "order": (chart.order,)})
+        worst = max(worst, _simulate(on_chart, chart))
+    return worst
+
+
+def _maker(chart: type[HandoffChart]) -> MakeCoordinator:
+    def make(handoff_id: HandoffId, order: HandoffOrder, delay: float) -> HandoffCoordinatorCore:
+        return HandoffCoordinatorCore(handoff_id, order, delay, chart=chart)
+
+    return make
+
+
+def _simulate(args: argparse.Namespace, chart: type[HandoffChart] | None) -> int:
     config = SimulationConfig(
         handoffs=args.handoffs,
         concurrency=args.concurrency,
@@ -77,26 +112,32 @@ def run(args: argparse.Namespace) -> int:
     )
     progress = _progress_bar(config.handoffs) if sys.stderr.isatty() else None
     started = time.perf_counter()
-    report = simulate(config, progress=progress)
+    if chart is None:
+        report = simulate(config, progress=progress)
+    else:
+        report = simulate(config, _maker(chart), progress=progress)
     wall = time.perf_counter() - started
     if progress is not None:
         print(file=sys.stderr)
-    _print(config, report, wall)
+    name = None if chart is None else compiled(chart).name
+    _print(config, report, wall, name)
     if args.record_failures is not None and report.violations:
         try:
-            for path in _write_failures(report, args.record_failures):
+            for path in _write_failures(report, args.record_failures, name):
                 print(f"recorded {path}")
         except (OSError, TraceError) as error:
             print(f"handoff simulate: error: cannot record the failures: {error}", file=sys.stderr)
     return 0 if report.ok else 1
 
 
-def _write_failures(report: SimulationReport, directory: Path) -> Iterator[Path]:
+def _write_failures(
+    report: SimulationReport, directory: Path, chart: str | None = None
+) -> Iterator[Path]:
     """Write each handoff that violated a check as a trace named by its id."""
     directory.mkdir(parents=True, exist_ok=True)
     for violation in report.violations:
         path = directory / f"{violation.handoff_id}.jsonl"
-        write_trace(violation.trace, path)
+        write_trace(attrs.evolve(violation.trace, chart=chart), path)
         yield path
 
 
@@ -110,9 +151,12 @@ def _progress_bar(total: int) -> Callable[[int], None]:
     return show
 
 
-def _print(config: SimulationConfig, report: SimulationReport, wall: float) -> None:
+def _print(
+    config: SimulationConfig, report: SimulationReport, wall: float, chart: str | None = None
+) -> None:
+    rules = f"order {_cli.order_words(config.orders)}" if chart is None else f"chart {chart}"
     print(
-        f"simulated {report.handoffs:,} handoffs (order {_cli.order_words(config.orders)}), "
+        f"simulated {report.handoffs:,} handoffs ({rules}), "
         f"{config.concurrency:,} at a time, fault rate {config.fault_rate}, seed {config.seed}"
     )
     completions = ", ".join(

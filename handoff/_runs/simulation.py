@@ -14,7 +14,7 @@ import heapq
 import random
 import uuid
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 import attrs
 
@@ -61,6 +61,11 @@ _TIMING = HandoffTransferTiming(KvTransferTimingMode.DESTINATION_MISSING, 2048, 
 _INJECTED = HandoffActionOutcome.failed("injected fault")
 
 
+def _as_tuple(orders: Iterable[HandoffOrder]) -> tuple[HandoffOrder, ...]:
+    # A typed converter, so callers may pass any iterable of orders and type checkers agree.
+    return tuple(orders)
+
+
 @attrs.frozen
 class SimulationConfig:
     """What to simulate; times are virtual milliseconds."""
@@ -71,7 +76,7 @@ class SimulationConfig:
     seed: int = 0
     orders: tuple[HandoffOrder, ...] = attrs.field(
         default=tuple(HandoffOrder),
-        converter=tuple,
+        converter=_as_tuple,
         validator=attrs.validators.deep_iterable(
             attrs.validators.instance_of(HandoffOrder), attrs.validators.min_len(1)
         ),

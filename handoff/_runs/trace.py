@@ -8,11 +8,13 @@ A trace is a header line, one line per call, and an end line:
     {"call":"outcome","id":0,"outcome":"Submitted","expect_error":"…"}
     {"end":{"calls":3}}
 
-Values are spelled exactly as `handoff.wire` spells them.  A call line may say what the call
-must answer: `expect` (the actions issued, in order) or `expect_error` (the whole message of
-the `HandoffError` raised).  The end line counts the calls, so a trace cut short is refused
-instead of replaying as a shorter, different run.  Lines are separated by `\\n` only: a
-string may hold any other separator (U+2028 included) and the trace stays readable.
+A trace made on a chart of one's own names it in the header too (`"chart":"MyChart"`, after the
+order), so it is replayed against that chart.  Values are spelled exactly as `handoff.wire`
+spells them.  A call line may say what the call must answer: `expect` (the actions issued, in
+order) or `expect_error` (the whole message of the `HandoffError` raised).  The end line counts
+the calls, so a trace cut short is refused instead of replaying as a shorter, different run.
+Lines are separated by `\\n` only: a string may hold any other separator (U+2028 included) and
+the trace stays readable.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import attrs
 
@@ -42,6 +44,9 @@ from handoff._runs.call import Call, CallKind
 from handoff._values import HandoffActionId, HandoffActionOutcome, HandoffId, HandoffOrder
 from handoff.wire import codec_of
 
+if TYPE_CHECKING:
+    from handoff._chart_base import HandoffChart
+
 __all__ = [
     "Entry",
     "Trace",
@@ -54,7 +59,7 @@ __all__ = [
 
 T = TypeVar("T")
 
-_HEADER_KEYS = ("handoff_id", "order", "fallback_transfer_delay_ms")
+_HEADER_KEYS = ("handoff_id", "order", "chart", "fallback_transfer_delay_ms")
 _CALL_KEYS = {
     CallKind.START: (),
     CallKind.FACT: ("fact",),
@@ -93,6 +98,10 @@ class Trace:
     order: HandoffOrder
     fallback_transfer_delay_ms: float
     entries: tuple[Entry, ...]
+    chart: str | None = None
+    """The name of the chart the calls were made on, when it is not the order's own."""
+    rules: type[HandoffChart] | None = attrs.field(default=None, eq=False)
+    """The chart class a fresh coordinator runs (None: the order's shipped chart)."""
 
     @property
     def calls(self) -> tuple[Call, ...]:
@@ -101,7 +110,9 @@ class Trace:
 
     def coordinator(self) -> HandoffCoordinatorCore:
         """A fresh coordinator for this trace."""
-        return HandoffCoordinatorCore(self.handoff_id, self.order, self.fallback_transfer_delay_ms)
+        return HandoffCoordinatorCore(
+            self.handoff_id, self.order, self.fallback_transfer_delay_ms, chart=self.rules
+        )
 
 
 # -- writing -------------------------------------------------------------------------------
@@ -130,8 +141,9 @@ def write_trace(trace: Trace, path: Path) -> None:
 
 
 def _header(trace: Trace) -> str:
+    chart = "" if trace.chart is None else f',"chart":{write_string(trace.chart)}'
     return (
-        f'{{"handoff_id":{wire.dumps(trace.handoff_id)},"order":{wire.dumps(trace.order)},'
+        f'{{"handoff_id":{wire.dumps(trace.handoff_id)},"order":{wire.dumps(trace.order)}{chart},'
         f'"fallback_transfer_delay_ms":{format_f64(trace.fallback_transfer_delay_ms)}}}'
     )
 
@@ -198,6 +210,7 @@ def _read(name: str, text: str, *, require_end: bool) -> Trace:
         order=header.value("order", HandoffOrder),
         fallback_transfer_delay_ms=header.delay("fallback_transfer_delay_ms"),
         entries=(),
+        chart=header.text("chart") if "chart" in header.data else None,
     )
     entries: list[Entry] = []
     for number, line in lines:

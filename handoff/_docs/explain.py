@@ -1,0 +1,86 @@
+"""`handoff review --explain DIR`: each failing property's counterexample, to see and to keep.
+
+For every failing property with a counterexample, `<chart>_<property>` names five files: the
+run as a replayable trace (`.jsonl`), its sequence diagram (`.sequence.mmd`), the chart's state
+diagram with the run drawn over it (`.dot`, `.svg`, `.state.mmd`), and `test_<chart>_<property>.py`,
+a pytest file that replays the trace through the public API.  The files a run writes are
+listed in `DIR/.explain`: the next run removes them first, so a property that now holds
+leaves nothing behind that looks current.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+from handoff._coordinator import HandoffCoordinatorCore
+from handoff._docs.dot import svg
+from handoff._docs.path_diagram import dot_path, mermaid_path, mermaid_sequence_of
+from handoff._docs.pytest_file import expected_answers, pytest_source
+from handoff._errors import HandoffError
+from handoff._review.cli import counterexample_trace
+from handoff._review.explore import OrderReview
+from handoff._review.properties import Counterexample, Verdict
+from handoff._runs.trace import trace_text
+
+__all__ = ["MANIFEST", "stem", "write_explain"]
+
+MANIFEST = ".explain"
+"""The list of the files the last run wrote, one name a line."""
+
+
+def stem(chart_name: str, key: str) -> str:
+    """`ActivateBeforeTransferCompleted`, `S1` → `activate_before_transfer_completed_s1`."""
+    words = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", chart_name)
+    return re.sub(r"[^a-z0-9]+", "_", f"{words}_{key}".lower()).strip("_")
+
+
+def write_explain(reviews: Sequence[OrderReview], directory: Path) -> list[str]:
+    """Write the explain set of every failure into `directory`; one line per file touched."""
+    directory.mkdir(parents=True, exist_ok=True)
+    removed = _remove_previous(directory)
+    files: dict[str, str] = {}
+    for review in reviews:
+        for verdict in review.failures():
+            if verdict.counterexample is not None:
+                files.update(_explain_set(review, verdict, verdict.counterexample))
+    for name, text in files.items():
+        (directory / name).write_text(text, encoding="utf-8")
+    (directory / MANIFEST).write_text("".join(f"{name}\n" for name in files), encoding="utf-8")
+    return [
+        *(f"removed stale {path}" for path in removed),
+        *(f"wrote {directory / name}" for name in files),
+    ]
+
+
+def _remove_previous(directory: Path) -> list[Path]:
+    manifest = directory / MANIFEST
+    if not manifest.is_file():
+        return []
+    removed = []
+    for name in manifest.read_text(encoding="utf-8").splitlines():
+        path = directory / Path(name).name  # never outside the directory, whatever it says
+        if path.is_file():
+            path.unlink()
+            removed.append(path)
+    return removed
+
+
+def _explain_set(review: OrderReview, verdict: Verdict, example: Counterexample) -> dict[str, str]:
+    chart, prop = review.chart, verdict.prop
+    name = stem(chart.name, prop.key.value)
+    trace = counterexample_trace(review, example)
+    dot = dot_path(chart, prop, example)
+    shipped = HandoffCoordinatorCore(
+        review.handoff_id, review.order, review.fallback_transfer_delay_ms
+    )
+    answers = expected_answers(trace.calls, shipped, HandoffError)
+    return {
+        f"{name}.jsonl": trace_text(trace),
+        f"{name}.sequence.mmd": mermaid_sequence_of(prop, example),
+        f"{name}.dot": dot,
+        f"{name}.svg": svg(dot),
+        f"{name}.state.mmd": mermaid_path(chart, prop, example),
+        f"test_{name}.py": pytest_source(name, prop, example.finding, answers, review.order.value),
+    }

@@ -1,0 +1,167 @@
+"""House rules: the library never reaches into a wing, wings import one way, modules stay small."""
+
+from __future__ import annotations
+
+import ast
+import functools
+import subprocess
+import sys
+from collections.abc import Collection
+from pathlib import Path
+
+import pytest
+
+import handoff
+
+PACKAGE = Path(handoff.__file__).parent
+WINGS = ("handoff._runs", "handoff._review", "handoff._docs")
+# The command line sits above every wing: it is what dispatches into them.
+COMMAND_LINE = {"handoff.__main__", "handoff._cli"}
+# Generated data, not logic: its length follows the charts, not anyone's writing.
+GENERATED = {"handoff._chart_tables"}
+MAX_LINES = 400
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imported(
+    source: str, module: str, known: Collection[str], *, is_package: bool = False
+) -> set[str]:
+    """Every module name `source` imports, at any depth (imports inside functions count too).
+
+    `from p import m` imports the submodule `p.m` when `known` has it, else a name of `p`.
+    """
+    package = module if is_package else module.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.rsplit(".", node.level - 1)[0]
+                base = f"{anchor}.{base}" if base else anchor
+            for alias in node.names:
+                submodule = f"{base}.{alias.name}"
+                found.add(submodule if submodule in known else base)
+    return found
+
+
+def imports_of(path: Path) -> set[str]:
+    text = path.read_text(encoding="utf-8")
+    init = path.name == "__init__.py"
+    return imported(text, module_name(path), modules(), is_package=init)
+
+
+@functools.cache
+def modules() -> dict[str, Path]:
+    return {module_name(path): path for path in sorted(PACKAGE.rglob("*.py"))}
+
+
+def reaches(names: set[str], wing: str) -> bool:
+    return any(name == wing or name.startswith(wing + ".") for name in names)
+
+
+def library() -> dict[str, Path]:
+    return {
+        name: path
+        for name, path in modules().items()
+        if name == "handoff"
+        or (name.count(".") == 1 and name not in COMMAND_LINE and name not in WINGS)
+    }
+
+
+def test_the_rules_see_the_whole_house() -> None:
+    names = modules()
+    assert {"handoff", "handoff._coordinator", "handoff._cli"} <= set(names)
+    assert all(any(reaches({name}, wing) for name in names) for wing in WINGS)
+    assert "handoff._runs.trace" not in library()
+    assert "handoff._coordinator" in library()
+    assert "handoff._cli" not in library()
+
+
+def test_the_import_reader_sees_every_form() -> None:
+    source = (
+        "import json\n"
+        "from . import trace\n"
+        "from .._docs import sections\n"
+        "def late():\n"
+        "    from handoff._review.graph import walk\n"
+    )
+    known = {"handoff._runs.trace", "handoff._docs.sections", "handoff._runs.demo"}
+    found = imported(source, "handoff._runs.demo", known)
+    assert found == {
+        "json",
+        "handoff._runs.trace",
+        "handoff._docs.sections",
+        "handoff._review.graph",
+    }
+    within = imported("from . import demo, NAME", "handoff._runs", known, is_package=True)
+    assert within == {"handoff._runs.demo", "handoff._runs"}
+    assert module_name(PACKAGE / "_runs" / "__init__.py") == "handoff._runs"
+
+
+@pytest.mark.parametrize("name", sorted(library()))
+def test_no_library_module_imports_a_wing(name: str) -> None:
+    names = imports_of(library()[name])
+    assert [wing for wing in WINGS if reaches(names, wing)] == []
+
+
+@pytest.mark.parametrize(
+    ("wing", "above"),
+    [
+        ("handoff._runs", ("handoff._review", "handoff._docs")),
+        ("handoff._review", ("handoff._docs",)),
+    ],
+)
+def test_wings_import_one_way(wing: str, above: tuple[str, ...]) -> None:
+    upward = {
+        (name, higher)
+        for name, path in modules().items()
+        if reaches({name}, wing)
+        for higher in above
+        if reaches(imports_of(path), higher)
+    }
+    assert upward == set()
+
+
+def test_import_handoff_loads_no_wing_and_no_statechart_library() -> None:
+    probe = "import sys, handoff; print('\\n'.join(sorted(sys.modules)))"
+    loaded = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    ).stdout.split()
+    assert "handoff" in loaded
+    assert [name for name in loaded if reaches({name}, "statemachine")] == []
+    assert [name for name in loaded if any(reaches({name}, wing) for wing in WINGS)] == []
+
+
+def test_no_module_is_over_the_line_limit() -> None:
+    lengths = {
+        name: len(path.read_text(encoding="utf-8").splitlines())
+        for name, path in modules().items()
+        if name not in GENERATED
+    }
+    assert {name: n for name, n in lengths.items() if n > MAX_LINES} == {}
+
+
+def test_no_import_cycle() -> None:
+    names = modules()
+    # A module naming itself (type aliases to its own later classes) is no dependency.
+    following = {
+        name: {other for other in imports_of(path) if other in names and other != name}
+        for name, path in names.items()
+    }
+    done: set[str] = set()
+
+    def walk(name: str, path: tuple[str, ...]) -> None:
+        assert name not in path, " -> ".join((*path, name))
+        if name not in done:
+            for other in sorted(following[name]):
+                walk(other, (*path, name))
+            done.add(name)
+
+    for name in sorted(names):
+        walk(name, ())
