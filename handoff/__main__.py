@@ -11,6 +11,7 @@ from handoff import _cli
 from handoff._docs import cli as diagrams
 from handoff._docs import explain
 from handoff._review import cli as review
+from handoff._review import promela
 from handoff._review.judge import SAFETY
 from handoff._runs import demo, replay_cli, simulate_cli
 
@@ -23,6 +24,7 @@ _COMMANDS = (
     ("diagrams", diagrams, "write the lifecycle diagrams and generated docs"),
     ("simulate", simulate_cli, "simulate many handoffs under faults and check them"),
     ("replay", replay_cli, "replay recorded traces against fresh coordinators"),
+    ("export", promela, "write a chart and the review's world as a Promela model"),
 )
 
 # The runs wing cannot see the review, nor the review the diagrams: the command line, above

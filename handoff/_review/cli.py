@@ -62,6 +62,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "markdown: the report kept in docs/model-review.md",
     )
     parser.add_argument(
+        "--engine",
+        choices=["explore", "spin"],
+        default="explore",
+        help="who judges: the review's own explorer, or Spin on the generated Promela model",
+    )
+    parser.add_argument(
         "--trace-out",
         metavar="FILE",
         type=_cli.new_file,
@@ -85,6 +91,10 @@ def run(
     """Review the chosen orders; 0 when every property holds, 1 otherwise."""
     out = sys.stdout if out is None else out
     err = sys.stderr if err is None else err
+    if args.engine == "spin":
+        from handoff._review import spin_cli  # imported on demand: it runs external tools
+
+        return spin_cli.run(args, out, text)
     if args.chart:
         reviews = [review_chart(chart) for chart in args.chart]
     else:

@@ -1,0 +1,203 @@
+"""Run Spin on a generated model and read back its verdicts and trails.
+
+One model per chart; it is compiled twice, in parallel: once for the safety search
+(`-DSAFETY`, exhaustive depth-first, every property reported at its first violation) and once
+with the liveness modes (`-DLIVENESS`), whose single `pan` then checks each LTL formula in
+turn (`-a -N <key>`).  Never bitstate: every search is exhaustive.  Each trail is replayed
+by `pan` itself, which prints the `CALL n` lines the model writes; `n` is the review's call.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import attrs
+
+from handoff._review.environment import Call, environment
+from handoff._review.promela import model
+from handoff._review.promela_properties import MIRRORED, Check
+from handoff._review.promela_vocabulary import calls
+from handoff._table import CompiledChart
+
+__all__ = [
+    "INSTALL_HINT",
+    "PINNED_VERSION",
+    "SpinRun",
+    "SpinUnavailableError",
+    "Trail",
+    "run_spin",
+    "spin_version",
+]
+
+PINNED_VERSION = "6.5."
+"""The Spin release the model is written for (Debian's `spin` package, 6.5.x)."""
+
+INSTALL_HINT = (
+    "Spin is not installed: as root, run `apt-get update && apt-get install -y spin` "
+    "(Debian's spin 6.5.x); `./dev` does this itself when run as root"
+)
+
+_HASH = "-w18"
+"""2^18 hash slots: the models have tens of thousands of states, not millions."""
+
+
+class SpinUnavailableError(RuntimeError):
+    """Spin (or the C compiler its verifiers need) is missing, or is not the pinned release."""
+
+
+@attrs.frozen
+class Trail:
+    """A Spin counterexample, read back as the review's calls."""
+
+    calls: tuple[Call, ...]
+    switch: int | None = None
+    """For a liveness trail: how many calls were made before the environment changed mode."""
+
+
+@attrs.frozen
+class SpinRun:
+    """What Spin found for one chart."""
+
+    version: str
+    states: int
+    """States stored by the safety search (one per configuration the review explores)."""
+    transitions: int
+    liveness_states: dict[str, int]
+    """States stored by each LTL search (configurations × mode × round-robin turn)."""
+    trails: dict[str, Trail | None]
+    """Per mirrored property: None when it holds, else its first counterexample."""
+    seconds: float
+
+
+def spin_version() -> str:
+    """The installed Spin's version line; raises `SpinUnavailableError` when unusable."""
+    for tool in ("spin", "gcc"):
+        if shutil.which(tool) is None:
+            raise SpinUnavailableError(
+                INSTALL_HINT if tool == "spin" else "gcc is needed to compile Spin's verifiers"
+            )
+    output = subprocess.run(["spin", "-V"], capture_output=True, text=True, check=False).stdout
+    found = re.search(r"Spin Version (\S+)", output)
+    if found is None or not found.group(1).startswith(PINNED_VERSION):
+        raise SpinUnavailableError(
+            f"Spin {PINNED_VERSION}x is pinned, found {output.strip() or 'nothing'}; "
+            + INSTALL_HINT.replace("Spin is not installed: as", "as")
+        )
+    return output.strip()
+
+
+def run_spin(chart: CompiledChart, workdir: Path | None = None) -> SpinRun:
+    """Generate `chart`'s model, verify every mirrored property, read back the trails."""
+    version = spin_version()
+    began = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="handoff-spin-") as scratch:
+        root = Path(scratch) if workdir is None else workdir
+        text = model(chart)
+        safety, liveness = root / "safety", root / "liveness"
+        for folder in (safety, liveness):
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / "model.pml").write_text(text, encoding="utf-8")
+        ltl = any(check is Check.LTL for check in MIRRORED.values())
+        _build({safety: [], **({liveness: ["-DLIVENESS"]} if ltl else {})})
+        states, transitions, trails = _safety(safety)
+        liveness_states = {}
+        for key, check in MIRRORED.items():
+            if check is Check.LTL:
+                liveness_states[key], trails[key] = _liveness(liveness, key)
+    return SpinRun(
+        version=version,
+        states=states,
+        transitions=transitions,
+        liveness_states=liveness_states,
+        trails={key: trails.get(key) for key in MIRRORED},
+        seconds=time.perf_counter() - began,
+    )
+
+
+def _build(builds: dict[Path, list[str]]) -> None:
+    """`spin -a` then gcc, one build per folder, the compilers running side by side."""
+    compilers = []
+    for folder, defines in builds.items():
+        _run(["spin", *defines, "-a", "model.pml"], folder)
+        flags = ["-DSAFETY"] if not defines else []
+        command = ["gcc", "-O0", "-w", *flags, "-o", "pan", "pan.c"]
+        compilers.append((command, subprocess.Popen(command, cwd=folder, stderr=subprocess.PIPE)))
+    for command, process in compilers:
+        _, errors = process.communicate()
+        if process.returncode != 0:
+            raise SpinUnavailableError(f"{' '.join(command)} failed: {errors.decode()[-400:]}")
+
+
+def _safety(folder: Path) -> tuple[int, int, dict[str, Trail | None]]:
+    output = _run(["./pan", _HASH, "-n", "-e", "-c0"], folder)
+    trails: dict[str, Trail | None] = {}
+    for key, number in _first_errors(output).items():
+        # -A: replay the whole trail, past any other property it broke on the way.
+        replay = _run(["./pan", _HASH, "-n", "-S", "-A", "-r", f"model.pml{number}.trail"], folder)
+        trails[key] = _trail(replay)
+    return _count(r"(\d+) states, stored", output), _count(r"(\d+) transitions", output), trails
+
+
+def _first_errors(output: str) -> dict[str, int]:
+    """The number of the first error (and trail) of each property the search broke.
+
+    `pan` prints an error's message only when it differs from the previous one, so an
+    error without a message repeats the last message printed.
+    """
+    first: dict[str, int] = {}
+    key = None
+    for line in output.splitlines():
+        message = re.match(r"pan:(\d+): assertion violated\s+!\((\w+)_broken\)", line)
+        if message is not None:
+            key = message.group(2)
+        wrote = re.match(r"pan: wrote model\.pml(\d+)\.trail", line)
+        if wrote is not None and key is not None:
+            first.setdefault(key, int(wrote.group(1)))
+    return first
+
+
+def _liveness(folder: Path, key: str) -> tuple[int, Trail | None]:
+    output = _run(["./pan", _HASH, "-n", "-a", "-A", "-N", key], folder)
+    states = _count(r"(\d+) states, stored", output)
+    if _count(r"errors: (\d+)", output) == 0:
+        return states, None
+    replay = _run(["./pan", _HASH, "-n", "-S", "-A", "-N", key, "-r", "model.pml.trail"], folder)
+    os.remove(folder / "model.pml.trail")
+    return states, _trail(replay)
+
+
+_CALLS = calls(environment()).all
+
+
+def _trail(replay: str) -> Trail:
+    """The calls a replayed trail made, and where its environment changed mode."""
+    made: list[Call] = []
+    switch = None
+    for line in replay.splitlines():
+        if line.startswith("CALL "):
+            made.append(_CALLS[int(line.split()[1])])
+        elif line.startswith("MODE ") and switch is None:
+            switch = len(made)
+    return Trail(tuple(made), switch)
+
+
+def _count(pattern: str, output: str) -> int:
+    found = re.search(pattern, output)
+    if found is None:
+        raise SpinUnavailableError(f"unexpected output from Spin's verifier: {output[-400:]}")
+    return int(found.group(1))
+
+
+def _run(command: list[str], folder: Path) -> str:
+    done = subprocess.run(command, cwd=folder, capture_output=True, text=True, check=False)
+    if done.returncode < 0:
+        raise SpinUnavailableError(f"{command[0]} crashed (signal {-done.returncode})")
+    if done.returncode != 0 and command[0] == "spin":
+        raise SpinUnavailableError(f"{' '.join(command)} failed: {done.stdout}{done.stderr}")
+    return done.stdout

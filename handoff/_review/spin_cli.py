@@ -1,0 +1,75 @@
+"""`handoff review --engine spin`: the same review, judged by Spin, in the review's format.
+
+Each property Spin mirrors gets a verdict; a failing one shows Spin's trail as the review's
+calls, replayed through the real coordinator, with the finding the review's own monitors
+make of it.  A trail the real coordinator does not confirm fails the cross-check.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable, Sequence
+from typing import TextIO
+
+from handoff import _cli
+from handoff._review.environment import HANDOFF_ID
+from handoff._review.explore import OrderReview
+from handoff._review.promela_properties import MIRRORED, NOT_MIRRORED, Check
+from handoff._review.properties import PROPERTIES, Counterexample, Verdict
+from handoff._review.spin import SpinRun, SpinUnavailableError, run_spin
+from handoff._review.spin_replay import confirm
+from handoff._table import CompiledChart, compiled
+
+__all__ = ["run", "spin_review"]
+
+UNCONFIRMED = "the real coordinator does not confirm Spin's trail"
+
+
+def run(args: argparse.Namespace, out: TextIO, text: Callable[[Sequence[OrderReview]], str]) -> int:
+    """Cross-check the chosen orders with Spin; 0 when every mirrored property holds."""
+    if args.format != "text":
+        raise _cli.UsageError("--engine spin reports as text only: drop --format")
+    try:
+        reviews = [spin_review(compiled(order)) for order in args.order]
+    except SpinUnavailableError as error:
+        raise _cli.CommandError(str(error)) from None
+    version = reviews[0][1].version
+    out.write(text([review for review, _ in reviews]))
+    out.write(f"checked by {version}; not mirrored: {', '.join(NOT_MIRRORED)}\n")
+    return 0 if all(review.holds for review, _ in reviews) else 1
+
+
+def spin_review(chart: CompiledChart) -> tuple[OrderReview, SpinRun]:
+    """Spin's verdicts on `chart` as an `OrderReview` (mirrored properties only)."""
+    found = run_spin(chart)
+    verdicts = tuple(
+        _verdict(chart, found, prop.key.value) for prop in PROPERTIES if prop.key.value in MIRRORED
+    )
+    review = OrderReview(
+        order=chart.order,
+        chart=chart,
+        handoff_id=HANDOFF_ID,
+        fallback_transfer_delay_ms=0.0,
+        configurations=found.states,
+        transitions=found.transitions,
+        verdicts=verdicts,
+        seconds=found.seconds,
+    )
+    return review, found
+
+
+def _verdict(chart: CompiledChart, found: SpinRun, key: str) -> Verdict:
+    prop = next(prop for prop in PROPERTIES if prop.key.value == key)
+    if MIRRORED[key] is Check.LTL:
+        states = found.liveness_states[key]
+        summary = f"Spin: LTL {key} over {states:,} states (fair round robin)"
+    else:
+        states = found.states
+        summary = f"Spin: assertion over {states:,} states"
+    trail = found.trails[key]
+    if trail is None:
+        return Verdict(prop, states, 0, summary=summary)
+    confirmation = confirm(chart, key, trail)
+    finding = confirmation.finding or UNCONFIRMED
+    example = Counterexample(confirmation.steps, f"{finding} (Spin trail, replayed)")
+    return Verdict(prop, states, 1, example, summary=summary)
