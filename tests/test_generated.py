@@ -20,7 +20,7 @@ from handoff._docs.generated import (
 from handoff._values import HandoffOrder
 
 ROOT = Path(__file__).parent.parent
-DOCS = ["errors.md", "lifecycle.md", "model-review.md", "ordering-rules.md"]
+DOCS = ["errors.md", "lifecycle.md", "model-review.md", "ordering-rules.md", "writing-a-chart.md"]
 DIAGRAMS = sorted(
     f"{file_stem(order)}{suffix}"
     for order in HandoffOrder

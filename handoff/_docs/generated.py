@@ -24,7 +24,12 @@ import attrs
 from handoff._docs.diagram import COMMAND, file_stem, state_graph
 from handoff._docs.dot import dot_source, svg
 from handoff._docs.mermaid import mermaid_state_diagram
-from handoff._docs.sections import error_catalogue, lifecycle_tables, ordering_rules
+from handoff._docs.sections import (
+    chart_words,
+    error_catalogue,
+    lifecycle_tables,
+    ordering_rules,
+)
 from handoff._docs.sequence import mermaid_sequence, sequence
 from handoff._review.cli import markdown
 from handoff._review.explore import review_order
@@ -116,6 +121,7 @@ def doc_sections(diagrams: Mapping[str, str]) -> dict[str, dict[str, str]]:
         "lifecycle.md": pictures | lifecycle_tables(),
         "model-review.md": {"model-review": _model_review()},
         "ordering-rules.md": ordering_rules(),
+        "writing-a-chart.md": chart_words(),
     }
 
 

@@ -23,13 +23,15 @@ from handoff._errors import (
     InvalidTransferTimingError,
 )
 from handoff._lifecycle import NormalizedHandoffEvent, expected_normalized_handoff
+from handoff._messages import HandoffAction
 from handoff._table import CompiledChart, Step, compiled
 from handoff._values import HandoffCompletion, HandoffOrder
-from handoff._vocabulary import ChartEvent, Refusal
+from handoff._vocabulary import IGNORE, ChartEvent, Check, Effect, EventKind, Refusal
 
 __all__ = [
     "NON_CHART_PHRASES",
     "acknowledged",
+    "chart_words",
     "error_catalogue",
     "error_classes",
     "ignored",
@@ -239,6 +241,62 @@ def _milestones() -> str:
         [f"`{NormalizedHandoffEvent.COMPLETED.value}`", "the handoff completes with `SUCCESS`"]
     )
     return _table(["Milestone", "Recorded when"], rows)
+
+
+# -- the words a chart is written in ------------------------------------------------------
+
+
+def chart_words() -> dict[str, str]:
+    """The sections of `docs/writing-a-chart.md`: every word a chart may use, and the events."""
+    return {"chart.words": _words(), "chart.events": _event_kinds()}
+
+
+def _words() -> str:
+    rows = []
+    for effect in Effect:
+        if effect.completion is None:
+            action = "".join(part.title() for part in effect.value.split("_"))
+            assert hasattr(HandoffAction, action), effect  # the action an effect is named after
+            rows.append([f"`{effect.value}`", "`on=`", f"issues `{action}`"])
+        else:
+            said = f"issues `Complete` and completes `{effect.completion.name}`"
+            rows.append([f"`{effect.value}`", "`enter=` of a state", said])
+    for check in Check:
+        rows.append([f"`{check.value}`", "`validators=`", _CHECKS[check]])
+    for refusal in Refusal:
+        said = f"raises `{refusal.error.__name__}`: {refusal.phrase}"
+        rows.append([f"`refused(Refusal.{refusal.name}, …)`", "an event's rules", said])
+    rows.append([f"`ignored(…)` (`on={IGNORE!r}`)", "an event's rules", "drops the call"])
+    rows.append(["`acknowledged(…)`", "an event's rules", "journals the outcome, stays put"])
+    return _table(["Word", "Written as", "Does"], rows)
+
+
+_CHECKS = {
+    Check.TRANSFER_TIMING_IS_VALID: "refuses a `SourceHeld` whose bandwidth is NaN, infinite or "
+    "negative, or whose full-prompt delay overflows",
+    Check.TRANSFER_DELAY_IS_VALID: "refuses the fact that makes `StartTransfer` due when its "
+    "delay is not finite and non-negative",
+}
+
+
+def _event_kinds() -> str:
+    rows = [
+        [
+            kind.value,
+            _code(event.value for event in ChartEvent if event.kind is kind),
+            _UNSAID[kind],
+        ]
+        for kind in EventKind
+    ]
+    return _table(["Kind", "Events", "Where the chart says nothing"], rows)
+
+
+_UNSAID = {
+    EventKind.FACT: "dropped (a repeat, or too late to matter)",
+    EventKind.ACKNOWLEDGEMENT: "journaled without moving; dropped once complete",
+    EventKind.JOURNAL_ERROR: "refused with the journal's error while live; dropped once complete",
+    EventKind.DUPLICATE: "dropped",
+}
 
 
 # -- the error catalogue ------------------------------------------------------------------
