@@ -7,6 +7,7 @@ every rule but the events it is given: those are declared anew, so only they can
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from types import SimpleNamespace
 
 from chart_mutation import Rule, mutant
@@ -30,34 +31,49 @@ def _terminated(cleanup: Rule) -> Rule:
     )
 
 
-def _sf_cleanup(s: SimpleNamespace, *, both: object = _BOTH) -> TransitionList:
+SF_ALONE = ("prefill_submitting", "prefill_running")
+"""Where SOURCE_FIRST's cleanup cancels the source alone: no destination asked yet."""
+DF_ALONE = ("destination_reserving", "destination_accepted")
+"""Where DESTINATION_FIRST's cleanup cancels the destination alone: no prefill asked yet."""
+TAIL = ("transfer_starting", "transferring", "activating", "releasing")
+SF_BOTH = (*DF_ALONE, *TAIL)
+"""Where SOURCE_FIRST's cleanup cancels both owners."""
+DF_BOTH = (*SF_ALONE, *TAIL)
+"""Where DESTINATION_FIRST's cleanup cancels both owners."""
+
+
+def cleanup(
+    s: SimpleNamespace,
+    alone: str,
+    from_alone: Iterable[str],
+    from_both: Iterable[str],
+    *,
+    cancels: object = _BOTH,
+) -> TransitionList:
+    """An `action_failed` written as the real charts write it: the states `from_alone` cancel
+    the one owner `alone` (`"source"` or `"destination"`), the states `from_both` cancel both
+    (issuing `cancels`, in that order).
+
+    A mutant names the states it moves, so the break reads off its arguments.
+    """
+    return getattr(s, f"cancelling_{alone}").from_(
+        *(getattr(s, name) for name in from_alone), on=f"cancel_{alone}"
+    ) | s.cancelling_both.from_(*(getattr(s, name) for name in from_both), on=cancels)
+
+
+def without(states: Iterable[str], *left_out: str) -> tuple[str, ...]:
+    """`states` but `left_out`."""
+    return tuple(state for state in states if state not in left_out)
+
+
+def _sf_cleanup(s: SimpleNamespace, *, cancels: object = _BOTH) -> TransitionList:
     """SOURCE_FIRST's `action_failed`, with the cancels of `cancelling_both` as given."""
-    return s.cancelling_source.from_(
-        s.prefill_submitting, s.prefill_running, on="cancel_source"
-    ) | s.cancelling_both.from_(
-        s.destination_reserving,
-        s.destination_accepted,
-        s.transfer_starting,
-        s.transferring,
-        s.activating,
-        s.releasing,
-        on=both,
-    )
+    return cleanup(s, "source", SF_ALONE, SF_BOTH, cancels=cancels)
 
 
 def _df_cleanup(s: SimpleNamespace) -> TransitionList:
     """DESTINATION_FIRST's `action_failed`, unbroken."""
-    return s.cancelling_destination.from_(
-        s.destination_reserving, s.destination_accepted, on="cancel_destination"
-    ) | s.cancelling_both.from_(
-        s.prefill_submitting,
-        s.prefill_running,
-        s.transfer_starting,
-        s.transferring,
-        s.activating,
-        s.releasing,
-        on=_BOTH,
-    )
+    return cleanup(s, "destination", DF_ALONE, DF_BOTH)
 
 
 def _sf_source_held(s: SimpleNamespace) -> TransitionList:
@@ -205,15 +221,7 @@ CanceledReopens = mutant(
 def _forgetting_the_reservation(s: SimpleNamespace) -> TransitionList:
     # Broken: ReserveDestination is out while the destination is reserving or accepted,
     # yet cleanup from there cancels the source alone.
-    return s.cancelling_source.from_(
-        s.prefill_submitting,
-        s.prefill_running,
-        s.destination_reserving,
-        s.destination_accepted,
-        on="cancel_source",
-    ) | s.cancelling_both.from_(
-        s.transfer_starting, s.transferring, s.activating, s.releasing, on=_BOTH
-    )
+    return cleanup(s, "source", (*SF_ALONE, *DF_ALONE), TAIL)
 
 
 NoDestinationCancel = mutant(
@@ -226,18 +234,9 @@ NoDestinationCancel = mutant(
 
 
 def _keeping_the_source_mid_transfer(s: SimpleNamespace) -> TransitionList:
-    return (
-        s.cancelling_source.from_(s.prefill_submitting, s.prefill_running, on="cancel_source")
-        | s.cancelling_both.from_(
-            s.destination_reserving,
-            s.destination_accepted,
-            s.transfer_starting,
-            s.activating,
-            s.releasing,
-            on=_BOTH,
-        )
+    return cleanup(s, "source", SF_ALONE, without(SF_BOTH, "transferring")) | (
         # Broken: mid-transfer only the destination is canceled; the source keeps its KV.
-        | s.transferring.to(s.cancelling_destination, on="cancel_destination")
+        s.transferring.to(s.cancelling_destination, on="cancel_destination")
     )
 
 

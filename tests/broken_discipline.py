@@ -7,7 +7,19 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from broken_charts import _BOTH, _activate, _df_cleanup, _sf_cleanup, _sf_reserved, _terminated
+from broken_charts import (
+    DF_ALONE,
+    DF_BOTH,
+    SF_ALONE,
+    SF_BOTH,
+    _activate,
+    _df_cleanup,
+    _sf_cleanup,
+    _sf_reserved,
+    _terminated,
+    cleanup,
+    without,
+)
 from broken_charts import _sf_source_held as _held
 from broken_charts import _sf_too_early_for_transfer as _too_early
 from chart_mutation import mutant
@@ -71,17 +83,7 @@ SubmitTwice = mutant(
 
 def _df_cancelling_a_source_never_submitted(s: SimpleNamespace) -> TransitionList:
     # Broken: from `destination_reserving` on, cleanup cancels a source never submitted.
-    return s.cancelling_both.from_(
-        s.destination_reserving,
-        s.destination_accepted,
-        s.prefill_submitting,
-        s.prefill_running,
-        s.transfer_starting,
-        s.transferring,
-        s.activating,
-        s.releasing,
-        on=_BOTH,
-    )
+    return cleanup(s, "destination", (), (*DF_ALONE, *DF_BOTH))
 
 
 CancelSourceNeverSubmitted = mutant(
@@ -95,17 +97,7 @@ CancelSourceNeverSubmitted = mutant(
 
 def _sf_cancelling_a_destination_never_reserved(s: SimpleNamespace) -> TransitionList:
     # Broken: cleanup cancels a destination it never asked to reserve.
-    return s.cancelling_both.from_(
-        s.prefill_submitting,
-        s.prefill_running,
-        s.destination_reserving,
-        s.destination_accepted,
-        s.transfer_starting,
-        s.transferring,
-        s.activating,
-        s.releasing,
-        on=_BOTH,
-    )
+    return cleanup(s, "source", (), (*SF_ALONE, *SF_BOTH))
 
 
 CancelDestinationNeverReserved = mutant(
@@ -199,13 +191,16 @@ TransferWithoutTimingCheck = mutant(
 
 # -- Q1: promptness and order inside a call --------------------------------------------------
 
+_BACKWARDS = ["cancel_destination", "cancel_source"]
 CancelsOutOfOrder = mutant(
     SF,
     "CancelsOutOfOrder",
     "SOURCE_FIRST whose cleanup cancels the destination before the source.",
     # Broken: the SPEC issues CancelSource first.
-    action_failed=lambda s: _sf_cleanup(s, both=["cancel_destination", "cancel_source"]),
-    terminated=_terminated(lambda s: _sf_cleanup(s, both=["cancel_destination", "cancel_source"])),
+    action_failed=lambda s: _sf_cleanup(s, cancels=["cancel_destination", "cancel_source"]),
+    terminated=_terminated(
+        lambda s: _sf_cleanup(s, cancels=["cancel_destination", "cancel_source"])
+    ),
 )
 LateCancelComplete = mutant(
     SF,
@@ -251,16 +246,7 @@ NoReopenAfterSuccess = mutant(
 
 
 def _sf_cleanup_but_mid_transfer(s: SimpleNamespace) -> TransitionList:
-    return s.cancelling_source.from_(
-        s.prefill_submitting, s.prefill_running, on="cancel_source"
-    ) | s.cancelling_both.from_(
-        s.destination_reserving,
-        s.destination_accepted,
-        s.transfer_starting,
-        s.activating,
-        s.releasing,
-        on=_BOTH,
-    )
+    return cleanup(s, "source", SF_ALONE, without(SF_BOTH, "transferring"))
 
 
 IgnoresTerminalMidTransfer = mutant(
@@ -301,32 +287,12 @@ UnreachableFailureKept = mutant(
     "UnreachableFailureKept",
     "Control: SOURCE_FIRST journaling a failure in `prefill_running`, where none can arrive.",
     # Changed, unreachable: every action issued there was already acknowledged.
-    action_failed=lambda s: (
-        s.cancelling_source.from_(s.prefill_submitting, on="cancel_source")
-        | s.cancelling_both.from_(
-            s.destination_reserving,
-            s.destination_accepted,
-            s.transfer_starting,
-            s.transferring,
-            s.activating,
-            s.releasing,
-            on=_BOTH,
-        )
-    ),
+    action_failed=lambda s: cleanup(s, "source", without(SF_ALONE, "prefill_running"), SF_BOTH),
 )
 
 
 def _df_cleanup_dead_mid_transfer(s: SimpleNamespace) -> TransitionList:
-    return s.cancelling_destination.from_(
-        s.destination_reserving, s.destination_accepted, on="cancel_destination"
-    ) | s.cancelling_both.from_(
-        s.prefill_submitting,
-        s.prefill_running,
-        s.transfer_starting,
-        s.activating,
-        s.releasing,
-        on=_BOTH,
-    )
+    return cleanup(s, "destination", DF_ALONE, without(DF_BOTH, "transferring"))
 
 
 UnreachableLeak = mutant(
