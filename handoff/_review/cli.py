@@ -44,16 +44,7 @@ __all__ = [
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Declare the options of `handoff review`."""
-    parser.add_argument(
-        "--order",
-        type=_cli.orders,
-        default=_cli.ALL_ORDERS,
-        metavar="ORDER",
-        help="the chart(s) to explore: " + _cli.ORDER_HELP,
-    )
-    parser.add_argument(
-        "--chart", type=_cli.chart, action="append", metavar="MODULE:CLASS", help=_cli.CHART_HELP
-    )
+    _cli.add_chart_options(parser, order="each", order_help="the chart(s) to explore", tables=True)
     parser.add_argument(
         "--format",
         choices=["text", "json", "markdown"],

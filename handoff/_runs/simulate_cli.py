@@ -65,15 +65,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
         metavar="S",
         help="seed of the random choices: the same seed gives the same run",
     )
-    parser.add_argument(
-        "--order",
-        type=_cli.orders,
-        default=_cli.ALL_ORDERS,
-        metavar="ORDER",
-        help="the order of each handoff (all: chosen at random per handoff): " + _cli.ORDER_HELP,
-    )
-    parser.add_argument(
-        "--chart", type=_cli.chart, action="append", metavar="MODULE:CLASS", help=_cli.CHART_HELP
+    _cli.add_chart_options(
+        parser,
+        order="each",
+        order_help="the order of each handoff (all: chosen at random per handoff)",
     )
     parser.add_argument(
         "--record-failures",
