@@ -80,7 +80,7 @@ def dot_path(chart: CompiledChart, prop: Property, example: Counterexample) -> s
     for state, name in zip(chart.states, chart.names, strict=True):
         fill = VISITED if state in visited else "white"
         colour = TAKEN if state in visited else IDLE
-        if state == path[-1].target:
+        if state == _last(chart, path):
             colour = VIOLATING
         width = 2 if state in visited else 1
         lines.append(
@@ -129,8 +129,8 @@ def mermaid_path(chart: CompiledChart, prop: Property, example: Counterexample) 
         lines.append(
             f"    {step.source} --> {step.target} : {step.number}. {mermaid_text(step.label)}{mark}"
         )
-    lines += [f"    class {state} visited" for state in sorted(visited - {path[-1].target})]
-    lines.append(f"    class {path[-1].target} violating")
+    lines += [f"    class {state} visited" for state in sorted(visited - {_last(chart, path)})]
+    lines.append(f"    class {_last(chart, path)} violating")
     lines += [f"    class {state} unvisited" for state in chart.states if state not in visited]
     return "\n".join(lines) + "\n"
 
@@ -182,6 +182,11 @@ def _messages(number: int, step: TraceStep, lanes: dict[int, str]) -> Iterator[s
             yield f"    Note over {SOURCE},{DESTINATION}: {name} [{item.id.value}]"
         else:
             yield f"    {COORDINATOR}->>{target}: {name} [{item.id.value}]"
+
+
+def _last(chart: CompiledChart, path: list[PathStep]) -> str:
+    """The state the run ends in: where the property broke (the initial one for no call)."""
+    return path[-1].target if path else chart.states[0]
 
 
 def _issued(step: TraceStep) -> str:

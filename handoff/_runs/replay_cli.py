@@ -105,7 +105,7 @@ def _record(trace: Trace, path: Path) -> int:
 def _replay(trace: Trace, path: Path, monitors: Sequence[MonitorFactory]) -> int:
     verdict = replay(trace, monitors)
     if verdict.ok:
-        held = "; every safety property holds" if monitors else ""
+        held = "; every property a run can show holds" if monitors else ""
         print(f"OK {path} ({_calls(trace)}){held}")
         return _OK
     _report(verdict, path)
