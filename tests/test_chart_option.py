@@ -113,9 +113,9 @@ def test_a_leaking_chart_records_traces_that_fail_on_it_and_pass_on_the_shipped_
         assert "the SubmitPrefill was never released or canceled (KV leaked)" in out
     # Each call expects the SPEC's answer: on the shipped chart every trace replays as OK.
     assert main(["replay", "--chart", "handoff:SourceFirstChart", *traces]) == 0
-    out = capsys.readouterr().out.splitlines()
-    assert [line.split(" ")[:2] for line in out] == [["OK", trace] for trace in traces]
-    assert all(line.endswith("; every property a run can show holds") for line in out)
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split(" ")[:2] for line in lines] == [["OK", trace] for trace in traces]
+    assert all(line.endswith("; every property a run can show holds") for line in lines)
     # Without the chart that made it, a trace is not replayed on a shipped one.
     assert main(["replay", traces[0]]) == 2
     err = capsys.readouterr().err

@@ -300,6 +300,23 @@ def test_check_trace_gives_a_verdict_per_property(explained: dict[str, Explained
         handoff.check_trace(made.trace, chart=other)
 
 
+def test_repeated_calls_on_one_move_share_one_arrow(explained: dict[str, Explained]) -> None:
+    made = explained["Bound"]
+    # Calls 4 to 6 repeat SourceHeld in destination_reserving: one loop, a line per call.
+    dot = (made.directory / f"{made.stem}.dot").read_text()
+    loops = [
+        line for line in dot.splitlines() if '"destination_reserving" -> "destination_res' in line
+    ]
+    assert len(loops) == 1
+    assert "\\n  5. on_fact(SourceHeld(valid timing))\\n" in loops[0]
+    assert loops[0].startswith('  "destination_reserving" -> "destination_reserving" [label="  4. ')
+    assert "\\n  ✗ 6. on_fact(SourceHeld(valid timing))\\n  issued nothing" in loops[0]
+    mermaid = (made.directory / f"{made.stem}.state.mmd").read_text()
+    call = "on_fact(SourceHeld(valid timing))"
+    loop = f"4.\u00a0{call}, 5.\u00a0{call}, 6.\u00a0{call} ✗"
+    assert f"    destination_reserving --> destination_reserving : {loop}\n" in mermaid
+
+
 def test_coverage_explains_its_dead_code(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -330,8 +347,10 @@ def test_the_sequence_diagram_marks_the_violating_call(explained: dict[str, Expl
     assert "Coordinator->>Destination: ActivateDestination [3]" in box
     assert "before a scheduled transfer was reported done" in box
     dot = (made.directory / f"{made.stem}.dot").read_text()
-    violating = '"transfer_starting" -> "transferring" [label="✗ 6. on_action_outcome(2, Scheduled)'
-    assert violating + '\\nissued ActivateDestination [3]" color="#c0392b"' in dot
+    violating = (
+        '"transfer_starting" -> "transferring" [label="  ✗ 6. on_action_outcome(2, Scheduled)'
+    )
+    assert violating + '\\n  issued ActivateDestination [3]" color="#c0392b"' in dot
     assert '"transfer_starting" -> "transferring" [color=' not in dot  # no grey twin
 
 

@@ -92,13 +92,14 @@ def dot_path(chart: CompiledChart, prop: Property, example: Counterexample) -> s
     for source, target in transitions(chart):
         if (source, target) not in taken:
             lines.append(f'  "{source}" -> "{target}" [color="{IDLE}" style=dashed arrowsize=0.6];')
-    for step in path:
-        colour = VIOLATING if step.violating else TAKEN
-        label = dot_text(f"{step.number}. {step.label}")
-        if step.violating:
-            label = f"✗ {label}\\n{dot_text(_issued(example.steps[-1]))}"
+    for (source, target), steps in _by_move(path).items():
+        violating = any(step.violating for step in steps)
+        colour = VIOLATING if violating else TAKEN
+        # One arrow per move, its calls a line each: repeated loops on one state would stack
+        # their labels over each other.  The spaces keep a label off its arrow.
+        label = "\\n".join(f"  {_dot_call(step, example)}" for step in steps)
         lines.append(
-            f'  "{step.source}" -> "{step.target}" [label="{label}" '
+            f'  "{source}" -> "{target}" [label="{label}" '
             f'color="{colour}" fontcolor="{colour}" penwidth=2.2];'
         )
     lines.append("}")
@@ -124,11 +125,13 @@ def mermaid_path(chart: CompiledChart, prop: Property, example: Counterexample) 
     ]
     taken = {(step.source, step.target) for step in path}
     lines += [f"    {s} --> {t}" for s, t in transitions(chart) if (s, t) not in taken]
-    for step in path:
-        mark = " ✗" if step.violating else ""
-        lines.append(
-            f"    {step.source} --> {step.target} : {step.number}. {mermaid_text(step.label)}{mark}"
+    for (source, target), steps in _by_move(path).items():
+        # A non-breaking space keeps each number with its call when Mermaid wraps the label.
+        calls = ", ".join(
+            f"{step.number}.\u00a0{mermaid_text(step.label)}{' ✗' if step.violating else ''}"
+            for step in steps
         )
+        lines.append(f"    {source} --> {target} : {calls}")
     lines += [f"    class {state} visited" for state in sorted(visited - {_last(chart, path)})]
     lines.append(f"    class {_last(chart, path)} violating")
     lines += [f"    class {state} unvisited" for state in chart.states if state not in visited]
@@ -182,6 +185,21 @@ def _messages(number: int, step: TraceStep, lanes: dict[int, str]) -> Iterator[s
             yield f"    Note over {SOURCE},{DESTINATION}: {name} [{item.id.value}]"
         else:
             yield f"    {COORDINATOR}->>{target}: {name} [{item.id.value}]"
+
+
+def _by_move(path: list[PathStep]) -> dict[tuple[str, str], list[PathStep]]:
+    """The run's calls grouped by the move they make, in the order each move is first made."""
+    moves: dict[tuple[str, str], list[PathStep]] = {}
+    for step in path:
+        moves.setdefault((step.source, step.target), []).append(step)
+    return moves
+
+
+def _dot_call(step: PathStep, example: Counterexample) -> str:
+    text = dot_text(f"{step.number}. {step.label}")
+    if step.violating:
+        return f"✗ {text}\\n  {dot_text(_issued(example.steps[-1]))}"
+    return text
 
 
 def _last(chart: CompiledChart, path: list[PathStep]) -> str:
