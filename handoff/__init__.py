@@ -77,11 +77,14 @@ __all__ = [
     "NormalizedStoredTiming",
     "OutOfOrderFactError",
     "OutcomeKind",
+    "PropertyVerdict",
     "Refusal",
     "SourceFirstChart",
+    "TraceCheck",
     "UnknownActionError",
     "WireError",
     "acknowledged",
+    "check_trace",
     "expected_normalized_handoff",
     "ignored",
     "refused",
@@ -91,7 +94,8 @@ __all__ = [
 
 
 # Chart authoring needs python-statemachine; running the shipped orders does not, so these
-# names load on first use, like `handoff.wire`.
+# names load on first use, like `handoff.wire`.  So does judging a recorded run, which uses
+# the model review's rules.
 _LAZY = {
     "HandoffChart": "handoff._chart_base",
     "acknowledged": "handoff._chart_base",
@@ -100,12 +104,16 @@ _LAZY = {
     "SourceFirstChart": "handoff._chart",
     "DestinationFirstChart": "handoff._chart",
     "wire": "handoff.wire",
+    "check_trace": "handoff._review.trace_check",
+    "TraceCheck": "handoff._review.trace_check",
+    "PropertyVerdict": "handoff._review.trace_check",
 }
 
 if _typing.TYPE_CHECKING:
     from handoff import wire as wire
     from handoff._chart import DestinationFirstChart, SourceFirstChart
     from handoff._chart_base import HandoffChart, acknowledged, ignored, refused
+    from handoff._review.trace_check import PropertyVerdict, TraceCheck, check_trace
 else:
     # Hidden from type checkers, which would otherwise accept any attribute of the package.
 

@@ -12,7 +12,7 @@ from handoff._docs import cli as diagrams
 from handoff._docs import explain
 from handoff._review import cli as review
 from handoff._review import promela
-from handoff._review.judge import SAFETY
+from handoff._review.judge import judge
 from handoff._runs import demo, replay_cli, simulate_cli
 
 # Each command module exposes `configure(parser)` and `run(args) -> int`, and imports its
@@ -28,9 +28,9 @@ _COMMANDS = (
 )
 
 # The runs wing cannot see the review, nor the review the diagrams: the command line, above
-# every wing, hands replay the review's monitors and the review the explain writer.
+# every wing, hands replay the review's judge and the review the explain writer.
 _RUNS = {
-    "replay": functools.partial(replay_cli.run, monitors=SAFETY),
+    "replay": functools.partial(replay_cli.run, monitors=(judge,)),
     "review": functools.partial(review.run, explain=explain.write_explain),
 }
 

@@ -17,8 +17,10 @@ import sys
 import textwrap
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any, Literal, NoReturn
 
+from handoff._chart_lookup import NamedChart, find_chart, parse_order
+from handoff._table import CompiledChart
 from handoff._values import HandoffOrder
 
 if TYPE_CHECKING:
@@ -31,11 +33,14 @@ __all__ = [
     "CommandError",
     "Parser",
     "UsageError",
+    "add_chart_options",
     "add_version",
     "chart",
     "directory",
     "existing_file",
+    "named_chart",
     "new_file",
+    "one_order",
     "order_words",
     "orders",
     "output_directory",
@@ -229,30 +234,9 @@ def probability(text: str) -> float:
     return value
 
 
-def _squash(text: str) -> str:
-    return text.strip().replace("-", "").replace("_", "").casefold()
-
-
-_ORDER_SPELLINGS = {
-    _squash(spelling): order for order in HandoffOrder for spelling in (order.value, order.name)
-}
-_ORDER_CHOICES = ", ".join(order.value for order in HandoffOrder)
-
-
-def parse_order(text: str) -> HandoffOrder:
-    """The order `text` names: its wire value (`SourceFirst`) or its enum name (`SOURCE_FIRST`).
-
-    Case, `-` and `_` do not matter.  Raises ValueError naming the accepted spellings.
-    """
-    order = _ORDER_SPELLINGS.get(_squash(text))
-    if order is None:
-        raise ValueError(f"unknown order {text!r}: expected {_ORDER_CHOICES} or {ALL_ORDERS}")
-    return order
-
-
 def orders(text: str) -> tuple[HandoffOrder, ...]:
     """An argparse type: one order, or `all` for each order in turn."""
-    if _squash(text) == ALL_ORDERS:
+    if text.strip().casefold() == ALL_ORDERS:
         return tuple(HandoffOrder)
     try:
         return (parse_order(text),)
@@ -273,57 +257,73 @@ ORDER_HELP = (
 )
 """How every command's `--order` help ends."""
 
+_ONE_ORDER_HELP = "SourceFirst or DestinationFirst (or the enum names)"
+
 
 CHART_HELP = (
     "a chart of your own, MODULE:CLASS (MODULE imported from the current directory or the "
     "Python path); repeat for several; replaces --order"
 )
-"""How every command's `--chart` help reads."""
+"""How a command's `--chart` help reads unless it says more."""
+
+
+def add_chart_options(
+    parser: argparse.ArgumentParser,
+    *,
+    order: Literal["each", "one"] | None,
+    order_help: str = "the chart(s) to use",
+    charts: bool = True,
+    chart_help: str = CHART_HELP,
+    tables: bool = False,
+) -> None:
+    """Give `parser` the options that choose a chart: `--order`, `--chart` or both.
+
+    `order="each"` takes one order or `all` (default all), `order="one"` exactly one (default
+    SourceFirst); its help is `order_help` followed by the spellings.  `--chart MODULE:CLASS`
+    may be repeated; it yields chart classes, or with `tables` `NamedChart`s that may also
+    hold a compiled table.
+    """
+    if order is not None:
+        parser.add_argument(
+            "--order",
+            type=orders if order == "each" else one_order,
+            default=ALL_ORDERS if order == "each" else HandoffOrder.SOURCE_FIRST.value,
+            metavar="ORDER",
+            help=f"{order_help}: {ORDER_HELP if order == 'each' else _ONE_ORDER_HELP}",
+        )
+    if charts:
+        parser.add_argument(
+            "--chart",
+            type=named_chart if tables else chart,
+            action="append",
+            metavar="MODULE:CLASS",
+            help=chart_help,
+        )
+
+
+def one_order(text: str) -> HandoffOrder:
+    """An argparse type: exactly one order."""
+    try:
+        return parse_order(text)
+    except ValueError as error:  # argparse shows an ArgumentTypeError's own words
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def named_chart(text: str) -> NamedChart:
+    """An argparse type: `MODULE:NAME`, a chart class or a compiled table, with its name."""
+    try:
+        return find_chart(text, tables=True)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def chart(text: str) -> type[HandoffChart]:
-    """An argparse type: `MODULE:CLASS`, a chart class imported from the current directory
-    or the Python path."""
-    module_name, colon, class_name = text.partition(":")
-    if not (colon and module_name.strip() and class_name.strip()):
-        raise argparse.ArgumentTypeError(
-            f"expected MODULE:CLASS, such as my_chart:MyChart, got {text!r}"
-        )
-    module = _import(module_name.strip())
-    found = module
-    for part in class_name.strip().split("."):
-        found = getattr(found, part, None)
-        if found is None:
-            raise argparse.ArgumentTypeError(f"module {module_name} has no {class_name}")
-    from handoff._chart_base import HandoffChart
-
-    if not (isinstance(found, type) and issubclass(found, HandoffChart) and found.states):
-        raise argparse.ArgumentTypeError(
-            f"{text} is not a chart: derive it from HandoffChart, SourceFirstChart or "
-            "DestinationFirstChart"
-        )
-    return found
-
-
-def _import(name: str) -> Any:
-    import importlib
-
-    # A user's chart module sits beside them, not in the package's environment.
-    here = os.getcwd()
-    if sys.path[:1] != [here]:
-        sys.path.insert(0, here)
-    try:
-        return importlib.import_module(name)
-    except ModuleNotFoundError as error:
-        if error.name is not None and name.startswith(error.name):
-            raise argparse.ArgumentTypeError(
-                f"no module {name} in {here} or on the Python path"
-            ) from None
-        raise argparse.ArgumentTypeError(f"importing {name} failed: {error}") from None
-    except Exception as error:  # a user's module may raise anything
-        raise argparse.ArgumentTypeError(
-            f"importing {name} failed: {type(error).__name__}: {error}"
-        ) from None
+    """An argparse type: `MODULE:CLASS`, a chart class from the current directory or the
+    Python path."""
+    rules = named_chart(text).rules
+    if isinstance(rules, CompiledChart):
+        raise argparse.ArgumentTypeError(f"{text} is a compiled table: name a chart class")
+    return rules
 
 
 # -- paths a command will write ----------------------------------------------------------

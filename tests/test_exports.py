@@ -62,6 +62,9 @@ EXTRA_NAMES = {
     "refused",
     "ignored",
     "acknowledged",
+    "check_trace",
+    "TraceCheck",
+    "PropertyVerdict",
 }
 
 UNION_ALIASES = {"AnyHandoffFact": handoff.HandoffFact, "AnyHandoffAction": handoff.HandoffAction}

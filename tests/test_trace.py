@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import typing
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 import attrs
@@ -20,7 +21,7 @@ from handoff import (
 )
 from handoff.__main__ import main
 from handoff._runs.call import Call, CallKind
-from handoff._runs.replay import Answer, Monitor, record, replay
+from handoff._runs.replay import Answer, Finding, Monitor, record, replay
 from handoff._runs.trace import Entry, Trace, TraceError, call_object, read_trace, write_trace
 
 TRACES = sorted((Path(__file__).parent / "traces").glob("*.jsonl"))
@@ -159,14 +160,14 @@ def test_a_replay_goes_on_after_a_divergence_and_each_monitor_reports_once() -> 
             seen.append((call.describe(), answer))
             return None
 
-        return judge
+        return _Judge(judge)
 
     def no_release(_: Trace) -> Monitor:
         def judge(call: Call, answer: Answer) -> str | None:
             released = any(isinstance(i.action, HandoffAction.ReleaseSource) for i in answer.issued)
-            return "P: the source was released" if released or call.kind is CallKind.FACT else None
+            return "the source was released" if released or call.kind is CallKind.FACT else None
 
-        return judge
+        return _Judge(judge)
 
     verdict = replay(attrs.evolve(trace, entries=tuple(entries)), [watch_everything, no_release])
     assert verdict.divergence is not None
@@ -176,15 +177,35 @@ def test_a_replay_goes_on_after_a_divergence_and_each_monitor_reports_once() -> 
     assert seen[-1][1].issued[0].action == HandoffAction.Complete(trace.handoff_id)
     # The first fact is the monitor's one violation: it is not asked again after that.
     (violation,) = verdict.violations
-    assert (violation.line, violation.message) == (4, "P: the source was released")
+    assert (violation.line, violation.message) == (4, "P (held): the source was released")
     assert violation.chart_state == "prefill_running"
     assert not verdict.ok
+
+
+@attrs.frozen
+class _Judge:
+    """A monitor judging property P (held) one call at a time, with `judge`."""
+
+    judge: Callable[[Call, Answer], str | None]
+
+    def see(self, call: Call, answer: Answer) -> list[Finding]:
+        said = self.judge(call, answer)
+        return [] if said is None else [Finding("P", "held", said)]
+
+    def end(self) -> list[Finding]:
+        return []
 
 
 class _Crashing:
     """A coordinator whose every call crashes (as a broken chart might)."""
 
     chart_state = "nowhere"
+
+    def configuration(self) -> tuple[object, ...]:
+        return ()
+
+    def fork(self) -> _Crashing:
+        return self
 
     def start(self) -> list[IssuedHandoffAction]:
         raise KeyError("oops")
@@ -384,17 +405,17 @@ def test_the_command_reports_each_monitor_violation(
 
         def judge(call: Call, answer: Answer) -> str | None:
             if any(isinstance(item.action, HandoffAction.Complete) for item in answer.issued):
-                return "N1 (never completes): Complete was issued"
+                return "Complete was issued"
             return None
 
-        return judge
+        return _Judge(judge)
 
     args = type("Args", (), {"traces": [EXAMPLE], "record": False})()
     assert replay_cli.run(args, [never_complete]) == 1
     assert capsys.readouterr().out.splitlines() == [
         f"VIOLATED {EXAMPLE}:10: on_action_outcome(4, Applied)",
         "  chart state before the call: releasing",
-        "  N1 (never completes): Complete was issued",
+        "  P (held): Complete was issued",
     ]
 
 

@@ -44,12 +44,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="write nothing; list each stale or missing file and exit 1 if there is one",
     )
-    parser.add_argument(
-        "--chart",
-        type=_cli.chart,
-        action="append",
-        metavar="MODULE:CLASS",
-        help="draw a chart of your own, MODULE:CLASS (MODULE imported from the current "
+    _cli.add_chart_options(
+        parser,
+        order=None,
+        chart_help="draw a chart of your own, MODULE:CLASS (MODULE imported from the current "
         "directory or the Python path), into --out itself, named after the chart; the docs "
         "are left alone; repeat for several",
     )

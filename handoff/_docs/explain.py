@@ -1,11 +1,13 @@
 """`handoff review --explain DIR`: each failing property's counterexample, to see and to keep.
 
 For every failing property with a counterexample, `<chart>_<property>` names five files: the
-run as a replayable trace (`.jsonl`), its sequence diagram (`.sequence.mmd`), the chart's state
-diagram with the run drawn over it (`.dot`, `.svg`, `.state.mmd`), and `test_<chart>_<property>.py`,
-a pytest file that replays the trace through the public API.  The files a run writes are
-listed in `DIR/.explain`: the next run removes them first, so a property that now holds
-leaves nothing behind that looks current.
+run as a replayable trace (`.jsonl`), its sequence diagram (`.sequence.mmd`), the chart's
+state diagram with the run drawn over it (`.dot`, `.svg`, `.state.mmd`), and
+`test_<chart>_<property>.py`, a pytest file that judges the trace through the public API
+(`handoff.check_trace`) on the chart the review was given.  The files a run writes are listed
+in `DIR/.explain`: the next run removes them first, so a property that now holds leaves
+nothing behind that looks current.  Coverage fails without a run: for it the state diagram
+alone is written, with the dead states and transitions in red.
 """
 
 from __future__ import annotations
@@ -14,11 +16,10 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from handoff._coordinator import HandoffCoordinatorCore
+from handoff._docs.coverage_diagram import dot_dead, mermaid_dead
 from handoff._docs.dot import svg
 from handoff._docs.path_diagram import dot_path, mermaid_path, mermaid_sequence_of
-from handoff._docs.pytest_file import expected_answers, pytest_source
-from handoff._errors import HandoffError
+from handoff._docs.pytest_file import pytest_source
 from handoff._review.cli import counterexample_trace
 from handoff._review.explore import OrderReview
 from handoff._review.properties import Counterexample, Verdict
@@ -45,6 +46,8 @@ def write_explain(reviews: Sequence[OrderReview], directory: Path) -> list[str]:
         for verdict in review.failures():
             if verdict.counterexample is not None:
                 files.update(_explain_set(review, verdict, verdict.counterexample))
+            elif verdict.dead:
+                files.update(_dead_code(review, verdict))
     for name, text in files.items():
         (directory / name).write_text(text, encoding="utf-8")
     (directory / MANIFEST).write_text("".join(f"{name}\n" for name in files), encoding="utf-8")
@@ -67,20 +70,28 @@ def _remove_previous(directory: Path) -> list[Path]:
     return removed
 
 
+def _dead_code(review: OrderReview, verdict: Verdict) -> dict[str, str]:
+    """Coverage has no run to replay: the state diagram with its dead code is what it has."""
+    name = stem(review.chart.name, verdict.prop.key.value)
+    dot = dot_dead(review.chart, verdict)
+    return {
+        f"{name}.dot": dot,
+        f"{name}.svg": svg(dot),
+        f"{name}.state.mmd": mermaid_dead(review.chart, verdict),
+    }
+
+
 def _explain_set(review: OrderReview, verdict: Verdict, example: Counterexample) -> dict[str, str]:
     chart, prop = review.chart, verdict.prop
     name = stem(chart.name, prop.key.value)
     trace = counterexample_trace(review, example)
     dot = dot_path(chart, prop, example)
-    shipped = HandoffCoordinatorCore(
-        review.handoff_id, review.order, review.fallback_transfer_delay_ms
-    )
-    answers = expected_answers(trace.calls, shipped, HandoffError)
+    test = pytest_source(name, prop, example.finding, review.origin, review.order.value)
     return {
         f"{name}.jsonl": trace_text(trace),
         f"{name}.sequence.mmd": mermaid_sequence_of(prop, example),
         f"{name}.dot": dot,
         f"{name}.svg": svg(dot),
         f"{name}.state.mmd": mermaid_path(chart, prop, example),
-        f"test_{name}.py": pytest_source(name, prop, example.finding, answers, review.order.value),
+        f"test_{name}.py": test,
     }

@@ -27,7 +27,16 @@ from handoff._review.properties import Counterexample, Property, TraceStep
 from handoff._runs.call import CallKind
 from handoff._table import CompiledChart
 
-__all__ = ["PathStep", "dot_path", "mermaid_path", "mermaid_sequence_of", "path_steps"]
+__all__ = [
+    "PathStep",
+    "dot_path",
+    "dot_text",
+    "mermaid_path",
+    "mermaid_sequence_of",
+    "mermaid_text",
+    "path_steps",
+    "transitions",
+]
 
 VISITED = "#dbe8f5"
 TAKEN = SPINE_COLOUR
@@ -63,33 +72,34 @@ def dot_path(chart: CompiledChart, prop: Property, example: Counterexample) -> s
     lines = [
         f'digraph "{chart.name}" {{',
         "  rankdir=TB; nodesep=0.3; ranksep=0.35;",
-        f'  label="{_dot(chart.name)}: {prop.key.value} fails in {len(path)} calls\\n'
-        f'{_dot(prop.title)}"; labelloc=t; fontname="Helvetica";',
+        f'  label="{dot_text(chart.name)}: {prop.key.value} fails in {len(path)} calls\\n'
+        f'{dot_text(prop.title)}"; labelloc=t; fontname="Helvetica";',
         '  node [shape=box style="rounded,filled" fontname="Helvetica" fontsize=11];',
         '  edge [fontname="Helvetica" fontsize=10];',
     ]
     for state, name in zip(chart.states, chart.names, strict=True):
         fill = VISITED if state in visited else "white"
         colour = TAKEN if state in visited else IDLE
-        if state == path[-1].target:
+        if state == _last(chart, path):
             colour = VIOLATING
         width = 2 if state in visited else 1
         lines.append(
-            f'  "{state}" [label="{_dot(name)}" fillcolor="{fill}" color="{colour}" '
+            f'  "{state}" [label="{dot_text(name)}" fillcolor="{fill}" color="{colour}" '
             f'fontcolor="{colour}" penwidth={width}];'
         )
     # A transition the run takes is drawn once, in the run's colour, never beside its grey twin.
     taken = {(step.source, step.target) for step in path}
-    for source, target in _transitions(chart):
+    for source, target in transitions(chart):
         if (source, target) not in taken:
             lines.append(f'  "{source}" -> "{target}" [color="{IDLE}" style=dashed arrowsize=0.6];')
-    for step in path:
-        colour = VIOLATING if step.violating else TAKEN
-        label = _dot(f"{step.number}. {step.label}")
-        if step.violating:
-            label = f"✗ {label}\\n{_dot(_issued(example.steps[-1]))}"
+    for (source, target), steps in _by_move(path).items():
+        violating = any(step.violating for step in steps)
+        colour = VIOLATING if violating else TAKEN
+        # One arrow per move, its calls a line each: repeated loops on one state would stack
+        # their labels over each other.  The spaces keep a label off its arrow.
+        label = "\\n".join(f"  {_dot_call(step, example)}" for step in steps)
         lines.append(
-            f'  "{step.source}" -> "{step.target}" [label="{label}" '
+            f'  "{source}" -> "{target}" [label="{label}" '
             f'color="{colour}" fontcolor="{colour}" penwidth=2.2];'
         )
     lines.append("}")
@@ -114,14 +124,16 @@ def mermaid_path(chart: CompiledChart, prop: Property, example: Counterexample) 
         f"    {state} : {name}" for state, name in zip(chart.states, chart.names, strict=True)
     ]
     taken = {(step.source, step.target) for step in path}
-    lines += [f"    {s} --> {t}" for s, t in _transitions(chart) if (s, t) not in taken]
-    for step in path:
-        mark = " ✗" if step.violating else ""
-        lines.append(
-            f"    {step.source} --> {step.target} : {step.number}. {_mm(step.label)}{mark}"
+    lines += [f"    {s} --> {t}" for s, t in transitions(chart) if (s, t) not in taken]
+    for (source, target), steps in _by_move(path).items():
+        # A non-breaking space keeps each number with its call when Mermaid wraps the label.
+        calls = ", ".join(
+            f"{step.number}.\u00a0{mermaid_text(step.label)}{' ✗' if step.violating else ''}"
+            for step in steps
         )
-    lines += [f"    class {state} visited" for state in sorted(visited - {path[-1].target})]
-    lines.append(f"    class {path[-1].target} violating")
+        lines.append(f"    {source} --> {target} : {calls}")
+    lines += [f"    class {state} visited" for state in sorted(visited - {_last(chart, path)})]
+    lines.append(f"    class {_last(chart, path)} violating")
     lines += [f"    class {state} unvisited" for state in chart.states if state not in visited]
     return "\n".join(lines) + "\n"
 
@@ -130,7 +142,7 @@ def mermaid_sequence_of(prop: Property, example: Counterexample) -> str:
     """Mermaid `sequenceDiagram` text of the run, the violating call boxed in red."""
     lines = [
         "sequenceDiagram",
-        f"    title {prop.key.value} fails: {_mm(prop.title)}",
+        f"    title {prop.key.value} fails: {mermaid_text(prop.title)}",
         f"    participant {RUNTIME}",
         f"    participant {SOURCE}",
         f"    participant {COORDINATOR}",
@@ -143,11 +155,13 @@ def mermaid_sequence_of(prop: Property, example: Counterexample) -> str:
         if number == last:
             lines.append("    rect rgb(246, 213, 209)")
             lines += [f"    {line}" for line in body]
-            lines.append(f"    Note over {SOURCE},{DESTINATION}: ✗ {_mm(example.finding)}")
+            lines.append(f"    Note over {SOURCE},{DESTINATION}: ✗ {mermaid_text(example.finding)}")
             lines.append("    end")
         else:
             lines += body
-    lines.append(f"    Note over {RUNTIME},{DESTINATION}: {prop.key.value}: {_mm(prop.words)}")
+    lines.append(
+        f"    Note over {RUNTIME},{DESTINATION}: {prop.key.value}: {mermaid_text(prop.words)}"
+    )
     return "\n".join(lines) + "\n"
 
 
@@ -160,9 +174,9 @@ def _messages(number: int, step: TraceStep, lanes: dict[int, str]) -> Iterator[s
     else:
         lane = lanes.get(call.action_id.value if call.action_id else -1, RUNTIME)
     arrow = "-->>" if call.kind is CallKind.OUTCOME else "->>"
-    yield f"    {lane}{arrow}{COORDINATOR}: {number}. {_mm(call.label)}"
+    yield f"    {lane}{arrow}{COORDINATOR}: {number}. {mermaid_text(call.label)}"
     if step.error is not None:
-        yield f"    {COORDINATOR}--x{lane}: refused: {_mm(step.error)}"
+        yield f"    {COORDINATOR}--x{lane}: refused: {mermaid_text(step.error)}"
     for item in step.issued:
         name = type(item.action).__name__
         target = _ACTION_LANES.get(type(item.action))
@@ -173,6 +187,26 @@ def _messages(number: int, step: TraceStep, lanes: dict[int, str]) -> Iterator[s
             yield f"    {COORDINATOR}->>{target}: {name} [{item.id.value}]"
 
 
+def _by_move(path: list[PathStep]) -> dict[tuple[str, str], list[PathStep]]:
+    """The run's calls grouped by the move they make, in the order each move is first made."""
+    moves: dict[tuple[str, str], list[PathStep]] = {}
+    for step in path:
+        moves.setdefault((step.source, step.target), []).append(step)
+    return moves
+
+
+def _dot_call(step: PathStep, example: Counterexample) -> str:
+    text = dot_text(f"{step.number}. {step.label}")
+    if step.violating:
+        return f"✗ {text}\\n  {dot_text(_issued(example.steps[-1]))}"
+    return text
+
+
+def _last(chart: CompiledChart, path: list[PathStep]) -> str:
+    """The state the run ends in: where the property broke (the initial one for no call)."""
+    return path[-1].target if path else chart.states[0]
+
+
 def _issued(step: TraceStep) -> str:
     if step.error is not None:
         return f"refused: {step.error}"
@@ -180,18 +214,21 @@ def _issued(step: TraceStep) -> str:
     return f"issued {names}" if names else "issued nothing"
 
 
-def _transitions(chart: CompiledChart) -> list[tuple[str, str]]:
+def transitions(chart: CompiledChart) -> list[tuple[str, str]]:
+    """Every (source, target) pair of states some step of the chart moves between."""
     pairs = {
         (chart.states[s.source], chart.states[s.target]) for s in chart.steps() if changes_state(s)
     }
     return sorted(pairs, key=lambda pair: (chart.index(pair[0]), chart.index(pair[1])))
 
 
-def _dot(text: str) -> str:
+def dot_text(text: str) -> str:
+    """`text` as it may stand inside a quoted DOT string."""
     return text.replace("\\", "\\\\").replace('"', '\\"')
 
 
-def _mm(text: str) -> str:
+def mermaid_text(text: str) -> str:
+    """`text` as it may stand in a Mermaid label or message."""
     # Mermaid ends a message at ';' and reads '#' as an entity: keep both out of the text.
     # Backticks are Markdown in the prose, noise in a drawing.
     text = text.replace("`", "")

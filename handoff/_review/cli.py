@@ -44,16 +44,7 @@ __all__ = [
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Declare the options of `handoff review`."""
-    parser.add_argument(
-        "--order",
-        type=_cli.orders,
-        default=_cli.ALL_ORDERS,
-        metavar="ORDER",
-        help="the chart(s) to explore: " + _cli.ORDER_HELP,
-    )
-    parser.add_argument(
-        "--chart", type=_cli.chart, action="append", metavar="MODULE:CLASS", help=_cli.CHART_HELP
-    )
+    _cli.add_chart_options(parser, order="each", order_help="the chart(s) to explore", tables=True)
     parser.add_argument(
         "--format",
         choices=["text", "json", "markdown"],
@@ -164,8 +155,10 @@ def _text_counterexample(verdict: Verdict, example: Counterexample) -> list[str]
         f"{verdict.prop.key.value} fails: {example.finding}",
         f"shortest counterexample ({len(example.steps)} calls):",
     ]
-    call_width = max(len(str(step.call)) for step in example.steps)
-    state_width = max(len(step.state) for step in example.steps)
+    call_width = max((len(str(step.call)) for step in example.steps), default=0)
+    state_width = max((len(step.state) for step in example.steps), default=0)
+    if not example.steps:
+        lines[-1] += " the coordinator as it starts, before any call"
     for number, step in enumerate(example.steps, start=1):
         did = _issued_text(step.issued) if step.error is None else f"raised {step.error}"
         lines.append(

@@ -9,7 +9,7 @@ the liveness properties and coverage over the whole explored graph.
 The space is finite for the real charts: a run issues at most eight actions (five steps,
 `Complete`, a reopened `CancelDestination` and its `Complete`).  A broken chart may not be,
 so a run is cut off, and property "Bound" fails with the shortest such run, when it issues
-more than `MAX_ACTIONS` actions or grows the configuration `_MAX_STALLS + 1` times without
+more than `MAX_ACTIONS` actions or grows the configuration `MAX_STALLS + 1` times without
 progress; a last guard caps the number of configurations.  Exploration is breadth-first, so
 each counterexample is a shortest one.
 """
@@ -22,6 +22,7 @@ from collections.abc import Callable
 import attrs
 
 from handoff._chart_base import HandoffChart
+from handoff._chart_lookup import NamedChart, spelling
 from handoff._coordinator import HandoffCoordinatorCore
 from handoff._equivalence import compare
 from handoff._errors import HandoffError
@@ -36,20 +37,29 @@ from handoff._review.environment import (
 )
 from handoff._review.graph import Edge, Graph, Tag, cancellation, coverage, progress, tag
 from handoff._review.monitors import observe
+from handoff._review.progress import (
+    changed,
+    first_of_kind,
+    overrun,
+    progressed,
+)
 from handoff._review.properties import PROPERTIES, Key, Property, Tally, TraceStep, Verdict
 from handoff._review.watch import Answer, Watch
 from handoff._table import CompiledChart, Step, compiled
 from handoff._values import HandoffId, HandoffOrder
 from handoff._vocabulary import ChartEvent
 
-__all__ = ["OrderReview", "review", "review_chart", "review_order"]
+__all__ = [
+    "OrderReview",
+    "explore_from",
+    "review",
+    "review_chart",
+    "review_order",
+]
 
 _MAX_CONFIGURATIONS = 4_000
 """A last guard, far above any handoff's needs (the real charts reach fewer than 150), that
 keeps a review of any chart within seconds."""
-
-_MAX_STALLS = 2
-"""Calls one run may make that change the configuration without progress (see `_progressed`)."""
 
 
 @attrs.frozen
@@ -64,6 +74,8 @@ class OrderReview:
     transitions: int
     verdicts: tuple[Verdict, ...]
     seconds: float
+    origin: str | None = None
+    """How the chart was named, `MODULE:NAME`, when it is not an order's shipped chart."""
 
     @property
     def name(self) -> str:
@@ -90,11 +102,16 @@ def review_order(order: HandoffOrder, fallback_transfer_delay_ms: float = 0.0) -
     return review(compiled(order), fallback_transfer_delay_ms=fallback_transfer_delay_ms)
 
 
-def review_chart(chart: type[HandoffChart], fallback_transfer_delay_ms: float = 0.0) -> OrderReview:
-    """Review any chart class: its compiled table, judged also against the chart itself."""
-    return review(
-        compiled(chart), fallback_transfer_delay_ms=fallback_transfer_delay_ms, source=chart
+def review_chart(
+    chart: type[HandoffChart] | NamedChart, fallback_transfer_delay_ms: float = 0.0
+) -> OrderReview:
+    """Review any chart class (or named table): its table, judged also against the class."""
+    named = chart if isinstance(chart, NamedChart) else NamedChart(spelling(chart), chart)
+    source = named.rules if isinstance(named.rules, type) else None
+    found = review(
+        named.table, fallback_transfer_delay_ms=fallback_transfer_delay_ms, source=source
     )
+    return attrs.evolve(found, origin=named.spec)
 
 
 def review(
@@ -126,29 +143,47 @@ def review(
     )
 
 
+def explore_from(coordinator: HandoffCoordinatorCore, watch: Watch, rules: Rules) -> Graph:
+    """Every configuration reachable from `coordinator` (a copy is explored), which the
+    environment saw as `watch`: for judging L1 and L2 from the end of a recorded run."""
+    root = (coordinator.fork(), watch)
+    explorer = _Explorer(coordinator.table, environment(rules.handoff_id), rules, root)
+    explorer.explore()
+    return explorer.graph()
+
+
 # -- the exploration -----------------------------------------------------------------------
 
 
 class _Explorer:
     """Breadth-first exploration of one chart, keeping what the verdicts need."""
 
-    def __init__(self, chart: CompiledChart, env: Environment, rules: Rules) -> None:
+    def __init__(
+        self,
+        chart: CompiledChart,
+        env: Environment,
+        rules: Rules,
+        root: tuple[HandoffCoordinatorCore, Watch] | None = None,
+    ) -> None:
         self.chart = chart
         self.env = env
         self.rules = rules
         self.state_index = {state: index for index, state in enumerate(chart.states)}
-        root = HandoffCoordinatorCore.for_table(
-            env.handoff_id, chart, rules.fallback_transfer_delay_ms
+        coordinator, watch = root or (
+            HandoffCoordinatorCore.for_table(
+                env.handoff_id, chart, rules.fallback_transfer_delay_ms
+            ),
+            Watch(),
         )
-        self.coordinators = [root]
-        self.configurations = [root.configuration()]
-        self.watches = [Watch()]
+        self.coordinators = [coordinator]
+        self.configurations = [coordinator.configuration()]
+        self.watches = [watch]
         self.stalls = [0]
         self.parents: list[tuple[int, TraceStep] | None] = [None]
         self.index = {(self.configurations[0], self.watches[0]): 0}
         self.edges: list[list[Edge]] = []
         self.tallies = {prop.key: Tally() for prop in PROPERTIES}
-        self.covered_states = {self.state_index[root.chart_state]}
+        self.covered_states = {self.state_index[coordinator.chart_state]}
         self.covered_steps: set[tuple[int, int]] = set()
         self.transitions = 0
         self.longest_run = 0
@@ -191,12 +226,12 @@ class _Explorer:
         self.deferred += seen.deferred
         configuration = twin.configuration()
         if error is not None or (seen.answer is Answer.DROP and not issued):
-            changed = configuration != self.configurations[node]
-            self._note(node, edge, Key.NO_EFFECT, _changed(call, error) if changed else None)
-            if not changed:
+            moved = configuration != self.configurations[node]
+            self._note(node, edge, Key.NO_EFFECT, changed(call, error) if moved else None)
+            if not moved:
                 return edge, node, tag(call, watch, accepted=error is None)
-        fresh = any(_first_of_kind(watch, item.action) for item in issued)
-        grew = _progressed(self.configurations[node], configuration, fresh)
+        fresh = any(first_of_kind(watch, item.action) for item in issued)
+        grew = progressed(self.configurations[node], configuration, fresh)
         target = self._reach(node, edge, twin, (configuration, seen.watch), stalled=not grew)
         return edge, target, tag(call, watch, accepted=error is None)
 
@@ -222,14 +257,9 @@ class _Explorer:
         stalls = self.stalls[node] + stalled
         issued = len(watch.issued)
         self.longest_run = max(self.longest_run, issued)
-        why = None
-        if issued > MAX_ACTIONS:
-            why = f"cut off: {issued} actions issued in one run (at most {MAX_ACTIONS})"
-        elif stalls > _MAX_STALLS:
-            why = (
-                f"cut off: the configuration grew {stalls} times in one run without progress "
-                "(no new kind of action issued, no state change, no new outcome journaled)"
-            )
+        why = overrun(issued, stalls)
+        if why is not None:
+            why = f"cut off: {why}"
         elif len(self.watches) >= _MAX_CONFIGURATIONS:
             why = f"cut off: the exploration reached its guard of {_MAX_CONFIGURATIONS:,} states"
         if why is not None:
@@ -261,9 +291,13 @@ class _Explorer:
 
     # -- judging --
 
+    def graph(self) -> Graph:
+        """The explored configurations and the moves between them."""
+        return Graph(self.watches, self.edges, self.parents)
+
     def verdicts(self) -> tuple[Verdict, ...]:
         """Each property's verdict, in the order of `PROPERTIES`."""
-        graph = Graph(self.watches, self.edges, self.parents)
+        graph = self.graph()
         special: dict[Key, Callable[[], Verdict]] = {
             Key.PROGRESS: lambda: progress(_prop(Key.PROGRESS), graph),
             Key.CANCELLATION: lambda: cancellation(_prop(Key.CANCELLATION), graph),
@@ -323,29 +357,6 @@ _EVENTS = tuple(ChartEvent)
 
 def _prop(key: Key) -> Property:
     return _BY_KEY[key]
-
-
-def _first_of_kind(watch: Watch, action: HandoffAction) -> bool:
-    """An action SPEC.md lets a run issue: a kind not issued before, or a `Complete`."""
-    return isinstance(action, HandoffAction.Complete) or not watch.ever(type(action))
-
-
-def _progressed(before: tuple[object, ...], after: tuple[object, ...], fresh: bool) -> bool:
-    """Whether a call that changed the configuration made progress.
-
-    Progress is an action of a kind the run had not issued (S8 allows no repeat), a new chart
-    state or a new outcome in the journal.  A run can grow without bound only by the other
-    changes (re-recording the lifecycle, re-issuing an action, say), so those are counted
-    and cut.  The configuration starts (state, next id, issued journal, outcome journal, ...).
-    """
-    if before == after:
-        return True
-    return fresh or before[0] != after[0] or before[3] != after[3]
-
-
-def _changed(call: Call, error: HandoffError | None) -> str:
-    answer = "drops" if error is None else "refuses"
-    return f"{call} changed the coordinator, yet the SPEC {answer} it"
 
 
 def _error(error: Exception) -> str:

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import attrs
 
 from handoff._review.environment import Call, CallKind
-from handoff._review.properties import Parents, Property, Tally, TraceStep, Verdict
+from handoff._review.properties import DeadCell, Parents, Property, Tally, TraceStep, Verdict
 from handoff._review.watch import Mode, Seen, Watch, fits
 from handoff._table import CompiledChart, Step
 from handoff._vocabulary import EventKind
@@ -155,12 +155,14 @@ def coverage(
     """
     states = range(len(chart.states))
     dead = [f"state {chart.states[s]}" for s in states if s not in covered_states]
+    cells_dead = [DeadCell(chart.states[s]) for s in states if s not in covered_states]
     transitions = _transitions(chart).values()
     unused: list[str] = []
     for cells in transitions:
         missed = [cell for cell in cells if (cell.source, cell.event.index) not in covered_steps]
         if len(missed) == len(cells):
             dead.append(_describe(chart, cells))
+            cells_dead.append(_dead_cell(chart, cells))
         else:
             unused += [f"{chart.states[cell.source]} {cell.event.value}" for cell in missed]
     covered = len(transitions) - len(dead) + len(states) - len(covered_states)
@@ -176,7 +178,7 @@ def coverage(
             "failing where every issued action was already acknowledged): " + ", ".join(unused)
         )
     checked = len(states) + len(transitions)
-    return Verdict(prop, checked, len(dead), None, summary, tuple(notes))
+    return Verdict(prop, checked, len(dead), None, summary, tuple(notes), tuple(cells_dead))
 
 
 def _transitions(chart: CompiledChart) -> dict[tuple[object, ...], list[Step]]:
@@ -200,6 +202,13 @@ def _declared(step: Step) -> bool:
     # Not `step.kind == "moves"`: a hand-written ignored step that moves, issues or checks is
     # of kind "ignored", yet the chart declared it.
     return step.target != step.source or bool(step.effects) or bool(step.checks)
+
+
+def _dead_cell(chart: CompiledChart, cells: Sequence[Step]) -> DeadCell:
+    step = cells[0]
+    events = "|".join(cell.event.value for cell in cells)
+    refuses = "refuses " if step.kind == "refused" else ""
+    return DeadCell(chart.states[step.source], chart.states[step.target], refuses + events)
 
 
 def _describe(chart: CompiledChart, cells: Sequence[Step]) -> str:

@@ -1,45 +1,126 @@
-"""The review's safety monitors, as judges of a replayed trace.
+"""The review's properties, as judges of one replayed run.
 
 `handoff replay` lives in the runs wing, which cannot see the review; the command line hands
-it `safety` so that every replayed run is judged by the same monitors the review uses on its
-own runs.  A trace carries no lifecycle, so L3 (judged against the coordinator's records) is
-left to the review.
+it `judge` so that every replayed run is judged by the review's own rules.  Along the run:
+the safety monitors (S1-S5, S7, S8, R1, R2, P1, Q1), S6 from the coordinator's configuration
+before and after a call the SPEC refuses or drops, L3 from the lifecycle at each completion,
+Errors from any exception but `HandoffError`, and Bound from the actions issued and the
+growth without progress.  After the last call, L1 and L2 from an exploration of everything
+reachable from the run's last configuration.  Coverage and Table judge a whole chart, never
+one run: they are the review's alone.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
+from handoff._errors import HandoffError
+from handoff._messages import HandoffAction
 from handoff._review.environment import Rules
-from handoff._review.monitors import RunMonitor
-from handoff._review.properties import PROPERTIES, Key
+from handoff._review.explore import explore_from
+from handoff._review.graph import cancellation, progress
+from handoff._review.monitors import observe
+from handoff._review.progress import changed, first_of_kind, overrun, progressed
+from handoff._review.properties import PROPERTIES, Key, Verdict
+from handoff._review.watch import Answer as Spec
+from handoff._review.watch import Watch
 from handoff._runs.call import Call
-from handoff._runs.replay import Answer, Monitor, MonitorFactory
+from handoff._runs.replay import Answer, Finding
 from handoff._runs.trace import Trace
 
-__all__ = ["SAFETY", "judge_of", "property_words"]
+__all__ = ["NOT_ALONG_A_RUN", "RunJudge", "judge", "property_words"]
+
+NOT_ALONG_A_RUN = (Key.COVERAGE, Key.EQUIVALENCE)
+"""Properties of a whole chart, which no single run can show."""
+
+_BY_KEY = {prop.key: prop for prop in PROPERTIES}
 
 
-def judge_of(key: Key) -> MonitorFactory:
-    """The monitor factory of one property: replay then reports each property's first break."""
+class RunJudge:
+    """Every property one run can show, judged call by call and then at the run's end."""
 
-    def make(trace: Trace) -> Monitor:
-        rules = Rules(trace.order, trace.handoff_id, trace.fallback_transfer_delay_ms)
-        monitor = RunMonitor(rules)
+    def __init__(self, trace: Trace) -> None:
+        self.rules = Rules(trace.order, trace.handoff_id, trace.fallback_transfer_delay_ms)
+        self.watch = Watch()
+        self.stalls = 0
+        self.unusable = False
+        """A payload the SPEC refuses, or defers, was taken: L1 does not apply from here."""
+        self.endless = False
+        """The run was judged one that never ends (Bound): what lies ahead is not explored."""
+        self.last: Answer | None = None
 
-        def judge(call: Call, answer: Answer) -> str | None:
-            found = monitor.observe(call, answer.issued, answer.error)
-            mine = [violation for violation in found if violation.key is key]
-            return f"{property_words(key)}: {mine[0].finding}" if mine else None
+    def see(self, call: Call, answer: Answer) -> Iterator[Finding]:
+        """What `call` broke, answered as `answer` says."""
+        self.last = answer
+        error = answer.error
+        if error is not None and not isinstance(error, HandoffError):
+            yield _finding(Key.ERRORS, f"{call} raised {type(error).__name__}: {error}")
+            return
+        completes = any(isinstance(item.action, HandoffAction.Complete) for item in answer.issued)
+        lifecycle = answer.after.lifecycle if completes and answer.after is not None else None
+        before = self.watch
+        seen = observe(self.rules, before, call, answer.issued, error, lifecycle)
+        self.watch = seen.watch
+        for key, text in seen.findings:
+            self.unusable |= key is Key.PAYLOADS and text is not None
+            if text is not None:
+                yield _finding(key, text)
+        self.unusable |= seen.deferred
+        if answer.after is not None:
+            yield from self._growth(call, answer, before, seen.answer)
 
-        return judge
+    def _growth(
+        self, call: Call, answer: Answer, watch: Watch, spec: Spec | object
+    ) -> Iterator[Finding]:
+        """S6 and Bound: what the call changed in the coordinator's configuration."""
+        assert answer.after is not None
+        after = answer.after.configuration()
+        if answer.error is not None or (spec is Spec.DROP and not answer.issued):
+            if after == answer.before:
+                return
+            yield _finding(Key.NO_EFFECT, changed(call, _refusal(answer.error)))
+        fresh = any(first_of_kind(watch, item.action) for item in answer.issued)
+        self.stalls += not progressed(answer.before, after, fresh)
+        why = overrun(len(self.watch.issued), self.stalls)
+        if why is not None:
+            self.endless = True
+            yield _finding(Key.BOUND, why)
 
-    return make
+    def end(self) -> Iterator[Finding]:
+        """L1 and L2, judged over everything reachable from the run's last configuration."""
+        if self.last is None or self.last.after is None or self.endless:
+            return
+        graph = explore_from(self.last.after, self.watch, self.rules)
+        if not self.unusable:
+            yield from _ahead(progress(_BY_KEY[Key.PROGRESS], graph))
+        yield from _ahead(cancellation(_BY_KEY[Key.CANCELLATION], graph))
 
 
-SAFETY = tuple(judge_of(prop.key) for prop in PROPERTIES)
-"""A judge per property: what `handoff replay` runs over every replayed run."""
+def judge(trace: Trace) -> RunJudge:
+    """A fresh judge of one run of `trace`: what `handoff replay` hands every replay."""
+    return RunJudge(trace)
 
 
 def property_words(key: Key) -> str:
     """`S1 (title)`: how a verdict names a property."""
-    prop = next(prop for prop in PROPERTIES if prop.key is key)
-    return f"{key.value} ({prop.title})"
+    return f"{key.value} ({_BY_KEY[key].title})"
+
+
+def _finding(key: Key, text: str) -> Finding:
+    return Finding(key.value, _BY_KEY[key].title, text)
+
+
+def _refusal(error: Exception | None) -> HandoffError | None:
+    return error if isinstance(error, HandoffError) else None
+
+
+def _ahead(verdict: Verdict) -> Iterator[Finding]:
+    """A liveness verdict over what lies ahead of a run, as a finding of that run."""
+    example = verdict.counterexample
+    if verdict.holds or example is None:
+        return
+    text = f"from the run's last configuration, {example.finding}"
+    if example.steps:
+        calls = ", ".join(str(step.call) for step in example.steps)
+        text += f" (reached by {len(example.steps)} more calls: {calls})"
+    yield _finding(verdict.prop.key, text)

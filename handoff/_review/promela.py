@@ -33,7 +33,6 @@ from handoff._review.promela_vocabulary import (
     payloads,
 )
 from handoff._table import CompiledChart, compiled
-from handoff._values import HandoffOrder
 from handoff._vocabulary import ChartEvent
 
 __all__ = ["configure", "model", "run"]
@@ -45,23 +44,10 @@ LIFECYCLE_SIZE = 12
 def configure(parser: argparse.ArgumentParser) -> None:
     """Declare the options of `handoff export`."""
     parser.add_argument("format", choices=["promela"], help="the model language")
-    parser.add_argument(
-        "--order",
-        type=_order,
-        default=HandoffOrder.SOURCE_FIRST,
-        metavar="ORDER",
-        help="the chart to export: SourceFirst or DestinationFirst (or the enum names)",
-    )
+    _cli.add_chart_options(parser, order="one", order_help="the chart to export", charts=False)
     parser.add_argument(
         "--out", metavar="FILE", type=_cli.new_file, help="write here, not to stdout"
     )
-
-
-def _order(text: str) -> HandoffOrder:
-    try:
-        return _cli.parse_order(text)
-    except ValueError as error:  # argparse shows an ArgumentTypeError's own words
-        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def run(args: argparse.Namespace, out: TextIO | None = None) -> int:

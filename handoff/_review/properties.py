@@ -21,6 +21,7 @@ from handoff._review.environment import MAX_ACTIONS, Call
 __all__ = [
     "PROPERTIES",
     "Counterexample",
+    "DeadCell",
     "Key",
     "Parents",
     "Property",
@@ -261,6 +262,16 @@ class Counterexample:
 
 
 @attrs.frozen
+class DeadCell:
+    """A state no run reaches (`target` None), or a declared transition no run takes."""
+
+    source: str
+    target: str | None = None
+    events: str = ""
+    """The transition's events, `|`-separated; "refuses " before them for a refusal."""
+
+
+@attrs.frozen
 class Verdict:
     """One property's result for one chart."""
 
@@ -272,6 +283,8 @@ class Verdict:
     """What was checked, when a count and the property's unit do not say it well."""
     notes: tuple[str, ...] = ()
     """What a reviewer should know besides the verdict (e.g. the dead transitions)."""
+    dead: tuple[DeadCell, ...] = ()
+    """Coverage: the states no run reaches and the declared transitions no run takes."""
 
     @property
     def holds(self) -> bool:

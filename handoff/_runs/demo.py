@@ -24,9 +24,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="after success, report Canceled and show the reopened cleanup to its completion",
     )
-    parser.add_argument(
-        "--chart", type=_cli.chart, action="append", metavar="MODULE:CLASS", help=_cli.CHART_HELP
-    )
+    _cli.add_chart_options(parser, order=None)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -3,12 +3,14 @@
 `replay` makes every call of a trace and compares each answer with what the trace expects;
 the first difference is the run's `Divergence`.  Monitors judge the run as it goes: a monitor
 factory is given the trace and returns a fresh `Monitor`, which sees every call with its
-`Answer` and may name a violation.  `record` fills in a trace's expectations from a replay.
+`Answer` (the coordinator's configuration before it, a copy of the coordinator after it) and
+may report `Finding`s, then judges the run once more at its end.  Each property's first
+finding is a `Violation`.  `record` fills in a trace's expectations from a replay.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Protocol
 
 import attrs
@@ -22,6 +24,7 @@ from handoff._runs.trace import Entry, Trace
 __all__ = [
     "Answer",
     "Divergence",
+    "Finding",
     "Monitor",
     "MonitorFactory",
     "Replay",
@@ -33,18 +36,24 @@ __all__ = [
 
 @attrs.frozen
 class Answer:
-    """What a call returned, or what it raised."""
+    """What a call returned, or what it raised, and the coordinator around it."""
 
     issued: tuple[IssuedHandoffAction, ...] = ()
     error: Exception | None = None
+    before: tuple[object, ...] = attrs.field(default=(), eq=False)
+    """The coordinator's configuration before the call."""
+    after: HandoffCoordinatorCore | None = attrs.field(default=None, eq=False)
+    """A copy of the coordinator after the call, for judges that look ahead."""
 
     @classmethod
     def of(cls, call: Call, coordinator: HandoffCoordinatorCore) -> Answer:
         """Make `call` and keep its answer; any exception is kept, never raised."""
+        before = coordinator.configuration()
         try:
-            return cls(tuple(call.send(coordinator)))
+            issued = tuple(call.send(coordinator))
         except Exception as error:  # a broken chart's crash is part of what replay reports
-            return cls(error=error)
+            return cls(error=error, before=before, after=coordinator.fork())
+        return cls(issued, before=before, after=coordinator.fork())
 
     def describe(self) -> str:
         """The answer in words: the issued actions, the error, or the crash."""
@@ -55,11 +64,27 @@ class Answer:
         return _actions(self.issued)
 
 
-class Monitor(Protocol):
-    """A judge of one run: sees each call and its answer, in order."""
+@attrs.frozen
+class Finding:
+    """A property a monitor judged broken, and how."""
 
-    def __call__(self, call: Call, answer: Answer) -> str | None:
-        """What this call broke, in words (naming the property), or None."""
+    key: str
+    """The property's short name ("S1")."""
+    title: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.key} ({self.title}): {self.message}"
+
+
+class Monitor(Protocol):
+    """A judge of one run: sees each call and its answer, in order, then the run's end."""
+
+    def see(self, call: Call, answer: Answer) -> Iterable[Finding]:
+        """What this call broke."""
+
+    def end(self) -> Iterable[Finding]:
+        """What the run as a whole broke, judged after its last call."""
 
 
 MonitorFactory = Callable[[Trace], Monitor]
@@ -80,13 +105,20 @@ class Divergence:
 
 @attrs.frozen
 class Violation:
-    """A call a monitor judged as breaking its property."""
+    """A call a monitor judged as breaking its property (at the end: the run's last call)."""
 
     line: int
     call: Call
     chart_state: str
-    """The chart state before the call."""
-    message: str
+    """The chart state before the call (at the end: after the last call)."""
+    finding: Finding
+    at_end: bool = False
+    """Judged over the whole run after its last call, rather than at this call."""
+
+    @property
+    def message(self) -> str:
+        """The finding in words, naming the property."""
+        return str(self.finding)
 
 
 @attrs.frozen
@@ -97,7 +129,7 @@ class Replay:
     divergence: Divergence | None
     """The first call answered differently from the trace, if any."""
     violations: tuple[Violation, ...]
-    """Each monitor's first violation, in the order they happened."""
+    """Each property's first violation, in the order they happened."""
 
     @property
     def ok(self) -> bool:
@@ -117,19 +149,23 @@ def replay(
     coordinator = trace.coordinator() if coordinator is None else coordinator
     judges = [make(trace) for make in monitors]
     divergence: Divergence | None = None
-    violations: list[Violation] = []
+    violations: dict[str, Violation] = {}
+    line = 1
     for number, entry in enumerate(trace.entries, start=2):
         line = entry.line or number
         state = coordinator.chart_state
         answer = Answer.of(entry.call, coordinator)
         if divergence is None and _diverges(entry, answer):
             divergence = Divergence(line, entry.call, state, _expected(entry), answer.describe())
-        for judge in list(judges):
-            message = judge(entry.call, answer)
-            if message is not None:
-                violations.append(Violation(line, entry.call, state, message))
-                judges.remove(judge)
-    return Replay(len(trace.entries), divergence, tuple(violations))
+        for judge in judges:
+            for finding in judge.see(entry.call, answer):
+                violations.setdefault(finding.key, Violation(line, entry.call, state, finding))
+    if trace.entries:
+        last, state = trace.entries[-1].call, coordinator.chart_state
+        for judge in judges:
+            for finding in judge.end():
+                violations.setdefault(finding.key, Violation(line, last, state, finding, True))
+    return Replay(len(trace.entries), divergence, tuple(violations.values()))
 
 
 def record(trace: Trace, coordinator: HandoffCoordinatorCore | None = None) -> Trace:

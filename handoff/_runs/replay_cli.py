@@ -7,35 +7,26 @@ or written is one `handoff replay: error: …` line on stderr.  The exit status 
 verdict: 0 all OK, 1 a divergence or a violation, 2 a file that could not be read or written.
 
 The monitors are given by the caller: the command line passes the review's safety monitors,
-so a trace is judged by the properties as well as by its own expectations.  `HANDOFF_CHART`
-(`MODULE:CLASS`, a `HandoffChart` subclass) replays against that chart instead of the shipped
-chart of the trace's order: how a counterexample is shown to fail on the broken chart.
+so a trace is judged by the properties as well as by its own expectations.  `--chart` names
+the chart to replay on instead of the shipped chart of the trace's order: how a
+counterexample is shown to fail on the broken chart, and to pass on its fix.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
-import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import attrs
 
 from handoff import _cli
-from handoff._coordinator import HandoffCoordinatorCore
+from handoff._chart_lookup import NamedChart
 from handoff._runs.replay import MonitorFactory, Replay, record, replay
 from handoff._runs.trace import Trace, TraceError, read_trace, write_trace
-from handoff._table import compiled
 
-if TYPE_CHECKING:
-    from handoff._chart_base import HandoffChart
-
-__all__ = ["CHART_VARIABLE", "chart_from_environment", "configure", "run"]
-
-CHART_VARIABLE = "HANDOFF_CHART"
+__all__ = ["configure", "run"]
 
 _OK, _FAILED, _UNREADABLE = 0, 1, 2
 
@@ -51,12 +42,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="rewrite each trace with the answers a fresh coordinator gives (expect, "
         "expect_error) and its end line; a trace without an end line is taken as complete",
     )
-    parser.add_argument(
-        "--chart",
-        type=_cli.chart,
-        action="append",
-        metavar="MODULE:CLASS",
-        help="the chart(s) of your own that traces naming one were made on, MODULE:CLASS "
+    _cli.add_chart_options(
+        parser,
+        order=None,
+        tables=True,
+        chart_help="the chart(s) of your own that traces naming one were made on, MODULE:CLASS "
         "(MODULE imported from the current directory or the Python path); repeat for several",
     )
 
@@ -79,13 +69,13 @@ def run(args: argparse.Namespace, monitors: Sequence[MonitorFactory] = ()) -> in
     return worst
 
 
-def _on_chart(trace: Trace, charts: Sequence[type[HandoffChart]], path: Path) -> Trace:
+def _on_chart(trace: Trace, charts: Sequence[NamedChart], path: Path) -> Trace:
     """`trace` set to run on the chart its header names (shipped charts name none).
 
     Failing that, the one given chart of the trace's order replays it, whatever chart made the
     trace: that is how a counterexample recorded on a broken chart is replayed on its fix.
     """
-    by_name = {compiled(chart).name: chart for chart in charts}
+    by_name = {chart.table.name: chart for chart in charts}
     same_order = [chart for chart in charts if chart.order is trace.order]
     chart = by_name.get(trace.chart) if trace.chart is not None else None
     if chart is None and len(same_order) == 1:
@@ -100,10 +90,10 @@ def _on_chart(trace: Trace, charts: Sequence[type[HandoffChart]], path: Path) ->
         )
     if chart.order is not trace.order:
         raise TraceError(
-            f"{path}: chart {trace.chart} runs {chart.order.value}, "
+            f"{path}: chart {chart.table.name} runs {chart.order.value}, "
             f"the trace says {trace.order.value}"
         )
-    return attrs.evolve(trace, rules=chart)
+    return attrs.evolve(trace, rules=chart.rules)
 
 
 def _record(trace: Trace, path: Path) -> int:
@@ -112,37 +102,10 @@ def _record(trace: Trace, path: Path) -> int:
     return _OK
 
 
-def chart_from_environment() -> type | None:
-    """The chart `HANDOFF_CHART` names (`MODULE:CLASS`), or None when it is unset."""
-    spec = os.environ.get(CHART_VARIABLE, "")
-    if not spec:
-        return None
-    module, _, name = spec.partition(":")
-    try:
-        chart = getattr(importlib.import_module(module), name)
-    except (ImportError, AttributeError, ValueError) as error:
-        raise _cli.UsageError(f"{CHART_VARIABLE}={spec}: not a MODULE:CLASS ({error})") from None
-    if not isinstance(chart, type):
-        raise _cli.UsageError(f"{CHART_VARIABLE}={spec}: not a chart class")
-    return chart
-
-
-def _coordinator(trace: Trace) -> HandoffCoordinatorCore:
-    chart = chart_from_environment()
-    if chart is None:
-        return trace.coordinator()
-    try:
-        return HandoffCoordinatorCore(
-            trace.handoff_id, trace.order, trace.fallback_transfer_delay_ms, chart=chart
-        )
-    except (TypeError, ValueError) as error:
-        raise _cli.UsageError(f"{CHART_VARIABLE}: {error}") from None
-
-
 def _replay(trace: Trace, path: Path, monitors: Sequence[MonitorFactory]) -> int:
-    verdict = replay(trace, monitors, _coordinator(trace))
+    verdict = replay(trace, monitors)
     if verdict.ok:
-        held = "; every safety property holds" if monitors else ""
+        held = "; every property a run can show holds" if monitors else ""
         print(f"OK {path} ({_calls(trace)}){held}")
         return _OK
     _report(verdict, path)
@@ -158,7 +121,8 @@ def _report(verdict: Replay, path: Path) -> None:
         print(f"  actual:   {divergence.actual}")
     for violation in verdict.violations:
         print(f"VIOLATED {path}:{violation.line}: {violation.call.describe()}")
-        print(f"  chart state before the call: {violation.chart_state}")
+        when = "after the last call" if violation.at_end else "before the call"
+        print(f"  chart state {when}: {violation.chart_state}")
         print(f"  {violation.message}")
 
 

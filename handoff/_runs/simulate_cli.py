@@ -13,6 +13,7 @@ import attrs
 
 from handoff import _cli
 from handoff._coordinator import HandoffCoordinatorCore
+from handoff._runs.replay import record
 from handoff._runs.simulation import (
     FAULTS,
     MakeCoordinator,
@@ -65,15 +66,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
         metavar="S",
         help="seed of the random choices: the same seed gives the same run",
     )
-    parser.add_argument(
-        "--order",
-        type=_cli.orders,
-        default=_cli.ALL_ORDERS,
-        metavar="ORDER",
-        help="the order of each handoff (all: chosen at random per handoff): " + _cli.ORDER_HELP,
-    )
-    parser.add_argument(
-        "--chart", type=_cli.chart, action="append", metavar="MODULE:CLASS", help=_cli.CHART_HELP
+    _cli.add_chart_options(
+        parser,
+        order="each",
+        order_help="the order of each handoff (all: chosen at random per handoff)",
     )
     parser.add_argument(
         "--record-failures",
@@ -133,11 +129,16 @@ def _simulate(args: argparse.Namespace, chart: type[HandoffChart] | None) -> int
 def _write_failures(
     report: SimulationReport, directory: Path, chart: str | None = None
 ) -> Iterator[Path]:
-    """Write each handoff that violated a check as a trace named by its id."""
+    """Write each handoff that violated a check as a trace named by its id.
+
+    On a chart of one's own, each call expects what the order's shipped chart answers (the
+    SPEC's answer), as a review's counterexample does: the trace replays as OK on the fix.
+    """
     directory.mkdir(parents=True, exist_ok=True)
     for violation in report.violations:
         path = directory / f"{violation.handoff_id}.jsonl"
-        write_trace(attrs.evolve(violation.trace, chart=chart), path)
+        trace = violation.trace if chart is None else record(violation.trace)
+        write_trace(attrs.evolve(trace, chart=chart), path)
         yield path
 
 

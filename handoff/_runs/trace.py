@@ -41,6 +41,7 @@ from handoff._json_text import (
 )
 from handoff._messages import HandoffFact, IssuedHandoffAction
 from handoff._runs.call import Call, CallKind
+from handoff._table import CompiledChart
 from handoff._values import HandoffActionId, HandoffActionOutcome, HandoffId, HandoffOrder
 from handoff.wire import codec_of
 
@@ -100,8 +101,8 @@ class Trace:
     entries: tuple[Entry, ...]
     chart: str | None = None
     """The name of the chart the calls were made on, when it is not the order's own."""
-    rules: type[HandoffChart] | None = attrs.field(default=None, eq=False)
-    """The chart class a fresh coordinator runs (None: the order's shipped chart)."""
+    rules: type[HandoffChart] | CompiledChart | None = attrs.field(default=None, eq=False)
+    """The chart class (or table) a fresh coordinator runs (None: the order's shipped chart)."""
 
     @property
     def calls(self) -> tuple[Call, ...]:
@@ -110,6 +111,10 @@ class Trace:
 
     def coordinator(self) -> HandoffCoordinatorCore:
         """A fresh coordinator for this trace."""
+        if isinstance(self.rules, CompiledChart):
+            return HandoffCoordinatorCore.for_table(
+                self.handoff_id, self.rules, self.fallback_transfer_delay_ms
+            )
         return HandoffCoordinatorCore(
             self.handoff_id, self.order, self.fallback_transfer_delay_ms, chart=self.rules
         )

@@ -1,0 +1,55 @@
+"""When a run makes progress, and when it is one that never ends (property Bound).
+
+The explorer cuts off a run that issues more than `MAX_ACTIONS` actions or grows the
+configuration more than `MAX_STALLS` times without progress; a replayed run is judged by the
+same words.
+"""
+
+from __future__ import annotations
+
+from handoff._errors import HandoffError
+from handoff._messages import HandoffAction
+from handoff._review.environment import MAX_ACTIONS, Call
+from handoff._review.watch import Watch
+
+__all__ = ["MAX_STALLS", "changed", "first_of_kind", "overrun", "progressed"]
+
+MAX_STALLS = 2
+"""Calls one run may make that change the configuration without progress (see `progressed`)."""
+
+
+def overrun(issued: int, stalls: int) -> str | None:
+    """Why a run that issued `issued` actions and grew `stalls` times without progress is
+    one that never ends (property Bound), or None."""
+    if issued > MAX_ACTIONS:
+        return f"{issued} actions issued in one run (at most {MAX_ACTIONS})"
+    if stalls > MAX_STALLS:
+        return (
+            f"the configuration grew {stalls} times in one run without progress "
+            "(no new kind of action issued, no state change, no new outcome journaled)"
+        )
+    return None
+
+
+def first_of_kind(watch: Watch, action: HandoffAction) -> bool:
+    """An action SPEC.md lets a run issue: a kind not issued before, or a `Complete`."""
+    return isinstance(action, HandoffAction.Complete) or not watch.ever(type(action))
+
+
+def progressed(before: tuple[object, ...], after: tuple[object, ...], fresh: bool) -> bool:
+    """Whether a call that changed the configuration made progress.
+
+    Progress is an action of a kind the run had not issued (S8 allows no repeat), a new chart
+    state or a new outcome in the journal.  A run can grow without bound only by the other
+    changes (re-recording the lifecycle, re-issuing an action, say), so those are counted
+    and cut.  The configuration starts (state, next id, issued journal, outcome journal, ...).
+    """
+    if before == after:
+        return True
+    return fresh or before[0] != after[0] or before[3] != after[3]
+
+
+def changed(call: Call, error: HandoffError | None) -> str:
+    """S6's finding: a call the SPEC refuses or drops changed the coordinator."""
+    answer = "drops" if error is None else "refuses"
+    return f"{call} changed the coordinator, yet the SPEC {answer} it"

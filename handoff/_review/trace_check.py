@@ -1,0 +1,150 @@
+"""`handoff.check_trace`: judge a recorded run against a chart, property by property.
+
+The public face of replay's judging, for a user's own tests: it reads a trace, replays it
+through a fresh coordinator of the chart given (or the shipped chart of the trace's order)
+and returns one `PropertyVerdict` per property a run can show.  Loaded on first use, like
+`handoff.wire`, so `import handoff` stays light.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import attrs
+
+from handoff._chart_lookup import find_chart
+from handoff._review.judge import NOT_ALONG_A_RUN, judge
+from handoff._review.properties import PROPERTIES
+from handoff._runs.replay import Violation, replay
+from handoff._runs.trace import TraceError, read_trace
+from handoff._table import CompiledChart, compiled
+
+if TYPE_CHECKING:
+    from handoff._chart_base import HandoffChart
+
+__all__ = ["PropertyVerdict", "TraceCheck", "check_trace"]
+
+_ALONG_A_RUN = tuple(prop for prop in PROPERTIES if prop.key not in NOT_ALONG_A_RUN)
+
+
+@attrs.frozen(repr=False)
+class PropertyVerdict:
+    """One property's verdict on one replayed run; `str()` is the sentence to show."""
+
+    key: str
+    """The property's short name: "S1", "L2", "Bound", …"""
+    title: str
+    holds: bool
+    line: int | None = None
+    """The trace line of the call that broke it (for L1 and L2: the last call)."""
+    call: str | None = None
+    """That call, in words."""
+    message: str | None = None
+    """What broke it."""
+
+    def __str__(self) -> str:
+        name = f"{self.key} ({self.title})"
+        if self.holds:
+            return f"{name} holds"
+        return f"{name} violated at line {self.line}, {self.call}: {self.message}"
+
+    def __repr__(self) -> str:
+        if self.holds:
+            return f"<PropertyVerdict {self.key} holds>"
+        return f"<PropertyVerdict {self.key} violated at line {self.line}: {self.message}>"
+
+
+@attrs.frozen(repr=False)
+class TraceCheck:
+    """What replaying one trace showed: a verdict per property, and any divergence."""
+
+    trace: Path
+    chart: str
+    """The title of the chart the run was replayed on."""
+    calls: int
+    verdicts: tuple[PropertyVerdict, ...]
+    divergence: str | None
+    """The first call answered otherwise than the trace expects, in words (None: none)."""
+
+    @property
+    def ok(self) -> bool:
+        """Whether every property holds along the run (expectations aside)."""
+        return all(verdict.holds for verdict in self.verdicts)
+
+    @property
+    def violated(self) -> tuple[PropertyVerdict, ...]:
+        """The verdicts of the properties the run breaks."""
+        return tuple(verdict for verdict in self.verdicts if not verdict.holds)
+
+    def verdict(self, key: str) -> PropertyVerdict:
+        """The verdict of property `key` ("S1", "Bound", …); KeyError for any other name."""
+        for verdict in self.verdicts:
+            if verdict.key == key:
+                return verdict
+        if key in {k.value for k in NOT_ALONG_A_RUN}:
+            raise KeyError(f"{key} is judged over a whole chart, not one run: run `handoff review`")
+        known = ", ".join(verdict.key for verdict in self.verdicts)
+        raise KeyError(f"no property {key!r}: a run shows {known}")
+
+    def __repr__(self) -> str:
+        broken = ", ".join(verdict.key for verdict in self.violated) or "none"
+        diverged = "" if self.divergence is None else ", diverged"
+        return (
+            f"<TraceCheck {self.trace.name} on {self.chart}: {self.calls} calls, "
+            f"violated: {broken}{diverged}>"
+        )
+
+
+def check_trace(
+    trace: str | os.PathLike[str], *, chart: type[HandoffChart] | str | None = None
+) -> TraceCheck:
+    """Replay the trace file `trace` and judge every property a single run can show.
+
+    `chart` is a `HandoffChart` subclass, or its name as `"MODULE:CLASS"` (imported from the
+    current directory or the Python path); None replays on the shipped chart of the trace's
+    order, which a trace made on a chart of one's own refuses.  Raises `HandoffError` for a
+    file that is not a trace or a chart that does not fit it, `ValueError` for a name that
+    finds no chart.
+    """
+    path = Path(trace)
+    recorded = read_trace(path)
+    rules = find_chart(chart, tables=True).rules if isinstance(chart, str) else chart
+    if rules is None and recorded.chart is not None:
+        raise TraceError(f"{path}: the trace was made on chart {recorded.chart}: pass chart=")
+    table = (
+        None if rules is None else rules if isinstance(rules, CompiledChart) else compiled(rules)
+    )
+    if table is not None and table.order is not recorded.order:
+        raise TraceError(
+            f"{path}: chart {table.name} runs {table.order.value}, "
+            f"the trace says {recorded.order.value}"
+        )
+    result = replay(attrs.evolve(recorded, rules=rules), (judge,))
+    found = {violation.finding.key: violation for violation in result.violations}
+    divergence = result.divergence
+    return TraceCheck(
+        trace=path,
+        chart=(table or compiled(recorded.order)).name,
+        calls=result.calls,
+        verdicts=tuple(_verdict(prop.key.value, prop.title, found) for prop in _ALONG_A_RUN),
+        divergence=None
+        if divergence is None
+        else f"line {divergence.line}, {divergence.call}: expected {divergence.expected}, "
+        f"answered {divergence.actual}",
+    )
+
+
+def _verdict(key: str, title: str, found: dict[str, Violation]) -> PropertyVerdict:
+    violation = found.get(key)
+    if violation is None:
+        return PropertyVerdict(key, title, True)
+    return PropertyVerdict(
+        key, title, False, violation.line, str(violation.call), violation.finding.message
+    )
+
+
+# `handoff.check_trace` and its results name the public module, as every exported name does.
+for _exported in (PropertyVerdict, TraceCheck, check_trace):
+    _exported.__module__ = "handoff"
