@@ -354,6 +354,18 @@ def test_the_sequence_diagram_marks_the_violating_call(explained: dict[str, Expl
     assert '"transfer_starting" -> "transferring" [color=' not in dot  # no grey twin
 
 
+def test_sequence_notes_are_broken_into_lines_a_column_holds(
+    explained: dict[str, Explained],
+) -> None:
+    # Mermaid does not wrap a note: one long line would widen the diagram past the column.
+    for made in explained.values():
+        text = (made.directory / f"{made.stem}.sequence.mmd").read_text()
+        notes = [line.split(": ", 1)[1] for line in text.splitlines() if "Note over" in line]
+        assert notes, made.stem
+        for note in notes:
+            assert max(len(part) for part in note.split("<br/>")) <= 90, note
+
+
 _FAILING = ["--chart", "broken_discipline:CancelDestinationNeverReserved"]
 _MODES = [
     (_FAILING, []),

@@ -9,6 +9,7 @@ red box with the property's sentence beside it.
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Iterator
 
 import attrs
@@ -155,12 +156,12 @@ def mermaid_sequence_of(prop: Property, example: Counterexample) -> str:
         if number == last:
             lines.append("    rect rgb(246, 213, 209)")
             lines += [f"    {line}" for line in body]
-            lines.append(f"    Note over {SOURCE},{DESTINATION}: ✗ {mermaid_text(example.finding)}")
+            lines.append(f"    Note over {SOURCE},{DESTINATION}: {_note(f'✗ {example.finding}')}")
             lines.append("    end")
         else:
             lines += body
     lines.append(
-        f"    Note over {RUNTIME},{DESTINATION}: {prop.key.value}: {mermaid_text(prop.words)}"
+        f"    Note over {RUNTIME},{DESTINATION}: {_note(f'{prop.key.value}: {prop.words}')}"
     )
     return "\n".join(lines) + "\n"
 
@@ -225,6 +226,16 @@ def transitions(chart: CompiledChart) -> list[tuple[str, str]]:
 def dot_text(text: str) -> str:
     """`text` as it may stand inside a quoted DOT string."""
     return text.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def _note(text: str) -> str:
+    """`text` for a note, broken into lines a docs column holds (Mermaid never wraps notes:
+    one long line widens the whole diagram and shrinks every label in it)."""
+    return "<br/>".join(textwrap.wrap(mermaid_text(text), _NOTE_WIDTH))
+
+
+_NOTE_WIDTH = 90
+"""Characters per line of a note: about the column's width at Mermaid's note font."""
 
 
 def mermaid_text(text: str) -> str:
