@@ -142,6 +142,18 @@ def test_nothing_public_is_left_out_of_all() -> None:
     assert public == set(handoff.__all__)
 
 
+def test_the_conformance_summary_loads_on_first_use_under_its_public_name() -> None:
+    code = (
+        "import sys, pickle, handoff; before = 'handoff._conformance' in sys.modules; "
+        "timing = handoff.NormalizedStoredTiming(on_activation=1); "
+        "print(before, repr(timing), b'_conformance' in pickle.dumps(timing))"
+    )
+    assert _run(code) == (
+        "False NormalizedStoredTiming(before_activation=0, on_activation=1, "
+        "repeated_activation_hashes_after_activation=0) False"
+    )
+
+
 def test_wire_is_an_attribute_of_the_package() -> None:
     assert handoff.wire.WireError is handoff.WireError
     # What a bare `import handoff` falls back on; the subprocess tests below show it is needed.
@@ -164,7 +176,8 @@ def _run(code: str) -> str:
 
 def test_import_handoff_loads_neither_the_wire_nor_a_tool() -> None:
     loaded = _run("import sys, handoff; print(sorted(m for m in sys.modules if 'handoff' in m))")
-    for module in ("handoff.wire", "handoff._codecs", "handoff._json_text"):
+    assert "'handoff._coordinator'" in loaded
+    for module in ("handoff.wire", "handoff._codecs", "handoff._json_text", "handoff._conformance"):
         assert repr(module) not in loaded
     assert "handoff._runs" not in loaded
     assert "handoff._review" not in loaded
