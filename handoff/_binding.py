@@ -21,7 +21,7 @@ from handoff._vocabulary import ChartEvent, Check, Effect, EventKind, Refusal
 
 __all__ = [
     "ACKNOWLEDGEMENTS",
-    "ACKNOWLEDGEMENT_INDEX",
+    "EVENT_INDEX",
     "FACT_EVENTS",
     "FITTING",
     "FITTING_OUTCOME",
@@ -83,7 +83,7 @@ FITTING_OUTCOME: dict[type, HandoffActionOutcome] = {
 }
 """The outcome a cooperating runtime acknowledges each kind of action with."""
 
-ACKNOWLEDGEMENT_INDEX: dict[tuple[type, str], int] = {
+EVENT_INDEX: dict[tuple[type, str], int] = {
     (action, kind._value_): event.index for (action, kind), event in ACKNOWLEDGEMENTS.items()
 }
 """`ACKNOWLEDGEMENTS` for the coordinator's hot path: keyed by the outcome kind's value (a str

@@ -13,15 +13,7 @@ import functools
 from collections.abc import Callable
 from typing import TYPE_CHECKING, cast
 
-from handoff._binding import (
-    ACKNOWLEDGEMENT_INDEX,
-    FACT_EVENTS,
-    Keep,
-    Plan,
-    plan_for,
-    plans,
-    refusal_error,
-)
+from handoff._binding import EVENT_INDEX, FACT_EVENTS, Keep, Plan, plan_for, plans, refusal_error
 from handoff._errors import ForeignFactError, HandoffError
 from handoff._lifecycle import NormalizedHandoffEvent
 from handoff._messages import HandoffAction, HandoffFact, IssuedHandoffAction
@@ -282,7 +274,7 @@ class HandoffCoordinatorCore:
             return _UNKNOWN
         previous = self._outcomes.get(key)
         if previous is None:
-            return ACKNOWLEDGEMENT_INDEX.get((type(action), outcome.kind._value_), _MISMATCHED)
+            return EVENT_INDEX.get((type(action), outcome.kind._value_), _MISMATCHED)
         return _DUPLICATE if previous == outcome else _CONFLICTING
 
     # -- the step ------------------------------------------------------------------------
