@@ -2,7 +2,6 @@
 
 import typing as _typing
 
-from handoff._conformance import NormalizedHandoffConformance, NormalizedStoredTiming
 from handoff._coordinator import HandoffCoordinatorCore
 from handoff._errors import (
     CleanupActionFailedError,
@@ -13,6 +12,7 @@ from handoff._errors import (
     InvalidOutcomeError,
     InvalidTransferTimingError,
     OutOfOrderFactError,
+    TraceError,
     UnknownActionError,
     WireError,
 )
@@ -81,6 +81,7 @@ __all__ = [
     "Refusal",
     "SourceFirstChart",
     "TraceCheck",
+    "TraceError",
     "UnknownActionError",
     "WireError",
     "acknowledged",
@@ -94,9 +95,12 @@ __all__ = [
 
 
 # Chart authoring needs python-statemachine; running the shipped orders does not, so these
-# names load on first use, like `handoff.wire`.  So does judging a recorded run, which uses
-# the model review's rules.
+# names load on first use, like `handoff.wire`; so do the conformance summary's classes, which
+# only a check against the reference fixture needs, and judging a recorded run, which uses the
+# model review's rules.
 _LAZY = {
+    "NormalizedHandoffConformance": "handoff._conformance",
+    "NormalizedStoredTiming": "handoff._conformance",
     "HandoffChart": "handoff._chart_base",
     "acknowledged": "handoff._chart_base",
     "ignored": "handoff._chart_base",
@@ -113,6 +117,7 @@ if _typing.TYPE_CHECKING:
     from handoff import wire as wire
     from handoff._chart import DestinationFirstChart, SourceFirstChart
     from handoff._chart_base import HandoffChart, acknowledged, ignored, refused
+    from handoff._conformance import NormalizedHandoffConformance, NormalizedStoredTiming
     from handoff._review.trace_check import PropertyVerdict, TraceCheck, check_trace
 else:
     # Hidden from type checkers, which would otherwise accept any attribute of the package.

@@ -21,13 +21,13 @@ from handoff._vocabulary import ChartEvent, Check, Effect, EventKind, Refusal
 
 __all__ = [
     "ACKNOWLEDGEMENTS",
+    "EVENT_INDEX",
     "FACT_EVENTS",
     "FITTING",
     "FITTING_OUTCOME",
     "LIFECYCLE",
     "Keep",
     "Plan",
-    "event_of",
     "plan_for",
     "plans",
     "refusal_error",
@@ -83,16 +83,11 @@ FITTING_OUTCOME: dict[type, HandoffActionOutcome] = {
 }
 """The outcome a cooperating runtime acknowledges each kind of action with."""
 
-# Looked up by the outcome kind's value: a str hashes in C, an Enum member does not.
-_EVENT_INDEX = {
+EVENT_INDEX: dict[tuple[type, str], int] = {
     (action, kind._value_): event.index for (action, kind), event in ACKNOWLEDGEMENTS.items()
 }
-_MISMATCHED = _E.MISMATCHED_OUTCOME.index
-
-
-def event_of(action: HandoffAction, kind: OutcomeKind) -> int:
-    """The index of the event an outcome of `kind` for `action` makes."""
-    return _EVENT_INDEX.get((type(action), kind._value_), _MISMATCHED)
+"""`ACKNOWLEDGEMENTS` for the coordinator's hot path: keyed by the outcome kind's value (a str
+hashes in C, an Enum member does not) and giving the event's index; a missing pair is mismatched."""
 
 
 LIFECYCLE: dict[ChartEvent, NormalizedHandoffEvent] = {

@@ -136,3 +136,8 @@ class NormalizedHandoffConformance:
                 "normalized handoff did not drain: expected source, destination and driver "
                 f"drained, got not drained: {undrained}"
             )
+
+
+# Exported from `handoff`, which loads this module on first use: reprs and pickles name the package.
+for _exported in (NormalizedStoredTiming, NormalizedHandoffConformance):
+    _exported.__module__ = "handoff"

@@ -13,7 +13,7 @@ import functools
 from collections.abc import Callable
 from typing import TYPE_CHECKING, cast
 
-from handoff._binding import FACT_EVENTS, Keep, Plan, event_of, plan_for, plans, refusal_error
+from handoff._binding import EVENT_INDEX, FACT_EVENTS, Keep, Plan, plan_for, plans, refusal_error
 from handoff._errors import ForeignFactError, HandoffError
 from handoff._lifecycle import NormalizedHandoffEvent
 from handoff._messages import HandoffAction, HandoffFact, IssuedHandoffAction
@@ -43,11 +43,13 @@ _START = ChartEvent.START.index
 _UNKNOWN = ChartEvent.UNKNOWN_ACTION.index
 _DUPLICATE = ChartEvent.DUPLICATE_OUTCOME.index
 _CONFLICTING = ChartEvent.CONFLICTING_OUTCOME.index
+_MISMATCHED = ChartEvent.MISMATCHED_OUTCOME.index
 _FACT_INDEX = {fact: event.index for fact, event in FACT_EVENTS.items()}
 _START_TRANSFER = HandoffAction.StartTransfer
 _SUCCESS = HandoffCompletion.SUCCESS
 _COMPLETED = NormalizedHandoffEvent.COMPLETED
 _EVENTS = tuple(ChartEvent)
+_KEEP_OUTCOME, _KEEP_TIMING, _KEEP_TOKENS = Keep.OUTCOME, Keep.TIMING, Keep.TOKENS
 
 
 @functools.cache
@@ -272,7 +274,7 @@ class HandoffCoordinatorCore:
             return _UNKNOWN
         previous = self._outcomes.get(key)
         if previous is None:
-            return event_of(action, outcome.kind)
+            return EVENT_INDEX.get((type(action), outcome.kind._value_), _MISMATCHED)
         return _DUPLICATE if previous == outcome else _CONFLICTING
 
     # -- the step ------------------------------------------------------------------------
@@ -297,18 +299,22 @@ class HandoffCoordinatorCore:
                 return []
         # Everything is valid: commit the step in one go.
         keep = move.keep
-        if keep == Keep.OUTCOME:
-            self._outcomes[action_id.value] = outcome  # type: ignore[union-attr,assignment]
-        elif keep == Keep.TIMING:
-            self._timing = fact.transfer_timing  # type: ignore[union-attr]
-        elif keep == Keep.TOKENS:
-            self._tokens = fact.transferable_prompt_tokens  # type: ignore[union-attr]
+        if keep:  # Keep.NOTHING is 0
+            if keep == _KEEP_OUTCOME:
+                self._outcomes[action_id.value] = outcome  # type: ignore[union-attr,assignment]
+            elif keep == _KEEP_TIMING:
+                self._timing = fact.transfer_timing  # type: ignore[union-attr]
+            elif keep == _KEEP_TOKENS:
+                self._tokens = fact.transferable_prompt_tokens  # type: ignore[union-attr]
         if move.lifecycle is not None:
             self._lifecycle.append(move.lifecycle)
         self._state = move.target
-        if not move.issues:
-            return []
-        return [self._issue(make, completion, delay) for make, completion in move.issues]
+        # A loop, not a comprehension: most steps issue one action or none, and a comprehension
+        # costs a frame of its own.
+        issued = []
+        for make, completion in move.issues:
+            issued.append(self._issue(make, completion, delay))
+        return issued
 
     def _interpret(
         self,

@@ -11,6 +11,7 @@ __all__ = [
     "InvalidOutcomeError",
     "InvalidTransferTimingError",
     "OutOfOrderFactError",
+    "TraceError",
     "UnknownActionError",
     "WireError",
 ]
@@ -62,3 +63,8 @@ class WireError(HandoffError):
 
     def __str__(self) -> str:
         return f"{self.path}: {self.reason}"
+
+
+class TraceError(HandoffError):
+    """A trace file that cannot be read or written, or that does not fit the chart given; the
+    message names the file and line."""

@@ -68,32 +68,41 @@ class DestinationReserved(HandoffFact):
     transferable_prompt_tokens: int = attrs.field(validator=check_count)
 
 
+# The variants that carry nothing but the id share one attrs base: attrs writes and compiles the
+# methods of every decorated class anew at import, so these bare subclasses inherit them instead.
+# The inherited `__eq__` compares exact classes and `__repr__` names the subclass, so each variant
+# is still equal only to itself and prints as `HandoffFact.Failed(handoff_id=...)`.
+
+
 @attrs.frozen
-class TransferCompleted(HandoffFact):
+class _IdOnlyFact(HandoffFact):
+    """The base of the fact variants whose only field is the handoff id."""
+
+    handoff_id: HandoffId = attrs.field(validator=_check_handoff_id)
+
+
+class TransferCompleted(_IdOnlyFact):
     """The KV cache arrived at the destination."""
 
-    handoff_id: HandoffId = attrs.field(validator=_check_handoff_id)
+    __slots__ = ()
 
 
-@attrs.frozen
-class Failed(HandoffFact):
+class Failed(_IdOnlyFact):
     """The handoff failed; what was acquired must be cleaned up."""
 
-    handoff_id: HandoffId = attrs.field(validator=_check_handoff_id)
+    __slots__ = ()
 
 
-@attrs.frozen
-class TimedOut(HandoffFact):
+class TimedOut(_IdOnlyFact):
     """The handoff took too long; what was acquired must be cleaned up."""
 
-    handoff_id: HandoffId = attrs.field(validator=_check_handoff_id)
+    __slots__ = ()
 
 
-@attrs.frozen
-class Canceled(HandoffFact):
+class Canceled(_IdOnlyFact):
     """The request was canceled; what was acquired must be cleaned up."""
 
-    handoff_id: HandoffId = attrs.field(validator=_check_handoff_id)
+    __slots__ = ()
 
 
 class HandoffAction:
@@ -127,17 +136,22 @@ class HandoffAction:
 
 
 @attrs.frozen
-class SubmitPrefill(HandoffAction):
+class _IdOnlyAction(HandoffAction):
+    """The base of the action variants whose only field is the handoff id (see `_IdOnlyFact`)."""
+
+    handoff_id: HandoffId = attrs.field(validator=_check_handoff_id)
+
+
+class SubmitPrefill(_IdOnlyAction):
     """Run prefill on the source; acknowledged SUBMITTED."""
 
-    handoff_id: HandoffId = attrs.field(validator=_check_handoff_id)
+    __slots__ = ()
 
 
-@attrs.frozen
-class ReserveDestination(HandoffAction):
+class ReserveDestination(_IdOnlyAction):
     """Ask the destination to take ownership of the request; acknowledged ACCEPTED."""
 
-    handoff_id: HandoffId = attrs.field(validator=_check_handoff_id)
+    __slots__ = ()
 
 
 @attrs.frozen
@@ -148,39 +162,34 @@ class StartTransfer(HandoffAction):
     delay_ms: float = attrs.field(converter=to_float, validator=check_float)
 
 
-@attrs.frozen
-class ActivateDestination(HandoffAction):
+class ActivateDestination(_IdOnlyAction):
     """Let the destination start decoding from the transferred KV; acknowledged APPLIED."""
 
-    handoff_id: HandoffId = attrs.field(validator=_check_handoff_id)
+    __slots__ = ()
 
 
-@attrs.frozen
-class ReleaseSource(HandoffAction):
+class ReleaseSource(_IdOnlyAction):
     """Free the source's copy of the KV cache; acknowledged APPLIED or NOOP."""
 
-    handoff_id: HandoffId = attrs.field(validator=_check_handoff_id)
+    __slots__ = ()
 
 
-@attrs.frozen
-class CancelSource(HandoffAction):
+class CancelSource(_IdOnlyAction):
     """Undo the source's part during cleanup; acknowledged APPLIED or NOOP, and must not fail."""
 
-    handoff_id: HandoffId = attrs.field(validator=_check_handoff_id)
+    __slots__ = ()
 
 
-@attrs.frozen
-class CancelDestination(HandoffAction):
+class CancelDestination(_IdOnlyAction):
     """Undo the destination's part during cleanup; acknowledged APPLIED or NOOP, must not fail."""
 
-    handoff_id: HandoffId = attrs.field(validator=_check_handoff_id)
+    __slots__ = ()
 
 
-@attrs.frozen
-class Complete(HandoffAction):
+class Complete(_IdOnlyAction):
     """The handoff is over; the runtime may forget it."""
 
-    handoff_id: HandoffId = attrs.field(validator=_check_handoff_id)
+    __slots__ = ()
 
 
 AnyHandoffFact: TypeAlias = (

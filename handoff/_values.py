@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import enum
-import json
 import uuid
 from typing import Any, ClassVar
 
@@ -163,6 +162,8 @@ class HandoffActionOutcome:
     def __str__(self) -> str:
         if self.reason is None:
             return self.kind.value
+        import json  # only a failure's reason needs it; `import handoff` stays lighter without
+
         return f"{self.kind.value}({json.dumps(self.reason, ensure_ascii=False)})"
 
     def __repr__(self) -> str:

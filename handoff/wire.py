@@ -133,7 +133,9 @@ _SERDE_DEFAULTS: dict[type, frozenset[str]] = {
 
 
 def _body(cls: type) -> codecs.Struct:
-    hints = typing.get_type_hints(cls)
+    # Annotations are resolved in the module `__module__` names, `handoff`, which holds the
+    # conformance classes only once they are first asked for; every wire type is imported here.
+    hints = typing.get_type_hints(cls, localns=globals())
     defaulted = _SERDE_DEFAULTS.get(cls, frozenset())
     fields = [
         codecs.Field(

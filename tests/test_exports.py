@@ -8,6 +8,7 @@ import sys
 import types
 import typing
 import uuid
+from pathlib import Path
 
 import pytest
 
@@ -65,6 +66,7 @@ EXTRA_NAMES = {
     "check_trace",
     "TraceCheck",
     "PropertyVerdict",
+    "TraceError",
 }
 
 UNION_ALIASES = {"AnyHandoffFact": handoff.HandoffFact, "AnyHandoffAction": handoff.HandoffAction}
@@ -145,6 +147,18 @@ def test_nothing_public_is_left_out_of_all() -> None:
     assert public == set(handoff.__all__)
 
 
+def test_the_conformance_summary_loads_on_first_use_under_its_public_name() -> None:
+    code = (
+        "import sys, pickle, handoff; before = 'handoff._conformance' in sys.modules; "
+        "timing = handoff.NormalizedStoredTiming(on_activation=1); "
+        "print(before, repr(timing), b'_conformance' in pickle.dumps(timing))"
+    )
+    assert _run(code) == (
+        "False NormalizedStoredTiming(before_activation=0, on_activation=1, "
+        "repeated_activation_hashes_after_activation=0) False"
+    )
+
+
 def test_wire_is_an_attribute_of_the_package() -> None:
     assert handoff.wire.WireError is handoff.WireError
     # What a bare `import handoff` falls back on; the subprocess tests below show it is needed.
@@ -167,7 +181,8 @@ def _run(code: str) -> str:
 
 def test_import_handoff_loads_neither_the_wire_nor_a_tool() -> None:
     loaded = _run("import sys, handoff; print(sorted(m for m in sys.modules if 'handoff' in m))")
-    for module in ("handoff.wire", "handoff._codecs", "handoff._json_text"):
+    assert "'handoff._coordinator'" in loaded
+    for module in ("handoff.wire", "handoff._codecs", "handoff._json_text", "handoff._conformance"):
         assert repr(module) not in loaded
     assert "handoff._runs" not in loaded
     assert "handoff._review" not in loaded
@@ -181,3 +196,13 @@ def test_the_wire_loads_on_first_use_after_a_bare_import() -> None:
         "print(before, text, 'handoff.wire' in sys.modules)"
     )
     assert _run(code) == "False 3 True"
+
+
+def test_a_trace_that_does_not_fit_raises_the_public_trace_error(tmp_path: Path) -> None:
+    trace = tmp_path / "not-a-trace.jsonl"
+    trace.write_text("this is not JSON\n", encoding="utf-8")
+    with pytest.raises(handoff.TraceError) as raised:
+        handoff.check_trace(trace)
+    assert isinstance(raised.value, handoff.HandoffError)
+    assert type(raised.value).__module__ == "handoff"
+    assert str(trace) in str(raised.value)

@@ -112,7 +112,10 @@ def check_trace(
     recorded = read_trace(path)
     rules = find_chart(chart, tables=True).rules if isinstance(chart, str) else chart
     if rules is None and recorded.chart is not None:
-        raise TraceError(f"{path}: the trace was made on chart {recorded.chart}: pass chart=")
+        raise TraceError(
+            f"{path}: the trace was made on chart {recorded.chart}: "
+            "pass chart='MODULE:CLASS' naming it (or the chart class itself)"
+        )
     table = (
         None if rules is None else rules if isinstance(rules, CompiledChart) else compiled(rules)
     )

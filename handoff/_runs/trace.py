@@ -28,7 +28,7 @@ import attrs
 
 from handoff import wire
 from handoff._coordinator import HandoffCoordinatorCore
-from handoff._errors import HandoffError
+from handoff._errors import TraceError
 from handoff._json_text import (
     WireRefusal,
     format_f64,
@@ -68,10 +68,6 @@ _CALL_KEYS = {
 }
 _EXPECTATION_KEYS = ("expect", "expect_error")
 _END = "end"
-
-
-class TraceError(HandoffError):
-    """A trace that cannot be read or written; the message names the file and line."""
 
 
 @attrs.frozen
