@@ -128,6 +128,23 @@ def test_trace_out_without_a_failure_writes_nothing(
     assert "no counterexample to write" in capsys.readouterr().err
 
 
+def test_trace_out_without_a_failure_removes_a_stale_trace_and_nothing_else(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    trace, notes = tmp_path / "trace.jsonl", tmp_path / "notes.txt"
+    _failing(monkeypatch, _LEAK.compiled())
+    assert main(["review", "--order", "source-first", "--trace-out", str(trace)]) == 1
+    monkeypatch.undo()
+    notes.write_text("my own notes\n", encoding="utf-8")
+    capsys.readouterr()
+    assert main(["review", "--order", "source-first", "--trace-out", str(trace)]) == 0
+    assert not trace.exists()
+    assert f"removed the stale {trace}" in capsys.readouterr().err
+    assert main(["review", "--order", "source-first", "--trace-out", str(notes)]) == 0
+    assert notes.read_text(encoding="utf-8") == "my own notes\n"
+    assert f"{notes} is not a trace, so it was left as it is" in capsys.readouterr().err
+
+
 def test_every_outcome_and_fact_has_a_trace_form() -> None:
     env = environment()
     forms = [cli.call_json(call) for call in (env.start, *env.facts, *env.outcomes[3])]

@@ -22,12 +22,13 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from handoff import _cli
+from handoff._errors import HandoffError
 from handoff._messages import HandoffAction, IssuedHandoffAction
 from handoff._review.environment import Call
 from handoff._review.explore import OrderReview, review_chart, review_order
 from handoff._review.properties import PROPERTIES, Counterexample, Verdict
 from handoff._runs.replay import record
-from handoff._runs.trace import Entry, Trace, call_object, write_trace
+from handoff._runs.trace import Entry, Trace, call_object, read_trace, write_trace
 
 Explainer = Callable[[Sequence[OrderReview], Path], list[str]]
 """Writes the explain set of every failure into a directory; one line per file touched."""
@@ -323,12 +324,22 @@ def _write_trace(path: Path, reviews: Sequence[OrderReview], out: TextIO) -> Non
                 write_trace(counterexample_trace(review, verdict.counterexample), path)
                 out.write(f"wrote the {verdict.prop.key.value} counterexample to {path}\n")
                 return
-    if path.exists():
+    if not path.exists():
+        out.write(f"no counterexample to write to {path}\n")
+    elif _is_trace(path):
         # A trace left from an earlier run would look like this run's counterexample.
         path.unlink()
         out.write(f"no counterexample: removed the stale {path}\n")
     else:
-        out.write(f"no counterexample to write to {path}\n")
+        out.write(f"no counterexample; {path} is not a trace, so it was left as it is\n")
+
+
+def _is_trace(path: Path) -> bool:
+    try:
+        read_trace(path, require_end=False)
+    except (HandoffError, OSError):
+        return False
+    return True
 
 
 def call_json(call: Call) -> dict[str, Any]:
