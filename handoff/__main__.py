@@ -3,45 +3,44 @@
 from __future__ import annotations
 
 import argparse
-import functools
+import importlib
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Collection, Sequence
+from types import ModuleType
 
 from handoff import _cli
-from handoff._docs import cli as diagrams
-from handoff._docs import explain
-from handoff._review import cli as review
-from handoff._review import promela
-from handoff._review.judge import judge
-from handoff._runs import demo, replay_cli, simulate_cli
 
-# Each command module exposes `configure(parser)` and `run(args) -> int`, and imports its
-# optional extras (graphviz, ...) inside `run`: `handoff --help` stays fast, and a command
-# that does not need an extra works without it.
-_COMMANDS = (
-    ("demo", demo, "drive one handoff of each order and print the trace"),
-    ("review", review, "explore every reachable configuration and check it"),
-    ("diagrams", diagrams, "write the lifecycle diagrams and generated docs"),
-    ("simulate", simulate_cli, "simulate many handoffs under faults and check them"),
-    ("replay", replay_cli, "replay recorded traces against fresh coordinators"),
-    ("export", promela, "write a chart and the review's world as a Promela model"),
-)
-
-# The runs wing cannot see the review, nor the review the diagrams: the command line, above
-# every wing, hands replay the review's judge and the review the explain writer.
-_RUNS = {
-    "replay": functools.partial(replay_cli.run, monitors=(judge,)),
-    "review": functools.partial(review.run, explain=explain.write_explain),
+# Each command module exposes `configure(parser)` and `run(args) -> int`.  Only the command
+# being run is imported and configured: `handoff --help` loads no command, and a command pays
+# for its own imports alone.  Optional extras (graphviz, ...) are imported inside `run`.
+_COMMANDS = {
+    "demo": ("handoff._runs.demo", "drive one handoff of each order and print the trace"),
+    "review": ("handoff._review.cli", "explore every reachable configuration and check it"),
+    "diagrams": ("handoff._docs.cli", "write the lifecycle diagrams and generated docs"),
+    "simulate": (
+        "handoff._runs.simulate_cli",
+        "simulate many handoffs under faults and check them",
+    ),
+    "replay": ("handoff._runs.replay_cli", "replay recorded traces against fresh coordinators"),
+    "export": (
+        "handoff._review.promela",
+        "write a chart and the review's world as a Promela model",
+    ),
 }
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the process exit status."""
-    return _cli.run(parsers, argv)
+    words = sys.argv[1:] if argv is None else list(argv)
+    chosen = [next((word for word in words if not word.startswith("-")), "")]
+    return _cli.run(lambda: parsers(only=chosen), words)
 
 
-def parsers() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
-    """The top-level parser, and each command's parser by name."""
+def parsers(
+    only: Collection[str] | None = None,
+) -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
+    """The top-level parser, and each command's parser by name: every command configured, or
+    only the commands named in `only` (the others are listed, for `--help` and misspellings)."""
     top = _cli.Parser(
         prog="handoff",
         description="Prefill-to-decode KV-cache handoff, defined as a statechart per order.",
@@ -52,12 +51,30 @@ def parsers() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParse
         dest="command", metavar="COMMAND", required=True, parser_class=_cli.Parser
     )
     commands: dict[str, argparse.ArgumentParser] = {}
-    for name, module, summary in _COMMANDS:
+    for name, (module_name, summary) in _COMMANDS.items():
         command = subparsers.add_parser(name, help=summary, description=summary)
-        command.set_defaults(run=_RUNS.get(name, module.run))
-        module.configure(command)
+        if only is None or name in only:
+            module = importlib.import_module(module_name)
+            command.set_defaults(run=_runner(name, module))
+            module.configure(command)
         commands[name] = command
     return top, commands
+
+
+def _runner(name: str, module: ModuleType) -> Callable[[argparse.Namespace], int]:
+    """`module.run`, handed what it cannot import itself: the runs wing cannot see the
+    review, nor the review the diagrams, so the command line, above every wing, gives replay
+    the review's judge and the review the explain writer."""
+    if name == "replay":
+        from handoff._review.judge import judge
+
+        return lambda args: module.run(args, monitors=(judge,))
+    if name == "review":
+        from handoff._docs.explain import write_explain
+
+        return lambda args: module.run(args, explain=write_explain)
+    run: Callable[[argparse.Namespace], int] = module.run
+    return run
 
 
 if __name__ == "__main__":

@@ -67,3 +67,24 @@ def test_running_the_shipped_orders_loads_no_chart_interpreter() -> None:
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+def test_the_top_level_help_loads_no_command_and_no_chart_interpreter() -> None:
+    script = textwrap.dedent(
+        """
+        import contextlib, io, sys
+        from handoff.__main__ import main
+
+        with contextlib.redirect_stdout(io.StringIO()) as shown:
+            try:
+                main(["--help"])
+            except SystemExit:
+                pass
+        assert "review" in shown.getvalue()
+        wings = ("handoff._runs", "handoff._review", "handoff._docs")
+        print(sorted(m for m in sys.modules if m == "statemachine" or m.startswith(wings)))
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
