@@ -5,7 +5,8 @@ not derived from the Python monitors, so Spin gives a second opinion rather than
 `MIRRORED` says how each property is checked; `NOT_MIRRORED` says why a property is not,
 and every property the review has must be in one of the two (a test holds this).  Adding a
 property to the mirror is adding its monitor lines (setting `<key>_broken`) or its LTL
-formula here.
+formula here.  The monitors judge against the environment's watch of the run
+(`handoff._review.promela_watch`): the SPEC's answer to each call and the actions due.
 """
 
 from __future__ import annotations
