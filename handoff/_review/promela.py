@@ -16,7 +16,6 @@ from typing import TextIO
 
 from handoff import _cli
 from handoff._binding import FACT_EVENTS
-from handoff._lifecycle import expected_normalized_handoff
 from handoff._review import promela_properties as mirror
 from handoff._review.environment import MAX_ACTIONS, Call, CallKind, environment
 from handoff._review.promela_coordinator import coordinator, event_rules, journal_rules
@@ -72,7 +71,7 @@ def model(chart: CompiledChart, *, fallback_transfer_delay_ms: float = 0.0) -> s
         journal_rules(),
         *(event_rules(chart, event) for event in ChartEvent),
         coordinator(),
-        mirror.monitors(expected_normalized_handoff(chart.order)),
+        mirror.monitors(chart.order, fallback_transfer_delay_ms),
         mirror.liveness_declarations(),
         _calls(),
         mirror.make_call(),

@@ -10,15 +10,23 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from handoff._binding import Keep, Plan, plan_for
+from handoff._errors import HandoffError
 from handoff._messages import HandoffAction
+from handoff._review.environment import environment
 from handoff._review.promela_vocabulary import (
     ACTIONS,
     OUTCOME_KINDS,
+    REFUSALS,
     acknowledgement_event,
     action_name,
     event_name,
+    numbered,
+    payloads,
+    refusal_name,
+    refused_as,
 )
 from handoff._table import CompiledChart
+from handoff._timing import validate_transfer_timing
 from handoff._vocabulary import ChartEvent
 
 __all__ = ["coordinator", "event_rules", "journal_rules"]
@@ -36,6 +44,8 @@ def journal_rules() -> str:
     ]
     return "\n".join(
         [
+            *_refusals(),
+            "",
             "/* -- the journal's rules (handoff._binding): which event an outcome makes -- */",
             "inline classify_outcome() {",
             "  if",
@@ -90,7 +100,7 @@ def journal_rules() -> str:
             "  :: result != TAKEN -> skip",
             "  :: c_fact != F_SourceHeld -> result = CRASHED   /* the adapter asserts it */",
             "  :: c_fact == F_SourceHeld && timing_valid(c_timing) -> skip",
-            "  :: else -> result = REFUSED",
+            "  :: else -> result = REFUSED; refusal = timing_refusal(c_timing)",
             "  fi",
             "}",
             "",
@@ -100,11 +110,37 @@ def journal_rules() -> str:
             "  :: else ->",
             "       t = (c_fact == F_SourceHeld -> c_timing : timing);",
             "       n = (c_fact == F_DestinationReserved -> c_tokens : tokens);",
-            "       delay_of_pair(t, n)",
+            "       delay_of_pair(t, n);",
+            "       if",
+            "       :: result == REFUSED && (t == 0 || n == 0) -> refusal = R_UNPLANNED_TRANSFER",
+            "       :: result == REFUSED && t != 0 && n != 0 -> refusal = R_INVALID_DELAY",
+            "       :: else -> skip",
+            "       fi",
             "  fi",
             "}",
         ]
     )
+
+
+def _refusals() -> list[str]:
+    """The refusal kinds, and which one the adapter's timing check makes of each timing."""
+    kinds = [f"     {name}: {kind.__name__} '{phrase}'" for name, kind, phrase in REFUSALS]
+    cases = []
+    for number, timing in enumerate(payloads(environment(), 0.0).timings, start=1):
+        try:
+            validate_transfer_timing(timing)
+        except HandoffError as error:
+            cases.append(f"  (t == {number} -> R_{refused_as(error)} : \\")
+    return [
+        "/* -- refusals: the error a refused call raises, by class and phrase:",
+        *kinds,
+        "   timing_refusal(t): what the adapter's timing check refuses timing t with -- */",
+        *numbered([name for name, _, _ in REFUSALS], "R_"),
+        "byte refusal;               /* scratch: the refusal of a refused call */",
+        "#define timing_refusal(t) \\",
+        *cases,
+        "  0" + ")" * len(cases),
+    ]
 
 
 def event_rules(chart: CompiledChart, event: ChartEvent) -> str:
@@ -136,7 +172,8 @@ def _cell(chart: CompiledChart, move: Plan, *, stays: bool) -> tuple[tuple[objec
     if move.ignored:
         return ("dropped",), []
     if move.refusal is not None:
-        return ("refused", move.refusal), [f'result = REFUSED   /* "{move.refusal.phrase}" */']
+        refuse = f"result = REFUSED; refusal = {refusal_name(move.refusal)}"
+        return ("refused", move.refusal), [f'{refuse}   /* "{move.refusal.phrase}" */']
     commit = list(_commit(chart, move, stays=stays))
     checks = [f"check_{check.value}();" for check in move.checks]
     key = ("taken", move.checks, move.keep, move.lifecycle, stays or move.target, move.issues)
@@ -184,7 +221,7 @@ def coordinator() -> str:
             "/* -- the adapter: the call becomes one chart event, the chart takes the step -- */",
             "inline coordinator_step() {",
             "  if",
-            '  :: c_foreign -> result = REFUSED   /* "fact belongs to a different handoff" */',
+            "  :: c_foreign -> result = REFUSED; refusal = R_FOREIGN_FACT",
             "  :: !c_foreign ->",
             "       if",
             "       :: c_kind == K_OUTCOME -> classify_outcome()",

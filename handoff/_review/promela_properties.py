@@ -5,16 +5,18 @@ not derived from the Python monitors, so Spin gives a second opinion rather than
 `MIRRORED` says how each property is checked; `NOT_MIRRORED` says why a property is not,
 and every property the review has must be in one of the two (a test holds this).  Adding a
 property to the mirror is adding its monitor lines (setting `<key>_broken`) or its LTL
-formula here.
+formula here.  The monitors judge against the environment's watch of the run
+(`handoff._review.promela_watch`): the SPEC's answer to each call and the actions due.
 """
 
 from __future__ import annotations
 
 import enum
-from collections.abc import Sequence
 
-from handoff._lifecycle import NormalizedHandoffEvent
+from handoff._lifecycle import expected_normalized_handoff
 from handoff._review.promela_vocabulary import Calls
+from handoff._review.promela_watch import watch
+from handoff._values import HandoffOrder
 
 __all__ = [
     "MIRRORED",
@@ -39,42 +41,29 @@ class Check(enum.Enum):
 
 
 MIRRORED: dict[str, Check] = {
+    "S1": Check.ASSERTION,
     "S2": Check.ASSERTION,
+    "S3": Check.ASSERTION,
+    "S4": Check.ASSERTION,
+    "S5": Check.ASSERTION,
     "S7": Check.ASSERTION,
+    "S8": Check.ASSERTION,
+    "R1": Check.ASSERTION,
+    "R2": Check.ASSERTION,
+    "P1": Check.ASSERTION,
+    "Q1": Check.ASSERTION,
+    "L3": Check.ASSERTION,
 }
 """The properties Spin checks, and how."""
 
-_REWORDED = (
-    "the review's wording of this property was rewritten after its monitor here was "
-    "written; the monitor still judges the earlier wording, and the two disagree on mutants "
-)
 NOT_MIRRORED: dict[str, str] = {
-    "S1": _REWORDED + "(IgnoresTerminalMidTransfer: the review sees an activation the "
-    "environment never owed, the monitor only its order)",
-    "S3": _REWORDED + "(a transfer from an unusable timing: the review's S3 asks for a usable "
-    "payload, which the monitor does not track)",
-    "S4": _REWORDED + "(SuccessWithoutRelease: the monitor's one-Complete rule flags what the "
-    "review attributes to S5 and L3)",
-    "S5": _REWORDED + "(SuccessWithoutRelease: the review asks every owner freed at any "
-    "completion, the monitor only at a CANCELED one)",
     "S6": "the model commits a step only after all its checks passed, as the adapter does, so "
     "a refused call changes nothing by construction; the review checks the adapter itself",
-    "S8": "needs the SPEC's answer to each call (is the action allowed now, is its owner "
-    "engaged): the review's whole watch, which has no monitor here yet",
-    "R1": "judges each fact against the SPEC's answer (taken, dropped or refused with a "
-    "phrase): error classes and phrases are not in the model",
-    "R2": "as R1, for acknowledgements: the model knows refused or taken, not the phrase",
-    "P1": "judges when an unusable payload is refused, against the documented exception; "
-    "the monitor for it is not written yet",
-    "Q1": "needs the SPEC's full next-action rule per call (the review's `advance` and "
-    "cleanup steps); the monitor for it is not written yet",
     "L1": "the review cuts a run off after repeated changes without progress; the LTL "
     "formula over the unbounded model then fails on charts the review reports under Bound "
     "(ReservationRecordedAgain), and the trail does not replay to an L1 finding",
     "L2": "as L1: the review's stall cut-off and the fair-cycle search disagree on mutants "
     "that re-record forever",
-    "L3": _REWORDED + "(the review now checks the lifecycle at every completion, the "
-    "monitor only at a success)",
     "Coverage": "a judgment on the chart's declared cells, not on runs: Spin sees no cells",
     "Bound": "the review's bound includes stalls (changes without progress), which the model "
     "does not count; its action cap alone disagrees on mutants that re-record",
@@ -85,146 +74,137 @@ NOT_MIRRORED: dict[str, str] = {
 }
 """The properties Spin does not check, and why."""
 
-_MONITORED = ("S1", "S2", "S3", "S4", "S5", "S7", "L3", "Bound", "Errors")
+_MONITORED = (
+    "S1", "S2", "S3", "S4", "S5", "S7", "S8", "R1", "R2", "P1", "Q1", "L3", "Bound", "Errors",
+)  # fmt: skip
 """Every flag the monitors below set; only the mirrored ones are asserted."""
 
 _SAFETY = [key for key, check in MIRRORED.items() if check is Check.ASSERTION]
 
 
-def monitors(expected: Sequence[NormalizedHandoffEvent]) -> str:
+def monitors(order: HandoffOrder, fallback_transfer_delay_ms: float = 0.0) -> str:
     """The environment's watch and the safety monitors over it."""
     broken = ", ".join(f"{key}_broken" for key in _MONITORED)
+    expected = expected_normalized_handoff(order)
     lifecycle = " && ".join(
         f"lifecycle[{k}] == L_{event.value}" for k, event in enumerate(expected)
     )
     return f"""\
-/* -- what the environment has seen (the review's watch): its own record of the run -- */
-byte log[LOG_SIZE];          /* action kinds received, by id */
-byte nlog = 0;
-bit seen_submitted, seen_source_held, seen_accepted, seen_reserved, seen_scheduled;
-bit seen_transferred, seen_activated, seen_source_freed, seen_destination_freed;
-bit seen_canceling;          /* a terminal fact or a failure was accepted */
-#define P_NONE 0
-#define P_LIVE 1
-#define P_DONE 2
-#define P_REOPENED 3
-#define P_DONE_AGAIN 4
-byte phase = P_LIVE;         /* judged by the Complete actions received */
-bit succeeded = 0;           /* the first completion was a success */
-byte reopened = 255;         /* the id of the CancelDestination that reopened */
-#define COMPLETED (phase == P_DONE || phase == P_DONE_AGAIN)
-#define COMPLETED_CANCELED (phase == P_DONE_AGAIN || (phase == P_DONE && !succeeded))
-#define DONE_OUTCOME (c_out == O_Applied || c_out == O_Noop)
-#define IS_CANCEL(A) (A == A_CancelSource || A == A_CancelDestination)
-#define ACKNOWLEDGES_REOPEN (c_kind == K_OUTCOME && c_id == reopened && DONE_OUTCOME)
-#define SEEN_SUCCESS (phase_before == P_LIVE && phase != P_LIVE && succeeded)
-byte np, acked, phase_before, completes;   /* scratch */
+{watch(order, fallback_transfer_delay_ms)}
+
+/* -- the safety monitors: each sets its property's flag, asserted at the call's end -- */
 byte {broken};
 
-inline learn() {{
+/* R1, R2, P1: the coordinator's answer to call c against the SPEC's. */
+inline answer_broken() {{
+  if :: c_kind == K_OUTCOME -> R2_broken = 1 :: else -> R1_broken = 1 fi
+}}
+
+inline judge_answer() {{
   if
-  :: c_terminal ->
-       if
-       :: phase == P_LIVE || (phase == P_DONE && succeeded) -> seen_canceling = 1
-       :: else -> skip
-       fi
-  :: !c_terminal && COMPLETED -> skip
-  :: !c_terminal && !COMPLETED && c_kind == K_FACT ->
-       if
-       :: c_fact == F_SourceHeld && seen_submitted -> seen_source_held = 1
-       :: c_fact == F_DestinationReserved && seen_accepted -> seen_reserved = 1
-       :: c_fact == F_TransferCompleted && seen_scheduled -> seen_transferred = 1
-       :: else -> skip
-       fi
-  :: !c_terminal && !COMPLETED && c_kind == K_OUTCOME && c_id < nlog ->
-       acked = log[c_id];
-       if
-       :: acked == A_SubmitPrefill && c_out == O_Submitted -> seen_submitted = 1
-       :: acked == A_ReserveDestination && c_out == O_Accepted -> seen_accepted = 1
-       :: acked == A_StartTransfer && c_out == O_Scheduled -> seen_scheduled = 1
-       :: acked == A_ActivateDestination && c_out == O_Applied -> seen_activated = 1
-       :: (acked == A_ReleaseSource || acked == A_CancelSource) && DONE_OUTCOME ->
-            seen_source_freed = 1
-       :: acked == A_CancelDestination && DONE_OUTCOME -> seen_destination_freed = 1
-       :: else -> skip
-       fi;
-       if
-       :: c_out == O_Failed && !IS_CANCEL(acked) && phase == P_LIVE -> seen_canceling = 1
-       :: else -> skip
-       fi
+  :: ans == ANS_REFUSE && !(result == REFUSED && refusal == ans_refusal) ->
+       if :: ans_payload -> P1_broken = 1 :: else -> answer_broken() fi
+  :: ans != ANS_REFUSE && result == REFUSED -> answer_broken()   /* refused what it may not */
+  :: ans == ANS_DROP && result != REFUSED && nout > 0 -> answer_broken()   /* acted on a drop */
+  :: ans == ANS_TAKE && result != REFUSED && c_kind == K_FACT && nout == 0 ->
+       answer_broken()   /* a fact the SPEC takes, silently dropped */
   :: else -> skip
   fi
 }}
 
-#define FITS(A, O) ((A == A_SubmitPrefill && O == O_Submitted) || \\
-  (A == A_ReserveDestination && O == O_Accepted) || (A == A_StartTransfer && O == O_Scheduled) || \\
-  (A == A_ActivateDestination && O == O_Applied) || \\
-  ((A == A_ReleaseSource || A == A_CancelSource || A == A_CancelDestination) && \\
-   (O == O_Applied || O == O_Noop)))
-
-/* S4: after a completion nothing but a reopened cleanup's CancelDestination and Complete. */
-inline next_phase(A) {{
+/* Q1: the call issues what the SPEC makes due in it. */
+inline judge_prompt() {{
+  ngot = 0; found = 0;
+  for (j : 0 .. MOST_PER_CALL - 1) {{
+    if
+    :: j < nout && (IS_CANCEL(out[j]) || out[j] == A_Complete) ->
+         if :: ngot == 0 -> got0 = out[j] :: ngot == 1 -> got1 = out[j] :: else -> skip fi;
+         ngot++
+    :: else -> skip
+    fi;
+    if :: j < nout && out[j] == due0 -> found = 1 :: else -> skip fi
+  }};
+  j = 0;
   if
-  :: phase == P_LIVE && A == A_Complete -> np = P_DONE
-  :: phase == P_LIVE && A != A_Complete -> np = P_LIVE
-  :: phase == P_DONE && A == A_CancelDestination && succeeded && c_terminal -> np = P_REOPENED
-  :: phase == P_REOPENED && A == A_Complete && ACKNOWLEDGES_REOPEN -> np = P_DONE_AGAIN
-  :: else -> np = P_NONE
+  :: spec_mode == SPEC_ACTIVE && due0 != 0 && !found -> Q1_broken = 1
+  :: spec_mode == SPEC_CLEANING &&
+     !(ngot == ndue && (ndue < 1 || got0 == due0) && (ndue < 2 || got1 == due1)) -> Q1_broken = 1
+  :: else -> skip
   fi
 }}
 
-inline judge(A, ID) {{
-  if :: ID != nlog -> S7_broken = 1 :: else -> skip fi;          /* S7 */
-  next_phase(A);
-  if :: np == P_NONE -> S4_broken = 1 :: else -> skip fi;        /* S4 */
+/* S1-S4, S7, S8: action A issued under id ID, judged before the watch receives it. */
+#define MISPLACED(A) (EVER(A) || (FORWARD(A) && spec_mode != SPEC_ACTIVE) || \\
+  (A == FIRST && c_kind != K_START) || (A == SECOND && !READY) || \\
+  (IS_CANCEL(A) && spec_mode != SPEC_CLEANING) || \\
+  (A == A_CancelSource && !SOURCE_ENGAGED) || (A == A_CancelDestination && !DESTINATION_ENGAGED))
+
+inline judge_action(A, ID) {{
+  if :: ID != nlog -> S7_broken = 1 :: else -> skip fi;
+  if :: spec_mode == SPEC_COMPLETE -> S4_broken = 1 :: else -> skip fi;
   if
   :: A == A_ActivateDestination && !seen_transferred -> S1_broken = 1
   :: A == A_ReleaseSource && !seen_activated -> S2_broken = 1
   :: A == A_StartTransfer && !(seen_source_held && seen_reserved) -> S3_broken = 1
   :: else -> skip
   fi;
-  if                                                              /* S5 */
-  :: A == A_Complete && seen_canceling ->
-       for (i : 0 .. LOG_SIZE - 1) {{
+  if
+  :: A != A_Complete && MISPLACED(A) -> S8_broken = 1
+  :: A == A_Complete && spec_mode == SPEC_ACTIVE -> judge_success()
+  :: A == A_Complete && spec_mode == SPEC_CLEANING -> judge_canceled()
+  :: else -> skip
+  fi
+}}
+
+/* S5 and L3 at a completion: the owners freed, the lifecycle the calls taken record. */
+inline judge_success() {{
+  if :: !(seen_activated && seen_source_freed) -> S5_broken = 1 :: else -> skip fi;
+  judge_lifecycle(1);
+  if :: !(nlife == {len(expected)} && {lifecycle}) -> L3_broken = 1 :: else -> skip fi
+}}
+
+inline judge_canceled() {{
+  if :: SOURCE_ENGAGED || DESTINATION_ENGAGED -> S5_broken = 1 :: else -> skip fi;
+  judge_lifecycle(0)
+}}
+
+inline judge_lifecycle(SUCCESS) {{
+  if
+  :: nlife != spec_nlife + SUCCESS -> L3_broken = 1
+  :: nlife == spec_nlife + SUCCESS && SUCCESS && lifecycle[spec_nlife] != L_Completed ->
+       L3_broken = 1
+  :: else -> skip
+  fi;
+  for (k : 0 .. LIFECYCLE_SIZE - 1) {{
+    if :: k < spec_nlife && lifecycle[k] != spec_life[k] -> L3_broken = 1 :: else -> skip fi
+  }};
+  k = 0
+}}
+
+/* Judge call c: the answer, then (unless refused) what is due and each action issued. */
+inline observe() {{
+  spec_answer();
+  judge_answer();
+  if
+  :: result == REFUSED -> skip
+  :: else ->
+       if
+       :: ans == ANS_TAKE -> spec_take();
+            if
+            :: spec_mode == SPEC_ACTIVE -> advance_due()
+            :: spec_mode == SPEC_CLEANING -> cleanup_due()
+            :: else -> skip
+            fi;
+            judge_prompt()
+       :: else -> skip
+       fi;
+       for (j : 0 .. MOST_PER_CALL - 1) {{
          if
-         :: i < nlog && log[i] == A_SubmitPrefill && !seen_source_freed -> S5_broken = 1
-         :: i < nlog && log[i] == A_ReserveDestination && !seen_destination_freed -> S5_broken = 1
+         :: j < nout -> judge_action(out[j], out_id[j]); spec_receive(out[j])
          :: else -> skip
          fi
-       }}
-  :: else -> skip
-  fi
-}}
-
-inline record(A, ID) {{
-  log[nlog] = A; nlog++;
-  if
-  :: np == P_NONE || np == phase -> skip
-  :: np == P_DONE -> succeeded = !seen_canceling; phase = P_DONE
-  :: np == P_REOPENED -> reopened = ID; phase = np
-  :: np == P_DONE_AGAIN -> phase = np
-  fi
-}}
-
-/* Judge what an accepted call issued, in issue order; then L3 and the bound. */
-inline observe() {{
-  phase_before = phase;
-  completes = 0;
-  learn();
-  for (j : 0 .. MOST_PER_CALL - 1) {{
-    if
-    :: j < nout -> judge(out[j], out_id[j]); record(out[j], out_id[j]);
-         if :: out[j] == A_Complete -> completes = 1 :: else -> skip fi
-    :: else -> skip
-    fi
-  }};
-  if                                                              /* L3 */
-  :: completes && (SEEN_SUCCESS || completion == C_SUCCESS) ->
-       if
-       :: nlife == {len(expected)} && {lifecycle} -> skip
-       :: else -> L3_broken = 1
-       fi
-  :: else -> skip
+       }};
+       j = 0
   fi;
   if :: nlog > MAX_ACTIONS -> Bound_broken = 1; stopped = 1 :: else -> skip fi
 }}"""
@@ -239,8 +219,9 @@ def make_call() -> str:
 inline scrub() {{
   {resets};
   c_kind = 0; c_fact = 0; c_event = 0; c_timing = 0; c_tokens = 0; c_id = 0; c_out = 0;
-  c_usable = 0; c_terminal = 0; c_foreign = 0; result = 0; delay = 0; nout = 0;
-  j = 0; t = 0; n = 0; np = 0; acked = 0; phase_before = 0; completes = 0;
+  c_usable = 0; c_terminal = 0; c_foreign = 0; result = 0; refusal = 0; delay = 0; nout = 0;
+  j = 0; t = 0; n = 0; ans = 0; ans_refusal = 0; ans_payload = 0; pt = 0; pn = 0; k = 0;
+  found = 0; due0 = 0; due1 = 0; ndue = 0; got0 = 0; got1 = 0; ngot = 0;
   for (i : 0 .. MOST_PER_CALL - 1) {{ out[i] = 0; out_id[i] = 0 }};
   i = 0
 }}
@@ -252,7 +233,7 @@ inline make_call() {{
   coordinator_step();
   if
   :: result == CRASHED -> Errors_broken = 1; stopped = 1   /* not a HandoffError */
-  :: result == REFUSED -> skip
+  :: result == REFUSED -> observe()
   :: result == TAKEN || result == DROPPED -> observe(); NOTE_UNUSABLE
   fi;
 {asserts}

@@ -14,26 +14,29 @@ from typing import TypeVar
 import attrs
 
 from handoff._binding import ACKNOWLEDGEMENTS, FACT_EVENTS
-from handoff._errors import HandoffError
+from handoff._errors import ForeignFactError, HandoffError, InvalidTransferTimingError
 from handoff._lifecycle import NormalizedHandoffEvent
 from handoff._messages import HandoffAction, HandoffFact
 from handoff._review.environment import Call, CallKind, Environment
 from handoff._timing import HandoffTransferTiming, validate_transfer_delay_ms
 from handoff._timing import validate_transfer_timing as _validate_timing
 from handoff._values import HandoffActionOutcome, HandoffCompletion, OutcomeKind
-from handoff._vocabulary import ChartEvent
+from handoff._vocabulary import ChartEvent, Refusal
 
 __all__ = [
     "ACTIONS",
     "FACTS",
     "LIFECYCLE_EVENTS",
     "OUTCOME_KINDS",
+    "REFUSALS",
     "Calls",
     "Payloads",
     "action_name",
     "calls",
     "event_name",
     "payloads",
+    "refusal_name",
+    "refused_as",
 ]
 
 ACTIONS: tuple[type[HandoffAction], ...] = (
@@ -59,6 +62,26 @@ LIFECYCLE_EVENTS: tuple[NormalizedHandoffEvent, ...] = tuple(NormalizedHandoffEv
 
 _T = TypeVar("_T")
 
+REFUSALS: tuple[tuple[str, type[HandoffError], str], ...] = (
+    ("FOREIGN_FACT", ForeignFactError, "fact belongs to a different handoff"),
+    *((refusal.name, refusal.error, refusal.phrase) for refusal in Refusal),
+    ("INVALID_BANDWIDTH", InvalidTransferTimingError, "invalid handoff transfer bandwidth"),
+    ("INVALID_DELAY", InvalidTransferTimingError, "invalid handoff transfer delay"),
+    ("UNPLANNED_TRANSFER", HandoffError, "the transfer was planned before"),
+)
+"""Every way the model's coordinator refuses a call (name, error class, phrase), numbered
+from 1 (`R_<name>`): the adapter's foreign-fact check, the chart's refusals (`Refusal`),
+the payload checks, and the bare `HandoffError` of a delay checked too early."""
+
+
+def refused_as(error: HandoffError) -> str:
+    """The name of the refusal `error` is (its class and phrase); raises on any other."""
+    for name, kind, phrase in REFUSALS:
+        if type(error) is kind and phrase.split("{")[0] in str(error):
+            return name
+    raise ValueError(f"no refusal of the model is {type(error).__name__}: {error}")
+
+
 COMPLETIONS: tuple[HandoffCompletion, ...] = tuple(HandoffCompletion)
 """Completions, numbered from 1 (`C_<name>`)."""
 
@@ -66,6 +89,11 @@ COMPLETIONS: tuple[HandoffCompletion, ...] = tuple(HandoffCompletion)
 def action_name(action: type[HandoffAction]) -> str:
     """The Promela name of an action kind."""
     return f"A_{action.__name__}"
+
+
+def refusal_name(refusal: Refusal) -> str:
+    """The Promela name of a chart's refusal."""
+    return f"R_{refusal.name}"
 
 
 def event_name(event: ChartEvent) -> str:

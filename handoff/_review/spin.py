@@ -135,30 +135,30 @@ def _build(builds: dict[Path, list[str]]) -> None:
 
 
 def _safety(folder: Path) -> tuple[int, int, dict[str, Trail | None]]:
-    output = _run(["./pan", _HASH, "-n", "-e", "-c0"], folder)
+    output = _run(["./pan", _HASH, "-n", "-c0"], folder)
     trails: dict[str, Trail | None] = {}
     for key, number in _first_errors(output).items():
-        # -A: replay the whole trail, past any other property it broke on the way.
-        replay = _run(["./pan", _HASH, "-n", "-S", "-A", "-r", f"model.pml{number}.trail"], folder)
+        # The search is deterministic: -cN stops at its Nth error and writes that trail alone
+        # (-e would write one per error: thousands on a broken chart).  -A replays past any
+        # other property the trail broke on the way.
+        _run(["./pan", _HASH, "-n", f"-c{number}"], folder)
+        replay = _run(["./pan", _HASH, "-n", "-S", "-A", "-r", "model.pml.trail"], folder)
+        os.remove(folder / "model.pml.trail")
         trails[key] = _trail(replay)
     return _count(r"(\d+) states, stored", output), _count(r"(\d+) transitions", output), trails
 
 
 def _first_errors(output: str) -> dict[str, int]:
-    """The number of the first error (and trail) of each property the search broke.
+    """The number of the first error of each property the search broke.
 
-    `pan` prints an error's message only when it differs from the previous one, so an
-    error without a message repeats the last message printed.
+    `pan` prints an error's message only when it differs from the previous error's, so the
+    first error of each property is always printed.
     """
     first: dict[str, int] = {}
-    key = None
     for line in output.splitlines():
         message = re.match(r"pan:(\d+): assertion violated\s+!\((\w+)_broken\)", line)
         if message is not None:
-            key = message.group(2)
-        wrote = re.match(r"pan: wrote model\.pml(\d+)\.trail", line)
-        if wrote is not None and key is not None:
-            first.setdefault(key, int(wrote.group(1)))
+            first.setdefault(message.group(2), int(message.group(1)))
     return first
 
 
