@@ -4,8 +4,11 @@ Written from SPEC.md §4 and the words of the review's properties, as a second o
 review's `Watch` rather than a transcription of it.  The watch reads only the call the
 environment made, the actions it received and whether the call was refused: never the
 coordinator's variables.  A call the SPEC takes updates it; a call the SPEC drops or
-refuses leaves it as it was.  For a chart that follows the SPEC every watch variable is a
-function of the coordinator's configuration, so the watch adds no states to the search.
+refuses leaves it as it was.  For a chart that follows the SPEC the watch variables are
+functions of the coordinator's configuration but for two flags that, after a CANCELED
+completion, still remember whether `Submitted` or `Scheduled` came before the failure (the
+coordinator has cleared its journal by then): the watch adds 2 states to SourceFirst's 85
+and 3 to DestinationFirst's 103.
 
 `spec_answer` says how the SPEC answers a call (taken, dropped, or refused with which
 refusal), `spec_take` and `spec_receive` follow the SPEC through a taken call and each
