@@ -9,7 +9,7 @@ the liveness properties and coverage over the whole explored graph.
 The space is finite for the real charts: a run issues at most eight actions (five steps,
 `Complete`, a reopened `CancelDestination` and its `Complete`).  A broken chart may not be,
 so a run is cut off, and property "Bound" fails with the shortest such run, when it issues
-more than `MAX_ACTIONS` actions or grows the configuration `_MAX_STALLS + 1` times without
+more than `MAX_ACTIONS` actions or grows the configuration `MAX_STALLS + 1` times without
 progress; a last guard caps the number of configurations.  Exploration is breadth-first, so
 each counterexample is a shortest one.
 """
@@ -42,14 +42,22 @@ from handoff._table import CompiledChart, Step, compiled
 from handoff._values import HandoffId, HandoffOrder
 from handoff._vocabulary import ChartEvent
 
-__all__ = ["OrderReview", "review", "review_chart", "review_order"]
+__all__ = [
+    "MAX_STALLS",
+    "OrderReview",
+    "first_of_kind",
+    "progressed",
+    "review",
+    "review_chart",
+    "review_order",
+]
 
 _MAX_CONFIGURATIONS = 4_000
 """A last guard, far above any handoff's needs (the real charts reach fewer than 150), that
 keeps a review of any chart within seconds."""
 
-_MAX_STALLS = 2
-"""Calls one run may make that change the configuration without progress (see `_progressed`)."""
+MAX_STALLS = 2
+"""Calls one run may make that change the configuration without progress (see `progressed`)."""
 
 
 @attrs.frozen
@@ -195,8 +203,8 @@ class _Explorer:
             self._note(node, edge, Key.NO_EFFECT, _changed(call, error) if changed else None)
             if not changed:
                 return edge, node, tag(call, watch, accepted=error is None)
-        fresh = any(_first_of_kind(watch, item.action) for item in issued)
-        grew = _progressed(self.configurations[node], configuration, fresh)
+        fresh = any(first_of_kind(watch, item.action) for item in issued)
+        grew = progressed(self.configurations[node], configuration, fresh)
         target = self._reach(node, edge, twin, (configuration, seen.watch), stalled=not grew)
         return edge, target, tag(call, watch, accepted=error is None)
 
@@ -225,7 +233,7 @@ class _Explorer:
         why = None
         if issued > MAX_ACTIONS:
             why = f"cut off: {issued} actions issued in one run (at most {MAX_ACTIONS})"
-        elif stalls > _MAX_STALLS:
+        elif stalls > MAX_STALLS:
             why = (
                 f"cut off: the configuration grew {stalls} times in one run without progress "
                 "(no new kind of action issued, no state change, no new outcome journaled)"
@@ -325,12 +333,12 @@ def _prop(key: Key) -> Property:
     return _BY_KEY[key]
 
 
-def _first_of_kind(watch: Watch, action: HandoffAction) -> bool:
+def first_of_kind(watch: Watch, action: HandoffAction) -> bool:
     """An action SPEC.md lets a run issue: a kind not issued before, or a `Complete`."""
     return isinstance(action, HandoffAction.Complete) or not watch.ever(type(action))
 
 
-def _progressed(before: tuple[object, ...], after: tuple[object, ...], fresh: bool) -> bool:
+def progressed(before: tuple[object, ...], after: tuple[object, ...], fresh: bool) -> bool:
     """Whether a call that changed the configuration made progress.
 
     Progress is an action of a kind the run had not issued (S8 allows no repeat), a new chart

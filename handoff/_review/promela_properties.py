@@ -33,14 +33,19 @@ class Check(enum.Enum):
     """How Spin checks a mirrored property."""
 
     ASSERTION = "assertion"
-    """A monitor sets `<key>_broken`; the safety search (`-DSAFETY -DBFS`) reports it."""
+    """A monitor sets `<key>_broken`; the exhaustive safety search (`-DSAFETY`) reports it."""
     LTL = "ltl"
     """An LTL formula named `<key>`; the acceptance-cycle search (`-a -N <key>`) checks it."""
 
 
 MIRRORED: dict[str, Check] = {
     "S2": Check.ASSERTION,
+    "S6": Check.ASSERTION,
     "S7": Check.ASSERTION,
+    "L1": Check.LTL,
+    "L2": Check.LTL,
+    "Bound": Check.ASSERTION,
+    "Errors": Check.ASSERTION,
 }
 """The properties Spin checks, and how."""
 
@@ -57,8 +62,6 @@ NOT_MIRRORED: dict[str, str] = {
     "review attributes to S5 and L3)",
     "S5": _REWORDED + "(SuccessWithoutRelease: the review asks every owner freed at any "
     "completion, the monitor only at a CANCELED one)",
-    "S6": "the model commits a step only after all its checks passed, as the adapter does, so "
-    "a refused call changes nothing by construction; the review checks the adapter itself",
     "S8": "needs the SPEC's answer to each call (is the action allowed now, is its owner "
     "engaged): the review's whole watch, which has no monitor here yet",
     "R1": "judges each fact against the SPEC's answer (taken, dropped or refused with a "
@@ -68,24 +71,15 @@ NOT_MIRRORED: dict[str, str] = {
     "the monitor for it is not written yet",
     "Q1": "needs the SPEC's full next-action rule per call (the review's `advance` and "
     "cleanup steps); the monitor for it is not written yet",
-    "L1": "the review cuts a run off after repeated changes without progress; the LTL "
-    "formula over the unbounded model then fails on charts the review reports under Bound "
-    "(ReservationRecordedAgain), and the trail does not replay to an L1 finding",
-    "L2": "as L1: the review's stall cut-off and the fair-cycle search disagree on mutants "
-    "that re-record forever",
     "L3": _REWORDED + "(the review now checks the lifecycle at every completion, the "
     "monitor only at a success)",
     "Coverage": "a judgment on the chart's declared cells, not on runs: Spin sees no cells",
-    "Bound": "the review's bound includes stalls (changes without progress), which the model "
-    "does not count; its action cap alone disagrees on mutants that re-record",
-    "Errors": "the model's stand-in for an adapter crash does not say which assertion fired, "
-    "and one mutant (TransferWithoutDelayCheck) makes Spin's verifier itself crash",
     "Table": "compares the compiled table with python-statemachine, not runs: "
     "Spin has no model of the interpreter to check",
 }
 """The properties Spin does not check, and why."""
 
-_MONITORED = ("S1", "S2", "S3", "S4", "S5", "S7", "L3", "Bound", "Errors")
+_MONITORED = ("S1", "S2", "S3", "S4", "S5", "S6", "S7", "L3", "Bound", "Errors")
 """Every flag the monitors below set; only the mirrored ones are asserted."""
 
 _SAFETY = [key for key, check in MIRRORED.items() if check is Check.ASSERTION]
@@ -240,7 +234,7 @@ inline scrub() {{
   {resets};
   c_kind = 0; c_fact = 0; c_event = 0; c_timing = 0; c_tokens = 0; c_id = 0; c_out = 0;
   c_usable = 0; c_terminal = 0; c_foreign = 0; result = 0; delay = 0; nout = 0;
-  j = 0; t = 0; n = 0; np = 0; acked = 0; phase_before = 0; completes = 0;
+  j = 0; np = 0; acked = 0; phase_before = 0; completes = 0;
   for (i : 0 .. MOST_PER_CALL - 1) {{ out[i] = 0; out_id[i] = 0 }};
   i = 0
 }}
@@ -249,7 +243,9 @@ inline make_call() {{
   printf("CALL %d\\n", c);
   decode();
   result = TAKEN; delay = 0; nout = 0;
+  snapshot();
   coordinator_step();
+  effects();
   if
   :: result == CRASHED -> Errors_broken = 1; stopped = 1   /* not a HandoffError */
   :: result == REFUSED -> skip
@@ -299,8 +295,11 @@ def liveness_choices(numbering: Calls) -> list[str]:
         "  :: mode == M_COOPERATING || mode == M_CANCELING ->",
         "       turn = (turn + 1) % NCALLS; c = turn; decode();",
         "       if",
-        "       :: c_kind == K_OUTCOME && c_id < nlog && FITS(log[c_id], c_out) -> skip",
-        "       :: mode == M_COOPERATING && c_kind != K_OUTCOME && c_usable && !c_terminal -> skip",
+        "       :: SPEC_DROPS -> c = NO_CALL   /* it never repeats itself */",
+        "       :: !SPEC_DROPS && c_kind == K_OUTCOME && c_id < nlog && FITS(log[c_id], c_out) ->",
+        "            skip",
+        "       :: !SPEC_DROPS && mode == M_COOPERATING && c_kind != K_OUTCOME && c_usable &&",
+        "            !c_terminal -> skip",
         "       :: else -> c = NO_CALL",
         "       fi",
         "#endif",

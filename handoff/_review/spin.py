@@ -43,6 +43,10 @@ INSTALL_HINT = (
     "(Debian's spin 6.5.x); `./dev` does this itself when run as root"
 )
 
+OPTIMIZE = "-O0"
+"""gcc's optimisation level for `pan`: its searches take well under a second, so time spent
+optimising the compiled verifier is not won back (see docs/performance.md)."""
+
 _HASH = "-w18"
 """2^18 hash slots: the models have tens of thousands of states, not millions."""
 
@@ -58,6 +62,8 @@ class Trail:
     calls: tuple[Call, ...]
     switch: int | None = None
     """For a liveness trail: how many calls were made before the environment changed mode."""
+    crash: str | None = None
+    """The adapter assertion the model's crash stands in for, if its last call crashed."""
 
 
 @attrs.frozen
@@ -124,9 +130,11 @@ def _build(builds: dict[Path, list[str]]) -> None:
     """`spin -a` then gcc, one build per folder, the compilers running side by side."""
     compilers = []
     for folder, defines in builds.items():
-        _run(["spin", *defines, "-a", "model.pml"], folder)
+        # -o2: Spin 6.5.2's dead-variable elimination makes `pan` crash on a variable that
+        # is only ever written; the model avoids those, and this keeps it from mattering.
+        _run(["spin", "-o2", *defines, "-a", "model.pml"], folder)
         flags = ["-DSAFETY"] if not defines else []
-        command = ["gcc", "-O0", "-w", *flags, "-o", "pan", "pan.c"]
+        command = ["gcc", OPTIMIZE, "-w", *flags, "-o", "pan", "pan.c"]
         compilers.append((command, subprocess.Popen(command, cwd=folder, stderr=subprocess.PIPE)))
     for command, process in compilers:
         _, errors = process.communicate()
@@ -135,30 +143,34 @@ def _build(builds: dict[Path, list[str]]) -> None:
 
 
 def _safety(folder: Path) -> tuple[int, int, dict[str, Trail | None]]:
-    output = _run(["./pan", _HASH, "-n", "-e", "-c0"], folder)
+    """One search counting every error; then, per property broken, its first trail.
+
+    Writing a trail for every error (`-e`) costs more than the search on a chart broken in
+    many configurations, so the search only counts them; the same search, stopped at the
+    first error of a property (`-cN`, deterministic), then writes that property's trail.
+    """
+    output = _run(["./pan", _HASH, "-n", "-c0"], folder)
     trails: dict[str, Trail | None] = {}
     for key, number in _first_errors(output).items():
+        _run(["./pan", _HASH, "-n", f"-c{number}"], folder)
         # -A: replay the whole trail, past any other property it broke on the way.
-        replay = _run(["./pan", _HASH, "-n", "-S", "-A", "-r", f"model.pml{number}.trail"], folder)
+        replay = _run(["./pan", _HASH, "-n", "-S", "-A", "-r", "model.pml.trail"], folder)
+        os.remove(folder / "model.pml.trail")
         trails[key] = _trail(replay)
     return _count(r"(\d+) states, stored", output), _count(r"(\d+) transitions", output), trails
 
 
 def _first_errors(output: str) -> dict[str, int]:
-    """The number of the first error (and trail) of each property the search broke.
+    """The number of the first error of each property the search broke.
 
-    `pan` prints an error's message only when it differs from the previous one, so an
-    error without a message repeats the last message printed.
+    `pan` prints an error's message only when it differs from the previous one, so the
+    first message naming a property is its first error.
     """
     first: dict[str, int] = {}
-    key = None
     for line in output.splitlines():
         message = re.match(r"pan:(\d+): assertion violated\s+!\((\w+)_broken\)", line)
         if message is not None:
-            key = message.group(2)
-        wrote = re.match(r"pan: wrote model\.pml(\d+)\.trail", line)
-        if wrote is not None and key is not None:
-            first.setdefault(key, int(wrote.group(1)))
+            first.setdefault(message.group(2), int(message.group(1)))
     return first
 
 
@@ -178,13 +190,15 @@ _CALLS = calls(environment()).all
 def _trail(replay: str) -> Trail:
     """The calls a replayed trail made, and where its environment changed mode."""
     made: list[Call] = []
-    switch = None
+    switch = crash = None
     for line in replay.splitlines():
         if line.startswith("CALL "):
             made.append(_CALLS[int(line.split()[1])])
         elif line.startswith("MODE ") and switch is None:
             switch = len(made)
-    return Trail(tuple(made), switch)
+        elif line.startswith("CRASH "):
+            crash = line.removeprefix("CRASH ").strip()
+    return Trail(tuple(made), switch, crash)
 
 
 def _count(pattern: str, output: str) -> int:
