@@ -97,8 +97,8 @@ def model(chart: CompiledChart, *, fallback_transfer_delay_ms: float = 0.0) -> s
         mirror.monitors(expected_normalized_handoff(chart.order)),
         effects_variables(),
         effects(),
-        mirror.liveness_declarations(),
         _calls(),
+        mirror.liveness_declarations(),
         mirror.make_call(),
         _environment(),
         mirror.liveness(),
@@ -124,10 +124,10 @@ def _header(chart: CompiledChart) -> str:
    environment (see the fairness stated beside them, at the end).
 
    How to run it (exhaustive, never bitstate):
-     safety:    spin -o2 -a model.pml && gcc -DSAFETY -o pan pan.c && ./pan -c0
-                (then ./pan -cN writes the trail of the Nth error)
-     liveness:  spin -o2 -DLIVENESS -a model.pml && gcc -o pan pan.c && ./pan -a -A -N L1
-     a trail:   spin -t1 model.pml   (liveness: spin -DLIVENESS -t model.pml)
+     build:     spin -o2 -a model.pml && gcc -DNOFAIR -o pan pan.c
+     safety:    ./pan -c0   (then ./pan -cN writes the trail of the Nth error)
+     liveness:  HANDOFF_SPIN_LIVENESS=1 ./pan -a -A -N L1
+     a trail:   ./pan -S -A -r model.pml.trail   (with -N L1 and the variable for L1)
    Each call prints "CALL n": `handoff review --engine spin` maps n back to the review's call.
 */"""
 
@@ -295,12 +295,15 @@ def _environment() -> str:
             "}",
             "",
             "active proctype environment() {",
+            '  c_code { now.live = (getenv("HANDOFF_SPIN_LIVENESS") != 0); };',
             "end:",
             "  do",
             "  :: atomic {",
             "       !stopped ->",
             "       choose_call();",
-            "       d_step { if :: c != NO_CALL -> make_call() :: else -> scrub() fi };",
+            "       d_step {",
+            "         if :: c != NO_CALL -> make_call() :: else -> heard(false); scrub() fi",
+            "       };",
             "       c = 0",
             "     }",
             *mirror.liveness_switches(),

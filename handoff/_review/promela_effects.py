@@ -193,6 +193,7 @@ inline effects() {{
        :: else -> skip
        fi;
        if :: stalls > MAX_STALLS -> Bound_broken = 1; stopped = 1 :: else -> skip fi;
+       heard(s_changed || nout > 0);
        if
        :: result != REFUSED ->
             s_taking = !SPEC_DROPS && !SPEC_REFUSES;

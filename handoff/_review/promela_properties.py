@@ -33,7 +33,7 @@ class Check(enum.Enum):
     """How Spin checks a mirrored property."""
 
     ASSERTION = "assertion"
-    """A monitor sets `<key>_broken`; the exhaustive safety search (`-DSAFETY`) reports it."""
+    """A monitor sets `<key>_broken`; the exhaustive safety search reports it."""
     LTL = "ltl"
     """An LTL formula named `<key>`; the acceptance-cycle search (`-a -N <key>`) checks it."""
 
@@ -257,36 +257,46 @@ inline make_call() {{
 
 
 def liveness_declarations() -> str:
-    """The environment's modes for the liveness properties (only with -DLIVENESS)."""
+    """The environment's modes for the liveness properties (entered only when `live`)."""
     return """\
 /* -- liveness: the environment may stop playing freely and start cooperating (L1) or
-      report a terminal fact and then only acknowledge (L2); see the LTL at the end -- */
-#ifdef LIVENESS
+      report a terminal fact and then only acknowledge (L2); see the LTL at the end.  It
+      does so only when pan runs with HANDOFF_SPIN_LIVENESS set in its environment, so
+      that one compiled pan serves the safety search (modes off) and the LTL searches. -- */
 #define M_FREE 0
 #define M_COOPERATING 1
 #define M_CANCEL_ENTRY 2
 #define M_CANCELING 3
+bit live = 0;                /* set once, at the start, from HANDOFF_SPIN_LIVENESS */
 byte mode = M_FREE;
 byte turn = 0;               /* the call a cooperating environment tries next */
 bit unusable_taken = 0;      /* an unusable payload was accepted on the way here */
 #define FREE (!stopped && mode == M_FREE)
 #define NOTE_UNUSABLE \\
-  if :: c_kind == K_FACT && !c_usable && !c_terminal -> unusable_taken = 1 :: else -> skip fi
-#else
-#define FREE (!stopped)
-#define NOTE_UNUSABLE skip
-#endif"""
+  if :: live && c_kind == K_FACT && !c_usable && !c_terminal -> unusable_taken = 1 \\
+     :: else -> skip fi
+byte quiet = 0;              /* calls in a liveness mode since one last changed anything */
+inline heard(CHANGED) {
+  if
+  :: mode != M_FREE && (CHANGED) -> quiet = 0
+  :: mode != M_FREE && !(CHANGED) && quiet < NCALLS -> quiet++
+  :: else -> skip
+  fi
+}
+#define REPEATS (quiet >= NCALLS)   /* a whole round changed nothing: repeats may help */
+/* A run cut off or crashed did not complete, whatever its last call issued. */
+#define DONE (w_mode == W_COMPLETE && !stopped)
+#define DONE_CANCELED (w_mode == W_COMPLETE && !w_succeeded && !stopped)"""
 
 
 def liveness_choices(numbering: Calls) -> list[str]:
-    """How the environment chooses its call in a liveness mode (only with -DLIVENESS)."""
+    """How the environment chooses its call in a liveness mode."""
     terminal = [
         f"       :: c = {number}   /* {call} */"
         for number, call in enumerate(numbering.all)
         if call.terminal
     ]
     return [
-        "#ifdef LIVENESS",
         "  :: mode == M_CANCEL_ENTRY ->",
         "       if",
         *terminal,
@@ -295,30 +305,27 @@ def liveness_choices(numbering: Calls) -> list[str]:
         "  :: mode == M_COOPERATING || mode == M_CANCELING ->",
         "       turn = (turn + 1) % NCALLS; c = turn; decode();",
         "       if",
-        "       :: SPEC_DROPS -> c = NO_CALL   /* it never repeats itself */",
-        "       :: !SPEC_DROPS && c_kind == K_OUTCOME && c_id < nlog && FITS(log[c_id], c_out) ->",
-        "            skip",
-        "       :: !SPEC_DROPS && mode == M_COOPERATING && c_kind != K_OUTCOME && c_usable &&",
-        "            !c_terminal -> skip",
+        "       :: SPEC_DROPS && !REPEATS -> c = NO_CALL   /* a repeat only when stuck */",
+        "       :: (!SPEC_DROPS || REPEATS) && c_kind == K_OUTCOME && c_id < nlog &&",
+        "            W_FITS(log[c_id], c_out) -> skip",
+        "       :: (!SPEC_DROPS || REPEATS) && mode == M_COOPERATING && c_kind != K_OUTCOME &&",
+        "            c_usable && !c_terminal -> skip",
         "       :: else -> c = NO_CALL",
         "       fi",
-        "#endif",
     ]
 
 
 def liveness_switches() -> list[str]:
-    """The environment's moves from playing freely into a liveness mode (-DLIVENESS)."""
+    """The environment's moves from playing freely into a liveness mode."""
     return [
-        "#ifdef LIVENESS",
         "  :: atomic {",
-        "       FREE && !unusable_taken && !COMPLETED -> mode = M_COOPERATING;",
+        "       live && FREE && !unusable_taken && !DONE -> mode = M_COOPERATING;",
         '       printf("MODE cooperating\\n")',
         "     }",
         "  :: atomic {",
-        "       FREE && !COMPLETED_CANCELED -> mode = M_CANCEL_ENTRY;",
+        "       live && FREE && !DONE_CANCELED -> mode = M_CANCEL_ENTRY;",
         '       printf("MODE cancelling\\n")',
         "     }",
-        "#endif",
     ]
 
 
@@ -327,12 +334,15 @@ def liveness() -> str:
     return """\
 /* -- liveness properties.  Fairness assumed: once cooperating (or cancelling), the
       environment makes every call it is willing to make, in turn, forever (a round robin
-      over the numbered calls), so a run that stops changing is stuck, not lazy.
+      over the numbered calls), so a run that stops changing is stuck, not lazy; and it
+      repeats a call the SPEC drops only after a whole round in which nothing changed, so
+      a chart that grows on repeats is judged by Bound, and one that needs a repeat to go
+      on still gets it.  A run cut off (Bound) or crashed (Errors) stops and never
+      completes, so a cut in a cooperating or cancelling run breaks L1 or L2.
    L1: cooperating means: start(), usable non-terminal facts and fitting acknowledgements
-       only, entered from a configuration reached without accepting an unusable payload.
+       only, entered from a configuration reached without accepting an unusable payload
+       and not yet complete; it must then complete.
    L2: cancelling means: one terminal fact, then fitting acknowledgements only, entered from
-       a configuration that has not completed CANCELED. -- */
-#ifdef LIVENESS
-ltl L1 { [] (mode == M_COOPERATING -> <> COMPLETED) }
-ltl L2 { [] (mode == M_CANCELING -> <> COMPLETED_CANCELED) }
-#endif"""
+       a configuration that has not completed CANCELED; it must then complete CANCELED. -- */
+ltl L1 { [] (mode == M_COOPERATING -> <> DONE) }
+ltl L2 { [] (mode == M_CANCELING -> <> DONE_CANCELED) }"""
