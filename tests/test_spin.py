@@ -11,6 +11,7 @@ import os
 import stat
 from pathlib import Path
 
+import attrs
 import pytest
 from broken_charts import ReleaseBeforeActivation
 from review_mutants import MUTANTS
@@ -107,8 +108,12 @@ def test_a_broken_chart_in_process_names_its_spin_trail_and_crash(spin_installed
     assert "'a transfer is issued only after its delay was checked' fired" in (
         errors.counterexample.finding
     )
-    assert found.trails["Errors"] is not None
-    assert found.trails["Errors"].crash == CRASHES[0]
+    trail = found.trails["Errors"]
+    assert trail is not None
+    assert trail.crash == CRASHES[0]
+    # The real adapter must raise the very assertion the model's crash names.
+    assert confirm(chart, "Errors", trail).finding is not None
+    assert confirm(chart, "Errors", attrs.evolve(trail, crash="another")).finding is None
     assert not theirs.verdict("L1").holds
     assert UNCONFIRMED not in str(theirs.verdict("L1").counterexample)
 
@@ -138,7 +143,7 @@ def test_the_model_names_the_chart_and_groups_cells_by_event() -> None:
     assert "#define S_prefill_running 2" in text
     assert "inline on_source_held() {" in text
     assert "state == S_idle || state == S_prefill_submitting ->" in text
-    assert "ltl L1 { [] (mode == M_COOPERATING -> <> COMPLETED) }" in text
+    assert "ltl L1 { [] (mode == M_COOPERATING -> <> DONE) }" in text
     # Every call of the review's environment is offered, outcomes only for ids seen so far.
     assert f"#define NCALLS {1 + len(environment().facts) + (MAX_ACTIONS + 1) * 6}" in text
     assert f":: nlog >= {MAX_ACTIONS} -> c = " in text
@@ -260,7 +265,7 @@ def test_liveness_properties_are_ltl_and_the_rest_assertions() -> None:
 
 def test_run_spin_can_keep_its_work_files(spin_installed: str, tmp_path: Path) -> None:
     found = run_spin(compiled(HandoffOrder.SOURCE_FIRST), tmp_path)
-    assert (tmp_path / "safety" / "pan").exists()
+    assert (tmp_path / "pan").exists()
     assert found.trails == dict.fromkeys(MIRRORED)
     assert io.StringIO(found.version).read().startswith("Spin Version 6.5")
 
