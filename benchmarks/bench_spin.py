@@ -1,6 +1,6 @@
 """The whole Spin cross-check: both shipped charts and every chart mutant, timed.
 
-Run: `./dev python benchmarks/bench_spin.py [--workers N] [--optimize -O1]`.
+Run: `./dev python benchmarks/bench_spin.py [--workers N] [--optimize=-O1]`.
 
 Each chart is reviewed by the explorer and by Spin (model generated, `pan` compiled and
 searched for safety and for each LTL property, every trail replayed through the real

@@ -54,10 +54,11 @@ class Agreement:
         if self.error is not None:
             return f"{head} {self.error}"
         unconfirmed = f"; unconfirmed {sorted(self.unconfirmed)}" if self.unconfirmed else ""
+        live = ", ".join(f"{key} {count:,}" for key, count in self.liveness_states.items())
         return (
             f"{head} review fails {sorted(self.review_fails)} over {self.configurations:,} "
             f"configurations; Spin fails {sorted(self.spin_fails)} over {self.states:,} "
-            f"states{unconfirmed}; {self.seconds:.1f} s"
+            f"states ({live}){unconfirmed}; {self.seconds:.1f} s"
         )
 
 
