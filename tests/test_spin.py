@@ -31,7 +31,7 @@ from handoff._review.spin import (
     run_spin,
     spin_version,
 )
-from handoff._review.spin_agreement import Agreement, cross_check
+from handoff._review.spin_agreement import Agreement, agreement, cross_check
 from handoff._review.spin_cli import UNCONFIRMED, spin_review
 from handoff._review.spin_replay import confirm
 from handoff._table import CompiledChart, compile_chart, compiled
@@ -116,6 +116,23 @@ def test_a_broken_chart_in_process_names_its_spin_trail_and_crash(spin_installed
     assert confirm(chart, "Errors", attrs.evolve(trail, crash="another")).finding is None
     assert not theirs.verdict("L1").holds
     assert UNCONFIRMED not in str(theirs.verdict("L1").counterexample)
+
+
+def test_one_chart_is_judged_both_ways_in_process(spin_installed: str) -> None:
+    found = agreement("TransferWithoutDelayCheck", ALL_CHARTS["TransferWithoutDelayCheck"])
+    assert found.agree
+    assert "Errors" in found.spin_fails
+    assert found.line().startswith("agree    TransferWithoutDelayCheck")
+
+
+def test_a_chart_spin_cannot_judge_is_a_disagreement_with_its_reason(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))
+    found = agreement("SourceFirst", ALL_CHARTS["SourceFirst"])
+    assert not found.agree
+    assert "DISAGREE" in found.line()
+    assert INSTALL_HINT in found.line()
 
 
 def test_a_re_recording_chart_in_process_breaks_s6_and_bound(spin_installed: str) -> None:

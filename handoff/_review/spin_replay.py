@@ -1,9 +1,11 @@
 """Confirm a Spin trail on the real coordinator: replay its calls, judge them in Python.
 
-A safety trail is confirmed when its last call breaks the property under the review's own
-monitors.  A liveness trail is confirmed when, from the configuration where its environment
-changed mode, the real coordinator cannot reach the wanted completion by the moves that
-mode allows (searched exhaustively, breadth first, on forks of the real coordinator).
+A safety trail is confirmed when a call along it breaks the property under the review's
+own monitors, with S6, Bound and Errors judged as the explorer judges them; a crash must
+also be the adapter assertion the model named.  A liveness trail is confirmed when, from
+the configuration where its environment changed mode, the real coordinator cannot reach the
+wanted completion by the moves that mode allows, within the review's cut (searched
+exhaustively, breadth first, on forks of the real coordinator).
 """
 
 from __future__ import annotations
