@@ -1,11 +1,13 @@
 """The whole Spin cross-check: both shipped charts and every chart mutant, timed.
 
-Run: `./dev python benchmarks/bench_spin.py [--workers N]`.
+Run: `./dev python benchmarks/bench_spin.py [--workers N] [--optimize=-O1]`.
 
 Each chart is reviewed by the explorer and by Spin (model generated, `pan` compiled and
-searched, every trail replayed through the real coordinator), one chart per worker process,
-so compilations run side by side.  Prints one line per chart, then the wall time; exits 1
-when Spin and the review disagree on a mirrored property or a trail is not confirmed.
+searched for safety and for each LTL property, every trail replayed through the real
+coordinator), one chart per worker process, so compilations run side by side.  Prints one
+line per chart, then the wall time; exits 1 when Spin and the review disagree on a mirrored
+property or a trail is not confirmed.  `--optimize` sets the C compiler's optimisation level
+for `pan` (compile time against search time).
 """
 
 from __future__ import annotations
@@ -14,7 +16,6 @@ import argparse
 import os
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
@@ -22,10 +23,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from review_mutants import MUTANTS
 
 from handoff import HandoffOrder
-from handoff._review.explore import review
+from handoff._review import spin
 from handoff._review.promela_properties import MIRRORED
-from handoff._review.spin import SpinUnavailableError
-from handoff._review.spin_cli import UNCONFIRMED, spin_review
+from handoff._review.spin_agreement import cross_check
 from handoff._table import CompiledChart, compiled
 
 
@@ -36,45 +36,26 @@ def charts() -> dict[str, CompiledChart]:
     return found
 
 
-def check(name: str) -> tuple[str, bool, str]:
-    """Review `name` both ways; whether they agree, and a line saying so."""
-    chart = charts()[name]
-    began = time.perf_counter()
-    ours = {v.prop.key.value for v in review(chart).failures()}
-    try:
-        theirs_review, found = spin_review(chart)
-    except SpinUnavailableError as error:
-        return name, False, f"{'ERROR':8} {name:38} {error}"
-    theirs = {v.prop.key.value for v in theirs_review.failures()}
-    unconfirmed = [
-        v.prop.key.value
-        for v in theirs_review.failures()
-        if v.counterexample is None or UNCONFIRMED in v.counterexample.finding
-    ]
-    agree = ours & set(MIRRORED) == theirs and not unconfirmed
-    seconds = time.perf_counter() - began
-    line = (
-        f"{'agree' if agree else 'DISAGREE':8} {name:38} review fails {sorted(ours)}; "
-        f"Spin fails {sorted(theirs)} over {found.states:,} states; {seconds:.1f} s"
-    )
-    return name, agree, line
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--optimize", default=spin.OPTIMIZE, help="gcc's -O level for pan")
     args = parser.parse_args()
-    names = list(charts())
-    began = time.perf_counter()
-    with ProcessPoolExecutor(args.workers) as pool:
-        results = list(pool.map(check, names))
+    spin.OPTIMIZE = args.optimize  # the workers are forked: they inherit it
+    names = charts()
+    began, cpu = time.perf_counter(), os.times()
+    results = cross_check(names, args.workers)
     wall = time.perf_counter() - began
-    for _, _, line in results:
-        print(line)
-    agreed = sum(agree for _, agree, _ in results)
+    after = os.times()
+    used = sum(after[k] - cpu[k] for k in range(4))
+    for result in results:
+        print(result.line())
+    agreed = sum(result.agree for result in results)
+    load = os.getloadavg()[0]
     print(
-        f"{agreed}/{len(names)} charts agree on {sorted(MIRRORED)}; "
-        f"wall {wall:.1f} s with {args.workers} workers"
+        f"{agreed}/{len(names)} charts agree on {sorted(MIRRORED)}; wall {wall:.1f} s, "
+        f"CPU {used:.0f} s with {args.workers} workers, pan built with {args.optimize}; "
+        f"load average {load:.1f}"
     )
     return 0 if agreed == len(names) else 1
 

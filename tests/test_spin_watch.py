@@ -103,5 +103,5 @@ def test_the_model_judges_refusals_by_kind_and_payloads_by_the_spec() -> None:
     # DESTINATION_FIRST issues ReserveDestination first, SubmitPrefill once reserved.
     assert "#define FIRST A_ReserveDestination" in text
     assert "#define READY seen_reserved" in text
-    for key in MIRRORED:
-        assert f"assert(!{key}_broken);" in text
+    for key, check in MIRRORED.items():
+        assert (f"assert(!{key}_broken);" in text) is (check is Check.ASSERTION), key

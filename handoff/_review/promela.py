@@ -19,6 +19,7 @@ from handoff._binding import FACT_EVENTS
 from handoff._review import promela_properties as mirror
 from handoff._review.environment import MAX_ACTIONS, Call, CallKind, environment
 from handoff._review.promela_coordinator import coordinator, event_rules, journal_rules
+from handoff._review.promela_effects import effects, effects_variables
 from handoff._review.promela_vocabulary import (
     ACTIONS,
     COMPLETIONS,
@@ -43,7 +44,13 @@ LIFECYCLE_SIZE = 12
 def configure(parser: argparse.ArgumentParser) -> None:
     """Declare the options of `handoff export`."""
     parser.add_argument("format", choices=["promela"], help="the model language")
-    _cli.add_chart_options(parser, order="one", order_help="the chart to export", charts=False)
+    _cli.add_chart_options(
+        parser,
+        order="one",
+        order_help="the chart to export",
+        chart_help="a chart of your own, MODULE:CLASS (imported from the current directory or "
+        "the Python path); replaces --order",
+    )
     parser.add_argument(
         "--out", metavar="FILE", type=_cli.new_file, help="write here, not to stdout"
     )
@@ -52,7 +59,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     """Write the model of the chosen order."""
     out = sys.stdout if out is None else out
-    text = model(compiled(args.order))
+    if args.chart is not None and len(args.chart) > 1:
+        raise _cli.UsageError("--chart: export writes one model; give --chart once")
+    text = model(compiled(args.order if args.chart is None else args.chart[0]))
     if args.out is None:
         out.write(text)
     else:
@@ -72,8 +81,10 @@ def model(chart: CompiledChart, *, fallback_transfer_delay_ms: float = 0.0) -> s
         *(event_rules(chart, event) for event in ChartEvent),
         coordinator(),
         mirror.monitors(chart.order, fallback_transfer_delay_ms),
-        mirror.liveness_declarations(),
+        effects_variables(),
+        effects(),
         _calls(),
+        mirror.liveness_declarations(),
         mirror.make_call(),
         _environment(),
         mirror.liveness(),
@@ -90,16 +101,19 @@ def _header(chart: CompiledChart) -> str:
    actions and recorded outcomes, under the model review's nondeterministic environment: from
    every configuration it may call start(), report any fact (usable payload, unusable payload,
    another handoff's id, terminal) or acknowledge any action id issued so far, and one never
-   issued, with every kind of outcome.  Runs issuing more than MAX_ACTIONS actions are cut.
+   issued, with every kind of outcome.  A run is cut off, breaking Bound, when it issues
+   more than MAX_ACTIONS actions or changes the configuration more than MAX_STALLS times
+   without progress (no new kind of action, no state change, no new outcome journaled).
 
    Safety properties are assertions (each names its property: "assertion violated
    !(S1_broken)"); liveness properties are LTL formulas over a cooperating or cancelling
    environment (see the fairness stated beside them, at the end).
 
    How to run it (exhaustive, never bitstate):
-     safety:    spin -a model.pml && gcc -DSAFETY -DBFS -o pan pan.c && ./pan -e -c0
-     liveness:  spin -DLIVENESS -a model.pml && gcc -o pan pan.c && ./pan -a -A -N L1
-     a trail:   spin -t1 model.pml   (liveness: spin -DLIVENESS -t model.pml)
+     build:     spin -o2 -a model.pml && gcc -DNOFAIR -o pan pan.c
+     safety:    ./pan -c0   (then ./pan -cN writes the trail of the Nth error)
+     liveness:  HANDOFF_SPIN_LIVENESS=1 ./pan -a -A -N L1
+     a trail:   ./pan -S -A -r model.pml.trail   (with -N L1 and the variable for L1)
    Each call prints "CALL n": `handoff review --engine spin` maps n back to the review's call.
 */"""
 
@@ -133,8 +147,9 @@ def _payload_rules(chart: CompiledChart, fallback: float) -> str:
     timings = " || ".join(
         f"t == {number}" for number, valid in enumerate(found.timing_valid, 1) if valid
     )
+    pairs = " || ".join(f"(t == {t} && n == {n})" for t, n in sorted(found.delay))
     delays = [
-        f"  :: t == {t} && n == {n} -> delay = {d}   /* {found.delays[d - 1]!r} ms */"
+        f"  :: D_T == {t} && D_N == {n} -> delay = {d}   /* {found.delays[d - 1]!r} ms */"
         for (t, n), d in sorted(found.delay.items())
     ]
     timing_notes = [f"     timing {n}: {timing}" for n, timing in enumerate(found.timings, 1)]
@@ -146,7 +161,11 @@ def _payload_rules(chart: CompiledChart, fallback: float) -> str:
             *token_notes,
             f"     fallback transfer delay: {fallback!r} ms -- */",
             f"#define timing_valid(t) ({timings or 'false'})",
-            "inline delay_of_pair(t, n) {",
+            f"#define delay_valid(t, n) ({pairs or 'false'})",
+            "/* a transfer's delay is computed from this fact's payload, else the kept one */",
+            "#define D_T (c_fact == F_SourceHeld -> c_timing : timing)",
+            "#define D_N (c_fact == F_DestinationReserved -> c_tokens : tokens)",
+            "inline delay_of_pair() {",
             "  if",
             *delays,
             "  :: else -> result = REFUSED   /* no delay yet, or an invalid one */",
@@ -180,11 +199,11 @@ bit stopped = 0;             /* a crash or a cut-off run: the environment stops 
 byte c = 0;                  /* the call being made (always 0 between calls) */
 
 /* -- scratch: one call, and what the coordinator did with it.  Every call runs in one
-      atomic step and zeroes these at its end, so they never tell two states apart (they
-      are not `hidden`, which the breadth-first search does not allow). -- */
+      deterministic step (d_step) and zeroes these at its end, so they never tell two
+      states apart. -- */
 byte c_kind, c_fact, c_event, c_timing, c_tokens, c_id, c_out;
 byte c_usable, c_terminal, c_foreign;
-byte result, delay, nout, i, j, t, n;
+byte result, delay, nout, i, j;
 byte out[MOST_PER_CALL];
 byte out_id[MOST_PER_CALL];"""
 
@@ -262,12 +281,16 @@ def _environment() -> str:
             "}",
             "",
             "active proctype environment() {",
+            '  c_code { now.live = (getenv("HANDOFF_SPIN_LIVENESS") != 0); };',
             "end:",
             "  do",
             "  :: atomic {",
             "       !stopped ->",
             "       choose_call();",
-            "       if :: c != NO_CALL -> make_call() :: else -> scrub() fi;",
+            "       d_step { if :: c != NO_CALL -> make_call() :: else -> skip fi };",
+            "       d_step {",
+            "         if :: c != NO_CALL -> judge_call() :: else -> heard(false); scrub() fi",
+            "       };",
             "       c = 0",
             "     }",
             *mirror.liveness_switches(),

@@ -29,7 +29,17 @@ from handoff._table import CompiledChart
 from handoff._timing import validate_transfer_timing
 from handoff._vocabulary import ChartEvent
 
-__all__ = ["coordinator", "event_rules", "journal_rules"]
+__all__ = ["CRASHES", "coordinator", "event_rules", "journal_rules"]
+
+CRASHES = (
+    "a transfer is issued only after its delay was checked",
+    "the timing check runs on a SourceHeld fact only",
+)
+"""The adapter's assertions the model stands in for: a trail's `CRASH` line names one.
+
+The first is the adapter's own message; the second asserts without one, so its words here
+say what it asserts (`isinstance(fact, HandoffFact.SourceHeld)`).
+"""
 
 
 def journal_rules() -> str:
@@ -77,7 +87,8 @@ def journal_rules() -> str:
             "  if",
             "  :: result == CRASHED -> skip",
             "  :: ACTION == A_StartTransfer && delay == 0 ->",
-            "       result = CRASHED   /* the adapter asserts the delay was checked */",
+            "       result = CRASHED;   /* the adapter's assertion, in its own words: */",
+            f'       printf("CRASH {CRASHES[0]}\\n")',
             "  :: else ->",
             "       out[nout] = ACTION; out_id[nout] = next_id; nout++;",
             "       if",
@@ -98,7 +109,8 @@ def journal_rules() -> str:
             "inline check_transfer_timing_is_valid() {",
             "  if",
             "  :: result != TAKEN -> skip",
-            "  :: c_fact != F_SourceHeld -> result = CRASHED   /* the adapter asserts it */",
+            "  :: c_fact != F_SourceHeld ->",
+            f'       result = CRASHED; printf("CRASH {CRASHES[1]}\\n")',
             "  :: c_fact == F_SourceHeld && timing_valid(c_timing) -> skip",
             "  :: else -> result = REFUSED; refusal = timing_refusal(c_timing)",
             "  fi",
@@ -108,12 +120,11 @@ def journal_rules() -> str:
             "  if",
             "  :: result != TAKEN -> skip",
             "  :: else ->",
-            "       t = (c_fact == F_SourceHeld -> c_timing : timing);",
-            "       n = (c_fact == F_DestinationReserved -> c_tokens : tokens);",
-            "       delay_of_pair(t, n);",
+            "       delay_of_pair();",
             "       if",
-            "       :: result == REFUSED && (t == 0 || n == 0) -> refusal = R_UNPLANNED_TRANSFER",
-            "       :: result == REFUSED && t != 0 && n != 0 -> refusal = R_INVALID_DELAY",
+            "       :: result == REFUSED && (D_T == 0 || D_N == 0) ->",
+            "            refusal = R_UNPLANNED_TRANSFER",
+            "       :: result == REFUSED && D_T != 0 && D_N != 0 -> refusal = R_INVALID_DELAY",
             "       :: else -> skip",
             "       fi",
             "  fi",

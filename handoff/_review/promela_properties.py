@@ -35,7 +35,7 @@ class Check(enum.Enum):
     """How Spin checks a mirrored property."""
 
     ASSERTION = "assertion"
-    """A monitor sets `<key>_broken`; the safety search (`-DSAFETY -DBFS`) reports it."""
+    """A monitor sets `<key>_broken`; the exhaustive safety search reports it."""
     LTL = "ltl"
     """An LTL formula named `<key>`; the acceptance-cycle search (`-a -N <key>`) checks it."""
 
@@ -46,36 +46,31 @@ MIRRORED: dict[str, Check] = {
     "S3": Check.ASSERTION,
     "S4": Check.ASSERTION,
     "S5": Check.ASSERTION,
+    "S6": Check.ASSERTION,
     "S7": Check.ASSERTION,
     "S8": Check.ASSERTION,
     "R1": Check.ASSERTION,
     "R2": Check.ASSERTION,
     "P1": Check.ASSERTION,
     "Q1": Check.ASSERTION,
+    "L1": Check.LTL,
+    "L2": Check.LTL,
     "L3": Check.ASSERTION,
+    "Bound": Check.ASSERTION,
+    "Errors": Check.ASSERTION,
 }
 """The properties Spin checks, and how."""
 
 NOT_MIRRORED: dict[str, str] = {
-    "S6": "the model commits a step only after all its checks passed, as the adapter does, so "
-    "a refused call changes nothing by construction; the review checks the adapter itself",
-    "L1": "the review cuts a run off after repeated changes without progress; the LTL "
-    "formula over the unbounded model then fails on charts the review reports under Bound "
-    "(ReservationRecordedAgain), and the trail does not replay to an L1 finding",
-    "L2": "as L1: the review's stall cut-off and the fair-cycle search disagree on mutants "
-    "that re-record forever",
     "Coverage": "a judgment on the chart's declared cells, not on runs: Spin sees no cells",
-    "Bound": "the review's bound includes stalls (changes without progress), which the model "
-    "does not count; its action cap alone disagrees on mutants that re-record",
-    "Errors": "the model's stand-in for an adapter crash does not say which assertion fired, "
-    "and one mutant (TransferWithoutDelayCheck) makes Spin's verifier itself crash",
     "Table": "compares the compiled table with python-statemachine, not runs: "
     "Spin has no model of the interpreter to check",
 }
 """The properties Spin does not check, and why."""
 
 _MONITORED = (
-    "S1", "S2", "S3", "S4", "S5", "S7", "S8", "R1", "R2", "P1", "Q1", "L3", "Bound", "Errors",
+    "S1", "S2", "S3", "S4", "S5", "S6", "S7", "S8", "R1", "R2", "P1", "Q1", "L3", "Bound",
+    "Errors",
 )  # fmt: skip
 """Every flag the monitors below set; only the mirrored ones are asserted."""
 
@@ -211,7 +206,7 @@ inline observe() {{
 
 
 def make_call() -> str:
-    """The inline that makes call `c`, lets the coordinator take it and judges the result."""
+    """The inlines that make call `c` and let the coordinator take it, then judge the result."""
     resets = "; ".join(f"{key}_broken = 0" for key in _MONITORED)
     asserts = "\n".join(f"  assert(!{key}_broken);" for key in _SAFETY)
     return f"""\
@@ -220,17 +215,24 @@ inline scrub() {{
   {resets};
   c_kind = 0; c_fact = 0; c_event = 0; c_timing = 0; c_tokens = 0; c_id = 0; c_out = 0;
   c_usable = 0; c_terminal = 0; c_foreign = 0; result = 0; refusal = 0; delay = 0; nout = 0;
-  j = 0; t = 0; n = 0; ans = 0; ans_refusal = 0; ans_payload = 0; pt = 0; pn = 0; k = 0;
+  j = 0; ans = 0; ans_refusal = 0; ans_payload = 0; pt = 0; pn = 0; k = 0;
   found = 0; due0 = 0; due1 = 0; ndue = 0; got0 = 0; got1 = 0; ngot = 0;
   for (i : 0 .. MOST_PER_CALL - 1) {{ out[i] = 0; out_id[i] = 0 }};
   i = 0
 }}
 
+/* A call is two deterministic steps (Spin bounds the length of one d_step): the
+   coordinator takes call c, then the monitors judge what it did. */
 inline make_call() {{
   printf("CALL %d\\n", c);
   decode();
   result = TAKEN; delay = 0; nout = 0;
+  snapshot();
   coordinator_step();
+  effects()
+}}
+
+inline judge_call() {{
   if
   :: result == CRASHED -> Errors_broken = 1; stopped = 1   /* not a HandoffError */
   :: result == REFUSED -> observe()
@@ -242,36 +244,46 @@ inline make_call() {{
 
 
 def liveness_declarations() -> str:
-    """The environment's modes for the liveness properties (only with -DLIVENESS)."""
+    """The environment's modes for the liveness properties (entered only when `live`)."""
     return """\
 /* -- liveness: the environment may stop playing freely and start cooperating (L1) or
-      report a terminal fact and then only acknowledge (L2); see the LTL at the end -- */
-#ifdef LIVENESS
+      report a terminal fact and then only acknowledge (L2); see the LTL at the end.  It
+      does so only when pan runs with HANDOFF_SPIN_LIVENESS set in its environment, so
+      that one compiled pan serves the safety search (modes off) and the LTL searches. -- */
 #define M_FREE 0
 #define M_COOPERATING 1
 #define M_CANCEL_ENTRY 2
 #define M_CANCELING 3
+bit live = 0;                /* set once, at the start, from HANDOFF_SPIN_LIVENESS */
 byte mode = M_FREE;
 byte turn = 0;               /* the call a cooperating environment tries next */
 bit unusable_taken = 0;      /* an unusable payload was accepted on the way here */
 #define FREE (!stopped && mode == M_FREE)
 #define NOTE_UNUSABLE \\
-  if :: c_kind == K_FACT && !c_usable && !c_terminal -> unusable_taken = 1 :: else -> skip fi
-#else
-#define FREE (!stopped)
-#define NOTE_UNUSABLE skip
-#endif"""
+  if :: live && c_kind == K_FACT && !c_usable && !c_terminal -> unusable_taken = 1 \\
+     :: else -> skip fi
+byte quiet = 0;              /* calls in a liveness mode since one last changed anything */
+inline heard(CHANGED) {
+  if
+  :: mode != M_FREE && (CHANGED) -> quiet = 0
+  :: mode != M_FREE && !(CHANGED) && quiet < NCALLS -> quiet++
+  :: else -> skip
+  fi
+}
+#define REPEATS (quiet >= NCALLS)   /* a whole round changed nothing: repeats may help */
+/* A run cut off or crashed did not complete, whatever its last call issued. */
+#define DONE (w_mode == W_COMPLETE && !stopped)
+#define DONE_CANCELED (w_mode == W_COMPLETE && !w_succeeded && !stopped)"""
 
 
 def liveness_choices(numbering: Calls) -> list[str]:
-    """How the environment chooses its call in a liveness mode (only with -DLIVENESS)."""
+    """How the environment chooses its call in a liveness mode."""
     terminal = [
         f"       :: c = {number}   /* {call} */"
         for number, call in enumerate(numbering.all)
         if call.terminal
     ]
     return [
-        "#ifdef LIVENESS",
         "  :: mode == M_CANCEL_ENTRY ->",
         "       if",
         *terminal,
@@ -280,27 +292,27 @@ def liveness_choices(numbering: Calls) -> list[str]:
         "  :: mode == M_COOPERATING || mode == M_CANCELING ->",
         "       turn = (turn + 1) % NCALLS; c = turn; decode();",
         "       if",
-        "       :: c_kind == K_OUTCOME && c_id < nlog && FITS(log[c_id], c_out) -> skip",
-        "       :: mode == M_COOPERATING && c_kind != K_OUTCOME && c_usable && !c_terminal -> skip",
+        "       :: SPEC_DROPS && !REPEATS -> c = NO_CALL   /* a repeat only when stuck */",
+        "       :: (!SPEC_DROPS || REPEATS) && c_kind == K_OUTCOME && c_id < nlog &&",
+        "            W_FITS(log[c_id], c_out) -> skip",
+        "       :: (!SPEC_DROPS || REPEATS) && mode == M_COOPERATING && c_kind != K_OUTCOME &&",
+        "            c_usable && !c_terminal -> skip",
         "       :: else -> c = NO_CALL",
         "       fi",
-        "#endif",
     ]
 
 
 def liveness_switches() -> list[str]:
-    """The environment's moves from playing freely into a liveness mode (-DLIVENESS)."""
+    """The environment's moves from playing freely into a liveness mode."""
     return [
-        "#ifdef LIVENESS",
         "  :: atomic {",
-        "       FREE && !unusable_taken && !COMPLETED -> mode = M_COOPERATING;",
+        "       live && FREE && !unusable_taken && !DONE -> mode = M_COOPERATING;",
         '       printf("MODE cooperating\\n")',
         "     }",
         "  :: atomic {",
-        "       FREE && !COMPLETED_CANCELED -> mode = M_CANCEL_ENTRY;",
+        "       live && FREE && !DONE_CANCELED -> mode = M_CANCEL_ENTRY;",
         '       printf("MODE cancelling\\n")',
         "     }",
-        "#endif",
     ]
 
 
@@ -309,12 +321,15 @@ def liveness() -> str:
     return """\
 /* -- liveness properties.  Fairness assumed: once cooperating (or cancelling), the
       environment makes every call it is willing to make, in turn, forever (a round robin
-      over the numbered calls), so a run that stops changing is stuck, not lazy.
+      over the numbered calls), so a run that stops changing is stuck, not lazy; and it
+      repeats a call the SPEC drops only after a whole round in which nothing changed, so
+      a chart that grows on repeats is judged by Bound, and one that needs a repeat to go
+      on still gets it.  A run cut off (Bound) or crashed (Errors) stops and never
+      completes, so a cut in a cooperating or cancelling run breaks L1 or L2.
    L1: cooperating means: start(), usable non-terminal facts and fitting acknowledgements
-       only, entered from a configuration reached without accepting an unusable payload.
+       only, entered from a configuration reached without accepting an unusable payload
+       and not yet complete; it must then complete.
    L2: cancelling means: one terminal fact, then fitting acknowledgements only, entered from
-       a configuration that has not completed CANCELED. -- */
-#ifdef LIVENESS
-ltl L1 { [] (mode == M_COOPERATING -> <> COMPLETED) }
-ltl L2 { [] (mode == M_CANCELING -> <> COMPLETED_CANCELED) }
-#endif"""
+       a configuration that has not completed CANCELED; it must then complete CANCELED. -- */
+ltl L1 { [] (mode == M_COOPERATING -> <> DONE) }
+ltl L2 { [] (mode == M_CANCELING -> <> DONE_CANCELED) }"""

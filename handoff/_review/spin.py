@@ -1,9 +1,9 @@
 """Run Spin on a generated model and read back its verdicts and trails.
 
-One model per chart; it is compiled twice, in parallel: once for the safety search
-(`-DSAFETY`, exhaustive depth-first, every property reported at its first violation) and once
-with the liveness modes (`-DLIVENESS`), whose single `pan` then checks each LTL formula in
-turn (`-a -N <key>`).  Never bitstate: every search is exhaustive.  Each trail is replayed
+One model per chart, compiled once: the same `pan` runs the safety search (exhaustive
+depth-first, every property reported at its first violation) and, with the liveness modes
+switched on (`HANDOFF_SPIN_LIVENESS` in its environment), checks each LTL formula in turn
+(`-a -N <key>`).  Never bitstate: every search is exhaustive.  Each trail is replayed
 by `pan` itself, which prints the `CALL n` lines the model writes; `n` is the review's call.
 """
 
@@ -43,6 +43,10 @@ INSTALL_HINT = (
     "(Debian's spin 6.5.x); `./dev` does this itself when run as root"
 )
 
+OPTIMIZE = "-O0"
+"""gcc's optimisation level for `pan`: its searches take well under a second, so time spent
+optimising the compiled verifier is not won back (see docs/performance.md)."""
+
 _HASH = "-w18"
 """2^18 hash slots: the models have tens of thousands of states, not millions."""
 
@@ -58,6 +62,8 @@ class Trail:
     calls: tuple[Call, ...]
     switch: int | None = None
     """For a liveness trail: how many calls were made before the environment changed mode."""
+    crash: str | None = None
+    """The adapter assertion the model's crash stands in for, if its last call crashed."""
 
 
 @attrs.frozen
@@ -97,19 +103,15 @@ def run_spin(chart: CompiledChart, workdir: Path | None = None) -> SpinRun:
     version = spin_version()
     began = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="handoff-spin-") as scratch:
-        root = Path(scratch) if workdir is None else workdir
-        text = model(chart)
-        safety, liveness = root / "safety", root / "liveness"
-        for folder in (safety, liveness):
-            folder.mkdir(parents=True, exist_ok=True)
-            (folder / "model.pml").write_text(text, encoding="utf-8")
-        ltl = any(check is Check.LTL for check in MIRRORED.values())
-        _build({safety: [], **({liveness: ["-DLIVENESS"]} if ltl else {})})
-        states, transitions, trails = _safety(safety)
+        folder = Path(scratch) if workdir is None else workdir
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "model.pml").write_text(model(chart), encoding="utf-8")
+        _build(folder)
+        states, transitions, trails = _safety(folder)
         liveness_states = {}
         for key, check in MIRRORED.items():
             if check is Check.LTL:
-                liveness_states[key], trails[key] = _liveness(liveness, key)
+                liveness_states[key], trails[key] = _liveness(folder, key)
     return SpinRun(
         version=version,
         states=states,
@@ -120,28 +122,30 @@ def run_spin(chart: CompiledChart, workdir: Path | None = None) -> SpinRun:
     )
 
 
-def _build(builds: dict[Path, list[str]]) -> None:
-    """`spin -a` then gcc, one build per folder, the compilers running side by side."""
-    compilers = []
-    for folder, defines in builds.items():
-        _run(["spin", *defines, "-a", "model.pml"], folder)
-        flags = ["-DSAFETY"] if not defines else []
-        command = ["gcc", "-O0", "-w", *flags, "-o", "pan", "pan.c"]
-        compilers.append((command, subprocess.Popen(command, cwd=folder, stderr=subprocess.PIPE)))
-    for command, process in compilers:
-        _, errors = process.communicate()
-        if process.returncode != 0:
-            raise SpinUnavailableError(f"{' '.join(command)} failed: {errors.decode()[-400:]}")
+def _build(folder: Path) -> None:
+    """`spin -a`, then gcc: one `pan` for the safety search and every LTL search."""
+    # -o2: Spin 6.5.2's dead-variable elimination makes `pan` crash on a variable that is
+    # only ever written; the model has none now, and this keeps one from mattering.
+    _run(["spin", "-o2", "-a", "model.pml"], folder)
+    # NOFAIR: no search asks for Spin's process fairness (the model has one process).
+    command = ["gcc", OPTIMIZE, "-w", "-DNOFAIR", "-o", "pan", "pan.c"]
+    done = subprocess.run(command, cwd=folder, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise SpinUnavailableError(f"{' '.join(command)} failed: {done.stderr[-400:]}")
 
 
 def _safety(folder: Path) -> tuple[int, int, dict[str, Trail | None]]:
+    """One search counting every error; then, per property broken, its first trail.
+
+    Writing a trail for every error (`-e`) costs more than the search on a chart broken in
+    many configurations, so the search only counts them; the same search, stopped at the
+    first error of a property (`-cN`, deterministic), then writes that property's trail.
+    """
     output = _run(["./pan", _HASH, "-n", "-c0"], folder)
     trails: dict[str, Trail | None] = {}
     for key, number in _first_errors(output).items():
-        # The search is deterministic: -cN stops at its Nth error and writes that trail alone
-        # (-e would write one per error: thousands on a broken chart).  -A replays past any
-        # other property the trail broke on the way.
         _run(["./pan", _HASH, "-n", f"-c{number}"], folder)
+        # -A: replay the whole trail, past any other property it broke on the way.
         replay = _run(["./pan", _HASH, "-n", "-S", "-A", "-r", "model.pml.trail"], folder)
         os.remove(folder / "model.pml.trail")
         trails[key] = _trail(replay)
@@ -151,8 +155,8 @@ def _safety(folder: Path) -> tuple[int, int, dict[str, Trail | None]]:
 def _first_errors(output: str) -> dict[str, int]:
     """The number of the first error of each property the search broke.
 
-    `pan` prints an error's message only when it differs from the previous error's, so the
-    first error of each property is always printed.
+    `pan` prints an error's message only when it differs from the previous one, so the
+    first message naming a property is its first error.
     """
     first: dict[str, int] = {}
     for line in output.splitlines():
@@ -163,28 +167,33 @@ def _first_errors(output: str) -> dict[str, int]:
 
 
 def _liveness(folder: Path, key: str) -> tuple[int, Trail | None]:
-    output = _run(["./pan", _HASH, "-n", "-a", "-A", "-N", key], folder)
+    """An acceptance-cycle search for LTL formula `key`, the liveness modes switched on."""
+    output = _run(["./pan", _HASH, "-n", "-a", "-A", "-N", key], folder, live=True)
     states = _count(r"(\d+) states, stored", output)
     if _count(r"errors: (\d+)", output) == 0:
         return states, None
-    replay = _run(["./pan", _HASH, "-n", "-S", "-A", "-N", key, "-r", "model.pml.trail"], folder)
+    replay = ["./pan", _HASH, "-n", "-S", "-A", "-N", key, "-r", "model.pml.trail"]
+    trail = _trail(_run(replay, folder, live=True))
     os.remove(folder / "model.pml.trail")
-    return states, _trail(replay)
+    return states, trail
 
 
 _CALLS = calls(environment()).all
+_LIVE = "HANDOFF_SPIN_LIVENESS"
 
 
 def _trail(replay: str) -> Trail:
     """The calls a replayed trail made, and where its environment changed mode."""
     made: list[Call] = []
-    switch = None
+    switch = crash = None
     for line in replay.splitlines():
         if line.startswith("CALL "):
             made.append(_CALLS[int(line.split()[1])])
         elif line.startswith("MODE ") and switch is None:
             switch = len(made)
-    return Trail(tuple(made), switch)
+        elif line.startswith("CRASH "):
+            crash = line.removeprefix("CRASH ").strip()
+    return Trail(tuple(made), switch, crash)
 
 
 def _count(pattern: str, output: str) -> int:
@@ -194,8 +203,12 @@ def _count(pattern: str, output: str) -> int:
     return int(found.group(1))
 
 
-def _run(command: list[str], folder: Path) -> str:
-    done = subprocess.run(command, cwd=folder, capture_output=True, text=True, check=False)
+def _run(command: list[str], folder: Path, *, live: bool = False) -> str:
+    """Run a tool in `folder`; `live` switches the model's liveness modes on (for `pan`)."""
+    env = {key: value for key, value in os.environ.items() if key != _LIVE}
+    if live:
+        env[_LIVE] = "1"
+    done = subprocess.run(command, cwd=folder, capture_output=True, text=True, check=False, env=env)
     if done.returncode < 0:
         raise SpinUnavailableError(f"{command[0]} crashed (signal {-done.returncode})")
     if done.returncode != 0 and command[0] == "spin":

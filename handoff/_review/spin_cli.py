@@ -26,11 +26,14 @@ UNCONFIRMED = "the real coordinator does not confirm Spin's trail"
 
 
 def run(args: argparse.Namespace, out: TextIO, text: Callable[[Sequence[OrderReview]], str]) -> int:
-    """Cross-check the chosen orders with Spin; 0 when every mirrored property holds."""
+    """Cross-check the chosen charts (`--chart`, else `--order`) with Spin; 0 when all hold."""
     if args.format != "text":
         raise _cli.UsageError("--engine spin reports as text only: drop --format")
+    charts = (
+        [named.table for named in args.chart] if args.chart else list(map(compiled, args.order))
+    )
     try:
-        reviews = [spin_review(compiled(order)) for order in args.order]
+        reviews = [spin_review(chart) for chart in charts]
     except SpinUnavailableError as error:
         raise _cli.CommandError(str(error)) from None
     version = reviews[0][1].version
@@ -71,5 +74,7 @@ def _verdict(chart: CompiledChart, found: SpinRun, key: str) -> Verdict:
         return Verdict(prop, states, 0, summary=summary)
     confirmation = confirm(chart, key, trail)
     finding = confirmation.finding or UNCONFIRMED
+    if trail.crash is not None:
+        finding = f"{finding}; Spin: the adapter's assertion '{trail.crash}' fired"
     example = Counterexample(confirmation.steps, f"{finding} (Spin trail, replayed)")
     return Verdict(prop, states, 1, example, summary=summary)

@@ -1,0 +1,100 @@
+"""The cross-check: the review and Spin judge the same charts, and must agree.
+
+For each chart, the review's explorer and Spin (`handoff._review.spin_cli.spin_review`) give
+their verdicts on every mirrored property; they agree when they fail the same mirrored
+properties and the real coordinator confirms every Spin trail.  Charts are checked side by
+side in worker processes, since most of Spin's time is spent compiling and searching.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from concurrent.futures import ProcessPoolExecutor
+
+import attrs
+
+from handoff._review.explore import review
+from handoff._review.promela_properties import MIRRORED
+from handoff._review.spin import SpinUnavailableError
+from handoff._review.spin_cli import UNCONFIRMED, spin_review
+from handoff._table import CompiledChart
+
+__all__ = ["Agreement", "agreement", "cross_check"]
+
+
+@attrs.frozen
+class Agreement:
+    """What the review and Spin said of one chart."""
+
+    name: str
+    review_fails: frozenset[str]
+    """The mirrored properties the review fails."""
+    spin_fails: frozenset[str]
+    unconfirmed: frozenset[str]
+    """Properties whose Spin trail the real coordinator does not confirm."""
+    configurations: int
+    """Configurations the review explored."""
+    states: int
+    """States Spin's safety search stored."""
+    liveness_states: dict[str, int]
+    seconds: float
+    error: str | None = None
+    """Why Spin could not judge the chart, if it could not."""
+
+    @property
+    def agree(self) -> bool:
+        """Same failing mirrored properties, every trail confirmed, no error."""
+        same = self.review_fails == self.spin_fails
+        return same and not self.unconfirmed and self.error is None
+
+    def line(self) -> str:
+        """One line of report."""
+        head = f"{'agree' if self.agree else 'DISAGREE':8} {self.name:36}"
+        if self.error is not None:
+            return f"{head} {self.error}"
+        unconfirmed = f"; unconfirmed {sorted(self.unconfirmed)}" if self.unconfirmed else ""
+        live = ", ".join(f"{key} {count:,}" for key, count in self.liveness_states.items())
+        return (
+            f"{head} review fails {sorted(self.review_fails)} over {self.configurations:,} "
+            f"configurations; Spin fails {sorted(self.spin_fails)} over {self.states:,} "
+            f"states ({live}){unconfirmed}; {self.seconds:.1f} s"
+        )
+
+
+def agreement(name: str, chart: CompiledChart) -> Agreement:
+    """Judge `chart` with the review and with Spin."""
+    began = time.perf_counter()
+    ours = review(chart)
+    review_fails = frozenset(v.prop.key.value for v in ours.failures()) & set(MIRRORED)
+    try:
+        theirs, found = spin_review(chart)
+    except SpinUnavailableError as error:
+        nothing: frozenset[str] = frozenset()
+        return Agreement(name, review_fails, nothing, nothing, 0, 0, {}, 0.0, str(error))
+    failing = theirs.failures()
+    unconfirmed = frozenset(
+        v.prop.key.value
+        for v in failing
+        if v.counterexample is None or UNCONFIRMED in v.counterexample.finding
+    )
+    return Agreement(
+        name=name,
+        review_fails=review_fails,
+        spin_fails=frozenset(v.prop.key.value for v in failing),
+        unconfirmed=unconfirmed,
+        configurations=ours.configurations,
+        states=found.states,
+        liveness_states=found.liveness_states,
+        seconds=time.perf_counter() - began,
+    )
+
+
+def _agreement(item: tuple[str, CompiledChart]) -> Agreement:
+    return agreement(*item)
+
+
+def cross_check(charts: Mapping[str, CompiledChart], workers: int) -> list[Agreement]:
+    """Judge every chart both ways, `workers` charts at a time, in the order given."""
+    with ProcessPoolExecutor(workers) as pool:
+        return list(pool.map(_agreement, charts.items()))
