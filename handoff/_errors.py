@@ -66,5 +66,4 @@ class WireError(HandoffError):
 
 
 class TraceError(HandoffError):
-    """A trace file that cannot be read or written, or that does not fit the chart given; the
-    message names the file and line."""
+    """A trace file that cannot be read or written, or that does not fit the chart given."""

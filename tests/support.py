@@ -159,3 +159,19 @@ class Runtime:
 
     def succeed(self) -> Runtime:
         return self.advance_to("succeeded")
+
+
+def spin_or_skip() -> str:
+    """Spin's version; a test that needs Spin is skipped without it, and fails on CI."""
+    import os
+
+    import pytest
+
+    from handoff._review.spin import SpinUnavailableError, spin_version
+
+    try:
+        return spin_version()
+    except SpinUnavailableError as error:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"CI must run the Spin cross-check: {error}")
+        pytest.skip(str(error))

@@ -15,6 +15,7 @@ import attrs
 import pytest
 from broken_charts import ReleaseBeforeActivation
 from review_mutants import MUTANTS
+from support import spin_or_skip
 
 from handoff import HandoffOrder
 from handoff.__main__ import main
@@ -39,12 +40,7 @@ from handoff._table import CompiledChart, compile_chart, compiled
 
 @pytest.fixture
 def spin_installed() -> str:
-    try:
-        return spin_version()
-    except SpinUnavailableError as error:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"CI must run the Spin cross-check: {error}")
-        pytest.skip(str(error))
+    return spin_or_skip()
 
 
 ALL_CHARTS: dict[str, CompiledChart] = {
@@ -60,12 +56,7 @@ SHIPPED = ("SourceFirst", "DestinationFirst")
 @pytest.fixture(scope="module")
 def agreements() -> dict[str, Agreement]:
     """Every chart judged by the review and by Spin, two charts at a time."""
-    try:
-        spin_version()
-    except SpinUnavailableError as error:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"CI must run the Spin cross-check: {error}")
-        pytest.skip(str(error))
+    spin_or_skip()
     return {found.name: found for found in cross_check(ALL_CHARTS, workers=2)}
 
 

@@ -14,13 +14,14 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from review_mutants import MUTANTS
+from support import spin_or_skip
 
 from handoff import HandoffOrder
 from handoff._errors import HandoffError, InvalidTransferTimingError, UnknownActionError
 from handoff._review.promela import model
 from handoff._review.promela_properties import MIRRORED, NOT_MIRRORED, Check
 from handoff._review.promela_vocabulary import REFUSALS, refused_as
-from handoff._review.spin import SpinRun, SpinUnavailableError, Trail, run_spin, spin_version
+from handoff._review.spin import SpinRun, Trail, run_spin
 from handoff._review.spin_replay import confirm
 from handoff._table import compiled
 
@@ -39,12 +40,7 @@ MEANT = {
 @pytest.fixture(scope="module")
 def spin_runs() -> dict[str, SpinRun]:
     """One Spin run per chart: the shipped ones and every mutant meant for a watched property."""
-    try:
-        spin_version()
-    except SpinUnavailableError as error:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"CI must run the Spin cross-check: {error}")
-        pytest.skip(str(error))
+    spin_or_skip()
     charts = {**SHIPPED, **{name: chart for name, (_, chart) in MEANT.items()}}
     with ThreadPoolExecutor(os.cpu_count() or 1) as pool:
         runs = pool.map(run_spin, charts.values())
