@@ -151,7 +151,7 @@ def test_the_model_names_the_chart_and_groups_cells_by_event() -> None:
     assert "#define S_prefill_running 2" in text
     assert "inline on_source_held() {" in text
     assert "state == S_idle || state == S_prefill_submitting ->" in text
-    assert "ltl L1 { [] (mode == M_COOPERATING -> <> DONE) }" in text
+    assert "ltl L1 { [] (mode == M_COOPERATING -> <> RUN_COMPLETE) }" in text
     # Every call of the review's environment is offered, outcomes only for ids seen so far.
     assert f"#define NCALLS {1 + len(environment().facts) + (MAX_ACTIONS + 1) * 6}" in text
     assert f":: nlog >= {MAX_ACTIONS} -> c = " in text

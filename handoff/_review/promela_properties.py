@@ -180,6 +180,7 @@ inline judge_lifecycle(SUCCESS) {{
 inline observe() {{
   spec_answer();
   judge_answer();
+  effects();
   if
   :: result == REFUSED -> skip
   :: else ->
@@ -228,8 +229,7 @@ inline make_call() {{
   decode();
   result = TAKEN; delay = 0; nout = 0;
   snapshot();
-  coordinator_step();
-  effects()
+  coordinator_step()
 }}
 
 inline judge_call() {{
@@ -272,8 +272,8 @@ inline heard(CHANGED) {
 }
 #define REPEATS (quiet >= NCALLS)   /* a whole round changed nothing: repeats may help */
 /* A run cut off or crashed did not complete, whatever its last call issued. */
-#define DONE (w_mode == W_COMPLETE && !stopped)
-#define DONE_CANCELED (w_mode == W_COMPLETE && !w_succeeded && !stopped)"""
+#define RUN_COMPLETE (spec_mode == SPEC_COMPLETE && !stopped)
+#define RUN_CANCELED (spec_mode == SPEC_COMPLETE && !seen_succeeded && !stopped)"""
 
 
 def liveness_choices(numbering: Calls) -> list[str]:
@@ -290,11 +290,11 @@ def liveness_choices(numbering: Calls) -> list[str]:
         "       fi;",
         "       mode = M_CANCELING",
         "  :: mode == M_COOPERATING || mode == M_CANCELING ->",
-        "       turn = (turn + 1) % NCALLS; c = turn; decode();",
+        "       turn = (turn + 1) % NCALLS; c = turn; decode(); spec_answer();",
         "       if",
         "       :: SPEC_DROPS && !REPEATS -> c = NO_CALL   /* a repeat only when stuck */",
         "       :: (!SPEC_DROPS || REPEATS) && c_kind == K_OUTCOME && c_id < nlog &&",
-        "            W_FITS(log[c_id], c_out) -> skip",
+        "            FITS(log[c_id], c_out) -> skip",
         "       :: (!SPEC_DROPS || REPEATS) && mode == M_COOPERATING && c_kind != K_OUTCOME &&",
         "            c_usable && !c_terminal -> skip",
         "       :: else -> c = NO_CALL",
@@ -306,11 +306,11 @@ def liveness_switches() -> list[str]:
     """The environment's moves from playing freely into a liveness mode."""
     return [
         "  :: atomic {",
-        "       live && FREE && !unusable_taken && !DONE -> mode = M_COOPERATING;",
+        "       live && FREE && !unusable_taken && !RUN_COMPLETE -> mode = M_COOPERATING;",
         '       printf("MODE cooperating\\n")',
         "     }",
         "  :: atomic {",
-        "       live && FREE && !DONE_CANCELED -> mode = M_CANCEL_ENTRY;",
+        "       live && FREE && !RUN_CANCELED -> mode = M_CANCEL_ENTRY;",
         '       printf("MODE cancelling\\n")',
         "     }",
     ]
@@ -331,5 +331,5 @@ def liveness() -> str:
        and not yet complete; it must then complete.
    L2: cancelling means: one terminal fact, then fitting acknowledgements only, entered from
        a configuration that has not completed CANCELED; it must then complete CANCELED. -- */
-ltl L1 { [] (mode == M_COOPERATING -> <> DONE) }
-ltl L2 { [] (mode == M_CANCELING -> <> DONE_CANCELED) }"""
+ltl L1 { [] (mode == M_COOPERATING -> <> RUN_COMPLETE) }
+ltl L2 { [] (mode == M_CANCELING -> <> RUN_CANCELED) }"""
