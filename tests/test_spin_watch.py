@@ -1,50 +1,37 @@
-"""The Promela watch: every run-level safety property of the review, judged by Spin too.
+"""The Promela watch of the SPEC: the model's words for it, and what confirms a trail.
 
-For each property mirrored as an assertion, the chart mutants meant for it fail it under
-Spin, and Spin's trail, replayed through the real coordinator, breaks the property under the
-review's own monitors; both shipped charts pass every mirrored property.  Spin runs once per
-chart for the whole module.  Under CI a missing Spin fails these tests; elsewhere they are
-skipped with the command that installs it.
+Spin's verdicts on both shipped charts and on every chart mutant, each property the watch
+mirrors included, are checked against the review's in `tests/test_spin.py`, whose shared
+cross-check also confirms every trail (the real coordinator breaks the property at the
+trail's last call, not before).  This module checks the model's text and the confirmation
+rule itself, without running Spin.
 """
 
 from __future__ import annotations
 
-import os
-from concurrent.futures import ThreadPoolExecutor
-
 import pytest
 from review_mutants import MUTANTS
-from support import spin_or_skip
 
 from handoff import HandoffOrder
 from handoff._errors import HandoffError, InvalidTransferTimingError, UnknownActionError
+from handoff._review.explore import review
 from handoff._review.promela import model
 from handoff._review.promela_properties import MIRRORED, NOT_MIRRORED, Check
 from handoff._review.promela_vocabulary import REFUSALS, refused_as
-from handoff._review.spin import SpinRun, Trail, run_spin
+from handoff._review.spin import Trail
 from handoff._review.spin_replay import confirm
 from handoff._table import compiled
 
 WATCHED = ("S1", "S3", "S4", "S5", "S8", "R1", "R2", "P1", "Q1", "L3")
 """The properties this module's watch mirrors (S2 and S7 were mirrored before it)."""
 
-SHIPPED = {order.value: compiled(order) for order in HandoffOrder}
+ALL = {mutant.name: mutant.compiled() for mutant in MUTANTS if mutant.adapter is None}
 MEANT = {
     mutant.name: (mutant.caught_by, mutant.compiled())
     for mutant in MUTANTS
     if mutant.adapter is None and mutant.caught_by in WATCHED
 }
 """Each chart mutant meant for a watched property, with that property."""
-
-
-@pytest.fixture(scope="module")
-def spin_runs() -> dict[str, SpinRun]:
-    """One Spin run per chart: the shipped ones and every mutant meant for a watched property."""
-    spin_or_skip()
-    charts = {**SHIPPED, **{name: chart for name, (_, chart) in MEANT.items()}}
-    with ThreadPoolExecutor(os.cpu_count() or 1) as pool:
-        runs = pool.map(run_spin, charts.values())
-        return dict(zip(charts, runs, strict=True))
 
 
 def test_every_watched_property_is_an_assertion_with_its_mutants() -> None:
@@ -54,24 +41,17 @@ def test_every_watched_property_is_an_assertion_with_its_mutants() -> None:
         assert any(meant == key for meant, _ in MEANT.values()), f"no mutant is meant for {key}"
 
 
-@pytest.mark.parametrize("name", list(SHIPPED))
-def test_the_shipped_charts_pass_every_mirrored_property(
-    spin_runs: dict[str, SpinRun], name: str
-) -> None:
-    assert spin_runs[name].trails == dict.fromkeys(MIRRORED)
-
-
-@pytest.mark.parametrize("name", list(MEANT))
-def test_each_mutant_fails_its_property_and_the_trail_replays_to_it(
-    spin_runs: dict[str, SpinRun], name: str
-) -> None:
-    key, chart = MEANT[name]
-    trail = spin_runs[name].trails[key]
-    assert trail is not None, f"Spin finds no violation of {key} in {name}"
-    confirmation = confirm(chart, key, trail)
-    assert confirmation.finding is not None, f"the real coordinator does not break {key}"
-    # The trail is the path to the search's first violation of `key`: its last call breaks it.
-    assert confirm(chart, key, Trail(trail.calls[:-1])).finding is None
+def test_a_trail_confirms_only_a_violation_at_its_last_call() -> None:
+    chart = ALL["ReleaseOnSchedule"]
+    example = review(chart).verdict("S2").counterexample
+    assert example is not None
+    calls = tuple(step.call for step in example.steps)
+    assert confirm(chart, "S2", Trail(calls)).finding is not None
+    # One call short, the release has not gone out: nothing to confirm.
+    assert confirm(chart, "S2", Trail(calls[:-1])).finding is None
+    # One call more, the coordinator broke S2 before the trail's end: Spin's first violation
+    # would have been earlier, so the trail does not match the coordinator.
+    assert confirm(chart, "S2", Trail((*calls, calls[0]))).finding is None
 
 
 # -- the model's words ---------------------------------------------------------------------

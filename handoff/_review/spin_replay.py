@@ -58,6 +58,10 @@ def confirm(chart: CompiledChart, key: str, trail: Trail) -> Confirmation:
         return Confirmation(steps, _liveness(chart, key, trail))
     if key == "Errors" and not _same_crash(trail.crash, finding):
         return Confirmation(steps, None)
+    if finding is not None and trail.calls and _replay(chart, Key(key), trail.calls[:-1])[1]:
+        # Spin's trail ends at its first violation: a coordinator that breaks the property
+        # earlier on the same calls does not confirm it.
+        return Confirmation(steps, None)
     return Confirmation(steps, finding)
 
 
