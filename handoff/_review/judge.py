@@ -39,8 +39,8 @@ _BY_KEY = {prop.key: prop for prop in PROPERTIES}
 class RunJudge:
     """Every property one run can show, judged call by call and then at the run's end."""
 
-    def __init__(self, trace: Trace) -> None:
-        self.rules = Rules(trace.order, trace.handoff_id, trace.fallback_transfer_delay_ms)
+    def __init__(self, rules: Rules) -> None:
+        self.rules = rules
         self.watch = Watch()
         self.stalls = 0
         self.unusable = False
@@ -98,7 +98,7 @@ class RunJudge:
 
 def judge(trace: Trace) -> RunJudge:
     """A fresh judge of one run of `trace`: what `handoff replay` hands every replay."""
-    return RunJudge(trace)
+    return RunJudge(Rules(trace.order, trace.handoff_id, trace.fallback_transfer_delay_ms))
 
 
 def property_words(key: Key) -> str:

@@ -1,11 +1,11 @@
 """Confirm a Spin trail on the real coordinator: replay its calls, judge them in Python.
 
-A safety trail is confirmed when a call along it breaks the property under the review's
-own monitors, with S6, Bound and Errors judged as the explorer judges them; a crash must
-also be the adapter assertion the model named.  A liveness trail is confirmed when, from
-the configuration where its environment changed mode, the real coordinator cannot reach the
-wanted completion by the moves that mode allows, within the review's cut (searched
-exhaustively, breadth first, on forks of the real coordinator).
+A safety trail is confirmed when its last call, and no call before, breaks the property
+under the review's rules for one run (`handoff._review.judge`, which `handoff replay` uses
+too); a crash must also be the adapter assertion the model named.  A liveness trail is
+confirmed when, from the configuration where its environment changed mode, the real
+coordinator cannot reach the wanted completion by the moves that mode allows, within the
+review's cut (searched exhaustively, breadth first, on forks of the real coordinator).
 """
 
 from __future__ import annotations
@@ -16,14 +16,15 @@ import attrs
 
 from handoff._coordinator import HandoffCoordinatorCore
 from handoff._errors import HandoffError
-from handoff._messages import HandoffAction, IssuedHandoffAction
-from handoff._review.environment import HANDOFF_ID, MAX_ACTIONS, Call, Rules, environment
+from handoff._review.environment import HANDOFF_ID, Call, Rules, environment
 from handoff._review.graph import Tag, tag
-from handoff._review.monitors import RunMonitor, Violation, observe
-from handoff._review.progress import MAX_STALLS, first_of_kind, progressed
-from handoff._review.properties import Key, TraceStep
+from handoff._review.judge import RunJudge
+from handoff._review.monitors import observe
+from handoff._review.progress import first_of_kind, overrun, progressed
+from handoff._review.properties import TraceStep
 from handoff._review.spin import Trail
-from handoff._review.watch import Answer, Mode, Seen, Watch, expected
+from handoff._review.watch import Mode, Seen, Watch
+from handoff._runs.replay import Answer as RunAnswer
 from handoff._table import CompiledChart
 
 __all__ = ["Confirmation", "confirm"]
@@ -53,79 +54,51 @@ class _Walker:
 
 def confirm(chart: CompiledChart, key: str, trail: Trail) -> Confirmation:
     """Replay `trail` on a fresh coordinator for `chart` and judge property `key`."""
-    steps, finding = _replay(chart, Key(key), trail.calls)
+    steps, first = _replay(chart, trail.calls)
     if key in ("L1", "L2"):
         return Confirmation(steps, _liveness(chart, key, trail))
-    if key == "Errors" and not _same_crash(trail.crash, finding):
+    broken = first.get(key)
+    if broken is None:
         return Confirmation(steps, None)
-    if finding is not None and trail.calls and _replay(chart, Key(key), trail.calls[:-1])[1]:
+    at, finding = broken
+    if at != len(steps) - 1:
         # Spin's trail ends at its first violation: a coordinator that breaks the property
         # earlier on the same calls does not confirm it.
+        return Confirmation(steps, None)
+    if key == "Errors" and not _same_crash(trail.crash, steps[at].error):
         return Confirmation(steps, None)
     return Confirmation(steps, finding)
 
 
-def _same_crash(crash: str | None, finding: str | None) -> bool:
+def _same_crash(crash: str | None, raised: str | None) -> bool:
     """Whether the adapter raised the assertion the model's crash names.
 
     An assertion without a message shows as a bare `AssertionError: `; the model then names
     what it asserts in its own words.
     """
-    if crash is None or finding is None or not finding.startswith("AssertionError: "):
+    if crash is None or raised is None or not raised.startswith("AssertionError: "):
         return False
-    said = finding.removeprefix("AssertionError: ")
-    return said in ("", crash)
+    return raised.removeprefix("AssertionError: ") in ("", crash)
 
 
 def _replay(
-    chart: CompiledChart, key: Key, made: Sequence[Call]
-) -> tuple[tuple[TraceStep, ...], str | None]:
-    """The trail's calls on the real coordinator, and what the review's monitors say of `key`.
-
-    The review's explorer judges S6, Bound and Errors itself; they are judged here the same
-    way: the configuration before and after each call, the stalls counted along the run.
-    """
+    chart: CompiledChart, made: Sequence[Call]
+) -> tuple[tuple[TraceStep, ...], dict[str, tuple[int, str]]]:
+    """The trail's calls on the real coordinator, and where and how each property first broke
+    under the review's rules for one run (`handoff._review.judge`, as `handoff replay` judges
+    a trace).  A crash ends the replay, as it ends the model's run."""
     coordinator = _fresh(chart)
-    monitor = RunMonitor(Rules(chart.order))
+    judge = RunJudge(Rules(chart.order))
     steps: list[TraceStep] = []
-    finding = None
-    stalls = 0
+    first: dict[str, tuple[int, str]] = {}
     for call in made:
-        before, watch = coordinator.configuration(), monitor.watch
-        issued: tuple[IssuedHandoffAction, ...] = ()
-        error: BaseException | None = None
-        try:
-            issued = tuple(call.send(coordinator))
-        except Exception as raised:  # a refusal or a crash is what the monitors judge
-            error = raised
-        steps.append(TraceStep(call, coordinator.chart_state, issued, _words(error)))
-        if error is not None and not isinstance(error, HandoffError):
-            found = [Violation(len(steps) - 1, Key.ERRORS, _words(error) or "")]
-            return tuple(steps), finding or _first(found, key)
-        completes = any(isinstance(item.action, HandoffAction.Complete) for item in issued)
-        found = monitor.observe(call, issued, error, coordinator.lifecycle if completes else None)
-        after = coordinator.configuration()
-        silent = error is not None or (expected(monitor.rules, watch, call) is Answer.DROP)
-        if after != before and silent and not issued:
-            found.append(
-                Violation(len(steps) - 1, Key.NO_EFFECT, f"{call} changed the coordinator")
-            )
-        fresh = any(first_of_kind(watch, item.action) for item in issued)
-        stalls += not progressed(before, after, fresh)
-        if len(monitor.watch.issued) > MAX_ACTIONS or stalls > MAX_STALLS:
-            found.append(Violation(len(steps) - 1, Key.BOUND, _cut(monitor.watch, stalls)))
-        finding = finding or _first(found, key)
-    return tuple(steps), finding
-
-
-def _first(found: Sequence[Violation], key: Key) -> str | None:
-    return next((violation.finding for violation in found if violation.key is key), None)
-
-
-def _cut(watch: Watch, stalls: int) -> str:
-    if stalls > MAX_STALLS:
-        return f"cut off: the configuration grew {stalls} times in one run without progress"
-    return f"cut off: {len(watch.issued)} actions issued in one run (at most {MAX_ACTIONS})"
+        answer = RunAnswer.of(call, coordinator)
+        steps.append(TraceStep(call, coordinator.chart_state, answer.issued, _words(answer.error)))
+        for finding in judge.see(call, answer):
+            first.setdefault(finding.key, (len(steps) - 1, finding.message))
+        if answer.error is not None and not isinstance(answer.error, HandoffError):
+            break
+    return tuple(steps), first
 
 
 def _words(error: BaseException | None) -> str | None:
@@ -174,7 +147,7 @@ def _moves(walker: _Walker, allowed: Tag) -> Iterator[_Walker]:
 
 
 def _cut_off(walker: _Walker) -> bool:
-    return len(walker.watch.issued) > MAX_ACTIONS or walker.stalls > MAX_STALLS
+    return overrun(len(walker.watch.issued), walker.stalls) is not None
 
 
 def _step(walker: _Walker, call: Call) -> _Walker | None:
