@@ -8,6 +8,7 @@ or environment changes the model, never the other way round.  Zero always means 
 from __future__ import annotations
 
 import math
+import typing
 from collections.abc import Iterable, Sequence
 from typing import TypeVar
 
@@ -16,7 +17,7 @@ import attrs
 from handoff._binding import ACKNOWLEDGEMENTS, FACT_EVENTS
 from handoff._errors import ForeignFactError, HandoffError, InvalidTransferTimingError
 from handoff._lifecycle import NormalizedHandoffEvent
-from handoff._messages import HandoffAction, HandoffFact
+from handoff._messages import AnyHandoffAction, HandoffAction, HandoffFact
 from handoff._review.environment import Call, CallKind, Environment
 from handoff._timing import HandoffTransferTiming, validate_transfer_delay_ms
 from handoff._timing import validate_transfer_timing as _validate_timing
@@ -39,16 +40,7 @@ __all__ = [
     "refused_as",
 ]
 
-ACTIONS: tuple[type[HandoffAction], ...] = (
-    HandoffAction.SubmitPrefill,
-    HandoffAction.ReserveDestination,
-    HandoffAction.StartTransfer,
-    HandoffAction.ActivateDestination,
-    HandoffAction.ReleaseSource,
-    HandoffAction.CancelSource,
-    HandoffAction.CancelDestination,
-    HandoffAction.Complete,
-)
+ACTIONS: tuple[type[HandoffAction], ...] = typing.get_args(AnyHandoffAction)
 """Action kinds, numbered from 1 in this order (`A_<class name>`)."""
 
 FACTS: tuple[type[HandoffFact], ...] = tuple(FACT_EVENTS)
