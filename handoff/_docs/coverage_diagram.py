@@ -8,7 +8,14 @@ stays in its state, as a loop).
 
 from __future__ import annotations
 
-from handoff._docs.path_diagram import IDLE, VIOLATING, dot_text, mermaid_text, transitions
+from handoff._docs.path_diagram import (
+    IDLE,
+    VIOLATING,
+    dot_text,
+    mermaid_frame,
+    mermaid_text,
+    transitions,
+)
 from handoff._review.properties import Verdict
 from handoff._table import CompiledChart
 
@@ -51,19 +58,12 @@ def mermaid_dead(chart: CompiledChart, verdict: Verdict) -> str:
     """Mermaid `stateDiagram-v2` text of the chart with the dead states and transitions."""
     dead_states = [cell.source for cell in verdict.dead if cell.target is None]
     moves = [cell for cell in verdict.dead if cell.target is not None]
-    lines = [
-        "---",
-        f"title: {chart.name}, Coverage fails, {len(verdict.dead)} dead",
-        "---",
-        "stateDiagram-v2",
-        f"    classDef dead fill:#f6d5d1,stroke:{VIOLATING},stroke-width:2px,stroke-dasharray:4",
-        f"    [*] --> {chart.states[0]}",
-    ]
-    lines += [
-        f"    {state} : {name}" for state, name in zip(chart.states, chart.names, strict=True)
-    ]
-    drawn = {(cell.source, cell.target) for cell in moves}
-    lines += [f"    {s} --> {t}" for s, t in transitions(chart) if (s, t) not in drawn]
+    lines = mermaid_frame(
+        chart,
+        f"{chart.name}, Coverage fails, {len(verdict.dead)} dead",
+        [f"dead fill:#f6d5d1,stroke:{VIOLATING},stroke-width:2px,stroke-dasharray:4"],
+        {(cell.source, cell.target) for cell in moves},
+    )
     lines += [
         f"    {cell.source} --> {cell.target} : ✗ dead: {mermaid_text(cell.events)}"
         for cell in moves

@@ -10,7 +10,7 @@ red box with the property's sentence beside it.
 from __future__ import annotations
 
 import textwrap
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence, Set
 
 import attrs
 
@@ -32,6 +32,7 @@ __all__ = [
     "PathStep",
     "dot_path",
     "dot_text",
+    "mermaid_frame",
     "mermaid_path",
     "mermaid_sequence_of",
     "mermaid_text",
@@ -111,21 +112,13 @@ def mermaid_path(chart: CompiledChart, prop: Property, example: Counterexample) 
     """Mermaid `stateDiagram-v2` text of the chart with the run drawn over it."""
     path = path_steps(chart, example)
     visited = {chart.states[0], *(step.target for step in path)}
-    lines = [
-        "---",
-        f"title: {chart.name}, {prop.key.value} fails in {len(path)} calls",
-        "---",
-        "stateDiagram-v2",
-        f"    classDef visited fill:{VISITED},stroke:{TAKEN},stroke-width:2px",
-        f"    classDef violating fill:#f6d5d1,stroke:{VIOLATING},stroke-width:3px",
-        f"    classDef unvisited fill:white,stroke:{IDLE},color:{IDLE}",
-        f"    [*] --> {chart.states[0]}",
+    classes = [
+        f"visited fill:{VISITED},stroke:{TAKEN},stroke-width:2px",
+        f"violating fill:#f6d5d1,stroke:{VIOLATING},stroke-width:3px",
+        f"unvisited fill:white,stroke:{IDLE},color:{IDLE}",
     ]
-    lines += [
-        f"    {state} : {name}" for state, name in zip(chart.states, chart.names, strict=True)
-    ]
-    taken = {(step.source, step.target) for step in path}
-    lines += [f"    {s} --> {t}" for s, t in transitions(chart) if (s, t) not in taken]
+    title = f"{chart.name}, {prop.key.value} fails in {len(path)} calls"
+    lines = mermaid_frame(chart, title, classes, {(step.source, step.target) for step in path})
     for (source, target), steps in _by_move(path).items():
         # A non-breaking space keeps each number with its call when Mermaid wraps the label.
         calls = ", ".join(
@@ -226,6 +219,22 @@ def transitions(chart: CompiledChart) -> list[tuple[str, str]]:
 def dot_text(text: str) -> str:
     """`text` as it may stand inside a quoted DOT string."""
     return text.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def mermaid_frame(
+    chart: CompiledChart, title: str, classes: Sequence[str], drawn: Set[tuple[str, str | None]]
+) -> list[str]:
+    """The start of a Mermaid state diagram of `chart`: its title, the `classes` defined, every
+    state, and every state-changing transition but the moves in `drawn`, which the caller draws
+    in its own way."""
+    lines = ["---", f"title: {title}", "---", "stateDiagram-v2"]
+    lines += [f"    classDef {definition}" for definition in classes]
+    lines.append(f"    [*] --> {chart.states[0]}")
+    lines += [
+        f"    {state} : {name}" for state, name in zip(chart.states, chart.names, strict=True)
+    ]
+    lines += [f"    {s} --> {t}" for s, t in transitions(chart) if (s, t) not in drawn]
+    return lines
 
 
 def _note(text: str) -> str:
