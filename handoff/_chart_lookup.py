@@ -32,7 +32,7 @@ def _squash(text: str) -> str:
 _ORDER_SPELLINGS = {
     _squash(spelling): order for order in HandoffOrder for spelling in (order.value, order.name)
 }
-_ORDER_CHOICES = ", ".join(order.value for order in HandoffOrder)
+_ORDER_CHOICES = " or ".join(order.value for order in HandoffOrder)
 
 
 def parse_order(text: str) -> HandoffOrder:
@@ -42,7 +42,7 @@ def parse_order(text: str) -> HandoffOrder:
     """
     order = _ORDER_SPELLINGS.get(_squash(text))
     if order is None:
-        raise ValueError(f"unknown order {text!r}: expected {_ORDER_CHOICES} or all")
+        raise ValueError(f"unknown order {text!r}: expected {_ORDER_CHOICES}")
     return order
 
 

@@ -241,7 +241,7 @@ def orders(text: str) -> tuple[HandoffOrder, ...]:
     try:
         return (parse_order(text),)
     except ValueError as error:
-        raise argparse.ArgumentTypeError(str(error)) from None
+        raise argparse.ArgumentTypeError(f"{error}, or {ALL_ORDERS}") from None
 
 
 def order_words(chosen: Sequence[HandoffOrder]) -> str:

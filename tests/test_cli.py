@@ -21,7 +21,7 @@ import attrs
 import pytest
 
 from handoff import HandoffOrder, _cli
-from handoff.__main__ import main, parsers
+from handoff.__main__ import _COMMANDS, main, parsers
 
 READ_ONLY = "/proc/self"  # not writable even by root
 HUGE = "9" * 5000  # past Python's limit on digits converted by int()
@@ -107,7 +107,13 @@ BAD = [
     *each(
         ORDERS,
         ("mixed", "both", "sideways"),
-        "{option}: unknown order '{argument}': expected SourceFirst, DestinationFirst or all",
+        "{option}: unknown order '{argument}': expected SourceFirst or DestinationFirst, or all",
+    ),
+    # exactly one order: `all` is not among the choices offered
+    *each(
+        ("export promela --order",),
+        ("all", "sideways"),
+        "--order: unknown order '{argument}': expected SourceFirst or DestinationFirst (see",
     ),
     # directories read or written, and files written
     *each(
@@ -190,7 +196,7 @@ def test_a_bad_invocation_is_one_line(
     assert done.returncode == row.status, done.stderr
 
 
-_COMMAND_NAMES = {"demo", "review", "diagrams", "simulate", "replay"}
+_COMMAND_NAMES = set(_COMMANDS)
 
 
 # -- interrupts and closed pipes ---------------------------------------------------------
@@ -358,7 +364,7 @@ def test_all_is_each_order_in_turn() -> None:
 
 @pytest.mark.parametrize("text", ["both", "mixed", "", "source", "SourceFirst,DestinationFirst"])
 def test_other_words_for_an_order_are_refused(text: str) -> None:
-    with pytest.raises(ValueError, match="expected SourceFirst, DestinationFirst or all"):
+    with pytest.raises(ValueError, match=r"expected SourceFirst or DestinationFirst$"):
         _cli.parse_order(text)
 
 
