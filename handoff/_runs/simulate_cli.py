@@ -72,6 +72,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
         order_help="the order of each handoff (all: chosen at random per handoff)",
     )
     parser.add_argument(
+        "--workers",
+        type=_cli.worker_contract,
+        metavar="CONTRACT",
+        help="carry each action to simulated workers that follow CONTRACT and count the KV "
+        f"slots they still hold at the end: {_cli.WORKERS_HELP}",
+    )
+    parser.add_argument(
         "--record-failures",
         type=_cli.output_directory,
         metavar="DIR",
@@ -105,6 +112,7 @@ def _simulate(args: argparse.Namespace, chart: type[HandoffChart] | None) -> int
         seed=args.seed,
         orders=args.order,
         record_calls=args.record_failures is not None,
+        workers=getattr(args, "workers", None),
     )
     progress = _progress_bar(config.handoffs) if sys.stderr.isatty() else None
     started = time.perf_counter()
@@ -170,6 +178,8 @@ def _print(
     print(f"  refused calls {refusals or 'none'}")
     print(f"  incomplete    {report.incomplete:,}")
     print(f"  leaks         {report.leaks:,}")
+    if config.workers is not None:
+        print(f"  worker slots  {report.worker_slots:,} still held ({config.workers.name} workers)")
     print(
         f"  wall {wall:.2f} s, virtual {report.virtual_ms / 1000:.1f} s; "
         f"{report.handoffs / wall:,.0f} handoffs/s, {report.calls / wall:,.0f} calls/s"
