@@ -19,9 +19,9 @@ from handoff._docs.explain import MANIFEST, _remove_previous, stem
 from handoff._docs.path_diagram import mermaid_text
 from handoff._review.system import SystemCounterexample, SystemReview, SystemVerdict
 from handoff._review.system_cli import coordinator_trace
-from handoff._review.system_model import StepKind, SystemStep
 from handoff._review.system_replay import system_trace_text
 from handoff._review.system_report import overtaken, system_title
+from handoff._review.system_state import StepKind, SystemStep
 from handoff._runs.trace import trace_text
 
 __all__ = ["mermaid_system_sequence", "write_system_explain"]

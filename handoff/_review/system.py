@@ -18,15 +18,21 @@ from collections.abc import Sequence
 import attrs
 
 from handoff._coordinator import HandoffCoordinatorCore
-from handoff._review.system_model import (
-    ERRORS,
+from handoff._review.system_model import SystemModel, completion_finding
+from handoff._review.system_properties import (
+    MAX_CONFIGURATIONS,
+    SYSTEM_PROPERTIES,
+    SystemCounterexample,
+    SystemProperty,
+    SystemVerdict,
+)
+from handoff._review.system_state import (
     Finding,
     StepKind,
-    SystemModel,
+    SystemKey,
     SystemOptions,
     SystemState,
     SystemStep,
-    completion_finding,
 )
 from handoff._runs.workers import WorkerContract
 from handoff._table import CompiledChart
@@ -41,113 +47,6 @@ __all__ = [
     "SystemVerdict",
     "review_system",
 ]
-
-MAX_CONFIGURATIONS = 500_000
-"""A last guard: the shipped charts reach far fewer system configurations."""
-
-
-class SystemKey(enum.Enum):
-    """Every system property; the value is its short name in reports."""
-
-    SLOTS_AT_COMPLETION = "W1"
-    NO_SLOT_AFTER_FREED = "W2"
-    ONLY_ISSUED_WORK = "W3"
-    DELIVERIES_COMPLETE = "W4"
-    TERMINAL_CANCELS = "W5"
-    BOUND = "Bound"
-    ERRORS = "Errors"
-
-
-@attrs.frozen
-class SystemProperty:
-    """One system property: `title` for tables, `words` for the report, `unit` for the count."""
-
-    key: SystemKey
-    title: str
-    words: str
-    unit: str
-    family: str = "safety"
-
-
-SYSTEM_PROPERTIES = (
-    SystemProperty(
-        SystemKey.SLOTS_AT_COMPLETION,
-        "no slot held for a CANCELED handoff; after SUCCESS only the destination's",
-        "At every completion, once every message in flight has been delivered, no worker "
-        "holds a KV slot for a CANCELED handoff, and after a SUCCESS the destination holds "
-        "the request's slot and the source none.",
-        "quiet configurations after a completion",
-    ),
-    SystemProperty(
-        SystemKey.NO_SLOT_AFTER_FREED,
-        "no slot held after the coordinator was told it is freed",
-        "Once the coordinator has been told a worker freed the request's slot (a "
-        "`ReleaseSource`, `CancelSource` or `CancelDestination` acknowledged `APPLIED` or "
-        "`NOOP`), that worker never holds a slot for the request again.",
-        "moves",
-    ),
-    SystemProperty(
-        SystemKey.ONLY_ISSUED_WORK,
-        "workers perform only what the coordinator issued",
-        "Every action a worker performs was issued by the coordinator, is for that worker, "
-        "and is performed once.",
-        "actions performed",
-    ),
-    SystemProperty(
-        SystemKey.DELIVERIES_COMPLETE,
-        "delivering what is in flight completes the handoff",
-        "From every reachable configuration, every run that suffers no further fault and "
-        "delivers every message in flight (fairness) ends, once nothing is in flight, with "
-        "the handoff complete.",
-        "configurations",
-    ),
-    SystemProperty(
-        SystemKey.TERMINAL_CANCELS,
-        "a terminal fact leads to CANCELED",
-        "After a terminal fact (`Failed`, `TimedOut`, `Canceled`) every run that delivers "
-        "every message in flight ends with the handoff complete CANCELED, including after a "
-        "success (the reopened cleanup).",
-        "terminal facts reported",
-    ),
-    SystemProperty(
-        SystemKey.BOUND,
-        "every run explored to its end",
-        f"The exploration stays under its guard of {MAX_CONFIGURATIONS:,} configurations, "
-        "so it is exhaustive.",
-        "configurations explored",
-    ),
-    SystemProperty(
-        SystemKey.ERRORS,
-        "only HandoffError escapes",
-        "Every call returns actions or raises `HandoffError`; any other exception is a failure.",
-        "calls",
-    ),
-)
-
-_BY_KEY = {prop.key: prop for prop in SYSTEM_PROPERTIES}
-
-
-@attrs.frozen
-class SystemCounterexample:
-    """A shortest system run that breaks a property."""
-
-    steps: tuple[SystemStep, ...]
-    finding: str
-
-
-@attrs.frozen
-class SystemVerdict:
-    """One system property's result."""
-
-    prop: SystemProperty
-    checked: int
-    violations: int
-    counterexample: SystemCounterexample | None = None
-
-    @property
-    def holds(self) -> bool:
-        """Whether the property holds."""
-        return self.violations == 0
 
 
 @attrs.frozen
@@ -295,7 +194,7 @@ class _Explorer:
         tally.checked += 1
         words = completion_finding(state, coordinator.completion)
         if words is not None:
-            self._note(Finding(SystemKey.SLOTS_AT_COMPLETION.value, words), node, None)
+            self._note(Finding(SystemKey.SLOTS_AT_COMPLETION, words), node, None)
 
     def _reach(
         self, node: int, step: SystemStep, coordinator: HandoffCoordinatorCore, state: SystemState
@@ -307,7 +206,7 @@ class _Explorer:
             if not self.cut:
                 self.cut = True
                 words = f"cut off: the exploration reached its guard of {MAX_CONFIGURATIONS:,}"
-                self._note(Finding(SystemKey.BOUND.value, words), node, step)
+                self._note(Finding(SystemKey.BOUND, words), node, step)
             return None
         self.index[state] = len(self.states)
         self.coordinators.append(coordinator)
@@ -316,8 +215,7 @@ class _Explorer:
         return len(self.states) - 1
 
     def _note(self, finding: Finding, node: int, step: SystemStep | None) -> None:
-        key = SystemKey(finding.key) if finding.key != ERRORS else SystemKey.ERRORS
-        tally = self.tallies[key]
+        tally = self.tallies[finding.key]
         tally.violations += 1
         if tally.first is None:
             tally.first = (node, step, finding.words)
@@ -357,15 +255,13 @@ class _Explorer:
             live.checked += 1
             ended = not self.deliveries[node] or node in self.cycles
             if ends[node] & _End.STUCK and ended:
-                self._note(
-                    Finding(SystemKey.DELIVERIES_COMPLETE.value, self._stuck(node)), node, None
-                )
+                self._note(Finding(SystemKey.DELIVERIES_COMPLETE, self._stuck(node)), node, None)
         cancels = self.tallies[SystemKey.TERMINAL_CANCELS]
         for node in self.terminal:
             cancels.checked += 1
             if ends[node] & ~_End.CANCELED:
                 self._note(
-                    Finding(SystemKey.TERMINAL_CANCELS.value, self._no_cancel(node, ends)),
+                    Finding(SystemKey.TERMINAL_CANCELS, self._no_cancel(node, ends)),
                     node,
                     None,
                 )

@@ -15,8 +15,8 @@ from typing import TextIO
 
 from handoff import _cli
 from handoff._review.system import SystemCounterexample, SystemReview, review_system
-from handoff._review.system_model import SystemOptions
 from handoff._review.system_report import system_json, system_markdown, system_text
+from handoff._review.system_state import SystemOptions
 from handoff._runs.replay import record
 from handoff._runs.trace import Entry, Trace, write_trace
 from handoff._table import compiled

@@ -21,14 +21,8 @@ import attrs
 
 from handoff._errors import TraceError
 from handoff._review.system import SystemCounterexample, SystemReview
-from handoff._review.system_model import (
-    Finding,
-    StepKind,
-    SystemModel,
-    SystemOptions,
-    SystemStep,
-    completion_finding,
-)
+from handoff._review.system_model import SystemModel, completion_finding
+from handoff._review.system_state import Finding, StepKind, SystemKey, SystemOptions, SystemStep
 from handoff._table import CompiledChart
 
 __all__ = ["Replayed", "move_of", "replay_system", "system_trace_text"]
@@ -98,7 +92,7 @@ def replay_system(chart: CompiledChart, options: SystemOptions, text: str) -> Re
         if state.quiet and coordinator.is_complete:
             words = completion_finding(state, coordinator.completion)
             if words is not None:
-                findings.append(Finding("W1", words))
+                findings.append(Finding(SystemKey.SLOTS_AT_COMPLETION, words))
     return Replayed(len(moves) - 2, tuple(findings))
 
 
@@ -112,6 +106,6 @@ def _line(number: int, line: str) -> dict[str, object]:
     return value
 
 
-def findings_keys(replayed: Replayed) -> Sequence[str]:
+def findings_keys(replayed: Replayed) -> Sequence[SystemKey]:
     """The keys of the properties a replay broke, first broken first, each once."""
     return tuple(dict.fromkeys(finding.key for finding in replayed.findings))

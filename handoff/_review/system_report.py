@@ -12,7 +12,7 @@ from handoff._review.system import (
     SystemReview,
     SystemVerdict,
 )
-from handoff._review.system_model import MessageKind, StepKind, SystemStep
+from handoff._review.system_state import MessageKind, StepKind, SystemStep
 from handoff._runs.trace import call_object
 from handoff._runs.workers import RequestMemory, Role, WorkerTask, role_of, task_of
 
