@@ -131,6 +131,14 @@ BAD = [
     bad("review --format yaml", 2, "--format: invalid choice: 'yaml'"),
     bad("review --trace-out missing/t.jsonl", 2, "no directory missing; create it first"),
     bad("review --trace-out afile.txt/t.jsonl", 2, "afile.txt is a file"),
+    *each(
+        ("review --workers", "simulate --workers"),
+        ("sloppy",),
+        "{option}: unknown worker contract 'sloppy': expected forgetful, tombstone or MODULE:NAME",
+    ),
+    bad("review --workers nowhere:X", 2, "--workers: no module nowhere"),
+    bad("review --fifo", 2, "--fifo orders the workers' messages: give --workers too"),
+    bad("review --workers tombstone --engine spin", 2, "--workers is judged by the review's"),
     # diagrams
     bad("diagrams --docs baddocs --out out", 1, "lifecycle.md is not UTF-8 text"),
     # replay
