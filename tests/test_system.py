@@ -278,3 +278,79 @@ def test_the_reports_name_the_system_and_the_overtaking(
     assert markdown.startswith("# System review\n")
     assert "| W1 | no slot held for a CANCELED handoff" in markdown
     assert "```text\nW1 fails:" in markdown
+
+
+# -- the judgements' corners -------------------------------------------------------------------
+
+
+def test_the_guard_cuts_an_exploration_and_bound_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    from handoff._review import system
+
+    monkeypatch.setattr(system, "MAX_CONFIGURATIONS", 10)
+    review = _review(HandoffOrder.SOURCE_FIRST, TOMBSTONE)
+    verdict = review.verdict("Bound")
+    assert review.configurations == 10
+    assert verdict.counterexample is not None
+    assert verdict.counterexample.finding == "cut off: the exploration reached its guard of 10"
+
+
+def test_a_cycle_of_deliveries_is_a_run_that_never_ends() -> None:
+    from handoff._review.system import _End, _Explorer
+
+    explorer = _Explorer(SystemModel(compiled(HandoffOrder.SOURCE_FIRST), SystemOptions(TOMBSTONE)))
+    explorer.explore()
+    # Two configurations that deliver into each other, and one leading into them.
+    explorer.deliveries[0:3] = [[1], [2], [1]]
+    ends = explorer._ends()
+    assert ends[1] & _End.STUCK
+    assert ends[0] & _End.STUCK
+    assert explorer.cycles == {1}
+    assert explorer._no_cancel(0, [_End.SUCCESS]) == (
+        "after the terminal fact a run still ends with a SUCCESS"
+    )
+
+
+def test_w1_at_success_wants_the_destination_holding_and_the_source_free() -> None:
+    from handoff import HandoffCompletion
+    from handoff._review.system_model import completion_finding
+
+    _, root = SystemModel(compiled(HandoffOrder.SOURCE_FIRST), SystemOptions(TOMBSTONE)).root()
+    held, free = RequestMemory.HELD, RequestMemory.FREED
+    success = HandoffCompletion.SUCCESS
+    assert completion_finding(root._replace(source=free, destination=held), success) is None
+    assert completion_finding(root._replace(source=held, destination=held), success) == (
+        "the handoff completed SUCCESS and the source still holds a KV slot"
+    )
+    assert completion_finding(root._replace(source=free, destination=free), success) == (
+        "the handoff completed SUCCESS and the destination holds no KV slot"
+    )
+    both = completion_finding(
+        root._replace(source=held, destination=held), HandoffCompletion.CANCELED
+    )
+    assert both is not None
+    assert both.endswith("the source and the destination holds a KV slot")
+
+
+def test_w3_names_work_never_issued_or_sent_to_the_wrong_worker() -> None:
+    from handoff import HandoffAction
+    from handoff._review.system_model import _performed_findings
+    from handoff._review.system_state import SystemWatch
+    from handoff._runs.runtime import HANDOFF_ID
+    from handoff._runs.workers import Role
+
+    submit = Message(MessageKind.ACTION, 0, Role.SOURCE, HandoffAction.SubmitPrefill(HANDOFF_ID))
+    astray = submit._replace(role=Role.DESTINATION)
+    never = [f.words for f in _performed_findings(SystemWatch(), submit)]
+    assert never == ["the source performed #0 SubmitPrefill, never issued"]
+    wrong = [f.words for f in _performed_findings(SystemWatch(issued=1), astray)]
+    assert wrong == ["#0 SubmitPrefill went to the destination"]
+    assert list(_performed_findings(SystemWatch(issued=1), submit)) == []
+
+
+def test_a_refused_call_is_described_with_its_error() -> None:
+    from handoff._review.system_report import describe_step
+    from handoff._review.system_state import SystemStep
+    from handoff._runs.call import Call
+
+    step = SystemStep(StepKind.START, call=Call.start(), error="HandoffError: no", state="idle")
+    assert describe_step(step) == "the runtime calls start() -> idle: refused, HandoffError: no"

@@ -156,3 +156,62 @@ def test_simulate_counts_the_worker_slots(
     assert forgetful.stdout.rstrip().endswith("FAILED")
     assert tombstone.returncode == 0
     assert "worker slots  0 still held (tombstone workers)" in tombstone.stdout
+
+
+# -- the same commands in process, for what only they reach --------------------------------------
+
+
+def test_review_workers_in_process(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from handoff.__main__ import main
+
+    trace, explained = tmp_path / "first.jsonl", tmp_path / "explained"
+    argv = ["review", "--workers", "forgetful", "--order", "DestinationFirst"]
+    assert main([*argv, "--trace-out", str(trace), "--explain", str(explained)]) == 1
+    captured = capsys.readouterr()
+    assert "W2 fails: the coordinator was told the destination's slot was freed" in captured.out
+    assert f"wrote the W1 counterexample's calls to {trace}" in captured.err
+    assert trace.read_text().startswith('{"handoff_id":')
+    written = sorted(path.name for path in explained.iterdir())
+    assert "destination_first_forgetful_w1.sequence.mmd" in written
+    # Once the workers keep tombstones, nothing is left that looks current.
+    argv = ["review", "--workers", "tombstone", "--order", "DestinationFirst"]
+    assert main([*argv, "--trace-out", str(trace), "--explain", str(explained)]) == 0
+    captured = capsys.readouterr()
+    assert f"no counterexample to write to {trace}" in captured.err
+    assert "removed stale" in captured.err
+    assert sorted(path.name for path in explained.iterdir()) == [".explain"]
+    assert main(["review", "--workers", "tombstone", "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["ok"] is True
+    chart = ["--chart", "handoff:SourceFirstChart", "--format", "markdown"]
+    assert main(["review", "--workers", "tombstone", *chart]) == 0
+    assert "## SourceFirst, tombstone workers" in capsys.readouterr().out
+
+
+def test_review_workers_without_the_diagram_writer_says_so() -> None:
+    import argparse
+
+    from handoff import _cli
+    from handoff._review import system_cli
+    from handoff._runs.workers import TOMBSTONE
+
+    args = argparse.Namespace(
+        workers=TOMBSTONE,
+        fifo=False,
+        chart=None,
+        order=(),
+        engine="explore",
+        format="text",
+        trace_out=None,
+        explain=Path("anywhere"),
+    )
+    with pytest.raises(_cli.CommandError, match="--explain needs the diagram writer"):
+        system_cli.run(args, sys.stdout, sys.stderr)
+
+
+def test_simulate_workers_in_process(capsys: pytest.CaptureFixture[str]) -> None:
+    from handoff.__main__ import main
+
+    assert main(["simulate", "--workers", "forgetful", "--handoffs", "2000", "--seed", "3"]) == 1
+    assert "still held (forgetful workers)" in capsys.readouterr().out
+    assert main(["simulate", "--workers", "tombstone", "--handoffs", "2000", "--seed", "3"]) == 0
+    assert "worker slots  0 still held (tombstone workers)" in capsys.readouterr().out

@@ -19,13 +19,11 @@ subclassing `WorkerContract` and overriding `react`; the model review
 from __future__ import annotations
 
 import enum
-import importlib
-import os
-import sys
 from typing import Any
 
 import attrs
 
+from handoff._chart_lookup import _import as import_module
 from handoff._messages import HandoffAction
 from handoff._values import HandoffActionOutcome
 
@@ -270,7 +268,7 @@ def find_contract(text: str) -> WorkerContract:
     if not (colon and module_name and name):
         choices = ", ".join(CONTRACTS)
         raise ValueError(f"unknown worker contract {text!r}: expected {choices} or MODULE:NAME")
-    found = _attribute(_import(module_name), module_name, name)
+    found = _attribute(import_module(module_name), module_name, name)
     if isinstance(found, type) and issubclass(found, WorkerContract):
         try:
             found = found()
@@ -288,18 +286,3 @@ def _attribute(module: Any, module_name: str, name: str) -> Any:
         if found is None:
             raise ValueError(f"module {module_name} has no {name}")
     return found
-
-
-def _import(name: str) -> Any:
-    # A user's module sits beside them, as a chart of their own does.
-    here = os.getcwd()
-    if sys.path[:1] != [here]:
-        sys.path.insert(0, here)
-    try:
-        return importlib.import_module(name)
-    except ModuleNotFoundError as error:
-        if error.name is not None and name.startswith(error.name):
-            raise ValueError(f"no module {name} in {here} or on the Python path") from None
-        raise ValueError(f"importing {name} failed: {error}") from None
-    except Exception as error:  # a user's module may raise anything
-        raise ValueError(f"importing {name} failed: {type(error).__name__}: {error}") from None
