@@ -138,7 +138,7 @@ BAD = [
     ),
     bad("review --workers nowhere:X", 2, "--workers: no module nowhere"),
     bad("review --fifo", 2, "--fifo orders the workers' messages: give --workers too"),
-    bad("review --workers tombstone --engine spin", 2, "--workers is judged by the review's"),
+    bad("review --workers tombstone --engine spin --fifo", 2, "--engine spin mirrors messages"),
     # diagrams
     bad("diagrams --docs baddocs --out out", 1, "lifecycle.md is not UTF-8 text"),
     # replay

@@ -15,13 +15,20 @@ from typing import TextIO
 
 from handoff import _cli
 from handoff._review.system import SystemCounterexample, SystemReview, review_system
-from handoff._review.system_report import system_json, system_markdown, system_text
-from handoff._review.system_state import SystemOptions
+from handoff._review.system_report import (
+    system_json,
+    system_markdown,
+    system_text,
+    system_title,
+)
+from handoff._review.system_state import SystemKey, SystemOptions
 from handoff._runs.replay import record
 from handoff._runs.trace import Entry, Trace, write_trace
 from handoff._table import compiled
 
 __all__ = ["SystemExplainer", "coordinator_trace", "reviews", "run"]
+
+W4, W5 = SystemKey.DELIVERIES_COMPLETE, SystemKey.TERMINAL_CANCELS
 
 SystemExplainer = Callable[[Sequence[SystemReview], Path], list[str]]
 """Writes the explain set of every system failure into a directory; one line per file."""
@@ -42,8 +49,8 @@ def run(
     explain: SystemExplainer | None = None,
 ) -> int:
     """Review the chosen charts in their system; 0 when every system property holds."""
-    if args.engine != "explore":
-        raise _cli.UsageError("--workers is judged by the review's explorer only: drop --engine")
+    if args.engine == "spin":
+        return _spin(args, out)
     found = reviews(args)
     if args.format == "json":
         out.write(json.dumps(system_json(found), indent=2) + "\n")
@@ -59,6 +66,38 @@ def run(
         for line in explain(found, args.explain):
             err.write(line + "\n")
     return 0 if all(review.holds for review in found) else 1
+
+
+def _spin(args: argparse.Namespace, out: TextIO) -> int:
+    """Judge each system with Spin and with the explorer; 0 when both find every property holds."""
+    from handoff._review.spin import SpinUnavailableError  # imported on demand: external tools
+    from handoff._review.spin_system import cross_check
+
+    if args.fifo:
+        raise _cli.UsageError("--engine spin mirrors messages delivered in any order: drop --fifo")
+    if args.trace_out is not None or args.explain is not None:
+        raise _cli.UsageError("--engine spin writes no counterexample: drop --trace-out, --explain")
+    options = SystemOptions(args.workers)
+    charts = (
+        [named.table for named in args.chart] if args.chart else [compiled(o) for o in args.order]
+    )
+    worst = 0
+    for chart in charts:
+        try:
+            agreement = cross_check(chart, options)
+        except SpinUnavailableError as error:
+            raise _cli.CommandError(str(error)) from None
+        spin, review = agreement.spin, agreement.review
+        broken = ", ".join(sorted(key.value for key in spin.broken)) or "none"
+        verdict = "agrees with the explorer" if agreement.agrees else "DISAGREES with the explorer"
+        live = spin.liveness_states
+        out.write(
+            f"{system_title(review)}: Spin {spin.states:,} states (W4 {live[W4]:,}, "
+            f"W5 {live[W5]:,}), explorer {review.configurations:,} "
+            f"configurations; broken: {broken}; {verdict} ({spin.seconds:.1f} s)\n"
+        )
+        worst = max(worst, 0 if agreement.agrees and not spin.broken else 1)
+    return worst
 
 
 def coordinator_trace(review: SystemReview, example: SystemCounterexample) -> Trace:
