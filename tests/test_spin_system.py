@@ -60,10 +60,10 @@ class SilentCancel(WorkerContract):
 
 
 SF, DF = compiled(HandoffOrder.SOURCE_FIRST), compiled(HandoffOrder.DESTINATION_FIRST)
-# Both orders are mirror images (benchmarks/bench_system.py counts the same spaces): each
-# contract is cross-checked on one, and tombstones on the other.
 SYSTEMS: dict[str, tuple[CompiledChart, WorkerContract, set[SystemKey]]] = {
     "forgetful SourceFirst": (SF, FORGETFUL, {SystemKey("W1"), SystemKey("W2")}),
+    "forgetful DestinationFirst": (DF, FORGETFUL, {SystemKey("W1"), SystemKey("W2")}),
+    "tombstone SourceFirst": (SF, TOMBSTONE, set()),
     "tombstone DestinationFirst": (DF, TOMBSTONE, set()),
     "silent cancels": (SF, SilentCancel(), {SystemKey("W4"), SystemKey("W5")}),
     "a leaking chart": (compiled(Leaking), TOMBSTONE, {SystemKey("W1")}),

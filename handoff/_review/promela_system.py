@@ -204,16 +204,15 @@ inline call_coordinator() {{
   j = 0
 }}
 
-inline deliver_fact() {{
+inline take_fact() {{
   fct[k] = 0; inflight--;
   c_kind = K_FACT;
   if
 {facts}
-  fi;
-  call_coordinator()
+  fi
 }}
 
-inline deliver_outcome() {{
+inline take_outcome() {{
   c_kind = K_OUTCOME; c_id = k; c_out = ack[k];
   ack[k] = 0; inflight--;
   if
@@ -223,7 +222,6 @@ inline deliver_outcome() {{
        told[w] = 1
   :: else -> skip
   fi;
-  call_coordinator();
   w = 0
 }}
 
@@ -267,43 +265,55 @@ inline judge() {{
 
 
 def _process() -> str:
-    terminal = "\n".join(
-        f"       :: d_step {{ c_kind = K_FACT; c_fact = {fact}; c_event = E_terminated; "
-        "faults++; call_coordinator() }"
-        for fact in _TERMINAL
-    )
-    deliveries = []
+    choices = []
     for k in range(MAX_ACTIONS + 1):
-        deliveries += [
-            f"  :: atomic {{ !stopped && act[{k}] -> "
-            f"d_step {{ k = {k}; perform(0); judge(); k = 0 }} }}",
-            f"  :: atomic {{ !stopped && act[{k}] && !calm && faults < MAX_FAULTS && "
-            f"FAILABLE(kind_of[{k}]) -> d_step {{ k = {k}; perform(1); judge(); k = 0 }} }}",
-            f"  :: atomic {{ !stopped && ack[{k}] != 0 -> "
-            f"d_step {{ k = {k}; deliver_outcome(); judge(); k = 0 }} }}",
-            f"  :: atomic {{ !stopped && fct[{k}] && !FACT_EARLY({k}) -> "
-            f"d_step {{ k = {k}; deliver_fact(); judge(); k = 0 }} }}",
+        choices += [
+            f"       :: !stopped && act[{k}] -> mv = MV_PERFORM; k = {k}",
+            f"       :: !stopped && act[{k}] && !calm && faults < MAX_FAULTS && "
+            f"FAILABLE(kind_of[{k}]) -> mv = MV_FAIL; k = {k}",
+            f"       :: !stopped && ack[{k}] != 0 -> mv = MV_OUTCOME; k = {k}",
+            f"       :: !stopped && fct[{k}] && !FACT_EARLY({k}) -> mv = MV_FACT; k = {k}",
         ]
-    body = "\n".join(deliveries)
+    choices += [
+        f"       :: !stopped && !calm && faults < MAX_FAULTS -> mv = MV_TERMINAL; c_fact = {fact}"
+        for fact in _TERMINAL
+    ]
+    body = "\n".join(choices)
     return f"""\
+/* -- the system: one move at a time, chosen among those enabled, then made in one step -- */
+#define MV_PERFORM 1
+#define MV_FAIL 2
+#define MV_OUTCOME 3
+#define MV_FACT 4
+#define MV_TERMINAL 5
+#define MV_CALM 6
+#define MV_CANCELLING 7
+byte mv = 0;
+
 active proctype system() {{
   d_step {{ c_kind = K_START; c_event = E_start; call_coordinator(); started = 1; judge() }};
 end:
   do
-{body}
   :: atomic {{
-       !stopped && !calm && faults < MAX_FAULTS ->
        if
-{terminal}
+{body}
+       :: !stopped && !calm -> mv = MV_CALM
+       :: !stopped && !calm && faults < MAX_FAULTS -> mv = MV_CANCELLING; c_fact = F_Canceled
        fi;
-       d_step {{ judge() }}
-     }}
-  :: atomic {{ !stopped && !calm -> calm = 1 }}
-  :: atomic {{
-       !stopped && !calm && faults < MAX_FAULTS ->
-       cancelling = 1; calm = 1;
-       d_step {{ c_kind = K_FACT; c_fact = F_Canceled; c_event = E_terminated; faults++;
-                 call_coordinator(); judge() }}
+       d_step {{
+         if
+         :: mv == MV_PERFORM -> perform(0)
+         :: mv == MV_FAIL -> perform(1)
+         :: mv == MV_OUTCOME -> take_outcome()
+         :: mv == MV_FACT -> take_fact()
+         :: mv == MV_TERMINAL || mv == MV_CANCELLING ->
+              cancelling = (mv == MV_CANCELLING); calm = cancelling;
+              c_kind = K_FACT; c_event = E_terminated; faults++
+         :: mv == MV_CALM -> calm = 1
+         fi
+       }};
+       d_step {{ if :: c_kind != 0 -> call_coordinator() :: else -> skip fi }};
+       d_step {{ judge(); mv = 0; k = 0 }}
      }}
   od
 }}"""
