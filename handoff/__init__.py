@@ -79,11 +79,16 @@ __all__ = [
     "OutcomeKind",
     "PropertyVerdict",
     "Refusal",
+    "RequestMemory",
     "SourceFirstChart",
     "TraceCheck",
     "TraceError",
     "UnknownActionError",
     "WireError",
+    "WorkerContract",
+    "WorkerReaction",
+    "WorkerReply",
+    "WorkerTask",
     "acknowledged",
     "check_trace",
     "expected_normalized_handoff",
@@ -97,7 +102,7 @@ __all__ = [
 # Chart authoring needs python-statemachine; running the shipped orders does not, so these
 # names load on first use, like `handoff.wire`; so do the conformance summary's classes, which
 # only a check against the reference fixture needs, and judging a recorded run, which uses the
-# model review's rules.
+# model review's rules; so do the worker contracts, which the review and the simulation run.
 _LAZY = {
     "NormalizedHandoffConformance": "handoff._conformance",
     "NormalizedStoredTiming": "handoff._conformance",
@@ -111,6 +116,11 @@ _LAZY = {
     "check_trace": "handoff._review.trace_check",
     "TraceCheck": "handoff._review.trace_check",
     "PropertyVerdict": "handoff._review.trace_check",
+    "RequestMemory": "handoff._runs.workers",
+    "WorkerContract": "handoff._runs.workers",
+    "WorkerReaction": "handoff._runs.workers",
+    "WorkerReply": "handoff._runs.workers",
+    "WorkerTask": "handoff._runs.workers",
 }
 
 if _typing.TYPE_CHECKING:
@@ -119,6 +129,13 @@ if _typing.TYPE_CHECKING:
     from handoff._chart_base import HandoffChart, acknowledged, ignored, refused
     from handoff._conformance import NormalizedHandoffConformance, NormalizedStoredTiming
     from handoff._review.trace_check import PropertyVerdict, TraceCheck, check_trace
+    from handoff._runs.workers import (
+        RequestMemory,
+        WorkerContract,
+        WorkerReaction,
+        WorkerReply,
+        WorkerTask,
+    )
 else:
     # Hidden from type checkers, which would otherwise accept any attribute of the package.
 

@@ -25,13 +25,11 @@ from handoff._values import HandoffOrder
 
 if TYPE_CHECKING:
     from handoff._chart_base import HandoffChart
-    from handoff._runs.workers import WorkerContract
 
 __all__ = [
     "ALL_ORDERS",
     "DISTRIBUTION",
     "ORDER_HELP",
-    "WORKERS_HELP",
     "CommandError",
     "Parser",
     "UsageError",
@@ -51,7 +49,6 @@ __all__ = [
     "require_writable",
     "run",
     "whole_number",
-    "worker_contract",
 ]
 
 DISTRIBUTION = "kv-handoff"
@@ -327,24 +324,6 @@ def chart(text: str) -> type[HandoffChart]:
     if isinstance(rules, CompiledChart):
         raise argparse.ArgumentTypeError(f"{text} is a compiled table: name a chart class")
     return rules
-
-
-def worker_contract(text: str) -> WorkerContract:
-    """An argparse type: a worker contract, shipped (`forgetful`, `tombstone`) or MODULE:NAME."""
-    from handoff._runs.workers import find_contract
-
-    try:
-        return find_contract(text)
-    except ValueError as error:
-        raise argparse.ArgumentTypeError(str(error)) from None
-
-
-WORKERS_HELP = (
-    "forgetful (a cancel for an unseen request is answered Noop and forgotten), tombstone "
-    "(canceled ids are remembered and late work dropped), or MODULE:NAME, a WorkerContract "
-    "of your own"
-)
-"""How every command's `--workers` help ends."""
 
 
 # -- paths a command will write ----------------------------------------------------------

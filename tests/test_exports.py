@@ -67,6 +67,12 @@ EXTRA_NAMES = {
     "TraceCheck",
     "PropertyVerdict",
     "TraceError",
+    # worker contracts, for the system review and the simulation
+    "WorkerContract",
+    "WorkerReaction",
+    "WorkerReply",
+    "WorkerTask",
+    "RequestMemory",
 }
 
 UNION_ALIASES = {"AnyHandoffFact": handoff.HandoffFact, "AnyHandoffAction": handoff.HandoffAction}

@@ -29,6 +29,7 @@ from handoff._review.explore import OrderReview, review_chart, review_order
 from handoff._review.properties import PROPERTIES, Counterexample, Verdict
 from handoff._runs.replay import record
 from handoff._runs.trace import Entry, Trace, call_object, read_trace, write_trace
+from handoff._runs.workers import WORKERS_HELP, contract_argument
 
 if TYPE_CHECKING:
     from handoff._review.system_cli import SystemExplainer
@@ -64,11 +65,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--workers",
-        type=_cli.worker_contract,
+        type=contract_argument,
         metavar="CONTRACT",
         help="review the system instead: the coordinator with a source and a destination "
         "worker following CONTRACT and the messages in flight between them; "
-        f"{_cli.WORKERS_HELP}",
+        f"{WORKERS_HELP}",
     )
     parser.add_argument(
         "--fifo",

@@ -14,6 +14,7 @@ import attrs
 from handoff import _cli
 from handoff._coordinator import HandoffCoordinatorCore
 from handoff._runs.replay import record
+from handoff._runs.simulated_workers import DELAYED
 from handoff._runs.simulation import (
     FAULTS,
     MakeCoordinator,
@@ -22,6 +23,7 @@ from handoff._runs.simulation import (
     simulate,
 )
 from handoff._runs.trace import TraceError, write_trace
+from handoff._runs.workers import WORKERS_HELP, contract_argument
 from handoff._table import compiled
 from handoff._values import HandoffId, HandoffOrder
 
@@ -73,10 +75,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--workers",
-        type=_cli.worker_contract,
+        type=contract_argument,
         metavar="CONTRACT",
         help="carry each action to simulated workers that follow CONTRACT and count the KV "
-        f"slots they still hold at the end: {_cli.WORKERS_HELP}",
+        f"slots they still hold at the end: {WORKERS_HELP}",
     )
     parser.add_argument(
         "--record-failures",
@@ -172,7 +174,7 @@ def _print(
         f"{name} {count:,}" for name, count in sorted(report.completions.items())
     )
     print(f"  completions   {completions or 'none'} (reopened after success: {report.reopened:,})")
-    for fault in FAULTS:
+    for fault in FAULTS if config.workers is None else (*FAULTS, DELAYED):
         print(f"  fault         {fault:28} {report.faults[fault]:>10,}")
     refusals = ", ".join(f"{name} {count:,}" for name, count in sorted(report.refusals.items()))
     print(f"  refused calls {refusals or 'none'}")

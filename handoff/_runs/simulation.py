@@ -23,7 +23,7 @@ from handoff._errors import HandoffError
 from handoff._messages import HandoffAction, HandoffFact, IssuedHandoffAction
 from handoff._runs.call import Call, Coordinator
 from handoff._runs.runtime import CANCELS, DONE_OUTCOMES, Workload, acknowledgement
-from handoff._runs.simulated_workers import DELAYED, Delivery, SimulatedWorkers, WorkerSlots
+from handoff._runs.simulated_workers import Delivery, SimulatedWorkers, WorkerSlots
 from handoff._runs.trace import Entry, Trace
 from handoff._runs.workers import WorkerContract
 from handoff._timing import HandoffTransferTiming
@@ -53,7 +53,6 @@ FAULTS = (
     "duplicate acknowledgement",
     "reordered acknowledgement",
     "cleanup failure (retried)",
-    DELAYED,
 )
 """Every fault the simulation injects, each with probability `fault_rate` at its chance."""
 

@@ -18,6 +18,7 @@ subclassing `WorkerContract` and overriding `react`; the model review
 
 from __future__ import annotations
 
+import argparse
 import enum
 from typing import Any
 
@@ -31,6 +32,7 @@ __all__ = [
     "CONTRACTS",
     "FORGETFUL",
     "TOMBSTONE",
+    "WORKERS_HELP",
     "ContractTable",
     "Forgetful",
     "RequestMemory",
@@ -40,6 +42,7 @@ __all__ = [
     "WorkerReaction",
     "WorkerReply",
     "WorkerTask",
+    "contract_argument",
     "find_contract",
     "outcome_of",
     "role_of",
@@ -279,6 +282,22 @@ def find_contract(text: str) -> WorkerContract:
     return found
 
 
+def contract_argument(text: str) -> WorkerContract:
+    """An argparse type: a worker contract, shipped (`forgetful`, `tombstone`) or MODULE:NAME."""
+    try:
+        return find_contract(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+WORKERS_HELP = (
+    "forgetful (a cancel for an unseen request is answered Noop and forgotten), tombstone "
+    "(canceled ids are remembered and late work dropped), or MODULE:NAME, a WorkerContract "
+    "of your own"
+)
+"""How every command's `--workers` help ends."""
+
+
 def _attribute(module: Any, module_name: str, name: str) -> Any:
     found = module
     for part in name.split("."):
@@ -286,3 +305,8 @@ def _attribute(module: Any, module_name: str, name: str) -> Any:
         if found is None:
             raise ValueError(f"module {module_name} has no {name}")
     return found
+
+
+# A contract of one's own derives from `handoff.WorkerContract`: the names say so.
+for _exported in (RequestMemory, WorkerContract, WorkerReaction, WorkerReply, WorkerTask):
+    _exported.__module__ = "handoff"
