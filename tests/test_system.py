@@ -144,7 +144,13 @@ def test_a_worker_that_never_acknowledges_a_cancel_breaks_liveness() -> None:
     assert "nothing in flight" in stuck.finding
     cancels = review.verdict("W5").counterexample
     assert cancels is not None
-    assert cancels.steps[-1].kind is StepKind.FAULT
+    # The run goes on past the terminal fact to where it ends: the cancel delivered, no reply.
+    faults = [n for n, step in enumerate(cancels.steps) if step.kind is StepKind.FAULT]
+    assert faults
+    silent = WorkerReaction(RequestMemory.FREED, WorkerReply.SILENT)
+    assert [step.reaction for step in cancels.steps].count(silent) == 1
+    assert cancels.steps[-1].state == "cancelling_source"
+    assert not cancels.steps[-1].sent  # nothing left in flight: the run has ended there
     assert cancels.finding == "after the terminal fact a run ends with the handoff incomplete"
 
 
@@ -301,10 +307,12 @@ def test_a_cycle_of_deliveries_is_a_run_that_never_ends() -> None:
     explorer.explore()
     # Two configurations that deliver into each other, and one leading into them.
     explorer.deliveries[0:3] = [[1], [2], [1]]
+    explorer.delivery_steps[0:3] = [[explorer.parents[1][1]]] * 3  # type: ignore[index]
     ends = explorer._ends()
     assert ends[1] & _End.STUCK
     assert ends[0] & _End.STUCK
     assert explorer.cycles == {1}
+    assert len(explorer._to_a_wrong_end(0, ends)) == 1
     assert explorer._no_cancel(0, [_End.SUCCESS]) == (
         "after the terminal fact a run still ends with a SUCCESS"
     )

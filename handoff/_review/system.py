@@ -132,7 +132,8 @@ class _End(enum.IntFlag):
 class _Tally:
     checked: int = 0
     violations: int = 0
-    first: tuple[int, SystemStep | None, str] | None = None
+    first: tuple[int, tuple[SystemStep, ...], str] | None = None
+    """Where the first violation was found: the configuration, the moves after it, the words."""
 
 
 class _Explorer:
@@ -146,6 +147,7 @@ class _Explorer:
         self.index = {state: 0}
         self.parents: list[tuple[int, SystemStep] | None] = [None]
         self.deliveries: list[list[int]] = []
+        self.delivery_steps: list[list[SystemStep]] = []
         """Each configuration's fault-free successors (refused early facts left out)."""
         self.terminal: list[int] = []
         """The configurations a terminal fact led to."""
@@ -164,6 +166,7 @@ class _Explorer:
         coordinator, state = self.coordinators[node], self.states[node]
         self._judge_quiet(node, coordinator, state)
         following: list[int] = []
+        steps: list[SystemStep] = []
         for move in self.model.moves(coordinator, state):
             self.moves += 1
             step = move.step
@@ -183,7 +186,9 @@ class _Explorer:
                 self.terminal.append(target)
             elif not move.fault:
                 following.append(target)
+                steps.append(step)
         self.deliveries.append(following)
+        self.delivery_steps.append(steps)
 
     def _judge_quiet(
         self, node: int, coordinator: HandoffCoordinatorCore, state: SystemState
@@ -214,11 +219,14 @@ class _Explorer:
         self.parents.append((node, step))
         return len(self.states) - 1
 
-    def _note(self, finding: Finding, node: int, step: SystemStep | None) -> None:
+    def _note(
+        self, finding: Finding, node: int, step: SystemStep | None, tail: Sequence[SystemStep] = ()
+    ) -> None:
         tally = self.tallies[finding.key]
         tally.violations += 1
         if tally.first is None:
-            tally.first = (node, step, finding.words)
+            after = (step,) if step is not None else ()
+            tally.first = (node, (*after, *tail), finding.words)
 
     # -- judging -----------------------------------------------------------------------
 
@@ -233,9 +241,8 @@ class _Explorer:
         tally = self.tallies[prop.key]
         example = None
         if tally.first is not None:
-            node, step, words = tally.first
-            steps = self._path(node) + ([step] if step is not None else [])
-            example = SystemCounterexample(tuple(steps), words)
+            node, after, words = tally.first
+            example = SystemCounterexample((*self._path(node), *after), words)
         return SystemVerdict(prop, tally.checked, tally.violations, example)
 
     def _path(self, node: int) -> list[SystemStep]:
@@ -260,11 +267,28 @@ class _Explorer:
         for node in self.terminal:
             cancels.checked += 1
             if ends[node] & ~_End.CANCELED:
-                self._note(
-                    Finding(SystemKey.TERMINAL_CANCELS, self._no_cancel(node, ends)),
-                    node,
-                    None,
-                )
+                words = self._no_cancel(node, ends)
+                tail = self._to_a_wrong_end(node, ends)
+                self._note(Finding(SystemKey.TERMINAL_CANCELS, words), node, None, tail)
+
+    def _to_a_wrong_end(self, start: int, ends: Sequence[_End]) -> list[SystemStep]:
+        """The deliveries from `start` to the nearest end that is not CANCELED."""
+        came: dict[int, tuple[int, SystemStep] | None] = {start: None}
+        queue = [start]
+        for node in queue:
+            if (not self.deliveries[node] or node in self.cycles) and ends[node] & ~_End.CANCELED:
+                steps: list[SystemStep] = []
+                link = came[node]
+                while link is not None:
+                    node, step = link
+                    steps.append(step)
+                    link = came[node]
+                return steps[::-1]
+            for target, step in zip(self.deliveries[node], self.delivery_steps[node], strict=True):
+                if target not in came:
+                    came[target] = (node, step)
+                    queue.append(target)
+        return []
 
     def _ends(self) -> list[_End]:
         """For each configuration, how its fault-free runs may end (a cycle counts as stuck)."""

@@ -117,7 +117,7 @@ def _memory(memory: RequestMemory) -> str:
     return {
         RequestMemory.UNKNOWN: "knows nothing of the request",
         RequestMemory.HELD: "holds a KV slot for it",
-        RequestMemory.FREED: "frees its slot",
+        RequestMemory.FREED: "holds no slot for it (freed)",
         RequestMemory.CANCELED: "remembers the request as canceled",
     }[memory]
 
