@@ -19,22 +19,22 @@ from support import spin_or_skip
 
 from handoff import HandoffOrder
 from handoff.__main__ import main
-from handoff._review import spin as spin_module
 from handoff._review.environment import MAX_ACTIONS, environment
-from handoff._review.promela import model
-from handoff._review.promela_coordinator import CRASHES
-from handoff._review.promela_properties import MIRRORED, NOT_MIRRORED, Check
 from handoff._review.properties import PROPERTIES
-from handoff._review.spin import (
+from handoff._review.spin import run as spin_module
+from handoff._review.spin.agreement import Agreement, agreement, cross_check
+from handoff._review.spin.cli import UNCONFIRMED, spin_review
+from handoff._review.spin.coordinator import CRASHES
+from handoff._review.spin.model import model
+from handoff._review.spin.properties import MIRRORED, NOT_MIRRORED, Check
+from handoff._review.spin.replay import confirm
+from handoff._review.spin.run import (
     INSTALL_HINT,
     SpinUnavailableError,
     Trail,
     run_spin,
     spin_version,
 )
-from handoff._review.spin_agreement import Agreement, agreement, cross_check
-from handoff._review.spin_cli import UNCONFIRMED, spin_review
-from handoff._review.spin_replay import confirm
 from handoff._table import CompiledChart, compile_chart, compiled
 
 

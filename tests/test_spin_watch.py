@@ -15,11 +15,11 @@ from review_mutants import MUTANTS
 from handoff import HandoffOrder
 from handoff._errors import HandoffError, InvalidTransferTimingError, UnknownActionError
 from handoff._review.explore import review
-from handoff._review.promela import model
-from handoff._review.promela_properties import MIRRORED, NOT_MIRRORED, Check
-from handoff._review.promela_vocabulary import REFUSALS, refused_as
-from handoff._review.spin import Trail
-from handoff._review.spin_replay import confirm
+from handoff._review.spin.model import model
+from handoff._review.spin.properties import MIRRORED, NOT_MIRRORED, Check
+from handoff._review.spin.replay import confirm
+from handoff._review.spin.run import Trail
+from handoff._review.spin.vocabulary import REFUSALS, refused_as
 from handoff._table import compiled
 
 WATCHED = ("S1", "S3", "S4", "S5", "S8", "R1", "R2", "P1", "Q1", "L3")

@@ -20,9 +20,9 @@ from pathlib import Path
 import attrs
 
 from handoff._review.environment import Call, environment
-from handoff._review.promela import model
-from handoff._review.promela_properties import MIRRORED, Check
-from handoff._review.promela_vocabulary import calls
+from handoff._review.spin.model import model
+from handoff._review.spin.properties import MIRRORED, Check
+from handoff._review.spin.vocabulary import calls
 from handoff._table import CompiledChart
 
 __all__ = [

@@ -1,6 +1,6 @@
 """The cross-check: the review and Spin judge the same charts, and must agree.
 
-For each chart, the review's explorer and Spin (`handoff._review.spin_cli.spin_review`) give
+For each chart, the review's explorer and Spin (`handoff._review.spin.cli.spin_review`) give
 their verdicts on every mirrored property; they agree when they fail the same mirrored
 properties and the real coordinator confirms every Spin trail.  Charts are checked side by
 side in worker processes, since most of Spin's time is spent compiling and searching.
@@ -15,9 +15,9 @@ from concurrent.futures import ProcessPoolExecutor
 import attrs
 
 from handoff._review.explore import review
-from handoff._review.promela_properties import MIRRORED
-from handoff._review.spin import SpinUnavailableError
-from handoff._review.spin_cli import UNCONFIRMED, spin_review
+from handoff._review.spin.cli import UNCONFIRMED, spin_review
+from handoff._review.spin.properties import MIRRORED
+from handoff._review.spin.run import SpinUnavailableError
 from handoff._table import CompiledChart
 
 __all__ = ["Agreement", "agreement", "cross_check"]

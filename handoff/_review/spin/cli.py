@@ -14,10 +14,10 @@ from typing import TextIO
 from handoff import _cli
 from handoff._review.environment import HANDOFF_ID
 from handoff._review.explore import OrderReview
-from handoff._review.promela_properties import MIRRORED, NOT_MIRRORED, Check
 from handoff._review.properties import PROPERTIES, Counterexample, Verdict
-from handoff._review.spin import SpinRun, SpinUnavailableError, run_spin
-from handoff._review.spin_replay import confirm
+from handoff._review.spin.properties import MIRRORED, NOT_MIRRORED, Check
+from handoff._review.spin.replay import confirm
+from handoff._review.spin.run import SpinRun, SpinUnavailableError, run_spin
 from handoff._table import CompiledChart, compiled
 
 __all__ = ["run", "spin_review"]

@@ -22,7 +22,7 @@ from handoff._review.judge import RunJudge
 from handoff._review.monitors import observe
 from handoff._review.progress import first_of_kind, overrun, progressed
 from handoff._review.properties import TraceStep
-from handoff._review.spin import Trail
+from handoff._review.spin.run import Trail
 from handoff._review.watch import Mode, Seen, Watch
 from handoff._runs.replay import Answer as RunAnswer
 from handoff._table import CompiledChart

@@ -21,7 +21,7 @@ import math
 
 from handoff._messages import HandoffAction
 from handoff._review.environment import environment
-from handoff._review.promela_vocabulary import action_name, payloads, refusal_name
+from handoff._review.spin.vocabulary import action_name, payloads, refusal_name
 from handoff._timing import HandoffTransferTiming
 from handoff._values import HandoffOrder
 from handoff._vocabulary import Refusal

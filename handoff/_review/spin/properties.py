@@ -6,7 +6,7 @@ not derived from the Python monitors, so Spin gives a second opinion rather than
 and every property the review has must be in one of the two (a test holds this).  Adding a
 property to the mirror is adding its monitor lines (setting `<key>_broken`) or its LTL
 formula here.  The monitors judge against the environment's watch of the run
-(`handoff._review.promela_watch`): the SPEC's answer to each call and the actions due.
+(`handoff._review.spin.watch`): the SPEC's answer to each call and the actions due.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from __future__ import annotations
 import enum
 
 from handoff._lifecycle import expected_normalized_handoff
-from handoff._review.promela_vocabulary import Calls
-from handoff._review.promela_watch import watch
+from handoff._review.spin.vocabulary import Calls
+from handoff._review.spin.watch import watch
 from handoff._values import HandoffOrder
 
 __all__ = [
