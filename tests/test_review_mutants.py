@@ -15,8 +15,8 @@ import pytest
 from review_mutants import CONTROLS, MUTANTS, Mutant
 
 from handoff import HandoffOrder
+from handoff import _probe as probe
 from handoff._chart import CHARTS
-from handoff._coordinator import HandoffCoordinatorCore
 from handoff._review.environment import HANDOFF_ID, Call
 from handoff._review.explore import OrderReview
 from handoff._review.properties import PROPERTIES, Key, TraceStep
@@ -33,7 +33,7 @@ def reviews() -> dict[str, OrderReview]:
 
 def replay(chart: CompiledChart, calls: Sequence[Call]) -> tuple[TraceStep, ...]:
     """Run `calls` on a fresh coordinator for `chart`, recording each call's effect."""
-    coordinator = HandoffCoordinatorCore.for_table(HANDOFF_ID, chart)
+    coordinator = probe.for_table(HANDOFF_ID, chart)
     steps = []
     for call in calls:
         try:

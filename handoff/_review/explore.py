@@ -21,12 +21,14 @@ from collections.abc import Callable
 
 import attrs
 
+from handoff import _probe as probe
 from handoff._chart_base import HandoffChart
 from handoff._chart_lookup import NamedChart, spelling
 from handoff._coordinator import HandoffCoordinatorCore
 from handoff._equivalence import compare
 from handoff._errors import HandoffError
 from handoff._messages import HandoffAction
+from handoff._probe import Configuration
 from handoff._review.environment import (
     HANDOFF_ID,
     MAX_ACTIONS,
@@ -47,7 +49,6 @@ from handoff._review.properties import PROPERTIES, Key, Property, Tally, TraceSt
 from handoff._review.watch import Answer, Watch
 from handoff._table import CompiledChart, Step, compiled
 from handoff._values import HandoffId, HandoffOrder
-from handoff._vocabulary import ChartEvent
 
 __all__ = [
     "OrderReview",
@@ -147,7 +148,7 @@ def explore_from(coordinator: HandoffCoordinatorCore, watch: Watch, rules: Rules
     """Every configuration reachable from `coordinator` (a copy is explored), which the
     environment saw as `watch`: for judging L1 and L2 from the end of a recorded run."""
     root = (coordinator.fork(), watch)
-    explorer = _Explorer(coordinator.table, environment(rules.handoff_id), rules, root)
+    explorer = _Explorer(probe.table(coordinator), environment(rules.handoff_id), rules, root)
     explorer.explore()
     return explorer.graph()
 
@@ -170,13 +171,11 @@ class _Explorer:
         self.rules = rules
         self.state_index = {state: index for index, state in enumerate(chart.states)}
         coordinator, watch = root or (
-            HandoffCoordinatorCore.for_table(
-                env.handoff_id, chart, rules.fallback_transfer_delay_ms
-            ),
+            probe.for_table(env.handoff_id, chart, rules.fallback_transfer_delay_ms),
             Watch(),
         )
         self.coordinators = [coordinator]
-        self.configurations = [coordinator.configuration()]
+        self.configurations = [probe.configuration(coordinator)]
         self.watches = [watch]
         self.stalls = [0]
         self.parents: list[tuple[int, TraceStep] | None] = [None]
@@ -224,7 +223,7 @@ class _Explorer:
         for key, finding in seen.findings:
             self._note(node, edge, key, finding)
         self.deferred += seen.deferred
-        configuration = twin.configuration()
+        configuration = probe.configuration(twin)
         if error is not None or (seen.answer is Answer.DROP and not issued):
             moved = configuration != self.configurations[node]
             self._note(node, edge, Key.NO_EFFECT, changed(call, error) if moved else None)
@@ -245,7 +244,7 @@ class _Explorer:
         node: int,
         edge: TraceStep,
         twin: HandoffCoordinatorCore,
-        key: tuple[tuple[object, ...], Watch],
+        key: tuple[Configuration, Watch],
         *,
         stalled: bool,
     ) -> int:
@@ -280,7 +279,7 @@ class _Explorer:
 
     def _step(self, coordinator: HandoffCoordinatorCore, call: Call) -> Step | None:
         """The table step the call will take, for coverage (None: refused before the chart)."""
-        event = _chart_event(coordinator, call, self.env.handoff_id)
+        event = probe.classify(coordinator, call.fact, call.action_id, call.outcome)
         if event is None:
             return None
         return self.chart.step(self.state_index[coordinator.chart_state], event)
@@ -351,8 +350,6 @@ class _Explorer:
 
 
 _BY_KEY = {prop.key: prop for prop in PROPERTIES}
-_EVENTS = tuple(ChartEvent)
-"""Chart events by index, as the coordinator numbers them."""
 
 
 def _prop(key: Key) -> Property:
@@ -361,10 +358,3 @@ def _prop(key: Key) -> Property:
 
 def _error(error: Exception) -> str:
     return f"{type(error).__name__}: {error}"
-
-
-def _chart_event(
-    coordinator: HandoffCoordinatorCore, call: Call, handoff_id: HandoffId
-) -> ChartEvent | None:
-    """The event `call` makes in the coordinator's chart (None: refused before the chart)."""
-    return coordinator.classify(call.fact, call.action_id, call.outcome)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from handoff import _probe as probe
 from handoff._errors import HandoffError
 from handoff._messages import HandoffAction
 from handoff._review.environment import Rules
@@ -74,7 +75,8 @@ class RunJudge:
     ) -> Iterator[Finding]:
         """S6 and Bound: what the call changed in the coordinator's configuration."""
         assert answer.after is not None
-        after = answer.after.configuration()
+        assert answer.before is not None
+        after = probe.configuration(answer.after)
         if answer.error is not None or (spec is Spec.DROP and not answer.issued):
             if after == answer.before:
                 return

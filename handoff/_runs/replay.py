@@ -15,9 +15,11 @@ from typing import Protocol
 
 import attrs
 
+from handoff import _probe as probe
 from handoff._coordinator import HandoffCoordinatorCore
 from handoff._errors import HandoffError
 from handoff._messages import IssuedHandoffAction
+from handoff._probe import Configuration
 from handoff._runs.call import Call
 from handoff._runs.trace import Entry, Trace
 
@@ -40,7 +42,7 @@ class Answer:
 
     issued: tuple[IssuedHandoffAction, ...] = ()
     error: Exception | None = None
-    before: tuple[object, ...] = attrs.field(default=(), eq=False)
+    before: Configuration | None = attrs.field(default=None, eq=False)
     """The coordinator's configuration before the call."""
     after: HandoffCoordinatorCore | None = attrs.field(default=None, eq=False)
     """A copy of the coordinator after the call, for judges that look ahead."""
@@ -48,7 +50,7 @@ class Answer:
     @classmethod
     def of(cls, call: Call, coordinator: HandoffCoordinatorCore) -> Answer:
         """Make `call` and keep its answer; any exception is kept, never raised."""
-        before = coordinator.configuration()
+        before = probe.configuration(coordinator)
         try:
             issued = tuple(call.send(coordinator))
         except Exception as error:  # a broken chart's crash is part of what replay reports

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator, Sequence
 
 import attrs
 
+from handoff import _probe as probe
 from handoff._coordinator import HandoffCoordinatorCore
 from handoff._errors import HandoffError
 from handoff._review.environment import HANDOFF_ID, Call, Rules, environment
@@ -159,12 +160,12 @@ def _step(walker: _Walker, call: Call) -> _Walker | None:
     watch = observe(walker.rules, walker.watch, call, issued).watch
     unusable = walker.unusable or bool(tag(call, walker.watch, accepted=True) & Tag.UNUSABLE)
     fresh = any(first_of_kind(walker.watch, item.action) for item in issued)
-    grew = progressed(walker.coordinator.configuration(), twin.configuration(), fresh)
+    grew = progressed(probe.configuration(walker.coordinator), probe.configuration(twin), fresh)
     return _Walker(twin, walker.rules, watch, unusable, walker.stalls + (not grew))
 
 
 def _key(walker: _Walker) -> tuple[object, ...]:
-    return (walker.coordinator.configuration(), walker.watch, walker.stalls)
+    return (probe.configuration(walker.coordinator), walker.watch, walker.stalls)
 
 
 def _completed(watch: Watch) -> bool:
@@ -176,4 +177,4 @@ def _completed_canceled(watch: Watch) -> bool:
 
 
 def _fresh(chart: CompiledChart) -> HandoffCoordinatorCore:
-    return HandoffCoordinatorCore.for_table(HANDOFF_ID, chart, 0.0)
+    return probe.for_table(HANDOFF_ID, chart, 0.0)
