@@ -27,8 +27,6 @@ from handoff._chart_lookup import NamedChart, spelling
 from handoff._coordinator import HandoffCoordinatorCore
 from handoff._equivalence import compare
 from handoff._errors import HandoffError
-from handoff._messages import HandoffAction
-from handoff._probe import Configuration
 from handoff._review.environment import (
     HANDOFF_ID,
     MAX_ACTIONS,
@@ -38,15 +36,9 @@ from handoff._review.environment import (
     environment,
 )
 from handoff._review.graph import Edge, Graph, Tag, cancellation, coverage, progress, tag
-from handoff._review.monitors import observe
-from handoff._review.progress import (
-    changed,
-    first_of_kind,
-    overrun,
-    progressed,
-)
+from handoff._review.monitors import EdgeVerdict, judge_edge
 from handoff._review.properties import PROPERTIES, Key, Property, Tally, TraceStep, Verdict
-from handoff._review.watch import Answer, Watch
+from handoff._review.watch import Watch
 from handoff._table import CompiledChart, Step, compiled
 from handoff._values import HandoffId, HandoffOrder
 
@@ -212,27 +204,22 @@ class _Explorer:
         except Exception as raised:  # a crash is a finding, not a reason to stop reviewing
             edge = TraceStep(call, twin.chart_state, (), _error(raised))
             self._note(node, edge, Key.ERRORS, edge.error)
-            return edge, -1, Tag.NONE
+            return Edge(edge, -1, Tag.NONE)
         edge = TraceStep(call, twin.chart_state, issued, None if error is None else _error(error))
         self._note(node, edge, Key.ERRORS, None)
         self._cover(step, refused=error is not None)
         watch = self.watches[node]
-        completes = any(isinstance(item.action, HandoffAction.Complete) for item in issued)
-        lifecycle = twin.lifecycle if completes else None
-        seen = observe(self.rules, watch, call, issued, error, lifecycle)
-        for key, finding in seen.findings:
+        before = self.configurations[node]
+        verdict = judge_edge(
+            self.rules, watch, self.stalls[node], call, before, twin, issued, error
+        )
+        for key, finding in verdict.findings:
             self._note(node, edge, key, finding)
-        self.deferred += seen.deferred
-        configuration = probe.configuration(twin)
-        if error is not None or (seen.answer is Answer.DROP and not issued):
-            moved = configuration != self.configurations[node]
-            self._note(node, edge, Key.NO_EFFECT, changed(call, error) if moved else None)
-            if not moved:
-                return edge, node, tag(call, watch, accepted=error is None)
-        fresh = any(first_of_kind(watch, item.action) for item in issued)
-        grew = progressed(self.configurations[node], configuration, fresh)
-        target = self._reach(node, edge, twin, (configuration, seen.watch), stalled=not grew)
-        return edge, target, tag(call, watch, accepted=error is None)
+        self.deferred += verdict.observation.deferred
+        moves = tag(call, watch, accepted=error is None)
+        if verdict.still:
+            return Edge(edge, node, moves)
+        return Edge(edge, self._reach(node, edge, twin, verdict), moves)
 
     def _cover(self, step: Step | None, *, refused: bool) -> None:
         """Count the table cell a call took (a refusal covers a refusing cell only)."""
@@ -240,26 +227,16 @@ class _Explorer:
             self.covered_steps.add((step.source, step.event.index))
 
     def _reach(
-        self,
-        node: int,
-        edge: TraceStep,
-        twin: HandoffCoordinatorCore,
-        key: tuple[Configuration, Watch],
-        *,
-        stalled: bool,
+        self, node: int, edge: TraceStep, twin: HandoffCoordinatorCore, verdict: EdgeVerdict
     ) -> int:
-        """The index of `key` (twin's configuration and the watch), added when new.
-
-        Returns -1 when the run is cut off.
-        """
-        configuration, watch = key
-        stalls = self.stalls[node] + stalled
-        issued = len(watch.issued)
-        self.longest_run = max(self.longest_run, issued)
-        why = overrun(issued, stalls)
-        if why is not None:
-            why = f"cut off: {why}"
-        elif len(self.watches) >= _MAX_CONFIGURATIONS:
+        """The index of the configuration `edge` leads to (twin's and the watch's), added when
+        new.  Returns -1 when the run is cut off."""
+        watch = verdict.observation.watch
+        key = (verdict.configuration, watch)
+        stalls = verdict.stalls
+        self.longest_run = max(self.longest_run, len(watch.issued))
+        why = None if verdict.overrun is None else f"cut off: {verdict.overrun}"
+        if why is None and len(self.watches) >= _MAX_CONFIGURATIONS:
             why = f"cut off: the exploration reached its guard of {_MAX_CONFIGURATIONS:,} states"
         if why is not None:
             self.cut = True
@@ -270,7 +247,7 @@ class _Explorer:
             return found
         self.index[key] = len(self.watches)
         self.coordinators.append(twin)
-        self.configurations.append(configuration)
+        self.configurations.append(verdict.configuration)
         self.watches.append(watch)
         self.stalls.append(stalls)
         self.parents.append((node, edge))

@@ -10,6 +10,7 @@ from __future__ import annotations
 import enum
 from collections import deque
 from collections.abc import Sequence
+from typing import NamedTuple
 
 import attrs
 
@@ -33,8 +34,13 @@ class Tag(enum.IntFlag):
     """An unusable payload the coordinator accepted."""
 
 
-Edge = tuple[TraceStep, int, Tag]
-"""What a call did, the configuration it led to (-1: cut off or crashed) and its tags."""
+class Edge(NamedTuple):
+    """One move of the explored graph: what a call did, where it led, what kind of move it is."""
+
+    step: TraceStep
+    target: int
+    """The configuration the call led to (-1: the run was cut off, or the call crashed)."""
+    tags: Tag
 
 
 def tag(call: Call, watch: Watch, *, accepted: bool) -> Tag:

@@ -32,10 +32,10 @@ from handoff._values import HandoffActionOutcome, HandoffOrder, OutcomeKind
 
 __all__ = [
     "CANCELS",
-    "Answer",
     "Mode",
     "Refuse",
     "Seen",
+    "SpecAnswer",
     "Watch",
     "advance",
     "cleanup_step",
@@ -133,7 +133,7 @@ class Refuse:
     """The refusal judges the payload (payload discipline) rather than the order of calls."""
 
 
-class Answer(enum.Enum):
+class SpecAnswer(enum.Enum):
     """How the SPEC answers a call it does not refuse."""
 
     TAKE = "take"
@@ -141,11 +141,11 @@ class Answer(enum.Enum):
     """Returns `[]` and changes nothing."""
 
 
-def expected(rules: Rules, watch: Watch, call: Call) -> Answer | Refuse:
+def expected(rules: Rules, watch: Watch, call: Call) -> SpecAnswer | Refuse:
     """How SPEC.md §4 answers `call` in the configuration the environment saw as `watch`."""
     if call.kind is CallKind.START:
         started = Seen.STARTED in watch.seen
-        return Answer.TAKE if watch.mode is Mode.ACTIVE and not started else Answer.DROP
+        return SpecAnswer.TAKE if watch.mode is Mode.ACTIVE and not started else SpecAnswer.DROP
     if call.fact is not None:
         return _fact_answer(rules, watch, call.fact)
     assert call.action_id is not None
@@ -173,26 +173,26 @@ _ORDERED = {
 """Per fact: what taking it establishes, what must come first, and the refusal's phrase."""
 
 
-def _fact_answer(rules: Rules, watch: Watch, fact: HandoffFact) -> Answer | Refuse:
+def _fact_answer(rules: Rules, watch: Watch, fact: HandoffFact) -> SpecAnswer | Refuse:
     if fact.handoff_id != rules.handoff_id:
         return Refuse(ForeignFactError, "fact belongs to a different handoff")
     terminal = type(fact) not in _ORDERED
     if watch.mode is Mode.COMPLETE:
         reopens = terminal and Seen.SUCCEEDED in watch.seen
-        return Answer.TAKE if reopens else Answer.DROP
+        return SpecAnswer.TAKE if reopens else SpecAnswer.DROP
     if watch.mode is Mode.CLEANING_UP:
-        return Answer.DROP
+        return SpecAnswer.DROP
     if terminal:
-        return Answer.TAKE
+        return SpecAnswer.TAKE
     established, needed, phrase = _ORDERED[type(fact)]
     if established in watch.seen:
-        return Answer.DROP
+        return SpecAnswer.DROP
     if needed not in watch.seen:
         return Refuse(OutOfOrderFactError, phrase)
     return _payload_answer(rules, watch, fact)
 
 
-def _payload_answer(rules: Rules, watch: Watch, fact: HandoffFact) -> Answer | Refuse:
+def _payload_answer(rules: Rules, watch: Watch, fact: HandoffFact) -> SpecAnswer | Refuse:
     """SPEC: `validate_transfer_timing`, then the delay of a transfer this fact makes due."""
     timing, tokens = watch.timing, watch.tokens
     if isinstance(fact, HandoffFact.SourceHeld):
@@ -205,12 +205,12 @@ def _payload_answer(rules: Rules, watch: Watch, fact: HandoffFact) -> Answer | R
     elif isinstance(fact, HandoffFact.DestinationReserved):
         tokens = fact.transferable_prompt_tokens
     if timing is None or tokens is None:
-        return Answer.TAKE
+        return SpecAnswer.TAKE
     delay = timing.delay_ms(tokens)
     delay = rules.fallback_transfer_delay_ms if delay is None else delay
     if not _usable_delay(delay):
         return Refuse(InvalidTransferTimingError, "invalid handoff transfer delay", True)
-    return Answer.TAKE
+    return SpecAnswer.TAKE
 
 
 def _usable_delay(delay: float | None) -> bool:
@@ -234,15 +234,17 @@ def fits(action: type[HandoffAction] | None, outcome: HandoffActionOutcome) -> b
     return action is not None and outcome.kind in _FITTING.get(action, ())
 
 
-def _outcome_answer(watch: Watch, action_id: int, outcome: HandoffActionOutcome) -> Answer | Refuse:
+def _outcome_answer(
+    watch: Watch, action_id: int, outcome: HandoffActionOutcome
+) -> SpecAnswer | Refuse:
     if watch.mode is Mode.COMPLETE:
-        return Answer.DROP
+        return SpecAnswer.DROP
     if action_id not in watch.journal:
         return Refuse(UnknownActionError, f"unknown handoff action {action_id}")
     previous = watch.outcome(action_id)
     if previous is not None:
         if previous == outcome:
-            return Answer.DROP
+            return SpecAnswer.DROP
         return Refuse(
             ConflictingOutcomeError, f"conflicting outcome for handoff action {action_id}"
         )
@@ -250,10 +252,10 @@ def _outcome_answer(watch: Watch, action_id: int, outcome: HandoffActionOutcome)
     if outcome.kind is OutcomeKind.FAILED:
         if action in CANCELS:
             return Refuse(CleanupActionFailedError, f"handoff cleanup action {action_id} failed")
-        return Answer.TAKE
+        return SpecAnswer.TAKE
     if not fits(action, outcome):
         return Refuse(InvalidOutcomeError, f"invalid handoff action outcome {outcome}")
-    return Answer.TAKE
+    return SpecAnswer.TAKE
 
 
 # -- taking a call -------------------------------------------------------------------------

@@ -3,7 +3,7 @@
 `replay` makes every call of a trace and compares each answer with what the trace expects;
 the first difference is the run's `Divergence`.  Monitors judge the run as it goes: a monitor
 factory is given the trace and returns a fresh `Monitor`, which sees every call with its
-`Answer` (the coordinator's configuration before it, a copy of the coordinator after it) and
+`CallResult` (the coordinator's configuration before it, a copy of the coordinator after it) and
 may report `Finding`s, then judges the run once more at its end.  Each property's first
 finding is a `Violation`.  `record` fills in a trace's expectations from a replay.
 """
@@ -24,7 +24,7 @@ from handoff._runs.call import Call
 from handoff._runs.trace import Entry, Trace
 
 __all__ = [
-    "Answer",
+    "CallResult",
     "Divergence",
     "Finding",
     "Monitor",
@@ -37,7 +37,7 @@ __all__ = [
 
 
 @attrs.frozen
-class Answer:
+class CallResult:
     """What a call returned, or what it raised, and the coordinator around it."""
 
     issued: tuple[IssuedHandoffAction, ...] = ()
@@ -48,7 +48,7 @@ class Answer:
     """A copy of the coordinator after the call, for judges that look ahead."""
 
     @classmethod
-    def of(cls, call: Call, coordinator: HandoffCoordinatorCore) -> Answer:
+    def of(cls, call: Call, coordinator: HandoffCoordinatorCore) -> CallResult:
         """Make `call` and keep its answer; any exception is kept, never raised."""
         before = probe.configuration(coordinator)
         try:
@@ -82,7 +82,7 @@ class Finding:
 class Monitor(Protocol):
     """A judge of one run: sees each call and its answer, in order, then the run's end."""
 
-    def see(self, call: Call, answer: Answer) -> Iterable[Finding]:
+    def see(self, call: Call, answer: CallResult) -> Iterable[Finding]:
         """What this call broke."""
 
     def end(self) -> Iterable[Finding]:
@@ -156,7 +156,7 @@ def replay(
     for number, entry in enumerate(trace.entries, start=2):
         line = entry.line or number
         state = coordinator.chart_state
-        answer = Answer.of(entry.call, coordinator)
+        answer = CallResult.of(entry.call, coordinator)
         if divergence is None and _diverges(entry, answer):
             divergence = Divergence(line, entry.call, state, _expected(entry), answer.describe())
         for judge in judges:
@@ -188,7 +188,7 @@ def record(trace: Trace, coordinator: HandoffCoordinatorCore | None = None) -> T
     return attrs.evolve(trace, entries=tuple(entries))
 
 
-def _diverges(entry: Entry, answer: Answer) -> bool:
+def _diverges(entry: Entry, answer: CallResult) -> bool:
     if entry.expect_error is not None:
         return not isinstance(answer.error, HandoffError) or str(answer.error) != entry.expect_error
     if answer.error is not None:

@@ -20,12 +20,12 @@ from handoff._errors import HandoffError
 from handoff._review.environment import HANDOFF_ID, Call, Rules, environment
 from handoff._review.graph import Tag, tag
 from handoff._review.judge import RunJudge
-from handoff._review.monitors import observe
-from handoff._review.progress import first_of_kind, overrun, progressed
+from handoff._review.monitors import judge_edge
+from handoff._review.progress import overrun
 from handoff._review.properties import TraceStep
 from handoff._review.spin.run import Trail
 from handoff._review.watch import Mode, Seen, Watch
-from handoff._runs.replay import Answer as RunAnswer
+from handoff._runs.replay import CallResult
 from handoff._table import CompiledChart
 
 __all__ = ["Confirmation", "confirm"]
@@ -93,7 +93,7 @@ def _replay(
     steps: list[TraceStep] = []
     first: dict[str, tuple[int, str]] = {}
     for call in made:
-        answer = RunAnswer.of(call, coordinator)
+        answer = CallResult.of(call, coordinator)
         steps.append(TraceStep(call, coordinator.chart_state, answer.issued, _words(answer.error)))
         for finding in judge.see(call, answer):
             first.setdefault(finding.key, (len(steps) - 1, finding.message))
@@ -157,11 +157,10 @@ def _step(walker: _Walker, call: Call) -> _Walker | None:
         issued = call.send(twin)
     except Exception:  # refused (nothing changed) or crashed (a dead end)
         return None
-    watch = observe(walker.rules, walker.watch, call, issued).watch
+    before = probe.configuration(walker.coordinator)
+    verdict = judge_edge(walker.rules, walker.watch, walker.stalls, call, before, twin, issued, None)
     unusable = walker.unusable or bool(tag(call, walker.watch, accepted=True) & Tag.UNUSABLE)
-    fresh = any(first_of_kind(walker.watch, item.action) for item in issued)
-    grew = progressed(probe.configuration(walker.coordinator), probe.configuration(twin), fresh)
-    return _Walker(twin, walker.rules, watch, unusable, walker.stalls + (not grew))
+    return _Walker(twin, walker.rules, verdict.observation.watch, unusable, verdict.stalls)
 
 
 def _key(walker: _Walker) -> tuple[object, ...]:
