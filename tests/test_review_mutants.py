@@ -19,7 +19,8 @@ from handoff import _probe as probe
 from handoff._chart import CHARTS
 from handoff._review.environment import HANDOFF_ID, Call
 from handoff._review.explore import OrderReview
-from handoff._review.properties import PROPERTIES, Key, TraceStep
+from handoff._review.properties import PROPERTIES, Key
+from handoff._review.verdict import TraceStep
 from handoff._table import CompiledChart, compile_chart, compiled
 
 _CHART_MUTANTS = [m for m in MUTANTS if m.adapter is None]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 import typing
 import uuid
 from collections.abc import Callable
@@ -183,6 +184,12 @@ def test_a_replay_goes_on_after_a_divergence_and_each_monitor_reports_once() -> 
     assert not verdict.ok
 
 
+class _Held(enum.Enum):
+    """The one property `_Judge` judges."""
+
+    P = "P"
+
+
 @attrs.frozen
 class _Judge:
     """A monitor judging property P (held) one call at a time, with `judge`."""
@@ -191,7 +198,7 @@ class _Judge:
 
     def see(self, call: Call, answer: CallResult) -> list[Finding]:
         said = self.judge(call, answer)
-        return [] if said is None else [Finding("P", "held", said)]
+        return [] if said is None else [Finding(_Held.P, "held", said)]
 
     def end(self) -> list[Finding]:
         return []

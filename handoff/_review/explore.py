@@ -37,7 +37,8 @@ from handoff._review.environment import (
 )
 from handoff._review.graph import Edge, Graph, Tag, cancellation, coverage, progress, tag
 from handoff._review.monitors import EdgeVerdict, judge_edge
-from handoff._review.properties import PROPERTIES, Key, Property, Tally, TraceStep, Verdict
+from handoff._review.properties import PROPERTIES, Key, prop
+from handoff._review.verdict import Tally, TraceStep, Verdict
 from handoff._review.watch import Watch
 from handoff._table import CompiledChart, Step, compiled
 from handoff._values import HandoffId, HandoffOrder
@@ -121,9 +122,8 @@ def review(
     """
     began = time.perf_counter()
     rules = Rules(chart.order, handoff_id, fallback_transfer_delay_ms)
-    explorer = _Explorer(chart, environment(handoff_id), rules)
+    explorer = _Explorer(chart, environment(handoff_id), rules, source=source)
     explorer.explore()
-    explorer.source = chart.order if source is None else source
     return OrderReview(
         order=chart.order,
         chart=chart,
@@ -157,6 +157,7 @@ class _Explorer:
         env: Environment,
         rules: Rules,
         root: tuple[HandoffCoordinatorCore, Watch] | None = None,
+        source: type[HandoffChart] | None = None,
     ) -> None:
         self.chart = chart
         self.env = env
@@ -180,7 +181,7 @@ class _Explorer:
         self.longest_run = 0
         self.deferred = 0
         self.cut = False
-        self.source: HandoffOrder | type[HandoffChart] = chart.order
+        self.source: HandoffOrder | type[HandoffChart] = chart.order if source is None else source
 
     # -- walking --
 
@@ -272,21 +273,25 @@ class _Explorer:
         return Graph(self.watches, self.edges, self.parents)
 
     def verdicts(self) -> tuple[Verdict, ...]:
-        """Each property's verdict, in the order of `PROPERTIES`."""
+        """Each property's verdict, in the order of `PROPERTIES`.
+
+        A property judged at each call has the tally of its checks (Bound and P1 add what
+        the exploration itself saw); one judged over the graph or the chart, its own judge.
+        """
         graph = self.graph()
-        special: dict[Key, Callable[[], Verdict]] = {
-            Key.PROGRESS: lambda: progress(_prop(Key.PROGRESS), graph),
-            Key.CANCELLATION: lambda: cancellation(_prop(Key.CANCELLATION), graph),
+        judges: dict[Key, Callable[[], Verdict]] = {
+            Key.PROGRESS: lambda: progress(prop(Key.PROGRESS), graph),
+            Key.CANCELLATION: lambda: cancellation(prop(Key.CANCELLATION), graph),
             Key.COVERAGE: lambda: coverage(
-                _prop(Key.COVERAGE), self.chart, self.covered_states, self.covered_steps
+                prop(Key.COVERAGE), self.chart, self.covered_states, self.covered_steps
             ),
+            Key.EQUIVALENCE: self._equivalence,
             Key.BOUND: self._bound,
             Key.PAYLOADS: self._payloads,
-            Key.EQUIVALENCE: self._equivalence,
         }
         return tuple(
-            special[prop.key]() if prop.key in special else self.tallies[prop.key].verdict(prop)
-            for prop in PROPERTIES
+            judges[entry.key]() if entry.key in judges else self.tallies[entry.key].verdict(entry)
+            for entry in PROPERTIES
         )
 
     def _bound(self) -> Verdict:
@@ -297,7 +302,7 @@ class _Explorer:
         if self.cut:
             summary = f"{len(self.watches):,} configurations; some runs were cut off"
         tally = self.tallies[Key.BOUND]
-        return tally.verdict(_prop(Key.BOUND), checked=len(self.watches), summary=summary)
+        return tally.verdict(prop(Key.BOUND), checked=len(self.watches), summary=summary)
 
     def _payloads(self) -> Verdict:
         notes: tuple[str, ...] = ()
@@ -307,14 +312,14 @@ class _Explorer:
                 "DESTINATION_FIRST reservation whose delay overflows arrives before any timing, "
                 "so it is judged, and refused, only at SourceHeld",
             )
-        return self.tallies[Key.PAYLOADS].verdict(_prop(Key.PAYLOADS), notes=notes)
+        return self.tallies[Key.PAYLOADS].verdict(prop(Key.PAYLOADS), notes=notes)
 
     def _equivalence(self) -> Verdict:
-        prop = _prop(Key.EQUIVALENCE)
+        judged = prop(Key.EQUIVALENCE)
         try:
             comparison = compare(self.source, self.chart)
         except Exception as error:  # Errors names the crash; this verdict fails
-            return Verdict(prop, 0, 1, notes=(f"the comparison raised {_error(error)}",))
+            return Verdict(judged, 0, 1, notes=(f"the comparison raised {_error(error)}",))
         wrong = comparison.disagreements
         notes = tuple(
             f"in {cell.state}, {cell.event.value}: the table {cell.compiled}; "
@@ -323,14 +328,7 @@ class _Explorer:
         )
         more = len(wrong) - len(notes)
         notes += (f"and {more} more cells",) if more > 0 else ()
-        return Verdict(prop, comparison.cells, len(wrong), notes=notes)
-
-
-_BY_KEY = {prop.key: prop for prop in PROPERTIES}
-
-
-def _prop(key: Key) -> Property:
-    return _BY_KEY[key]
+        return Verdict(judged, comparison.cells, len(wrong), notes=notes)
 
 
 def _error(error: Exception) -> str:

@@ -15,7 +15,8 @@ from typing import NamedTuple
 import attrs
 
 from handoff._review.environment import Call, CallKind
-from handoff._review.properties import DeadCell, Parents, Property, Tally, TraceStep, Verdict
+from handoff._review.properties import Property
+from handoff._review.verdict import DeadCell, Parents, Tally, TraceStep, Verdict
 from handoff._review.watch import Mode, Seen, Watch, fits
 from handoff._table import CompiledChart, Step
 from handoff._vocabulary import EventKind

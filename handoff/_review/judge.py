@@ -19,7 +19,8 @@ from handoff._review.environment import Rules
 from handoff._review.explore import explore_from
 from handoff._review.graph import cancellation, progress
 from handoff._review.monitors import judge_edge
-from handoff._review.properties import PROPERTIES, Key, Verdict
+from handoff._review.properties import PROPERTIES, Judged, Key, prop
+from handoff._review.verdict import Verdict
 from handoff._review.watch import Watch
 from handoff._runs.call import Call
 from handoff._runs.replay import CallResult, Finding
@@ -27,10 +28,8 @@ from handoff._runs.trace import Trace
 
 __all__ = ["NOT_ALONG_A_RUN", "RunJudge", "judge", "property_words"]
 
-NOT_ALONG_A_RUN = (Key.COVERAGE, Key.EQUIVALENCE)
+NOT_ALONG_A_RUN = tuple(entry.key for entry in PROPERTIES if entry.judged is Judged.CHART)
 """Properties of a whole chart, which no single run can show."""
-
-_BY_KEY = {prop.key: prop for prop in PROPERTIES}
 
 
 class RunJudge:
@@ -75,8 +74,8 @@ class RunJudge:
             return
         graph = explore_from(self.last.after, self.watch, self.rules)
         if not self.unusable:
-            yield from _ahead(progress(_BY_KEY[Key.PROGRESS], graph))
-        yield from _ahead(cancellation(_BY_KEY[Key.CANCELLATION], graph))
+            yield from _ahead(progress(prop(Key.PROGRESS), graph))
+        yield from _ahead(cancellation(prop(Key.CANCELLATION), graph))
 
 
 def judge(trace: Trace) -> RunJudge:
@@ -86,11 +85,11 @@ def judge(trace: Trace) -> RunJudge:
 
 def property_words(key: Key) -> str:
     """`S1 (title)`: how a verdict names a property."""
-    return f"{key.value} ({_BY_KEY[key].title})"
+    return f"{key.value} ({prop(key).title})"
 
 
 def _finding(key: Key, text: str) -> Finding:
-    return Finding(key.value, _BY_KEY[key].title, text)
+    return Finding(key, prop(key).title, text)
 
 
 def _ahead(verdict: Verdict) -> Iterator[Finding]:

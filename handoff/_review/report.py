@@ -14,7 +14,8 @@ from typing import Any
 from handoff._messages import HandoffAction, IssuedHandoffAction
 from handoff._review.environment import Call
 from handoff._review.explore import OrderReview
-from handoff._review.properties import PROPERTIES, Counterexample, Verdict
+from handoff._review.properties import PROPERTIES
+from handoff._review.verdict import Counterexample, Verdict
 from handoff._runs.replay import record
 from handoff._runs.trace import Entry, Trace, call_object
 

@@ -125,7 +125,7 @@ def check_trace(
             f"the trace says {recorded.order.value}"
         )
     result = replay(attrs.evolve(recorded, rules=rules), (judge,))
-    found = {violation.finding.key: violation for violation in result.violations}
+    found = {violation.finding.key.value: violation for violation in result.violations}
     divergence = result.divergence
     return TraceCheck(
         trace=path,

@@ -10,6 +10,7 @@ finding is a `Violation`.  `record` fills in a trace's expectations from a repla
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Callable, Iterable, Sequence
 from typing import Protocol
 
@@ -70,13 +71,13 @@ class CallResult:
 class Finding:
     """A property a monitor judged broken, and how."""
 
-    key: str
-    """The property's short name ("S1")."""
+    key: enum.Enum
+    """The property, whose value is its short name ("S1"): the judge's own enum."""
     title: str
     message: str
 
     def __str__(self) -> str:
-        return f"{self.key} ({self.title}): {self.message}"
+        return f"{self.key.value} ({self.title}): {self.message}"
 
 
 class Monitor(Protocol):
@@ -151,7 +152,7 @@ def replay(
     coordinator = trace.coordinator() if coordinator is None else coordinator
     judges = [make(trace) for make in monitors]
     divergence: Divergence | None = None
-    violations: dict[str, Violation] = {}
+    violations: dict[enum.Enum, Violation] = {}
     line = 1
     for number, entry in enumerate(trace.entries, start=2):
         line = entry.line or number
