@@ -31,7 +31,7 @@ from handoff._values import (
     HandoffId,
     HandoffOrder,
 )
-from handoff._vocabulary import ChartEvent, Check, Refusal
+from handoff._vocabulary import AdapterRefusal, ChartEvent, Check, Refusal
 
 if TYPE_CHECKING:
     from handoff._chart_base import HandoffChart
@@ -49,6 +49,7 @@ _START_TRANSFER = HandoffAction.StartTransfer
 _SUCCESS = HandoffCompletion.SUCCESS
 _COMPLETED = NormalizedHandoffEvent.COMPLETED
 _EVENTS = tuple(ChartEvent)
+_FOREIGN_FACT = AdapterRefusal.FOREIGN_FACT.phrase
 _KEEP_OUTCOME, _KEEP_TIMING, _KEEP_TOKENS = Keep.OUTCOME, Keep.TIMING, Keep.TOKENS
 
 
@@ -204,8 +205,7 @@ class HandoffCoordinatorCore:
             raise TypeError(f"fact must be a HandoffFact, got {fact!r}")
         if fact.handoff_id is not self._handoff_id and fact.handoff_id != self._handoff_id:
             raise ForeignFactError(
-                f"fact belongs to a different handoff: expected {self._handoff_id}, "
-                f"got {fact.handoff_id}"
+                f"{_FOREIGN_FACT}: expected {self._handoff_id}, got {fact.handoff_id}"
             )
         return self._take(event, fact, None, None)
 

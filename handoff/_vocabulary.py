@@ -13,11 +13,14 @@ import enum
 from handoff._errors import (
     CleanupActionFailedError,
     ConflictingOutcomeError,
+    ForeignFactError,
     HandoffError,
     InvalidOutcomeError,
+    InvalidTransferTimingError,
     OutOfOrderFactError,
     UnknownActionError,
 )
+from handoff._public import exported
 from handoff._values import HandoffCompletion
 
 __all__ = [
@@ -152,6 +155,27 @@ class Refusal(enum.Enum):
         return f"refuse_{self.name.lower()}"
 
 
+class AdapterRefusal(enum.Enum):
+    """A call the adapter refuses itself, whatever the chart says: its phrase and error.
+
+    The messages go on with what was wrong (`invalid handoff transfer delay inf: expected …`).
+    """
+
+    phrase: str
+    error: type[HandoffError]
+
+    def __new__(cls, phrase: str, error: type[HandoffError]) -> AdapterRefusal:
+        member = object.__new__(cls)
+        member._value_ = phrase
+        member.phrase = phrase
+        member.error = error
+        return member
+
+    FOREIGN_FACT = ("fact belongs to a different handoff", ForeignFactError)
+    INVALID_BANDWIDTH = ("invalid handoff transfer bandwidth", InvalidTransferTimingError)
+    INVALID_DELAY = ("invalid handoff transfer delay", InvalidTransferTimingError)
+
+
 IGNORE = "ignore"
 """The callback that marks a transition as dropping its event: nothing is journaled."""
 
@@ -172,11 +196,4 @@ WORDS: frozenset[str] = frozenset(
 """Every callback name a chart may use."""
 
 # Exported from `handoff`: tracebacks and reprs name the public module.
-for _exported in (
-    EventKind,
-    ChartEvent,
-    Effect,
-    Check,
-    Refusal,
-):
-    _exported.__module__ = "handoff"
+exported(EventKind, ChartEvent, Effect, Check, Refusal)

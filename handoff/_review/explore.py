@@ -40,7 +40,7 @@ from handoff._review.monitors import EdgeVerdict, judge_edge
 from handoff._review.properties import PROPERTIES, Key, prop
 from handoff._review.verdict import Tally, TraceStep, Verdict
 from handoff._review.watch import Watch
-from handoff._table import CompiledChart, Step, compiled
+from handoff._table import CompiledChart, Step, StepKind, compiled
 from handoff._values import HandoffId, HandoffOrder
 
 __all__ = [
@@ -224,7 +224,7 @@ class _Explorer:
 
     def _cover(self, step: Step | None, *, refused: bool) -> None:
         """Count the table cell a call took (a refusal covers a refusing cell only)."""
-        if step is not None and (step.kind == "refused") == refused:
+        if step is not None and (step.kind is StepKind.REFUSED) == refused:
             self.covered_steps.add((step.source, step.event.index))
 
     def _reach(

@@ -35,6 +35,7 @@ from handoff._review.watch import (
     advance,
     cleanup_step,
     expected,
+    head,
     receive,
     take,
 )
@@ -271,12 +272,10 @@ def _misplaced(
         return f"a second {name} was issued"
     if kind in _FORWARD and watch.mode is not Mode.ACTIVE:
         return f"{name} issued in {watch.mode.value} mode"
-    first = _A.SubmitPrefill if order is HandoffOrder.SOURCE_FIRST else _A.ReserveDestination
+    first, second, ready = head(order)
     if kind is first and call.kind is not CallKind.START:
         return f"{name} issued by {call}; the order issues it from start()"
-    ready = Seen.SOURCE_HELD if first is _A.SubmitPrefill else Seen.RESERVED
-    second = kind in (_A.SubmitPrefill, _A.ReserveDestination) and kind is not first
-    if second and ready not in watch.seen:
+    if kind is second and ready not in watch.seen:
         fact = "SourceHeld" if ready is Seen.SOURCE_HELD else "DestinationReserved"
         return f"{name} issued before {fact} was taken"
     if kind in CANCELS:

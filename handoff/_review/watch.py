@@ -10,28 +10,29 @@ says how the SPEC answers a call; `advance` and `cleanup_step` say which actions
 from __future__ import annotations
 
 import enum
-import math
+from typing import NamedTuple
 
 import attrs
 
 from handoff._errors import (
     CleanupActionFailedError,
     ConflictingOutcomeError,
-    ForeignFactError,
     HandoffError,
     InvalidOutcomeError,
-    InvalidTransferTimingError,
     OutOfOrderFactError,
     UnknownActionError,
 )
 from handoff._lifecycle import NormalizedHandoffEvent
 from handoff._messages import HandoffAction, HandoffFact
 from handoff._review.environment import Call, CallKind, Rules
+from handoff._review.payload import timing_refusal, transfer_delay, usable_delay
 from handoff._timing import HandoffTransferTiming
 from handoff._values import HandoffActionOutcome, HandoffOrder, OutcomeKind
+from handoff._vocabulary import AdapterRefusal
 
 __all__ = [
     "CANCELS",
+    "Head",
     "Mode",
     "Refuse",
     "Seen",
@@ -41,6 +42,7 @@ __all__ = [
     "cleanup_step",
     "expected",
     "fits",
+    "head",
     "receive",
     "take",
 ]
@@ -175,7 +177,7 @@ _ORDERED = {
 
 def _fact_answer(rules: Rules, watch: Watch, fact: HandoffFact) -> SpecAnswer | Refuse:
     if fact.handoff_id != rules.handoff_id:
-        return Refuse(ForeignFactError, "fact belongs to a different handoff")
+        return _adapter(AdapterRefusal.FOREIGN_FACT)
     terminal = type(fact) not in _ORDERED
     if watch.mode is Mode.COMPLETE:
         reopens = terminal and Seen.SUCCEEDED in watch.seen
@@ -197,24 +199,21 @@ def _payload_answer(rules: Rules, watch: Watch, fact: HandoffFact) -> SpecAnswer
     timing, tokens = watch.timing, watch.tokens
     if isinstance(fact, HandoffFact.SourceHeld):
         timing = fact.transfer_timing
-        bandwidth = timing.bandwidth_gb_s
-        if bandwidth is not None and not (math.isfinite(bandwidth) and bandwidth >= 0):
-            return Refuse(InvalidTransferTimingError, "invalid handoff transfer bandwidth", True)
-        if not _usable_delay(timing.full_prompt_delay_ms()):
-            return Refuse(InvalidTransferTimingError, "invalid handoff transfer delay", True)
+        refused = timing_refusal(timing)
+        if refused is not None:
+            return _adapter(refused)
     elif isinstance(fact, HandoffFact.DestinationReserved):
         tokens = fact.transferable_prompt_tokens
     if timing is None or tokens is None:
         return SpecAnswer.TAKE
-    delay = timing.delay_ms(tokens)
-    delay = rules.fallback_transfer_delay_ms if delay is None else delay
-    if not _usable_delay(delay):
-        return Refuse(InvalidTransferTimingError, "invalid handoff transfer delay", True)
+    if not usable_delay(transfer_delay(timing, tokens, rules.fallback_transfer_delay_ms)):
+        return _adapter(AdapterRefusal.INVALID_DELAY)
     return SpecAnswer.TAKE
 
 
-def _usable_delay(delay: float | None) -> bool:
-    return delay is None or (math.isfinite(delay) and delay >= 0)
+def _adapter(refusal: AdapterRefusal) -> Refuse:
+    """The adapter's own refusal; all but the foreign fact judge the payload."""
+    return Refuse(refusal.error, refusal.phrase, refusal is not AdapterRefusal.FOREIGN_FACT)
 
 
 _FITTING: dict[type[HandoffAction], tuple[OutcomeKind, ...]] = {
@@ -336,12 +335,26 @@ def receive(watch: Watch, action_id: int, action: HandoffAction) -> Watch:
 # -- what is due ---------------------------------------------------------------------------
 
 
+class Head(NamedTuple):
+    """Which owner an order engages first, which second, and what lets the second go out."""
+
+    first: type[HandoffAction]
+    second: type[HandoffAction]
+    ready: Seen
+    """The first owner's fact was taken."""
+
+
+def head(order: HandoffOrder) -> Head:
+    """The head of `order`: `start()` issues `first`, and `second` goes out once `ready`."""
+    if order is HandoffOrder.SOURCE_FIRST:
+        return Head(_A.SubmitPrefill, _A.ReserveDestination, Seen.SOURCE_HELD)
+    return Head(_A.ReserveDestination, _A.SubmitPrefill, Seen.RESERVED)
+
+
 def advance(order: HandoffOrder, watch: Watch) -> type[HandoffAction] | None:
     """SPEC.md §4 `advance` (with `start()`'s first action): the action due in active mode."""
     seen = watch.seen
-    first = _A.SubmitPrefill if order is HandoffOrder.SOURCE_FIRST else _A.ReserveDestination
-    second = _A.ReserveDestination if first is _A.SubmitPrefill else _A.SubmitPrefill
-    ready = Seen.SOURCE_HELD if first is _A.SubmitPrefill else Seen.RESERVED
+    first, second, ready = head(order)
     rules: tuple[tuple[bool, type[HandoffAction]], ...] = (
         (Seen.STARTED in seen, first),
         (ready in seen, second),
