@@ -9,6 +9,7 @@ python-statemachine: the compiled tables are written in the same words.
 from __future__ import annotations
 
 import enum
+from typing import Self
 
 from handoff._errors import (
     CleanupActionFailedError,
@@ -116,21 +117,25 @@ class Check(enum.Enum):
     TRANSFER_DELAY_IS_VALID = "transfer_delay_is_valid"
 
 
-class Refusal(enum.Enum):
-    """A call a state refuses, with the error it raises; the phrases are the spec's.
-
-    A phrase may name `{action_id}` or `{outcome}`: the adapter fills them in from the call.
-    """
+class _Phrased(enum.Enum):
+    """A refusal: its value is the spec's phrase, and it knows the error class raising it."""
 
     phrase: str
     error: type[HandoffError]
 
-    def __new__(cls, phrase: str, error: type[HandoffError]) -> Refusal:
+    def __new__(cls, phrase: str, error: type[HandoffError]) -> Self:
         member = object.__new__(cls)
         member._value_ = phrase
         member.phrase = phrase
         member.error = error
         return member
+
+
+class Refusal(_Phrased):
+    """A call a state refuses, with the error it raises; the phrases are the spec's.
+
+    A phrase may name `{action_id}` or `{outcome}`: the adapter fills them in from the call.
+    """
 
     PREFILL_NOT_SUBMITTED = (
         "source held before prefill submission was acknowledged",
@@ -155,21 +160,11 @@ class Refusal(enum.Enum):
         return f"refuse_{self.name.lower()}"
 
 
-class AdapterRefusal(enum.Enum):
+class AdapterRefusal(_Phrased):
     """A call the adapter refuses itself, whatever the chart says: its phrase and error.
 
     The messages go on with what was wrong (`invalid handoff transfer delay inf: expected …`).
     """
-
-    phrase: str
-    error: type[HandoffError]
-
-    def __new__(cls, phrase: str, error: type[HandoffError]) -> AdapterRefusal:
-        member = object.__new__(cls)
-        member._value_ = phrase
-        member.phrase = phrase
-        member.error = error
-        return member
 
     FOREIGN_FACT = ("fact belongs to a different handoff", ForeignFactError)
     INVALID_BANDWIDTH = ("invalid handoff transfer bandwidth", InvalidTransferTimingError)
