@@ -24,6 +24,7 @@ from handoff._messages import (
     HandoffFact,
     IssuedHandoffAction,
 )
+from handoff._public import exported as _exported
 from handoff._timing import (
     HandoffTransferTiming,
     validate_transfer_delay_ms,
@@ -144,6 +145,5 @@ for _name in __all__:
     if _name in _LAZY:
         continue
     _value = globals()[_name]
-    for _public in _typing.get_args(_value) or (_value,):
-        _public.__module__ = "handoff"
-del _name, _value, _public
+    _exported(*(_typing.get_args(_value) or (_value,)))
+del _name, _value, _exported

@@ -21,6 +21,7 @@ from types import MappingProxyType
 from statemachine import State
 
 from handoff._chart_base import HandoffChart, refused
+from handoff._public import exported
 from handoff._values import HandoffOrder
 from handoff._vocabulary import Refusal
 
@@ -214,8 +215,4 @@ CHARTS: Mapping[HandoffOrder, type[HandoffChart]] = MappingProxyType(
 """The chart of each order."""
 
 # Exported from `handoff`: tracebacks and reprs name the public module.
-for _exported in (
-    SourceFirstChart,
-    DestinationFirstChart,
-):
-    _exported.__module__ = "handoff"
+exported(SourceFirstChart, DestinationFirstChart)

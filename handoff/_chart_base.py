@@ -20,6 +20,7 @@ from statemachine.transition import Transition
 from statemachine.transition_list import TransitionList
 
 from handoff._chart_rules import text_problem
+from handoff._public import exported
 from handoff._values import HandoffOrder
 from handoff._vocabulary import (
     IGNORE,
@@ -302,5 +303,4 @@ class HandoffChart(StateChart[Any], metaclass=_HandoffChartMeta):
 
 
 # Exported from `handoff`: tracebacks and reprs name the public module.
-for _exported in (HandoffChart, refused, ignored, acknowledged):
-    _exported.__module__ = "handoff"
+exported(HandoffChart, refused, ignored, acknowledged)

@@ -9,6 +9,7 @@ import attrs
 
 from handoff._errors import ConformanceError
 from handoff._lifecycle import NormalizedHandoffEvent, expected_normalized_handoff
+from handoff._public import exported
 from handoff._validators import check_count, check_instance, wrong_type
 from handoff._values import EngineType, HandoffOrder
 
@@ -139,5 +140,4 @@ class NormalizedHandoffConformance:
 
 
 # Exported from `handoff`, which loads this module on first use: reprs and pickles name the package.
-for _exported in (NormalizedStoredTiming, NormalizedHandoffConformance):
-    _exported.__module__ = "handoff"
+exported(NormalizedStoredTiming, NormalizedHandoffConformance)

@@ -4,7 +4,7 @@ It holds no ordering logic.  Each call becomes exactly one `ChartEvent`; the cha
 compiled table, or interpreted by python-statemachine) decides the step; the adapter then
 checks the payloads the step needs and, only when everything is valid, commits the step
 in one go: journal, lifecycle, issued actions, chart state.  A call that raises has
-changed nothing.  Tools reach the coordinator through its labelled block, never its slots.
+changed nothing.  Tools read it through `handoff._probe`, never through this class.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from handoff._values import (
     HandoffId,
     HandoffOrder,
 )
-from handoff._vocabulary import ChartEvent, Check, Refusal
+from handoff._vocabulary import AdapterRefusal, ChartEvent, Check, Refusal
 
 if TYPE_CHECKING:
     from handoff._chart_base import HandoffChart
@@ -49,6 +49,7 @@ _START_TRANSFER = HandoffAction.StartTransfer
 _SUCCESS = HandoffCompletion.SUCCESS
 _COMPLETED = NormalizedHandoffEvent.COMPLETED
 _EVENTS = tuple(ChartEvent)
+_FOREIGN_FACT = AdapterRefusal.FOREIGN_FACT.phrase
 _KEEP_OUTCOME, _KEEP_TIMING, _KEEP_TOKENS = Keep.OUTCOME, Keep.TIMING, Keep.TOKENS
 
 
@@ -129,22 +130,7 @@ class HandoffCoordinatorCore:
         """A coordinator with an explicit fallback transfer delay (finite, non-negative)."""
         return cls(handoff_id, order, fallback_transfer_delay_ms)
 
-    # -- for tools (model review, traces, diagrams): not needed to run a handoff ----------
-
-    @classmethod
-    def for_table(
-        cls, handoff_id: HandoffId, table: CompiledChart, fallback_transfer_delay_ms: float = 0.0
-    ) -> HandoffCoordinatorCore:
-        """A coordinator driven by a compiled table as it is (the review runs mutants so)."""
-        coordinator = cls(handoff_id, table.order, fallback_transfer_delay_ms)
-        coordinator._chart = table
-        coordinator._plans = plans(table)
-        return coordinator
-
-    @property
-    def table(self) -> CompiledChart:
-        """The compiled table this coordinator runs (also when it is interpreted)."""
-        return self._chart
+    # -- copies and the journal ----------------------------------------------------------
 
     def fork(self) -> HandoffCoordinatorCore:
         """An independent copy, for exploring alternatives from this point (compiled only)."""
@@ -158,41 +144,9 @@ class HandoffCoordinatorCore:
         twin._lifecycle = list(self._lifecycle)
         return twin
 
-    def configuration(self) -> tuple[object, ...]:
-        """Everything that decides future behaviour, as a hashable value."""
-        return (
-            self._state,
-            self._next_id,
-            tuple(sorted(self._issued.items())),
-            tuple(sorted(self._outcomes.items(), key=lambda item: item[0])),
-            self._timing,
-            self._tokens,
-            tuple(self._lifecycle),
-            self._completion,
-        )
-
     def issued_actions(self) -> tuple[tuple[HandoffActionId, HandoffAction], ...]:
         """The journal's issued actions, acknowledged or not, in issue order."""
         return tuple((HandoffActionId(key), action) for key, action in self._issued.items())
-
-    def classify(
-        self,
-        fact: HandoffFact | None = None,
-        action_id: HandoffActionId | None = None,
-        outcome: HandoffActionOutcome | None = None,
-    ) -> ChartEvent | None:
-        """The chart event a call would make now: `start()` when given nothing, else the fact,
-        else the outcome for `action_id` (None: a foreign fact, refused before the chart)."""
-        if fact is not None:
-            event = FACT_EVENTS[type(fact)]
-            return event if fact.handoff_id == self._handoff_id else None
-        if action_id is None or outcome is None:
-            return ChartEvent.START
-        return _EVENTS[self._outcome_event(action_id, outcome)]
-
-    def run_checks(self, checks: tuple[Check, ...], fact: HandoffFact | None) -> float | None:
-        """Run a step's payload checks on a call's fact; returns the delay when one is checked."""
-        return self._checked_delay(checks, fact)
 
     # -- state -------------------------------------------------------------------------
 
@@ -251,8 +205,7 @@ class HandoffCoordinatorCore:
             raise TypeError(f"fact must be a HandoffFact, got {fact!r}")
         if fact.handoff_id is not self._handoff_id and fact.handoff_id != self._handoff_id:
             raise ForeignFactError(
-                f"fact belongs to a different handoff: expected {self._handoff_id}, "
-                f"got {fact.handoff_id}"
+                f"{_FOREIGN_FACT}: expected {self._handoff_id}, got {fact.handoff_id}"
             )
         return self._take(event, fact, None, None)
 

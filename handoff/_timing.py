@@ -17,6 +17,7 @@ from handoff._validators import (
     wrong_type,
 )
 from handoff._values import KvTransferTimingMode
+from handoff._vocabulary import AdapterRefusal
 
 __all__ = ["HandoffTransferTiming", "validate_transfer_delay_ms", "validate_transfer_timing"]
 
@@ -84,7 +85,7 @@ def validate_transfer_delay_ms(delay: float | None) -> None:
         raise wrong_type("delay", "a float or None", delay)
     if not is_finite_non_negative(delay):
         raise InvalidTransferTimingError(
-            f"invalid handoff transfer delay {shown(delay)}: "
+            f"{AdapterRefusal.INVALID_DELAY.phrase} {shown(delay)}: "
             "expected a finite, non-negative number of milliseconds"
         )
 
@@ -99,7 +100,7 @@ def validate_transfer_timing(timing: HandoffTransferTiming) -> None:
     bandwidth = timing.bandwidth_gb_s
     if bandwidth is not None and not is_finite_non_negative(bandwidth):
         raise InvalidTransferTimingError(
-            f"invalid handoff transfer bandwidth {bandwidth}: "
+            f"{AdapterRefusal.INVALID_BANDWIDTH.phrase} {bandwidth}: "
             "expected a finite, non-negative number of GB/s"
         )
     validate_transfer_delay_ms(timing.full_prompt_delay_ms())

@@ -52,6 +52,7 @@ from handoff import (
     UnknownActionError,
     expected_normalized_handoff,
 )
+from handoff import _probe as probe
 
 OUTCOMES = (
     HandoffActionOutcome.SUBMITTED,
@@ -627,22 +628,22 @@ def test_the_repr_says_chart_state_completion_and_handoff() -> None:
     assert "at 'succeeded', completion=SUCCESS, complete=True" in repr(runtime.coordinator)
 
 
-def test_classify_names_the_event_a_call_would_make_and_changes_nothing() -> None:
+def test_the_probe_classifies_the_event_a_call_would_make_and_changes_nothing() -> None:
     runtime = Runtime(SF)
     coordinator = runtime.coordinator
-    assert coordinator.classify() is ChartEvent.START
+    assert probe.classify(coordinator) is ChartEvent.START
     (submit,) = runtime.start()
-    before = coordinator.configuration()
-    assert coordinator.classify(HandoffFact.Canceled(OTHER_HID)) is None
-    assert coordinator.classify(HandoffFact.Canceled(HID)) is ChartEvent.TERMINATED
+    before = probe.configuration(coordinator)
+    assert probe.classify(coordinator, HandoffFact.Canceled(OTHER_HID)) is None
+    assert probe.classify(coordinator, HandoffFact.Canceled(HID)) is ChartEvent.TERMINATED
     assert (
-        coordinator.classify(None, submit.id, HandoffActionOutcome.SUBMITTED)
+        probe.classify(coordinator, None, submit.id, HandoffActionOutcome.SUBMITTED)
         is ChartEvent.PREFILL_SUBMITTED
     )
     assert (
-        coordinator.classify(None, HandoffActionId(9), HandoffActionOutcome.SUBMITTED)
+        probe.classify(coordinator, None, HandoffActionId(9), HandoffActionOutcome.SUBMITTED)
         is ChartEvent.UNKNOWN_ACTION
     )
     assert coordinator.issued_actions() == ((submit.id, submit.action),)
-    assert coordinator.configuration() == before
-    assert coordinator.table.name == "SourceFirst"
+    assert probe.configuration(coordinator) == before
+    assert probe.table(coordinator).name == "SourceFirst"

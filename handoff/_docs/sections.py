@@ -18,15 +18,21 @@ from handoff._binding import ACKNOWLEDGEMENTS, FACT_EVENTS, LIFECYCLE
 from handoff._docs.diagram import file_stem
 from handoff._errors import (
     ConformanceError,
-    ForeignFactError,
     HandoffError,
-    InvalidTransferTimingError,
 )
 from handoff._lifecycle import NormalizedHandoffEvent, expected_normalized_handoff
 from handoff._messages import HandoffAction
 from handoff._table import CompiledChart, Step, compiled
 from handoff._values import HandoffCompletion, HandoffOrder
-from handoff._vocabulary import IGNORE, ChartEvent, Check, Effect, EventKind, Refusal
+from handoff._vocabulary import (
+    IGNORE,
+    AdapterRefusal,
+    ChartEvent,
+    Check,
+    Effect,
+    EventKind,
+    Refusal,
+)
 
 __all__ = [
     "NON_CHART_PHRASES",
@@ -43,9 +49,7 @@ __all__ = [
 ]
 
 NON_CHART_PHRASES: tuple[tuple[str, type[HandoffError]], ...] = (
-    ("fact belongs to a different handoff", ForeignFactError),
-    ("invalid handoff transfer bandwidth", InvalidTransferTimingError),
-    ("invalid handoff transfer delay", InvalidTransferTimingError),
+    *((refusal.phrase, refusal.error) for refusal in AdapterRefusal),
     ("normalized handoff order mismatch", ConformanceError),
     ("normalized handoff lifecycle mismatch", ConformanceError),
     ("normalized handoff output/completion counts do not match the fixture", ConformanceError),

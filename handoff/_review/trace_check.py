@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import attrs
 
 from handoff._chart_lookup import find_chart
+from handoff._public import exported
 from handoff._review.judge import NOT_ALONG_A_RUN, judge
 from handoff._review.properties import PROPERTIES
 from handoff._runs.replay import Violation, replay
@@ -125,7 +126,7 @@ def check_trace(
             f"the trace says {recorded.order.value}"
         )
     result = replay(attrs.evolve(recorded, rules=rules), (judge,))
-    found = {violation.finding.key: violation for violation in result.violations}
+    found = {violation.finding.key.value: violation for violation in result.violations}
     divergence = result.divergence
     return TraceCheck(
         trace=path,
@@ -149,5 +150,4 @@ def _verdict(key: str, title: str, found: dict[str, Violation]) -> PropertyVerdi
 
 
 # `handoff.check_trace` and its results name the public module, as every exported name does.
-for _exported in (PropertyVerdict, TraceCheck, check_trace):
-    _exported.__module__ = "handoff"
+exported(PropertyVerdict, TraceCheck, check_trace)

@@ -17,12 +17,11 @@ action received, `advance_due` and `cleanup_due` name the actions due in that ca
 
 from __future__ import annotations
 
-import math
-
 from handoff._messages import HandoffAction
 from handoff._review.environment import environment
-from handoff._review.promela_vocabulary import action_name, payloads, refusal_name
-from handoff._timing import HandoffTransferTiming
+from handoff._review.payload import timing_refusal, transfer_delay, usable_delay
+from handoff._review.spin.vocabulary import action_name, payloads, refusal_name
+from handoff._review.watch import Seen, head
 from handoff._values import HandoffOrder
 from handoff._vocabulary import Refusal
 
@@ -46,14 +45,8 @@ def watch(order: HandoffOrder, fallback_transfer_delay_ms: float) -> str:
 
 
 def _variables(order: HandoffOrder) -> str:
-    owners: tuple[type[HandoffAction], type[HandoffAction]] = (
-        _A.SubmitPrefill,
-        _A.ReserveDestination,
-    )
-    ready = "seen_source_held"
-    if order is HandoffOrder.DESTINATION_FIRST:
-        owners, ready = (owners[1], owners[0]), "seen_reserved"
-    first, second = owners
+    first, second, ready_sign = head(order)
+    ready = "seen_source_held" if ready_sign is Seen.SOURCE_HELD else "seen_reserved"
     return f"""\
 /* -- what the environment has seen (SPEC.md §4 as the environment can tell it) -- */
 byte log[LOG_SIZE];          /* action kinds received, by id */
@@ -106,14 +99,15 @@ def _payload_answers(fallback: float) -> str:
     found = payloads(environment(), fallback)
     timings = []
     for number, timing in enumerate(found.timings, start=1):
-        refusal = _timing_refusal(timing)
+        refusal = timing_refusal(timing)
         if refusal is not None:
-            timings.append(f"  (t == {number} -> R_{refusal} : \\")
+            timings.append(f"  (t == {number} -> R_{refusal.name} : \\")
     unusable = [
         f"(t == {t} && n == {n})"
         for t, timing in enumerate(found.timings, start=1)
         for n, tokens in enumerate(found.tokens, start=1)
-        if _timing_refusal(timing) is None and not _usable(_delay(timing, tokens, fallback))
+        if timing_refusal(timing) is None
+        and not usable_delay(transfer_delay(timing, tokens, fallback))
     ]
     return "\n".join(
         [
@@ -125,24 +119,6 @@ def _payload_answers(fallback: float) -> str:
             f"#define spec_delay_unusable(t, n) ({' || '.join(unusable) or 'false'})",
         ]
     )
-
-
-def _timing_refusal(timing: HandoffTransferTiming) -> str | None:
-    bandwidth = timing.bandwidth_gb_s
-    if bandwidth is not None and not (math.isfinite(bandwidth) and bandwidth >= 0):
-        return "INVALID_BANDWIDTH"
-    if not _usable(timing.full_prompt_delay_ms()):
-        return "INVALID_DELAY"
-    return None
-
-
-def _delay(timing: HandoffTransferTiming, tokens: int, fallback: float) -> float:
-    delay = timing.delay_ms(tokens)
-    return fallback if delay is None else delay
-
-
-def _usable(delay: float | None) -> bool:
-    return delay is None or (math.isfinite(delay) and delay >= 0)
 
 
 _R = {refusal: refusal_name(refusal) for refusal in Refusal}
