@@ -9,15 +9,20 @@ folds all of that into one table per chart, so the coordinator's hot path is a l
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import attrs
 
-from handoff._errors import HandoffError
+from handoff._errors import ConcurrentCallError, HandoffError
 from handoff._lifecycle import NormalizedHandoffEvent
 from handoff._messages import HandoffAction, HandoffFact
 from handoff._table import CompiledChart, Step
+from handoff._timing import HandoffTransferTiming, validate_transfer_delay_ms
 from handoff._values import HandoffActionId, HandoffActionOutcome, HandoffCompletion, OutcomeKind
 from handoff._vocabulary import ChartEvent, Check, Effect, EventKind, Refusal
+
+if TYPE_CHECKING:
+    from handoff._coordinator import HandoffCoordinatorCore
 
 __all__ = [
     "ACKNOWLEDGEMENTS",
@@ -28,7 +33,10 @@ __all__ = [
     "LIFECYCLE",
     "Keep",
     "Plan",
+    "concurrent_call",
+    "described",
     "plan_for",
+    "planned_delay",
     "plans",
     "refusal_error",
 ]
@@ -200,3 +208,56 @@ def _explain(
         expected = " or ".join(kind.value for kind in FITTING[type(action)])
         return f"{name} expects {expected}, got {outcome}"
     return f"{name} reported {outcome}"
+
+
+def planned_delay(
+    fact: HandoffFact | None,
+    timing: HandoffTransferTiming | None,
+    tokens: int | None,
+    fallback: float,
+) -> float:
+    """The delay a `StartTransfer` is issued with: from the fact's timing or tokens when it
+    carries them, else from those kept; `fallback` when the timing models none."""
+    if isinstance(fact, HandoffFact.SourceHeld):
+        timing = fact.transfer_timing
+    elif isinstance(fact, HandoffFact.DestinationReserved):
+        tokens = fact.transferable_prompt_tokens
+    if timing is None or tokens is None:
+        raise HandoffError("the transfer was planned before the source and destination were")
+    delay = timing.delay_ms(tokens)
+    if delay is None:
+        delay = fallback
+    validate_transfer_delay_ms(delay)
+    return delay
+
+
+def concurrent_call() -> ConcurrentCallError:
+    """The error of a call made while another call on the same coordinator runs."""
+    return ConcurrentCallError(
+        "the coordinator is already running a call: one caller at a time (one thread or one "
+        "asyncio task per coordinator), and this call changed nothing"
+    )
+
+
+def described(
+    error: HandoffError,
+    coordinator: HandoffCoordinatorCore,
+    fact: HandoffFact | None,
+    action_id: HandoffActionId | None,
+    outcome: HandoffActionOutcome | None,
+) -> HandoffError:
+    """`error`, raised by a call on `coordinator`, with the fields that say what it is about
+    filled in from the call and from the coordinator as it was (and still is) before it."""
+    issued, outcomes = coordinator._issued, coordinator._outcomes
+    error.chart_state = coordinator._chart.states[coordinator._state]
+    error.fact = fact  # type: ignore[assignment]
+    error.action_id = action_id
+    error.outcome = outcome
+    action = issued.get(action_id.value) if action_id is not None else None
+    if action is not None and outcome is not None:
+        recorded = outcomes.get(action_id.value)  # type: ignore[union-attr]
+        if recorded is not None:
+            error.expected = (recorded,) if recorded != outcome else ()
+        elif not outcome.is_failed and (type(action), outcome.kind) not in ACKNOWLEDGEMENTS:
+            error.expected = tuple(HandoffActionOutcome(kind) for kind in FITTING[type(action)])
+    return error

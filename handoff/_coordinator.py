@@ -10,19 +10,25 @@ changed nothing.  Tools reach the coordinator through its labelled block, never 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, cast, overload
 
-from handoff._binding import EVENT_INDEX, FACT_EVENTS, Keep, Plan, plan_for, plans, refusal_error
+from handoff._binding import (
+    EVENT_INDEX,
+    FACT_EVENTS,
+    Keep,
+    Plan,
+    concurrent_call,
+    described,
+    plan_for,
+    planned_delay,
+    plans,
+    refusal_error,
+)
 from handoff._errors import ForeignFactError, HandoffError
 from handoff._lifecycle import NormalizedHandoffEvent
 from handoff._messages import HandoffAction, HandoffFact, IssuedHandoffAction
 from handoff._table import CompiledChart, chart_rules, compiled
-from handoff._timing import (
-    HandoffTransferTiming,
-    validate_transfer_delay_ms,
-    validate_transfer_timing,
-)
+from handoff._timing import HandoffTransferTiming, validate_transfer_timing
 from handoff._validators import require_delay_ms
 from handoff._values import (
     HandoffActionId,
@@ -44,8 +50,9 @@ _UNKNOWN = ChartEvent.UNKNOWN_ACTION.index
 _DUPLICATE = ChartEvent.DUPLICATE_OUTCOME.index
 _CONFLICTING = ChartEvent.CONFLICTING_OUTCOME.index
 _MISMATCHED = ChartEvent.MISMATCHED_OUTCOME.index
+_OUTCOME = -1  # an outcome's event is read off the journal once the call holds the gate
 _FACT_INDEX = {fact: event.index for fact, event in FACT_EVENTS.items()}
-_START_TRANSFER = HandoffAction.StartTransfer
+_TRANSFER = HandoffAction.StartTransfer
 _SUCCESS = HandoffCompletion.SUCCESS
 _COMPLETED = NormalizedHandoffEvent.COMPLETED
 _EVENTS = tuple(ChartEvent)
@@ -60,19 +67,28 @@ def _plans(chart: HandoffOrder | type[HandoffChart]) -> tuple[tuple[Plan, ...], 
 class HandoffCoordinatorCore:
     """Coordinates one prefill-to-decode handoff: facts and outcomes in, actions out.
 
+    `HandoffCoordinatorCore(handoff_id=HandoffId.new(), order=HandoffOrder.SOURCE_FIRST)`.
     Every call returns the actions to perform (possibly none) or raises `HandoffError`,
-    in which case the coordinator is exactly as it was before the call.
+    in which case the coordinator is exactly as it was before the call (contract, "The
+    coordinator"; the error's fields say what it was about).
 
     The ordering rules are the shipped chart of `order`, or any `HandoffChart` given as
     `chart=` (then `order` may be left out: it is the chart's; given, it must agree).  With
     `interpreted=True` the chart is run by python-statemachine itself instead of the
     compiled table: same behaviour, much slower, useful for debugging a chart.
+
+    One caller at a time: a call made while another call on the same coordinator is running
+    (from another thread) raises `ConcurrentCallError` and changes nothing.  `copy.copy`,
+    `copy.deepcopy` and `pickle` give an independent coordinator that shares nothing with
+    this one but the immutable rule table; `handoff.wire.dumps(coordinator)` writes it as a
+    snapshot that `handoff.wire.loads(text, HandoffCoordinatorCore)` restores.
     """
 
     __slots__ = (
         "_chart",
         "_completion",
         "_fallback",
+        "_gate",
         "_handoff_id",
         "_interpreter",
         "_issued",
@@ -80,11 +96,32 @@ class HandoffCoordinatorCore:
         "_next_id",
         "_outcomes",
         "_plans",
+        "_rules",
         "_state",
         "_timing",
         "_tokens",
     )
 
+    @overload
+    def __init__(
+        self,
+        handoff_id: HandoffId,
+        order: HandoffOrder,
+        fallback_transfer_delay_ms: float = 0.0,
+        *,
+        chart: type[HandoffChart] | None = None,
+        interpreted: bool = False,
+    ) -> None: ...
+    @overload
+    def __init__(
+        self,
+        handoff_id: HandoffId,
+        order: HandoffOrder | None = None,
+        fallback_transfer_delay_ms: float = 0.0,
+        *,
+        chart: type[HandoffChart],
+        interpreted: bool = False,
+    ) -> None: ...
     def __init__(
         self,
         handoff_id: HandoffId,
@@ -94,15 +131,17 @@ class HandoffCoordinatorCore:
         chart: type[HandoffChart] | None = None,
         interpreted: bool = False,
     ) -> None:
-        if not isinstance(handoff_id, HandoffId):
+        if type(handoff_id) is not HandoffId:
             raise TypeError(f"handoff_id must be a HandoffId, got {handoff_id!r}")
         # A shipped order skips the chart checks: construction is on every handoff's path.
         shipped = chart is None and type(order) is HandoffOrder
         rules = cast("HandoffOrder", order) if shipped else chart_rules(order, chart)
         self._fallback = require_delay_ms("fallback_transfer_delay_ms", fallback_transfer_delay_ms)
         self._handoff_id = handoff_id
+        self._rules = rules
         self._chart: CompiledChart = compiled(rules)
         self._plans = _plans(rules)
+        self._gate = [None]
         self._state = 0
         self._next_id = 0
         self._issued: dict[int, HandoffAction] = {}
@@ -156,6 +195,7 @@ class HandoffCoordinatorCore:
         twin._issued = dict(self._issued)
         twin._outcomes = dict(self._outcomes)
         twin._lifecycle = list(self._lifecycle)
+        twin._gate = [None]
         return twin
 
     def configuration(self) -> tuple[object, ...]:
@@ -222,6 +262,11 @@ class HandoffCoordinatorCore:
         return tuple(self._lifecycle)
 
     @property
+    def fallback_transfer_delay_ms(self) -> float:
+        """The transfer delay used when the timing models none (finite, non-negative)."""
+        return self._fallback
+
+    @property
     def chart_name(self) -> str:
         """The title of the chart whose rules this coordinator follows."""
         return self._chart.name
@@ -237,6 +282,12 @@ class HandoffCoordinatorCore:
             f"<HandoffCoordinatorCore {self._chart.name} at {self.chart_state!r}, completion="
             f"{completion}, complete={self.is_complete}, handoff_id={self._handoff_id}>"
         )
+
+    def __reduce__(self) -> tuple[object, ...]:
+        # pickle, copy.copy and copy.deepcopy all rebuild from the snapshot: nothing is shared.
+        from handoff._snapshot import reduce
+
+        return reduce(self)
 
     # -- calls -------------------------------------------------------------------------
 
@@ -264,7 +315,7 @@ class HandoffCoordinatorCore:
             raise TypeError(f"action_id must be a HandoffActionId, got {action_id!r}")
         if type(outcome) is not HandoffActionOutcome:
             raise TypeError(f"outcome must be a HandoffActionOutcome, got {outcome!r}")
-        return self._take(self._outcome_event(action_id, outcome), None, action_id, outcome)
+        return self._take(_OUTCOME, None, action_id, outcome)
 
     def _outcome_event(self, action_id: HandoffActionId, outcome: HandoffActionOutcome) -> int:
         """The index of the chart event an outcome makes against the journal (changes nothing)."""
@@ -286,49 +337,66 @@ class HandoffCoordinatorCore:
         action_id: HandoffActionId | None,
         outcome: HandoffActionOutcome | None,
     ) -> list[IssuedHandoffAction]:
-        if self._interpreter is None:
-            move = self._plans[self._state][event]
-            if move.ignored:
-                return []
-            if move.refusal is not None:
-                raise self._refusal(move.refusal, action_id, outcome)
-            delay = self._checked_delay(move.checks, fact) if move.checks else None
-        else:
-            move, delay = self._interpret(event, fact, action_id, outcome)
-            if move.ignored:
-                return []
-        # Everything is valid: commit the step in one go.
-        keep = move.keep
-        if keep:  # Keep.NOTHING is 0
-            if keep == _KEEP_OUTCOME:
-                self._outcomes[action_id.value] = outcome  # type: ignore[union-attr,assignment]
-            elif keep == _KEEP_TIMING:
-                self._timing = fact.transfer_timing  # type: ignore[union-attr]
-            elif keep == _KEEP_TOKENS:
-                self._tokens = fact.transferable_prompt_tokens  # type: ignore[union-attr]
-        if move.lifecycle is not None:
-            self._lifecycle.append(move.lifecycle)
-        self._state = move.target
-        # A loop, not a comprehension: most steps issue one action or none, and a comprehension
-        # costs a frame of its own.
-        issued = []
-        for make, completion in move.issues:
-            issued.append(self._issue(make, completion, delay))
-        return issued
-
-    def _interpret(
-        self,
-        event: int,
-        fact: HandoffFact | None,
-        action_id: HandoffActionId | None,
-        outcome: HandoffActionOutcome | None,
-    ) -> tuple[Plan, float | None]:
-        assert self._interpreter is not None
-        decide = self._interpreter.decide
-        step, delay = decide(self._state, _EVENTS[event], self._checked_delay, fact)
-        if step.refusal is not None:
-            raise self._refusal(step.refusal, action_id, outcome)
-        return plan_for(step), delay
+        # The gate holds one token; taking it is one atomic list operation, so a second caller
+        # finds it gone instead of racing the first through the journal.
+        gate = self._gate
+        try:
+            gate.pop()
+        except IndexError:
+            raise described(concurrent_call(), self, fact, action_id, outcome) from None
+        try:
+            if event == _OUTCOME:
+                event = self._outcome_event(action_id, outcome)  # type: ignore[arg-type]
+            if self._interpreter is None:
+                move = self._plans[self._state][event]
+                if move.ignored:
+                    return []
+                if move.refusal is not None:
+                    raise self._refused(move.refusal, action_id, outcome)
+                delay = self._checked_delay(move.checks, fact) if move.checks else None
+            else:
+                decide = self._interpreter.decide
+                step, delay = decide(self._state, _EVENTS[event], self._checked_delay, fact)
+                if step.refusal is not None:
+                    raise self._refused(step.refusal, action_id, outcome)
+                move = plan_for(step)
+                if move.ignored:
+                    return []
+            # Everything is valid: commit the step in one go.
+            keep = move.keep
+            if keep:  # Keep.NOTHING is 0
+                if keep == _KEEP_OUTCOME:
+                    self._outcomes[action_id.value] = outcome  # type: ignore[union-attr,assignment]
+                elif keep == _KEEP_TIMING:
+                    self._timing = fact.transfer_timing  # type: ignore[union-attr]
+                elif keep == _KEEP_TOKENS:
+                    self._tokens = fact.transferable_prompt_tokens  # type: ignore[union-attr]
+            if move.lifecycle is not None:
+                self._lifecycle.append(move.lifecycle)
+            self._state = move.target
+            # A loop, not a comprehension: most steps issue one action or none, and a
+            # comprehension costs a frame of its own.
+            issued = []
+            for make, completion in move.issues:
+                action = (
+                    make(self._handoff_id, delay) if make is _TRANSFER else make(self._handoff_id)
+                )
+                key = self._next_id
+                self._next_id = key + 1
+                if completion is None:
+                    self._issued[key] = action
+                else:
+                    self._completion = completion
+                    if completion is _SUCCESS:
+                        self._lifecycle.append(_COMPLETED)
+                    self._issued.clear()
+                    self._outcomes.clear()
+                issued.append(IssuedHandoffAction(HandoffActionId(key), action))
+            return issued
+        except HandoffError as error:
+            raise described(error, self, fact, action_id, outcome)  # noqa: B904 (error itself)
+        finally:
+            gate.append(None)
 
     def _checked_delay(self, checks: tuple[Check, ...], fact: HandoffFact | None) -> float | None:
         """Run a step's payload checks; returns the transfer delay when one is checked."""
@@ -338,59 +406,13 @@ class HandoffCoordinatorCore:
                 assert isinstance(fact, HandoffFact.SourceHeld)
                 validate_transfer_timing(fact.transfer_timing)
             else:
-                delay = self._transfer_delay(fact)
+                delay = planned_delay(fact, self._timing, self._tokens, self._fallback)
         return delay
 
-    def _transfer_delay(self, fact: HandoffFact | None) -> float:
-        timing = fact.transfer_timing if isinstance(fact, HandoffFact.SourceHeld) else self._timing
-        tokens = (
-            fact.transferable_prompt_tokens
-            if isinstance(fact, HandoffFact.DestinationReserved)
-            else self._tokens
-        )
-        if timing is None or tokens is None:
-            raise HandoffError("the transfer was planned before the source and destination were")
-        delay = timing.delay_ms(tokens)
-        if delay is None:
-            delay = self._fallback
-        validate_transfer_delay_ms(delay)
-        return delay
-
-    def _issue(
-        self,
-        make: Callable[..., HandoffAction],
-        completion: HandoffCompletion | None,
-        delay: float | None,
-    ) -> IssuedHandoffAction:
-        action: HandoffAction
-        if make is _START_TRANSFER:
-            assert delay is not None, "a transfer is issued only after its delay was checked"
-            action = make(self._handoff_id, delay)
-        else:
-            action = make(self._handoff_id)
-        action_id = self._next_id
-        self._next_id = action_id + 1
-        if completion is None:
-            self._issued[action_id] = action
-        else:
-            self._completion = completion
-            if completion is _SUCCESS:
-                self._lifecycle.append(_COMPLETED)
-            self._issued.clear()
-            self._outcomes.clear()
-        return IssuedHandoffAction(HandoffActionId(action_id), action)
-
-    def _refusal(
-        self,
-        refusal: Refusal,
-        action_id: HandoffActionId | None,
-        outcome: HandoffActionOutcome | None,
+    def _refused(
+        self, refusal: Refusal, action_id: HandoffActionId | None, outcome: object
     ) -> HandoffError:
+        names, state = self._chart.names, self._state
         return refusal_error(
-            refusal,
-            self._chart.names[self._state],
-            self._issued,
-            self._outcomes,
-            action_id,
-            outcome,
+            refusal, names[state], self._issued, self._outcomes, action_id, outcome
         )

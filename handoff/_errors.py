@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from handoff._messages import AnyHandoffFact
+    from handoff._values import HandoffActionId, HandoffActionOutcome
+
 __all__ = [
     "CleanupActionFailedError",
+    "ConcurrentCallError",
     "ConflictingOutcomeError",
     "ConformanceError",
     "ForeignFactError",
@@ -18,7 +25,51 @@ __all__ = [
 
 
 class HandoffError(Exception):
-    """A call the handoff protocol refuses; the coordinator is left exactly as it was."""
+    """A call the handoff protocol refuses; the coordinator is left exactly as it was.
+
+    An error raised by a coordinator call says what it is about, besides its message:
+
+    * `chart_state`: the id of the chart state the handoff was in (`"prefill_running"`);
+    * `fact`: the fact the call reported (`on_fact`), else None;
+    * `action_id` and `outcome`: the acknowledgement the call reported (`on_action_outcome`),
+      else None;
+    * `expected`: the outcomes that would have been taken for that action, where there are
+      some (the fitting ones for an `InvalidOutcomeError`, the one already recorded for a
+      `ConflictingOutcomeError`), else `()`.
+
+    An error raised outside a call (a value refused by `validate_transfer_timing`, a wire or a
+    trace error) has them all None and `expected == ()`.
+    """
+
+    chart_state: str | None
+    fact: AnyHandoffFact | None
+    action_id: HandoffActionId | None
+    outcome: HandoffActionOutcome | None
+    expected: tuple[HandoffActionOutcome, ...]
+
+    def __init__(
+        self,
+        *args: object,
+        chart_state: str | None = None,
+        fact: AnyHandoffFact | None = None,
+        action_id: HandoffActionId | None = None,
+        outcome: HandoffActionOutcome | None = None,
+        expected: tuple[HandoffActionOutcome, ...] = (),
+    ) -> None:
+        super().__init__(*args)
+        self.chart_state = chart_state
+        self.fact = fact
+        self.action_id = action_id
+        self.outcome = outcome
+        self.expected = expected
+
+
+class ConcurrentCallError(HandoffError):
+    """A call was made while another call on the same coordinator was still running.
+
+    A coordinator has one caller at a time (one thread, or one asyncio task): the call that
+    raises this changed nothing, and the call already running is unaffected.
+    """
 
 
 class ForeignFactError(HandoffError):

@@ -13,6 +13,8 @@ from handoff._validators import (
     require_count,
     require_instance,
     shown,
+    to_count,
+    to_optional_count,
     to_optional_float,
     wrong_type,
 )
@@ -32,12 +34,14 @@ class HandoffTransferTiming:
     mode: KvTransferTimingMode = attrs.field(
         validator=check_instance(KvTransferTimingMode, "a KvTransferTimingMode")
     )
-    full_prompt_tokens: int = attrs.field(validator=check_count)
-    kv_bytes_per_token: int | None = attrs.field(validator=attrs.validators.optional(check_count))
+    full_prompt_tokens: int = attrs.field(converter=to_count, validator=check_count)
+    kv_bytes_per_token: int | None = attrs.field(
+        converter=to_optional_count, validator=attrs.validators.optional(check_count)
+    )
     bandwidth_gb_s: float | None = attrs.field(
         converter=to_optional_float, validator=attrs.validators.optional(check_float)
     )
-    kv_bytes_per_request: int = attrs.field(default=0, validator=check_count)
+    kv_bytes_per_request: int = attrs.field(default=0, converter=to_count, validator=check_count)
 
     def delay_ms(self, destination_missing_tokens: int) -> float | None:
         """Milliseconds the transfer is modelled to take, or None when there is nothing to model.

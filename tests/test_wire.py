@@ -965,7 +965,7 @@ class TestMalformed:
 
 
 class TestMisuse:
-    @pytest.mark.parametrize("value", [object(), True, 3, None, "x", HandoffFact, [HID]])
+    @pytest.mark.parametrize("value", [object(), True, 3, None, "x", HandoffFact, [object()], (HID,)])
     def test_dumps_refuses_other_objects(self, value: object) -> None:
         with pytest.raises(TypeError, match="has no handoff wire form"):
             dumps(value)

@@ -1,0 +1,501 @@
+"""Snapshots: a coordinator written as compact JSON, and restored only if a run can reach it.
+
+A snapshot is one JSON object, its keys always in this order:
+
+    {"handoff_snapshot":1,"chart":"SourceFirst","handoff_id":"…","fallback_transfer_delay_ms":0.0,
+     "state":"destination_reserving","next_id":2,"issued":[[1,"ReserveDestination"]],
+     "outcomes":[],"timing":{…},"tokens":null,"lifecycle":["SourceHeld"],"completion":null}
+
+`chart` is the shipped order's wire value, or `module:Class` for a chart of one's own; `issued`
+lists the journal's actions as `[id, variant]` (`[id, "StartTransfer", delay_ms]`), `outcomes`
+the recorded acknowledgements as `[id, outcome]`, both by id.  The handoff id every action
+carries is the snapshot's own, so it is written once.
+
+Restoring validates the whole: every field must be well formed, and the configuration it
+describes (chart state, journal, kept payloads, lifecycle, completion) must be one that some
+run of the chart reaches.  The chart's reachable configurations are explored once per chart,
+on its first restore, with payloads that pass every check; a snapshot's own payloads are then
+checked as the coordinator would have checked them (a valid timing, a transfer delay equal
+to the one its timing, tokens and fallback give).  `copy`, `deepcopy` and `pickle` go through
+the same text, so a copy shares nothing with its original but the immutable rule table.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import json
+import typing
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from handoff._binding import planned_delay
+from handoff._codecs import Codec
+from handoff._coordinator import HandoffCoordinatorCore
+from handoff._errors import HandoffError
+from handoff._json_text import WireRefusal, format_f64, key_segment, mismatch, parse
+from handoff._lifecycle import NormalizedHandoffEvent
+from handoff._messages import AnyHandoffAction, HandoffAction, HandoffFact
+from handoff._table import compiled
+from handoff._timing import HandoffTransferTiming, validate_transfer_timing
+from handoff._validators import USIZE_LIMIT, is_finite_non_negative
+from handoff._values import (
+    HandoffActionId,
+    HandoffActionOutcome,
+    HandoffCompletion,
+    HandoffId,
+    HandoffOrder,
+    KvTransferTimingMode,
+)
+
+if TYPE_CHECKING:
+    from handoff._chart_base import HandoffChart
+
+__all__ = ["VERSION", "read", "reduce", "write"]
+
+VERSION = 1
+"""The snapshot layout's version; a reader refuses any other."""
+
+_KEYS = (
+    "handoff_snapshot",
+    "chart",
+    "handoff_id",
+    "fallback_transfer_delay_ms",
+    "state",
+    "next_id",
+    "issued",
+    "outcomes",
+    "timing",
+    "tokens",
+    "lifecycle",
+    "completion",
+)
+_SHAPE_FIELDS = _KEYS[4:]
+"""The fields a configuration's shape is made of, in the order a refusal looks at them."""
+
+_ACTIONS: dict[str, type[AnyHandoffAction]] = {
+    variant.__name__: variant for variant in typing.get_args(AnyHandoffAction)
+}
+_LIFECYCLE = {event.value: event for event in NormalizedHandoffEvent}
+_COMPLETIONS = {completion.value: completion for completion in HandoffCompletion}
+_MAX_CONFIGURATIONS = 50_000
+"""A chart with more reachable configurations than this cannot have its snapshots validated."""
+
+Rules = HandoffOrder | type["HandoffChart"]
+Shape = tuple[object, ...]
+
+
+# -- writing -------------------------------------------------------------------------------
+
+
+def write(coordinator: HandoffCoordinatorCore) -> str:
+    """The snapshot text of `coordinator`; `TypeError` if its chart cannot be named."""
+    c = coordinator
+    chart = json.dumps(_chart_name(c))
+    issued = ",".join(_issued_entry(key, action) for key, action in c._issued.items())
+    outcomes = ",".join(
+        f"[{key},{_codec(HandoffActionOutcome).write(c._outcomes[key])}]"
+        for key in sorted(c._outcomes)
+    )
+    timing = "null" if c._timing is None else _codec(HandoffTransferTiming).write(c._timing)
+    tokens = "null" if c._tokens is None else str(c._tokens)
+    lifecycle = ",".join(f'"{event.value}"' for event in c._lifecycle)
+    completion = "null" if c._completion is None else f'"{c._completion.value}"'
+    return (
+        f'{{"handoff_snapshot":{VERSION},"chart":{chart},"handoff_id":"{c._handoff_id}",'
+        f'"fallback_transfer_delay_ms":{format_f64(c._fallback)},'
+        f'"state":{json.dumps(c._chart.states[c._state])},"next_id":{c._next_id},'
+        f'"issued":[{issued}],"outcomes":[{outcomes}],"timing":{timing},"tokens":{tokens},'
+        f'"lifecycle":[{lifecycle}],"completion":{completion}}}'
+    )
+
+
+def _chart_name(coordinator: HandoffCoordinatorCore) -> str:
+    rules = coordinator._rules
+    if compiled(rules) is not coordinator._chart:
+        raise TypeError("a coordinator running a table of its own has no snapshot")
+    if isinstance(rules, HandoffOrder):
+        return rules.value
+    name = f"{rules.__module__}:{rules.__qualname__}"
+    if _find(rules.__module__, rules.__qualname__) is not rules:
+        raise TypeError(
+            f"chart {rules.__qualname__} cannot be named as {name}: a chart class written "
+            "to a snapshot must be importable by its module and name"
+        )
+    return name
+
+
+def _issued_entry(key: int, action: HandoffAction) -> str:
+    if isinstance(action, HandoffAction.StartTransfer):
+        return f'[{key},"StartTransfer",{format_f64(action.delay_ms)}]'
+    return f'[{key},"{type(action).__name__}"]'
+
+
+def reduce(coordinator: HandoffCoordinatorCore) -> tuple[object, ...]:
+    """What `pickle` and `copy` rebuild `coordinator` from: its snapshot, and whether it is
+    interpreted."""
+    return (_restore, (write(coordinator), coordinator._interpreter is not None))
+
+
+def _restore(text: str, interpreted: bool) -> HandoffCoordinatorCore:
+    return read(text, interpreted=interpreted)
+
+
+# -- reading -------------------------------------------------------------------------------
+
+
+def read(text: str | bytes | bytearray, *, interpreted: bool = False) -> HandoffCoordinatorCore:
+    """The coordinator `text` describes; `WireRefusal` naming the field unless a run of its
+    chart reaches it."""
+    data = parse(text)
+    if type(data) is not dict:
+        raise mismatch("a coordinator snapshot object", data)
+    if data.keys() != _KEY_SET:
+        _refuse_keys(data)
+    fields = _Fields(data)
+    version = data["handoff_snapshot"]
+    if type(version) is not int or version != VERSION:
+        raise fields.refuse("handoff_snapshot", f"expected version {VERSION}, got {version!r}")
+    rules = fields.read("chart", _rules)
+    restored = _built(fields, rules)
+    _reachable(fields, rules, _shape(restored))
+    _check_delays(fields, restored)
+    if interpreted:
+        from handoff._interpreted import InterpretedChart
+
+        restored._interpreter = InterpretedChart(rules, restored._chart.states[restored._state])
+    return restored
+
+
+_KEY_SET = frozenset(_KEYS)
+
+
+def _refuse_keys(data: dict[str, object]) -> None:
+    for key in data:
+        if key not in _KEY_SET:
+            raise WireRefusal(f"unknown field, expected only {', '.join(_KEYS)}", key_segment(key))
+    for key in _KEYS:
+        if key not in data:
+            raise WireRefusal("missing field", key_segment(key))
+
+
+class _Fields:
+    """The snapshot's fields, each read with its path named in a refusal."""
+
+    __slots__ = ("data",)
+
+    def __init__(self, data: dict[str, Any]) -> None:
+        self.data = data
+
+    def refuse(self, key: str, reason: str, *inner: str) -> WireRefusal:
+        refusal = WireRefusal(reason)
+        refusal.segments.extend(reversed(inner))
+        refusal.segments.append(key_segment(key))
+        return refusal
+
+    def read(self, key: str, reader: Any) -> Any:
+        try:
+            return reader(self.data[key])
+        except WireRefusal as refusal:
+            refusal.segments.append(key_segment(key))
+            raise
+
+
+_ORDERS = {order.value: order for order in HandoffOrder}
+
+
+def _rules(data: object) -> Rules:
+    if type(data) is not str:
+        raise mismatch("an order (SourceFirst, DestinationFirst) or module:Class", data)
+    order = _ORDERS.get(data)
+    if order is not None:
+        return order
+    module, colon, name = data.partition(":")
+    if not (colon and module and name):
+        raise WireRefusal(
+            f"expected an order (SourceFirst, DestinationFirst) or module:Class, "
+            f"got {json.dumps(data)}"
+        )
+    try:
+        found = _find(module, name)
+    except Exception as error:  # importing a user's module may raise anything
+        raise WireRefusal(f"cannot import {module}: {type(error).__name__}: {error}") from None
+    from handoff._chart_base import HandoffChart
+
+    if not (isinstance(found, type) and issubclass(found, HandoffChart) and found.states):
+        raise WireRefusal(f"{data} is not a HandoffChart subclass")
+    return found
+
+
+def _find(module: str, name: str) -> object:
+    found: object = importlib.import_module(module)
+    for part in name.split("."):
+        found = getattr(found, part, None)
+    return found
+
+
+_CODEC_CACHE: dict[type, Codec] = {}
+
+
+def _codec(cls: type) -> Codec:
+    codec = _CODEC_CACHE.get(cls)
+    if codec is None:
+        from handoff.wire import codec_of
+
+        codec = _CODEC_CACHE[cls] = codec_of(cls)
+    return codec
+
+
+def _count(data: object) -> int:
+    if type(data) is int and 0 <= data < USIZE_LIMIT:
+        return data
+    raise mismatch("an unsigned 64-bit integer", data)
+
+
+def _optional_count(data: object) -> int | None:
+    return None if data is None else _count(data)
+
+
+def _optional_timing(data: object) -> HandoffTransferTiming | None:
+    if data is None:
+        return None
+    timing: HandoffTransferTiming = _codec(HandoffTransferTiming).read(data)
+    try:
+        validate_transfer_timing(timing)
+    except HandoffError as error:
+        raise WireRefusal(f"a timing the coordinator refuses: {error}") from None
+    return timing
+
+
+@functools.cache
+def _blank(rules: Rules) -> HandoffCoordinatorCore:
+    if isinstance(rules, HandoffOrder):
+        return HandoffCoordinatorCore(_HID, rules)
+    return HandoffCoordinatorCore(_HID, chart=rules)
+
+
+def _built(fields: _Fields, rules: Rules) -> HandoffCoordinatorCore:
+    data = fields.data
+    handoff_id = fields.read("handoff_id", _codec(HandoffId).read)
+    fallback = data["fallback_transfer_delay_ms"]
+    if type(fallback) not in (int, float) or not is_finite_non_negative(fallback):
+        raise fields.refuse("fallback_transfer_delay_ms", "expected a finite, non-negative number")
+    blank = _blank(rules)
+    restored = object.__new__(HandoffCoordinatorCore)
+    restored._rules, restored._chart, restored._plans = rules, blank._chart, blank._plans
+    restored._handoff_id, restored._fallback = handoff_id, float(fallback)
+    restored._gate, restored._interpreter = [None], None
+    state, table = data["state"], blank._chart
+    if type(state) is not str or state not in table.states:
+        raise fields.refuse("state", f"expected a state of {table.name}, got {state!r}")
+    restored._state = table.states.index(state)
+    restored._next_id = fields.read("next_id", _count)
+    restored._issued = dict(_issued(fields, handoff_id, restored._next_id))
+    restored._outcomes = dict(_outcomes(fields, restored._issued))
+    restored._timing = fields.read("timing", _optional_timing)
+    restored._tokens = fields.read("tokens", _optional_count)
+    restored._lifecycle = fields.read("lifecycle", _events)
+    restored._completion = fields.read("completion", _completion)
+    return restored
+
+
+def _pairs(fields: _Fields, key: str) -> Iterator[tuple[int, list[Any]]]:
+    items = fields.data[key]
+    if type(items) is not list:
+        raise fields.refuse(key, mismatch("an array", items).reason)
+    previous = -1
+    for index, item in enumerate(items):
+        if type(item) is not list or len(item) < 2:
+            raise fields.refuse(key, "expected an array [id, …]", f"[{index}]")
+        if type(item[0]) is not int or not previous < item[0] < USIZE_LIMIT:
+            raise fields.refuse(key, "expected an id above the one before it", f"[{index}]", "[0]")
+        previous = item[0]
+        yield index, item
+
+
+def _issued(fields: _Fields, handoff_id: HandoffId, next_id: int) -> Iterator[tuple[int, Any]]:
+    for index, item in _pairs(fields, "issued"):
+        at = f"[{index}]"
+        if item[0] >= next_id:
+            raise fields.refuse("issued", f"an id not yet issued (next_id is {next_id})", at, "[0]")
+        variant = _ACTIONS.get(item[1]) if type(item[1]) is str else None
+        if variant is None:
+            raise fields.refuse(
+                "issued", f"expected an action, one of {', '.join(_ACTIONS)}", at, "[1]"
+            )
+        if variant is HandoffAction.StartTransfer:
+            delay = item[2] if len(item) == 3 else None
+            if not (type(delay) in (int, float) and is_finite_non_negative(delay)):
+                raise fields.refuse("issued", 'expected [id, "StartTransfer", delay_ms]', at)
+            yield item[0], HandoffAction.StartTransfer(handoff_id, float(delay))
+        elif len(item) != 2:
+            raise fields.refuse("issued", f'expected [id, "{item[1]}"]', at)
+        else:
+            yield item[0], variant(handoff_id)  # type: ignore[call-arg]
+
+
+def _outcomes(
+    fields: _Fields, issued: dict[int, Any]
+) -> Iterator[tuple[int, HandoffActionOutcome]]:
+    codec = _codec(HandoffActionOutcome)
+    for index, item in _pairs(fields, "outcomes"):
+        at = f"[{index}]"
+        if item[0] not in issued:
+            raise fields.refuse("outcomes", "an outcome for an action the journal lacks", at, "[0]")
+        if len(item) != 2:
+            raise fields.refuse("outcomes", "expected [id, outcome]", at)
+        try:
+            yield item[0], codec.read(item[1])
+        except WireRefusal as refusal:
+            refusal.segments.extend(["[1]", at, ".outcomes"])
+            raise
+
+
+def _events(data: object) -> list[NormalizedHandoffEvent]:
+    if type(data) is not list:
+        raise mismatch("an array", data)
+    events = []
+    for index, item in enumerate(data):
+        event = _LIFECYCLE.get(item) if type(item) is str else None
+        if event is None:
+            raise WireRefusal(f"expected one of {', '.join(_LIFECYCLE)}", f"[{index}]")
+        events.append(event)
+    return events
+
+
+def _completion(data: object) -> HandoffCompletion | None:
+    if data is None:
+        return None
+    completion = _COMPLETIONS.get(data) if type(data) is str else None
+    if completion is None:
+        raise mismatch(f"null or one of {', '.join(_COMPLETIONS)}", data)
+    return completion
+
+
+# -- what runs can reach ---------------------------------------------------------------------
+
+
+def _shape(c: HandoffCoordinatorCore) -> Shape:
+    """What decides a configuration's future, payload values aside, field by field."""
+    return (
+        c._state,
+        c._next_id,
+        tuple((key, type(action)) for key, action in c._issued.items()),
+        tuple(sorted((key, outcome.kind) for key, outcome in c._outcomes.items())),
+        c._timing is not None,
+        c._tokens is not None,
+        tuple(c._lifecycle),
+        c._completion,
+    )
+
+
+def _reachable(fields: _Fields, rules: Rules, shape: Shape) -> None:
+    prefixes = _prefixes(rules)
+    if shape in prefixes[-1]:
+        return
+    for depth, key in enumerate(_SHAPE_FIELDS):
+        if shape[: depth + 1] not in prefixes[depth]:
+            raise fields.refuse(
+                key, f"no run of the chart reaches this {key} with the fields before it"
+            )
+    raise AssertionError("unreachable")  # pragma: no cover (the last prefix is the whole shape)
+
+
+@functools.cache
+def _prefixes(rules: Rules) -> tuple[frozenset[Shape], ...]:
+    shapes = _explore(rules)
+    return tuple(frozenset(shape[: depth + 1] for shape in shapes) for depth in range(8))
+
+
+_HID = HandoffId.parse("00000000-0000-0000-0000-000000000000")
+_TIMING = HandoffTransferTiming(
+    mode=KvTransferTimingMode.FULL_PROMPT,
+    full_prompt_tokens=1,
+    kv_bytes_per_token=1,
+    bandwidth_gb_s=1.0,
+)
+_FACTS = (
+    HandoffFact.SourceHeld(handoff_id=_HID, transfer_timing=_TIMING),
+    HandoffFact.DestinationReserved(handoff_id=_HID, transferable_prompt_tokens=1),
+    HandoffFact.TransferCompleted(handoff_id=_HID),
+    HandoffFact.Failed(handoff_id=_HID),
+    HandoffFact.TimedOut(handoff_id=_HID),
+    HandoffFact.Canceled(handoff_id=_HID),
+)
+_OUTCOMES = (
+    HandoffActionOutcome.SUBMITTED,
+    HandoffActionOutcome.ACCEPTED,
+    HandoffActionOutcome.SCHEDULED,
+    HandoffActionOutcome.APPLIED,
+    HandoffActionOutcome.NOOP,
+    HandoffActionOutcome.failed(reason="x"),
+)
+
+
+def _explore(rules: Rules) -> set[Shape]:
+    """Every configuration shape a run of the chart reaches, with payloads that pass checks."""
+    if isinstance(rules, HandoffOrder):
+        first = HandoffCoordinatorCore(_HID, rules)
+    else:
+        first = HandoffCoordinatorCore(_HID, chart=rules)
+    seen = {_shape(first)}
+    frontier = [first]
+    while frontier:
+        coordinator = frontier.pop()
+        for call in _calls(coordinator):
+            twin = _replica(coordinator)
+            try:
+                call(twin)
+            except HandoffError:
+                continue
+            shape = _shape(twin)
+            if shape not in seen:
+                if len(seen) >= _MAX_CONFIGURATIONS:
+                    raise WireRefusal(
+                        f"the chart reaches more than {_MAX_CONFIGURATIONS:,} configurations: "
+                        "its snapshots cannot be validated",
+                        ".chart",
+                    )
+                seen.add(shape)
+                frontier.append(twin)
+    return seen
+
+
+def _calls(coordinator: HandoffCoordinatorCore) -> Iterator[Any]:
+    yield HandoffCoordinatorCore.start
+    for fact in _FACTS:
+        yield lambda c, fact=fact: c.on_fact(fact)
+    for key in coordinator._issued:
+        for outcome in _OUTCOMES:
+            yield lambda c, key=key, outcome=outcome: c.on_action_outcome(
+                HandoffActionId(key), outcome
+            )
+
+
+def _replica(c: HandoffCoordinatorCore) -> HandoffCoordinatorCore:
+    twin = object.__new__(HandoffCoordinatorCore)
+    for name in HandoffCoordinatorCore.__slots__:
+        setattr(twin, name, getattr(c, name))
+    twin._issued = dict(c._issued)
+    twin._outcomes = dict(c._outcomes)
+    twin._lifecycle = list(c._lifecycle)
+    twin._gate = [None]
+    return twin
+
+
+def _check_delays(fields: _Fields, restored: HandoffCoordinatorCore) -> None:
+    for index, (key, action) in enumerate(restored._issued.items()):
+        if not isinstance(action, HandoffAction.StartTransfer):
+            continue
+        try:
+            planned = planned_delay(None, restored._timing, restored._tokens, restored._fallback)
+        except HandoffError:
+            planned = None
+        if planned != action.delay_ms:
+            raise fields.refuse(
+                "issued",
+                f"transfer {key} was planned with {planned}, not {action.delay_ms}, by the "
+                "snapshot's timing, tokens and fallback",
+                f"[{index}]",
+                "[2]",
+            )
