@@ -15,7 +15,7 @@ import attrs
 
 from handoff._errors import ConcurrentCallError, HandoffError
 from handoff._lifecycle import NormalizedHandoffEvent
-from handoff._messages import HandoffAction, HandoffFact
+from handoff._messages import AnyHandoffAction, HandoffAction, HandoffFact
 from handoff._table import CompiledChart, Step
 from handoff._timing import HandoffTransferTiming, validate_transfer_delay_ms
 from handoff._values import HandoffActionId, HandoffActionOutcome, HandoffCompletion, OutcomeKind
@@ -107,7 +107,7 @@ LIFECYCLE: dict[ChartEvent, NormalizedHandoffEvent] = {
 }
 """The normalized lifecycle event an accepted chart event records (COMPLETED: on success)."""
 
-_ISSUES: dict[Effect, Callable[..., HandoffAction]] = {
+_ISSUES: dict[Effect, Callable[..., AnyHandoffAction]] = {
     Effect.SUBMIT_PREFILL: HandoffAction.SubmitPrefill,
     Effect.RESERVE_DESTINATION: HandoffAction.ReserveDestination,
     Effect.START_TRANSFER: HandoffAction.StartTransfer,
@@ -131,7 +131,7 @@ class Keep:
 
 _KEEPS = {_E.SOURCE_HELD: Keep.TIMING, _E.DESTINATION_RESERVED: Keep.TOKENS}
 
-Issue = tuple[Callable[..., HandoffAction], HandoffCompletion | None]
+Issue = tuple[Callable[..., AnyHandoffAction], HandoffCompletion | None]
 
 
 @attrs.frozen

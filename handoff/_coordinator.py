@@ -10,6 +10,7 @@ changed nothing.  Tools reach the coordinator through its labelled block, never 
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from typing import TYPE_CHECKING, cast, overload
 
 from handoff._binding import (
@@ -26,7 +27,7 @@ from handoff._binding import (
 )
 from handoff._errors import ForeignFactError, HandoffError
 from handoff._lifecycle import NormalizedHandoffEvent
-from handoff._messages import HandoffAction, HandoffFact, IssuedHandoffAction
+from handoff._messages import AnyHandoffAction, HandoffAction, HandoffFact, IssuedHandoffAction
 from handoff._table import CompiledChart, chart_rules, compiled
 from handoff._timing import HandoffTransferTiming, validate_transfer_timing
 from handoff._validators import require_delay_ms
@@ -352,13 +353,13 @@ class HandoffCoordinatorCore:
                 if move.ignored:
                     return []
                 if move.refusal is not None:
-                    raise self._refused(move.refusal, action_id, outcome)
+                    raise self._refusal(move.refusal, action_id, outcome)
                 delay = self._checked_delay(move.checks, fact) if move.checks else None
             else:
                 decide = self._interpreter.decide
                 step, delay = decide(self._state, _EVENTS[event], self._checked_delay, fact)
                 if step.refusal is not None:
-                    raise self._refused(step.refusal, action_id, outcome)
+                    raise self._refusal(step.refusal, action_id, outcome)
                 move = plan_for(step)
                 if move.ignored:
                     return []
@@ -378,20 +379,7 @@ class HandoffCoordinatorCore:
             # comprehension costs a frame of its own.
             issued = []
             for make, completion in move.issues:
-                action = (
-                    make(self._handoff_id, delay) if make is _TRANSFER else make(self._handoff_id)
-                )
-                key = self._next_id
-                self._next_id = key + 1
-                if completion is None:
-                    self._issued[key] = action
-                else:
-                    self._completion = completion
-                    if completion is _SUCCESS:
-                        self._lifecycle.append(_COMPLETED)
-                    self._issued.clear()
-                    self._outcomes.clear()
-                issued.append(IssuedHandoffAction(HandoffActionId(key), action))
+                issued.append(self._issue(make, completion, delay))
             return issued
         except HandoffError as error:
             raise described(error, self, fact, action_id, outcome)  # noqa: B904 (error itself)
@@ -409,7 +397,31 @@ class HandoffCoordinatorCore:
                 delay = planned_delay(fact, self._timing, self._tokens, self._fallback)
         return delay
 
-    def _refused(
+    def _issue(
+        self,
+        make: Callable[..., AnyHandoffAction],
+        completion: HandoffCompletion | None,
+        delay: float | None,
+    ) -> IssuedHandoffAction:
+        action: AnyHandoffAction
+        if make is _TRANSFER:
+            assert delay is not None, "a transfer is issued only after its delay was checked"
+            action = make(self._handoff_id, delay)
+        else:
+            action = make(self._handoff_id)
+        action_id = self._next_id
+        self._next_id = action_id + 1
+        if completion is None:
+            self._issued[action_id] = action
+        else:
+            self._completion = completion
+            if completion is _SUCCESS:
+                self._lifecycle.append(_COMPLETED)
+            self._issued.clear()
+            self._outcomes.clear()
+        return IssuedHandoffAction(HandoffActionId(action_id), action)
+
+    def _refusal(
         self, refusal: Refusal, action_id: HandoffActionId | None, outcome: object
     ) -> HandoffError:
         names, state = self._chart.names, self._state

@@ -324,7 +324,7 @@ def _issued(fields: _Fields, handoff_id: HandoffId, next_id: int) -> Iterator[tu
                 "issued", f"expected an action, one of {', '.join(_ACTIONS)}", at, "[1]"
             )
         if variant is HandoffAction.StartTransfer:
-            delay = item[2] if len(item) == 3 else None
+            delay = item[2] if len(item) == 3 else -1.0
             if not (type(delay) in (int, float) and is_finite_non_negative(delay)):
                 raise fields.refuse("issued", 'expected [id, "StartTransfer", delay_ms]', at)
             yield item[0], HandoffAction.StartTransfer(handoff_id, float(delay))

@@ -167,11 +167,9 @@ class HandoffActionId:
         return f"HandoffActionId({self.value})"
 
 
-def _to_reason(value: str | None, instance: HandoffActionOutcome) -> str:
-    # Only an outcome that is not a failure may leave its reason out (None): it is then "".
-    if value is None and instance.kind is not OutcomeKind.FAILED:
-        return ""
-    return to_text(value)  # type: ignore[arg-type]
+def _to_reason(value: str | None) -> str:
+    # An outcome that is not a failure may leave its reason out (None): it is then "".
+    return "" if value is None else to_text(value)
 
 
 def _check_reason(
@@ -205,13 +203,12 @@ class HandoffActionOutcome:
     NOOP: ClassVar[HandoffActionOutcome]
 
     kind: OutcomeKind = attrs.field(validator=check_instance(OutcomeKind, "an OutcomeKind"))
-    reason: str = attrs.field(
-        default="", converter=attrs.Converter(_to_reason, takes_self=True), validator=_check_reason
-    )
+    reason: str = attrs.field(default="", converter=_to_reason, validator=_check_reason)
 
     @classmethod
     def failed(cls, reason: str) -> HandoffActionOutcome:
-        """The action could not be performed, for the human-readable `reason`."""
+        """The action could not be performed, for the human-readable `reason` (a `str`)."""
+        require_instance("reason", reason, str, "a str for a FAILED outcome")
         return cls(OutcomeKind.FAILED, reason)
 
     @property
@@ -221,7 +218,7 @@ class HandoffActionOutcome:
 
     def __str__(self) -> str:
         if self.kind is not OutcomeKind.FAILED:
-            return self.kind.value
+            return str(self.kind)
         import json  # only a failure's reason needs it; `import handoff` stays lighter without
 
         return f"{self.kind.value}({json.dumps(self.reason, ensure_ascii=False)})"

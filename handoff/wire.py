@@ -119,7 +119,7 @@ def dumps(value: object) -> str:
 
 
 @overload
-def loads(text: Text, cls: type[Variant]) -> Variant: ...
+def loads(text: Text, cls: type[Variant]) -> Variant: ...  # type: ignore[overload-overlap]
 @overload
 def loads(text: Text, cls: type[HandoffFact]) -> AnyHandoffFact: ...
 @overload
@@ -136,14 +136,13 @@ def loads(text: Text, cls: Any) -> Any:
     restores a snapshot. Raises `WireError` naming the JSON path of the first problem; see the
     module docstring for what is refused.
     """
-    if cls is HandoffCoordinatorCore:
-        from handoff._snapshot import read
-
-        reader = read
-    else:
-        reader = codec_of(cls).read
     try:
-        return reader(text) if cls is HandoffCoordinatorCore else reader(parse(text))
+        if cls is HandoffCoordinatorCore:
+            from handoff._snapshot import read
+
+            return read(text)
+        codec = codec_of(cls)
+        return codec.read(parse(text))
     except WireRefusal as refusal:
         raise WireError(refusal.path, refusal.reason) from None
 
@@ -243,7 +242,7 @@ _CODECS: dict[type, codecs.Codec] = {cls: _codec_for(cls) for cls in _WIRE_TYPES
 def codec_of(cls: object) -> codecs.Codec:
     """The codec of `cls` (for the trace reader, which parses each line once); not public."""
     try:
-        codec = _CODECS.get(_UNIONS.get(cls, cls))  # type: ignore[call-overload]
+        codec: codecs.Codec | None = _CODECS.get(_UNIONS.get(cls, cls))  # type: ignore[call-overload]
     except TypeError:  # an unhashable object given for a type
         codec = None
     if codec is None:
