@@ -30,6 +30,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from handoff._binding import planned_delay
+from handoff._codec_table import codec_for
 from handoff._codecs import Codec
 from handoff._coordinator import HandoffCoordinatorCore
 from handoff._errors import HandoffError
@@ -240,9 +241,7 @@ _CODEC_CACHE: dict[type, Codec] = {}
 def _codec(cls: type) -> Codec:
     codec = _CODEC_CACHE.get(cls)
     if codec is None:
-        from handoff.wire import codec_of
-
-        codec = _CODEC_CACHE[cls] = codec_of(cls)
+        codec = _CODEC_CACHE[cls] = codec_for(cls, {})
     return codec
 
 

@@ -55,14 +55,11 @@ annotations by one table (`_codec_for` below), and no dependency is added.
 
 from __future__ import annotations
 
-import enum
-import types
 import typing
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
-import attrs
-
 from handoff import _codecs as codecs
+from handoff._codec_table import FAMILIES, UNIONS, codec_for
 from handoff._conformance import NormalizedHandoffConformance, NormalizedStoredTiming
 from handoff._coordinator import HandoffCoordinatorCore
 from handoff._errors import WireError
@@ -147,76 +144,6 @@ def loads(text: Text, cls: Any) -> Any:
         raise WireError(refusal.path, refusal.reason) from None
 
 
-# The table: which codec each type gets.
-
-_LEAVES: dict[object, type[codecs.Codec]] = {
-    int: codecs.Count,
-    float: codecs.Float,
-    bool: codecs.Bool,
-    HandoffId: codecs.Uuid,
-    HandoffActionId: codecs.ActionId,
-    HandoffActionOutcome: codecs.Outcome,
-}
-
-# Each message family with its variants in the Rust enum's order, which the union keeps.
-_FAMILIES: dict[type, tuple[type, ...]] = {
-    HandoffFact: typing.get_args(AnyHandoffFact),
-    HandoffAction: typing.get_args(AnyHandoffAction),
-}
-
-# The fields the Rust structs mark `#[serde(default, skip_serializing_if = …)]`.
-_SERDE_DEFAULTS: dict[type, frozenset[str]] = {
-    HandoffTransferTiming: frozenset({"kv_bytes_per_request"}),
-}
-
-
-def _body(cls: type) -> codecs.Struct:
-    # Annotations are resolved in the module `__module__` names, `handoff`, which holds the
-    # conformance classes only once they are first asked for; every wire type is imported here.
-    hints = typing.get_type_hints(cls, localns=globals())
-    defaulted = _SERDE_DEFAULTS.get(cls, frozenset())
-    fields = [
-        codecs.Field(
-            field.name, _codec_for(hints[field.name]), field.name in defaulted, field.default
-        )
-        for field in attrs.fields(cls)
-    ]
-    return codecs.Struct(cls, fields)
-
-
-def _tagged(family: type, variants: tuple[type, ...]) -> codecs.Tagged:
-    names = (variant.__name__ for variant in _FAMILIES[family])
-    return codecs.Tagged(names, [_body(variant) for variant in variants])
-
-
-# A union of a family's variants reads and writes as the family does.
-_UNIONS: dict[object, type] = {AnyHandoffFact: HandoffFact, AnyHandoffAction: HandoffAction}
-
-
-def _codec_for(annotation: object) -> codecs.Codec:
-    """The codec for a field annotation or a wire type, derived from its attrs fields."""
-    annotation = _UNIONS.get(annotation, annotation)
-    if annotation in _LEAVES:
-        return _LEAVES[annotation]()
-    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
-    if origin in (typing.Union, types.UnionType) and len(args) == 2 and type(None) in args:
-        inner = args[1] if args[0] is type(None) else args[0]
-        return codecs.Nullable(_codec_for(inner))
-    if origin is tuple and len(args) == 2 and args[1] is Ellipsis:
-        return codecs.Array(_codec_for(args[0]))
-    if isinstance(annotation, type):
-        if issubclass(annotation, enum.Enum):
-            return codecs.UnitEnum(annotation)
-        for family, variants in _FAMILIES.items():
-            if annotation is family:
-                return _tagged(family, variants)
-            if issubclass(annotation, family):
-                return _tagged(family, (annotation,))
-        if attrs.has(annotation):
-            return _body(annotation)
-    raise TypeError(f"{annotation!r} has no handoff wire form")
-
-
 _WIRE_TYPES: tuple[type, ...] = (
     HandoffId,
     HandoffOrder,
@@ -224,9 +151,9 @@ _WIRE_TYPES: tuple[type, ...] = (
     KvTransferTimingMode,
     HandoffTransferTiming,
     HandoffFact,
-    *_FAMILIES[HandoffFact],
+    *FAMILIES[HandoffFact],
     HandoffAction,
-    *_FAMILIES[HandoffAction],
+    *FAMILIES[HandoffAction],
     HandoffActionId,
     IssuedHandoffAction,
     HandoffActionOutcome,
@@ -236,13 +163,15 @@ _WIRE_TYPES: tuple[type, ...] = (
     NormalizedHandoffConformance,
 )
 
-_CODECS: dict[type, codecs.Codec] = {cls: _codec_for(cls) for cls in _WIRE_TYPES}
+# Annotations are resolved in the module `__module__` names, `handoff`, which holds the
+# conformance classes only once they are first asked for; every wire type is imported here.
+_CODECS: dict[type, codecs.Codec] = {cls: codec_for(cls, globals()) for cls in _WIRE_TYPES}
 
 
 def codec_of(cls: object) -> codecs.Codec:
     """The codec of `cls` (for the trace reader, which parses each line once); not public."""
     try:
-        codec: codecs.Codec | None = _CODECS.get(_UNIONS.get(cls, cls))  # type: ignore[call-overload]
+        codec: codecs.Codec | None = _CODECS.get(UNIONS.get(cls, cls))  # type: ignore[call-overload]
     except TypeError:  # an unhashable object given for a type
         codec = None
     if codec is None:
