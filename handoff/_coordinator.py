@@ -302,10 +302,11 @@ class HandoffCoordinatorCore:
         if event is None:
             raise TypeError(f"fact must be a HandoffFact, got {fact!r}")
         if fact.handoff_id is not self._handoff_id and fact.handoff_id != self._handoff_id:
-            raise ForeignFactError(
+            foreign = ForeignFactError(
                 f"fact belongs to a different handoff: expected {self._handoff_id}, "
                 f"got {fact.handoff_id}"
             )
+            raise described(foreign, self, fact, None, None)
         return self._take(event, fact, None, None)
 
     def on_action_outcome(
