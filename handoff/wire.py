@@ -1,7 +1,7 @@
 """The JSON wire format of the handoff value types, byte-compatible with the Rust serde layout.
 
 `dumps(value)` writes what `serde_json::to_string` writes for the same Rust value; `loads(text,
-cls)` reads one value of `cls`: any value type of the contract (docs/contract.md, "Values"), a
+cls)` reads one value of `cls`: any value type of contract §2 (docs/contract.md), a
 single fact or action variant such as `HandoffFact.SourceHeld` (which refuses every other
 variant), one of the unions `AnyHandoffFact` and `AnyHandoffAction`, or a list of any of these,
 `list[IssuedHandoffAction]` (written as a JSON array). `loads` raises `WireError`, a

@@ -1,5 +1,6 @@
-"""The types make the match exhaustive: `mypy --strict` on the README's example and on a match
-over every union and enum (tests/typing_samples/exhaustive.py), with no cast and no ignore.
+"""The types make the match exhaustive: `mypy --strict` on the README's example, on the example
+runtime of docs/integrating.md and on a match over every union and enum
+(tests/typing_samples/exhaustive.py), with no cast and no ignore.
 
 One mypy run checks them all, in a fresh process with a cache of its own.
 """
@@ -33,12 +34,17 @@ def mypy_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, str]
     readme = here / "readme_example.py"
     (example,) = re.findall(r"```python\n(.*?)```", (ROOT / "README.md").read_text(), re.S)
     readme.write_text(example)
+    integrating = ROOT / "docs" / "integrating.md"
+    runtime = re.findall(r"```python\n(.*?)```", integrating.read_text(), re.S)[0]
+    assert "type: ignore" not in runtime
+    assert "cast(" not in runtime
+    (here / "integrating_example.py").write_text(runtime)
     refused = here / "refused.py"
     refused.write_text(REFUSED)
     command = [
         sys.executable, "-m", "mypy", "--strict", "--no-incremental",
         "--cache-dir", str(here / "cache"), "--config-file", "/dev/null",
-        str(readme), str(SAMPLE), str(refused),
+        str(readme), str(here / "integrating_example.py"), str(SAMPLE), str(refused),
     ]  # fmt: skip
     ran = subprocess.run(command, capture_output=True, text=True, cwd=here, check=False)
     return readme, refused, ran.stdout + ran.stderr
@@ -70,6 +76,11 @@ def test_the_readme_example_passes_mypy_strict(mypy_run: tuple[Path, Path, str])
 def test_every_union_and_enum_matches_exhaustively(mypy_run: tuple[Path, Path, str]) -> None:
     _, _, output = mypy_run
     assert _errors(output, SAMPLE) == []
+
+
+def test_the_example_runtime_passes_mypy_strict(mypy_run: tuple[Path, Path, str]) -> None:
+    readme, _, output = mypy_run
+    assert _errors(output, readme.with_name("integrating_example.py")) == []
 
 
 def test_what_the_types_forbid_is_refused(mypy_run: tuple[Path, Path, str]) -> None:

@@ -17,6 +17,7 @@ import handoff._errors
 from handoff._binding import ACKNOWLEDGEMENTS, FACT_EVENTS, LIFECYCLE
 from handoff._docs.diagram import file_stem
 from handoff._errors import (
+    ConcurrentCallError,
     ConformanceError,
     ForeignFactError,
     HandoffError,
@@ -44,6 +45,7 @@ __all__ = [
 
 NON_CHART_PHRASES: tuple[tuple[str, type[HandoffError]], ...] = (
     ("fact belongs to a different handoff", ForeignFactError),
+    ("the coordinator is already running a call", ConcurrentCallError),
     ("invalid handoff transfer bandwidth", InvalidTransferTimingError),
     ("invalid handoff transfer delay", InvalidTransferTimingError),
     ("normalized handoff order mismatch", ConformanceError),
@@ -52,7 +54,8 @@ NON_CHART_PHRASES: tuple[tuple[str, type[HandoffError]], ...] = (
     ("normalized handoff destination KV visibility is invalid", ConformanceError),
     ("normalized handoff did not drain", ConformanceError),
 )
-"""Error phrases raised outside the charts (SPEC §3, §4 and §6), with the class raising each."""
+"""Error phrases raised outside the charts (the contract's transfer delay, coordinator and
+conformance sections), with the class raising each."""
 
 
 def ordering_rules() -> dict[str, str]:
@@ -331,9 +334,13 @@ def phrases(error: type[HandoffError]) -> list[str]:
     return found + [phrase for phrase, raised in NON_CHART_PHRASES if raised is error]
 
 
+def _first_paragraph(error: type[HandoffError]) -> str:
+    return " ".join((inspect.getdoc(error) or "").split("\n\n")[0].split())
+
+
 def _errors() -> str:
     rows = [
-        [f"`{error.__name__}`", inspect.getdoc(error) or "", _code(phrases(error))]
+        [f"`{error.__name__}`", _first_paragraph(error), _code(phrases(error))]
         for error in error_classes()
     ]
     return _table(["Error", "Raised when", "Message phrases"], rows)
