@@ -2,6 +2,7 @@
 
 import typing as _typing
 
+from handoff import _copies  # noqa: F401 (registers how a coordinator is copied and pickled)
 from handoff._coordinator import HandoffCoordinatorCore
 from handoff._errors import (
     CleanupActionFailedError,

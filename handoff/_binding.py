@@ -9,7 +9,6 @@ folds all of that into one table per chart, so the coordinator's hot path is a l
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 import attrs
 
@@ -20,9 +19,6 @@ from handoff._table import CompiledChart, Step
 from handoff._timing import HandoffTransferTiming, validate_transfer_delay_ms
 from handoff._values import HandoffActionId, HandoffActionOutcome, HandoffCompletion, OutcomeKind
 from handoff._vocabulary import ChartEvent, Check, Effect, EventKind, Refusal
-
-if TYPE_CHECKING:
-    from handoff._coordinator import HandoffCoordinatorCore
 
 __all__ = [
     "ACKNOWLEDGEMENTS",
@@ -241,16 +237,17 @@ def concurrent_call() -> ConcurrentCallError:
 
 def described(
     error: HandoffError,
-    coordinator: HandoffCoordinatorCore,
-    fact: HandoffFact | None,
-    action_id: HandoffActionId | None,
-    outcome: HandoffActionOutcome | None,
+    state: str,
+    issued: dict[int, HandoffAction],
+    outcomes: dict[int, HandoffActionOutcome],
+    call: tuple[HandoffFact | None, HandoffActionId | None, HandoffActionOutcome | None],
 ) -> HandoffError:
-    """`error`, raised by a call on `coordinator`, with the fields that say what it is about
-    filled in from the call and from the coordinator as it was (and still is) before it."""
-    issued, outcomes = coordinator._issued, coordinator._outcomes
-    error.chart_state = coordinator._chart.states[coordinator._state]
-    error.fact = fact  # type: ignore[assignment]
+    """`error`, raised by a call (its fact, action id and outcome), with the fields that say
+    what it is about filled in; `state`, `issued` and `outcomes` are the coordinator's, as they
+    were (and still are) before the call."""
+    fact, action_id, outcome = call
+    error.chart_state = state
+    error.fact = fact
     error.action_id = action_id
     error.outcome = outcome
     action = issued.get(action_id.value) if action_id is not None else None

@@ -35,7 +35,11 @@ _check_flag = check_instance(bool, "a bool")
 
 @attrs.frozen
 class NormalizedStoredTiming:
-    """How many KV blocks the destination stored before, at and after its activation."""
+    """How many KV blocks the destination stored before, at and after its activation.
+
+    `NormalizedStoredTiming(before_activation=0, on_activation=3)`; counts default to 0 and
+    are checked by `NormalizedHandoffConformance.validate()` (contract §6).
+    """
 
     before_activation: int = attrs.field(default=0, converter=to_count, validator=check_count)
     on_activation: int = attrs.field(default=0, converter=to_count, validator=check_count)

@@ -18,9 +18,7 @@ from handoff._binding import (
     FACT_EVENTS,
     Keep,
     Plan,
-    concurrent_call,
     described,
-    plan_for,
     planned_delay,
     plans,
     refusal_error,
@@ -28,6 +26,7 @@ from handoff._binding import (
 from handoff._errors import ForeignFactError, HandoffError
 from handoff._lifecycle import NormalizedHandoffEvent
 from handoff._messages import AnyHandoffAction, HandoffAction, HandoffFact, IssuedHandoffAction
+from handoff._step import OUTCOME, take
 from handoff._table import CompiledChart, chart_rules, compiled
 from handoff._timing import HandoffTransferTiming, validate_transfer_timing
 from handoff._validators import require_delay_ms
@@ -51,7 +50,6 @@ _UNKNOWN = ChartEvent.UNKNOWN_ACTION.index
 _DUPLICATE = ChartEvent.DUPLICATE_OUTCOME.index
 _CONFLICTING = ChartEvent.CONFLICTING_OUTCOME.index
 _MISMATCHED = ChartEvent.MISMATCHED_OUTCOME.index
-_OUTCOME = -1  # an outcome's event is read off the journal once the call holds the gate
 _FACT_INDEX = {fact: event.index for fact, event in FACT_EVENTS.items()}
 _TRANSFER = HandoffAction.StartTransfer
 _SUCCESS = HandoffCompletion.SUCCESS
@@ -159,14 +157,22 @@ class HandoffCoordinatorCore:
 
     @classmethod
     def new(cls, handoff_id: HandoffId, order: HandoffOrder) -> HandoffCoordinatorCore:
-        """A coordinator whose transfer delay falls back to 0 ms when timing is unmodelled."""
+        """A coordinator whose transfer delay falls back to 0 ms when timing is unmodelled.
+
+        `HandoffCoordinatorCore.new(HandoffId.new(), HandoffOrder.SOURCE_FIRST)` is
+        `HandoffCoordinatorCore(handoff_id=…, order=…)`.
+        """
         return cls(handoff_id, order)
 
     @classmethod
     def new_with_fallback(
         cls, handoff_id: HandoffId, order: HandoffOrder, fallback_transfer_delay_ms: float
     ) -> HandoffCoordinatorCore:
-        """A coordinator with an explicit fallback transfer delay (finite, non-negative)."""
+        """A coordinator with an explicit fallback transfer delay (finite, non-negative).
+
+        The fallback is the `StartTransfer` delay when the timing models none (contract §3);
+        a negative or non-finite one is a `ValueError`.
+        """
         return cls(handoff_id, order, fallback_transfer_delay_ms)
 
     # -- for tools (model review, traces, diagrams): not needed to run a handoff ----------
@@ -284,20 +290,24 @@ class HandoffCoordinatorCore:
             f"{completion}, complete={self.is_complete}, handoff_id={self._handoff_id}>"
         )
 
-    def __reduce__(self) -> tuple[object, ...]:
-        # pickle, copy.copy and copy.deepcopy all rebuild from the snapshot: nothing is shared.
-        from handoff._snapshot import reduce
-
-        return reduce(self)
-
     # -- calls -------------------------------------------------------------------------
 
     def start(self) -> list[IssuedHandoffAction]:
-        """Issue the first action of the order; a no-op once started or no longer active."""
-        return self._take(_START, None, None, None)
+        """Issue the first action of the order; a no-op once started or no longer active.
+
+        `[submit] = coordinator.start()` gives `SubmitPrefill` (SOURCE_FIRST) or
+        `ReserveDestination` (DESTINATION_FIRST); afterwards it returns `[]` (contract §4).
+        """
+        return take(self, _START, None, None, None)
 
     def on_fact(self, fact: HandoffFact) -> list[IssuedHandoffAction]:
-        """Take a fact reported by the runtime."""
+        """Take a fact reported by the runtime; returns the actions it makes due.
+
+        `coordinator.on_fact(HandoffFact.SourceHeld(handoff_id=hid, transfer_timing=timing))`.
+        A fact of another handoff is a `ForeignFactError`, one that comes before the
+        acknowledgement it depends on an `OutOfOrderFactError`; a refused fact changes nothing
+        (contract §4, `on_fact`). Anything but a fact variant is a `TypeError`.
+        """
         event = _FACT_INDEX.get(type(fact))
         if event is None:
             raise TypeError(f"fact must be a HandoffFact, got {fact!r}")
@@ -306,18 +316,24 @@ class HandoffCoordinatorCore:
                 f"fact belongs to a different handoff: expected {self._handoff_id}, "
                 f"got {fact.handoff_id}"
             )
-            raise described(foreign, self, fact, None, None)
-        return self._take(event, fact, None, None)
+            state = self._chart.states[self._state]
+            raise described(foreign, state, self._issued, self._outcomes, (fact, None, None))
+        return take(self, event, fact, None, None)
 
     def on_action_outcome(
         self, action_id: HandoffActionId, outcome: HandoffActionOutcome
     ) -> list[IssuedHandoffAction]:
-        """Take the runtime's acknowledgement of an issued action."""
+        """Take the runtime's acknowledgement of an issued action; returns the actions it makes due.
+
+        `coordinator.on_action_outcome(action_id=issued.id, outcome=HandoffActionOutcome.APPLIED)`.
+        The same outcome twice is harmless; an unknown id, a conflicting or an unfitting outcome
+        is refused and changes nothing (contract §4, `on_action_outcome`).
+        """
         if type(action_id) is not HandoffActionId:
             raise TypeError(f"action_id must be a HandoffActionId, got {action_id!r}")
         if type(outcome) is not HandoffActionOutcome:
             raise TypeError(f"outcome must be a HandoffActionOutcome, got {outcome!r}")
-        return self._take(_OUTCOME, None, action_id, outcome)
+        return take(self, OUTCOME, None, action_id, outcome)
 
     def _outcome_event(self, action_id: HandoffActionId, outcome: HandoffActionOutcome) -> int:
         """The index of the chart event an outcome makes against the journal (changes nothing)."""
@@ -331,61 +347,6 @@ class HandoffCoordinatorCore:
         return _DUPLICATE if previous == outcome else _CONFLICTING
 
     # -- the step ------------------------------------------------------------------------
-
-    def _take(
-        self,
-        event: int,
-        fact: HandoffFact | None,
-        action_id: HandoffActionId | None,
-        outcome: HandoffActionOutcome | None,
-    ) -> list[IssuedHandoffAction]:
-        # The gate holds one token; taking it is one atomic list operation, so a second caller
-        # finds it gone instead of racing the first through the journal.
-        gate = self._gate
-        try:
-            gate.pop()
-        except IndexError:
-            raise described(concurrent_call(), self, fact, action_id, outcome) from None
-        try:
-            if event == _OUTCOME:
-                event = self._outcome_event(action_id, outcome)  # type: ignore[arg-type]
-            if self._interpreter is None:
-                move = self._plans[self._state][event]
-                if move.ignored:
-                    return []
-                if move.refusal is not None:
-                    raise self._refusal(move.refusal, action_id, outcome)
-                delay = self._checked_delay(move.checks, fact) if move.checks else None
-            else:
-                decide = self._interpreter.decide
-                step, delay = decide(self._state, _EVENTS[event], self._checked_delay, fact)
-                if step.refusal is not None:
-                    raise self._refusal(step.refusal, action_id, outcome)
-                move = plan_for(step)
-                if move.ignored:
-                    return []
-            # Everything is valid: commit the step in one go.
-            keep = move.keep
-            if keep:  # Keep.NOTHING is 0
-                if keep == _KEEP_OUTCOME:
-                    self._outcomes[action_id.value] = outcome  # type: ignore[union-attr,assignment]
-                elif keep == _KEEP_TIMING:
-                    self._timing = fact.transfer_timing  # type: ignore[union-attr]
-                elif keep == _KEEP_TOKENS:
-                    self._tokens = fact.transferable_prompt_tokens  # type: ignore[union-attr]
-            if move.lifecycle is not None:
-                self._lifecycle.append(move.lifecycle)
-            self._state = move.target
-            # A loop, not a comprehension: most steps issue one action or none, and a
-            # comprehension costs a frame of its own.
-            issued = []
-            for make, completion in move.issues:
-                issued.append(self._issue(make, completion, delay))
-            return issued
-        except HandoffError as error:
-            raise described(error, self, fact, action_id, outcome)  # noqa: B904 (error itself)
-        finally:
-            gate.append(None)
 
     def _checked_delay(self, checks: tuple[Check, ...], fact: HandoffFact | None) -> float | None:
         """Run a step's payload checks; returns the transfer delay when one is checked."""

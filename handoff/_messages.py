@@ -194,7 +194,12 @@ class CancelDestination(_IdOnlyAction):
 
 
 class Complete(_IdOnlyAction):
-    """The handoff is over; the runtime may forget it."""
+    """The handoff is over: the runtime forgets it and stops delivering its facts.
+
+    Nothing is acknowledged for it. A late `Failed`, `TimedOut` or `Canceled` given to a
+    coordinator that completed with SUCCESS would reopen cleanup and cancel a decoding request
+    (docs/integrating.md, "What the runtime guarantees").
+    """
 
     __slots__ = ()
 
@@ -239,7 +244,12 @@ def _check_action(instance: object, attribute: attrs.Attribute[Any], value: obje
 
 @attrs.frozen
 class IssuedHandoffAction:
-    """An action together with the id its outcome must be reported under."""
+    """An action together with the id its outcome must be reported under.
+
+    Coordinator calls return lists of these. Perform `action` (a `match` over it is exhaustive:
+    `action` is typed `AnyHandoffAction`), then report
+    `coordinator.on_action_outcome(action_id=issued.id, outcome=…)`.
+    """
 
     id: HandoffActionId = attrs.field(validator=check_exact(HandoffActionId, "a HandoffActionId"))
     action: AnyHandoffAction = attrs.field(validator=_check_action)

@@ -17,7 +17,7 @@ run of the chart reaches.  The chart's reachable configurations are explored onc
 on its first restore, with payloads that pass every check; a snapshot's own payloads are then
 checked as the coordinator would have checked them (a valid timing, a transfer delay equal
 to the one its timing, tokens and fallback give).  `copy`, `deepcopy` and `pickle` go through
-the same text, so a copy shares nothing with its original but the immutable rule table.
+the same text (`handoff._copies`), so a copy shares nothing with its original but the rule table.
 """
 
 from __future__ import annotations
@@ -36,41 +36,30 @@ from handoff._coordinator import HandoffCoordinatorCore
 from handoff._errors import HandoffError
 from handoff._json_text import WireRefusal, format_f64, key_segment, mismatch, parse
 from handoff._lifecycle import NormalizedHandoffEvent
-from handoff._messages import AnyHandoffAction, HandoffAction, HandoffFact
+from handoff._messages import AnyHandoffAction, HandoffAction
+from handoff._reachable import BLANK_ID, Rules, Shape, TooManyConfigurations, prefixes, shape
 from handoff._table import compiled
 from handoff._timing import HandoffTransferTiming, validate_transfer_timing
 from handoff._validators import USIZE_LIMIT, is_finite_non_negative
 from handoff._values import (
-    HandoffActionId,
     HandoffActionOutcome,
     HandoffCompletion,
     HandoffId,
     HandoffOrder,
-    KvTransferTimingMode,
 )
 
 if TYPE_CHECKING:
-    from handoff._chart_base import HandoffChart
+    pass
 
-__all__ = ["VERSION", "read", "reduce", "write"]
+__all__ = ["VERSION", "read", "write"]
 
 VERSION = 1
 """The snapshot layout's version; a reader refuses any other."""
 
 _KEYS = (
-    "handoff_snapshot",
-    "chart",
-    "handoff_id",
-    "fallback_transfer_delay_ms",
-    "state",
-    "next_id",
-    "issued",
-    "outcomes",
-    "timing",
-    "tokens",
-    "lifecycle",
-    "completion",
-)
+    "handoff_snapshot", "chart", "handoff_id", "fallback_transfer_delay_ms", "state", "next_id",
+    "issued", "outcomes", "timing", "tokens", "lifecycle", "completion",
+)  # fmt: skip
 _SHAPE_FIELDS = _KEYS[4:]
 """The fields a configuration's shape is made of, in the order a refusal looks at them."""
 
@@ -79,11 +68,6 @@ _ACTIONS: dict[str, type[AnyHandoffAction]] = {
 }
 _LIFECYCLE = {event.value: event for event in NormalizedHandoffEvent}
 _COMPLETIONS = {completion.value: completion for completion in HandoffCompletion}
-_MAX_CONFIGURATIONS = 50_000
-"""A chart with more reachable configurations than this cannot have its snapshots validated."""
-
-Rules = HandoffOrder | type["HandoffChart"]
-Shape = tuple[object, ...]
 
 
 # -- writing -------------------------------------------------------------------------------
@@ -132,16 +116,6 @@ def _issued_entry(key: int, action: HandoffAction) -> str:
     return f'[{key},"{type(action).__name__}"]'
 
 
-def reduce(coordinator: HandoffCoordinatorCore) -> tuple[object, ...]:
-    """What `pickle` and `copy` rebuild `coordinator` from: its snapshot, and whether it is
-    interpreted."""
-    return (_restore, (write(coordinator), coordinator._interpreter is not None))
-
-
-def _restore(text: str, interpreted: bool) -> HandoffCoordinatorCore:
-    return read(text, interpreted=interpreted)
-
-
 # -- reading -------------------------------------------------------------------------------
 
 
@@ -159,7 +133,7 @@ def read(text: str | bytes | bytearray, *, interpreted: bool = False) -> Handoff
         raise fields.refuse("handoff_snapshot", f"expected version {VERSION}, got {version!r}")
     rules = fields.read("chart", _rules)
     restored = _built(fields, rules)
-    _reachable(fields, rules, _shape(restored))
+    _reachable(fields, rules, shape(restored))
     _check_delays(fields, restored)
     if interpreted:
         from handoff._interpreted import InterpretedChart
@@ -269,8 +243,8 @@ def _optional_timing(data: object) -> HandoffTransferTiming | None:
 @functools.cache
 def _blank(rules: Rules) -> HandoffCoordinatorCore:
     if isinstance(rules, HandoffOrder):
-        return HandoffCoordinatorCore(_HID, rules)
-    return HandoffCoordinatorCore(_HID, chart=rules)
+        return HandoffCoordinatorCore(BLANK_ID, rules)
+    return HandoffCoordinatorCore(BLANK_ID, chart=rules)
 
 
 def _built(fields: _Fields, rules: Rules) -> HandoffCoordinatorCore:
@@ -374,112 +348,19 @@ def _completion(data: object) -> HandoffCompletion | None:
 # -- what runs can reach ---------------------------------------------------------------------
 
 
-def _shape(c: HandoffCoordinatorCore) -> Shape:
-    """What decides a configuration's future, payload values aside, field by field."""
-    return (
-        c._state,
-        c._next_id,
-        tuple((key, type(action)) for key, action in c._issued.items()),
-        tuple(sorted((key, outcome.kind) for key, outcome in c._outcomes.items())),
-        c._timing is not None,
-        c._tokens is not None,
-        tuple(c._lifecycle),
-        c._completion,
-    )
-
-
-def _reachable(fields: _Fields, rules: Rules, shape: Shape) -> None:
-    prefixes = _prefixes(rules)
-    if shape in prefixes[-1]:
+def _reachable(fields: _Fields, rules: Rules, found: Shape) -> None:
+    try:
+        known = prefixes(rules)
+    except TooManyConfigurations as error:
+        raise fields.refuse("chart", str(error)) from None
+    if found in known[-1]:
         return
     for depth, key in enumerate(_SHAPE_FIELDS):
-        if shape[: depth + 1] not in prefixes[depth]:
+        if found[: depth + 1] not in known[depth]:
             raise fields.refuse(
                 key, f"no run of the chart reaches this {key} with the fields before it"
             )
     raise AssertionError("unreachable")  # pragma: no cover (the last prefix is the whole shape)
-
-
-@functools.cache
-def _prefixes(rules: Rules) -> tuple[frozenset[Shape], ...]:
-    shapes = _explore(rules)
-    return tuple(frozenset(shape[: depth + 1] for shape in shapes) for depth in range(8))
-
-
-_HID = HandoffId.parse("00000000-0000-0000-0000-000000000000")
-_TIMING = HandoffTransferTiming(
-    mode=KvTransferTimingMode.FULL_PROMPT,
-    full_prompt_tokens=1,
-    kv_bytes_per_token=1,
-    bandwidth_gb_s=1.0,
-)
-_FACTS = (
-    HandoffFact.SourceHeld(handoff_id=_HID, transfer_timing=_TIMING),
-    HandoffFact.DestinationReserved(handoff_id=_HID, transferable_prompt_tokens=1),
-    HandoffFact.TransferCompleted(handoff_id=_HID),
-    HandoffFact.Failed(handoff_id=_HID),
-    HandoffFact.TimedOut(handoff_id=_HID),
-    HandoffFact.Canceled(handoff_id=_HID),
-)
-_OUTCOMES = (
-    HandoffActionOutcome.SUBMITTED,
-    HandoffActionOutcome.ACCEPTED,
-    HandoffActionOutcome.SCHEDULED,
-    HandoffActionOutcome.APPLIED,
-    HandoffActionOutcome.NOOP,
-    HandoffActionOutcome.failed(reason="x"),
-)
-
-
-def _explore(rules: Rules) -> set[Shape]:
-    """Every configuration shape a run of the chart reaches, with payloads that pass checks."""
-    if isinstance(rules, HandoffOrder):
-        first = HandoffCoordinatorCore(_HID, rules)
-    else:
-        first = HandoffCoordinatorCore(_HID, chart=rules)
-    seen = {_shape(first)}
-    frontier = [first]
-    while frontier:
-        coordinator = frontier.pop()
-        for call in _calls(coordinator):
-            twin = _replica(coordinator)
-            try:
-                call(twin)
-            except HandoffError:
-                continue
-            shape = _shape(twin)
-            if shape not in seen:
-                if len(seen) >= _MAX_CONFIGURATIONS:
-                    raise WireRefusal(
-                        f"the chart reaches more than {_MAX_CONFIGURATIONS:,} configurations: "
-                        "its snapshots cannot be validated",
-                        ".chart",
-                    )
-                seen.add(shape)
-                frontier.append(twin)
-    return seen
-
-
-def _calls(coordinator: HandoffCoordinatorCore) -> Iterator[Any]:
-    yield HandoffCoordinatorCore.start
-    for fact in _FACTS:
-        yield lambda c, fact=fact: c.on_fact(fact)
-    for key in coordinator._issued:
-        for outcome in _OUTCOMES:
-            yield lambda c, key=key, outcome=outcome: c.on_action_outcome(
-                HandoffActionId(key), outcome
-            )
-
-
-def _replica(c: HandoffCoordinatorCore) -> HandoffCoordinatorCore:
-    twin = object.__new__(HandoffCoordinatorCore)
-    for name in HandoffCoordinatorCore.__slots__:
-        setattr(twin, name, getattr(c, name))
-    twin._issued = dict(c._issued)
-    twin._outcomes = dict(c._outcomes)
-    twin._lifecycle = list(c._lifecycle)
-    twin._gate = [None]
-    return twin
 
 
 def _check_delays(fields: _Fields, restored: HandoffCoordinatorCore) -> None:

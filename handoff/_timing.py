@@ -55,7 +55,7 @@ class HandoffTransferTiming:
         return self._delay_for(destination_missing_tokens)
 
     def full_prompt_delay_ms(self) -> float | None:
-        """`delay_ms` as if the mode were FULL_PROMPT."""
+        """`delay_ms` as if the mode were FULL_PROMPT: what `validate_transfer_timing` checks."""
         return self._delay_for(self.full_prompt_tokens)
 
     def _delay_for(self, tokens: int) -> float | None:

@@ -62,7 +62,7 @@ class HandoffId:
 
     @classmethod
     def new(cls) -> HandoffId:
-        """A fresh random (version 4) id."""
+        """A fresh random (version 4) id, for a new handoff: `HandoffId.new()`."""
         return cls(uuid.uuid4())
 
     @classmethod
@@ -95,7 +95,11 @@ _UUID_TEXT = re.compile(r"[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}")
 
 
 class EngineType(HandoffEnum):
-    """The serving engine a handoff runs on; it decides the `HandoffOrder`."""
+    """The serving engine a handoff runs on; it decides the `HandoffOrder`.
+
+    `HandoffOrder.for_engine(engine=EngineType.SGLANG)` is `DESTINATION_FIRST`; vLLM and
+    TRT-LLM are `SOURCE_FIRST`. `str()` is the wire value (`"sglang"`).
+    """
 
     VLLM = "vllm"
     SGLANG = "sglang"
@@ -103,14 +107,24 @@ class EngineType(HandoffEnum):
 
 
 class HandoffOrder(HandoffEnum):
-    """Which side is committed first: the prefill source or the decode destination."""
+    """Which side is committed first: the prefill source or the decode destination.
+
+    Give it to the coordinator,
+    `HandoffCoordinatorCore(handoff_id=…, order=HandoffOrder.SOURCE_FIRST)`; each order has a
+    shipped chart (`SourceFirstChart`, `DestinationFirstChart`). `str()` is the wire value
+    (`"SourceFirst"`); contract §1 says which backend uses which.
+    """
 
     SOURCE_FIRST = "SourceFirst"
     DESTINATION_FIRST = "DestinationFirst"
 
     @classmethod
     def for_engine(cls, engine: EngineType) -> HandoffOrder:
-        """The order `engine` uses: SGLang reserves the destination first, the others do not."""
+        """The order `engine` uses: SGLang reserves the destination first, the others do not.
+
+        `HandoffOrder.for_engine(engine=EngineType.VLLM) is HandoffOrder.SOURCE_FIRST`; anything
+        but an `EngineType` is a `TypeError`.
+        """
         require_instance("engine", engine, EngineType, "an EngineType")
         return _ORDER_FOR_ENGINE[engine]
 
@@ -123,21 +137,34 @@ _ORDER_FOR_ENGINE = {
 
 
 class KvTransferTimingMode(HandoffEnum):
-    """Which token count the modelled transfer delay is based on."""
+    """Which token count the modelled transfer delay is based on.
+
+    `FULL_PROMPT` models moving the whole prompt's KV; `DESTINATION_MISSING` only the tokens the
+    destination still lacks (`DestinationReserved.transferable_prompt_tokens`); contract §3.
+    """
 
     FULL_PROMPT = "full_prompt"
     DESTINATION_MISSING = "destination_missing"
 
 
 class HandoffCompletion(HandoffEnum):
-    """How a completed handoff ended."""
+    """How a completed handoff ended.
+
+    `SUCCESS`: the destination holds the request and the source was released. `CANCELED`:
+    cleanup freed every owner. A coordinator's `completion` is the latest one; a reopened
+    cleanup turns a SUCCESS into CANCELED (contract §4, "Completing").
+    """
 
     SUCCESS = "Success"
     CANCELED = "Canceled"
 
 
 class OutcomeKind(HandoffEnum):
-    """The kinds of acknowledgement the runtime can give for an issued action."""
+    """The kinds of acknowledgement the runtime can give for an issued action.
+
+    Which kinds fit which action is contract §4, `on_action_outcome`; outcomes are built from
+    the `HandoffActionOutcome` constants, or `HandoffActionOutcome.failed(reason=…)`.
+    """
 
     SUBMITTED = "Submitted"
     ACCEPTED = "Accepted"

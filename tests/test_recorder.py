@@ -60,9 +60,10 @@ def _drive(recorded: Any, twin: HandoffCoordinatorCore, seed: int) -> None:
     rng = random.Random(seed)
     for _ in range(30):
         choice = rng.random()
+        calls: tuple[Any, Any]
         if choice < 0.1:
             calls = (recorded.start, twin.start)
-            args: tuple[object, ...] = ()
+            args: tuple[Any, ...] = ()
         elif choice < 0.45:
             calls, args = (recorded.on_fact, twin.on_fact), (rng.choice(FACTS),)
         else:
