@@ -50,16 +50,20 @@ class TooManyConfigurations(Exception):
 
 
 def shape(c: HandoffCoordinatorCore) -> Shape:
-    """What decides a configuration's future, payload values aside, field by field."""
+    """What decides a configuration's future, payload values aside, field by field.
+
+    Enum members are given by their values: a str hashes in C, an Enum member does not.
+    """
+    completion = c._completion
     return (
         c._state,
         c._next_id,
-        tuple((key, type(action)) for key, action in c._issued.items()),
-        tuple(sorted((key, outcome.kind) for key, outcome in c._outcomes.items())),
+        tuple([(key, type(action)) for key, action in c._issued.items()]),
+        tuple(sorted([(key, outcome.kind._value_) for key, outcome in c._outcomes.items()])),
         c._timing is not None,
         c._tokens is not None,
-        tuple(c._lifecycle),
-        c._completion,
+        tuple([event._value_ for event in c._lifecycle]),
+        None if completion is None else completion._value_,
     )
 
 

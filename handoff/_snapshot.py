@@ -76,7 +76,7 @@ _COMPLETIONS = {completion.value: completion for completion in HandoffCompletion
 def write(coordinator: HandoffCoordinatorCore) -> str:
     """The snapshot text of `coordinator`; `TypeError` if its chart cannot be named."""
     c = coordinator
-    chart = json.dumps(_chart_name(c))
+    chart, states = _texts(c)
     issued = ",".join(_issued_entry(key, action) for key, action in c._issued.items())
     outcomes = ",".join(
         f"[{key},{_codec(HandoffActionOutcome).write(c._outcomes[key])}]"
@@ -89,10 +89,23 @@ def write(coordinator: HandoffCoordinatorCore) -> str:
     return (
         f'{{"handoff_snapshot":{VERSION},"chart":{chart},"handoff_id":"{c._handoff_id}",'
         f'"fallback_transfer_delay_ms":{format_f64(c._fallback)},'
-        f'"state":{json.dumps(c._chart.states[c._state])},"next_id":{c._next_id},'
+        f'"state":{states[c._state]},"next_id":{c._next_id},'
         f'"issued":[{issued}],"outcomes":[{outcomes}],"timing":{timing},"tokens":{tokens},'
         f'"lifecycle":[{lifecycle}],"completion":{completion}}}'
     )
+
+
+def _texts(coordinator: HandoffCoordinatorCore) -> tuple[str, tuple[str, ...]]:
+    """The chart's name and its state ids, as JSON strings (worked out once per chart)."""
+    table = coordinator._chart
+    found = _TEXTS.get(id(table))
+    if found is None or found[0] is not table:
+        chart = json.dumps(_chart_name(coordinator))
+        found = _TEXTS[id(table)] = (table, chart, tuple(map(json.dumps, table.states)))
+    return found[1], found[2]
+
+
+_TEXTS: dict[int, tuple[object, str, tuple[str, ...]]] = {}
 
 
 def _chart_name(coordinator: HandoffCoordinatorCore) -> str:
@@ -122,7 +135,7 @@ def _issued_entry(key: int, action: HandoffAction) -> str:
 def read(text: str | bytes | bytearray, *, interpreted: bool = False) -> HandoffCoordinatorCore:
     """The coordinator `text` describes; `WireRefusal` naming the field unless a run of its
     chart reaches it."""
-    data = parse(text)
+    data = parse(text, plain_numbers=True)
     if type(data) is not dict:
         raise mismatch("a coordinator snapshot object", data)
     if data.keys() != _KEY_SET:
