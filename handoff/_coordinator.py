@@ -53,6 +53,7 @@ _MISMATCHED = ChartEvent.MISMATCHED_OUTCOME.index
 _FACT_INDEX = {fact: event.index for fact, event in FACT_EVENTS.items()}
 _TRANSFER = HandoffAction.StartTransfer
 _SUCCESS = HandoffCompletion.SUCCESS
+_IDS = tuple(HandoffActionId(value) for value in range(32))
 _COMPLETED = NormalizedHandoffEvent.COMPLETED
 _EVENTS = tuple(ChartEvent)
 _KEEP_OUTCOME, _KEEP_TIMING, _KEEP_TOKENS = Keep.OUTCOME, Keep.TIMING, Keep.TOKENS
@@ -381,7 +382,9 @@ class HandoffCoordinatorCore:
                 self._lifecycle.append(_COMPLETED)
             self._issued.clear()
             self._outcomes.clear()
-        return IssuedHandoffAction(HandoffActionId(action_id), action)
+        ids = _IDS  # ids are immutable values: the first ones are built once and shared
+        key = ids[action_id] if action_id < len(ids) else HandoffActionId(action_id)
+        return IssuedHandoffAction(key, action)
 
     def _refusal(
         self, refusal: Refusal, action_id: HandoffActionId | None, outcome: object
