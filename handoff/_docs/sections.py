@@ -17,6 +17,7 @@ import handoff._errors
 from handoff._binding import ACKNOWLEDGEMENTS, FACT_EVENTS, LIFECYCLE
 from handoff._docs.diagram import file_stem
 from handoff._errors import (
+    ConcurrentCallError,
     ConformanceError,
     HandoffError,
 )
@@ -50,13 +51,15 @@ __all__ = [
 
 NON_CHART_PHRASES: tuple[tuple[str, type[HandoffError]], ...] = (
     *((refusal.phrase, refusal.error) for refusal in AdapterRefusal),
+    ("the coordinator is already running a call", ConcurrentCallError),
     ("normalized handoff order mismatch", ConformanceError),
     ("normalized handoff lifecycle mismatch", ConformanceError),
     ("normalized handoff output/completion counts do not match the fixture", ConformanceError),
     ("normalized handoff destination KV visibility is invalid", ConformanceError),
     ("normalized handoff did not drain", ConformanceError),
 )
-"""Error phrases raised outside the charts (SPEC §3, §4 and §6), with the class raising each."""
+"""Error phrases raised outside the charts (the contract's transfer delay, coordinator and
+conformance sections), with the class raising each."""
 
 
 def ordering_rules() -> dict[str, str]:
@@ -335,9 +338,13 @@ def phrases(error: type[HandoffError]) -> list[str]:
     return found + [phrase for phrase, raised in NON_CHART_PHRASES if raised is error]
 
 
+def _first_paragraph(error: type[HandoffError]) -> str:
+    return " ".join((inspect.getdoc(error) or "").split("\n\n")[0].split())
+
+
 def _errors() -> str:
     rows = [
-        [f"`{error.__name__}`", inspect.getdoc(error) or "", _code(phrases(error))]
+        [f"`{error.__name__}`", _first_paragraph(error), _code(phrases(error))]
         for error in error_classes()
     ]
     return _table(["Error", "Raised when", "Message phrases"], rows)
