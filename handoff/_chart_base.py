@@ -20,6 +20,7 @@ from statemachine.transition import Transition
 from statemachine.transition_list import TransitionList
 
 from handoff._chart_rules import text_problem
+from handoff._public import exported
 from handoff._values import HandoffOrder
 from handoff._vocabulary import (
     IGNORE,
@@ -35,17 +36,29 @@ __all__ = ["HandoffChart", "acknowledged", "ignored", "refused"]
 
 
 def refused(refusal: Refusal, *states: State) -> TransitionList:
-    """Declare that `states` refuse the event with `refusal` (and stay where they are)."""
+    """Declare that `states` refuse the event with `refusal` (and stay where they are).
+
+    Joined to an event's transitions in a chart body,
+    `source_held = prefill_running.to(…) | refused(Refusal.PREFILL_NOT_SUBMITTED, idle)`; the
+    coordinator raises the refusal's error and changes nothing (docs/writing-a-chart.md).
+    """
     return _self_loops(states, validators=refusal.callback)
 
 
 def ignored(*states: State) -> TransitionList:
-    """Declare that `states` drop the event: it changes nothing and is not journaled."""
+    """Declare that `states` drop the event: it changes nothing and is not journaled.
+
+    The call returns `[]`, as a repeated fact does (docs/writing-a-chart.md).
+    """
     return _self_loops(states, on=IGNORE)
 
 
 def acknowledged(*states: State) -> TransitionList:
-    """Declare that `states` journal the acknowledgement without moving or issuing."""
+    """Declare that `states` journal the acknowledgement without moving or issuing.
+
+    The outcome is recorded (a repeat of it is then a duplicate, a different one a conflict),
+    and the call returns `[]` (docs/writing-a-chart.md).
+    """
     return _self_loops(states)
 
 
@@ -302,5 +315,4 @@ class HandoffChart(StateChart[Any], metaclass=_HandoffChartMeta):
 
 
 # Exported from `handoff`: tracebacks and reprs name the public module.
-for _exported in (HandoffChart, refused, ignored, acknowledged):
-    _exported.__module__ = "handoff"
+exported(HandoffChart, refused, ignored, acknowledged)

@@ -1,4 +1,4 @@
-"""What SPEC.md forbids in a chart's text, refused when the chart class is defined.
+"""What the contract forbids in a chart's text, refused when the chart class is defined.
 
 These rules hold whatever runs would show: a refusal speaks of one event and does nothing
 else; checks run in the SPEC's order (the timing, then the delay), only on the facts whose

@@ -15,6 +15,7 @@ from typing import Any
 
 import attrs
 
+from handoff import _probe as probe
 from handoff._binding import FITTING_OUTCOME
 from handoff._chart_base import HandoffChart
 from handoff._coordinator import HandoffCoordinatorCore
@@ -120,7 +121,7 @@ def _coordinator(
     chart: HandoffOrder | type[HandoffChart], table: CompiledChart | None
 ) -> HandoffCoordinatorCore:
     if table is not None:
-        return HandoffCoordinatorCore.for_table(_HANDOFF_ID, table)
+        return probe.for_table(_HANDOFF_ID, table)
     if isinstance(chart, HandoffOrder):
         return HandoffCoordinatorCore(_HANDOFF_ID, chart)
     return HandoffCoordinatorCore(_HANDOFF_ID, chart=chart)
@@ -149,10 +150,14 @@ def _acknowledge(
 
 
 def _compiled_cell(coordinator: HandoffCoordinatorCore, event: ChartEvent) -> str:
-    table = coordinator.table
+    table = probe.table(coordinator)
     step = table.step(table.index(coordinator.chart_state), event)
     try:
-        delay = coordinator.run_checks(step.checks, _PAYLOADS.get(event)) if step.checks else None
+        delay = (
+            probe.run_checks(coordinator, step.checks, _PAYLOADS.get(event))
+            if step.checks
+            else None
+        )
     except HandoffError as error:
         return f"check failed: {error}"
     return _describe(step, delay)
@@ -161,11 +166,13 @@ def _compiled_cell(coordinator: HandoffCoordinatorCore, event: ChartEvent) -> st
 def _interpreted_cell(
     chart: HandoffOrder | type[HandoffChart], coordinator: HandoffCoordinatorCore, event: ChartEvent
 ) -> str:
-    table = coordinator.table
+    table = probe.table(coordinator)
     state = table.index(coordinator.chart_state)
     interpreter = InterpretedChart(chart, coordinator.chart_state)
     try:
-        step, delay = interpreter.decide(state, event, coordinator.run_checks, _PAYLOADS.get(event))
+        step, delay = interpreter.decide(
+            state, event, functools.partial(probe.run_checks, coordinator), _PAYLOADS.get(event)
+        )
     except HandoffError as error:
         return f"check failed: {error}"
     return _describe(step, delay)

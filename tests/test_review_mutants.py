@@ -15,11 +15,12 @@ import pytest
 from review_mutants import CONTROLS, MUTANTS, Mutant
 
 from handoff import HandoffOrder
+from handoff import _probe as probe
 from handoff._chart import CHARTS
-from handoff._coordinator import HandoffCoordinatorCore
 from handoff._review.environment import HANDOFF_ID, Call
 from handoff._review.explore import OrderReview
-from handoff._review.properties import PROPERTIES, Key, TraceStep
+from handoff._review.properties import PROPERTIES, Key
+from handoff._review.verdict import TraceStep
 from handoff._table import CompiledChart, compile_chart, compiled
 
 _CHART_MUTANTS = [m for m in MUTANTS if m.adapter is None]
@@ -33,7 +34,7 @@ def reviews() -> dict[str, OrderReview]:
 
 def replay(chart: CompiledChart, calls: Sequence[Call]) -> tuple[TraceStep, ...]:
     """Run `calls` on a fresh coordinator for `chart`, recording each call's effect."""
-    coordinator = HandoffCoordinatorCore.for_table(HANDOFF_ID, chart)
+    coordinator = probe.for_table(HANDOFF_ID, chart)
     steps = []
     for call in calls:
         try:

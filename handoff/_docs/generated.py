@@ -31,8 +31,8 @@ from handoff._docs.sections import (
     ordering_rules,
 )
 from handoff._docs.sequence import mermaid_sequence, sequence
-from handoff._review.cli import markdown
 from handoff._review.explore import review_order
+from handoff._review.report import markdown
 from handoff._table import GENERATED_TABLES, generated_source
 from handoff._values import HandoffOrder
 

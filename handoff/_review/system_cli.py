@@ -70,8 +70,8 @@ def run(
 
 def _spin(args: argparse.Namespace, out: TextIO) -> int:
     """Judge each system with Spin and with the explorer; 0 when both find every property holds."""
-    from handoff._review.spin import SpinUnavailableError  # imported on demand: external tools
-    from handoff._review.spin_system import cross_check
+    from handoff._review.spin.run import SpinUnavailableError  # imported on demand: external tools
+    from handoff._review.spin.system_run import cross_check
 
     if args.fifo:
         raise _cli.UsageError("--engine spin mirrors messages delivered in any order: drop --fifo")

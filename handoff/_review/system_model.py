@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from handoff import _probe as probe
 from handoff._coordinator import HandoffCoordinatorCore
 from handoff._errors import HandoffError, OutOfOrderFactError
 from handoff._messages import HandoffAction
@@ -86,12 +87,10 @@ class SystemModel:
 
     def root(self) -> tuple[HandoffCoordinatorCore, SystemState]:
         """The coordinator before `start()`, both workers knowing nothing, nothing in flight."""
-        coordinator = HandoffCoordinatorCore.for_table(
-            self.handoff_id, self.table, self.fallback_transfer_delay_ms
-        )
+        coordinator = probe.for_table(self.handoff_id, self.table, self.fallback_transfer_delay_ms)
         channels = 4 if self.options.fifo else 1
         state = SystemState(
-            coordinator.configuration(),
+            probe.configuration(coordinator),
             RequestMemory.UNKNOWN,
             RequestMemory.UNKNOWN,
             ((),) * channels,
@@ -216,7 +215,11 @@ class SystemModel:
             if state.memory(message.role) is _HELD:
                 findings.append(Finding(_SLOT_FREED, _told_while_held(message)))
         after = SystemState(
-            twin.configuration(), state.source, state.destination, self._send(flight, sent), watch
+            probe.configuration(twin),
+            state.source,
+            state.destination,
+            self._send(flight, sent),
+            watch,
         )
         step = SystemStep(kind, message, call, issued, sent=tuple(sent), state=twin.chart_state)
         return Move(step, twin, after, tuple(findings), fault)

@@ -226,7 +226,7 @@ def _json_verdict(verdict: SystemVerdict) -> dict[str, Any]:
     example = verdict.counterexample
     return {
         "key": verdict.prop.key.value,
-        "family": verdict.prop.family,
+        "family": None if verdict.prop.family is None else verdict.prop.family.value,
         "title": verdict.prop.title,
         "verdict": _word(verdict),
         "checked": verdict.checked,

@@ -14,6 +14,7 @@ import attrs
 
 from handoff._coordinator import HandoffCoordinatorCore
 from handoff._messages import HandoffAction, HandoffFact, IssuedHandoffAction
+from handoff._review.properties import Key
 from handoff._runs.call import Call
 from handoff._runs.workers import RequestMemory, Role, WorkerContract, WorkerReaction
 from handoff._values import HandoffActionOutcome
@@ -137,16 +138,9 @@ class SystemStep:
     """The chart state after the move."""
 
 
-class SystemKey(enum.Enum):
-    """Every system property; the value is its short name in reports."""
-
-    SLOTS_AT_COMPLETION = "W1"
-    NO_SLOT_AFTER_FREED = "W2"
-    ONLY_ISSUED_WORK = "W3"
-    DELIVERIES_COMPLETE = "W4"
-    TERMINAL_CANCELS = "W5"
-    BOUND = "Bound"
-    ERRORS = "Errors"
+SystemKey = Key
+"""The system properties are keys of the review's one table of properties: W1-W5, Bound,
+Errors (`handoff._review.system_properties`)."""
 
 
 class Finding(NamedTuple):

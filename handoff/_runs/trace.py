@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import attrs
 
+from handoff import _probe as probe
 from handoff import wire
 from handoff._coordinator import HandoffCoordinatorCore
 from handoff._errors import TraceError
@@ -108,9 +109,7 @@ class Trace:
     def coordinator(self) -> HandoffCoordinatorCore:
         """A fresh coordinator for this trace."""
         if isinstance(self.rules, CompiledChart):
-            return HandoffCoordinatorCore.for_table(
-                self.handoff_id, self.rules, self.fallback_transfer_delay_ms
-            )
+            return probe.for_table(self.handoff_id, self.rules, self.fallback_transfer_delay_ms)
         return HandoffCoordinatorCore(
             self.handoff_id, self.order, self.fallback_transfer_delay_ms, chart=self.rules
         )

@@ -1,4 +1,4 @@
-"""Spin's verdict on the system model (`handoff._review.promela_system`), beside the explorer's.
+"""Spin's verdict on the system model (`handoff._review.spin.system_model`), beside the explorer's.
 
 One `pan` per chart and contract: a safety search for the assertions (W1, W2, W3, Bound,
 Errors) and one acceptance-cycle search per LTL formula (W4, W5).  `cross_check` reviews the
@@ -14,8 +14,8 @@ from pathlib import Path
 
 import attrs
 
-from handoff._review.promela_system import system_model
-from handoff._review.spin import _build, _count, _first_errors, _run, spin_version
+from handoff._review.spin.run import _build, _count, _first_errors, _run, spin_version
+from handoff._review.spin.system_model import system_model
 from handoff._review.system import SystemReview, review_system
 from handoff._review.system_state import SystemKey, SystemOptions
 from handoff._table import CompiledChart
@@ -61,7 +61,7 @@ def run_system_spin(
         (folder / "model.pml").write_text(system_model(chart, options), encoding="utf-8")
         _build(folder)
         output = _run(["./pan", "-n", "-c0", "-E"], folder)
-        broken = {SystemKey(key) for key in _first_errors(output)}
+        broken = set(_first_errors(output))
         liveness: dict[SystemKey, int] = {}
         for key in _LTL:
             found = _run(["./pan", "-n", "-a", "-A", "-N", key.value], folder)
