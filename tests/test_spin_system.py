@@ -111,3 +111,23 @@ def test_the_model_tabulates_the_contract_and_names_what_it_checks() -> None:
 def test_spin_mirrors_any_order_delivery_only() -> None:
     with pytest.raises(ValueError, match="not FIFO"):
         run_system_spin(SF, SystemOptions(TOMBSTONE, fifo=True))
+
+
+def test_review_workers_engine_spin_reports_the_agreement(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    spin_or_skip()
+    from handoff.__main__ import main
+
+    assert (
+        main(["review", "--workers", "forgetful", "--engine", "spin", "--order", "SourceFirst"])
+        == 1
+    )
+    out = capsys.readouterr().out
+    assert "SourceFirst, forgetful workers, messages delivered in any order: Spin " in out
+    assert "broken: W1, W2; agrees with the explorer" in out
+    assert (
+        main(["review", "--workers", "tombstone", "--engine", "spin", "--order", "SourceFirst"])
+        == 0
+    )
+    assert "broken: none; agrees with the explorer" in capsys.readouterr().out
