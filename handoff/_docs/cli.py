@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import sys
 from pathlib import Path, PurePosixPath
 
-from handoff import _cli
+from handoff import _cli, _files
 from handoff._docs.diagram import COMMAND
 from handoff._docs.generated import GeneratedError, Planned, chart_diagram_files, plan
 
@@ -30,7 +29,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         type=_cli.directory,
         default=_HERE,
         metavar="DIR",
-        help="write (or check) DIR/diagrams/ and DIR/docs/ (default: the current directory)",
+        help="write (or check) DIR/diagrams/ and DIR/docs/",
     )
     parser.add_argument(
         "--docs",
@@ -82,10 +81,9 @@ def _check(planned: list[Planned], out: Path, regenerate: str) -> int:
 
 
 def _status(path: Path, content: bytes) -> str:
-    try:
-        return "fresh" if path.read_bytes() == content else "stale"
-    except (FileNotFoundError, NotADirectoryError):
+    if not path.is_file():  # never read a FIFO or a device: writing it is refused
         return "missing"
+    return "fresh" if path.read_bytes() == content else "stale"
 
 
 def _write(planned: list[Planned], out: Path) -> int:
@@ -93,11 +91,11 @@ def _write(planned: list[Planned], out: Path) -> int:
         for item in planned:
             path = out / item.path
             if _status(path, item.content) != "fresh":
-                path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_bytes(item.content)
+                _files.make_directory(path.parent)
+                _files.write_bytes(path, item.content)
                 print(f"wrote {path}")
-    except OSError as error:
-        return _error(f"cannot write {error.filename}: {error.strerror}", 1)
+    except _files.OutputError as error:
+        return _error(str(error), 1)
     return 0
 
 
@@ -125,5 +123,5 @@ def _regenerate(args: argparse.Namespace) -> str:
 
 
 def _error(message: str, status: int) -> int:
-    print(f"{COMMAND}: error: {message}", file=sys.stderr)
+    _cli.error(COMMAND, message)
     return status

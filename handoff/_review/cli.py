@@ -28,7 +28,14 @@ from handoff._review.environment import Call
 from handoff._review.explore import OrderReview, review_chart, review_order
 from handoff._review.properties import PROPERTIES, Counterexample, Verdict
 from handoff._runs.replay import record
-from handoff._runs.trace import Entry, Trace, call_object, read_trace, write_trace
+from handoff._runs.trace import (
+    Entry,
+    Trace,
+    TraceError,
+    call_object,
+    read_trace,
+    write_trace,
+)
 
 Explainer = Callable[[Sequence[OrderReview], Path], list[str]]
 """Writes the explain set of every failure into a directory; one line per file touched."""
@@ -321,7 +328,10 @@ def _write_trace(path: Path, reviews: Sequence[OrderReview], out: TextIO) -> Non
     for review in reviews:
         for verdict in review.failures():
             if verdict.counterexample is not None:
-                write_trace(counterexample_trace(review, verdict.counterexample), path)
+                try:
+                    write_trace(counterexample_trace(review, verdict.counterexample), path)
+                except TraceError as error:
+                    raise _cli.CommandError(str(error)) from None
                 out.write(f"wrote the {verdict.prop.key.value} counterexample to {path}\n")
                 return
     if not path.exists():

@@ -19,14 +19,13 @@ the trace stays readable.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import attrs
 
-from handoff import wire
+from handoff import _files, wire
 from handoff._coordinator import HandoffCoordinatorCore
 from handoff._errors import TraceError
 from handoff._json_text import (
@@ -130,15 +129,15 @@ def trace_text(trace: Trace) -> str:
 
 
 def write_trace(trace: Trace, path: Path) -> None:
-    """Write `trace` to `path`, whole or not at all (never a half-written trace)."""
+    """Write `trace` to `path`, whole or not at all (never a half-written trace).
+
+    `path` must be a regular file or a missing one (see `handoff._files`); `TraceError` else.
+    """
     text = trace_text(trace)
-    partial = path.with_name(f".{path.name}.partial")
     try:
-        partial.write_text(text, encoding="utf-8")
-        os.replace(partial, path)
-    except OSError as error:
-        partial.unlink(missing_ok=True)
-        raise TraceError(f"{path}: cannot write: {error.strerror or error}") from None
+        _files.write_text(path, text)
+    except _files.OutputError as error:
+        raise TraceError(str(error)) from None
 
 
 def _header(trace: Trace) -> str:

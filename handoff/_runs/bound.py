@@ -1,0 +1,51 @@
+"""The cut: when a run of one handoff is one that never ends (the review's property Bound).
+
+Under SPEC.md a handoff issues at most `MAX_ACTIONS` actions, and a run that changes the
+coordinator without progress is cut after `MAX_STALLS` such calls.  The review cuts its
+explored runs here; every driver (the simulation, the demo) stops a handoff here too, so a
+chart whose cleanup loops ends as a failure naming the loop instead of running forever.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from handoff._messages import HandoffAction, IssuedHandoffAction
+from handoff._runs.call import Call
+
+__all__ = ["MAX_ACTIONS", "MAX_STALLS", "loop", "overrun"]
+
+MAX_ACTIONS = 9
+"""The most actions a run can issue under SPEC.md: seven kinds once each, and two `Complete`s.
+
+The review cuts off runs issuing more (the real charts issue at most eight).
+"""
+
+MAX_STALLS = 2
+"""Calls one run may make that change the configuration without progress (see `progressed`)."""
+
+
+def overrun(issued: int, stalls: int = 0) -> str | None:
+    """Why a run that issued `issued` actions and grew `stalls` times without progress is
+    one that never ends (property Bound), or None."""
+    if issued > MAX_ACTIONS:
+        return f"{issued} actions issued in one run (at most {MAX_ACTIONS})"
+    if stalls > MAX_STALLS:
+        return (
+            f"the configuration grew {stalls} times in one run without progress "
+            "(no new kind of action issued, no state change, no new outcome journaled)"
+        )
+    return None
+
+
+def loop(call: Call, issued: Sequence[IssuedHandoffAction], before: Iterable[HandoffAction]) -> str:
+    """The loop a cut run was caught in, in words: the last call and what it issued again."""
+    seen = {type(action) for action in before}
+    again = [type(item.action).__name__ for item in issued if type(item.action) in seen]
+    if not again:
+        return f"the last call, {call.describe()}, issued {_names(issued)}"
+    return f"{call.describe()} issued {', '.join(again)} again"
+
+
+def _names(issued: Sequence[IssuedHandoffAction]) -> str:
+    return ", ".join(type(item.action).__name__ for item in issued) or "nothing"
