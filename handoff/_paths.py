@@ -7,7 +7,9 @@ stops the command before it has done (or written) anything.
 from __future__ import annotations
 
 import argparse
+import functools
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 from handoff import _files
@@ -15,6 +17,21 @@ from handoff import _files
 __all__ = ["directory", "existing_file", "new_file", "output_directory", "writable_directory"]
 
 
+def _path_type(check: Callable[[str], Path]) -> Callable[[str], Path]:
+    """`check`, with any OSError of looking at the path (a name too long, a link loop, no
+    permission to look) refused as a bad value naming the path."""
+
+    @functools.wraps(check)
+    def checked(text: str) -> Path:
+        try:
+            return check(text)
+        except OSError as error:
+            raise argparse.ArgumentTypeError(f"cannot use {text}: {_files.words(error)}") from None
+
+    return checked
+
+
+@_path_type
 def directory(text: str) -> Path:
     """An argparse type: a directory, or a path where one can be made (not under a file)."""
     path = Path(text)
@@ -22,7 +39,9 @@ def directory(text: str) -> Path:
         path.stat()
     except (FileNotFoundError, NotADirectoryError):  # the check below words these
         if path.is_symlink():
-            raise argparse.ArgumentTypeError(f"{text} is a dangling symbolic link") from None
+            raise argparse.ArgumentTypeError(
+                f"{text} is a dangling symbolic link: remove it, or point it at a directory"
+            ) from None
     except OSError as error:
         raise argparse.ArgumentTypeError(f"cannot use {text}: {_files.words(error)}") from None
     nearest = _nearest_existing(path)
@@ -31,6 +50,7 @@ def directory(text: str) -> Path:
     return path
 
 
+@_path_type
 def output_directory(text: str) -> Path:
     """An argparse type: a directory the command may create and write files into."""
     path = directory(text)
@@ -43,6 +63,7 @@ def writable_directory(path: Path) -> None:
     _check_writable(_nearest_existing(path), str(path))
 
 
+@_path_type
 def existing_file(text: str) -> Path:
     """An argparse type: a file that exists (the command will read it)."""
     path = Path(text)
@@ -53,6 +74,7 @@ def existing_file(text: str) -> Path:
     return path
 
 
+@_path_type
 def new_file(text: str) -> Path:
     """An argparse type: a file the command may create or replace, in an existing directory."""
     path = Path(text)

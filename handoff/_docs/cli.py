@@ -13,6 +13,7 @@ from pathlib import Path, PurePosixPath
 from handoff import _cli, _files
 from handoff._docs.diagram import COMMAND
 from handoff._docs.generated import GeneratedError, Planned, chart_diagram_files, plan
+from handoff._runs.bound import Runaway
 
 __all__ = ["configure", "run"]
 
@@ -101,11 +102,14 @@ def _write(planned: list[Planned], out: Path) -> int:
 
 def _draw(args: argparse.Namespace) -> int:
     """Each chart's diagrams, straight into `--out` (checked, with `--check`)."""
-    planned = [
-        Planned(PurePosixPath(name), text.encode())
-        for chart in args.chart
-        for name, text in sorted(chart_diagram_files(chart).items())
-    ]
+    try:
+        planned = [
+            Planned(PurePosixPath(name), text.encode())
+            for chart in args.chart
+            for name, text in sorted(chart_diagram_files(chart).items())
+        ]
+    except Runaway as error:  # its sequence diagram would never end
+        return _error(str(error), 1)
     if args.check:
         charts = " ".join(f"--chart {_spelled(chart)}" for chart in args.chart)
         return _check(planned, args.out, f"{COMMAND} {charts} --out {args.out}")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import enum
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 import attrs
@@ -19,6 +19,8 @@ from handoff._coordinator import HandoffCoordinatorCore
 from handoff._docs.diagram import HEADER
 from handoff._lifecycle import NormalizedHandoffEvent
 from handoff._messages import HandoffAction, HandoffFact, IssuedHandoffAction
+from handoff._runs.bound import cut
+from handoff._runs.call import Call, CallKind
 from handoff._runs.runtime import HANDOFF_ID, Workload, acknowledgement
 from handoff._table import compiled
 from handoff._timing import HandoffTransferTiming
@@ -102,10 +104,11 @@ def sequence(
     The runtime acknowledges every action with its fitting outcome, first issued first, and
     reports the fact each acknowledged action leads to (`handoff._runs.runtime`).  With
     `cancel_after_reservation`, the request is canceled as soon as the destination's
-    reservation is accepted; the runtime then acknowledges the cleanup actions only.
+    reservation is accepted; the runtime then acknowledges the cleanup actions only.  A chart
+    whose handoff never ends is cut where the review cuts a run: `Runaway` names the loop.
     """
     runtime = _Runtime(order)
-    runtime.call(runtime.core.start, "start()")
+    runtime.call(Call.start())
     while runtime.pending:
         if cancel_after_reservation and _RESERVED in runtime.core.lifecycle:
             runtime.cancel()
@@ -130,11 +133,15 @@ class _Runtime:
         self.chart = compiled(order)
         self.messages = [Message(Arrow.NOTE, COORDINATOR, self._state_name())]
         self.pending: deque[IssuedHandoffAction] = deque()
+        self.issued: list[HandoffAction] = []
 
-    def call(self, call: Callable[[], list[IssuedHandoffAction]], label: str = "") -> None:
+    def call(self, call: Call) -> None:
         """Make one call; note where it moved the chart and what it recorded, then issue."""
         state, recorded = self.core.chart_state, len(self.core.lifecycle)
-        issued = call()
+        issued = call.send(self.core)
+        cut(self.chart.name, self.issued, call, issued)
+        self.issued += (item.action for item in issued)
+        label = call.describe() if call.kind is CallKind.START else ""
         note = f"{label} → {self._state_name()}" if self.core.chart_state != state else label
         lifecycle = ", ".join(event.value for event in self.core.lifecycle[recorded:])
         if lifecycle:
@@ -158,7 +165,7 @@ class _Runtime:
         outcome = acknowledgement(item.action)
         lane = _ACTION_LANES[type(item.action)]
         self.messages.append(Message(Arrow.OUTCOME, lane, f"{outcome} [{item.id.value}]"))
-        self.call(lambda: self.core.on_action_outcome(item.id, outcome))
+        self.call(Call.of_outcome(item.id, outcome))
 
     def report_fact_after(self, item: IssuedHandoffAction) -> None:
         fact = _WORKLOAD.fact_after(item.action)
@@ -175,7 +182,7 @@ class _Runtime:
 
     def _report(self, fact: HandoffFact) -> None:
         self.messages.append(Message(Arrow.FACT, _FACT_LANES[type(fact)], type(fact).__name__))
-        self.call(lambda: self.core.on_fact(fact))
+        self.call(Call.of_fact(fact))
 
     def _state_name(self) -> str:
         return self.chart.names[self.chart.index(self.core.chart_state)]

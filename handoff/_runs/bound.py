@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from handoff._messages import HandoffAction, IssuedHandoffAction
 from handoff._runs.call import Call
 
-__all__ = ["MAX_ACTIONS", "MAX_STALLS", "loop", "overrun"]
+__all__ = ["MAX_ACTIONS", "MAX_STALLS", "Runaway", "cut", "loop", "overrun"]
 
 MAX_ACTIONS = 9
 """The most actions a run can issue under SPEC.md: seven kinds once each, and two `Complete`s.
@@ -36,6 +36,19 @@ def overrun(issued: int, stalls: int = 0) -> str | None:
             "(no new kind of action issued, no state change, no new outcome journaled)"
         )
     return None
+
+
+class Runaway(Exception):
+    """A handoff a driver cut as one that never ends; the message names the chart and loop."""
+
+
+def cut(
+    chart: str, before: Sequence[HandoffAction], call: Call, issued: Sequence[IssuedHandoffAction]
+) -> None:
+    """Raise `Runaway` if `call`, issuing `issued` after `before`, makes a run that never ends."""
+    why = overrun(len(before) + len(issued))
+    if why is not None:
+        raise Runaway(f"chart {chart} never ends: {why}; the loop: {loop(call, issued, before)}")
 
 
 def loop(call: Call, issued: Sequence[IssuedHandoffAction], before: Iterable[HandoffAction]) -> str:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from handoff import _cli
 from handoff._coordinator import HandoffCoordinatorCore
 from handoff._messages import HandoffAction, HandoffFact, IssuedHandoffAction
-from handoff._runs.bound import loop, overrun
+from handoff._runs.bound import Runaway, cut
 from handoff._runs.runtime import DEMO_WORKLOAD, HANDOFF_ID, CooperativeRuntime
 from handoff._values import HandoffOrder
 
@@ -68,12 +68,10 @@ def _drive(
     while (call := runtime.next_call()) is not None:
         before = coordinator.chart_state
         issued = call.send(coordinator)
-        runaway = overrun(len(issued_so_far) + len(issued))
-        if runaway is not None:
-            raise _cli.CommandError(
-                f"chart {coordinator.chart_name} never ends: {runaway}; the loop: "
-                f"{loop(call, issued, issued_so_far)} (`handoff review` shows it as Bound)"
-            )
+        try:
+            cut(coordinator.chart_name, issued_so_far, call, issued)
+        except Runaway as error:
+            raise _cli.CommandError(f"{error} (`handoff review` shows it as Bound)") from None
         issued_so_far.extend(item.action for item in issued)
         runtime.answered(issued)
         after = coordinator.chart_state
