@@ -30,28 +30,30 @@ LOOPING = """
         | S.cancelling_destination.to.itself(on="cancel_destination")
     )
 """
-# A success path that never ends: each accepted reservation asks for another.
-RESERVING = """
-    title = "ReservesForever"
-    ownership_accepted = S.destination_reserving.to.itself(on="reserve_destination")
+# Cleanup that never ends by ping-pong: a canceled destination starts cancelling both again.
+PING_PONG = """
+    title = "PingPong"
+    destination_canceled = S.cancelling_both.to(S.cancelling_source) | S.cancelling_destination.to(
+        S.cancelling_both, on=["cancel_source", "cancel_destination"]
+    )
 """
-# The source's cleanup never ends: each acknowledged CancelSource issues another.
-SOURCE_LOOP = """
-    title = "CancelsSourceForever"
-    source_canceled = (
-        S.cancelling_both.to(S.cancelling_destination)
-        | S.cancelling_source.to.itself(on="cancel_source")
+# The other order's cleanup never ends (a DestinationFirst chart, see `chart_module`).
+DESTINATION_FIRST_LOOP = """
+    title = "DestinationFirstForever"
+    destination_canceled = (
+        S.cancelling_both.to(S.cancelling_source)
+        | S.cancelling_destination.to.itself(on="cancel_destination")
     )
 """
 # A chart whose title holds a line break, and whose cleanup never ends.
 TWO_LINE_TITLE = LOOPING.replace('"CancelsForever"', '"Two\\nLines"')
 
 
-def chart_module(**bodies: str) -> str:
-    """A module defining one SourceFirst chart class per keyword, named by it."""
-    head = "from handoff import SourceFirstChart\n\nS = SourceFirstChart\n"
+def chart_module(base: str = "SourceFirstChart", **bodies: str) -> str:
+    """A module defining one chart class per keyword, named by it, derived from `base`."""
+    head = f"from handoff import {base}\n\nS = {base}\n"
     classes = [
-        f"\n\nclass {name}(SourceFirstChart):\n" + textwrap.indent(textwrap.dedent(body), "    ")
+        f"\n\nclass {name}({base}):\n" + textwrap.indent(textwrap.dedent(body), "    ")
         for name, body in bodies.items()
     ]
     return head + "".join(classes)
@@ -71,7 +73,8 @@ def failure(ran: Ran, status: int, *fragments: str) -> None:
     """`ran` failed as every refusal must: one line on stderr, `status`, no traceback."""
     command = next((word for word in ran.argv if not word.startswith("-")), "")
     assert "Traceback" not in ran.err, ran.err
-    assert ran.err.count("\n") == 1 and ran.err.endswith("\n"), ran.err
+    assert ran.err.count("\n") == 1, ran.err
+    assert ran.err.endswith("\n"), ran.err
     assert ran.err.startswith(f"handoff {command}: error: "), ran.err
     assert ran.status == status, (ran.status, ran.err)
     for fragment in fragments:

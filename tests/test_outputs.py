@@ -110,7 +110,7 @@ def test_a_full_disk_is_one_line_and_leaves_the_old_file(
         assert ran.status == 0, ran.err
         only_changed(before, box.snapshot(), [] if named is None else [named])
         return
-    elif argv[0] == "replay":  # replay words each file's failure itself, and goes on
+    if argv[0] == "replay":  # replay words each file's failure itself, and goes on
         assert ran.status == 2
         assert ran.err == f"handoff replay: error: cannot write {named}: " + (
             "the file would be larger than this process may write (see `ulimit -f`)\n"

@@ -8,6 +8,7 @@ chart whose cleanup loops ends as a failure naming the loop instead of running f
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Sequence
 
 from handoff._messages import HandoffAction, IssuedHandoffAction
@@ -52,13 +53,10 @@ def cut(
 
 
 def loop(call: Call, issued: Sequence[IssuedHandoffAction], before: Iterable[HandoffAction]) -> str:
-    """The loop a cut run was caught in, in words: the last call and what it issued again."""
-    seen = {type(action) for action in before}
-    again = [type(item.action).__name__ for item in issued if type(item.action) in seen]
-    if not again:
-        return f"the last call, {call.describe()}, issued {_names(issued)}"
-    return f"{call.describe()} issued {', '.join(again)} again"
-
-
-def _names(issued: Sequence[IssuedHandoffAction]) -> str:
-    return ", ".join(type(item.action).__name__ for item in issued) or "nothing"
+    """The loop a cut run was caught in, in words: what it issued again and again (SPEC.md
+    issues each kind once), and what the last call issued."""
+    counts = Counter(type(action).__name__ for action in before)
+    counts.update(type(item.action).__name__ for item in issued)
+    again = [f"{name} {count} times" for name, count in counts.items() if count > 1]
+    last = ", ".join(type(item.action).__name__ for item in issued) or "nothing"
+    return f"{', '.join(again) or 'no action twice'}; {call.describe()} issued {last}"
