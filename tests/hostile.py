@@ -131,7 +131,9 @@ class Sandbox:
 
 def finish(process: subprocess.Popen[bytes], timeout: float = 120) -> Ran:
     out, err = process.communicate(timeout=timeout)
-    argv = tuple(os.fsdecode(arg) for arg in process.args[1:])  # type: ignore[index, union-attr]
+    args = process.args
+    assert isinstance(args, list)
+    argv = tuple(os.fsdecode(arg) for arg in args[1:])
     return Ran(argv, process.returncode, out.decode(errors="replace"), err.decode(errors="replace"))
 
 
