@@ -17,7 +17,7 @@ from handoff._binding import EVENT_INDEX, FACT_EVENTS, Keep, Plan, plan_for, pla
 from handoff._errors import ForeignFactError, HandoffError
 from handoff._lifecycle import NormalizedHandoffEvent
 from handoff._messages import HandoffAction, HandoffFact, IssuedHandoffAction
-from handoff._table import CompiledChart, chart_rules, compiled
+from handoff._table import CompiledChart, chart_rules, compiled, startup_table
 from handoff._timing import (
     HandoffTransferTiming,
     validate_transfer_delay_ms,
@@ -52,9 +52,13 @@ _EVENTS = tuple(ChartEvent)
 _KEEP_OUTCOME, _KEEP_TIMING, _KEEP_TOKENS = Keep.OUTCOME, Keep.TIMING, Keep.TOKENS
 
 
+def _table(rules: HandoffOrder | type[HandoffChart]) -> CompiledChart:
+    return startup_table(rules) if isinstance(rules, HandoffOrder) else compiled(rules)
+
+
 @functools.cache
 def _plans(chart: HandoffOrder | type[HandoffChart]) -> tuple[tuple[Plan, ...], ...]:
-    return plans(compiled(chart))
+    return plans(_table(chart))
 
 
 class HandoffCoordinatorCore:
@@ -101,7 +105,7 @@ class HandoffCoordinatorCore:
         rules = cast("HandoffOrder", order) if shipped else chart_rules(order, chart)
         self._fallback = require_delay_ms("fallback_transfer_delay_ms", fallback_transfer_delay_ms)
         self._handoff_id = handoff_id
-        self._chart: CompiledChart = compiled(rules)
+        self._chart: CompiledChart = _table(rules)
         self._plans = _plans(rules)
         self._state = 0
         self._next_id = 0

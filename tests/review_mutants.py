@@ -233,11 +233,13 @@ MUTANTS = (
     Mutant("TableForgetsSourceCancel",
            patched(SourceFirstChart, {
                ("transferring", _E.ACTION_FAILED): {"effects": (Effect.CANCEL_DESTINATION,)}
-           }), "Table", "in transferring, action_failed: the table to 12, "
-           "ignored=False, checks=[], effects=['CANCEL_DESTINATION']"),
+           }), "Table", "in transferring, action_failed: the table goes to cancelling_both, issues "
+           "CANCEL_DESTINATION; python-statemachine goes to cancelling_both, issues CANCEL_SOURCE, "
+           "CANCEL_DESTINATION"),
     Mutant("TableIgnoresEarlyCancel",
            patched(DestinationFirstChart, {("idle", _E.TERMINATED): {"ignored": True}}),
-           "Table", "in idle, terminated: the table to 13, ignored=True"),
+           "Table", "in idle, terminated: the table drops it, goes to canceled, issues "
+           "COMPLETE_CANCELED; python-statemachine goes to canceled, issues COMPLETE_CANCELED"),
 )  # fmt: skip
 
 CONTROLS = (

@@ -69,8 +69,9 @@ def test_a_table_that_differs_from_the_chart_is_caught(monkeypatch: pytest.Monke
     assert not comparison.holds
     (disagreement,) = comparison.disagreements
     assert (disagreement.state, disagreement.event) == ("idle", ChartEvent.START)
-    assert disagreement.compiled.startswith("to 0, ignored=True")
-    assert disagreement.interpreted.startswith("to 1, ignored=False")
+    # Named by states and events, never by table indices.
+    assert disagreement.compiled == "drops it"
+    assert disagreement.interpreted == "goes to done, issues SUBMIT_PREFILL, COMPLETE_SUCCESS"
 
 
 def test_the_interpreter_refuses_to_run_out_of_step() -> None:

@@ -21,12 +21,13 @@ from collections.abc import Callable
 
 import attrs
 
+from handoff._binding import FACT_EVENTS
 from handoff._chart_base import HandoffChart
 from handoff._chart_lookup import NamedChart, spelling
 from handoff._coordinator import HandoffCoordinatorCore
 from handoff._equivalence import compare
 from handoff._errors import HandoffError
-from handoff._messages import HandoffAction
+from handoff._messages import HandoffAction, HandoffFact
 from handoff._review.environment import (
     HANDOFF_ID,
     MAX_ACTIONS,
@@ -336,16 +337,17 @@ class _Explorer:
     def _equivalence(self) -> Verdict:
         prop = _prop(Key.EQUIVALENCE)
         try:
-            comparison = compare(self.source, self.chart)
+            comparison = compare(self.source, self.chart, _payloads(self.env))
         except Exception as error:  # Errors names the crash; this verdict fails
             return Verdict(prop, 0, 1, notes=(f"the comparison raised {_error(error)}",))
         wrong = comparison.disagreements
-        notes = tuple(
+        said = dict.fromkeys(
             f"in {cell.state}, {cell.event.value}: the table {cell.compiled}; "
             f"python-statemachine {cell.interpreted}"
-            for cell in wrong[:3]
+            for cell in wrong
         )
-        more = len(wrong) - len(notes)
+        notes = tuple(said)[:3]
+        more = len(said) - len(notes)
         notes += (f"and {more} more cells",) if more > 0 else ()
         return Verdict(prop, comparison.cells, len(wrong), notes=notes)
 
@@ -353,6 +355,17 @@ class _Explorer:
 _BY_KEY = {prop.key: prop for prop in PROPERTIES}
 _EVENTS = tuple(ChartEvent)
 """Chart events by index, as the coordinator numbers them."""
+
+
+def _payloads(env: Environment) -> dict[ChartEvent, tuple[HandoffFact, ...]]:
+    """Every payload the environment gives each fact event, unusable ones included."""
+    found: dict[ChartEvent, tuple[HandoffFact, ...]] = {}
+    for call in env.facts:
+        fact = call.fact
+        if fact is not None and fact.handoff_id == env.handoff_id:
+            event = FACT_EVENTS[type(fact)]
+            found[event] = (*found.get(event, ()), fact)
+    return found
 
 
 def _prop(key: Key) -> Property:
