@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, cast
 
-from statemachine import State, StateChart
+from statemachine import Event, State, StateChart
 from statemachine.exceptions import InvalidDefinition
 from statemachine.factory import StateMachineMetaclass
 from statemachine.transition import Transition
@@ -82,7 +82,10 @@ class _HandoffChartMeta(StateMachineMetaclass):
         body = _Body()
         parents = [base for base in bases if isinstance(base, _HandoffChartMeta) and base.states]
         if len(parents) > 1:
-            raise InvalidDefinition(f"{name}: a handoff chart derives from one chart at most")
+            raise InvalidDefinition(
+                f"{name}: a handoff chart derives from one chart at most: derive from one and "
+                "restate the rules you want from the other"
+            )
         if parents:
             parent: Any = parents[0]
             body.parent = parent
@@ -110,12 +113,18 @@ class _HandoffChartMeta(StateMachineMetaclass):
                 inherit(parent, attrs, states)
                 drop_unused(attrs, states, cast("_Body", body).copies)
             if not isinstance(attrs.get("order"), HandoffOrder):
-                raise InvalidDefinition(f"{name}: a handoff chart must declare its `order`")
+                raise InvalidDefinition(
+                    f"{name}: a handoff chart must declare its `order`: add "
+                    "`order = HandoffOrder.SOURCE_FIRST` (or DESTINATION_FIRST)"
+                )
             title = attrs.setdefault("title", name)
             if not isinstance(title, str) or not title:
-                raise InvalidDefinition(f"{name}: `title` must be a non-empty str, got {title!r}")
+                raise InvalidDefinition(
+                    f"{name}: `title` must be a non-empty str, got {title!r}: write "
+                    f'title = "{name}", or leave it out'
+                )
             _check_events(name, attrs)
-            _check_states(name, states)
+            _check_states(name, attrs, states)
         chart = super().__new__(mcs, name, bases, attrs)
         chart._handoff_written = written  # type: ignore[attr-defined]
         return chart
@@ -148,6 +157,7 @@ class _HandoffChartMeta(StateMachineMetaclass):
 
 _COMPLETING_WORDS = frozenset(effect.value for effect in Effect if effect.completion is not None)
 _CALLBACK_PREFIXES = ("on_", "before_", "after_")
+_CALLBACK_NAMES = frozenset({"prepare_event", "listeners"})
 
 
 def is_complete_state(state: State) -> bool:
@@ -156,11 +166,17 @@ def is_complete_state(state: State) -> bool:
 
 
 def _refuse_callbacks(name: str, attrs: dict[str, Any]) -> None:
-    """Refuse python-statemachine's own callbacks: the compiled table never runs them."""
+    """Refuse python-statemachine's own callbacks and events: the compiled table never runs
+    a callback, and reads rules written as transitions."""
     for key, value in attrs.items():
+        if isinstance(value, Event):
+            raise InvalidDefinition(
+                f"{name}: {key!r} is a python-statemachine Event; write the rule as "
+                f"`{key} = a.to(b, on=...)`, without Event(...)"
+            )
         if isinstance(value, State | TransitionList) or key.startswith("__"):
             continue
-        if key.startswith(_CALLBACK_PREFIXES) or key == "prepare_event" or key in WORDS:
+        if key.startswith(_CALLBACK_PREFIXES) or key in _CALLBACK_NAMES or key in WORDS:
             raise InvalidDefinition(
                 f"{name}: {key!r} is a python-statemachine callback, which the compiled table "
                 "never runs; a handoff chart acts through its words only: name the actions a "
@@ -188,8 +204,15 @@ def _check_events(name: str, attrs: dict[str, Any]) -> None:
             handled.add(id(transition.source))
 
 
-def _check_states(name: str, states: dict[str, State]) -> None:
+def _check_states(name: str, attrs: dict[str, Any], states: dict[str, State]) -> None:
     """One initial state; a final state completes the handoff and no rule leaves it."""
+    keys = {id(state): key for key, state in states.items()}
+    rules = {
+        id(transition): event
+        for event, value in attrs.items()
+        if isinstance(value, TransitionList)
+        for transition in value.transitions
+    }
     initial = [key for key, state in states.items() if state.initial]
     if len(initial) != 1:
         raise InvalidDefinition(
@@ -205,11 +228,11 @@ def _check_states(name: str, states: dict[str, State]) -> None:
                 'enter="complete_canceled" (or "complete_success"), or drop final=True'
             )
         for transition in state.transitions:
-            events = ", ".join(repr(str(event)) for event in transition.events) or "a rule"
             raise InvalidDefinition(
-                f"{name}: {key!r} is final=True, yet {events} leaves it for "
-                f"{transition.target.id!r}: drop final=True (entering {key!r} completes the "
-                "handoff anyway), or drop that rule"
+                f"{name}: {key!r} is final=True, yet rule {rules.get(id(transition))!r} leaves "
+                f"it for {keys.get(id(transition.target))!r}: a final state takes no event; drop "
+                f"final=True (entering {key!r} completes the handoff anyway, and a complete "
+                "state drops every event it has no rule for), or drop that rule"
             )
 
 
@@ -225,7 +248,9 @@ def _check_words(chart: Any, written: tuple[Transition, ...]) -> None:
         for word in named(state.enter):
             if word not in WORDS:
                 raise InvalidDefinition(
-                    f"{name}: {word!r} on entering {state.id!r} is not a handoff chart word"
+                    f"{name}: {word!r} on entering {state.id!r} is not a handoff chart word: "
+                    'a state\'s enter= completes the handoff, "complete_success" or '
+                    '"complete_canceled"'
                 )
     for transition in written:
         _check_transition(name, transition)
@@ -242,12 +267,16 @@ def _check_transition(name: str, transition: Transition) -> None:
     unread = [*named(transition.before), *named(transition.after)]
     if unread:
         # The compiled table reads validators, on and enter only.
-        raise InvalidDefinition(f"{name}: {unread} on {transition}: use `on=` instead")
+        raise InvalidDefinition(
+            f"{name}: {unread} on {transition}: the compiled table reads on= only; use `on=` "
+            "instead"
+        )
     for group in (transition.validators, transition.on):
         for word in named(group):
             if word not in WORDS:
                 raise InvalidDefinition(
-                    f"{name}: {word!r} on {transition} is not a handoff chart word"
+                    f"{name}: {word!r} on {transition} is not a handoff chart word: use a word "
+                    "of handoff.Effect (on=) or handoff.Check (validators=), or refused(...)"
                 )
     problem = text_problem(transition, named)
     if problem is not None:
