@@ -147,7 +147,7 @@ class _HandoffChartMeta(StateMachineMetaclass):
 
     def __call__(cls, *args: Any, **kwargs: Any) -> Any:
         if not vars(cls).get("_handoff_set_up", True):
-            super()._setup()
+            super()._setup()  # type: ignore[no-untyped-call]
             cls._handoff_set_up = True
         return super().__call__(*args, **kwargs)
 
