@@ -33,7 +33,7 @@ from handoff._chart_rules import text_problem
 from handoff._values import HandoffOrder
 from handoff._vocabulary import IGNORE, WORDS, ChartEvent, Effect, Refusal
 
-__all__ = ["HandoffChart", "acknowledged", "ignored", "is_complete_state", "refused"]
+__all__ = ["HandoffChart", "acknowledged", "ignored", "refused"]
 
 
 def refused(refusal: Refusal, *states: State) -> TransitionList:
@@ -160,7 +160,7 @@ _CALLBACK_PREFIXES = ("on_", "before_", "after_")
 _CALLBACK_NAMES = frozenset({"prepare_event", "listeners"})
 
 
-def is_complete_state(state: State) -> bool:
+def _is_complete_state(state: State) -> bool:
     """Whether entering `state` completes the handoff (its `enter=` names a completion)."""
     return any(name in _COMPLETING_WORDS for name in named(state.enter))
 
@@ -222,7 +222,7 @@ def _check_states(name: str, attrs: dict[str, Any], states: dict[str, State]) ->
     for key, state in states.items():
         if not state.final:
             continue
-        if not is_complete_state(state):
+        if not _is_complete_state(state):
             raise InvalidDefinition(
                 f"{name}: {key!r} is final=True but does not complete the handoff: give it "
                 'enter="complete_canceled" (or "complete_success"), or drop final=True'

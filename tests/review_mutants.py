@@ -3,8 +3,9 @@
 Most mutants are charts written as the real ones are, plain subclasses of them
 (`charts.broken`, `charts.discipline`).  Breaks that definition-time checks refuse in chart
 text (a refusal under another event, a misplaced check) are made on the compiled table
-(`patched`): runs must catch them too.  S7 cannot be broken by any chart, only by an adapter: those mutants patch the
-coordinator.  `CONTROLS` change only cells no run reaches: they must pass (or be dead code).
+(`patched`): runs must catch them too.  S7 cannot be broken by any chart, only by an
+adapter: those mutants patch the coordinator.  `CONTROLS` change only cells no run reaches:
+they must pass (or be dead code).
 """
 
 from __future__ import annotations

@@ -239,7 +239,7 @@ def test_class_listeners_and_event_objects_are_refused_at_definition() -> None:
     with pytest.raises(InvalidDefinition, match="'listeners' is a python-statemachine callback"):
 
         class Listening(SourceFirstChart):
-            listeners = [object]
+            listeners = (object,)
 
     with pytest.raises(InvalidDefinition, match="'start' is a python-statemachine Event; write"):
 

@@ -316,3 +316,36 @@ def test_a_missing_extra_is_reported_in_one_line(
         "pip install 'kv-handoff[diagrams]'\n"
     )
     assert not (tmp_path / "d").exists()
+
+
+@pytest.mark.parametrize("check", [True, False])
+def test_without_the_extra_the_start_up_table_is_still_checked_or_written(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    check: bool,
+) -> None:
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *rest: None if name == "graphviz" else real(name, *rest),
+    )
+    tables = tmp_path / "handoff" / "_chart_tables.py"
+    tables.parent.mkdir()
+    tables.write_text("# an old table\n", encoding="utf-8")
+    assert _diagrams("--out", tmp_path, *(["--check"] if check else [])) == 1
+    captured = capsys.readouterr()
+    assert captured.err.startswith("handoff diagrams: error: the diagrams extra is not installed")
+    if check:
+        assert captured.out == (
+            f"stale: {tables}: the coordinator's start-up table differs from the shipped "
+            "charts; regenerate it with `handoff diagrams` (or "
+            "`handoff._table.write_tables()`; no extra needed)\n"
+        )
+        assert tables.read_text(encoding="utf-8") == "# an old table\n"
+    else:
+        assert captured.out == f"wrote {tables}\n"
+        assert tables.read_text(encoding="utf-8") == (ROOT / "handoff" / tables.name).read_text(
+            encoding="utf-8"
+        )

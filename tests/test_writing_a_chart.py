@@ -2,7 +2,8 @@
 
 A `<!-- example -->` block defines a chart that must load, run and pass the model review; so
 does each chart of a `<!-- natural -->` block; a `<!-- refused: TEXT -->` block defines one that
-`InvalidDefinition` must refuse with TEXT in its message.  The page's list of what definition refuses is checked against the code's messages.
+`InvalidDefinition` must refuse with TEXT in its message.  The page's list of what definition
+refuses is checked against the code's messages.
 """
 
 from __future__ import annotations
