@@ -10,7 +10,7 @@ it when nothing enters it).
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from statemachine import State
 from statemachine.exceptions import InvalidDefinition
@@ -19,8 +19,8 @@ from statemachine.transition_list import TransitionList
 
 from handoff._vocabulary import ChartEvent
 
-if TYPE_CHECKING:
-    from handoff._chart_base import HandoffChart
+Chart = Any
+"""A `HandoffChart` subclass (this module sits below `handoff._chart_base`, which uses it)."""
 
 __all__ = ["adopt", "body_transitions", "drop_unused", "fresh", "inherit", "named", "restore"]
 
@@ -39,14 +39,14 @@ def fresh(state: State) -> State:
     )
 
 
-def restore(parent: type[HandoffChart], marks: dict[int, int]) -> None:
+def restore(parent: Chart, marks: dict[int, int]) -> None:
     """Undo whatever a derived chart's body added to its parent's states."""
     for state in parent.states:
         del state.transitions.transitions[marks[id(state)] :]
 
 
 def adopt(
-    name: str, attrs: dict[str, Any], states: dict[str, State], parent: type[HandoffChart] | None
+    name: str, attrs: dict[str, Any], states: dict[str, State], parent: Chart | None
 ) -> None:
     """Move every transition the body wrote on a state that is not the chart's own onto the
     chart's state of the same id, when it is the parent's; refuse any other foreign state."""
@@ -91,7 +91,7 @@ def body_transitions(attrs: dict[str, Any]) -> Iterator[Transition]:
                     yield transition
 
 
-def inherit(parent: type[HandoffChart], attrs: dict[str, Any], states: dict[str, State]) -> None:
+def inherit(parent: Chart, attrs: dict[str, Any], states: dict[str, State]) -> None:
     """Copy onto `states` every event of `parent` the derived chart does not declare."""
     for event in ChartEvent:
         if event.value in attrs:
