@@ -230,7 +230,12 @@ def _fixed_in_place(root: Path, explained: dict[str, Explained]) -> Path:
             modules.setdefault(module, []).append(f"{name} = {made.shipped.partition(':')[2]}\n")
     for module, lines in modules.items():
         header = "from handoff import DestinationFirstChart, SourceFirstChart  # noqa: F401\n\n"
-        (fixed / f"{module}.py").write_text(header + "".join(lines))
+        *packages, leaf = module.split(".")
+        folder = fixed.joinpath(*packages)
+        folder.mkdir(parents=True, exist_ok=True)
+        for depth in range(len(packages)):
+            fixed.joinpath(*packages[: depth + 1], "__init__.py").touch()
+        (folder / f"{leaf}.py").write_text(header + "".join(lines))
     return fixed
 
 
