@@ -45,9 +45,7 @@ def restore(parent: Chart, marks: dict[int, int]) -> None:
         del state.transitions.transitions[marks[id(state)] :]
 
 
-def adopt(
-    name: str, attrs: dict[str, Any], states: dict[str, State], parent: Chart | None
-) -> None:
+def adopt(name: str, attrs: dict[str, Any], states: dict[str, State], parent: Chart | None) -> None:
     """Move every transition the body wrote on a state that is not the chart's own onto the
     chart's state of the same id, when it is the parent's; refuse any other foreign state."""
     own = {id(state) for state in states.values()}
