@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING
 import attrs
 
 from handoff import _cli
-from handoff._chart import CHARTS
 from handoff._coordinator import HandoffCoordinatorCore
 from handoff._runs.replay import record
 from handoff._runs.simulation import (
@@ -91,10 +90,9 @@ def run(args: argparse.Namespace) -> int:
     return worst
 
 
-def _maker(chart: type[HandoffChart] | None) -> MakeCoordinator:
-    # The chart classes, shipped ones included: an edited chart is what the simulation runs.
+def _maker(chart: type[HandoffChart]) -> MakeCoordinator:
     def make(handoff_id: HandoffId, order: HandoffOrder, delay: float) -> HandoffCoordinatorCore:
-        return HandoffCoordinatorCore(handoff_id, order, delay, chart=chart or CHARTS[order])
+        return HandoffCoordinatorCore(handoff_id, order, delay, chart=chart)
 
     return make
 
@@ -110,7 +108,10 @@ def _simulate(args: argparse.Namespace, chart: type[HandoffChart] | None) -> int
     )
     progress = _progress_bar(config.handoffs) if sys.stderr.isatty() else None
     started = time.perf_counter()
-    report = simulate(config, _maker(chart), progress=progress)
+    if chart is None:
+        report = simulate(config, progress=progress)
+    else:
+        report = simulate(config, _maker(chart), progress=progress)
     wall = time.perf_counter() - started
     if progress is not None:
         print(file=sys.stderr)
