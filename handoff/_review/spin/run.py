@@ -9,9 +9,11 @@ by `pan` itself, which prints the `CALL n` lines the model writes; `n` is the re
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
@@ -20,9 +22,10 @@ from pathlib import Path
 import attrs
 
 from handoff._review.environment import Call, environment
-from handoff._review.promela import model
-from handoff._review.promela_properties import MIRRORED, Check
-from handoff._review.promela_vocabulary import calls
+from handoff._review.properties import Key, SpinCheck
+from handoff._review.spin.model import model
+from handoff._review.spin.properties import MIRRORED
+from handoff._review.spin.vocabulary import calls
 from handoff._table import CompiledChart
 
 __all__ = [
@@ -74,9 +77,9 @@ class SpinRun:
     states: int
     """States stored by the safety search (one per configuration the review explores)."""
     transitions: int
-    liveness_states: dict[str, int]
+    liveness_states: dict[Key, int]
     """States stored by each LTL search (configurations × mode × round-robin turn)."""
-    trails: dict[str, Trail | None]
+    trails: dict[Key, Trail | None]
     """Per mirrored property: None when it holds, else its first counterexample."""
     seconds: float
 
@@ -110,7 +113,7 @@ def run_spin(chart: CompiledChart, workdir: Path | None = None) -> SpinRun:
         states, transitions, trails = _safety(folder)
         liveness_states = {}
         for key, check in MIRRORED.items():
-            if check is Check.LTL:
+            if check is SpinCheck.LTL:
                 liveness_states[key], trails[key] = _liveness(folder, key)
     return SpinRun(
         version=version,
@@ -128,13 +131,10 @@ def _build(folder: Path) -> None:
     # only ever written; the model has none now, and this keeps one from mattering.
     _run(["spin", "-o2", "-a", "model.pml"], folder)
     # NOFAIR: no search asks for Spin's process fairness (the model has one process).
-    command = ["gcc", OPTIMIZE, "-w", "-DNOFAIR", "-o", "pan", "pan.c"]
-    done = subprocess.run(command, cwd=folder, capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        raise SpinUnavailableError(f"{' '.join(command)} failed: {done.stderr[-400:]}")
+    _run(["gcc", OPTIMIZE, "-w", "-DNOFAIR", "-o", "pan", "pan.c"], folder)
 
 
-def _safety(folder: Path) -> tuple[int, int, dict[str, Trail | None]]:
+def _safety(folder: Path) -> tuple[int, int, dict[Key, Trail | None]]:
     """One search counting every error; then, per property broken, its first trail.
 
     Writing a trail for every error (`-e`) costs more than the search on a chart broken in
@@ -142,7 +142,7 @@ def _safety(folder: Path) -> tuple[int, int, dict[str, Trail | None]]:
     first error of a property (`-cN`, deterministic), then writes that property's trail.
     """
     output = _run(["./pan", _HASH, "-n", "-c0"], folder)
-    trails: dict[str, Trail | None] = {}
+    trails: dict[Key, Trail | None] = {}
     for key, number in _first_errors(output).items():
         _run(["./pan", _HASH, "-n", f"-c{number}"], folder)
         # -A: replay the whole trail, past any other property it broke on the way.
@@ -152,27 +152,27 @@ def _safety(folder: Path) -> tuple[int, int, dict[str, Trail | None]]:
     return _count(r"(\d+) states, stored", output), _count(r"(\d+) transitions", output), trails
 
 
-def _first_errors(output: str) -> dict[str, int]:
+def _first_errors(output: str) -> dict[Key, int]:
     """The number of the first error of each property the search broke.
 
     `pan` prints an error's message only when it differs from the previous one, so the
     first message naming a property is its first error.
     """
-    first: dict[str, int] = {}
+    first: dict[Key, int] = {}
     for line in output.splitlines():
         message = re.match(r"pan:(\d+): assertion violated\s+!\((\w+)_broken\)", line)
         if message is not None:
-            first.setdefault(message.group(2), int(message.group(1)))
+            first.setdefault(Key(message.group(2)), int(message.group(1)))
     return first
 
 
-def _liveness(folder: Path, key: str) -> tuple[int, Trail | None]:
+def _liveness(folder: Path, key: Key) -> tuple[int, Trail | None]:
     """An acceptance-cycle search for LTL formula `key`, the liveness modes switched on."""
-    output = _run(["./pan", _HASH, "-n", "-a", "-A", "-N", key], folder, live=True)
+    output = _run(["./pan", _HASH, "-n", "-a", "-A", "-N", key.value], folder, live=True)
     states = _count(r"(\d+) states, stored", output)
     if _count(r"errors: (\d+)", output) == 0:
         return states, None
-    replay = ["./pan", _HASH, "-n", "-S", "-A", "-N", key, "-r", "model.pml.trail"]
+    replay = ["./pan", _HASH, "-n", "-S", "-A", "-N", key.value, "-r", "model.pml.trail"]
     trail = _trail(_run(replay, folder, live=True))
     os.remove(folder / "model.pml.trail")
     return states, trail
@@ -204,13 +204,33 @@ def _count(pattern: str, output: str) -> int:
 
 
 def _run(command: list[str], folder: Path, *, live: bool = False) -> str:
-    """Run a tool in `folder`; `live` switches the model's liveness modes on (for `pan`)."""
+    """Run a tool in `folder`; `live` switches the model's liveness modes on (for `pan`).
+
+    The tool runs in a process group of its own, its temporary files in `folder`: when the
+    call ends early (Ctrl-C), the whole group is killed (gcc's cc1 with it) before `folder`
+    is removed, so nothing outlives the review.  A failure is one line: its first error.
+    """
     env = {key: value for key, value in os.environ.items() if key != _LIVE}
+    env["TMPDIR"] = str(folder.absolute())
     if live:
         env[_LIVE] = "1"
-    done = subprocess.run(command, cwd=folder, capture_output=True, text=True, check=False, env=env)
-    if done.returncode < 0:
-        raise SpinUnavailableError(f"{command[0]} crashed (signal {-done.returncode})")
-    if done.returncode != 0 and command[0] == "spin":
-        raise SpinUnavailableError(f"{' '.join(command)} failed: {done.stdout}{done.stderr}")
-    return done.stdout
+    tool = subprocess.Popen(
+        command, cwd=folder, env=env, text=True, start_new_session=True,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        out, err = tool.communicate()
+    except BaseException:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(tool.pid, signal.SIGKILL)
+        tool.wait()
+        raise
+    if tool.returncode < 0:
+        raise SpinUnavailableError(f"{command[0]} crashed (signal {-tool.returncode})")
+    if tool.returncode != 0 and command[0] in ("spin", "gcc"):  # pan words its own findings
+        lines = [line.strip() for line in f"{err}\n{out}".splitlines() if line.strip()]
+        first = next((line for line in lines if "error" in line.lower()), lines[0] if lines else "")
+        raise SpinUnavailableError(
+            f"{' '.join(command)} failed (exit {tool.returncode}): {first or 'no message'}"
+        )
+    return out
