@@ -3,10 +3,9 @@
 A virtual clock orders every acknowledgement and fact.  Each handoff gets a simulated
 source and destination that acknowledge the coordinator's actions after random latencies
 and report the facts those actions lead to (`TransferCompleted` after the issued delay).
-With probability `fault_rate` at each opportunity a fault is injected.  When a handoff has
-nothing left in flight it is checked — completed, and no owner leaked — and forgotten, so
-memory is bounded by the concurrency, not by the number of handoffs.  A handoff that never
-ends is cut where the review cuts a run (`handoff._runs.bound`), and fails.
+With probability `fault_rate` at each opportunity a fault is injected.  A handoff with
+nothing left in flight is checked (completed, no owner leaked) and forgotten: memory is
+bounded by the concurrency.  One that never ends is cut as the review cuts a run, and fails.
 """
 
 from __future__ import annotations
@@ -159,8 +158,7 @@ class _Handoff:
     completions: list[HandoffCompletion | None] = attrs.Factory(list)
     transfer_delay_ms: float = 0.0
     calls: list[Entry] | None = None
-    runaway: str | None = None
-    """Why the handoff was cut as one that never ends; its calls are no longer made."""
+    runaway: str | None = None  # why it was cut as one that never ends: no more calls are made
 
 
 class _World:
@@ -227,10 +225,8 @@ class _World:
             return
         if handoff.calls is not None:
             handoff.calls.append(Entry(call, expect=tuple(issued)))
-        runaway = overrun(len(handoff.issued) + len(issued))
-        if runaway is not None:
-            again = loop(call, issued, handoff.issued.values())
-            handoff.runaway = f"{runaway}; the loop: {again}"
+        if (runaway := overrun(len(handoff.issued) + len(issued))) is not None:
+            handoff.runaway = f"{runaway}; the loop: {loop(call, issued, handoff.issued.values())}"
             return
         if call.outcome is not None:
             assert call.action_id is not None
@@ -314,17 +310,17 @@ def shipped_chart(handoff_id: HandoffId, order: HandoffOrder, delay: float) -> C
     return HandoffCoordinatorCore(handoff_id, order, delay, chart=CHARTS[order])
 
 
+_Keep = Callable[[HandoffRecord], None]
+
+
 def simulate(
     config: SimulationConfig,
     make: MakeCoordinator = shipped_chart,
     progress: Callable[[int], None] | None = None,
     failed: Callable[[HandoffRecord], None] | None = None,
 ) -> SimulationReport:
-    """Run the simulation; `progress(finished)` is called every 1% of handoffs.
-
-    Each handoff that fails a check is handed to `failed` as soon as it is finished (and not
-    kept), or without `failed` kept in the report's `violations`.
-    """
+    """Run the simulation; `progress(finished)` is called every 1% of handoffs.  Each handoff
+    failing a check goes to `failed` as it finishes, or without one to `report.violations`."""
     report = SimulationReport()
     world = _World(config, make, report)
     started = 0
@@ -339,7 +335,7 @@ def simulate(
         world.deliver(handoff, call)
         if handoff.pending:
             continue
-        _finish(handoff, config, report, failed)
+        _finish(handoff, config, report, failed or report.violations.append)
         in_flight -= 1
         if progress is not None and report.handoffs % step == 0:
             progress(report.handoffs)
@@ -353,10 +349,7 @@ def simulate(
 
 
 def _finish(
-    handoff: _Handoff,
-    config: SimulationConfig,
-    report: SimulationReport,
-    failed: Callable[[HandoffRecord], None] | None,
+    handoff: _Handoff, config: SimulationConfig, report: SimulationReport, keep: _Keep
 ) -> None:
     report.handoffs += 1
     if handoff.runaway is not None:
@@ -371,17 +364,15 @@ def _finish(
     if any("leaked" in problem for problem in problems):
         report.leaks += 1
     if problems:
-        record = HandoffRecord(
-            handoff.handoff_id,
-            handoff.order,
-            config.fallback_transfer_delay_ms,
-            problems,
-            handoff.calls or [],
+        keep(
+            HandoffRecord(
+                handoff.handoff_id,
+                handoff.order,
+                config.fallback_transfer_delay_ms,
+                problems,
+                handoff.calls or [],
+            )
         )
-        if failed is None:
-            report.violations.append(record)
-        else:
-            failed(record)
 
 
 def _problems(handoff: _Handoff) -> Iterator[str]:
