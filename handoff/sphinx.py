@@ -36,7 +36,7 @@ import os
 import posixpath
 import sys
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from docutils import nodes
 from docutils.parsers.rst import directives
@@ -47,6 +47,9 @@ from sphinx.util.docutils import SphinxDirective
 
 from handoff import diagrams
 from handoff._values import HandoffOrder
+
+if TYPE_CHECKING:
+    from handoff._chart_base import HandoffChart
 
 __all__ = ["HandoffDiagram", "setup"]
 
@@ -98,7 +101,7 @@ class HandoffDiagram(SphinxDirective):
             )
         fmt = self.options.get("format", diagrams.FORMATS[kind][0]).strip()
         scenario = " ".join(self.options.get("scenario", "success").split())
-        chart = _resolve(self.arguments[0], self.config.confdir)
+        chart = _resolve(self.arguments[0], self.env.app.confdir)
         self._note_source(chart)
         text = _drawn(self.env, chart, kind, fmt, scenario)
         if fmt == "mermaid":
@@ -115,7 +118,7 @@ class HandoffDiagram(SphinxDirective):
         self.add_name(figure)
         return [figure]
 
-    def _note_source(self, chart: HandoffOrder | type) -> None:
+    def _note_source(self, chart: HandoffOrder | type[HandoffChart]) -> None:
         """Read the page again when the chart's module changes."""
         if isinstance(chart, HandoffOrder):
             from handoff._table import GENERATED_TABLES
@@ -150,36 +153,44 @@ class HandoffDiagram(SphinxDirective):
 
     def _mermaid(self, text: str) -> nodes.Element:
         if "sphinxcontrib.mermaid" in self.env.app.extensions:
-            from sphinxcontrib.mermaid import mermaid
+            from sphinxcontrib.mermaid import mermaid  # type: ignore[import-untyped]
 
-            node = mermaid()
+            node: nodes.Element = mermaid()
             node["code"] = text
             node["options"] = {}
             if "alt" in self.options:
                 node["alt"] = self.options["alt"]
             return node
-        block = nodes.literal_block(text, text, language="mermaid")
-        return block
+        return nodes.literal_block(text, text, language="mermaid")
 
 
 def _attr(text: str) -> str:
     return text.replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;")
 
 
-def _resolve(argument: str, confdir: str | os.PathLike[str]) -> HandoffOrder | type:
+def _resolve(argument: str, confdir: str | os.PathLike[str]) -> HandoffOrder | type[HandoffChart]:
     """The chart named; `module:Class` is imported from the Python path or `confdir`."""
     if ":" in argument and str(confdir) not in sys.path:
         sys.path.append(str(confdir))
-    return diagrams.resolve_chart(argument)
+    # Importing a writer's module must not leave a __pycache__ folder in the docs source.
+    writes, sys.dont_write_bytecode = sys.dont_write_bytecode, True
+    try:
+        return diagrams.resolve_chart(argument)
+    finally:
+        sys.dont_write_bytecode = writes
 
 
 def _drawn(
-    env: BuildEnvironment, chart: HandoffOrder | type, kind: str, fmt: str, scenario: str
+    env: BuildEnvironment,
+    chart: HandoffOrder | type[HandoffChart],
+    kind: str,
+    fmt: str,
+    scenario: str,
 ) -> str:
     """The drawing, from the cache when the chart's table and the options are unchanged."""
     from handoff._table import compiled
 
-    table = repr(compiled(chart))  # type: ignore[arg-type]
+    table = repr(compiled(chart))
     key = "\0".join((diagrams._version(), kind, fmt, scenario, table))
     digest = hashlib.sha256(key.encode()).hexdigest()
     cache = Path(env.app.doctreedir) / _CACHE / f"{digest}.{fmt}"
@@ -187,7 +198,7 @@ def _drawn(
         return cache.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         pass
-    text = diagrams.draw(chart, kind, scenario=scenario, format=fmt)  # type: ignore[arg-type]
+    text = diagrams.draw(chart, kind, scenario=scenario, format=fmt)
     try:
         cache.parent.mkdir(parents=True, exist_ok=True)
         partial = cache.with_suffix(".partial")

@@ -107,7 +107,10 @@ def chart_diagram_files(chart: HandoffOrder | type[HandoffChart], command: str) 
     dot = dot_source(graph, line)
     files = {f"{stem}.dot": dot, f"{stem}.svg": svg(dot, line)}
     files[f"{stem}.mmd"] = mermaid_state_diagram(graph, line)
-    for name, scenario in ((f"{stem}.sequence.mmd", "success"), (f"{stem}.cancel.sequence.mmd", "cancel")):
+    for name, scenario in (
+        (f"{stem}.sequence.mmd", "success"),
+        (f"{stem}.cancel.sequence.mmd", "cancel"),
+    ):
         run = run_scenario(chart, scenario)
         files[name] = mermaid_sequence(run.messages, f"{title}: {run.title}", LANES, line)
     return files

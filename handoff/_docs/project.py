@@ -16,9 +16,10 @@ from pathlib import Path
 
 import handoff
 from handoff._docs.generated import DEVELOPER_COMMAND, GeneratedError, plan
-from handoff._docs.writing import check, report_error, write
+from handoff._docs.writing import check as compare
+from handoff._docs.writing import report_error, write
 
-__all__ = ["checkout_problem", "main"]
+__all__ = ["checkout_problem", "generate", "main"]
 
 _PROG = DEVELOPER_COMMAND
 
@@ -47,20 +48,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     root: Path = args.root
     problem = checkout_problem(root)
     if problem is not None:
-        return report_error(
-            _PROG, f"refusing to run outside the kv-handoff checkout: {problem}", 2
-        )
-    docs = root / "docs"
+        return report_error(_PROG, f"refusing to run outside the kv-handoff checkout: {problem}", 2)
+    return generate(root / "docs", root, check=args.check)
+
+
+def generate(docs: Path, out: Path, *, check: bool) -> int:
+    """Write (or compare) every generated file under `out`, the docs' prose read from `docs`."""
     if not docs.is_dir():
         return report_error(_PROG, f"no docs folder {docs}: the checkout is incomplete", 2)
     try:
         planned = plan(docs)
     except GeneratedError as error:
         return report_error(_PROG, str(error), 1)
-    regenerate = DEVELOPER_COMMAND
-    if args.check:
-        return check(planned, root, regenerate, _PROG)
-    return write(planned, root, _PROG, guard=False)
+    if check:
+        return compare(planned, out, DEVELOPER_COMMAND, _PROG)
+    return write(planned, out, _PROG, guard=False)
 
 
 if __name__ == "__main__":

@@ -271,8 +271,6 @@ def _fact(kind: type[HandoffFact]) -> HandoffFact:
         return HandoffFact.SourceHeld(_HANDOFF, _WORKLOAD.timing)
     if kind is HandoffFact.DestinationReserved:
         return HandoffFact.DestinationReserved(_HANDOFF, _WORKLOAD.transferable_prompt_tokens)
-    if kind is HandoffFact.Failed:
-        return HandoffFact.Failed(_HANDOFF, "drawn failure")
     return kind(_HANDOFF)  # type: ignore[call-arg]
 
 
