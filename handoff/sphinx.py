@@ -8,7 +8,8 @@ Enable it with ``extensions = ["handoff.sphinx"]`` (beside ``"myst_parser"`` for
        :scenario: cancel
        :caption: A cancel once the destination is reserved
 
-and in MyST Markdown the same lines inside a ```` ```{handoff-diagram} SourceFirst ```` fence.
+and in MyST Markdown the same lines in a fence opened by three backticks and
+`{handoff-diagram} SourceFirst`.
 The argument is a shipped chart by its wire name (`SourceFirst`, `DestinationFirst`) or any
 chart as `module:Class`, imported from the Python path or the folder of `conf.py`.
 
