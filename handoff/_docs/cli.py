@@ -72,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _command(args: argparse.Namespace) -> str:
     """The command line that draws these files again."""
-    words = [COMMAND]
+    words = COMMAND.split()
     if args.chart:
         for chart in args.chart:
             words += ["--chart", spelling(chart)]

@@ -226,9 +226,9 @@ def spine_path(chart: CompiledChart) -> tuple[int, ...]:
     return tuple(path)
 
 
-def state_graph(order: HandoffOrder | type[HandoffChart]) -> StateGraph:
-    """Read the diagram of `order`'s chart, or of a chart class, off its compiled table."""
-    chart = compiled(order)
+def state_graph(order: HandoffOrder | type[HandoffChart] | CompiledChart) -> StateGraph:
+    """Read the diagram of `order`'s chart, of a chart class, or of a table, off the table."""
+    chart = order if isinstance(order, CompiledChart) else compiled(order)
     path = spine_path(chart)
     edges = _edges(chart, path)
     cleanup = [state for state in range(len(chart.states)) if state not in path]
@@ -241,7 +241,9 @@ def state_graph(order: HandoffOrder | type[HandoffChart]) -> StateGraph:
     return StateGraph(chart.order, tuple(nodes), tuple(edges), title, stem)
 
 
-def _names(order: HandoffOrder | type[HandoffChart], chart: CompiledChart) -> tuple[str, str]:
+def _names(
+    order: HandoffOrder | type[HandoffChart] | CompiledChart, chart: CompiledChart
+) -> tuple[str, str]:
     if isinstance(order, HandoffOrder):
         return order.value, file_stem(order)
     return chart.name, chart_stem(chart.name)
