@@ -51,12 +51,14 @@ def _inherited_from_the_library() -> frozenset[str]:
     """The member names a chart inherits from python-statemachine's classes."""
     import handoff
 
-    return frozenset(
+    inherited = {
         name
         for cls in handoff.HandoffChart.__mro__
         if cls.__module__.split(".")[0] == "statemachine"
         for name in vars(cls)
-    )
+    }
+    # And what python-statemachine's metaclass sets on every chart class it builds.
+    return frozenset(inherited | {"final_states", "initial_state", "states", "states_map"})
 
 
 def _statechart_library(obj: object) -> bool:

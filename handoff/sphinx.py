@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import hashlib
 import inspect
-import os
 import posixpath
 import sys
 from pathlib import Path
@@ -102,7 +101,7 @@ class HandoffDiagram(SphinxDirective):
             )
         fmt = self.options.get("format", diagrams.FORMATS[kind][0]).strip()
         scenario = " ".join(self.options.get("scenario", "success").split())
-        chart = _resolve(self.arguments[0], self.env.app.confdir)
+        chart = _resolve(self.arguments[0], self.config.handoff_diagram_path)
         self._note_source(chart)
         text = _drawn(self.env, chart, kind, fmt, scenario)
         if fmt == "mermaid":
@@ -153,7 +152,7 @@ class HandoffDiagram(SphinxDirective):
         return f'<a class="handoff-diagram-target" href="{_attr(href)}">{svg}</a>'
 
     def _mermaid(self, text: str) -> nodes.Element:
-        if "sphinxcontrib.mermaid" in self.env.app.extensions:
+        if "sphinxcontrib.mermaid" in self.config.extensions:
             from sphinxcontrib.mermaid import mermaid  # type: ignore[import-untyped]
 
             node: nodes.Element = mermaid()
@@ -162,17 +161,18 @@ class HandoffDiagram(SphinxDirective):
             if "alt" in self.options:
                 node["alt"] = self.options["alt"]
             return node
-        return nodes.literal_block(text, text, language="mermaid")
+        # Pygments knows no Mermaid: the block keeps the text, marked for a page's own script.
+        return nodes.literal_block(text, text, language="none", classes=["mermaid"])
 
 
 def _attr(text: str) -> str:
     return text.replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;")
 
 
-def _resolve(argument: str, confdir: str | os.PathLike[str]) -> HandoffOrder | type[HandoffChart]:
-    """The chart named; `module:Class` is imported from the Python path or `confdir`."""
-    if ":" in argument and str(confdir) not in sys.path:
-        sys.path.append(str(confdir))
+def _resolve(argument: str, folders: list[str]) -> HandoffOrder | type[HandoffChart]:
+    """The chart named; `module:Class` is imported from the Python path or `folders`."""
+    if ":" in argument:
+        sys.path.extend(folder for folder in folders if folder not in sys.path)
     # Importing a writer's module must not leave a __pycache__ folder in the docs source.
     writes, sys.dont_write_bytecode = sys.dont_write_bytecode, True
     try:
@@ -194,7 +194,7 @@ def _drawn(
     table = repr(compiled(chart))
     key = "\0".join((diagrams._version(), kind, fmt, scenario, table))
     digest = hashlib.sha256(key.encode()).hexdigest()
-    cache = Path(env.app.doctreedir) / _CACHE / f"{digest}.{fmt}"
+    cache = Path(env.doctreedir) / _CACHE / f"{digest}.{fmt}"
     try:
         return cache.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
@@ -241,8 +241,20 @@ def _write_images(app: Sphinx, exception: BaseException | None) -> None:
                 path.write_text(text, encoding="utf-8")
 
 
+def _with_confdir(app: Sphinx, config: Any) -> None:
+    folder = str(app.confdir)
+    if folder not in config.handoff_diagram_path:
+        config.handoff_diagram_path = [*config.handoff_diagram_path, folder]
+
+
 def setup(app: Sphinx) -> dict[str, Any]:
-    """Register the directive (Sphinx calls this for `extensions = ["handoff.sphinx"]`)."""
+    """Register the directive (Sphinx calls this for `extensions = ["handoff.sphinx"]`).
+
+    `handoff_diagram_path`, a list of folders, says where else `module:Class` charts are
+    imported from; the folder of `conf.py` is always one.
+    """
+    app.add_config_value("handoff_diagram_path", [], "env", types=[list])
+    app.connect("config-inited", _with_confdir)
     app.add_directive("handoff-diagram", HandoffDiagram)
     app.connect("env-purge-doc", _purge)
     app.connect("env-merge-info", _merge)

@@ -159,7 +159,10 @@ class Scenario:
         calls = tuple(_call(token) for token in tokens if token)
         if not calls:
             raise ScenarioError(f"no scenario given: expected {_NAMED} or a list of calls")
-        return cls(", ".join(" ".join(filter(None, call)) for call in calls), calls)
+        spelled = (
+            argument if verb == "fact" else f"{verb} {argument}".strip() for verb, argument in calls
+        )
+        return cls(", ".join(spelled), calls)
 
     @property
     def title(self) -> str:
