@@ -26,6 +26,8 @@ source_suffix = {".md": "markdown"}
 exclude_patterns = ["_build"]
 html_theme = "furo"
 html_title = f"handoff {release}"
+html_static_path = ["_static"]
+html_css_files = ["site.css"]
 
 # A ```mermaid fence is drawn, on the site as on a code host.
 myst_fence_as_directive = ["mermaid"]

@@ -105,10 +105,13 @@ class HandoffDiagram(SphinxDirective):
         self._note_source(chart)
         text = _drawn(self.env, chart, kind, fmt, scenario)
         if fmt == "mermaid":
-            body = self._mermaid(text)
+            # sphinxcontrib-mermaid squeezes every drawing into 500 px of height, which
+            # shrinks a long sequence's labels to a few pixels: drawn at its own height.
+            body: list[nodes.Node] = [nodes.raw("", _MERMAID_STYLE, format="html")]
+            body.append(self._mermaid(text))
         else:
-            body = nodes.raw("", self._html(text, fmt), format="html")
-        figure = nodes.figure("", body, classes=["handoff-diagram", f"handoff-{kind}"])
+            body = [nodes.raw("", self._html(text, fmt), format="html")]
+        figure = nodes.figure("", *body, classes=["handoff-diagram", f"handoff-{kind}"])
         if "align" in self.options:
             figure["align"] = self.options["align"]
         if "caption" in self.options:
@@ -163,6 +166,9 @@ class HandoffDiagram(SphinxDirective):
             return node
         # Pygments knows no Mermaid: the block keeps the text, marked for a page's own script.
         return nodes.literal_block(text, text, language="none", classes=["mermaid"])
+
+
+_MERMAID_STYLE = "<style>figure.handoff-diagram pre.mermaid > svg{height:auto !important}</style>\n"
 
 
 def _attr(text: str) -> str:

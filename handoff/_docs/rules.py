@@ -20,7 +20,10 @@ _TABLE = (
     'class="handoff-rules" style="table-layout:fixed;width:100%;max-width:880px;'
     'border-collapse:collapse;font-size:0.9em;line-height:1.35"'
 )
-_CELL = "border-top:1px solid rgba(128,128,128,0.45);padding:0.3em 0.45em;vertical-align:top"
+_CELL = (
+    "border-top:1px solid rgba(128,128,128,0.45);padding:0.3em 0.45em;vertical-align:top;"
+    "text-align:left"
+)
 _CODE = "overflow-wrap:anywhere;white-space:normal"
 
 
@@ -48,7 +51,7 @@ def rules_html(chart: CompiledChart) -> str:
         )
     caption = html.escape(f"{chart.name}: every step that moves or issues an action")
     head = "".join(
-        f'<th style="{_CELL};text-align:left;width:{width}">{name}</th>'
+        f'<th style="{_CELL};width:{width}">{name}</th>'
         for name, width in (("State", "22%"), ("Event [checks]", "36%"), ("Then", "42%"))
     )
     return (
