@@ -15,6 +15,7 @@ page says `data-theme="light"`.
 from __future__ import annotations
 
 import re
+import textwrap
 
 from handoff._docs.diagram import (
     CLEANUP_COLOUR,
@@ -200,6 +201,8 @@ def svg(dot: str, header: str = HEADER) -> str:
 
 # -- a chart with marks over it (a scenario's path, a counterexample, dead code) -----------
 
+_TITLE_WIDTH = 64
+"""Characters per title line of a drawing with marks."""
 VISITED_FILL = "#dbe8f5"
 BROKEN_FILL = "#f6d5d1"
 VIOLATING = "#c0392b"
@@ -225,7 +228,10 @@ _STATE_LOOKS = {
 
 def dot_highlighted(graph: HighlightedGraph) -> str:
     """DOT text of the chart in `graph` with its marks."""
-    title = dot_text(graph.title) + (f"\\n{dot_text(graph.subtitle)}" if graph.subtitle else "")
+    # A long title (a scenario spelled call by call) is wrapped: one line would widen the
+    # drawing past the column and shrink every label in it.
+    lines = [*textwrap.wrap(" ".join(graph.title.split()), _TITLE_WIDTH), graph.subtitle]
+    title = "\\n".join(dot_text(line) for line in lines if line)
     lines = [
         f'digraph "{dot_text(graph.name)}" {{',
         "  rankdir=TB; nodesep=0.3; ranksep=0.35; bgcolor=transparent;",
