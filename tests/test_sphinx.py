@@ -80,7 +80,7 @@ def _build(source: Path, out: Path, *options: str) -> tuple[int, str]:
 
 
 def _files(folder: Path) -> dict[Path, bytes]:
-    return {path: path.read_bytes() for path in folder.rglob("*")}  # folders read as b""
+    return {path: _read(path) for path in folder.rglob("*")}  # folders read as b""
 
 
 def _read(path: Path) -> bytes:
