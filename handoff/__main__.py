@@ -23,7 +23,7 @@ _COMMANDS = {
     ),
     "replay": ("handoff._runs.replay_cli", "replay recorded traces against fresh coordinators"),
     "export": (
-        "handoff._review.promela",
+        "handoff._review.spin.model",
         "write a chart and the review's world as a Promela model",
     ),
 }

@@ -13,10 +13,13 @@ from handoff._validators import (
     require_count,
     require_instance,
     shown,
+    to_count,
+    to_optional_count,
     to_optional_float,
     wrong_type,
 )
 from handoff._values import KvTransferTimingMode
+from handoff._vocabulary import AdapterRefusal
 
 __all__ = ["HandoffTransferTiming", "validate_transfer_delay_ms", "validate_transfer_timing"]
 
@@ -32,12 +35,14 @@ class HandoffTransferTiming:
     mode: KvTransferTimingMode = attrs.field(
         validator=check_instance(KvTransferTimingMode, "a KvTransferTimingMode")
     )
-    full_prompt_tokens: int = attrs.field(validator=check_count)
-    kv_bytes_per_token: int | None = attrs.field(validator=attrs.validators.optional(check_count))
+    full_prompt_tokens: int = attrs.field(converter=to_count, validator=check_count)
+    kv_bytes_per_token: int | None = attrs.field(
+        converter=to_optional_count, validator=attrs.validators.optional(check_count)
+    )
     bandwidth_gb_s: float | None = attrs.field(
         converter=to_optional_float, validator=attrs.validators.optional(check_float)
     )
-    kv_bytes_per_request: int = attrs.field(default=0, validator=check_count)
+    kv_bytes_per_request: int = attrs.field(default=0, converter=to_count, validator=check_count)
 
     def delay_ms(self, destination_missing_tokens: int) -> float | None:
         """Milliseconds the transfer is modelled to take, or None when there is nothing to model.
@@ -51,7 +56,7 @@ class HandoffTransferTiming:
         return self._delay_for(destination_missing_tokens)
 
     def full_prompt_delay_ms(self) -> float | None:
-        """`delay_ms` as if the mode were FULL_PROMPT."""
+        """`delay_ms` as if the mode were FULL_PROMPT: what `validate_transfer_timing` checks."""
         return self._delay_for(self.full_prompt_tokens)
 
     def _delay_for(self, tokens: int) -> float | None:
@@ -84,7 +89,7 @@ def validate_transfer_delay_ms(delay: float | None) -> None:
         raise wrong_type("delay", "a float or None", delay)
     if not is_finite_non_negative(delay):
         raise InvalidTransferTimingError(
-            f"invalid handoff transfer delay {shown(delay)}: "
+            f"{AdapterRefusal.INVALID_DELAY.phrase} {shown(delay)}: "
             "expected a finite, non-negative number of milliseconds"
         )
 
@@ -99,7 +104,7 @@ def validate_transfer_timing(timing: HandoffTransferTiming) -> None:
     bandwidth = timing.bandwidth_gb_s
     if bandwidth is not None and not is_finite_non_negative(bandwidth):
         raise InvalidTransferTimingError(
-            f"invalid handoff transfer bandwidth {bandwidth}: "
+            f"{AdapterRefusal.INVALID_BANDWIDTH.phrase} {bandwidth}: "
             "expected a finite, non-negative number of GB/s"
         )
     validate_transfer_delay_ms(timing.full_prompt_delay_ms())

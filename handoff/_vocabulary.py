@@ -9,15 +9,19 @@ python-statemachine: the compiled tables are written in the same words.
 from __future__ import annotations
 
 import enum
+from typing import Self
 
 from handoff._errors import (
     CleanupActionFailedError,
     ConflictingOutcomeError,
+    ForeignFactError,
     HandoffError,
     InvalidOutcomeError,
+    InvalidTransferTimingError,
     OutOfOrderFactError,
     UnknownActionError,
 )
+from handoff._public import exported
 from handoff._values import HandoffCompletion
 
 __all__ = [
@@ -113,21 +117,25 @@ class Check(enum.Enum):
     TRANSFER_DELAY_IS_VALID = "transfer_delay_is_valid"
 
 
-class Refusal(enum.Enum):
-    """A call a state refuses, with the error it raises; the phrases are the spec's.
-
-    A phrase may name `{action_id}` or `{outcome}`: the adapter fills them in from the call.
-    """
+class _Phrased(enum.Enum):
+    """A refusal: its value is the spec's phrase, and it knows the error class raising it."""
 
     phrase: str
     error: type[HandoffError]
 
-    def __new__(cls, phrase: str, error: type[HandoffError]) -> Refusal:
+    def __new__(cls, phrase: str, error: type[HandoffError]) -> Self:
         member = object.__new__(cls)
         member._value_ = phrase
         member.phrase = phrase
         member.error = error
         return member
+
+
+class Refusal(_Phrased):
+    """A call a state refuses, with the error it raises; the phrases are the spec's.
+
+    A phrase may name `{action_id}` or `{outcome}`: the adapter fills them in from the call.
+    """
 
     PREFILL_NOT_SUBMITTED = (
         "source held before prefill submission was acknowledged",
@@ -152,6 +160,17 @@ class Refusal(enum.Enum):
         return f"refuse_{self.name.lower()}"
 
 
+class AdapterRefusal(_Phrased):
+    """A call the adapter refuses itself, whatever the chart says: its phrase and error.
+
+    The messages go on with what was wrong (`invalid handoff transfer delay inf: expected …`).
+    """
+
+    FOREIGN_FACT = ("fact belongs to a different handoff", ForeignFactError)
+    INVALID_BANDWIDTH = ("invalid handoff transfer bandwidth", InvalidTransferTimingError)
+    INVALID_DELAY = ("invalid handoff transfer delay", InvalidTransferTimingError)
+
+
 IGNORE = "ignore"
 """The callback that marks a transition as dropping its event: nothing is journaled."""
 
@@ -172,11 +191,4 @@ WORDS: frozenset[str] = frozenset(
 """Every callback name a chart may use."""
 
 # Exported from `handoff`: tracebacks and reprs name the public module.
-for _exported in (
-    EventKind,
-    ChartEvent,
-    Effect,
-    Check,
-    Refusal,
-):
-    _exported.__module__ = "handoff"
+exported(EventKind, ChartEvent, Effect, Check, Refusal)

@@ -167,7 +167,7 @@ def spin_or_skip() -> str:
 
     import pytest
 
-    from handoff._review.spin import SpinUnavailableError, spin_version
+    from handoff._review.spin.run import SpinUnavailableError, spin_version
 
     try:
         return spin_version()

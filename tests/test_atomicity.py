@@ -28,6 +28,7 @@ from handoff import (
     HandoffTransferTiming,
     KvTransferTimingMode,
 )
+from handoff import _probe as probe
 
 NAN_TIMING = HandoffTransferTiming(KvTransferTimingMode.FULL_PROMPT, 10, 1024, math.nan)
 OVERFLOWING = HandoffTransferTiming(KvTransferTimingMode.DESTINATION_MISSING, 0, 2**64 - 1, 1e-300)
@@ -92,10 +93,10 @@ def test_a_rejected_call_changes_nothing(order: HandoffOrder, interpreted: bool,
     state, bad_call, error = REJECTIONS[name]
     runtime = Runtime(order, interpreted=interpreted).advance_to(state)
     twin = Runtime(order, interpreted=interpreted).advance_to(state)
-    before = runtime.coordinator.configuration()
+    before = probe.configuration(runtime.coordinator)
     with pytest.raises(error):
         bad_call(runtime)
-    assert runtime.coordinator.configuration() == before
+    assert probe.configuration(runtime.coordinator) == before
     assert runtime.coordinator.chart_state == state
     assert _finish(runtime) == _finish(twin)
 
@@ -108,11 +109,11 @@ def test_an_overflowing_transfer_delay_changes_nothing(
     runtime = Runtime(order, timing=OVERFLOWING, tokens=2**64 - 1, interpreted=interpreted)
     trigger = "destination_accepted" if order is SF else "prefill_running"
     runtime.advance_to(trigger)
-    before = runtime.coordinator.configuration()
+    before = probe.configuration(runtime.coordinator)
     lifecycle = runtime.coordinator.lifecycle
     with pytest.raises(HandoffError, match="invalid handoff transfer delay"):
         runtime.step()
-    assert runtime.coordinator.configuration() == before
+    assert probe.configuration(runtime.coordinator) == before
     assert runtime.coordinator.lifecycle == lifecycle
     # Nothing was latched: the next id is still the one the transfer would have taken.
     if order is SF:
@@ -126,10 +127,10 @@ def test_an_overflowing_transfer_delay_changes_nothing(
 def test_a_failed_cleanup_action_changes_nothing(order: HandoffOrder) -> None:
     runtime = Runtime(order).advance_to("releasing")
     runtime.fact(HandoffFact.Canceled(HID))
-    before = runtime.coordinator.configuration()
+    before = probe.configuration(runtime.coordinator)
     with pytest.raises(HandoffError, match="handoff cleanup action"):
         runtime.ack(CANCEL_SOURCE, HandoffActionOutcome.failed("disk"))
-    assert runtime.coordinator.configuration() == before
+    assert probe.configuration(runtime.coordinator) == before
 
 
 @pytest.mark.parametrize("order", ORDERS, ids=lambda order: order.name)

@@ -52,6 +52,7 @@ from handoff import (
     UnknownActionError,
     expected_normalized_handoff,
 )
+from handoff import _probe as probe
 
 OUTCOMES = (
     HandoffActionOutcome.SUBMITTED,
@@ -100,14 +101,14 @@ def test_a_negative_or_non_finite_fallback_is_refused(bad: float) -> None:
 @pytest.mark.parametrize("bad", [True, "1.0", None])
 def test_a_fallback_that_is_not_a_number_is_refused(bad: object) -> None:
     with pytest.raises(TypeError, match="fallback_transfer_delay_ms"):
-        HandoffCoordinatorCore(HID, SF, bad)  # type: ignore[arg-type]
+        HandoffCoordinatorCore(HID, SF, bad)  # type: ignore[call-overload]
 
 
 def test_wrong_argument_types_are_refused() -> None:
     with pytest.raises(TypeError, match="handoff_id"):
-        HandoffCoordinatorCore("not an id", SF)  # type: ignore[arg-type]
+        HandoffCoordinatorCore("not an id", SF)  # type: ignore[call-overload]
     with pytest.raises(TypeError, match="order"):
-        HandoffCoordinatorCore(HID, "SourceFirst")  # type: ignore[arg-type]
+        HandoffCoordinatorCore(HID, "SourceFirst")  # type: ignore[call-overload]
 
 
 # -- start() ---------------------------------------------------------------------------
@@ -605,7 +606,7 @@ def test_a_chart_and_a_different_order_are_refused() -> None:
     with pytest.raises(TypeError, match="chart must be a HandoffChart subclass with states"):
         HandoffCoordinatorCore(HID, chart=handoff.HandoffChart)
     with pytest.raises(TypeError, match="order must be a HandoffOrder, got None"):
-        HandoffCoordinatorCore(HID)
+        HandoffCoordinatorCore(HID)  # type: ignore[call-overload]
 
 
 def test_an_interpreted_coordinator_runs_a_chart_class() -> None:
@@ -627,22 +628,22 @@ def test_the_repr_says_chart_state_completion_and_handoff() -> None:
     assert "at 'succeeded', completion=SUCCESS, complete=True" in repr(runtime.coordinator)
 
 
-def test_classify_names_the_event_a_call_would_make_and_changes_nothing() -> None:
+def test_the_probe_classifies_the_event_a_call_would_make_and_changes_nothing() -> None:
     runtime = Runtime(SF)
     coordinator = runtime.coordinator
-    assert coordinator.classify() is ChartEvent.START
+    assert probe.classify(coordinator) is ChartEvent.START
     (submit,) = runtime.start()
-    before = coordinator.configuration()
-    assert coordinator.classify(HandoffFact.Canceled(OTHER_HID)) is None
-    assert coordinator.classify(HandoffFact.Canceled(HID)) is ChartEvent.TERMINATED
+    before = probe.configuration(coordinator)
+    assert probe.classify(coordinator, HandoffFact.Canceled(OTHER_HID)) is None
+    assert probe.classify(coordinator, HandoffFact.Canceled(HID)) is ChartEvent.TERMINATED
     assert (
-        coordinator.classify(None, submit.id, HandoffActionOutcome.SUBMITTED)
+        probe.classify(coordinator, None, submit.id, HandoffActionOutcome.SUBMITTED)
         is ChartEvent.PREFILL_SUBMITTED
     )
     assert (
-        coordinator.classify(None, HandoffActionId(9), HandoffActionOutcome.SUBMITTED)
+        probe.classify(coordinator, None, HandoffActionId(9), HandoffActionOutcome.SUBMITTED)
         is ChartEvent.UNKNOWN_ACTION
     )
     assert coordinator.issued_actions() == ((submit.id, submit.action),)
-    assert coordinator.configuration() == before
-    assert coordinator.table.name == "SourceFirst"
+    assert probe.configuration(coordinator) == before
+    assert probe.table(coordinator).name == "SourceFirst"

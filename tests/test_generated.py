@@ -19,6 +19,7 @@ from handoff._docs.generated import (
     splice,
     version,
 )
+from handoff._table import TABLES_HINT
 from handoff._values import HandoffOrder
 
 ROOT = Path(__file__).parent.parent
@@ -116,7 +117,11 @@ def test_check_names_every_hand_edited_file(copy: Path, capsys: pytest.CaptureFi
         _hand_edit(copy / name)
     status, out, err = _check(copy, capsys)
     assert status == 1
-    assert sorted(out) == sorted(f"stale: {copy / name}" for name in GENERATED)
+    # The start-up table's line also says how to regenerate it (it needs no extra).
+    hints = {
+        name: f": {TABLES_HINT}" if name.endswith("_chart_tables.py") else "" for name in GENERATED
+    }
+    assert sorted(out) == sorted(f"stale: {copy / name}{hints[name]}" for name in GENERATED)
     assert err == (
         f"./dev generate: error: {len(GENERATED)} generated files are not fresh: "
         "run `./dev generate`\n"
@@ -324,3 +329,37 @@ def test_a_missing_extra_is_reported_in_one_line(
         "pip install 'kv-handoff[diagrams]'\n"
     )
     assert not (tmp_path / "d").exists()
+
+
+@pytest.mark.parametrize("check", [True, False])
+def test_without_the_extra_the_start_up_table_is_still_checked_or_written(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    check: bool,
+) -> None:
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *rest: None if name == "graphviz" else real(name, *rest),
+    )
+    tables = tmp_path / "handoff" / "_chart_tables.py"
+    tables.parent.mkdir()
+    tables.write_text("# an old table\n", encoding="utf-8")
+    (tmp_path / "docs").mkdir()
+    assert project.generate(tmp_path / "docs", tmp_path, check=check) == 1
+    captured = capsys.readouterr()
+    assert captured.err.startswith("./dev generate: error: the diagrams extra is not installed")
+    if check:
+        assert captured.out == (
+            f"stale: {tables}: the coordinator's start-up table differs from the shipped "
+            "charts; regenerate it with `./dev generate` (or "
+            "`handoff._table.write_tables()`; no extra needed)\n"
+        )
+        assert tables.read_text(encoding="utf-8") == "# an old table\n"
+    else:
+        assert captured.out == f"wrote {tables}\n"
+        assert tables.read_text(encoding="utf-8") == (ROOT / "handoff" / tables.name).read_text(
+            encoding="utf-8"
+        )

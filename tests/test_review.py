@@ -12,6 +12,7 @@ from statemachine import State
 from statemachine.exceptions import InvalidDefinition
 
 from handoff import (
+    AnyHandoffAction,
     HandoffAction,
     HandoffActionId,
     HandoffActionOutcome,
@@ -24,9 +25,11 @@ from handoff import (
 from handoff._chart_base import HandoffChart, refused
 from handoff._review.environment import HANDOFF_ID, Call, Rules, environment
 from handoff._review.explore import OrderReview, review_order
-from handoff._review.monitors import RunMonitor, judge_run, observe
+from handoff._review.judge import RunJudge
+from handoff._review.monitors import observe
 from handoff._review.properties import PROPERTIES, Key
 from handoff._review.watch import Watch
+from handoff._runs.replay import CallResult
 from handoff._values import HandoffOrder as Order
 from handoff._vocabulary import Refusal
 
@@ -125,7 +128,7 @@ def test_an_exception_other_than_handoff_error_is_reported(
 # -- the monitors, one call at a time ------------------------------------------------------
 
 
-def _issued(action_id: int, action: HandoffAction) -> list[IssuedHandoffAction]:
+def _issued(action_id: int, action: AnyHandoffAction) -> list[IssuedHandoffAction]:
     return [IssuedHandoffAction(HandoffActionId(action_id), action)]
 
 
@@ -157,14 +160,13 @@ def test_a_refusal_with_another_events_phrase_breaks_r1() -> None:
 
 def test_a_real_run_breaks_nothing_and_a_linear_judge_finds_a_break() -> None:
     coordinator = HandoffCoordinatorCore(HANDOFF_ID, Order.SOURCE_FIRST)
-    monitor = RunMonitor(_SF)
+    judge = RunJudge(_SF)
     env = environment()
     run = [env.start, env.outcomes[0][0], env.facts[0], env.outcomes[1][1], env.facts[6]]
     for call in run:
-        issued = call.send(coordinator)
-        assert monitor.observe(call, issued, lifecycle=coordinator.lifecycle) == []
-    wrong = [(env.start, _issued(0, _A.ReserveDestination(HANDOFF_ID)), None)]
-    keys = {violation.key for violation in judge_run(_SF, wrong)}
+        assert list(judge.see(call, CallResult.of(call, coordinator))) == []
+    wrong = observe(_SF, Watch(), env.start, _issued(0, _A.ReserveDestination(HANDOFF_ID)))
+    keys = {key for key, text in wrong.findings if text is not None}
     assert keys == {Key.EACH_ACTION, Key.PROMPT}
 
 

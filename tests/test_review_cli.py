@@ -25,7 +25,7 @@ from handoff import (
     OutcomeKind,
 )
 from handoff.__main__ import main
-from handoff._review import cli
+from handoff._review import cli, report
 from handoff._review.environment import HANDOFF_ID, Call, environment
 from handoff._review.explore import OrderReview, review, review_order
 from handoff._review.properties import PROPERTIES
@@ -147,7 +147,7 @@ def test_trace_out_without_a_failure_removes_a_stale_trace_and_nothing_else(
 
 def test_every_outcome_and_fact_has_a_trace_form() -> None:
     env = environment()
-    forms = [cli.call_json(call) for call in (env.start, *env.facts, *env.outcomes[3])]
+    forms = [report.call_json(call) for call in (env.start, *env.facts, *env.outcomes[3])]
     assert [form["call"] for form in forms[:2]] == ["start", "fact"]
     assert forms[-1] == {"call": "outcome", "id": 3, "outcome": {"Failed": "x"}}
     assert forms[-2] == {"call": "outcome", "id": 3, "outcome": "Noop"}
@@ -163,8 +163,8 @@ def test_every_outcome_and_fact_has_a_trace_form() -> None:
 def test_markdown_is_deterministic_and_has_no_timings(
     real: dict[HandoffOrder, OrderReview],
 ) -> None:
-    first = cli.markdown(list(real.values()))
-    again = cli.markdown([review_order(order) for order in ORDERS])
+    first = report.markdown(list(real.values()))
+    again = report.markdown([review_order(order) for order in ORDERS])
     assert first == again
     assert " s)" not in first
     assert "explored in" not in first

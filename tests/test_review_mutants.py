@@ -6,20 +6,22 @@ hand from the broken rule (see `review_mutants`); controls change only cells no 
 
 from __future__ import annotations
 
+import types
 from collections import Counter
 from collections.abc import Sequence
+from typing import Any
 
 import attrs
-import chart_mutation
 import pytest
 from review_mutants import CONTROLS, MUTANTS, Mutant
 
 from handoff import HandoffOrder
+from handoff import _probe as probe
 from handoff._chart import CHARTS
-from handoff._coordinator import HandoffCoordinatorCore
 from handoff._review.environment import HANDOFF_ID, Call
 from handoff._review.explore import OrderReview
-from handoff._review.properties import PROPERTIES, Key, TraceStep
+from handoff._review.properties import PROPERTIES, Key
+from handoff._review.verdict import TraceStep
 from handoff._table import CompiledChart, compile_chart, compiled
 
 _CHART_MUTANTS = [m for m in MUTANTS if m.adapter is None]
@@ -33,7 +35,7 @@ def reviews() -> dict[str, OrderReview]:
 
 def replay(chart: CompiledChart, calls: Sequence[Call]) -> tuple[TraceStep, ...]:
     """Run `calls` on a fresh coordinator for `chart`, recording each call's effect."""
-    coordinator = HandoffCoordinatorCore.for_table(HANDOFF_ID, chart)
+    coordinator = probe.for_table(HANDOFF_ID, chart)
     steps = []
     for call in calls:
         try:
@@ -145,9 +147,9 @@ def test_a_control_with_an_unreachable_declared_transition_is_dead_code_only(
 
 @pytest.mark.parametrize("order", tuple(HandoffOrder))
 def test_a_mutant_without_broken_rules_is_its_real_chart(order: HandoffOrder) -> None:
-    # Mutants copy what they do not break from the real charts: the copy must be exact.
+    # Mutants inherit what they do not break from the real charts: the copy must be exact.
     chart = CHARTS[order]
-    same = chart_mutation.mutant(chart, f"Same{chart.__name__}", "")
+    same: Any = types.new_class(f"Same{chart.__name__}", (chart,))
     assert not {id(state) for state in same.states} & {id(state) for state in chart.states}
     table, real = compile_chart(same), compiled(order)
     assert table.name == f"Same{chart.__name__}"

@@ -13,28 +13,28 @@ from pathlib import Path
 
 import attrs
 import pytest
-from broken_charts import ReleaseBeforeActivation
+from charts.broken import ReleaseBeforeActivation
 from review_mutants import MUTANTS
 from support import spin_or_skip
 
 from handoff import HandoffOrder
 from handoff.__main__ import main
-from handoff._review import spin as spin_module
 from handoff._review.environment import MAX_ACTIONS, environment
-from handoff._review.promela import model
-from handoff._review.promela_coordinator import CRASHES
-from handoff._review.promela_properties import MIRRORED, NOT_MIRRORED, Check
-from handoff._review.properties import PROPERTIES
-from handoff._review.spin import (
+from handoff._review.properties import PROPERTIES, Key, SpinCheck
+from handoff._review.spin import run as spin_module
+from handoff._review.spin.agreement import Agreement, agreement, cross_check
+from handoff._review.spin.cli import UNCONFIRMED, spin_review
+from handoff._review.spin.coordinator import CRASHES
+from handoff._review.spin.model import model
+from handoff._review.spin.properties import MIRRORED, NOT_MIRRORED
+from handoff._review.spin.replay import confirm
+from handoff._review.spin.run import (
     INSTALL_HINT,
     SpinUnavailableError,
     Trail,
     run_spin,
     spin_version,
 )
-from handoff._review.spin_agreement import Agreement, agreement, cross_check
-from handoff._review.spin_cli import UNCONFIRMED, spin_review
-from handoff._review.spin_replay import confirm
 from handoff._table import CompiledChart, compile_chart, compiled
 
 
@@ -84,11 +84,12 @@ def test_every_spin_trail_replays_to_the_violation_on_the_real_coordinator(
 def test_each_mutant_fails_its_own_mirrored_property_under_spin(
     agreements: dict[str, Agreement],
 ) -> None:
-    caught = [m for m in MUTANTS if m.caught_by in MIRRORED and m.name in ALL_CHARTS]
+    mirrored = {key.value for key in MIRRORED}
+    caught = [m for m in MUTANTS if m.caught_by in mirrored and m.name in ALL_CHARTS]
     # A chart mutant for every mirrored property but S7, which only an adapter can break.
-    assert {m.caught_by for m in caught} == set(MIRRORED) - {"S7"}
+    assert {m.caught_by for m in caught} == mirrored - {"S7"}
     for mutant in caught:
-        assert mutant.caught_by in agreements[mutant.name].spin_fails, mutant.name
+        assert Key(mutant.caught_by) in agreements[mutant.name].spin_fails, mutant.name
 
 
 def test_a_broken_chart_in_process_names_its_spin_trail_and_crash(spin_installed: str) -> None:
@@ -100,12 +101,12 @@ def test_a_broken_chart_in_process_names_its_spin_trail_and_crash(spin_installed
     assert "'a transfer is issued only after its delay was checked' fired" in (
         errors.counterexample.finding
     )
-    trail = found.trails["Errors"]
+    trail = found.trails[Key.ERRORS]
     assert trail is not None
     assert trail.crash == CRASHES[0]
     # The real adapter must raise the very assertion the model's crash names.
-    assert confirm(chart, "Errors", trail).finding is not None
-    assert confirm(chart, "Errors", attrs.evolve(trail, crash="another")).finding is None
+    assert confirm(chart, Key.ERRORS, trail).finding is not None
+    assert confirm(chart, Key.ERRORS, attrs.evolve(trail, crash="another")).finding is None
     assert not theirs.verdict("L1").holds
     assert UNCONFIRMED not in str(theirs.verdict("L1").counterexample)
 
@@ -113,7 +114,7 @@ def test_a_broken_chart_in_process_names_its_spin_trail_and_crash(spin_installed
 def test_one_chart_is_judged_both_ways_in_process(spin_installed: str) -> None:
     found = agreement("TransferWithoutDelayCheck", ALL_CHARTS["TransferWithoutDelayCheck"])
     assert found.agree
-    assert "Errors" in found.spin_fails
+    assert Key.ERRORS in found.spin_fails
     assert found.line().startswith("agree    TransferWithoutDelayCheck")
 
 
@@ -138,7 +139,7 @@ def test_a_re_recording_chart_in_process_breaks_s6_and_bound(spin_installed: str
 
 
 def test_every_review_property_is_mirrored_or_its_absence_explained() -> None:
-    keys = {prop.key.value for prop in PROPERTIES}
+    keys = {prop.key for prop in PROPERTIES}
     assert set(MIRRORED) | set(NOT_MIRRORED) == keys
     assert not set(MIRRORED) & set(NOT_MIRRORED)
 
@@ -192,7 +193,7 @@ def test_the_cli_cross_checks_a_chart_of_ones_own(
     spin_installed: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert (
-        main(["review", "--engine", "spin", "--chart", "broken_charts:ReleaseBeforeActivation"])
+        main(["review", "--engine", "spin", "--chart", "charts.broken:ReleaseBeforeActivation"])
         == 1
     )
     out = capsys.readouterr().out
@@ -201,11 +202,11 @@ def test_the_cli_cross_checks_a_chart_of_ones_own(
 
 
 def test_export_takes_a_chart_of_ones_own(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["export", "promela", "--chart", "broken_charts:ReleaseBeforeActivation"]) == 0
+    assert main(["export", "promela", "--chart", "charts.broken:ReleaseBeforeActivation"]) == 0
     assert "issue(A_ActivateDestination, 0);\n       issue(A_ReleaseSource, 0)" in (
         capsys.readouterr().out
     )
-    assert main(["export", "promela", "--chart", "broken_charts:NoSuchChart"]) == 2
+    assert main(["export", "promela", "--chart", "charts.broken:NoSuchChart"]) == 2
     assert "has no NoSuchChart" in capsys.readouterr().err
 
 
@@ -245,7 +246,11 @@ def test_each_property_s_first_error_is_the_first_message_naming_it() -> None:
             "State-vector 188 byte, depth reached 3374, errors: 9",
         ]
     )
-    assert spin_module._first_errors(output) == {"S4": 1, "Bound": 3, "S6": 7}
+    assert spin_module._first_errors(output) == {
+        Key.ONE_COMPLETE: 1,
+        Key.BOUND: 3,
+        Key.NO_EFFECT: 7,
+    }
 
 
 def test_a_trail_is_read_back_as_the_review_calls() -> None:
@@ -270,11 +275,11 @@ def test_unexpected_verifier_output_is_an_error() -> None:
 
 def test_liveness_properties_are_ltl_and_the_rest_assertions() -> None:
     safety = {"S1", "S2", "S3", "S4", "S5", "S6", "S7", "S8", "R1", "R2", "P1", "Q1", "L3"}
-    assert {key for key, check in MIRRORED.items() if check is Check.ASSERTION} == safety | {
+    assert {key.value for key, c in MIRRORED.items() if c is SpinCheck.ASSERTION} == safety | {
         "Bound",
         "Errors",
     }
-    assert {key for key, check in MIRRORED.items() if check is Check.LTL} == {"L1", "L2"}
+    assert {key.value for key, c in MIRRORED.items() if c is SpinCheck.LTL} == {"L1", "L2"}
 
 
 def test_run_spin_can_keep_its_work_files(spin_installed: str, tmp_path: Path) -> None:

@@ -15,11 +15,12 @@ from review_mutants import MUTANTS
 from handoff import HandoffOrder
 from handoff._errors import HandoffError, InvalidTransferTimingError, UnknownActionError
 from handoff._review.explore import review
-from handoff._review.promela import model
-from handoff._review.promela_properties import MIRRORED, NOT_MIRRORED, Check
-from handoff._review.promela_vocabulary import REFUSALS, refused_as
-from handoff._review.spin import Trail
-from handoff._review.spin_replay import confirm
+from handoff._review.properties import Key, SpinCheck
+from handoff._review.spin.model import model
+from handoff._review.spin.properties import MIRRORED, NOT_MIRRORED
+from handoff._review.spin.replay import confirm
+from handoff._review.spin.run import Trail
+from handoff._review.spin.vocabulary import REFUSALS, refused_as
 from handoff._table import compiled
 
 WATCHED = ("S1", "S3", "S4", "S5", "S8", "R1", "R2", "P1", "Q1", "L3")
@@ -36,8 +37,8 @@ MEANT = {
 
 def test_every_watched_property_is_an_assertion_with_its_mutants() -> None:
     for key in WATCHED:
-        assert MIRRORED[key] is Check.ASSERTION, key
-        assert key not in NOT_MIRRORED, key
+        assert MIRRORED[Key(key)] is SpinCheck.ASSERTION, key
+        assert Key(key) not in NOT_MIRRORED, key
         assert any(meant == key for meant, _ in MEANT.values()), f"no mutant is meant for {key}"
 
 
@@ -46,12 +47,12 @@ def test_a_trail_confirms_only_a_violation_at_its_last_call() -> None:
     example = review(chart).verdict("S2").counterexample
     assert example is not None
     calls = tuple(step.call for step in example.steps)
-    assert confirm(chart, "S2", Trail(calls)).finding is not None
+    assert confirm(chart, Key.RELEASE_AFTER_ACTIVATION, Trail(calls)).finding is not None
     # One call short, the release has not gone out: nothing to confirm.
-    assert confirm(chart, "S2", Trail(calls[:-1])).finding is None
+    assert confirm(chart, Key.RELEASE_AFTER_ACTIVATION, Trail(calls[:-1])).finding is None
     # One call more, the coordinator broke S2 before the trail's end: Spin's first violation
     # would have been earlier, so the trail does not match the coordinator.
-    assert confirm(chart, "S2", Trail((*calls, calls[0]))).finding is None
+    assert confirm(chart, Key.RELEASE_AFTER_ACTIVATION, Trail((*calls, calls[0]))).finding is None
 
 
 # -- the model's words ---------------------------------------------------------------------
@@ -80,4 +81,4 @@ def test_the_model_judges_refusals_by_kind_and_payloads_by_the_spec() -> None:
     assert "#define FIRST A_ReserveDestination" in text
     assert "#define READY seen_reserved" in text
     for key, check in MIRRORED.items():
-        assert (f"assert(!{key}_broken);" in text) is (check is Check.ASSERTION), key
+        assert (f"assert(!{key.value}_broken);" in text) is (check is SpinCheck.ASSERTION), key

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 import typing
 import uuid
 from collections.abc import Callable
@@ -14,6 +15,7 @@ from handoff import (
     HandoffAction,
     HandoffActionId,
     HandoffActionOutcome,
+    HandoffCoordinatorCore,
     HandoffFact,
     HandoffId,
     HandoffOrder,
@@ -21,7 +23,7 @@ from handoff import (
 )
 from handoff.__main__ import main
 from handoff._runs.call import Call, CallKind
-from handoff._runs.replay import Answer, Finding, Monitor, record, replay
+from handoff._runs.replay import CallResult, Finding, Monitor, record, replay
 from handoff._runs.trace import Entry, Trace, TraceError, call_object, read_trace, write_trace
 
 TRACES = sorted((Path(__file__).parent / "traces").glob("*.jsonl"))
@@ -153,17 +155,17 @@ def test_a_replay_goes_on_after_a_divergence_and_each_monitor_reports_once() -> 
     trace = read_trace(EXAMPLE)
     entries = list(trace.entries)
     entries[0] = Entry(entries[0].call, expect=())
-    seen: list[tuple[str, Answer]] = []
+    seen: list[tuple[str, CallResult]] = []
 
     def watch_everything(_: Trace) -> Monitor:
-        def judge(call: Call, answer: Answer) -> str | None:
+        def judge(call: Call, answer: CallResult) -> str | None:
             seen.append((call.describe(), answer))
             return None
 
         return _Judge(judge)
 
     def no_release(_: Trace) -> Monitor:
-        def judge(call: Call, answer: Answer) -> str | None:
+        def judge(call: Call, answer: CallResult) -> str | None:
             released = any(isinstance(i.action, HandoffAction.ReleaseSource) for i in answer.issued)
             return "the source was released" if released or call.kind is CallKind.FACT else None
 
@@ -182,42 +184,46 @@ def test_a_replay_goes_on_after_a_divergence_and_each_monitor_reports_once() -> 
     assert not verdict.ok
 
 
+class _Held(enum.Enum):
+    """The one property `_Judge` judges."""
+
+    P = "P"
+
+
 @attrs.frozen
 class _Judge:
     """A monitor judging property P (held) one call at a time, with `judge`."""
 
-    judge: Callable[[Call, Answer], str | None]
+    judge: Callable[[Call, CallResult], str | None]
 
-    def see(self, call: Call, answer: Answer) -> list[Finding]:
+    def see(self, call: Call, answer: CallResult) -> list[Finding]:
         said = self.judge(call, answer)
-        return [] if said is None else [Finding("P", "held", said)]
+        return [] if said is None else [Finding(_Held.P, "held", said)]
 
     def end(self) -> list[Finding]:
         return []
 
 
-class _Crashing:
-    """A coordinator whose every call crashes (as a broken chart might)."""
+class _Crashing(HandoffCoordinatorCore):
+    """A coordinator whose `start()` crashes (as a broken chart might)."""
 
-    chart_state = "nowhere"
-
-    def configuration(self) -> tuple[object, ...]:
-        return ()
-
-    def fork(self) -> _Crashing:
-        return self
+    __slots__ = ()
 
     def start(self) -> list[IssuedHandoffAction]:
         raise KeyError("oops")
 
 
+def _crashing(trace: Trace) -> _Crashing:
+    return _Crashing(trace.handoff_id, trace.order)
+
+
 def test_a_crash_is_a_divergence_not_a_traceback() -> None:
     trace = read_trace(EXAMPLE)
-    verdict = replay(trace, coordinator=_Crashing())  # type: ignore[arg-type]
+    verdict = replay(trace, coordinator=_crashing(trace))
     assert verdict.divergence is not None
     assert verdict.divergence.actual == "crash KeyError: 'oops'"
     entry = Entry(Call.start(), expect_error="'oops'")
-    verdict = replay(attrs.evolve(trace, entries=(entry,)), coordinator=_Crashing())  # type: ignore[arg-type]
+    verdict = replay(attrs.evolve(trace, entries=(entry,)), coordinator=_crashing(trace))
     assert verdict.divergence is not None
 
 
@@ -403,7 +409,7 @@ def test_the_command_reports_each_monitor_violation(
     def never_complete(trace: Trace) -> Monitor:
         assert trace.order is HandoffOrder.SOURCE_FIRST
 
-        def judge(call: Call, answer: Answer) -> str | None:
+        def judge(call: Call, answer: CallResult) -> str | None:
             if any(isinstance(item.action, HandoffAction.Complete) for item in answer.issued):
                 return "Complete was issued"
             return None

@@ -12,7 +12,7 @@ from __future__ import annotations
 from handoff._docs.dot import dot_highlighted
 from handoff._docs.highlight import HighlightedGraph, dead_code_graph
 from handoff._docs.mermaid import mermaid_highlighted
-from handoff._review.properties import Verdict
+from handoff._review.verdict import Verdict
 from handoff._table import CompiledChart
 
 __all__ = ["coverage_graph", "dot_dead", "mermaid_dead"]

@@ -20,9 +20,9 @@ from handoff._docs.coverage_diagram import dot_dead, mermaid_dead
 from handoff._docs.dot import svg
 from handoff._docs.path_diagram import dot_path, mermaid_path, mermaid_sequence_of
 from handoff._docs.pytest_file import pytest_source
-from handoff._review.cli import counterexample_trace
 from handoff._review.explore import OrderReview
-from handoff._review.properties import Counterexample, Verdict
+from handoff._review.report import counterexample_trace
+from handoff._review.verdict import Counterexample, Verdict
 from handoff._runs.trace import trace_text
 
 __all__ = ["MANIFEST", "stem", "write_explain"]

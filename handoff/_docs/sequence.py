@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 
+from handoff._chart import CHARTS
 from handoff._coordinator import HandoffCoordinatorCore
 from handoff._docs.highlight import RunMove
 from handoff._errors import HandoffError
@@ -284,10 +285,8 @@ class _Runtime:
     """A well-behaved runtime around one coordinator, recording what crosses the lanes."""
 
     def __init__(self, order: HandoffOrder | type[HandoffChart]) -> None:
-        if isinstance(order, HandoffOrder):
-            self.core = HandoffCoordinatorCore(_HANDOFF, order)
-        else:
-            self.core = HandoffCoordinatorCore(_HANDOFF, chart=order)
+        chart = CHARTS[order] if isinstance(order, HandoffOrder) else order
+        self.core = HandoffCoordinatorCore(_HANDOFF, chart=chart)
         self.chart = compiled(order)
         self.messages = [Message(Arrow.NOTE, COORDINATOR, self._state_name())]
         self.moves: list[RunMove] = []

@@ -8,7 +8,7 @@ generated header is refused before anything is written.
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePosixPath
 
 import attrs
@@ -32,12 +32,19 @@ def status(path: Path, content: bytes) -> str:
         return "missing"
 
 
-def check(planned: Sequence[Planned], out: Path, regenerate: str, prog: str) -> int:
-    """List each stale or missing file; 1 if there is one, else 0."""
+def check(
+    planned: Sequence[Planned],
+    out: Path,
+    regenerate: str,
+    prog: str,
+    hints: Mapping[PurePosixPath, str] | None = None,
+) -> int:
+    """List each stale or missing file (with its hint); 1 if there is one, else 0."""
     found = [(status(out / item.path, item.content), item) for item in planned]
     unfresh = [(state, item) for state, item in found if state != "fresh"]
     for state, item in unfresh:
-        print(f"{state}: {out / item.path}")
+        hint = (hints or {}).get(item.path)
+        print(f"{state}: {out / item.path}" + (f": {hint}" if hint else ""))
     if unfresh:
         return report_error(
             prog, f"{len(unfresh)} generated files are not fresh: run `{regenerate}`", 1

@@ -21,12 +21,14 @@ from collections.abc import Callable
 
 import attrs
 
+from handoff import _probe as probe
+from handoff._binding import FACT_EVENTS
 from handoff._chart_base import HandoffChart
 from handoff._chart_lookup import NamedChart, spelling
 from handoff._coordinator import HandoffCoordinatorCore
 from handoff._equivalence import compare
 from handoff._errors import HandoffError
-from handoff._messages import HandoffAction
+from handoff._messages import HandoffFact
 from handoff._review.environment import (
     HANDOFF_ID,
     MAX_ACTIONS,
@@ -36,16 +38,11 @@ from handoff._review.environment import (
     environment,
 )
 from handoff._review.graph import Edge, Graph, Tag, cancellation, coverage, progress, tag
-from handoff._review.monitors import observe
-from handoff._review.progress import (
-    changed,
-    first_of_kind,
-    overrun,
-    progressed,
-)
-from handoff._review.properties import PROPERTIES, Key, Property, Tally, TraceStep, Verdict
-from handoff._review.watch import Answer, Watch
-from handoff._table import CompiledChart, Step, compiled
+from handoff._review.monitors import EdgeVerdict, judge_edge
+from handoff._review.properties import PROPERTIES, Key, prop
+from handoff._review.verdict import Tally, TraceStep, Verdict
+from handoff._review.watch import Watch
+from handoff._table import CompiledChart, Step, StepKind, compiled
 from handoff._values import HandoffId, HandoffOrder
 from handoff._vocabulary import ChartEvent
 
@@ -128,9 +125,8 @@ def review(
     """
     began = time.perf_counter()
     rules = Rules(chart.order, handoff_id, fallback_transfer_delay_ms)
-    explorer = _Explorer(chart, environment(handoff_id), rules)
+    explorer = _Explorer(chart, environment(handoff_id), rules, source=source)
     explorer.explore()
-    explorer.source = chart.order if source is None else source
     return OrderReview(
         order=chart.order,
         chart=chart,
@@ -147,7 +143,7 @@ def explore_from(coordinator: HandoffCoordinatorCore, watch: Watch, rules: Rules
     """Every configuration reachable from `coordinator` (a copy is explored), which the
     environment saw as `watch`: for judging L1 and L2 from the end of a recorded run."""
     root = (coordinator.fork(), watch)
-    explorer = _Explorer(coordinator.table, environment(rules.handoff_id), rules, root)
+    explorer = _Explorer(probe.table(coordinator), environment(rules.handoff_id), rules, root)
     explorer.explore()
     return explorer.graph()
 
@@ -164,19 +160,18 @@ class _Explorer:
         env: Environment,
         rules: Rules,
         root: tuple[HandoffCoordinatorCore, Watch] | None = None,
+        source: type[HandoffChart] | None = None,
     ) -> None:
         self.chart = chart
         self.env = env
         self.rules = rules
         self.state_index = {state: index for index, state in enumerate(chart.states)}
         coordinator, watch = root or (
-            HandoffCoordinatorCore.for_table(
-                env.handoff_id, chart, rules.fallback_transfer_delay_ms
-            ),
+            probe.for_table(env.handoff_id, chart, rules.fallback_transfer_delay_ms),
             Watch(),
         )
         self.coordinators = [coordinator]
-        self.configurations = [coordinator.configuration()]
+        self.configurations = [probe.configuration(coordinator)]
         self.watches = [watch]
         self.stalls = [0]
         self.parents: list[tuple[int, TraceStep] | None] = [None]
@@ -189,7 +184,7 @@ class _Explorer:
         self.longest_run = 0
         self.deferred = 0
         self.cut = False
-        self.source: HandoffOrder | type[HandoffChart] = chart.order
+        self.source: HandoffOrder | type[HandoffChart] = chart.order if source is None else source
 
     # -- walking --
 
@@ -213,54 +208,39 @@ class _Explorer:
         except Exception as raised:  # a crash is a finding, not a reason to stop reviewing
             edge = TraceStep(call, twin.chart_state, (), _error(raised))
             self._note(node, edge, Key.ERRORS, edge.error)
-            return edge, -1, Tag.NONE
+            return Edge(edge, -1, Tag.NONE)
         edge = TraceStep(call, twin.chart_state, issued, None if error is None else _error(error))
         self._note(node, edge, Key.ERRORS, None)
         self._cover(step, refused=error is not None)
         watch = self.watches[node]
-        completes = any(isinstance(item.action, HandoffAction.Complete) for item in issued)
-        lifecycle = twin.lifecycle if completes else None
-        seen = observe(self.rules, watch, call, issued, error, lifecycle)
-        for key, finding in seen.findings:
+        before = self.configurations[node]
+        verdict = judge_edge(
+            self.rules, watch, self.stalls[node], call, before, twin, issued, error
+        )
+        for key, finding in verdict.findings:
             self._note(node, edge, key, finding)
-        self.deferred += seen.deferred
-        configuration = twin.configuration()
-        if error is not None or (seen.answer is Answer.DROP and not issued):
-            moved = configuration != self.configurations[node]
-            self._note(node, edge, Key.NO_EFFECT, changed(call, error) if moved else None)
-            if not moved:
-                return edge, node, tag(call, watch, accepted=error is None)
-        fresh = any(first_of_kind(watch, item.action) for item in issued)
-        grew = progressed(self.configurations[node], configuration, fresh)
-        target = self._reach(node, edge, twin, (configuration, seen.watch), stalled=not grew)
-        return edge, target, tag(call, watch, accepted=error is None)
+        self.deferred += verdict.observation.deferred
+        moves = tag(call, watch, accepted=error is None)
+        if verdict.still:
+            return Edge(edge, node, moves)
+        return Edge(edge, self._reach(node, edge, twin, verdict), moves)
 
     def _cover(self, step: Step | None, *, refused: bool) -> None:
         """Count the table cell a call took (a refusal covers a refusing cell only)."""
-        if step is not None and (step.kind == "refused") == refused:
+        if step is not None and (step.kind is StepKind.REFUSED) == refused:
             self.covered_steps.add((step.source, step.event.index))
 
     def _reach(
-        self,
-        node: int,
-        edge: TraceStep,
-        twin: HandoffCoordinatorCore,
-        key: tuple[tuple[object, ...], Watch],
-        *,
-        stalled: bool,
+        self, node: int, edge: TraceStep, twin: HandoffCoordinatorCore, verdict: EdgeVerdict
     ) -> int:
-        """The index of `key` (twin's configuration and the watch), added when new.
-
-        Returns -1 when the run is cut off.
-        """
-        configuration, watch = key
-        stalls = self.stalls[node] + stalled
-        issued = len(watch.issued)
-        self.longest_run = max(self.longest_run, issued)
-        why = overrun(issued, stalls)
-        if why is not None:
-            why = f"cut off: {why}"
-        elif len(self.watches) >= _MAX_CONFIGURATIONS:
+        """The index of the configuration `edge` leads to (twin's and the watch's), added when
+        new.  Returns -1 when the run is cut off."""
+        watch = verdict.observation.watch
+        key = (verdict.configuration, watch)
+        stalls = verdict.stalls
+        self.longest_run = max(self.longest_run, len(watch.issued))
+        why = None if verdict.overrun is None else f"cut off: {verdict.overrun}"
+        if why is None and len(self.watches) >= _MAX_CONFIGURATIONS:
             why = f"cut off: the exploration reached its guard of {_MAX_CONFIGURATIONS:,} states"
         if why is not None:
             self.cut = True
@@ -271,7 +251,7 @@ class _Explorer:
             return found
         self.index[key] = len(self.watches)
         self.coordinators.append(twin)
-        self.configurations.append(configuration)
+        self.configurations.append(verdict.configuration)
         self.watches.append(watch)
         self.stalls.append(stalls)
         self.parents.append((node, edge))
@@ -280,7 +260,7 @@ class _Explorer:
 
     def _step(self, coordinator: HandoffCoordinatorCore, call: Call) -> Step | None:
         """The table step the call will take, for coverage (None: refused before the chart)."""
-        event = _chart_event(coordinator, call, self.env.handoff_id)
+        event = probe.classify(coordinator, call.fact, call.action_id, call.outcome)
         if event is None:
             return None
         return self.chart.step(self.state_index[coordinator.chart_state], event)
@@ -296,21 +276,25 @@ class _Explorer:
         return Graph(self.watches, self.edges, self.parents)
 
     def verdicts(self) -> tuple[Verdict, ...]:
-        """Each property's verdict, in the order of `PROPERTIES`."""
+        """Each property's verdict, in the order of `PROPERTIES`.
+
+        A property judged at each call has the tally of its checks (Bound and P1 add what
+        the exploration itself saw); one judged over the graph or the chart, its own judge.
+        """
         graph = self.graph()
-        special: dict[Key, Callable[[], Verdict]] = {
-            Key.PROGRESS: lambda: progress(_prop(Key.PROGRESS), graph),
-            Key.CANCELLATION: lambda: cancellation(_prop(Key.CANCELLATION), graph),
+        judges: dict[Key, Callable[[], Verdict]] = {
+            Key.PROGRESS: lambda: progress(prop(Key.PROGRESS), graph),
+            Key.CANCELLATION: lambda: cancellation(prop(Key.CANCELLATION), graph),
             Key.COVERAGE: lambda: coverage(
-                _prop(Key.COVERAGE), self.chart, self.covered_states, self.covered_steps
+                prop(Key.COVERAGE), self.chart, self.covered_states, self.covered_steps
             ),
+            Key.EQUIVALENCE: self._equivalence,
             Key.BOUND: self._bound,
             Key.PAYLOADS: self._payloads,
-            Key.EQUIVALENCE: self._equivalence,
         }
         return tuple(
-            special[prop.key]() if prop.key in special else self.tallies[prop.key].verdict(prop)
-            for prop in PROPERTIES
+            judges[entry.key]() if entry.key in judges else self.tallies[entry.key].verdict(entry)
+            for entry in PROPERTIES
         )
 
     def _bound(self) -> Verdict:
@@ -321,7 +305,7 @@ class _Explorer:
         if self.cut:
             summary = f"{len(self.watches):,} configurations; some runs were cut off"
         tally = self.tallies[Key.BOUND]
-        return tally.verdict(_prop(Key.BOUND), checked=len(self.watches), summary=summary)
+        return tally.verdict(prop(Key.BOUND), checked=len(self.watches), summary=summary)
 
     def _payloads(self) -> Verdict:
         notes: tuple[str, ...] = ()
@@ -331,40 +315,36 @@ class _Explorer:
                 "DESTINATION_FIRST reservation whose delay overflows arrives before any timing, "
                 "so it is judged, and refused, only at SourceHeld",
             )
-        return self.tallies[Key.PAYLOADS].verdict(_prop(Key.PAYLOADS), notes=notes)
+        return self.tallies[Key.PAYLOADS].verdict(prop(Key.PAYLOADS), notes=notes)
 
     def _equivalence(self) -> Verdict:
-        prop = _prop(Key.EQUIVALENCE)
+        judged = prop(Key.EQUIVALENCE)
         try:
-            comparison = compare(self.source, self.chart)
+            comparison = compare(self.source, self.chart, _payloads(self.env))
         except Exception as error:  # Errors names the crash; this verdict fails
-            return Verdict(prop, 0, 1, notes=(f"the comparison raised {_error(error)}",))
+            return Verdict(judged, 0, 1, notes=(f"the comparison raised {_error(error)}",))
         wrong = comparison.disagreements
-        notes = tuple(
+        said = dict.fromkeys(
             f"in {cell.state}, {cell.event.value}: the table {cell.compiled}; "
             f"python-statemachine {cell.interpreted}"
-            for cell in wrong[:3]
+            for cell in wrong
         )
-        more = len(wrong) - len(notes)
+        notes = tuple(said)[:3]
+        more = len(said) - len(notes)
         notes += (f"and {more} more cells",) if more > 0 else ()
-        return Verdict(prop, comparison.cells, len(wrong), notes=notes)
+        return Verdict(judged, comparison.cells, len(wrong), notes=notes)
 
 
-_BY_KEY = {prop.key: prop for prop in PROPERTIES}
-_EVENTS = tuple(ChartEvent)
-"""Chart events by index, as the coordinator numbers them."""
-
-
-def _prop(key: Key) -> Property:
-    return _BY_KEY[key]
+def _payloads(env: Environment) -> dict[ChartEvent, tuple[HandoffFact, ...]]:
+    """Every payload the environment gives each fact event, unusable ones included."""
+    found: dict[ChartEvent, tuple[HandoffFact, ...]] = {}
+    for call in env.facts:
+        fact = call.fact
+        if fact is not None and fact.handoff_id == env.handoff_id:
+            event = FACT_EVENTS[type(fact)]
+            found[event] = (*found.get(event, ()), fact)
+    return found
 
 
 def _error(error: Exception) -> str:
     return f"{type(error).__name__}: {error}"
-
-
-def _chart_event(
-    coordinator: HandoffCoordinatorCore, call: Call, handoff_id: HandoffId
-) -> ChartEvent | None:
-    """The event `call` makes in the coordinator's chart (None: refused before the chart)."""
-    return coordinator.classify(call.fact, call.action_id, call.outcome)

@@ -10,13 +10,15 @@ from __future__ import annotations
 import enum
 from collections import deque
 from collections.abc import Sequence
+from typing import NamedTuple
 
 import attrs
 
 from handoff._review.environment import Call, CallKind
-from handoff._review.properties import DeadCell, Parents, Property, Tally, TraceStep, Verdict
+from handoff._review.properties import Property
+from handoff._review.verdict import DeadCell, Parents, Tally, TraceStep, Verdict
 from handoff._review.watch import Mode, Seen, Watch, fits
-from handoff._table import CompiledChart, Step
+from handoff._table import CompiledChart, Step, StepKind
 from handoff._vocabulary import EventKind
 
 __all__ = ["Edge", "Graph", "Tag", "cancellation", "coverage", "progress", "tag"]
@@ -33,8 +35,13 @@ class Tag(enum.IntFlag):
     """An unusable payload the coordinator accepted."""
 
 
-Edge = tuple[TraceStep, int, Tag]
-"""What a call did, the configuration it led to (-1: cut off or crashed) and its tags."""
+class Edge(NamedTuple):
+    """One move of the explored graph: what a call did, where it led, what kind of move it is."""
+
+    step: TraceStep
+    target: int
+    """The configuration the call led to (-1: the run was cut off, or the call crashed)."""
+    tags: Tag
 
 
 def tag(call: Call, watch: Watch, *, accepted: bool) -> Tag:
@@ -197,9 +204,9 @@ def _transitions(chart: CompiledChart) -> dict[tuple[object, ...], list[Step]]:
 
 def _declared(step: Step) -> bool:
     """A step the chart states itself, as opposed to its event kind's default."""
-    if step.kind == "refused":
+    if step.kind is StepKind.REFUSED:
         return step.event.kind is EventKind.FACT
-    # Not `step.kind == "moves"`: a hand-written ignored step that moves, issues or checks is
+    # Not `step.kind is StepKind.MOVES`: a hand-written ignored step that moves, issues or checks is
     # of kind "ignored", yet the chart declared it.
     return step.target != step.source or bool(step.effects) or bool(step.checks)
 
@@ -207,7 +214,7 @@ def _declared(step: Step) -> bool:
 def _dead_cell(chart: CompiledChart, cells: Sequence[Step]) -> DeadCell:
     step = cells[0]
     events = "|".join(cell.event.value for cell in cells)
-    refuses = "refuses " if step.kind == "refused" else ""
+    refuses = "refuses " if step.kind is StepKind.REFUSED else ""
     return DeadCell(chart.states[step.source], chart.states[step.target], refuses + events)
 
 
@@ -215,6 +222,6 @@ def _describe(chart: CompiledChart, cells: Sequence[Step]) -> str:
     step = cells[0]
     source, target = chart.states[step.source], chart.states[step.target]
     events = "|".join(cell.event.value for cell in cells)
-    if step.kind == "refused":
+    if step.kind is StepKind.REFUSED:
         return f"{source} refuses {events}"
     return f"{source} --{events}--> {target}"

@@ -15,25 +15,21 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from handoff._errors import HandoffError
-from handoff._messages import HandoffAction
 from handoff._review.environment import Rules
 from handoff._review.explore import explore_from
 from handoff._review.graph import cancellation, progress
-from handoff._review.monitors import observe
-from handoff._review.progress import changed, first_of_kind, overrun, progressed
-from handoff._review.properties import PROPERTIES, Key, Verdict
-from handoff._review.watch import Answer as Spec
+from handoff._review.monitors import judge_edge
+from handoff._review.properties import PROPERTIES, Judged, Key, prop
+from handoff._review.verdict import Verdict
 from handoff._review.watch import Watch
 from handoff._runs.call import Call
-from handoff._runs.replay import Answer, Finding
+from handoff._runs.replay import CallResult, Finding
 from handoff._runs.trace import Trace
 
 __all__ = ["NOT_ALONG_A_RUN", "RunJudge", "judge", "property_words"]
 
-NOT_ALONG_A_RUN = (Key.COVERAGE, Key.EQUIVALENCE)
+NOT_ALONG_A_RUN = tuple(entry.key for entry in PROPERTIES if entry.judged is Judged.CHART)
 """Properties of a whole chart, which no single run can show."""
-
-_BY_KEY = {prop.key: prop for prop in PROPERTIES}
 
 
 class RunJudge:
@@ -47,44 +43,30 @@ class RunJudge:
         """A payload the SPEC refuses, or defers, was taken: L1 does not apply from here."""
         self.endless = False
         """The run was judged one that never ends (Bound): what lies ahead is not explored."""
-        self.last: Answer | None = None
+        self.last: CallResult | None = None
 
-    def see(self, call: Call, answer: Answer) -> Iterator[Finding]:
+    def see(self, call: Call, answer: CallResult) -> Iterator[Finding]:
         """What `call` broke, answered as `answer` says."""
         self.last = answer
         error = answer.error
         if error is not None and not isinstance(error, HandoffError):
             yield _finding(Key.ERRORS, f"{call} raised {type(error).__name__}: {error}")
             return
-        completes = any(isinstance(item.action, HandoffAction.Complete) for item in answer.issued)
-        lifecycle = answer.after.lifecycle if completes and answer.after is not None else None
-        before = self.watch
-        seen = observe(self.rules, before, call, answer.issued, error, lifecycle)
-        self.watch = seen.watch
-        for key, text in seen.findings:
+        assert answer.before is not None
+        assert answer.after is not None
+        verdict = judge_edge(
+            self.rules, self.watch, self.stalls, call, answer.before, answer.after,
+            answer.issued, error,
+        )  # fmt: skip
+        self.watch, self.stalls = verdict.observation.watch, verdict.stalls
+        for key, text in verdict.findings:
             self.unusable |= key is Key.PAYLOADS and text is not None
             if text is not None:
                 yield _finding(key, text)
-        self.unusable |= seen.deferred
-        if answer.after is not None:
-            yield from self._growth(call, answer, before, seen.answer)
-
-    def _growth(
-        self, call: Call, answer: Answer, watch: Watch, spec: Spec | object
-    ) -> Iterator[Finding]:
-        """S6 and Bound: what the call changed in the coordinator's configuration."""
-        assert answer.after is not None
-        after = answer.after.configuration()
-        if answer.error is not None or (spec is Spec.DROP and not answer.issued):
-            if after == answer.before:
-                return
-            yield _finding(Key.NO_EFFECT, changed(call, _refusal(answer.error)))
-        fresh = any(first_of_kind(watch, item.action) for item in answer.issued)
-        self.stalls += not progressed(answer.before, after, fresh)
-        why = overrun(len(self.watch.issued), self.stalls)
-        if why is not None:
+        self.unusable |= verdict.observation.deferred
+        if verdict.overrun is not None:
             self.endless = True
-            yield _finding(Key.BOUND, why)
+            yield _finding(Key.BOUND, verdict.overrun)
 
     def end(self) -> Iterator[Finding]:
         """L1 and L2, judged over everything reachable from the run's last configuration."""
@@ -92,8 +74,8 @@ class RunJudge:
             return
         graph = explore_from(self.last.after, self.watch, self.rules)
         if not self.unusable:
-            yield from _ahead(progress(_BY_KEY[Key.PROGRESS], graph))
-        yield from _ahead(cancellation(_BY_KEY[Key.CANCELLATION], graph))
+            yield from _ahead(progress(prop(Key.PROGRESS), graph))
+        yield from _ahead(cancellation(prop(Key.CANCELLATION), graph))
 
 
 def judge(trace: Trace) -> RunJudge:
@@ -103,15 +85,11 @@ def judge(trace: Trace) -> RunJudge:
 
 def property_words(key: Key) -> str:
     """`S1 (title)`: how a verdict names a property."""
-    return f"{key.value} ({_BY_KEY[key].title})"
+    return f"{key.value} ({prop(key).title})"
 
 
 def _finding(key: Key, text: str) -> Finding:
-    return Finding(key.value, _BY_KEY[key].title, text)
-
-
-def _refusal(error: Exception | None) -> HandoffError | None:
-    return error if isinstance(error, HandoffError) else None
+    return Finding(key, prop(key).title, text)
 
 
 def _ahead(verdict: Verdict) -> Iterator[Finding]:

@@ -1,44 +1,51 @@
 """The safety monitors: they judge each call from what the environment saw, and nothing else.
 
 `observe` judges one call: the SPEC's answer to it (taken, dropped or refused, and with which
-error), the actions due in that call, and every action it issued.  It is pure, so the explorer
-calls it on every edge; `RunMonitor` and `judge_run` apply it along one linear run (a recorded
-trace, for instance).  Only L3 reads a coordinator record, the lifecycle, and only to compare
-it with what the environment saw; S6 needs the coordinator's configuration and is judged by
-the explorer.
+error), the actions due in that call, and every action it issued.  `judge_edge` judges one
+move of a run from one configuration to the next: `observe`, then S6 from the coordinator's
+configuration before and after a call the SPEC refuses or drops, and the growth that Bound
+cuts.  Both are pure: the explorer calls `judge_edge` on every edge of the graph, replay on
+every call of a run, Spin's trail confirmation on every step it searches.  Only L3 reads a
+coordinator record, the lifecycle, and only to compare it with what the environment saw.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 
 import attrs
 
+from handoff import _probe as probe
+from handoff._coordinator import HandoffCoordinatorCore
+from handoff._errors import HandoffError
 from handoff._lifecycle import NormalizedHandoffEvent, expected_normalized_handoff
 from handoff._messages import HandoffAction, HandoffFact, IssuedHandoffAction
+from handoff._probe import Configuration
 from handoff._review.environment import Call, CallKind, Rules
+from handoff._review.progress import changed, first_of_kind, overrun, progressed
 from handoff._review.properties import Key
 from handoff._review.watch import (
     CANCELS,
-    Answer,
     Mode,
     Refuse,
     Seen,
+    SpecAnswer,
     Watch,
     advance,
     cleanup_step,
     expected,
+    head,
     receive,
     take,
 )
 from handoff._values import HandoffOrder
 
-__all__ = ["Finding", "Observation", "RunMonitor", "Violation", "judge_run", "observe"]
+__all__ = ["Checked", "EdgeVerdict", "Observation", "judge_edge", "observe"]
 
 _A = HandoffAction
-Finding = tuple[Key, str | None]
-"""A property and what broke it, or None when the property was checked and held."""
+Checked = tuple[Key, str | None]
+"""A property checked at a call, and what broke it (None: it held)."""
 
 
 @attrs.frozen
@@ -47,8 +54,8 @@ class Observation:
 
     watch: Watch
     """What the environment has seen after the call."""
-    findings: tuple[Finding, ...]
-    answer: Answer | Refuse
+    findings: tuple[Checked, ...]
+    answer: SpecAnswer | Refuse
     """How the SPEC answers the call."""
     deferred: bool = False
     """An unusable payload taken because it cannot be judged yet (the documented exception)."""
@@ -69,16 +76,65 @@ def observe(
         return Observation(watch, tuple(findings), answer)
     if watch.mode is Mode.COMPLETE:
         findings.append((Key.ONE_COMPLETE, None))
-    after = take(watch, call) if answer is Answer.TAKE else watch
-    if answer is Answer.TAKE:
+    after = take(watch, call) if answer is SpecAnswer.TAKE else watch
+    if answer is SpecAnswer.TAKE:
         findings.append(_prompt(rules.order, after, call, issued))
     for item in issued:
         findings += _action(rules.order, after, call, item)
         if isinstance(item.action, _A.Complete):
             findings += _completion(rules.order, after, lifecycle)
         after = receive(after, item.id.value, item.action)
-    deferred = answer is Answer.TAKE and not call.usable and call.fact is not None
+    deferred = answer is SpecAnswer.TAKE and not call.usable and call.fact is not None
     return Observation(after, tuple(findings), answer, deferred)
+
+
+@attrs.frozen
+class EdgeVerdict:
+    """What the monitors made of one move from a configuration to the next."""
+
+    observation: Observation
+    configuration: Configuration
+    """The coordinator's configuration after the call."""
+    findings: tuple[Checked, ...]
+    """The observation's, then S6's when the SPEC refuses or drops the call."""
+    still: bool
+    """A call the SPEC refuses or drops left the configuration as it was: a self-loop, which
+    neither grows a run nor counts towards Bound."""
+    stalls: int
+    """Growths without progress along the run, this move included."""
+    overrun: str | None
+    """Why the run is one that never ends (Bound), or None."""
+
+
+def judge_edge(
+    rules: Rules,
+    watch: Watch,
+    stalls: int,
+    call: Call,
+    before: Configuration,
+    after: HandoffCoordinatorCore,
+    issued: Sequence[IssuedHandoffAction],
+    error: HandoffError | None,
+) -> EdgeVerdict:
+    """Judge `call`, made on a coordinator in configuration `before`, now `after`.
+
+    `watch` is what the environment saw before the call, `stalls` the run's growths without
+    progress so far; the call issued `issued` or raised `error`.
+    """
+    completes = any(isinstance(item.action, _A.Complete) for item in issued)
+    lifecycle = after.lifecycle if completes else None
+    seen = observe(rules, watch, call, issued, error, lifecycle)
+    findings = list(seen.findings)
+    configuration = probe.configuration(after)
+    if error is not None or (seen.answer is SpecAnswer.DROP and not issued):
+        moved = configuration != before
+        findings.append((Key.NO_EFFECT, changed(call, error) if moved else None))
+        if not moved:
+            return EdgeVerdict(seen, configuration, tuple(findings), True, stalls, None)
+    fresh = any(first_of_kind(watch, item.action) for item in issued)
+    stalls += not progressed(before, configuration, fresh)
+    why = overrun(len(seen.watch.issued), stalls)
+    return EdgeVerdict(seen, configuration, tuple(findings), False, stalls, why)
 
 
 # -- the SPEC's answer (R1, R2, P1) --------------------------------------------------------
@@ -89,10 +145,10 @@ _PAYLOAD_FACTS = (HandoffFact.SourceHeld, HandoffFact.DestinationReserved)
 def _answer(
     call: Call,
     watch: Watch,
-    answer: Answer | Refuse,
+    answer: SpecAnswer | Refuse,
     issued: Sequence[IssuedHandoffAction],
     error: BaseException | None,
-) -> Iterator[Finding]:
+) -> Iterator[Checked]:
     key = Key.OUTCOMES if call.kind is CallKind.OUTCOME else Key.FACTS
     if isinstance(answer, Refuse):
         if answer.payload:
@@ -101,13 +157,13 @@ def _answer(
         yield key, _refusal(call, answer, issued, error)
         return
     judged = isinstance(call.fact, _PAYLOAD_FACTS) and watch.mode is Mode.ACTIVE
-    if answer is Answer.TAKE and judged:
+    if answer is SpecAnswer.TAKE and judged:
         yield Key.PAYLOADS, None
     if error is not None:
         yield key, f"{call} was refused ({_error(error)}); the SPEC {answer.value}s it"
-    elif answer is Answer.DROP and issued:
+    elif answer is SpecAnswer.DROP and issued:
         yield key, f"{call} issued {_kinds(issued)}; the SPEC drops it"
-    elif answer is Answer.TAKE and call.fact is not None and not issued:
+    elif answer is SpecAnswer.TAKE and call.fact is not None and not issued:
         yield key, f"{call} was silently dropped; the SPEC takes it and issues an action"
     else:
         yield key, None
@@ -130,7 +186,7 @@ def _refusal(
 
 def _prompt(
     order: HandoffOrder, after: Watch, call: Call, issued: Sequence[IssuedHandoffAction]
-) -> Finding:
+) -> Checked:
     kinds = [type(item.action) for item in issued]
     if after.mode is Mode.CLEANING_UP:
         due = list(cleanup_step(after))
@@ -182,7 +238,7 @@ _FORWARD = (
 
 def _action(
     order: HandoffOrder, watch: Watch, call: Call, item: IssuedHandoffAction
-) -> Iterator[Finding]:
+) -> Iterator[Checked]:
     action = item.action
     name = type(action).__name__
     ok = item.id.value == watch.next_id
@@ -197,7 +253,7 @@ def _action(
         yield Key.EACH_ACTION, _misplaced(order, watch, call, type(action))
 
 
-def _prerequisite(watch: Watch, action: HandoffAction) -> Finding:
+def _prerequisite(watch: Watch, action: HandoffAction) -> Checked:
     key, needs = _NEEDS[type(action)]
     absent = [words for sign, words in needs if sign not in watch.seen]
     if absent:
@@ -216,12 +272,10 @@ def _misplaced(
         return f"a second {name} was issued"
     if kind in _FORWARD and watch.mode is not Mode.ACTIVE:
         return f"{name} issued in {watch.mode.value} mode"
-    first = _A.SubmitPrefill if order is HandoffOrder.SOURCE_FIRST else _A.ReserveDestination
+    first, second, ready = head(order)
     if kind is first and call.kind is not CallKind.START:
         return f"{name} issued by {call}; the order issues it from start()"
-    ready = Seen.SOURCE_HELD if first is _A.SubmitPrefill else Seen.RESERVED
-    second = kind in (_A.SubmitPrefill, _A.ReserveDestination) and kind is not first
-    if second and ready not in watch.seen:
+    if kind is second and ready not in watch.seen:
         fact = "SourceHeld" if ready is Seen.SOURCE_HELD else "DestinationReserved"
         return f"{name} issued before {fact} was taken"
     if kind in CANCELS:
@@ -241,7 +295,7 @@ def _cancel(watch: Watch, kind: type[HandoffAction]) -> str | None:
 
 def _completion(
     order: HandoffOrder, watch: Watch, lifecycle: Sequence[NormalizedHandoffEvent] | None
-) -> Iterator[Finding]:
+) -> Iterator[Checked]:
     """S5 and L3 at a `Complete` received while the watch is `watch`."""
     if watch.mode is Mode.COMPLETE:
         return
@@ -284,51 +338,6 @@ def _lifecycle(
         normal = expected_normalized_handoff(order)
         return f"SUCCESS with lifecycle {_events(recorded)}, expected {_events(normal)}"
     return None
-
-
-# -- one linear run ------------------------------------------------------------------------
-
-
-@attrs.frozen
-class Violation:
-    """A property broken by the call at `index` of a run."""
-
-    index: int
-    key: Key
-    finding: str
-
-
-class RunMonitor:
-    """The safety monitors along one run: feed it each call and what the call did."""
-
-    def __init__(self, rules: Rules) -> None:
-        self.rules = rules
-        self.watch = Watch()
-        self.calls = 0
-
-    def observe(
-        self,
-        call: Call,
-        issued: Sequence[IssuedHandoffAction] = (),
-        error: BaseException | None = None,
-        lifecycle: Sequence[NormalizedHandoffEvent] | None = None,
-    ) -> list[Violation]:
-        """Judge the next call of the run; returns what it broke."""
-        seen = observe(self.rules, self.watch, call, issued, error, lifecycle)
-        self.watch = seen.watch
-        index, self.calls = self.calls, self.calls + 1
-        return [Violation(index, key, text) for key, text in seen.findings if text is not None]
-
-
-def judge_run(
-    rules: Rules,
-    steps: Iterable[tuple[Call, Sequence[IssuedHandoffAction], BaseException | None]],
-) -> list[Violation]:
-    """Every safety violation along a run of (call, actions issued, error raised)."""
-    monitor = RunMonitor(rules)
-    return [
-        found for call, issued, error in steps for found in monitor.observe(call, issued, error)
-    ]
 
 
 def _error(error: BaseException) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from handoff._errors import HandoffError
 from handoff._messages import HandoffAction
+from handoff._probe import Configuration
 from handoff._review.environment import MAX_ACTIONS, Call
 from handoff._review.watch import Watch
 
@@ -32,21 +33,21 @@ def overrun(issued: int, stalls: int) -> str | None:
 
 
 def first_of_kind(watch: Watch, action: HandoffAction) -> bool:
-    """An action SPEC.md lets a run issue: a kind not issued before, or a `Complete`."""
+    """An action the contract lets a run issue: a kind not issued before, or a `Complete`."""
     return isinstance(action, HandoffAction.Complete) or not watch.ever(type(action))
 
 
-def progressed(before: tuple[object, ...], after: tuple[object, ...], fresh: bool) -> bool:
+def progressed(before: Configuration, after: Configuration, fresh: bool) -> bool:
     """Whether a call that changed the configuration made progress.
 
     Progress is an action of a kind the run had not issued (S8 allows no repeat), a new chart
     state or a new outcome in the journal.  A run can grow without bound only by the other
     changes (re-recording the lifecycle, re-issuing an action, say), so those are counted
-    and cut.  The configuration starts (state, next id, issued journal, outcome journal, ...).
+    and cut.
     """
     if before == after:
         return True
-    return fresh or before[0] != after[0] or before[3] != after[3]
+    return fresh or before.state != after.state or before.outcomes != after.outcomes
 
 
 def changed(call: Call, error: HandoffError | None) -> str:

@@ -1,4 +1,4 @@
-"""The properties a model review checks, in SPEC.md's words, and the verdicts it gives them.
+"""The properties a model review checks, in the contract's words, and the verdicts it gives them.
 
 Each property has a `Key`.  The safety properties (S, R, P, Q) judge one call at a time from
 what the environment saw (`handoff._review.monitors`); S6 also compares the coordinator's
@@ -11,23 +11,19 @@ the table the coordinator runs is the chart as python-statemachine reads it.
 from __future__ import annotations
 
 import enum
-from collections.abc import Sequence
 
 import attrs
 
-from handoff._messages import IssuedHandoffAction
-from handoff._review.environment import MAX_ACTIONS, Call
+from handoff._review.environment import MAX_ACTIONS
 
 __all__ = [
     "PROPERTIES",
-    "Counterexample",
-    "DeadCell",
+    "Family",
+    "Judged",
     "Key",
-    "Parents",
     "Property",
-    "Tally",
-    "TraceStep",
-    "Verdict",
+    "SpinCheck",
+    "prop",
 ]
 
 
@@ -55,19 +51,61 @@ class Key(enum.Enum):
     EQUIVALENCE = "Table"
 
 
+class Judged(enum.Enum):
+    """Where the review judges a property."""
+
+    EDGE = "at each call"  # by the monitors, on every move explored and every call replayed
+    GRAPH = "over the explored graph"  # everything reachable: the liveness properties
+    CHART = "over the chart"  # the chart's own cells, which no run shows
+
+
+class SpinCheck(enum.Enum):
+    """How Spin checks a property its Promela model mirrors."""
+
+    ASSERTION = "assertion"
+    """A monitor sets `<key>_broken`; the exhaustive safety search reports it."""
+    LTL = "ltl"
+    """An LTL formula named `<key>`; the acceptance-cycle search (`-a -N <key>`) checks it."""
+
+
+class Family(enum.Enum):
+    """What breaking a property means for a deployment."""
+
+    SAFETY = "safety"
+    CONFORMANCE = "conformance"
+
+
 @attrs.frozen
 class Property:
-    """One property: `title` for tables, `words` for the report, `unit` for the count."""
+    """One property, defined once: every list and lookup of the review and of Spin reads it.
+
+    `title` for tables, `words` for the report, `unit` for the count; `judged` says where the
+    review judges it, `spin` how Spin's model mirrors it (None: not mirrored, `unmirrored` says
+    why).
+    """
 
     key: Key
     title: str
     words: str
     unit: str
     """What the `checked` count counts, in plain words ("calls that issued StartTransfer")."""
+    judged: Judged = Judged.EDGE
+    spin: SpinCheck | None = SpinCheck.ASSERTION
+    unmirrored: str = ""
+    """Why Spin does not check it, when `spin` is None."""
+    family: Family | None = None
 
 
-def _p(key: Key, title: str, unit: str, words: str) -> Property:
-    return Property(key, title, words, unit)
+def _p(
+    key: Key,
+    title: str,
+    unit: str,
+    words: str,
+    judged: Judged = Judged.EDGE,
+    spin: SpinCheck | None = SpinCheck.ASSERTION,
+    unmirrored: str = "",
+) -> Property:
+    return Property(key, title, words, unit, judged, spin, unmirrored)
 
 
 PROPERTIES = (
@@ -113,7 +151,7 @@ PROPERTIES = (
         Key.NO_EFFECT,
         "refused calls and dropped repeats change nothing",
         "refused or dropped calls",
-        "A call that raises `HandoffError`, or that SPEC.md answers `[]` without effect (a "
+        "A call that raises `HandoffError`, or that the contract answers `[]` without effect (a "
         "repeated fact, a duplicate outcome, any call once complete), leaves the coordinator's "
         "configuration unchanged.",
     ),
@@ -173,9 +211,9 @@ PROPERTIES = (
         Key.PROMPT,
         "actions go out in the call that makes them due",
         "calls the SPEC takes",
-        "In active mode the action SPEC.md's `advance` names goes out in the call that makes it "
-        "due (`Complete` in the call that acknowledges the release).  The call that begins "
-        "cleanup (or reopens it) issues the cancels still owed, `CancelSource` before "
+        "In active mode the action the contract's `advance` names goes out in the call that "
+        "makes it due (`Complete` in the call that acknowledges the release).  The call that "
+        "begins cleanup (or reopens it) issues the cancels still owed, `CancelSource` before "
         "`CancelDestination`, or `Complete` when no owner was engaged; during cleanup "
         "`Complete` goes out in the call that confirms the last engaged owner freed.",
     ),
@@ -188,6 +226,8 @@ PROPERTIES = (
         "`DestinationReserved` and `TransferCompleted` with usable payloads (no deadlock, no "
         "livelock).  Configurations reachable only through an accepted unusable payload wait "
         "for a terminal fact: L2 judges them.",
+        Judged.GRAPH,
+        SpinCheck.LTL,
     ),
     _p(
         Key.CANCELLATION,
@@ -196,12 +236,14 @@ PROPERTIES = (
         "From every configuration that has not completed CANCELED, each terminal fact "
         "(`Failed`, `TimedOut`, `Canceled`) followed by fitting acknowledgements alone reaches a "
         "CANCELED completion, including after a success (the reopened cleanup).",
+        Judged.GRAPH,
+        SpinCheck.LTL,
     ),
     _p(
         Key.LIFECYCLE,
         "the lifecycle is recorded as the SPEC says",
         "Completes issued",
-        "At every completion the coordinator's `lifecycle` is exactly the events SPEC.md §4 "
+        "At every completion the coordinator's `lifecycle` is exactly the events contract §4 "
         "records for the calls taken (`SourceHeld`, `ReserveDestination`'s `ACCEPTED`, "
         "`DestinationReserved`, `ActivateDestination`'s `APPLIED`, `ReleaseSource` done, a "
         "SUCCESS completion), and at a SUCCESS it equals `expected_normalized_handoff(order)`.",
@@ -212,6 +254,9 @@ PROPERTIES = (
         "states and declared transitions",
         "Every chart state is reached and every transition the chart declares (a move, an issuing "
         "step or a refusal) is taken by some run; a dead one is a failure.",
+        Judged.CHART,
+        None,
+        "a judgment on the chart's declared cells, not on runs: Spin sees no cells",
     ),
     _p(
         Key.BOUND,
@@ -234,108 +279,16 @@ PROPERTIES = (
         "The compiled table and python-statemachine agree on every reachable cell: in every "
         "chart state a run reaches, each event, given to the table and to the chart run by "
         "python-statemachine from that state, makes the same move, refusal, checks and effects.",
+        Judged.CHART,
+        None,
+        "compares the compiled table with python-statemachine, not runs: "
+        "Spin has no model of the interpreter to check",
     ),
 )
 
-
-# -- results -------------------------------------------------------------------------------
-
-
-@attrs.frozen
-class TraceStep:
-    """One call of a counterexample and what it did."""
-
-    call: Call
-    state: str
-    """The chart state id after the call."""
-    issued: tuple[IssuedHandoffAction, ...] = ()
-    error: str | None = None
-    """The message of the exception the call raised, if it raised."""
+_BY_KEY = {entry.key: entry for entry in PROPERTIES}
 
 
-@attrs.frozen
-class Counterexample:
-    """A shortest run that breaks a property."""
-
-    steps: tuple[TraceStep, ...]
-    finding: str
-
-
-@attrs.frozen
-class DeadCell:
-    """A state no run reaches (`target` None), or a declared transition no run takes."""
-
-    source: str
-    target: str | None = None
-    events: str = ""
-    """The transition's events, `|`-separated; "refuses " before them for a refusal."""
-
-
-@attrs.frozen
-class Verdict:
-    """One property's result for one chart."""
-
-    prop: Property
-    checked: int
-    violations: int
-    counterexample: Counterexample | None = None
-    summary: str = ""
-    """What was checked, when a count and the property's unit do not say it well."""
-    notes: tuple[str, ...] = ()
-    """What a reviewer should know besides the verdict (e.g. the dead transitions)."""
-    dead: tuple[DeadCell, ...] = ()
-    """Coverage: the states no run reaches and the declared transitions no run takes."""
-
-    @property
-    def holds(self) -> bool:
-        """Whether the property holds."""
-        return self.violations == 0
-
-
-Parents = Sequence[tuple[int, TraceStep] | None]
-"""For each configuration, the configuration and the call that first reached it (None: root)."""
-
-
-def path(parents: Parents, node: int) -> list[TraceStep]:
-    """The run that first reached configuration `node`."""
-    steps: list[TraceStep] = []
-    link = parents[node]
-    while link is not None:
-        node, edge = link
-        steps.append(edge)
-        link = parents[node]
-    steps.reverse()
-    return steps
-
-
-@attrs.define
-class Tally:
-    """How often one property was checked and broken, and its first (so shortest) violation."""
-
-    checked: int = 0
-    violations: int = 0
-    first: Counterexample | None = None
-
-    def note(
-        self, finding: str | None, parents: Parents, node: int, edge: TraceStep | None = None
-    ) -> None:
-        """Count a check at `node` (after `edge`, if any); keep the first failure."""
-        self.checked += 1
-        if finding is None:
-            return
-        self.violations += 1
-        if self.first is None:
-            run = path(parents, node) + ([edge] if edge is not None else [])
-            self.first = Counterexample(tuple(run), finding)
-
-    def verdict(
-        self,
-        prop: Property,
-        *,
-        checked: int | None = None,
-        summary: str = "",
-        notes: tuple[str, ...] = (),
-    ) -> Verdict:
-        """The verdict these checks give `prop`; `checked` overrides the count of checks."""
-        checked = self.checked if checked is None else checked
-        return Verdict(prop, checked, self.violations, self.first, summary, notes)
+def prop(key: Key) -> Property:
+    """The property `key` names."""
+    return _BY_KEY[key]

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import attrs
 
 from handoff._chart_lookup import find_chart
+from handoff._public import exported
 from handoff._review.judge import NOT_ALONG_A_RUN, judge
 from handoff._review.properties import PROPERTIES
 from handoff._runs.replay import Violation, replay
@@ -31,7 +32,11 @@ _ALONG_A_RUN = tuple(prop for prop in PROPERTIES if prop.key not in NOT_ALONG_A_
 
 @attrs.frozen(repr=False)
 class PropertyVerdict:
-    """One property's verdict on one replayed run; `str()` is the sentence to show."""
+    """One property's verdict on one replayed run; `str()` is the sentence to show.
+
+    `holds` says whether it held; a broken one also has `line`, `call` and `message`
+    (docs/traces.md, "Judging a trace from Python").
+    """
 
     key: str
     """The property's short name: "S1", "L2", "Bound", …"""
@@ -58,7 +63,11 @@ class PropertyVerdict:
 
 @attrs.frozen(repr=False)
 class TraceCheck:
-    """What replaying one trace showed: a verdict per property, and any divergence."""
+    """What replaying one trace showed: a verdict per property, and any divergence.
+
+    `ok` is true when every property held; `verdict(key="S1")` gives one `PropertyVerdict`;
+    `divergence` names the first call answered otherwise than the trace expects, or is None.
+    """
 
     trace: Path
     chart: str
@@ -125,7 +134,7 @@ def check_trace(
             f"the trace says {recorded.order.value}"
         )
     result = replay(attrs.evolve(recorded, rules=rules), (judge,))
-    found = {violation.finding.key: violation for violation in result.violations}
+    found = {violation.finding.key.value: violation for violation in result.violations}
     divergence = result.divergence
     return TraceCheck(
         trace=path,
@@ -149,5 +158,4 @@ def _verdict(key: str, title: str, found: dict[str, Violation]) -> PropertyVerdi
 
 
 # `handoff.check_trace` and its results name the public module, as every exported name does.
-for _exported in (PropertyVerdict, TraceCheck, check_trace):
-    _exported.__module__ = "handoff"
+exported(PropertyVerdict, TraceCheck, check_trace)

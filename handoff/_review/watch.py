@@ -1,8 +1,8 @@
-"""What the environment has seen of a run, and what SPEC.md says must happen next.
+"""What the environment has seen of a run, and what the contract says must happen next.
 
 A `Watch` is built only from the environment's own calls, the actions it received and
 whether each call raised: never from a coordinator's records, so a broken chart cannot
-vouch for itself.  It follows SPEC.md §4 as the environment can tell it: a call the SPEC
+vouch for itself.  It follows contract §4 as the environment can tell it: a call the SPEC
 takes updates the watch, a call the SPEC drops or refuses leaves it as it was.  `expected`
 says how the SPEC answers a call; `advance` and `cleanup_step` say which actions are due.
 """
@@ -10,37 +10,39 @@ says how the SPEC answers a call; `advance` and `cleanup_step` say which actions
 from __future__ import annotations
 
 import enum
-import math
+from typing import NamedTuple
 
 import attrs
 
 from handoff._errors import (
     CleanupActionFailedError,
     ConflictingOutcomeError,
-    ForeignFactError,
     HandoffError,
     InvalidOutcomeError,
-    InvalidTransferTimingError,
     OutOfOrderFactError,
     UnknownActionError,
 )
 from handoff._lifecycle import NormalizedHandoffEvent
 from handoff._messages import HandoffAction, HandoffFact
 from handoff._review.environment import Call, CallKind, Rules
+from handoff._review.payload import timing_refusal, transfer_delay, usable_delay
 from handoff._timing import HandoffTransferTiming
 from handoff._values import HandoffActionOutcome, HandoffOrder, OutcomeKind
+from handoff._vocabulary import AdapterRefusal
 
 __all__ = [
     "CANCELS",
-    "Answer",
+    "Head",
     "Mode",
     "Refuse",
     "Seen",
+    "SpecAnswer",
     "Watch",
     "advance",
     "cleanup_step",
     "expected",
     "fits",
+    "head",
     "receive",
     "take",
 ]
@@ -52,7 +54,7 @@ CANCELS = (_A.CancelSource, _A.CancelDestination)
 
 
 class Mode(enum.Enum):
-    """SPEC.md §4's modes, as the environment tells them from what it saw."""
+    """Contract §4's modes, as the environment tells them from what it saw."""
 
     ACTIVE = "active"
     CLEANING_UP = "cleaning up"
@@ -133,7 +135,7 @@ class Refuse:
     """The refusal judges the payload (payload discipline) rather than the order of calls."""
 
 
-class Answer(enum.Enum):
+class SpecAnswer(enum.Enum):
     """How the SPEC answers a call it does not refuse."""
 
     TAKE = "take"
@@ -141,11 +143,11 @@ class Answer(enum.Enum):
     """Returns `[]` and changes nothing."""
 
 
-def expected(rules: Rules, watch: Watch, call: Call) -> Answer | Refuse:
-    """How SPEC.md §4 answers `call` in the configuration the environment saw as `watch`."""
+def expected(rules: Rules, watch: Watch, call: Call) -> SpecAnswer | Refuse:
+    """How contract §4 answers `call` in the configuration the environment saw as `watch`."""
     if call.kind is CallKind.START:
         started = Seen.STARTED in watch.seen
-        return Answer.TAKE if watch.mode is Mode.ACTIVE and not started else Answer.DROP
+        return SpecAnswer.TAKE if watch.mode is Mode.ACTIVE and not started else SpecAnswer.DROP
     if call.fact is not None:
         return _fact_answer(rules, watch, call.fact)
     assert call.action_id is not None
@@ -173,48 +175,45 @@ _ORDERED = {
 """Per fact: what taking it establishes, what must come first, and the refusal's phrase."""
 
 
-def _fact_answer(rules: Rules, watch: Watch, fact: HandoffFact) -> Answer | Refuse:
+def _fact_answer(rules: Rules, watch: Watch, fact: HandoffFact) -> SpecAnswer | Refuse:
     if fact.handoff_id != rules.handoff_id:
-        return Refuse(ForeignFactError, "fact belongs to a different handoff")
+        return _adapter(AdapterRefusal.FOREIGN_FACT)
     terminal = type(fact) not in _ORDERED
     if watch.mode is Mode.COMPLETE:
         reopens = terminal and Seen.SUCCEEDED in watch.seen
-        return Answer.TAKE if reopens else Answer.DROP
+        return SpecAnswer.TAKE if reopens else SpecAnswer.DROP
     if watch.mode is Mode.CLEANING_UP:
-        return Answer.DROP
+        return SpecAnswer.DROP
     if terminal:
-        return Answer.TAKE
+        return SpecAnswer.TAKE
     established, needed, phrase = _ORDERED[type(fact)]
     if established in watch.seen:
-        return Answer.DROP
+        return SpecAnswer.DROP
     if needed not in watch.seen:
         return Refuse(OutOfOrderFactError, phrase)
     return _payload_answer(rules, watch, fact)
 
 
-def _payload_answer(rules: Rules, watch: Watch, fact: HandoffFact) -> Answer | Refuse:
+def _payload_answer(rules: Rules, watch: Watch, fact: HandoffFact) -> SpecAnswer | Refuse:
     """SPEC: `validate_transfer_timing`, then the delay of a transfer this fact makes due."""
     timing, tokens = watch.timing, watch.tokens
     if isinstance(fact, HandoffFact.SourceHeld):
         timing = fact.transfer_timing
-        bandwidth = timing.bandwidth_gb_s
-        if bandwidth is not None and not (math.isfinite(bandwidth) and bandwidth >= 0):
-            return Refuse(InvalidTransferTimingError, "invalid handoff transfer bandwidth", True)
-        if not _usable_delay(timing.full_prompt_delay_ms()):
-            return Refuse(InvalidTransferTimingError, "invalid handoff transfer delay", True)
+        refused = timing_refusal(timing)
+        if refused is not None:
+            return _adapter(refused)
     elif isinstance(fact, HandoffFact.DestinationReserved):
         tokens = fact.transferable_prompt_tokens
     if timing is None or tokens is None:
-        return Answer.TAKE
-    delay = timing.delay_ms(tokens)
-    delay = rules.fallback_transfer_delay_ms if delay is None else delay
-    if not _usable_delay(delay):
-        return Refuse(InvalidTransferTimingError, "invalid handoff transfer delay", True)
-    return Answer.TAKE
+        return SpecAnswer.TAKE
+    if not usable_delay(transfer_delay(timing, tokens, rules.fallback_transfer_delay_ms)):
+        return _adapter(AdapterRefusal.INVALID_DELAY)
+    return SpecAnswer.TAKE
 
 
-def _usable_delay(delay: float | None) -> bool:
-    return delay is None or (math.isfinite(delay) and delay >= 0)
+def _adapter(refusal: AdapterRefusal) -> Refuse:
+    """The adapter's own refusal; all but the foreign fact judge the payload."""
+    return Refuse(refusal.error, refusal.phrase, refusal is not AdapterRefusal.FOREIGN_FACT)
 
 
 _FITTING: dict[type[HandoffAction], tuple[OutcomeKind, ...]] = {
@@ -226,7 +225,7 @@ _FITTING: dict[type[HandoffAction], tuple[OutcomeKind, ...]] = {
     _A.CancelSource: _DONE,
     _A.CancelDestination: _DONE,
 }
-"""SPEC.md §4 on_action_outcome step 5: the outcomes that fit each action."""
+"""Contract §4 on_action_outcome step 5: the outcomes that fit each action."""
 
 
 def fits(action: type[HandoffAction] | None, outcome: HandoffActionOutcome) -> bool:
@@ -234,15 +233,17 @@ def fits(action: type[HandoffAction] | None, outcome: HandoffActionOutcome) -> b
     return action is not None and outcome.kind in _FITTING.get(action, ())
 
 
-def _outcome_answer(watch: Watch, action_id: int, outcome: HandoffActionOutcome) -> Answer | Refuse:
+def _outcome_answer(
+    watch: Watch, action_id: int, outcome: HandoffActionOutcome
+) -> SpecAnswer | Refuse:
     if watch.mode is Mode.COMPLETE:
-        return Answer.DROP
+        return SpecAnswer.DROP
     if action_id not in watch.journal:
         return Refuse(UnknownActionError, f"unknown handoff action {action_id}")
     previous = watch.outcome(action_id)
     if previous is not None:
         if previous == outcome:
-            return Answer.DROP
+            return SpecAnswer.DROP
         return Refuse(
             ConflictingOutcomeError, f"conflicting outcome for handoff action {action_id}"
         )
@@ -250,10 +251,10 @@ def _outcome_answer(watch: Watch, action_id: int, outcome: HandoffActionOutcome)
     if outcome.kind is OutcomeKind.FAILED:
         if action in CANCELS:
             return Refuse(CleanupActionFailedError, f"handoff cleanup action {action_id} failed")
-        return Answer.TAKE
+        return SpecAnswer.TAKE
     if not fits(action, outcome):
         return Refuse(InvalidOutcomeError, f"invalid handoff action outcome {outcome}")
-    return Answer.TAKE
+    return SpecAnswer.TAKE
 
 
 # -- taking a call -------------------------------------------------------------------------
@@ -334,12 +335,26 @@ def receive(watch: Watch, action_id: int, action: HandoffAction) -> Watch:
 # -- what is due ---------------------------------------------------------------------------
 
 
+class Head(NamedTuple):
+    """Which owner an order engages first, which second, and what lets the second go out."""
+
+    first: type[HandoffAction]
+    second: type[HandoffAction]
+    ready: Seen
+    """The first owner's fact was taken."""
+
+
+def head(order: HandoffOrder) -> Head:
+    """The head of `order`: `start()` issues `first`, and `second` goes out once `ready`."""
+    if order is HandoffOrder.SOURCE_FIRST:
+        return Head(_A.SubmitPrefill, _A.ReserveDestination, Seen.SOURCE_HELD)
+    return Head(_A.ReserveDestination, _A.SubmitPrefill, Seen.RESERVED)
+
+
 def advance(order: HandoffOrder, watch: Watch) -> type[HandoffAction] | None:
-    """SPEC.md §4 `advance` (with `start()`'s first action): the action due in active mode."""
+    """Contract §4 `advance` (with `start()`'s first action): the action due in active mode."""
     seen = watch.seen
-    first = _A.SubmitPrefill if order is HandoffOrder.SOURCE_FIRST else _A.ReserveDestination
-    second = _A.ReserveDestination if first is _A.SubmitPrefill else _A.SubmitPrefill
-    ready = Seen.SOURCE_HELD if first is _A.SubmitPrefill else Seen.RESERVED
+    first, second, ready = head(order)
     rules: tuple[tuple[bool, type[HandoffAction]], ...] = (
         (Seen.STARTED in seen, first),
         (ready in seen, second),
@@ -354,7 +369,7 @@ def advance(order: HandoffOrder, watch: Watch) -> type[HandoffAction] | None:
 
 
 def cleanup_step(watch: Watch) -> tuple[type[HandoffAction], ...]:
-    """SPEC.md §4 cleanup step: the cancels still owed, in order, else `Complete` when done."""
+    """Contract §4 cleanup step: the cancels still owed, in order, else `Complete` when done."""
     owed: list[type[HandoffAction]] = []
     engaged = watch.engaged()
     if "source" in engaged and not watch.ever(_A.CancelSource):

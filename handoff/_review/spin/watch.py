@@ -1,6 +1,6 @@
-"""The environment's watch in Promela: what it has seen of a run, and what SPEC.md says next.
+"""The environment's watch in Promela: what it has seen of a run, and what the contract says next.
 
-Written from SPEC.md §4 and the words of the review's properties, as a second opinion on the
+Written from contract §4 and the words of the review's properties, as a second opinion on the
 review's `Watch` rather than a transcription of it.  The watch reads only the call the
 environment made, the actions it received and whether the call was refused: never the
 coordinator's variables.  A call the SPEC takes updates it; a call the SPEC drops or
@@ -17,12 +17,11 @@ action received, `advance_due` and `cleanup_due` name the actions due in that ca
 
 from __future__ import annotations
 
-import math
-
 from handoff._messages import HandoffAction
 from handoff._review.environment import environment
-from handoff._review.promela_vocabulary import action_name, payloads, refusal_name
-from handoff._timing import HandoffTransferTiming
+from handoff._review.payload import timing_refusal, transfer_delay, usable_delay
+from handoff._review.spin.vocabulary import action_name, payloads, refusal_name
+from handoff._review.watch import Seen, head
 from handoff._values import HandoffOrder
 from handoff._vocabulary import Refusal
 
@@ -46,16 +45,10 @@ def watch(order: HandoffOrder, fallback_transfer_delay_ms: float) -> str:
 
 
 def _variables(order: HandoffOrder) -> str:
-    owners: tuple[type[HandoffAction], type[HandoffAction]] = (
-        _A.SubmitPrefill,
-        _A.ReserveDestination,
-    )
-    ready = "seen_source_held"
-    if order is HandoffOrder.DESTINATION_FIRST:
-        owners, ready = (owners[1], owners[0]), "seen_reserved"
-    first, second = owners
+    first, second, ready_sign = head(order)
+    ready = "seen_source_held" if ready_sign is Seen.SOURCE_HELD else "seen_reserved"
     return f"""\
-/* -- what the environment has seen (SPEC.md §4 as the environment can tell it) -- */
+/* -- what the environment has seen (contract §4 as the environment can tell it) -- */
 byte log[LOG_SIZE];          /* action kinds received, by id */
 byte nlog = 0;
 byte received = 0;           /* the action kinds ever received, one bit each */
@@ -102,22 +95,23 @@ byte pt, pn, k, found, due0, due1, ndue, got0, got1, ngot;"""
 
 
 def _payload_answers(fallback: float) -> str:
-    """SPEC.md §3 on each timing class and each (timing, tokens) pair the environment offers."""
+    """Contract §3 on each timing class and each (timing, tokens) pair the environment offers."""
     found = payloads(environment(), fallback)
     timings = []
     for number, timing in enumerate(found.timings, start=1):
-        refusal = _timing_refusal(timing)
+        refusal = timing_refusal(timing)
         if refusal is not None:
-            timings.append(f"  (t == {number} -> R_{refusal} : \\")
+            timings.append(f"  (t == {number} -> R_{refusal.name} : \\")
     unusable = [
         f"(t == {t} && n == {n})"
         for t, timing in enumerate(found.timings, start=1)
         for n, tokens in enumerate(found.tokens, start=1)
-        if _timing_refusal(timing) is None and not _usable(_delay(timing, tokens, fallback))
+        if timing_refusal(timing) is None
+        and not usable_delay(transfer_delay(timing, tokens, fallback))
     ]
     return "\n".join(
         [
-            "/* SPEC.md §3: validate_transfer_timing's refusal of timing class t (0: valid),",
+            "/* Contract §3: validate_transfer_timing's refusal of timing class t (0: valid),",
             "   and whether a valid timing t with tokens class n makes an unusable delay. */",
             "#define spec_timing_refusal(t) \\",
             *timings,
@@ -127,28 +121,10 @@ def _payload_answers(fallback: float) -> str:
     )
 
 
-def _timing_refusal(timing: HandoffTransferTiming) -> str | None:
-    bandwidth = timing.bandwidth_gb_s
-    if bandwidth is not None and not (math.isfinite(bandwidth) and bandwidth >= 0):
-        return "INVALID_BANDWIDTH"
-    if not _usable(timing.full_prompt_delay_ms()):
-        return "INVALID_DELAY"
-    return None
-
-
-def _delay(timing: HandoffTransferTiming, tokens: int, fallback: float) -> float:
-    delay = timing.delay_ms(tokens)
-    return fallback if delay is None else delay
-
-
-def _usable(delay: float | None) -> bool:
-    return delay is None or (math.isfinite(delay) and delay >= 0)
-
-
 _R = {refusal: refusal_name(refusal) for refusal in Refusal}
 
 _ANSWER = f"""\
-/* SPEC.md §4: how the SPEC answers call c, judged from the watch alone. */
+/* Contract §4: how the SPEC answers call c, judged from the watch alone. */
 inline refuse(R) {{
   ans = ANS_REFUSE; ans_refusal = R
 }}
@@ -284,7 +260,7 @@ def _advance(order: HandoffOrder) -> str:
     ]
     return "\n".join(
         [
-            f"/* SPEC.md §4 advance, with start()'s first action ({order.value}): the first",
+            f"/* Contract §4 advance, with start()'s first action ({order.value}): the first",
             "   rule that holds names the action due in active mode (due0; 0: none). */",
             "inline advance_due() {",
             "  due0 = 0;",
@@ -296,7 +272,7 @@ def _advance(order: HandoffOrder) -> str:
 
 
 _CLEANUP = """\
-/* SPEC.md §4 cleanup step: the cancels still owed, in order, else Complete when no owner is
+/* Contract §4 cleanup step: the cancels still owed, in order, else Complete when no owner is
    engaged (due0, due1; ndue of them).  A reopened cleanup owes a CancelDestination anew. */
 inline cleanup_due() {
   ndue = 0; found = 0;

@@ -14,10 +14,11 @@ from typing import TextIO
 from handoff import _cli
 from handoff._review.environment import HANDOFF_ID
 from handoff._review.explore import OrderReview
-from handoff._review.promela_properties import MIRRORED, NOT_MIRRORED, Check
-from handoff._review.properties import PROPERTIES, Counterexample, Verdict
-from handoff._review.spin import SpinRun, SpinUnavailableError, run_spin
-from handoff._review.spin_replay import confirm
+from handoff._review.properties import PROPERTIES, Key, SpinCheck, prop
+from handoff._review.spin.properties import MIRRORED, NOT_MIRRORED
+from handoff._review.spin.replay import confirm
+from handoff._review.spin.run import SpinRun, SpinUnavailableError, run_spin
+from handoff._review.verdict import Counterexample, Verdict
 from handoff._table import CompiledChart, compiled
 
 __all__ = ["run", "spin_review"]
@@ -38,7 +39,9 @@ def run(args: argparse.Namespace, out: TextIO, text: Callable[[Sequence[OrderRev
         raise _cli.CommandError(str(error)) from None
     version = reviews[0][1].version
     out.write(text([review for review, _ in reviews]))
-    out.write(f"checked by {version}; not mirrored: {', '.join(NOT_MIRRORED)}\n")
+    out.write(
+        f"checked by {version}; not mirrored: {', '.join(key.value for key in NOT_MIRRORED)}\n"
+    )
     return 0 if all(review.holds for review, _ in reviews) else 1
 
 
@@ -46,7 +49,7 @@ def spin_review(chart: CompiledChart) -> tuple[OrderReview, SpinRun]:
     """Spin's verdicts on `chart` as an `OrderReview` (mirrored properties only)."""
     found = run_spin(chart)
     verdicts = tuple(
-        _verdict(chart, found, prop.key.value) for prop in PROPERTIES if prop.key.value in MIRRORED
+        _verdict(chart, found, entry.key) for entry in PROPERTIES if entry.key in MIRRORED
     )
     review = OrderReview(
         order=chart.order,
@@ -61,20 +64,19 @@ def spin_review(chart: CompiledChart) -> tuple[OrderReview, SpinRun]:
     return review, found
 
 
-def _verdict(chart: CompiledChart, found: SpinRun, key: str) -> Verdict:
-    prop = next(prop for prop in PROPERTIES if prop.key.value == key)
-    if MIRRORED[key] is Check.LTL:
+def _verdict(chart: CompiledChart, found: SpinRun, key: Key) -> Verdict:
+    if MIRRORED[key] is SpinCheck.LTL:
         states = found.liveness_states[key]
-        summary = f"Spin: LTL {key} over {states:,} states (fair round robin)"
+        summary = f"Spin: LTL {key.value} over {states:,} states (fair round robin)"
     else:
         states = found.states
         summary = f"Spin: assertion over {states:,} states"
     trail = found.trails[key]
     if trail is None:
-        return Verdict(prop, states, 0, summary=summary)
+        return Verdict(prop(key), states, 0, summary=summary)
     confirmation = confirm(chart, key, trail)
     finding = confirmation.finding or UNCONFIRMED
     if trail.crash is not None:
         finding = f"{finding}; Spin: the adapter's assertion '{trail.crash}' fired"
     example = Counterexample(confirmation.steps, f"{finding} (Spin trail, replayed)")
-    return Verdict(prop, states, 1, example, summary=summary)
+    return Verdict(prop(key), states, 1, example, summary=summary)

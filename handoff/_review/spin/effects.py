@@ -1,7 +1,7 @@
 """What a call changed, in a generated Promela model: S6, and the cut of runaway runs (Bound).
 
 Each call snapshots the coordinator's configuration first; afterwards a refused call, or one
-the SPEC drops (the answer of the watch of the SPEC, `handoff._review.promela_watch`, judged
+the SPEC drops (the answer of the watch of the SPEC, `handoff._review.spin.watch`, judged
 from what the environment saw) that issued nothing, must have left it as it was (S6).  The
 same comparison tells progress from growth: a call that changes the configuration without a
 new kind of action, a state change or a new outcome in the journal is a stall, and a run

@@ -4,7 +4,7 @@ The coordinator part is read off a compiled chart (`handoff._table`) and the jou
 (`handoff._binding`): one inline per chart event, cells with the same behaviour grouped.  The
 environment part is the review's own (`handoff._review.environment`): every call it may make,
 numbered, with its payload classified by running the adapter's payload checks.  The property
-part is the mirror of the review's properties in `handoff._review.promela_properties`.
+part is the mirror of the review's properties in `handoff._review.spin.properties`.
 Nothing in the model is written per chart, so any chart, mutants included, exports its own.
 """
 
@@ -16,11 +16,11 @@ from typing import TextIO
 
 from handoff import _cli
 from handoff._binding import FACT_EVENTS
-from handoff._review import promela_properties as mirror
 from handoff._review.environment import MAX_ACTIONS, Call, CallKind, environment
-from handoff._review.promela_coordinator import coordinator, event_rules, journal_rules
-from handoff._review.promela_effects import effects, effects_variables
-from handoff._review.promela_vocabulary import (
+from handoff._review.spin import properties as mirror
+from handoff._review.spin.coordinator import coordinator, event_rules, journal_rules
+from handoff._review.spin.effects import effects, effects_variables
+from handoff._review.spin.vocabulary import (
     ACTIONS,
     COMPLETIONS,
     FACTS,

@@ -15,14 +15,14 @@ from typing import TypeVar
 import attrs
 
 from handoff._binding import ACKNOWLEDGEMENTS, FACT_EVENTS
-from handoff._errors import ForeignFactError, HandoffError, InvalidTransferTimingError
+from handoff._errors import HandoffError
 from handoff._lifecycle import NormalizedHandoffEvent
 from handoff._messages import AnyHandoffAction, HandoffAction, HandoffFact
 from handoff._review.environment import Call, CallKind, Environment
 from handoff._timing import HandoffTransferTiming, validate_transfer_delay_ms
 from handoff._timing import validate_transfer_timing as _validate_timing
 from handoff._values import HandoffActionOutcome, HandoffCompletion, OutcomeKind
-from handoff._vocabulary import ChartEvent, Refusal
+from handoff._vocabulary import AdapterRefusal, ChartEvent, Refusal
 
 __all__ = [
     "ACTIONS",
@@ -53,17 +53,18 @@ LIFECYCLE_EVENTS: tuple[NormalizedHandoffEvent, ...] = tuple(NormalizedHandoffEv
 """Normalized lifecycle events, numbered from 1 (`L_<value>`)."""
 
 _T = TypeVar("_T")
+_FOREIGN = (AdapterRefusal.FOREIGN_FACT,)
+_PAYLOAD = tuple(refusal for refusal in AdapterRefusal if refusal not in _FOREIGN)
 
 REFUSALS: tuple[tuple[str, type[HandoffError], str], ...] = (
-    ("FOREIGN_FACT", ForeignFactError, "fact belongs to a different handoff"),
+    *((refusal.name, refusal.error, refusal.phrase) for refusal in _FOREIGN),
     *((refusal.name, refusal.error, refusal.phrase) for refusal in Refusal),
-    ("INVALID_BANDWIDTH", InvalidTransferTimingError, "invalid handoff transfer bandwidth"),
-    ("INVALID_DELAY", InvalidTransferTimingError, "invalid handoff transfer delay"),
+    *((refusal.name, refusal.error, refusal.phrase) for refusal in _PAYLOAD),
     ("UNPLANNED_TRANSFER", HandoffError, "the transfer was planned before"),
 )
 """Every way the model's coordinator refuses a call (name, error class, phrase), numbered
 from 1 (`R_<name>`): the adapter's foreign-fact check, the chart's refusals (`Refusal`),
-the payload checks, and the bare `HandoffError` of a delay checked too early."""
+the payload checks (`AdapterRefusal`), and the bare `HandoffError` of a delay checked too early."""
 
 
 def refused_as(error: HandoffError) -> str:

@@ -13,7 +13,7 @@ from handoff._binding import Keep, Plan, plan_for
 from handoff._errors import HandoffError
 from handoff._messages import HandoffAction
 from handoff._review.environment import environment
-from handoff._review.promela_vocabulary import (
+from handoff._review.spin.vocabulary import (
     ACTIONS,
     OUTCOME_KINDS,
     REFUSALS,

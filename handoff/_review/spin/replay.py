@@ -14,17 +14,19 @@ from collections.abc import Callable, Iterator, Sequence
 
 import attrs
 
+from handoff import _probe as probe
 from handoff._coordinator import HandoffCoordinatorCore
 from handoff._errors import HandoffError
 from handoff._review.environment import HANDOFF_ID, Call, Rules, environment
 from handoff._review.graph import Tag, tag
 from handoff._review.judge import RunJudge
-from handoff._review.monitors import observe
-from handoff._review.progress import first_of_kind, overrun, progressed
-from handoff._review.properties import TraceStep
-from handoff._review.spin import Trail
+from handoff._review.monitors import judge_edge
+from handoff._review.progress import overrun
+from handoff._review.properties import Judged, Key, prop
+from handoff._review.spin.run import Trail
+from handoff._review.verdict import TraceStep
 from handoff._review.watch import Mode, Seen, Watch
-from handoff._runs.replay import Answer as RunAnswer
+from handoff._runs.replay import CallResult
 from handoff._table import CompiledChart
 
 __all__ = ["Confirmation", "confirm"]
@@ -52,10 +54,10 @@ class _Walker:
     """Changes of the configuration without progress on the way here (the review's cut)."""
 
 
-def confirm(chart: CompiledChart, key: str, trail: Trail) -> Confirmation:
+def confirm(chart: CompiledChart, key: Key, trail: Trail) -> Confirmation:
     """Replay `trail` on a fresh coordinator for `chart` and judge property `key`."""
     steps, first = _replay(chart, trail.calls)
-    if key in ("L1", "L2"):
+    if prop(key).judged is Judged.GRAPH:
         return Confirmation(steps, _liveness(chart, key, trail))
     broken = first.get(key)
     if broken is None:
@@ -65,7 +67,7 @@ def confirm(chart: CompiledChart, key: str, trail: Trail) -> Confirmation:
         # Spin's trail ends at its first violation: a coordinator that breaks the property
         # earlier on the same calls does not confirm it.
         return Confirmation(steps, None)
-    if key == "Errors" and not _same_crash(trail.crash, steps[at].error):
+    if key is Key.ERRORS and not _same_crash(trail.crash, steps[at].error):
         return Confirmation(steps, None)
     return Confirmation(steps, finding)
 
@@ -83,19 +85,19 @@ def _same_crash(crash: str | None, raised: str | None) -> bool:
 
 def _replay(
     chart: CompiledChart, made: Sequence[Call]
-) -> tuple[tuple[TraceStep, ...], dict[str, tuple[int, str]]]:
+) -> tuple[tuple[TraceStep, ...], dict[Key, tuple[int, str]]]:
     """The trail's calls on the real coordinator, and where and how each property first broke
     under the review's rules for one run (`handoff._review.judge`, as `handoff replay` judges
     a trace).  A crash ends the replay, as it ends the model's run."""
     coordinator = _fresh(chart)
     judge = RunJudge(Rules(chart.order))
     steps: list[TraceStep] = []
-    first: dict[str, tuple[int, str]] = {}
+    first: dict[Key, tuple[int, str]] = {}
     for call in made:
-        answer = RunAnswer.of(call, coordinator)
+        answer = CallResult.of(call, coordinator)
         steps.append(TraceStep(call, coordinator.chart_state, answer.issued, _words(answer.error)))
         for finding in judge.see(call, answer):
-            first.setdefault(finding.key, (len(steps) - 1, finding.message))
+            first.setdefault(Key(finding.key.value), (len(steps) - 1, finding.message))
         if answer.error is not None and not isinstance(answer.error, HandoffError):
             break
     return tuple(steps), first
@@ -105,16 +107,16 @@ def _words(error: BaseException | None) -> str | None:
     return None if error is None else f"{type(error).__name__}: {error}"
 
 
-def _liveness(chart: CompiledChart, key: str, trail: Trail) -> str | None:
+def _liveness(chart: CompiledChart, key: Key, trail: Trail) -> str | None:
     switch = trail.switch
-    if switch is None or (key == "L2" and switch >= len(trail.calls)):
+    if switch is None or (key is Key.CANCELLATION and switch >= len(trail.calls)):
         return None  # not a liveness counterexample: the environment never changed mode
     walker: _Walker | None = _Walker(_fresh(chart), Rules(chart.order), Watch())
-    for call in trail.calls[: switch + (1 if key == "L2" else 0)]:
+    for call in trail.calls[: switch + (1 if key is Key.CANCELLATION else 0)]:
         assert walker is not None
         walker = _step(walker, call) or walker
     assert walker is not None
-    if key == "L1":
+    if key is Key.PROGRESS:
         if walker.unusable or _reaches(walker, Tag.COOPERATIVE, _completed):
             return None
         return "from here no cooperative continuation reaches a completion"
@@ -156,15 +158,16 @@ def _step(walker: _Walker, call: Call) -> _Walker | None:
         issued = call.send(twin)
     except Exception:  # refused (nothing changed) or crashed (a dead end)
         return None
-    watch = observe(walker.rules, walker.watch, call, issued).watch
+    before = probe.configuration(walker.coordinator)
+    verdict = judge_edge(
+        walker.rules, walker.watch, walker.stalls, call, before, twin, issued, None
+    )
     unusable = walker.unusable or bool(tag(call, walker.watch, accepted=True) & Tag.UNUSABLE)
-    fresh = any(first_of_kind(walker.watch, item.action) for item in issued)
-    grew = progressed(walker.coordinator.configuration(), twin.configuration(), fresh)
-    return _Walker(twin, walker.rules, watch, unusable, walker.stalls + (not grew))
+    return _Walker(twin, walker.rules, verdict.observation.watch, unusable, verdict.stalls)
 
 
 def _key(walker: _Walker) -> tuple[object, ...]:
-    return (walker.coordinator.configuration(), walker.watch, walker.stalls)
+    return (probe.configuration(walker.coordinator), walker.watch, walker.stalls)
 
 
 def _completed(watch: Watch) -> bool:
@@ -176,4 +179,4 @@ def _completed_canceled(watch: Watch) -> bool:
 
 
 def _fresh(chart: CompiledChart) -> HandoffCoordinatorCore:
-    return HandoffCoordinatorCore.for_table(HANDOFF_ID, chart, 0.0)
+    return probe.for_table(HANDOFF_ID, chart, 0.0)

@@ -1,6 +1,6 @@
 """The cross-check: the review and Spin judge the same charts, and must agree.
 
-For each chart, the review's explorer and Spin (`handoff._review.spin_cli.spin_review`) give
+For each chart, the review's explorer and Spin (`handoff._review.spin.cli.spin_review`) give
 their verdicts on every mirrored property; they agree when they fail the same mirrored
 properties and the real coordinator confirms every Spin trail.  Charts are checked side by
 side in worker processes, since most of Spin's time is spent compiling and searching.
@@ -15,9 +15,10 @@ from concurrent.futures import ProcessPoolExecutor
 import attrs
 
 from handoff._review.explore import review
-from handoff._review.promela_properties import MIRRORED
-from handoff._review.spin import SpinUnavailableError
-from handoff._review.spin_cli import UNCONFIRMED, spin_review
+from handoff._review.properties import Key
+from handoff._review.spin.cli import UNCONFIRMED, spin_review
+from handoff._review.spin.properties import MIRRORED
+from handoff._review.spin.run import SpinUnavailableError
 from handoff._table import CompiledChart
 
 __all__ = ["Agreement", "agreement", "cross_check"]
@@ -28,16 +29,16 @@ class Agreement:
     """What the review and Spin said of one chart."""
 
     name: str
-    review_fails: frozenset[str]
+    review_fails: frozenset[Key]
     """The mirrored properties the review fails."""
-    spin_fails: frozenset[str]
-    unconfirmed: frozenset[str]
+    spin_fails: frozenset[Key]
+    unconfirmed: frozenset[Key]
     """Properties whose Spin trail the real coordinator does not confirm."""
     configurations: int
     """Configurations the review explored."""
     states: int
     """States Spin's safety search stored."""
-    liveness_states: dict[str, int]
+    liveness_states: dict[Key, int]
     seconds: float
     error: str | None = None
     """Why Spin could not judge the chart, if it could not."""
@@ -53,11 +54,11 @@ class Agreement:
         head = f"{'agree' if self.agree else 'DISAGREE':8} {self.name:36}"
         if self.error is not None:
             return f"{head} {self.error}"
-        unconfirmed = f"; unconfirmed {sorted(self.unconfirmed)}" if self.unconfirmed else ""
-        live = ", ".join(f"{key} {count:,}" for key, count in self.liveness_states.items())
+        unconfirmed = f"; unconfirmed {_names(self.unconfirmed)}" if self.unconfirmed else ""
+        live = ", ".join(f"{key.value} {count:,}" for key, count in self.liveness_states.items())
         return (
-            f"{head} review fails {sorted(self.review_fails)} over {self.configurations:,} "
-            f"configurations; Spin fails {sorted(self.spin_fails)} over {self.states:,} "
+            f"{head} review fails {_names(self.review_fails)} over {self.configurations:,} "
+            f"configurations; Spin fails {_names(self.spin_fails)} over {self.states:,} "
             f"states ({live}){unconfirmed}; {self.seconds:.1f} s"
         )
 
@@ -66,28 +67,33 @@ def agreement(name: str, chart: CompiledChart) -> Agreement:
     """Judge `chart` with the review and with Spin."""
     began = time.perf_counter()
     ours = review(chart)
-    review_fails = frozenset(v.prop.key.value for v in ours.failures()) & set(MIRRORED)
+    review_fails = frozenset(v.prop.key for v in ours.failures()) & set(MIRRORED)
     try:
         theirs, found = spin_review(chart)
     except SpinUnavailableError as error:
-        nothing: frozenset[str] = frozenset()
+        nothing: frozenset[Key] = frozenset()
         return Agreement(name, review_fails, nothing, nothing, 0, 0, {}, 0.0, str(error))
     failing = theirs.failures()
     unconfirmed = frozenset(
-        v.prop.key.value
+        v.prop.key
         for v in failing
         if v.counterexample is None or UNCONFIRMED in v.counterexample.finding
     )
     return Agreement(
         name=name,
         review_fails=review_fails,
-        spin_fails=frozenset(v.prop.key.value for v in failing),
+        spin_fails=frozenset(v.prop.key for v in failing),
         unconfirmed=unconfirmed,
         configurations=ours.configurations,
         states=found.states,
         liveness_states=found.liveness_states,
         seconds=time.perf_counter() - began,
     )
+
+
+def _names(keys: frozenset[Key]) -> list[str]:
+    """Property names as the report lists them: sorted by name."""
+    return sorted(key.value for key in keys)
 
 
 def _agreement(item: tuple[str, CompiledChart]) -> Agreement:

@@ -2,26 +2,25 @@
 
 The mirror is written from the properties' words (`handoff._review.properties.PROPERTIES`),
 not derived from the Python monitors, so Spin gives a second opinion rather than an echo.
-`MIRRORED` says how each property is checked; `NOT_MIRRORED` says why a property is not,
-and every property the review has must be in one of the two (a test holds this).  Adding a
-property to the mirror is adding its monitor lines (setting `<key>_broken`) or its LTL
-formula here.  The monitors judge against the environment's watch of the run
-(`handoff._review.promela_watch`): the SPEC's answer to each call and the actions due.
+How each property is mirrored, or why it is not, is part of its record
+(`Property.spin`, `Property.unmirrored`); `MIRRORED` and `NOT_MIRRORED` are read off it.
+Adding a property to the mirror is marking its record and adding its monitor lines
+(setting `<key>_broken`) or its LTL formula here.  The monitors judge against the
+environment's watch of the run (`handoff._review.spin.watch`): the SPEC's answer to each
+call and the actions due.
 """
 
 from __future__ import annotations
 
-import enum
-
 from handoff._lifecycle import expected_normalized_handoff
-from handoff._review.promela_vocabulary import Calls
-from handoff._review.promela_watch import watch
+from handoff._review.properties import PROPERTIES, Key, SpinCheck
+from handoff._review.spin.vocabulary import Calls
+from handoff._review.spin.watch import watch
 from handoff._values import HandoffOrder
 
 __all__ = [
     "MIRRORED",
     "NOT_MIRRORED",
-    "Check",
     "liveness",
     "liveness_choices",
     "liveness_declarations",
@@ -31,50 +30,14 @@ __all__ = [
 ]
 
 
-class Check(enum.Enum):
-    """How Spin checks a mirrored property."""
+MIRRORED: dict[Key, SpinCheck] = {p.key: p.spin for p in PROPERTIES if p.spin is not None}
+"""The properties Spin checks, and how (read off each property's record)."""
 
-    ASSERTION = "assertion"
-    """A monitor sets `<key>_broken`; the exhaustive safety search reports it."""
-    LTL = "ltl"
-    """An LTL formula named `<key>`; the acceptance-cycle search (`-a -N <key>`) checks it."""
-
-
-MIRRORED: dict[str, Check] = {
-    "S1": Check.ASSERTION,
-    "S2": Check.ASSERTION,
-    "S3": Check.ASSERTION,
-    "S4": Check.ASSERTION,
-    "S5": Check.ASSERTION,
-    "S6": Check.ASSERTION,
-    "S7": Check.ASSERTION,
-    "S8": Check.ASSERTION,
-    "R1": Check.ASSERTION,
-    "R2": Check.ASSERTION,
-    "P1": Check.ASSERTION,
-    "Q1": Check.ASSERTION,
-    "L1": Check.LTL,
-    "L2": Check.LTL,
-    "L3": Check.ASSERTION,
-    "Bound": Check.ASSERTION,
-    "Errors": Check.ASSERTION,
-}
-"""The properties Spin checks, and how."""
-
-NOT_MIRRORED: dict[str, str] = {
-    "Coverage": "a judgment on the chart's declared cells, not on runs: Spin sees no cells",
-    "Table": "compares the compiled table with python-statemachine, not runs: "
-    "Spin has no model of the interpreter to check",
-}
+NOT_MIRRORED: dict[Key, str] = {p.key: p.unmirrored for p in PROPERTIES if p.spin is None}
 """The properties Spin does not check, and why."""
 
-_MONITORED = (
-    "S1", "S2", "S3", "S4", "S5", "S6", "S7", "S8", "R1", "R2", "P1", "Q1", "L3", "Bound",
-    "Errors",
-)  # fmt: skip
-"""Every flag the monitors below set; only the mirrored ones are asserted."""
-
-_SAFETY = [key for key, check in MIRRORED.items() if check is Check.ASSERTION]
+_MONITORED = [key.value for key, check in MIRRORED.items() if check is SpinCheck.ASSERTION]
+"""Every flag the monitors below set, each asserted at a call's end."""
 
 
 def monitors(order: HandoffOrder, fallback_transfer_delay_ms: float = 0.0) -> str:
@@ -209,7 +172,7 @@ inline observe() {{
 def make_call() -> str:
     """The inlines that make call `c` and let the coordinator take it, then judge the result."""
     resets = "; ".join(f"{key}_broken = 0" for key in _MONITORED)
-    asserts = "\n".join(f"  assert(!{key}_broken);" for key in _SAFETY)
+    asserts = "\n".join(f"  assert(!{key}_broken);" for key in _MONITORED)
     return f"""\
 /* Zero the scratch, so that states differ only by what the coordinator and watch keep. */
 inline scrub() {{

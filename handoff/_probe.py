@@ -1,0 +1,92 @@
+"""The tools' view into a coordinator: what the model review, traces and diagrams read.
+
+None of this is part of the contract, nor needed to run a handoff, so it is kept off
+`HandoffCoordinatorCore`: the review builds a coordinator around any compiled table (mutants
+included), compares configurations, asks which chart event a call would make, and runs a
+step's payload checks on their own.  This module alone reads the coordinator's slots for them.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from handoff._binding import FACT_EVENTS, plans
+from handoff._coordinator import HandoffCoordinatorCore
+from handoff._lifecycle import NormalizedHandoffEvent
+from handoff._messages import HandoffAction, HandoffFact
+from handoff._table import CompiledChart
+from handoff._timing import HandoffTransferTiming
+from handoff._values import HandoffActionId, HandoffActionOutcome, HandoffCompletion, HandoffId
+from handoff._vocabulary import ChartEvent, Check
+
+__all__ = ["Configuration", "classify", "configuration", "for_table", "run_checks", "table"]
+
+_EVENTS = tuple(ChartEvent)
+
+
+class Configuration(NamedTuple):
+    """Everything that decides a coordinator's future behaviour, as a hashable value."""
+
+    state: int
+    """The chart state's index."""
+    next_id: int
+    issued: tuple[tuple[int, HandoffAction], ...]
+    """The journal's issued actions, by id."""
+    outcomes: tuple[tuple[int, HandoffActionOutcome], ...]
+    """The journal's recorded outcomes, by id."""
+    timing: HandoffTransferTiming | None
+    tokens: int | None
+    lifecycle: tuple[NormalizedHandoffEvent, ...]
+    completion: HandoffCompletion | None
+
+
+def for_table(
+    handoff_id: HandoffId, chart: CompiledChart, fallback_transfer_delay_ms: float = 0.0
+) -> HandoffCoordinatorCore:
+    """A coordinator driven by a compiled table as it is (the review runs mutants so)."""
+    coordinator = HandoffCoordinatorCore(handoff_id, chart.order, fallback_transfer_delay_ms)
+    coordinator._chart = chart
+    coordinator._plans = plans(chart)
+    return coordinator
+
+
+def table(coordinator: HandoffCoordinatorCore) -> CompiledChart:
+    """The compiled table `coordinator` runs (also when it is interpreted)."""
+    return coordinator._chart
+
+
+def configuration(coordinator: HandoffCoordinatorCore) -> Configuration:
+    """Everything that decides `coordinator`'s future behaviour."""
+    return Configuration(
+        coordinator._state,
+        coordinator._next_id,
+        tuple(sorted(coordinator._issued.items())),
+        tuple(sorted(coordinator._outcomes.items(), key=lambda item: item[0])),
+        coordinator._timing,
+        coordinator._tokens,
+        tuple(coordinator._lifecycle),
+        coordinator._completion,
+    )
+
+
+def classify(
+    coordinator: HandoffCoordinatorCore,
+    fact: HandoffFact | None = None,
+    action_id: HandoffActionId | None = None,
+    outcome: HandoffActionOutcome | None = None,
+) -> ChartEvent | None:
+    """The chart event a call would make now: `start()` when given nothing, else the fact,
+    else the outcome for `action_id` (None: a foreign fact, refused before the chart)."""
+    if fact is not None:
+        event = FACT_EVENTS[type(fact)]
+        return event if fact.handoff_id == coordinator.handoff_id else None
+    if action_id is None or outcome is None:
+        return ChartEvent.START
+    return _EVENTS[coordinator._outcome_event(action_id, outcome)]
+
+
+def run_checks(
+    coordinator: HandoffCoordinatorCore, checks: tuple[Check, ...], fact: HandoffFact | None
+) -> float | None:
+    """Run a step's payload checks on a call's fact; returns the delay when one is checked."""
+    return coordinator._checked_delay(checks, fact)

@@ -1,0 +1,1 @@
+"""Spin's second opinion: the review's world as a Promela model, checked by Spin."""

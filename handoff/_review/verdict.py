@@ -1,0 +1,120 @@
+"""What a review finds: each property's verdict, its shortest counterexample, the dead cells.
+
+`Tally` counts one property's checks as the explorer makes them and keeps the first violation;
+breadth-first exploration makes that violation's run a shortest one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import attrs
+
+from handoff._messages import IssuedHandoffAction
+from handoff._review.environment import Call
+
+if TYPE_CHECKING:
+    from handoff._review.properties import Property
+
+__all__ = ["Counterexample", "DeadCell", "Parents", "Tally", "TraceStep", "Verdict", "path"]
+
+
+@attrs.frozen
+class TraceStep:
+    """One call of a counterexample and what it did."""
+
+    call: Call
+    state: str
+    """The chart state id after the call."""
+    issued: tuple[IssuedHandoffAction, ...] = ()
+    error: str | None = None
+    """The message of the exception the call raised, if it raised."""
+
+
+@attrs.frozen
+class Counterexample:
+    """A shortest run that breaks a property."""
+
+    steps: tuple[TraceStep, ...]
+    finding: str
+
+
+@attrs.frozen
+class DeadCell:
+    """A state no run reaches (`target` None), or a declared transition no run takes."""
+
+    source: str
+    target: str | None = None
+    events: str = ""
+    """The transition's events, `|`-separated; "refuses " before them for a refusal."""
+
+
+@attrs.frozen
+class Verdict:
+    """One property's result for one chart."""
+
+    prop: Property
+    checked: int
+    violations: int
+    counterexample: Counterexample | None = None
+    summary: str = ""
+    """What was checked, when a count and the property's unit do not say it well."""
+    notes: tuple[str, ...] = ()
+    """What a reviewer should know besides the verdict (e.g. the dead transitions)."""
+    dead: tuple[DeadCell, ...] = ()
+    """Coverage: the states no run reaches and the declared transitions no run takes."""
+
+    @property
+    def holds(self) -> bool:
+        """Whether the property holds."""
+        return self.violations == 0
+
+
+Parents = Sequence[tuple[int, TraceStep] | None]
+"""For each configuration, the configuration and the call that first reached it (None: root)."""
+
+
+def path(parents: Parents, node: int) -> list[TraceStep]:
+    """The run that first reached configuration `node`."""
+    steps: list[TraceStep] = []
+    link = parents[node]
+    while link is not None:
+        node, edge = link
+        steps.append(edge)
+        link = parents[node]
+    steps.reverse()
+    return steps
+
+
+@attrs.define
+class Tally:
+    """How often one property was checked and broken, and its first (so shortest) violation."""
+
+    checked: int = 0
+    violations: int = 0
+    first: Counterexample | None = None
+
+    def note(
+        self, finding: str | None, parents: Parents, node: int, edge: TraceStep | None = None
+    ) -> None:
+        """Count a check at `node` (after `edge`, if any); keep the first failure."""
+        self.checked += 1
+        if finding is None:
+            return
+        self.violations += 1
+        if self.first is None:
+            run = path(parents, node) + ([edge] if edge is not None else [])
+            self.first = Counterexample(tuple(run), finding)
+
+    def verdict(
+        self,
+        prop: Property,
+        *,
+        checked: int | None = None,
+        summary: str = "",
+        notes: tuple[str, ...] = (),
+    ) -> Verdict:
+        """The verdict these checks give `prop`; `checked` overrides the count of checks."""
+        checked = self.checked if checked is None else checked
+        return Verdict(prop, checked, self.violations, self.first, summary, notes)
