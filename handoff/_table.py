@@ -47,6 +47,7 @@ __all__ = [
     "decode",
     "default_step",
     "generated_source",
+    "runtime_table",
     "stale_tables",
     "startup_table",
     "write_tables",
@@ -155,6 +156,12 @@ def startup_table(order: HandoffOrder) -> CompiledChart:
     from handoff._chart_tables import TABLES
 
     return decode(TABLES[order.value], order.value)
+
+
+def runtime_table(rules: HandoffOrder | type[HandoffChart]) -> CompiledChart:
+    """The table a coordinator built from `rules` runs: the start-up table for a shipped
+    order (no python-statemachine needed), the compiled class for a chart of one's own."""
+    return startup_table(rules) if isinstance(rules, HandoffOrder) else compiled(rules)
 
 
 def chart_rules(
