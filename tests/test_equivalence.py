@@ -62,7 +62,7 @@ def test_a_table_that_differs_from_the_chart_is_caught(monkeypatch: pytest.Monke
     )
     rows = ((lying, *table.rows[0][1:]), *table.rows[1:])
     monkeypatch.setattr(
-        "handoff._coordinator.compiled", lambda chart: attrs.evolve(table, rows=rows)
+        "handoff._coordinator.runtime_table", lambda chart: attrs.evolve(table, rows=rows)
     )
     try:
         comparison = compare(Stubborn)

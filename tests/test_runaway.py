@@ -1,8 +1,8 @@
 """Runs that always end: every driver cuts a handoff where the review cuts a run.
 
 Three charts whose cleanup never ends, each another way (one cancel re-issued forever, two
-states cancelling by turns, the other order), driven by every driver: the simulation, the
-demo's reopening and the sequence diagrams.  Each ends within seconds as a failure naming
+states cancelling by turns, the other order), driven by each driver of the runs wing: the
+simulation and the demo's reopening.  Each ends within seconds as a failure naming
 the chart and the loop, and writes nothing.  The demo without its reopening never cleans up:
 it must pass, not be cut.
 """
@@ -43,7 +43,6 @@ DRIVERS = {
     "simulate": ("simulate", "--handoffs", "300", "--fault-rate", "0.3", "--chart"),
     "demo": ("demo", "--chart"),
     "demo --reopen": ("demo", "--reopen", "--chart"),
-    "diagrams": ("diagrams", "--out", "drawn", "--chart"),
 }
 # The demo's success path never cleans up: it never reaches the loops.
 NEVER_REACHED = {(chart, "demo") for chart in CHARTS}
@@ -69,7 +68,7 @@ def ran(box: Sandbox) -> Iterator[dict[tuple[str, str], Ran]]:
             for driver, chart in CASES
         }
         yield {case: future.result() for case, future in futures.items()}
-    only_changed(before, box.snapshot())  # diagrams drew nothing: the cut came first
+    only_changed(before, box.snapshot())
 
 
 @pytest.mark.parametrize(("driver", "chart"), CASES, ids=[f"{d} {c}" for d, c in CASES])

