@@ -14,10 +14,12 @@ import enum
 import functools
 import os
 from collections.abc import Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from handoff import _files
 from handoff._values import HandoffCompletion, HandoffOrder
 from handoff._vocabulary import (
     IGNORE,
@@ -274,8 +276,7 @@ def write_tables(path: str = GENERATED_TABLES) -> bool:
     """Regenerate the module at `path` from the shipped charts; True when it changed."""
     if stale_tables(path) is None:
         return False
-    with open(path, "w", encoding="utf-8") as file:
-        file.write(generated_source())
+    _files.write_text(Path(path), generated_source())  # whole or not at all
     return True
 
 

@@ -7,11 +7,12 @@ generated header is refused before anything is written.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePosixPath
 
 import attrs
+
+from handoff import _cli, _files
 
 __all__ = ["Planned", "check", "report_error", "status", "write"]
 
@@ -82,15 +83,15 @@ def write(planned: Sequence[Planned], out: Path, prog: str, *, guard: bool = Tru
         for item in planned:
             path = out / item.path
             if status(path, item.content) != "fresh":
-                path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_bytes(item.content)
+                _files.make_directory(path.parent)
+                _files.write_bytes(path, item.content)
                 print(f"wrote {path}")
-    except OSError as error:
-        return report_error(prog, f"cannot write {error.filename}: {error.strerror}", 1)
+    except _files.OutputError as error:
+        return report_error(prog, str(error), 1)
     return 0
 
 
 def report_error(prog: str, message: str, status_code: int) -> int:
     """Print `prog: error: message` on stderr; returns `status_code`."""
-    print(f"{prog}: error: {message}", file=sys.stderr)
+    _cli.error(prog, message)
     return status_code

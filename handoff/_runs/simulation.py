@@ -3,9 +3,9 @@
 A virtual clock orders every acknowledgement and fact.  Each handoff gets a simulated
 source and destination that acknowledge the coordinator's actions after random latencies
 and report the facts those actions lead to (`TransferCompleted` after the issued delay).
-With probability `fault_rate` at each opportunity a fault is injected.  When a handoff has
-nothing left in flight it is checked — completed, and no owner leaked — and forgotten, so
-memory is bounded by the concurrency, not by the number of handoffs.
+With probability `fault_rate` at each opportunity a fault is injected.  A handoff with
+nothing left in flight is checked (completed, no owner leaked) and forgotten: memory is
+bounded by the concurrency.  One that never ends is cut as the review cuts a run, and fails.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import attrs
 from handoff._coordinator import HandoffCoordinatorCore
 from handoff._errors import HandoffError
 from handoff._messages import HandoffAction, HandoffFact, IssuedHandoffAction
+from handoff._runs.bound import loop, overrun
 from handoff._runs.call import Call, Coordinator
 from handoff._runs.runtime import CANCELS, DONE_OUTCOMES, Workload, acknowledgement
 from handoff._runs.trace import Entry, Trace
@@ -129,11 +130,16 @@ class SimulationReport:
     """Refused calls by error class: the runtime's late or conflicting reports."""
     virtual_ms: float = 0.0
     violations: list[HandoffRecord] = attrs.Factory(list)
+    """The failed handoffs, unless `simulate` handed each to its `failed` as it failed."""
+    endless: int = 0
+    """Handoffs cut as ones that never end."""
+    runaway: str | None = None
+    """How the first of them looped, in words."""
 
     @property
     def ok(self) -> bool:
         """Every handoff completed and no owner leaked."""
-        return self.leaks == 0 and self.incomplete == 0
+        return self.leaks == 0 and self.incomplete == 0 and self.endless == 0
 
 
 @attrs.define
@@ -152,6 +158,7 @@ class _Handoff:
     completions: list[HandoffCompletion | None] = attrs.Factory(list)
     transfer_delay_ms: float = 0.0
     calls: list[Entry] | None = None
+    runaway: str | None = None  # why it was cut as one that never ends: no more calls are made
 
 
 class _World:
@@ -205,6 +212,8 @@ class _World:
 
     def deliver(self, handoff: _Handoff, call: Call) -> None:
         handoff.pending -= 1
+        if handoff.runaway is not None:
+            return
         self.report.calls += 1
         try:
             issued = call.send(handoff.coordinator)
@@ -216,6 +225,9 @@ class _World:
             return
         if handoff.calls is not None:
             handoff.calls.append(Entry(call, expect=tuple(issued)))
+        if (runaway := overrun(len(handoff.issued) + len(issued))) is not None:
+            handoff.runaway = f"{runaway}; the loop: {loop(call, issued, handoff.issued.values())}"
+            return
         if call.outcome is not None:
             assert call.action_id is not None
             self.acknowledged(handoff, call.action_id, call.outcome)
@@ -298,12 +310,17 @@ def shipped_chart(handoff_id: HandoffId, order: HandoffOrder, delay: float) -> C
     return HandoffCoordinatorCore(handoff_id, order, delay, chart=CHARTS[order])
 
 
+_Keep = Callable[[HandoffRecord], None]
+
+
 def simulate(
     config: SimulationConfig,
     make: MakeCoordinator = shipped_chart,
     progress: Callable[[int], None] | None = None,
+    failed: Callable[[HandoffRecord], None] | None = None,
 ) -> SimulationReport:
-    """Run the simulation; `progress(finished)` is called every 1% of handoffs."""
+    """Run the simulation; `progress(finished)` is called every 1% of handoffs.  Each handoff
+    failing a check goes to `failed` as it finishes, or without one to `report.violations`."""
     report = SimulationReport()
     world = _World(config, make, report)
     started = 0
@@ -318,7 +335,7 @@ def simulate(
         world.deliver(handoff, call)
         if handoff.pending:
             continue
-        _finish(handoff, config, report)
+        _finish(handoff, config, report, failed or report.violations.append)
         in_flight -= 1
         if progress is not None and report.handoffs % step == 0:
             progress(report.handoffs)
@@ -331,8 +348,13 @@ def simulate(
     return report
 
 
-def _finish(handoff: _Handoff, config: SimulationConfig, report: SimulationReport) -> None:
+def _finish(
+    handoff: _Handoff, config: SimulationConfig, report: SimulationReport, keep: _Keep
+) -> None:
     report.handoffs += 1
+    if handoff.runaway is not None:
+        report.endless += 1
+        report.runaway = report.runaway or handoff.runaway
     problems = list(_problems(handoff))
     final = handoff.coordinator.completion
     report.completions[final.name if final is not None else "none"] += 1
@@ -342,7 +364,7 @@ def _finish(handoff: _Handoff, config: SimulationConfig, report: SimulationRepor
     if any("leaked" in problem for problem in problems):
         report.leaks += 1
     if problems:
-        report.violations.append(
+        keep(
             HandoffRecord(
                 handoff.handoff_id,
                 handoff.order,
@@ -356,6 +378,8 @@ def _finish(handoff: _Handoff, config: SimulationConfig, report: SimulationRepor
 def _problems(handoff: _Handoff) -> Iterator[str]:
     """Every check a finished handoff fails, in words."""
     coordinator = handoff.coordinator
+    if handoff.runaway is not None:
+        yield f"never ends: {handoff.runaway}"
     if not coordinator.is_complete:
         yield "never completed"
         return
