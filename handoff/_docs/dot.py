@@ -214,7 +214,8 @@ def svg(dot: str, header: str = HEADER) -> str:
     opened = text.index(">", text.index("<svg ")) + 1
     text = text[:opened] + "\n" + _dark_style() + text[opened + 1 :]
     text = _SVG_TAG.sub(f'<svg class="{SVG_CLASS}" ', text, count=1)
-    return f"<!-- {header} -->\n" + text
+    comment = header.replace("--", "- -")  # XML comments may not hold "--"
+    return f"<!-- {comment} -->\n" + text
 
 
 # -- a chart with marks over it (a scenario's path, a counterexample, dead code) -----------
