@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
-import argparse
-import importlib
 import sys
-from collections.abc import Callable, Collection, Sequence
-from types import ModuleType
 
-from handoff import _cli
+try:  # Ctrl-C while the command line is still loading: as quiet as Ctrl-C later
+    import argparse
+    import importlib
+    from collections.abc import Callable, Collection, Sequence
+    from types import ModuleType
+
+    from handoff import _cli
+except KeyboardInterrupt:
+    print("handoff: error: interrupted", file=sys.stderr)
+    raise SystemExit(130) from None
 
 # Each command module exposes `configure(parser)` and `run(args) -> int`.  Only the command
 # being run is imported and configured: `handoff --help` loads no command, and a command pays
@@ -16,7 +21,7 @@ from handoff import _cli
 _COMMANDS = {
     "demo": ("handoff._runs.demo", "drive one handoff of each order and print the trace"),
     "review": ("handoff._review.cli", "explore every reachable configuration and check it"),
-    "diagrams": ("handoff._docs.cli", "write the lifecycle diagrams and generated docs"),
+    "diagrams": ("handoff._docs.cli", "draw charts' lifecycle and sequence diagrams into a folder"),
     "simulate": (
         "handoff._runs.simulate_cli",
         "simulate many handoffs under faults and check them",
@@ -31,9 +36,12 @@ _COMMANDS = {
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the process exit status."""
-    words = sys.argv[1:] if argv is None else list(argv)
-    chosen = [next((word for word in words if not word.startswith("-")), "")]
-    return _cli.run(lambda: parsers(only=chosen), words)
+    try:
+        words = sys.argv[1:] if argv is None else list(argv)
+        chosen = [next((word for word in words if not word.startswith("-")), "")]
+        return _cli.run(lambda: parsers(only=chosen), words)
+    except KeyboardInterrupt:  # between the calls `_cli.run` guards
+        return _cli.INTERRUPTED
 
 
 def parsers(

@@ -5,24 +5,34 @@ MODULE (dotted, for a class nested in another), or a compiled table
 (`handoff._table.CompiledChart`) kept there: tools that break a table on purpose, as the
 review's tests do, name it like a chart.  MODULE is imported from the current directory or
 the Python path.
+
+A user's module is code the command does not control.  While it is imported and its names are
+looked up, whatever it prints goes to stderr (stdout carries the command's own output, such
+as `review --format json`), and whatever it raises — `sys.exit` included, but not Ctrl-C — is
+a ValueError naming the module.  A table is checked for its shape before anything runs it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
 import sys
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import attrs
 
-from handoff._table import CompiledChart, compiled
+from handoff._table import CompiledChart, Step, compiled
 from handoff._values import HandoffOrder
+from handoff._vocabulary import ChartEvent, Check, Effect, Refusal
 
 if TYPE_CHECKING:
     from handoff._chart_base import HandoffChart
 
 __all__ = ["NamedChart", "find_chart", "parse_order", "spelling"]
+
+T = TypeVar("T")
 
 
 def _squash(text: str) -> str:
@@ -80,19 +90,28 @@ def find_chart(text: str, *, tables: bool = False) -> NamedChart:
         raise ValueError(f"expected MODULE:CLASS, such as my_chart:MyChart, got {text!r}")
     found = _import(module_name)
     for part in name.split("."):
-        found = getattr(found, part, None)
+        found = _attribute(found, part, f"looking up {name} in {module_name}")
         if found is None:
             raise ValueError(f"module {module_name} has no {name}")
     if tables and isinstance(found, CompiledChart):
+        _check_table(found, f"{module_name}:{name}")
         return NamedChart(f"{module_name}:{name}", found)
     from handoff._chart_base import HandoffChart
 
-    if not (isinstance(found, type) and issubclass(found, HandoffChart) and found.states):
+    if not _guarded(f"looking at {text}", lambda: _is_chart(found, HandoffChart)):
         raise ValueError(
             f"{text} is not a chart: derive it from HandoffChart, SourceFirstChart or "
             "DestinationFirstChart"
         )
     return NamedChart(f"{module_name}:{name}", found)
+
+
+def _attribute(owner: object, name: str, doing: str) -> Any:
+    return _guarded(doing, lambda: getattr(owner, name, None))
+
+
+def _is_chart(found: object, base: type) -> bool:
+    return isinstance(found, type) and issubclass(found, base) and bool(found.states)  # type: ignore[attr-defined]
 
 
 def _import(name: str) -> Any:
@@ -101,10 +120,93 @@ def _import(name: str) -> Any:
     if sys.path[:1] != [here]:
         sys.path.insert(0, here)
     try:
-        return importlib.import_module(name)
+        return _guarded(f"importing {name}", lambda: importlib.import_module(name))
     except ModuleNotFoundError as error:
         if error.name is not None and name.startswith(error.name):
             raise ValueError(f"no module {name} in {here} or on the Python path") from None
         raise ValueError(f"importing {name} failed: {error}") from None
-    except Exception as error:  # a user's module may raise anything
-        raise ValueError(f"importing {name} failed: {type(error).__name__}: {error}") from None
+
+
+def _guarded(doing: str, run: Callable[[], T]) -> T:
+    """`run()` on a user's code: its prints go to stderr, whatever it raises is a ValueError.
+
+    Ctrl-C is the user's, not the module's: it goes on as it came.  A missing module goes on
+    too, for `_import` to word.
+    """
+    try:
+        with _stdout_to_stderr():
+            return run()
+    except (KeyboardInterrupt, ModuleNotFoundError):
+        raise
+    except SystemExit as error:
+        raise ValueError(f"{doing} failed: it called sys.exit({error.code!r})") from None
+    except BaseException as error:  # a user's module may raise anything
+        raise ValueError(f"{doing} failed: {type(error).__name__}: {error}") from None
+
+
+@contextlib.contextmanager
+def _stdout_to_stderr() -> Iterator[None]:
+    """Send what is printed to stdout, by Python or below it (file descriptor 1), to stderr."""
+    saved = None
+    try:
+        sys.stdout.flush()
+        saved = os.dup(1)
+        os.dup2(2, 1)
+    except (OSError, ValueError, AttributeError):  # no descriptors (stdout replaced in a test)
+        saved = None
+    try:
+        with contextlib.redirect_stdout(sys.stderr):
+            yield
+    finally:
+        if saved is not None:
+            sys.stderr.flush()
+            os.dup2(saved, 1)
+            os.close(saved)
+
+
+def _check_table(table: CompiledChart, spec: str) -> None:
+    """Refuse a table whose shape no coordinator can run: a ValueError saying where."""
+    try:
+        problem = _table_problem(table)
+    except Exception as error:  # a field of the wrong type entirely: no length, no items
+        problem = f"{type(error).__name__}: {error}"
+    if problem is not None:
+        raise ValueError(f"{spec} is a broken compiled table: {problem}")
+
+
+def _table_problem(table: CompiledChart) -> str | None:
+    states = len(table.states) if isinstance(table.states, tuple) else -1
+    if not isinstance(table.name, str) or not isinstance(table.order, HandoffOrder):
+        return "its name must be a str and its order a HandoffOrder"
+    if states < 1 or not all(isinstance(state, str) for state in table.states):
+        return "its states must be a non-empty tuple of state ids"
+    if not isinstance(table.names, tuple) or len(table.names) != states:
+        return f"it names {len(table.names)} states for {states} state ids"
+    if not isinstance(table.rows, tuple) or len(table.rows) != states:
+        return f"it has {len(table.rows)} rows for {states} states"
+    if not all(isinstance(index, int) and 0 <= index < states for index in table.complete):
+        return "its complete states must be state indices"
+    for source, row in enumerate(table.rows):
+        if not isinstance(row, tuple) or len(row) != len(ChartEvent):
+            return f"row {source} must hold one step per event ({len(ChartEvent)})"
+        for event, step in zip(ChartEvent, row, strict=True):
+            problem = _step_problem(step, source, event, states)
+            if problem is not None:
+                return f"the step of {event.name} in state {source}: {problem}"
+    return None
+
+
+def _step_problem(step: object, source: int, event: ChartEvent, states: int) -> str | None:
+    if not isinstance(step, Step):
+        return f"a {type(step).__name__}, not a Step"
+    if step.source != source or step.event is not event:
+        return f"it says it is the step of {step.event} in state {step.source}"
+    if not (isinstance(step.target, int) and 0 <= step.target < states):
+        return f"target {step.target!r} is not a state index (0 to {states - 1})"
+    if step.refusal is not None and not isinstance(step.refusal, Refusal):
+        return f"refusal {step.refusal!r} is not a Refusal"
+    if not all(isinstance(check, Check) for check in step.checks):
+        return "its checks must be Checks"
+    if not all(isinstance(effect, Effect) for effect in step.effects):
+        return "its effects must be Effects"
+    return None

@@ -12,14 +12,21 @@ from __future__ import annotations
 import argparse
 import decimal
 import math
-import os
 import sys
 import textwrap
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, NoReturn
 
+from handoff import _files, _process
 from handoff._chart_lookup import NamedChart, find_chart, parse_order
+from handoff._paths import (
+    directory,
+    existing_file,
+    new_file,
+    output_directory,
+    writable_directory,
+)
 from handoff._table import CompiledChart
 from handoff._values import HandoffOrder
 
@@ -37,6 +44,7 @@ __all__ = [
     "add_version",
     "chart",
     "directory",
+    "error",
     "existing_file",
     "named_chart",
     "new_file",
@@ -88,6 +96,7 @@ class _Formatter(argparse.HelpFormatter):
             and action.default is not False
             and action.default is not argparse.SUPPRESS
             and "%(default)" not in text
+            and f"(default: {action.default})" not in text  # said by the help already
         ):
             text += " (default: %(default)s)"
         return text
@@ -145,6 +154,21 @@ def run(
     Options that no parser knows are reported by the command's own parser, so the hint
     names the command's usage rather than the top level's.
     """
+    _process.tolerant_streams()
+    try:
+        with _process.DroppedInterrupts() as dropped:
+            status = _run(build, argv)
+    except KeyboardInterrupt:  # delivered again just as the command ended
+        return _fail("handoff", "interrupted", INTERRUPTED, fresh_line=True)
+    if dropped.pending and status != INTERRUPTED:  # the command ended before it was delivered
+        return _fail("handoff", "interrupted", INTERRUPTED, fresh_line=True)
+    return status
+
+
+def _run(
+    build: Callable[[], tuple[argparse.ArgumentParser, Mapping[str, argparse.ArgumentParser]]],
+    argv: Sequence[str] | None,
+) -> int:
     prog = "handoff"
     try:
         parser, commands = build()
@@ -157,37 +181,37 @@ def run(
         sys.stdout.flush()  # a closed pipe shows here, inside the handler, not at exit
     except UsageError as error:
         return _fail(error.prog or prog, str(error), error.status)
-    except CommandError as error:
+    except (CommandError, _files.OutputError) as error:
         return _fail(prog, str(error), error.status)
     except KeyboardInterrupt:
         return _fail(prog, "interrupted", INTERRUPTED, fresh_line=True)
     except BrokenPipeError:
-        _silence_stdout()
+        _process.silence_stdout()
         return BROKEN_PIPE
     except OSError as error:
         return _fail(prog, _os_error_text(error), 1)
     return status
 
 
-def _fail(prog: str, message: str, status: int, *, fresh_line: bool = False) -> int:
+def error(prog: str, message: str, *, fresh_line: bool = False) -> None:
+    """Print `prog: error: message` as one line on stderr, whatever `message` holds.
+
+    Every command reports its errors through here: a line break or another control
+    character in a name (a chart's title, a file's) is shown escaped, never obeyed.
+    """
     start = "\n" if fresh_line and sys.stderr.isatty() else ""
-    print(f"{start}{prog}: error: {message}", file=sys.stderr)
+    print(f"{start}{prog}: error: {_process.one_line(message)}", file=sys.stderr, flush=True)
+
+
+def _fail(prog: str, message: str, status: int, *, fresh_line: bool = False) -> int:
+    error(prog, message, fresh_line=fresh_line)
     return status
 
 
 def _os_error_text(error: OSError) -> str:
     where = f"{error.filename}: " if error.filename is not None else ""
-    return f"{where}{error.strerror or error}; check the path and its permissions"
-
-
-def _silence_stdout() -> None:
-    # The reader is gone: whatever is still buffered can never be delivered, and flushing it
-    # at exit would raise again.  Point stdout at the null device so the exit is quiet.
-    try:
-        null = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(null, sys.stdout.fileno())
-    except (OSError, ValueError):  # stdout replaced by something without a descriptor
-        pass
+    words = error.strerror or str(error) or type(error).__name__
+    return f"{where}{words}; check the path and its permissions"
 
 
 # -- option value types ------------------------------------------------------------------
@@ -326,71 +350,9 @@ def chart(text: str) -> type[HandoffChart]:
     return rules
 
 
-# -- paths a command will write ----------------------------------------------------------
-
-
-def directory(text: str) -> Path:
-    """An argparse type: a directory, or a path where one can be made (not under a file)."""
-    path = Path(text)
-    nearest = _nearest_existing(path)
-    if not nearest.is_dir():
-        raise argparse.ArgumentTypeError(f"{text} is not a directory: {nearest} is a file")
-    return path
-
-
-def output_directory(text: str) -> Path:
-    """An argparse type: a directory the command may create and write files into."""
-    path = directory(text)
-    _check_writable(_nearest_existing(path), text)
-    return path
-
-
 def require_writable(path: Path, option: str) -> None:
     """Refuse, as a usage error, a directory `option` names that cannot be written."""
     try:
-        _check_writable(_nearest_existing(path), str(path))
+        writable_directory(path)
     except argparse.ArgumentTypeError as error:
         raise UsageError(f"{option}: {error}") from None
-
-
-def existing_file(text: str) -> Path:
-    """An argparse type: a file that exists (the command will read it)."""
-    path = Path(text)
-    if path.is_dir():
-        raise argparse.ArgumentTypeError(f"{text} is a directory, not a file")
-    if not path.is_file():
-        raise argparse.ArgumentTypeError(f"no file {text}; check the path")
-    return path
-
-
-def new_file(text: str) -> Path:
-    """An argparse type: a file the command may create or replace, in an existing directory."""
-    path = Path(text)
-    if path.is_dir():
-        raise argparse.ArgumentTypeError(f"{text} is a directory: give a file name")
-    parent = path.parent
-    if not parent.is_dir():
-        nearest = _nearest_existing(parent)
-        if not nearest.is_dir():
-            raise argparse.ArgumentTypeError(f"cannot create {text}: {nearest} is a file")
-        raise argparse.ArgumentTypeError(
-            f"cannot create {text}: no directory {parent}; create it first"
-        )
-    if path.exists() and not os.access(path, os.W_OK):
-        raise argparse.ArgumentTypeError(f"cannot write {text}: the file is read-only")
-    _check_writable(parent, text)
-    return path
-
-
-def _nearest_existing(path: Path) -> Path:
-    path = path.absolute()
-    while not path.exists() and path != path.parent:
-        path = path.parent
-    return path
-
-
-def _check_writable(existing: Path, text: str) -> None:
-    if not os.access(existing, os.W_OK | os.X_OK):
-        raise argparse.ArgumentTypeError(
-            f"cannot write under {text}: {existing} is read-only; choose a writable directory"
-        )

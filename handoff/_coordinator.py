@@ -27,7 +27,7 @@ from handoff._errors import ForeignFactError, HandoffError
 from handoff._lifecycle import NormalizedHandoffEvent
 from handoff._messages import AnyHandoffAction, HandoffAction, HandoffFact, IssuedHandoffAction
 from handoff._step import OUTCOME, take
-from handoff._table import CompiledChart, chart_rules, compiled
+from handoff._table import CompiledChart, chart_rules, runtime_table
 from handoff._timing import HandoffTransferTiming, validate_transfer_timing
 from handoff._validators import require_delay_ms
 from handoff._values import (
@@ -62,7 +62,7 @@ _KEEP_OUTCOME, _KEEP_TIMING, _KEEP_TOKENS = Keep.OUTCOME, Keep.TIMING, Keep.TOKE
 
 @functools.cache
 def _plans(chart: HandoffOrder | type[HandoffChart]) -> tuple[tuple[Plan, ...], ...]:
-    return plans(compiled(chart))
+    return plans(runtime_table(chart))
 
 
 class HandoffCoordinatorCore:
@@ -140,7 +140,7 @@ class HandoffCoordinatorCore:
         self._fallback = require_delay_ms("fallback_transfer_delay_ms", fallback_transfer_delay_ms)
         self._handoff_id = handoff_id
         self._rules = rules
-        self._chart: CompiledChart = compiled(rules)
+        self._chart: CompiledChart = runtime_table(rules)
         self._plans = _plans(rules)
         self._gate = [None]
         self._state = 0

@@ -194,10 +194,10 @@ class RecordingCoordinator:
 
 
 def _header(coordinator: HandoffCoordinatorCore) -> str:
-    from handoff._table import compiled
+    from handoff._table import runtime_table
 
     rules = coordinator._rules
-    if compiled(rules) is not coordinator._chart:
+    if runtime_table(rules) is not coordinator._chart:
         raise TypeError("a coordinator running a compiled table of its own cannot be recorded")
     chart = "" if isinstance(rules, HandoffOrder) else f',"chart":{write_string(rules.title)}'
     return (

@@ -38,7 +38,7 @@ from handoff._json_text import WireRefusal, format_f64, key_segment, mismatch, p
 from handoff._lifecycle import NormalizedHandoffEvent
 from handoff._messages import AnyHandoffAction, HandoffAction
 from handoff._reachable import BLANK_ID, Rules, Shape, TooManyConfigurations, prefixes, shape
-from handoff._table import compiled
+from handoff._table import runtime_table
 from handoff._timing import HandoffTransferTiming, validate_transfer_timing
 from handoff._validators import USIZE_LIMIT, is_finite_non_negative
 from handoff._values import (
@@ -110,7 +110,7 @@ _TEXTS: dict[int, tuple[object, str, tuple[str, ...]]] = {}
 
 def _chart_name(coordinator: HandoffCoordinatorCore) -> str:
     rules = coordinator._rules
-    if compiled(rules) is not coordinator._chart:
+    if runtime_table(rules) is not coordinator._chart:
         raise TypeError("a coordinator running a table of its own has no snapshot")
     if isinstance(rules, HandoffOrder):
         return rules.value

@@ -24,6 +24,7 @@ from handoff._docs.diagram import (
     state_graph,
 )
 from handoff._docs.dot import dot_source
+from handoff._docs.mermaid import mermaid_sequence as _mermaid_sequence
 from handoff._docs.mermaid import mermaid_state_diagram
 from handoff._docs.sections import (
     NON_CHART_PHRASES,
@@ -36,11 +37,17 @@ from handoff._docs.sections import (
     refusals,
     transitions,
 )
-from handoff._docs.sequence import Arrow, Message, mermaid_sequence, sequence
+from handoff._docs.sequence import LANES, Arrow, Message, sequence
 from handoff._table import compiled
 from handoff._vocabulary import ChartEvent, EventKind, Refusal
 
 ROOT = Path(__file__).parent.parent
+
+
+def mermaid_sequence(messages: tuple[Message, ...], title: str) -> str:
+    return _mermaid_sequence(messages, title, LANES)
+
+
 ORDERS = list(HandoffOrder)
 
 SPINES = {
@@ -416,7 +423,10 @@ PX_PER_PT = 4 / 3
 @pytest.mark.parametrize("order", ORDERS)
 def test_each_svg_fits_a_docs_column_with_legible_labels(order: HandoffOrder) -> None:
     text = (ROOT / "diagrams" / f"{file_stem(order)}.svg").read_text()
-    size = re.search(r'<svg width="([\d.]+)pt" height="([\d.]+)pt"\s+viewBox="([^"]+)"', text)
+    size = re.search(
+        r'<svg class="handoff-diagram" width="([\d.]+)pt" height="([\d.]+)pt"\s+viewBox="([^"]+)"',
+        text,
+    )
     assert size is not None
     width_pt, height_pt = float(size[1]), float(size[2])
     # One user unit is one point, so font sizes in the file are points too.

@@ -273,8 +273,11 @@ def test_a_truncated_trace_is_refused(tmp_path: Path) -> None:
     without_end = "".join(lines[:-1])
     with pytest.raises(TraceError, match=r"t\.jsonl: no end line after 9 calls: .* --record"):
         read_trace(_write(tmp_path, without_end))
-    with pytest.raises(TraceError, match=r":10: not JSON|:10: malformed JSON"):
+    # Cut inside its last call: refused from its tail, before any call is parsed.
+    with pytest.raises(TraceError, match=r"t\.jsonl: no end line after 9 calls"):
         read_trace(_write(tmp_path, text[: -len(lines[-1]) - 20]))
+    with pytest.raises(TraceError, match=r":10: not JSON|:10: malformed JSON"):
+        read_trace(_write(tmp_path, text[: -len(lines[-1]) - 20]), require_end=False)
     short = "".join([*lines[:-2], lines[-1]])
     with pytest.raises(TraceError, match=":10: the end line counts 9 calls, the trace has 8"):
         read_trace(_write(tmp_path, short))

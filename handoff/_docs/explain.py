@@ -16,6 +16,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
+from handoff import _files
 from handoff._docs.coverage_diagram import dot_dead, mermaid_dead
 from handoff._docs.dot import svg
 from handoff._docs.path_diagram import dot_path, mermaid_path, mermaid_sequence_of
@@ -39,7 +40,7 @@ def stem(chart_name: str, key: str) -> str:
 
 def write_explain(reviews: Sequence[OrderReview], directory: Path) -> list[str]:
     """Write the explain set of every failure into `directory`; one line per file touched."""
-    directory.mkdir(parents=True, exist_ok=True)
+    _files.make_directory(directory)
     removed = _remove_previous(directory)
     files: dict[str, str] = {}
     for review in reviews:
@@ -49,8 +50,8 @@ def write_explain(reviews: Sequence[OrderReview], directory: Path) -> list[str]:
             elif verdict.dead:
                 files.update(_dead_code(review, verdict))
     for name, text in files.items():
-        (directory / name).write_text(text, encoding="utf-8")
-    (directory / MANIFEST).write_text("".join(f"{name}\n" for name in files), encoding="utf-8")
+        _files.write_text(directory / name, text)
+    _files.write_text(directory / MANIFEST, "".join(f"{name}\n" for name in files))
     return [
         *(f"removed stale {path}" for path in removed),
         *(f"wrote {directory / name}" for name in files),
@@ -62,7 +63,9 @@ def _remove_previous(directory: Path) -> list[Path]:
     if not manifest.is_file():
         return []
     removed = []
-    for name in manifest.read_text(encoding="utf-8").splitlines():
+    # Names are kept as the bytes they were: a manifest need not be UTF-8.
+    text = manifest.read_bytes().decode("utf-8", "surrogateescape")
+    for name in text.splitlines():
         path = directory / Path(name).name  # never outside the directory, whatever it says
         if path.is_file():
             path.unlink()

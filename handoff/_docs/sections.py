@@ -42,11 +42,13 @@ __all__ = [
     "error_catalogue",
     "error_classes",
     "ignored",
+    "lifecycle_of",
     "lifecycle_tables",
     "ordering_rules",
     "phrases",
     "refusals",
     "transitions",
+    "transitions_table",
 ]
 
 NON_CHART_PHRASES: tuple[tuple[str, type[HandoffError]], ...] = (
@@ -68,7 +70,7 @@ def ordering_rules() -> dict[str, str]:
     for order in HandoffOrder:
         stem = file_stem(order)
         chart = compiled(order)
-        found[f"{stem}.transitions"] = _transitions(chart)
+        found[f"{stem}.transitions"] = transitions_table(chart)
         found[f"{stem}.refusals"] = _refusals(chart)
         found[f"{stem}.ignored"] = _ignored(chart)
         found[f"{stem}.acknowledged"] = _acknowledged(chart)
@@ -134,14 +136,19 @@ def _events() -> str:
     return _table(["Event", "Kind", "Made by"], rows)
 
 
-def _lifecycle_of(step: Step) -> str:
+def lifecycle_of(step: Step) -> list[NormalizedHandoffEvent]:
+    """The lifecycle events `step` records."""
     recorded = [LIFECYCLE[step.event]] if step.event in LIFECYCLE else []
     if step.completion is HandoffCompletion.SUCCESS:
         recorded.append(NormalizedHandoffEvent.COMPLETED)
-    return _code(event.value for event in recorded)
+    return recorded
 
 
-def _transitions(chart: CompiledChart) -> str:
+def _lifecycle_of(step: Step) -> str:
+    return _code(event.value for event in lifecycle_of(step))
+
+
+def transitions_table(chart: CompiledChart) -> str:
     """Every step that moves or issues something, state by state."""
     rows = [
         [

@@ -16,7 +16,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from handoff._docs.explain import MANIFEST, _remove_previous, stem
-from handoff._docs.path_diagram import mermaid_text
+from handoff._docs.mermaid import mermaid_text
 from handoff._review.system import SystemCounterexample, SystemReview, SystemVerdict
 from handoff._review.system_cli import coordinator_trace
 from handoff._review.system_replay import system_trace_text

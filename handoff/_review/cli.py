@@ -25,7 +25,7 @@ from handoff import _cli
 from handoff._errors import HandoffError
 from handoff._review.explore import OrderReview, review_chart, review_order
 from handoff._review.report import counterexample_trace, json_report, markdown, text
-from handoff._runs.trace import read_trace, write_trace
+from handoff._runs.trace import TraceError, read_trace, write_trace
 from handoff._runs.workers import WORKERS_HELP, contract_argument
 
 if TYPE_CHECKING:
@@ -130,7 +130,10 @@ def _write_trace(path: Path, reviews: Sequence[OrderReview], out: TextIO) -> Non
     for review in reviews:
         for verdict in review.failures():
             if verdict.counterexample is not None:
-                write_trace(counterexample_trace(review, verdict.counterexample), path)
+                try:
+                    write_trace(counterexample_trace(review, verdict.counterexample), path)
+                except TraceError as error:
+                    raise _cli.CommandError(str(error)) from None
                 out.write(f"wrote the {verdict.prop.key.value} counterexample to {path}\n")
                 return
     if not path.exists():

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 import attrs
 
 from handoff._messages import HandoffFact
+from handoff._runs.bound import MAX_ACTIONS
 from handoff._runs.call import TERMINAL_FACTS, Call, CallKind
 from handoff._runs.runtime import HANDOFF_ID
 from handoff._timing import HandoffTransferTiming
@@ -36,11 +37,6 @@ __all__ = [
     "environment",
 ]
 
-MAX_ACTIONS = 9
-"""The most actions a run can issue under the contract: seven kinds once each, and two `Complete`s.
-
-The review cuts off runs issuing more (the real charts issue at most eight).
-"""
 
 _OTHER_HANDOFF_ID = HandoffId(uuid.UUID(int=2))
 

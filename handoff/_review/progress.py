@@ -1,6 +1,7 @@
 """When a run makes progress, and when it is one that never ends (property Bound).
 
-The explorer cuts off a run that issues more than `MAX_ACTIONS` actions or grows the
+The cut itself is the drivers' too, so it is defined in `handoff._runs.bound`.  The explorer
+cuts off a run that issues more than `MAX_ACTIONS` actions or grows the
 configuration more than `MAX_STALLS` times without progress; a replayed run is judged by the
 same words.
 """
@@ -10,26 +11,11 @@ from __future__ import annotations
 from handoff._errors import HandoffError
 from handoff._messages import HandoffAction
 from handoff._probe import Configuration
-from handoff._review.environment import MAX_ACTIONS, Call
+from handoff._review.environment import Call
 from handoff._review.watch import Watch
+from handoff._runs.bound import MAX_STALLS, overrun
 
 __all__ = ["MAX_STALLS", "changed", "first_of_kind", "overrun", "progressed"]
-
-MAX_STALLS = 2
-"""Calls one run may make that change the configuration without progress (see `progressed`)."""
-
-
-def overrun(issued: int, stalls: int) -> str | None:
-    """Why a run that issued `issued` actions and grew `stalls` times without progress is
-    one that never ends (property Bound), or None."""
-    if issued > MAX_ACTIONS:
-        return f"{issued} actions issued in one run (at most {MAX_ACTIONS})"
-    if stalls > MAX_STALLS:
-        return (
-            f"the configuration grew {stalls} times in one run without progress "
-            "(no new kind of action issued, no state change, no new outcome journaled)"
-        )
-    return None
 
 
 def first_of_kind(watch: Watch, action: HandoffAction) -> bool:

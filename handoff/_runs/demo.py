@@ -6,8 +6,10 @@ import argparse
 from typing import TYPE_CHECKING
 
 from handoff import _cli
+from handoff._chart import CHARTS
 from handoff._coordinator import HandoffCoordinatorCore
 from handoff._messages import HandoffAction, HandoffFact, IssuedHandoffAction
+from handoff._runs.bound import Runaway, cut
 from handoff._runs.runtime import DEMO_WORKLOAD, HANDOFF_ID, CooperativeRuntime
 from handoff._values import HandoffOrder
 
@@ -35,31 +37,43 @@ def run(args: argparse.Namespace) -> int:
         else [(order, None) for order in HandoffOrder]
     )
     for order, chart in runs:
-        coordinator = HandoffCoordinatorCore(HANDOFF_ID, order, chart=chart)
+        coordinator = HandoffCoordinatorCore(HANDOFF_ID, chart=chart or CHARTS[order])
         runtime = CooperativeRuntime(DEMO_WORKLOAD)
         title = f"{order.name} ({order.value})"
         print(title if chart is None else f"{coordinator.chart_name} (order {order.value})")
-        number = _drive(coordinator, runtime, first=1)
+        issued: list[HandoffAction] = []
+        number = _drive(coordinator, runtime, issued, first=1)
         if args.reopen:
             # The client cancels after the answer was delivered: the destination still holds
             # the request, so the coordinator cleans it up again and completes as CANCELED.
             runtime.report(HandoffFact.Canceled(HANDOFF_ID))
-            _drive(coordinator, runtime, first=number)
+            _drive(coordinator, runtime, issued, first=number)
         print(f"  completion: {coordinator.completion and coordinator.completion.name}")
         print(f"  lifecycle:  {', '.join(event.name for event in coordinator.lifecycle)}")
         print()
     return 0
 
 
-def _drive(coordinator: HandoffCoordinatorCore, runtime: CooperativeRuntime, first: int) -> int:
+def _drive(
+    coordinator: HandoffCoordinatorCore,
+    runtime: CooperativeRuntime,
+    issued_so_far: list[HandoffAction],
+    first: int,
+) -> int:
     """Make the runtime's calls until it has none left, numbering them from `first`.
 
-    Returns the number the next call would get.
+    Returns the number the next call would get.  A handoff issuing more actions than the contract
+    allows is cut where the review cuts it, as a failure naming the chart and the loop.
     """
     number = first
     while (call := runtime.next_call()) is not None:
         before = coordinator.chart_state
         issued = call.send(coordinator)
+        try:
+            cut(coordinator.chart_name, issued_so_far, call, issued)
+        except Runaway as error:
+            raise _cli.CommandError(f"{error} (`handoff review` shows it as Bound)") from None
+        issued_so_far.extend(item.action for item in issued)
         runtime.answered(issued)
         after = coordinator.chart_state
         line = f"  {number:2}. {call.describe():34} {before:>22} -> {after:<22} {_actions(issued)}"

@@ -15,7 +15,6 @@ counterexample is shown to fail on the broken chart, and to pass on its fix.
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -63,7 +62,7 @@ def run(args: argparse.Namespace, monitors: Sequence[MonitorFactory] = ()) -> in
             )
             status = _record(trace, path) if args.record else _replay(trace, path, monitors)
         except TraceError as error:
-            print(f"handoff replay: error: {error}", file=sys.stderr)
+            _cli.error("handoff replay", str(error))
             status = _UNREADABLE
         worst = max(worst, status)
     return worst

@@ -5,18 +5,19 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import attrs
 
-from handoff import _cli
+from handoff import _cli, _files
 from handoff._coordinator import HandoffCoordinatorCore
 from handoff._runs.replay import record
 from handoff._runs.simulated_workers import DELAYED
 from handoff._runs.simulation import (
     FAULTS,
+    HandoffRecord,
     MakeCoordinator,
     SimulationConfig,
     SimulationReport,
@@ -117,39 +118,49 @@ def _simulate(args: argparse.Namespace, chart: type[HandoffChart] | None) -> int
         workers=getattr(args, "workers", None),
     )
     progress = _progress_bar(config.handoffs) if sys.stderr.isatty() else None
-    started = time.perf_counter()
-    if chart is None:
-        report = simulate(config, progress=progress)
-    else:
-        report = simulate(config, _maker(chart), progress=progress)
-    wall = time.perf_counter() - started
-    if progress is not None:
-        print(file=sys.stderr)
     name = None if chart is None else compiled(chart).name
+    failed = None
+    if args.record_failures is not None:
+        _files.make_directory(args.record_failures)  # before the run: refused, it costs nothing
+        failed = _recorder(args.record_failures, name)
+    started = time.perf_counter()
+    try:
+        if chart is None:
+            report = simulate(config, progress=progress, failed=failed)
+        else:
+            report = simulate(config, _maker(chart), progress=progress, failed=failed)
+    finally:
+        if progress is not None:
+            print(file=sys.stderr)
+    wall = time.perf_counter() - started
     _print(config, report, wall, name)
-    if args.record_failures is not None and report.violations:
-        try:
-            for path in _write_failures(report, args.record_failures, name):
-                print(f"recorded {path}")
-        except (OSError, TraceError) as error:
-            print(f"handoff simulate: error: cannot record the failures: {error}", file=sys.stderr)
+    if report.runaway is not None:
+        rules = "the shipped charts" if name is None else f"chart {name}"
+        _cli.error(
+            "handoff simulate",
+            f"{rules}: {report.endless:,} handoffs never ended (cut as the review cuts a run); "
+            f"the first: {report.runaway}",
+        )
     return 0 if report.ok else 1
 
 
-def _write_failures(
-    report: SimulationReport, directory: Path, chart: str | None = None
-) -> Iterator[Path]:
-    """Write each handoff that violated a check as a trace named by its id.
+def _recorder(directory: Path, chart: str | None) -> Callable[[HandoffRecord], None]:
+    """Writes each handoff that violated a check, as it fails, as a trace named by its id.
 
     On a chart of one's own, each call expects what the order's shipped chart answers (the
     SPEC's answer), as a review's counterexample does: the trace replays as OK on the fix.
     """
-    directory.mkdir(parents=True, exist_ok=True)
-    for violation in report.violations:
+
+    def write(violation: HandoffRecord) -> None:
         path = directory / f"{violation.handoff_id}.jsonl"
         trace = violation.trace if chart is None else record(violation.trace)
-        write_trace(attrs.evolve(trace, chart=chart), path)
-        yield path
+        try:
+            write_trace(attrs.evolve(trace, chart=chart), path)
+        except TraceError as error:
+            raise _cli.CommandError(f"cannot record the failures: {error}") from None
+        print(f"recorded {path}")
+
+    return write
 
 
 def _progress_bar(total: int) -> Callable[[int], None]:
@@ -180,6 +191,7 @@ def _print(
     print(f"  refused calls {refusals or 'none'}")
     print(f"  incomplete    {report.incomplete:,}")
     print(f"  leaks         {report.leaks:,}")
+    print(f"  never ending  {report.endless:,}")
     if config.workers is not None:
         print(f"  worker slots  {report.worker_slots:,} still held ({config.workers.name} workers)")
     print(

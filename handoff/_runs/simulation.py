@@ -3,9 +3,9 @@
 A virtual clock orders every acknowledgement and fact.  Each handoff gets a simulated
 source and destination that acknowledge the coordinator's actions after random latencies
 and report the facts those actions lead to (`TransferCompleted` after the issued delay).
-With probability `fault_rate` at each opportunity a fault is injected.  When a handoff has
-nothing left in flight it is checked — completed, and no owner leaked — and forgotten, so
-memory is bounded by the concurrency, not by the number of handoffs.
+With probability `fault_rate` at each opportunity a fault is injected.  A handoff with
+nothing left in flight is checked (completed, no owner leaked) and forgotten: memory is
+bounded by the concurrency.  One that never ends is cut as the review cuts a run, and fails.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from __future__ import annotations
 import heapq
 import random
 import uuid
-from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 
 import attrs
@@ -21,10 +20,12 @@ import attrs
 from handoff._coordinator import HandoffCoordinatorCore
 from handoff._errors import HandoffError
 from handoff._messages import HandoffAction, HandoffFact, IssuedHandoffAction
+from handoff._runs.bound import loop, overrun
 from handoff._runs.call import Call, Coordinator
 from handoff._runs.runtime import CANCELS, DONE_OUTCOMES, Workload, acknowledgement
 from handoff._runs.simulated_workers import Delivery, SimulatedWorkers, WorkerSlots
-from handoff._runs.trace import Entry, Trace
+from handoff._runs.simulation_report import HandoffRecord, SimulationReport
+from handoff._runs.trace import Entry
 from handoff._runs.workers import WorkerContract
 from handoff._timing import HandoffTransferTiming
 from handoff._values import (
@@ -42,6 +43,7 @@ __all__ = [
     "HandoffRecord",
     "SimulationConfig",
     "SimulationReport",
+    "shipped_chart",
     "simulate",
 ]
 
@@ -97,51 +99,6 @@ class SimulationConfig:
 
 
 @attrs.define
-class HandoffRecord:
-    """A finished handoff that violated a check, with the calls that led there."""
-
-    handoff_id: HandoffId
-    order: HandoffOrder
-    fallback_transfer_delay_ms: float
-    problems: list[str]
-    calls: list[Entry]
-    """Every call in order, each with what it answered (the actions, or the error's message)."""
-
-    @property
-    def trace(self) -> Trace:
-        """The handoff as a replayable trace."""
-        return Trace(
-            self.handoff_id, self.order, self.fallback_transfer_delay_ms, tuple(self.calls)
-        )
-
-
-@attrs.define
-class SimulationReport:
-    """Totals of one simulation run."""
-
-    handoffs: int = 0
-    completions: Counter[str] = attrs.Factory(Counter)
-    """Handoffs by final completion."""
-    reopened: int = 0
-    """Handoffs that succeeded, were canceled after success and cleaned up again."""
-    faults: Counter[str] = attrs.Factory(Counter)
-    leaks: int = 0
-    worker_slots: int = 0
-    """Slots workers still hold once nothing is in flight, that the completion says are free."""
-    incomplete: int = 0
-    calls: int = 0
-    refusals: Counter[str] = attrs.Factory(Counter)
-    """Refused calls by error class: the runtime's late or conflicting reports."""
-    virtual_ms: float = 0.0
-    violations: list[HandoffRecord] = attrs.Factory(list)
-
-    @property
-    def ok(self) -> bool:
-        """Every handoff completed and no owner leaked."""
-        return self.leaks == 0 and self.incomplete == 0
-
-
-@attrs.define
 class _Handoff:
     """One handoff in flight: its coordinator and what its workers have seen."""
 
@@ -159,6 +116,7 @@ class _Handoff:
     calls: list[Entry] | None = None
     slots: WorkerSlots | None = None
     """What the workers remember of the request, when the simulation has workers."""
+    runaway: str | None = None  # why it was cut as one that never ends: no more calls are made
 
 
 class _World:
@@ -221,6 +179,8 @@ class _World:
             assert self.workers is not None
             self.workers.arrive(handoff, call)
             return
+        if handoff.runaway is not None:
+            return
         self.report.calls += 1
         try:
             issued = call.send(handoff.coordinator)
@@ -234,6 +194,9 @@ class _World:
             return
         if handoff.calls is not None:
             handoff.calls.append(Entry(call, expect=tuple(issued)))
+        if (runaway := overrun(len(handoff.issued) + len(issued))) is not None:
+            handoff.runaway = f"{runaway}; the loop: {loop(call, issued, handoff.issued.values())}"
+            return
         if call.outcome is not None:
             assert call.action_id is not None
             self.acknowledged(handoff, call.action_id, call.outcome)
@@ -310,12 +273,25 @@ class _World:
             self.at(self.latency(), handoff, Call.of_outcome(action_id, DONE_OUTCOMES[0]))
 
 
+def shipped_chart(handoff_id: HandoffId, order: HandoffOrder, delay: float) -> Coordinator:
+    """A coordinator of `order`'s shipped chart, compiled from its class: an edited chart is
+    what the simulation runs, never the generated start-up table."""
+    from handoff._chart import CHARTS
+
+    return HandoffCoordinatorCore(handoff_id, order, delay, chart=CHARTS[order])
+
+
+_Keep = Callable[[HandoffRecord], None]
+
+
 def simulate(
     config: SimulationConfig,
-    make: MakeCoordinator = HandoffCoordinatorCore,
+    make: MakeCoordinator = shipped_chart,
     progress: Callable[[int], None] | None = None,
+    failed: Callable[[HandoffRecord], None] | None = None,
 ) -> SimulationReport:
-    """Run the simulation; `progress(finished)` is called every 1% of handoffs."""
+    """Run the simulation; `progress(finished)` is called every 1% of handoffs.  Each handoff
+    failing a check goes to `failed` as it finishes, or without one to `report.violations`."""
     report = SimulationReport()
     world = _World(config, make, report)
     started = 0
@@ -330,7 +306,7 @@ def simulate(
         world.deliver(handoff, call)
         if handoff.pending:
             continue
-        _finish(handoff, config, report)
+        _finish(handoff, config, report, failed or report.violations.append)
         in_flight -= 1
         if progress is not None and report.handoffs % step == 0:
             progress(report.handoffs)
@@ -343,8 +319,13 @@ def simulate(
     return report
 
 
-def _finish(handoff: _Handoff, config: SimulationConfig, report: SimulationReport) -> None:
+def _finish(
+    handoff: _Handoff, config: SimulationConfig, report: SimulationReport, keep: _Keep
+) -> None:
     report.handoffs += 1
+    if handoff.runaway is not None:
+        report.endless += 1
+        report.runaway = report.runaway or handoff.runaway
     problems = list(_problems(handoff))
     final = handoff.coordinator.completion
     report.completions[final.name if final is not None else "none"] += 1
@@ -355,7 +336,7 @@ def _finish(handoff: _Handoff, config: SimulationConfig, report: SimulationRepor
         report.leaks += 1
     report.worker_slots += sum("worker slot" in problem for problem in problems)
     if problems:
-        report.violations.append(
+        keep(
             HandoffRecord(
                 handoff.handoff_id,
                 handoff.order,
@@ -369,6 +350,8 @@ def _finish(handoff: _Handoff, config: SimulationConfig, report: SimulationRepor
 def _problems(handoff: _Handoff) -> Iterator[str]:
     """Every check a finished handoff fails, in words."""
     coordinator = handoff.coordinator
+    if handoff.runaway is not None:
+        yield f"never ends: {handoff.runaway}"
     if not coordinator.is_complete:
         yield "never completed"
         return

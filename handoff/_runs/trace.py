@@ -19,15 +19,14 @@ the trace stays readable.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import attrs
 
+from handoff import _files, wire
 from handoff import _probe as probe
-from handoff import wire
 from handoff._coordinator import HandoffCoordinatorCore
 from handoff._errors import TraceError
 from handoff._json_text import (
@@ -41,6 +40,7 @@ from handoff._json_text import (
     write_string,
 )
 from handoff._messages import HandoffFact, IssuedHandoffAction
+from handoff._runs import trace_file
 from handoff._runs.call import Call, CallKind
 from handoff._table import CompiledChart
 from handoff._values import HandoffActionId, HandoffActionOutcome, HandoffId, HandoffOrder
@@ -110,8 +110,13 @@ class Trace:
         """A fresh coordinator for this trace."""
         if isinstance(self.rules, CompiledChart):
             return probe.for_table(self.handoff_id, self.rules, self.fallback_transfer_delay_ms)
+        from handoff._chart import CHARTS  # the class, not the start-up table: tools judge edits
+
         return HandoffCoordinatorCore(
-            self.handoff_id, self.order, self.fallback_transfer_delay_ms, chart=self.rules
+            self.handoff_id,
+            self.order,
+            self.fallback_transfer_delay_ms,
+            chart=self.rules or CHARTS[self.order],
         )
 
 
@@ -129,15 +134,15 @@ def trace_text(trace: Trace) -> str:
 
 
 def write_trace(trace: Trace, path: Path) -> None:
-    """Write `trace` to `path`, whole or not at all (never a half-written trace)."""
+    """Write `trace` to `path`, whole or not at all (never a half-written trace).
+
+    `path` must be a regular file or a missing one (see `handoff._files`); `TraceError` else.
+    """
     text = trace_text(trace)
-    partial = path.with_name(f".{path.name}.partial")
     try:
-        partial.write_text(text, encoding="utf-8")
-        os.replace(partial, path)
-    except OSError as error:
-        partial.unlink(missing_ok=True)
-        raise TraceError(f"{path}: cannot write: {error.strerror or error}") from None
+        _files.write_text(path, text)
+    except _files.OutputError as error:
+        raise TraceError(str(error)) from None
 
 
 def _header(trace: Trace) -> str:
@@ -180,38 +185,50 @@ def read_trace(path: Path, *, require_end: bool = True) -> Trace:
     With `require_end=False` a trace without its end line is read as complete (for rewriting
     traces written before they had one); a wrong end line is refused all the same.
     """
+    name = str(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as error:
-        raise TraceError(f"{path}: not UTF-8 (byte {error.start})") from None
+        with path.open("rb") as file:
+            lines = trace_file.lines(file, name)
+            trace = _read_header(name, next(lines, None))
+            if require_end:  # a trace cut short is refused before its calls are read
+                trace_file.require_last_line(file, name, _is_end_line, _no_end_line, _END)
+            return _read(name, trace, lines, require_end=require_end)
     except OSError as error:
         raise TraceError(f"{path}: cannot read: {error.strerror or error}") from None
-    return _read(str(path), text, require_end=require_end)
 
 
-def _lines(text: str) -> Iterator[tuple[int, str]]:
-    # JSON Lines ends a line at "\n" (or "\r\n") only; str.splitlines would also split inside
-    # strings at U+2028, U+0085 and friends, which the writer leaves as they are.
-    for number, line in enumerate(text.split("\n"), start=1):
-        line = line.removesuffix("\r")
-        if line.strip():
-            yield number, line
+def _is_end_line(line: str) -> bool:
+    try:
+        data = parse(line)
+    except WireRefusal:
+        return False
+    return isinstance(data, dict) and _END in data
 
 
-def _read(name: str, text: str, *, require_end: bool) -> Trace:
-    lines = _lines(text)
-    first = next(lines, None)
+def _no_end_line(calls: int) -> str:
+    return (
+        f"no end line after {calls} calls: the trace was cut short, or "
+        "was written before traces ended with one (if it is complete, "
+        "`handoff replay --record` adds the end line)"
+    )
+
+
+def _read_header(name: str, first: tuple[int, str] | None) -> Trace:
+    """The trace the header line `first` starts, without its calls."""
     if first is None:
         raise TraceError(f"{name}: empty: a trace starts with a header line")
     header = _Line(f"{name}:{first[0]}", _object(f"{name}:{first[0]}", first[1]))
     header.only(_HEADER_KEYS)
-    trace = Trace(
+    return Trace(
         handoff_id=header.value("handoff_id", HandoffId),
         order=header.value("order", HandoffOrder),
         fallback_transfer_delay_ms=header.delay("fallback_transfer_delay_ms"),
         entries=(),
         chart=header.text("chart") if "chart" in header.data else None,
     )
+
+
+def _read(name: str, trace: Trace, lines: Iterator[tuple[int, str]], *, require_end: bool) -> Trace:
     entries: list[Entry] = []
     for number, line in lines:
         data = _Line(f"{name}:{number}", _object(f"{name}:{number}", line))
@@ -222,11 +239,7 @@ def _read(name: str, text: str, *, require_end: bool) -> Trace:
             return attrs.evolve(trace, entries=tuple(entries))
         entries.append(_entry(data, number))
     if require_end:
-        raise TraceError(
-            f"{name}: no end line after {len(entries)} calls: the trace was cut short, or "
-            "was written before traces ended with one (if it is complete, "
-            "`handoff replay --record` adds the end line)"
-        )
+        raise TraceError(f"{name}: {_no_end_line(len(entries))}")
     return attrs.evolve(trace, entries=tuple(entries))
 
 

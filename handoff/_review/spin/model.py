@@ -14,7 +14,7 @@ import argparse
 import sys
 from typing import TextIO
 
-from handoff import _cli
+from handoff import _cli, _files
 from handoff._binding import FACT_EVENTS
 from handoff._review.environment import MAX_ACTIONS, Call, CallKind, environment
 from handoff._review.spin import properties as mirror
@@ -65,7 +65,7 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     if args.out is None:
         out.write(text)
     else:
-        args.out.write_text(text, encoding="utf-8")
+        _files.write_text(args.out, text)
         out.write(f"wrote {args.out}\n")
     return 0
 

@@ -9,9 +9,11 @@ by `pan` itself, which prints the `CALL n` lines the model writes; `n` is the re
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
@@ -129,10 +131,7 @@ def _build(folder: Path) -> None:
     # only ever written; the model has none now, and this keeps one from mattering.
     _run(["spin", "-o2", "-a", "model.pml"], folder)
     # NOFAIR: no search asks for Spin's process fairness (the model has one process).
-    command = ["gcc", OPTIMIZE, "-w", "-DNOFAIR", "-o", "pan", "pan.c"]
-    done = subprocess.run(command, cwd=folder, capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        raise SpinUnavailableError(f"{' '.join(command)} failed: {done.stderr[-400:]}")
+    _run(["gcc", OPTIMIZE, "-w", "-DNOFAIR", "-o", "pan", "pan.c"], folder)
 
 
 def _safety(folder: Path) -> tuple[int, int, dict[Key, Trail | None]]:
@@ -205,13 +204,33 @@ def _count(pattern: str, output: str) -> int:
 
 
 def _run(command: list[str], folder: Path, *, live: bool = False) -> str:
-    """Run a tool in `folder`; `live` switches the model's liveness modes on (for `pan`)."""
+    """Run a tool in `folder`; `live` switches the model's liveness modes on (for `pan`).
+
+    The tool runs in a process group of its own, its temporary files in `folder`: when the
+    call ends early (Ctrl-C), the whole group is killed (gcc's cc1 with it) before `folder`
+    is removed, so nothing outlives the review.  A failure is one line: its first error.
+    """
     env = {key: value for key, value in os.environ.items() if key != _LIVE}
+    env["TMPDIR"] = str(folder.absolute())
     if live:
         env[_LIVE] = "1"
-    done = subprocess.run(command, cwd=folder, capture_output=True, text=True, check=False, env=env)
-    if done.returncode < 0:
-        raise SpinUnavailableError(f"{command[0]} crashed (signal {-done.returncode})")
-    if done.returncode != 0 and command[0] == "spin":
-        raise SpinUnavailableError(f"{' '.join(command)} failed: {done.stdout}{done.stderr}")
-    return done.stdout
+    tool = subprocess.Popen(
+        command, cwd=folder, env=env, text=True, start_new_session=True,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        out, err = tool.communicate()
+    except BaseException:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(tool.pid, signal.SIGKILL)
+        tool.wait()
+        raise
+    if tool.returncode < 0:
+        raise SpinUnavailableError(f"{command[0]} crashed (signal {-tool.returncode})")
+    if tool.returncode != 0 and command[0] in ("spin", "gcc"):  # pan words its own findings
+        lines = [line.strip() for line in f"{err}\n{out}".splitlines() if line.strip()]
+        first = next((line for line in lines if "error" in line.lower()), lines[0] if lines else "")
+        raise SpinUnavailableError(
+            f"{' '.join(command)} failed (exit {tool.returncode}): {first or 'no message'}"
+        )
+    return out
