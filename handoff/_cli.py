@@ -156,11 +156,9 @@ def run(
     """
     _process.tolerant_streams()
     try:
-        with _process.DroppedInterrupts() as dropped:
+        with _process.DroppedInterrupts():
             status = _run(build, argv)
-    except KeyboardInterrupt:  # delivered again just as the command ended
-        return _fail("handoff", "interrupted", INTERRUPTED, fresh_line=True)
-    if dropped.pending and status != INTERRUPTED:  # the command ended before it was delivered
+    except KeyboardInterrupt:  # a dropped Ctrl-C, delivered again as the command ended
         return _fail("handoff", "interrupted", INTERRUPTED, fresh_line=True)
     return status
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import _thread
 import os
+import signal
 import sys
 import threading
 import time
@@ -23,18 +24,38 @@ class DroppedInterrupts:
 
     def __init__(self) -> None:
         self.pending = False
+        self._delivered = False
+        self._landed = False
         self._running = True
         self._lock = threading.Lock()
         self._previous = sys.unraisablehook
+        self._previous_handler: Any = None
 
     def __enter__(self) -> DroppedInterrupts:
         sys.unraisablehook = self._hook
+        if threading.current_thread() is threading.main_thread():
+            self._previous_handler = signal.signal(signal.SIGINT, self._interrupted)
         return self
 
     def __exit__(self, *_: object) -> None:
         with self._lock:
             sys.unraisablehook = self._previous
             self._running = False
+            pending, self.pending = self.pending, False
+        if self._delivered and not self._landed:
+            # The interrupt is on its way to this thread: let it land here, inside the
+            # `with`, rather than a moment later wherever the caller has got to.
+            deadline = time.monotonic() + 1.0
+            while not self._landed and time.monotonic() < deadline:
+                time.sleep(0.001)
+        if self._previous_handler is not None:
+            signal.signal(signal.SIGINT, self._previous_handler)
+        if pending or (self._delivered and not self._landed):
+            raise KeyboardInterrupt  # the command ended before the interrupt reached it
+
+    def _interrupted(self, signum: int, frame: object) -> None:
+        self._landed = True
+        raise KeyboardInterrupt
 
     def _hook(self, unraisable: Any) -> None:
         if not isinstance(unraisable.exc_value, KeyboardInterrupt):
@@ -48,6 +69,7 @@ class DroppedInterrupts:
         with self._lock:
             if self._running and self.pending:
                 self.pending = False
+                self._delivered, self._landed = True, False
                 _thread.interrupt_main()
 
 
