@@ -84,11 +84,16 @@ __all__ = [
     "PropertyVerdict",
     "RecordingCoordinator",
     "Refusal",
+    "RequestMemory",
     "SourceFirstChart",
     "TraceCheck",
     "TraceError",
     "UnknownActionError",
     "WireError",
+    "WorkerContract",
+    "WorkerReaction",
+    "WorkerReply",
+    "WorkerTask",
     "acknowledged",
     "check_trace",
     "expected_normalized_handoff",
@@ -103,7 +108,8 @@ __all__ = [
 # Chart authoring needs python-statemachine; running the shipped orders does not, so these
 # names load on first use, like `handoff.wire`; so do the conformance summary's classes, which
 # only a check against the reference fixture needs, judging a recorded run, which uses the
-# model review's rules, and recording one, which writes through the wire.
+# model review's rules, and recording one, which writes through the wire; so do the worker
+# contracts, which the system review and the simulation run.
 _LAZY = {
     "NormalizedHandoffConformance": "handoff._conformance",
     "NormalizedStoredTiming": "handoff._conformance",
@@ -119,6 +125,11 @@ _LAZY = {
     "PropertyVerdict": "handoff._review.trace_check",
     "record": "handoff._recorder",
     "RecordingCoordinator": "handoff._recorder",
+    "RequestMemory": "handoff._runs.workers",
+    "WorkerContract": "handoff._runs.workers",
+    "WorkerReaction": "handoff._runs.workers",
+    "WorkerReply": "handoff._runs.workers",
+    "WorkerTask": "handoff._runs.workers",
 }
 
 if _typing.TYPE_CHECKING:
@@ -128,6 +139,13 @@ if _typing.TYPE_CHECKING:
     from handoff._conformance import NormalizedHandoffConformance, NormalizedStoredTiming
     from handoff._recorder import RecordingCoordinator, record
     from handoff._review.trace_check import PropertyVerdict, TraceCheck, check_trace
+    from handoff._runs.workers import (
+        RequestMemory,
+        WorkerContract,
+        WorkerReaction,
+        WorkerReply,
+        WorkerTask,
+    )
 else:
     # Hidden from type checkers, which would otherwise accept any attribute of the package.
 

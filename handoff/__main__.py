@@ -79,8 +79,11 @@ def _runner(name: str, module: ModuleType) -> Callable[[argparse.Namespace], int
         return lambda args: module.run(args, monitors=(judge,))
     if name == "review":
         from handoff._docs.explain import write_explain
+        from handoff._docs.system_explain import write_system_explain
 
-        return lambda args: module.run(args, explain=write_explain)
+        return lambda args: module.run(
+            args, explain=write_explain, explain_system=write_system_explain
+        )
     run: Callable[[argparse.Namespace], int] = module.run
     return run
 

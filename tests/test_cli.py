@@ -131,6 +131,14 @@ BAD = [
     bad("review --format yaml", 2, "--format: invalid choice: 'yaml'"),
     bad("review --trace-out missing/t.jsonl", 2, "no directory missing; create it first"),
     bad("review --trace-out afile.txt/t.jsonl", 2, "afile.txt is a file"),
+    *each(
+        ("review --workers", "simulate --workers"),
+        ("sloppy",),
+        "{option}: unknown worker contract 'sloppy': expected forgetful, tombstone or MODULE:NAME",
+    ),
+    bad("review --workers nowhere:X", 2, "--workers: no module nowhere"),
+    bad("review --fifo", 2, "--fifo orders the workers' messages: give --workers too"),
+    bad("review --workers tombstone --engine spin --fifo", 2, "--engine spin mirrors messages"),
     # diagrams: it reads no docs, so it takes no docs folder
     bad("diagrams --docs baddocs --out out", 2, "unrecognized arguments: --docs baddocs"),
     # replay

@@ -71,6 +71,12 @@ EXTRA_NAMES = {
     # integrating
     "record",
     "RecordingCoordinator",
+    # worker contracts, for the system review and the simulation
+    "WorkerContract",
+    "WorkerReaction",
+    "WorkerReply",
+    "WorkerTask",
+    "RequestMemory",
 }
 
 UNION_ALIASES = {"AnyHandoffFact": handoff.HandoffFact, "AnyHandoffAction": handoff.HandoffAction}

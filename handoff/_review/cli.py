@@ -19,13 +19,17 @@ import json
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from handoff import _cli
 from handoff._errors import HandoffError
 from handoff._review.explore import OrderReview, review_chart, review_order
 from handoff._review.report import counterexample_trace, json_report, markdown, text
 from handoff._runs.trace import TraceError, read_trace, write_trace
+from handoff._runs.workers import WORKERS_HELP, contract_argument
+
+if TYPE_CHECKING:
+    from handoff._review.system_cli import SystemExplainer
 
 Explainer = Callable[[Sequence[OrderReview], Path], list[str]]
 """Writes the explain set of every failure into a directory; one line per file touched."""
@@ -50,6 +54,20 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="who judges: the review's own explorer, or Spin on the generated Promela model",
     )
     parser.add_argument(
+        "--workers",
+        type=contract_argument,
+        metavar="CONTRACT",
+        help="review the system instead: the coordinator with a source and a destination "
+        "worker following CONTRACT and the messages in flight between them; "
+        f"{WORKERS_HELP}",
+    )
+    parser.add_argument(
+        "--fifo",
+        action="store_true",
+        help="with --workers: deliver each worker's messages in the order they were sent "
+        "(default: in any order)",
+    )
+    parser.add_argument(
         "--trace-out",
         metavar="FILE",
         type=_cli.new_file,
@@ -69,10 +87,17 @@ def run(
     out: TextIO | None = None,
     explain: Explainer | None = None,
     err: TextIO | None = None,
+    explain_system: SystemExplainer | None = None,
 ) -> int:
     """Review the chosen orders; 0 when every property holds, 1 otherwise."""
     out = sys.stdout if out is None else out
     err = sys.stderr if err is None else err
+    if getattr(args, "workers", None) is not None:
+        from handoff._review import system_cli  # the system review: its own explorer
+
+        return system_cli.run(args, out, err, explain_system)
+    if getattr(args, "fifo", False):
+        raise _cli.UsageError("--fifo orders the workers' messages: give --workers too")
     if args.engine == "spin":
         from handoff._review.spin import (
             cli as spin_cli,  # imported on demand: it runs external tools

@@ -49,6 +49,13 @@ class Key(enum.Enum):
     BOUND = "Bound"
     ERRORS = "Errors"
     EQUIVALENCE = "Table"
+    # The system review's (handoff._review.system_properties): the coordinator with its
+    # workers and the messages in flight; Bound and Errors are judged there too.
+    SLOTS_AT_COMPLETION = "W1"
+    NO_SLOT_AFTER_FREED = "W2"
+    ONLY_ISSUED_WORK = "W3"
+    DELIVERIES_COMPLETE = "W4"
+    TERMINAL_CANCELS = "W5"
 
 
 class Judged(enum.Enum):

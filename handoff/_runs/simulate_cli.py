@@ -14,6 +14,7 @@ import attrs
 from handoff import _cli, _files
 from handoff._coordinator import HandoffCoordinatorCore
 from handoff._runs.replay import record
+from handoff._runs.simulated_workers import DELAYED
 from handoff._runs.simulation import (
     FAULTS,
     HandoffRecord,
@@ -23,6 +24,7 @@ from handoff._runs.simulation import (
     simulate,
 )
 from handoff._runs.trace import TraceError, write_trace
+from handoff._runs.workers import WORKERS_HELP, contract_argument
 from handoff._table import compiled
 from handoff._values import HandoffId, HandoffOrder
 
@@ -73,6 +75,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
         order_help="the order of each handoff (all: chosen at random per handoff)",
     )
     parser.add_argument(
+        "--workers",
+        type=contract_argument,
+        metavar="CONTRACT",
+        help="carry each action to simulated workers that follow CONTRACT and count the KV "
+        f"slots they still hold at the end: {WORKERS_HELP}",
+    )
+    parser.add_argument(
         "--record-failures",
         type=_cli.output_directory,
         metavar="DIR",
@@ -106,6 +115,7 @@ def _simulate(args: argparse.Namespace, chart: type[HandoffChart] | None) -> int
         seed=args.seed,
         orders=args.order,
         record_calls=args.record_failures is not None,
+        workers=getattr(args, "workers", None),
     )
     progress = _progress_bar(config.handoffs) if sys.stderr.isatty() else None
     name = None if chart is None else compiled(chart).name
@@ -175,13 +185,15 @@ def _print(
         f"{name} {count:,}" for name, count in sorted(report.completions.items())
     )
     print(f"  completions   {completions or 'none'} (reopened after success: {report.reopened:,})")
-    for fault in FAULTS:
+    for fault in FAULTS if config.workers is None else (*FAULTS, DELAYED):
         print(f"  fault         {fault:28} {report.faults[fault]:>10,}")
     refusals = ", ".join(f"{name} {count:,}" for name, count in sorted(report.refusals.items()))
     print(f"  refused calls {refusals or 'none'}")
     print(f"  incomplete    {report.incomplete:,}")
     print(f"  leaks         {report.leaks:,}")
     print(f"  never ending  {report.endless:,}")
+    if config.workers is not None:
+        print(f"  worker slots  {report.worker_slots:,} still held ({config.workers.name} workers)")
     print(
         f"  wall {wall:.2f} s, virtual {report.virtual_ms / 1000:.1f} s; "
         f"{report.handoffs / wall:,.0f} handoffs/s, {report.calls / wall:,.0f} calls/s"

@@ -13,7 +13,6 @@ from __future__ import annotations
 import heapq
 import random
 import uuid
-from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 
 import attrs
@@ -24,7 +23,10 @@ from handoff._messages import HandoffAction, HandoffFact, IssuedHandoffAction
 from handoff._runs.bound import loop, overrun
 from handoff._runs.call import Call, Coordinator
 from handoff._runs.runtime import CANCELS, DONE_OUTCOMES, Workload, acknowledgement
-from handoff._runs.trace import Entry, Trace
+from handoff._runs.simulated_workers import Delivery, SimulatedWorkers, WorkerSlots
+from handoff._runs.simulation_report import HandoffRecord, SimulationReport
+from handoff._runs.trace import Entry
+from handoff._runs.workers import WorkerContract
 from handoff._timing import HandoffTransferTiming
 from handoff._values import (
     HandoffActionId,
@@ -87,59 +89,13 @@ class SimulationConfig:
     fallback_transfer_delay_ms: float = 1.0
     record_calls: bool = False
     """Keep every handoff's calls while it is in flight, for `HandoffRecord.calls`."""
+    workers: WorkerContract | None = None
+    """Carry each action to a worker that follows this contract (`handoff._runs.workers`)."""
 
     @fault_rate.validator
     def _check_rate(self, attribute: attrs.Attribute[float], value: float) -> None:
         if not 0.0 <= value <= 1.0:
             raise ValueError(f"fault_rate must be in [0, 1], got {value!r}")
-
-
-@attrs.define
-class HandoffRecord:
-    """A finished handoff that violated a check, with the calls that led there."""
-
-    handoff_id: HandoffId
-    order: HandoffOrder
-    fallback_transfer_delay_ms: float
-    problems: list[str]
-    calls: list[Entry]
-    """Every call in order, each with what it answered (the actions, or the error's message)."""
-
-    @property
-    def trace(self) -> Trace:
-        """The handoff as a replayable trace."""
-        return Trace(
-            self.handoff_id, self.order, self.fallback_transfer_delay_ms, tuple(self.calls)
-        )
-
-
-@attrs.define
-class SimulationReport:
-    """Totals of one simulation run."""
-
-    handoffs: int = 0
-    completions: Counter[str] = attrs.Factory(Counter)
-    """Handoffs by final completion."""
-    reopened: int = 0
-    """Handoffs that succeeded, were canceled after success and cleaned up again."""
-    faults: Counter[str] = attrs.Factory(Counter)
-    leaks: int = 0
-    incomplete: int = 0
-    calls: int = 0
-    refusals: Counter[str] = attrs.Factory(Counter)
-    """Refused calls by error class: the runtime's late or conflicting reports."""
-    virtual_ms: float = 0.0
-    violations: list[HandoffRecord] = attrs.Factory(list)
-    """The failed handoffs, unless `simulate` handed each to its `failed` as it failed."""
-    endless: int = 0
-    """Handoffs cut as ones that never end."""
-    runaway: str | None = None
-    """How the first of them looped, in words."""
-
-    @property
-    def ok(self) -> bool:
-        """Every handoff completed and no owner leaked."""
-        return self.leaks == 0 and self.incomplete == 0 and self.endless == 0
 
 
 @attrs.define
@@ -158,6 +114,8 @@ class _Handoff:
     completions: list[HandoffCompletion | None] = attrs.Factory(list)
     transfer_delay_ms: float = 0.0
     calls: list[Entry] | None = None
+    slots: WorkerSlots | None = None
+    """What the workers remember of the request, when the simulation has workers."""
     runaway: str | None = None  # why it was cut as one that never ends: no more calls are made
 
 
@@ -171,13 +129,14 @@ class _World:
         self.make = make
         self.report = report
         self.rng = random.Random(config.seed)
-        self.queue: list[tuple[float, int, _Handoff, Call]] = []
+        self.queue: list[tuple[float, int, _Handoff, Call | Delivery]] = []
         self.sequence = 0
         self.now = 0.0
+        self.workers = None if config.workers is None else SimulatedWorkers(config.workers, self)
 
     # -- scheduling --------------------------------------------------------------------
 
-    def at(self, delay: float, handoff: _Handoff, call: Call) -> None:
+    def at(self, delay: float, handoff: _Handoff, call: Call | Delivery) -> None:
         self.sequence += 1
         handoff.pending += 1
         heapq.heappush(self.queue, (self.now + delay, self.sequence, handoff, call))
@@ -191,6 +150,9 @@ class _World:
     def latency(self) -> float:
         return self.rng.expovariate(1.0)  # mean 1 ms
 
+    def uniform(self, low: float, high: float) -> float:
+        return self.rng.uniform(low, high)
+
     # -- a handoff's life ----------------------------------------------------------------
 
     def begin(self, number: int) -> None:
@@ -200,6 +162,7 @@ class _World:
         # Each request lacks its own number of prompt tokens at the destination.
         workload = Workload(_TIMING, self.rng.randrange(0, 2049))
         handoff = _Handoff(handoff_id, order, coordinator, workload)
+        handoff.slots = None if self.workers is None else WorkerSlots()
         if self.config.record_calls:
             handoff.calls = []
         self.at(0.0, handoff, Call.start())
@@ -210,8 +173,12 @@ class _World:
             canceled = Call.of_fact(HandoffFact.Canceled(handoff_id))
             self.at(self.rng.uniform(0, 40), handoff, canceled)
 
-    def deliver(self, handoff: _Handoff, call: Call) -> None:
+    def deliver(self, handoff: _Handoff, call: Call | Delivery) -> None:
         handoff.pending -= 1
+        if isinstance(call, Delivery):
+            assert self.workers is not None
+            self.workers.arrive(handoff, call)
+            return
         if handoff.runaway is not None:
             return
         self.report.calls += 1
@@ -221,6 +188,8 @@ class _World:
             self.report.refusals[type(error).__name__] += 1
             if handoff.calls is not None:
                 handoff.calls.append(Entry(call, expect_error=str(error)))
+            if self.workers is not None:
+                self.workers.refused(handoff, call, error)
             self.after_refusal(handoff, call)
             return
         if handoff.calls is not None:
@@ -248,6 +217,8 @@ class _World:
             ):
                 fact = HandoffFact.Canceled(handoff.handoff_id)
                 self.at(self.rng.uniform(0, 5), handoff, Call.of_fact(fact))
+            return
+        if self.workers is not None and self.workers.carry(handoff, item):
             return
         if kind in CANCELS:
             outcome = self.rng.choice(DONE_OUTCOMES)
@@ -280,7 +251,7 @@ class _World:
         kind = type(action)
         handoff.done.add(kind)
         fact = handoff.workload.fact_after(action)
-        if fact is not None:
+        if fact is not None and self.workers is None:  # a worker reports its facts itself
             self.at(self.fact_delay(handoff, kind), handoff, Call.of_fact(fact))
 
     def fact_delay(self, handoff: _Handoff, kind: type) -> float:
@@ -363,6 +334,7 @@ def _finish(
         report.incomplete += 1
     if any("leaked" in problem for problem in problems):
         report.leaks += 1
+    report.worker_slots += sum("worker slot" in problem for problem in problems)
     if problems:
         keep(
             HandoffRecord(
@@ -383,6 +355,8 @@ def _problems(handoff: _Handoff) -> Iterator[str]:
     if not coordinator.is_complete:
         yield "never completed"
         return
+    if handoff.slots is not None:
+        yield from handoff.slots.leaks(coordinator.completion)
     issued = {type(action) for action in handoff.issued.values()}
     done = handoff.done
     final = coordinator.completion

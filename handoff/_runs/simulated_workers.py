@@ -1,0 +1,167 @@
+"""The simulation's workers: each action travels to its worker, which follows a contract.
+
+Without workers the simulation acknowledges an action the moment it is issued.  With them
+(`SimulationConfig.workers`) each action is a message that reaches its worker after its own
+latency (sometimes much later: the "delayed delivery" fault), so a cancel may overtake the
+submission it cancels.  The worker then reacts as its `WorkerContract` says, acknowledges,
+and reports the work's fact on its own; a fact the coordinator refuses as early is delivered
+again later.  A finished handoff is checked for the slots its workers still hold.
+"""
+
+from __future__ import annotations
+
+from typing import Generic, Protocol, TypeVar
+
+import attrs
+
+from handoff._errors import HandoffError, OutOfOrderFactError
+from handoff._messages import HandoffAction, IssuedHandoffAction
+from handoff._runs.call import Call
+from handoff._runs.runtime import Workload
+from handoff._runs.workers import (
+    ContractTable,
+    RequestMemory,
+    Role,
+    WorkerContract,
+    WorkerReaction,
+    WorkerReply,
+    WorkerTask,
+    outcome_of,
+    role_of,
+    task_of,
+)
+from handoff._values import HandoffActionId, HandoffActionOutcome, HandoffCompletion
+
+__all__ = ["DELAYED", "Delivery", "SimulatedWorkers", "WorkerSlots"]
+
+DELAYED = "delayed delivery"
+"""The fault that holds an action back on its way to its worker."""
+
+_FAILABLE = (WorkerTask.TAKE, WorkerTask.TRANSFER, WorkerTask.ACTIVATE)
+_FAILED = HandoffActionOutcome.failed("injected fault")
+
+
+class _Handoff(Protocol):
+    workload: Workload
+    slots: WorkerSlots | None
+    pending: int
+
+
+H = TypeVar("H", bound=_Handoff)
+H_contra = TypeVar("H_contra", bound=_Handoff, contravariant=True)
+
+
+class _World(Protocol[H_contra]):
+    """What the workers need of the simulation: its clock, its faults, its sends."""
+
+    def at(self, delay: float, handoff: H_contra, call: Call | Delivery, /) -> None: ...
+
+    def fault(self, kind: str, /) -> bool: ...
+
+    def latency(self) -> float: ...
+
+    def uniform(self, low: float, high: float, /) -> float: ...
+
+    def send(
+        self, handoff: H_contra, action_id: HandoffActionId, outcome: HandoffActionOutcome, /
+    ) -> None: ...
+
+    def fact_delay(self, handoff: H_contra, kind: type, /) -> float: ...
+
+
+@attrs.frozen
+class Delivery:
+    """An action on its way to its worker."""
+
+    item: IssuedHandoffAction
+
+
+@attrs.define
+class WorkerSlots:
+    """What one handoff's two workers remember of its request."""
+
+    source: RequestMemory = RequestMemory.UNKNOWN
+    destination: RequestMemory = RequestMemory.UNKNOWN
+
+    def memory(self, role: Role) -> RequestMemory:
+        """What the worker of `role` remembers."""
+        return self.source if role is Role.SOURCE else self.destination
+
+    def remember(self, role: Role, memory: RequestMemory) -> None:
+        """Set what the worker of `role` remembers."""
+        if role is Role.SOURCE:
+            self.source = memory
+        else:
+            self.destination = memory
+
+    def leaks(self, completion: HandoffCompletion | None) -> list[str]:
+        """The slots held once nothing is in flight that the completion says must be free."""
+        held = [role for role in Role if self.memory(role) is RequestMemory.HELD]
+        if completion is HandoffCompletion.SUCCESS:
+            held = [role for role in held if role is Role.SOURCE]
+        return [
+            f"leaked a worker slot: the {role.value} holds it after {_name(completion)}"
+            for role in held
+        ]
+
+
+def _name(completion: HandoffCompletion | None) -> str:
+    return "no completion" if completion is None else completion.name
+
+
+class SimulatedWorkers(Generic[H]):
+    """The workers of every handoff in a simulation, following one contract."""
+
+    def __init__(self, contract: WorkerContract, world: _World[H]) -> None:
+        self.table = ContractTable(contract)
+        self.world = world
+
+    def carry(self, handoff: H, item: IssuedHandoffAction) -> bool:
+        """Send `item` to its worker; False for `Complete`, which no worker gets."""
+        if role_of(item.action) is None:
+            return False
+        delay = self.world.latency()
+        if self.world.fault(DELAYED):
+            delay += self.world.uniform(5, 30)
+        self.world.at(delay, handoff, Delivery(item))
+        return True
+
+    def arrive(self, handoff: H, delivery: Delivery) -> None:
+        """The worker gets the action, reacts, acknowledges and reports what follows."""
+        item = delivery.item
+        action = item.action
+        role, task = role_of(action), task_of(action)
+        assert role is not None
+        assert handoff.slots is not None
+        before = handoff.slots.memory(role)
+        outcome: HandoffActionOutcome | None = _FAILED
+        if task in _FAILABLE and self.world.fault("failed outcome"):
+            reaction = WorkerReaction(before, WorkerReply.FAILED)
+        else:
+            reaction = self.table.react(task, before)
+            outcome = outcome_of(action, reaction.reply)
+        handoff.slots.remember(role, reaction.memory)
+        if outcome is not None:
+            self._acknowledge(handoff, item, outcome)
+        fact = handoff.workload.fact_after(action)
+        if fact is not None and reaction.reply is WorkerReply.DONE:
+            self.world.at(self.world.fact_delay(handoff, type(action)), handoff, Call.of_fact(fact))
+
+    def _acknowledge(
+        self, handoff: H, item: IssuedHandoffAction, outcome: HandoffActionOutcome
+    ) -> None:
+        cancel = isinstance(
+            item.action, (HandoffAction.CancelSource, HandoffAction.CancelDestination)
+        )
+        if cancel and self.world.fault("cleanup failure (retried)"):
+            self.world.send(handoff, item.id, _FAILED)
+        self.world.send(handoff, item.id, outcome)
+
+    def refused(self, handoff: H, call: Call, error: HandoffError) -> None:
+        """A fact refused as early (its acknowledgement still on its way) is reported again.
+
+        Only while something else of the handoff is on its way: else no acknowledgement is
+        coming, and the fact is dropped.
+        """
+        if isinstance(error, OutOfOrderFactError) and call.fact is not None and handoff.pending:
+            self.world.at(self.world.latency(), handoff, call)

@@ -1,0 +1,62 @@
+"""What a simulation reports: its totals, and each handoff that violated a check."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import attrs
+
+from handoff._runs.trace import Entry, Trace
+from handoff._values import HandoffId, HandoffOrder
+
+__all__ = ["HandoffRecord", "SimulationReport"]
+
+
+@attrs.define
+class HandoffRecord:
+    """A finished handoff that violated a check, with the calls that led there."""
+
+    handoff_id: HandoffId
+    order: HandoffOrder
+    fallback_transfer_delay_ms: float
+    problems: list[str]
+    calls: list[Entry]
+    """Every call in order, each with what it answered (the actions, or the error's message)."""
+
+    @property
+    def trace(self) -> Trace:
+        """The handoff as a replayable trace."""
+        return Trace(
+            self.handoff_id, self.order, self.fallback_transfer_delay_ms, tuple(self.calls)
+        )
+
+
+@attrs.define
+class SimulationReport:
+    """Totals of one simulation run."""
+
+    handoffs: int = 0
+    completions: Counter[str] = attrs.Factory(Counter)
+    """Handoffs by final completion."""
+    reopened: int = 0
+    """Handoffs that succeeded, were canceled after success and cleaned up again."""
+    faults: Counter[str] = attrs.Factory(Counter)
+    leaks: int = 0
+    worker_slots: int = 0
+    """Slots workers still hold once nothing is in flight, that the completion says are free."""
+    incomplete: int = 0
+    calls: int = 0
+    refusals: Counter[str] = attrs.Factory(Counter)
+    """Refused calls by error class: the runtime's late or conflicting reports."""
+    virtual_ms: float = 0.0
+    violations: list[HandoffRecord] = attrs.Factory(list)
+    """The failed handoffs, unless `simulate` handed each to its `failed` as it failed."""
+    endless: int = 0
+    """Handoffs cut as ones that never end."""
+    runaway: str | None = None
+    """How the first of them looped, in words."""
+
+    @property
+    def ok(self) -> bool:
+        """Every handoff completed and no owner leaked."""
+        return self.leaks == 0 and self.incomplete == 0 and self.endless == 0

@@ -1,0 +1,364 @@
+"""The system review: the coordinator with two workers and the messages in flight."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from handoff import HandoffCoordinatorCore, HandoffOrder
+from handoff._errors import TraceError
+from handoff._review.system import SystemReview, review_system
+from handoff._review.system_model import SystemModel
+from handoff._review.system_replay import findings_keys, replay_system, system_trace_text
+from handoff._review.system_report import (
+    overtaken,
+    system_json,
+    system_markdown,
+    system_text,
+)
+from handoff._review.system_state import (
+    Message,
+    MessageKind,
+    StepKind,
+    SystemKey,
+    SystemOptions,
+)
+from handoff._runs.workers import (
+    FORGETFUL,
+    TOMBSTONE,
+    RequestMemory,
+    WorkerContract,
+    WorkerReaction,
+    WorkerReply,
+    WorkerTask,
+)
+from handoff._table import compiled
+
+ORDERS = tuple(HandoffOrder)
+_FIRST = {
+    HandoffOrder.SOURCE_FIRST: ("source", "SubmitPrefill", "CancelSource"),
+    HandoffOrder.DESTINATION_FIRST: ("destination", "ReserveDestination", "CancelDestination"),
+}
+
+
+def _review(order: HandoffOrder, contract: WorkerContract, **options: object) -> SystemReview:
+    return review_system(compiled(order), SystemOptions(contract, **options))  # type: ignore[arg-type]
+
+
+@pytest.fixture(scope="module")
+def forgetful() -> dict[HandoffOrder, SystemReview]:
+    return {order: _review(order, FORGETFUL) for order in ORDERS}
+
+
+@pytest.fixture(scope="module")
+def tombstone() -> dict[HandoffOrder, SystemReview]:
+    return {order: _review(order, TOMBSTONE) for order in ORDERS}
+
+
+@pytest.mark.parametrize("order", ORDERS)
+def test_forgetful_workers_fail_with_a_cancel_overtaking_its_submission(
+    forgetful: dict[HandoffOrder, SystemReview], order: HandoffOrder
+) -> None:
+    review = forgetful[order]
+    failing = {verdict.prop.key for verdict in review.failures()}
+    assert failing == {SystemKey.SLOTS_AT_COMPLETION, SystemKey.NO_SLOT_AFTER_FREED}
+    worker, work, cancel = _FIRST[order]
+    # Worked out by hand: the first action goes out (start), a terminal fact cancels it
+    # (fault), the cancel reaches the worker first and is answered Noop, the work arrives and
+    # takes a slot, and the Noop tells the coordinator the slot is free: five moves.
+    example = review.verdict("W2").counterexample
+    assert example is not None
+    kinds = [step.kind for step in example.steps]
+    assert kinds == [
+        StepKind.START,
+        StepKind.FAULT,
+        StepKind.TO_WORKER,
+        StepKind.TO_WORKER,
+        StepKind.TO_COORDINATOR,
+    ]
+    delivered = [step.message.describe() for step in example.steps if step.message is not None]
+    assert delivered == [f"#1 {cancel}", f"#0 {work}", "#1 Noop"]
+    assert example.steps[3].reaction == WorkerReaction(RequestMemory.HELD, WorkerReply.DONE)
+    assert example.finding == (
+        f"the coordinator was told the {worker}'s slot was freed (#1 Noop) while the "
+        f"{worker} holds it"
+    )
+    assert list(overtaken(example.steps)) == [
+        f"the cancel #1 {cancel} reached the {worker} before #0 {work}, the work it "
+        "cancels: it overtook it"
+    ]
+    # W1 waits for the run to go quiet: the same overtaking, then the rest delivered.
+    w1 = review.verdict("W1").counterexample
+    assert w1 is not None
+    assert w1.finding.startswith("the handoff completed CANCELED and, with nothing in flight")
+    assert all(not step.sent or step.kind is not StepKind.TO_COORDINATOR for step in w1.steps[-2:])
+
+
+@pytest.mark.parametrize("order", ORDERS)
+def test_tombstone_workers_pass_every_system_property(
+    tombstone: dict[HandoffOrder, SystemReview], order: HandoffOrder
+) -> None:
+    review = tombstone[order]
+    assert review.holds, [verdict.prop.key for verdict in review.failures()]
+    assert review.verdict(SystemKey.SLOTS_AT_COMPLETION).checked > 0
+    assert review.verdict("W5").checked > 0
+    assert review.configurations > 100
+
+
+@pytest.mark.parametrize("order", ORDERS)
+def test_fifo_channels_keep_even_forgetful_workers_safe(order: HandoffOrder) -> None:
+    # A cancel goes to the worker its work went to, after it: in order, it cannot overtake.
+    review = _review(order, FORGETFUL, fifo=True)
+    assert review.holds
+    assert review.configurations < _review(order, FORGETFUL).configurations
+
+
+def test_a_run_without_faults_only_succeeds() -> None:
+    review = _review(HandoffOrder.SOURCE_FIRST, FORGETFUL, faults=0)
+    assert review.holds
+    # One action in flight at a time, its acknowledgement and fact in either order: a
+    # handful of configurations along the success path.
+    assert review.configurations < 40
+    assert review.verdict("W5").checked == 0
+
+
+class _SilentCancel(WorkerContract):
+    """Never acknowledges a cancel: cleanup waits for ever."""
+
+    name = "silent-cancel"
+
+    def react(self, task: WorkerTask, memory: RequestMemory) -> WorkerReaction:
+        if task is WorkerTask.CANCEL:
+            return WorkerReaction(RequestMemory.FREED, WorkerReply.SILENT)
+        return TOMBSTONE.react(task, memory)
+
+
+def test_a_worker_that_never_acknowledges_a_cancel_breaks_liveness() -> None:
+    review = _review(HandoffOrder.SOURCE_FIRST, _SilentCancel())
+    failing = {verdict.prop.key for verdict in review.failures()}
+    assert failing == {SystemKey.DELIVERIES_COMPLETE, SystemKey.TERMINAL_CANCELS}
+    stuck = review.verdict("W4").counterexample
+    assert stuck is not None
+    assert "the run ends with the handoff incomplete, in cancelling_source" in stuck.finding
+    assert "nothing in flight" in stuck.finding
+    cancels = review.verdict("W5").counterexample
+    assert cancels is not None
+    # The run goes on past the terminal fact to where it ends: the cancel delivered, no reply.
+    faults = [n for n, step in enumerate(cancels.steps) if step.kind is StepKind.FAULT]
+    assert faults
+    silent = WorkerReaction(RequestMemory.FREED, WorkerReply.SILENT)
+    assert [step.reaction for step in cancels.steps].count(silent) == 1
+    assert cancels.steps[-1].state == "cancelling_source"
+    assert not cancels.steps[-1].sent  # nothing left in flight: the run has ended there
+    assert cancels.finding == "after the terminal fact a run ends with the handoff incomplete"
+
+
+class _Duplicating(SystemModel):
+    """A broken runtime: it carries the first action to its worker twice."""
+
+    def _send(self, flight, sent):  # type: ignore[no-untyped-def]
+        twice = [m for m in sent if m.kind is MessageKind.ACTION and m.action_id == 0]
+        return super()._send(flight, [*sent, *twice])
+
+
+def test_a_runtime_that_performs_an_action_twice_breaks_w3(monkeypatch: pytest.MonkeyPatch) -> None:
+    from handoff._review import system
+
+    monkeypatch.setattr(system, "SystemModel", _Duplicating)
+    review = _review(HandoffOrder.SOURCE_FIRST, TOMBSTONE, faults=0)
+    verdict = review.verdict("W3")
+    assert not verdict.holds
+    assert verdict.counterexample is not None
+    assert verdict.counterexample.finding == "the source performed #0 SubmitPrefill a second time"
+
+
+def test_a_crashing_coordinator_is_an_errors_finding(monkeypatch: pytest.MonkeyPatch) -> None:
+    real = HandoffCoordinatorCore.on_fact
+
+    def crash(self: HandoffCoordinatorCore, fact: object) -> object:
+        if type(fact).__name__ == "TimedOut":
+            raise ZeroDivisionError("boom")
+        return real(self, fact)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(HandoffCoordinatorCore, "on_fact", crash)
+    review = _review(HandoffOrder.SOURCE_FIRST, TOMBSTONE)
+    verdict = review.verdict("Errors")
+    assert verdict.counterexample is not None
+    assert verdict.counterexample.finding == "the call raised ZeroDivisionError: boom"
+    assert {v.prop.key for v in review.failures()} == {SystemKey.ERRORS}
+
+
+def test_a_message_says_what_it_carries() -> None:
+    review_example = _review(HandoffOrder.SOURCE_FIRST, FORGETFUL).verdict("W1").counterexample
+    assert review_example is not None
+    sent = [m for step in review_example.steps for m in step.sent]
+    assert {m.describe() for m in sent} >= {"#0 SubmitPrefill", "#0 Submitted", "SourceHeld"}
+    assert all(isinstance(m, Message) for m in sent)
+
+
+# -- replaying a system run ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("order", ORDERS)
+def test_a_system_counterexample_replays_and_breaks_its_property_again(
+    forgetful: dict[HandoffOrder, SystemReview], order: HandoffOrder
+) -> None:
+    review = forgetful[order]
+    for key in ("W1", "W2"):
+        example = review.verdict(key).counterexample
+        assert example is not None
+        text = system_trace_text(review, example)
+        lines = [json.loads(line) for line in text.splitlines()]
+        assert lines[0]["system"]["workers"] == "forgetful"
+        assert lines[-1] == {"end": {"moves": len(example.steps)}}
+        replayed = replay_system(review.chart, review.options, text)
+        assert SystemKey(key) in findings_keys(replayed)
+        assert replayed.moves == len(example.steps)
+    # With workers that keep tombstones the same moves break nothing, or cannot be made:
+    # the late work is dropped, so its acknowledgement is a failure, never the one W1 delivers.
+    w2, w1 = (review.verdict(key).counterexample for key in ("W2", "W1"))
+    assert w2 is not None
+    assert w1 is not None
+    fixed = replay_system(review.chart, SystemOptions(TOMBSTONE), system_trace_text(review, w2))
+    assert findings_keys(fixed) == ()
+    with pytest.raises(TraceError, match="the system cannot make the move"):
+        replay_system(review.chart, SystemOptions(TOMBSTONE), system_trace_text(review, w1))
+
+
+def test_a_system_trace_that_cannot_replay_says_where() -> None:
+    chart = compiled(HandoffOrder.SOURCE_FIRST)
+    options = SystemOptions(FORGETFUL)
+    header = '{"system":{}}\n'
+    with pytest.raises(TraceError, match="a header line, one line per move"):
+        replay_system(chart, options, '{"move":"start"}\n')
+    with pytest.raises(TraceError, match="line 2: not JSON"):
+        replay_system(chart, options, header + "{\n" + '{"end":{}}\n')
+    with pytest.raises(TraceError, match="line 2: expected a JSON object"):
+        replay_system(chart, options, header + "[]\n" + '{"end":{}}\n')
+    moves = '{"move":"start"}\n{"move":"deliver","message":"#5 ReleaseSource"}\n'
+    with pytest.raises(TraceError, match="line 3: the system cannot make the move"):
+        replay_system(chart, options, header + moves + '{"end":{}}\n')
+
+
+# -- reports ---------------------------------------------------------------------------------
+
+
+def test_the_reports_name_the_system_and_the_overtaking(
+    forgetful: dict[HandoffOrder, SystemReview], tombstone: dict[HandoffOrder, SystemReview]
+) -> None:
+    failing = system_text(list(forgetful.values()))
+    assert "SourceFirst, forgetful workers, messages delivered in any order" in failing
+    assert "W2 fails: the coordinator was told the source's slot was freed" in failing
+    assert "it overtook it" in failing
+    assert (
+        failing.rstrip()
+        .splitlines()[-1]
+        .startswith(
+            "FAIL: W1 (SourceFirst, forgetful workers), W2 (SourceFirst, forgetful workers), "
+            "W1 (DestinationFirst, forgetful workers)"
+        )
+    )
+    passing = system_text(list(tombstone.values()))
+    assert (
+        passing.rstrip()
+        .splitlines()[-1]
+        .startswith(
+            "OK: all 7 system properties hold for SourceFirst and DestinationFirst with tombstone "
+            "workers"
+        )
+    )
+    data = system_json(list(forgetful.values()))
+    assert data["ok"] is False
+    first = data["systems"][0]
+    assert (first["workers"], first["fifo"], first["order"]) == ("forgetful", False, "SourceFirst")
+    w2 = next(p for p in first["properties"] if p["key"] == "W2")
+    assert w2["family"] == "safety"
+    assert w2["counterexample"]["overtaken"]
+    assert [step["kind"] for step in w2["counterexample"]["steps"]][:2] == [
+        "start",
+        "terminal fact",
+    ]
+    json.dumps(data)
+    markdown = system_markdown(list(forgetful.values()))
+    assert markdown.startswith("# System review\n")
+    assert "| W1 | no slot held for a CANCELED handoff" in markdown
+    assert "```text\nW1 fails:" in markdown
+
+
+# -- the judgements' corners -------------------------------------------------------------------
+
+
+def test_the_guard_cuts_an_exploration_and_bound_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    from handoff._review import system
+
+    monkeypatch.setattr(system, "MAX_CONFIGURATIONS", 10)
+    review = _review(HandoffOrder.SOURCE_FIRST, TOMBSTONE)
+    verdict = review.verdict("Bound")
+    assert review.configurations == 10
+    assert verdict.counterexample is not None
+    assert verdict.counterexample.finding == "cut off: the exploration reached its guard of 10"
+
+
+def test_a_cycle_of_deliveries_is_a_run_that_never_ends() -> None:
+    from handoff._review.system import _End, _Explorer
+
+    explorer = _Explorer(SystemModel(compiled(HandoffOrder.SOURCE_FIRST), SystemOptions(TOMBSTONE)))
+    explorer.explore()
+    # Two configurations that deliver into each other, and one leading into them.
+    explorer.deliveries[0:3] = [[1], [2], [1]]
+    explorer.delivery_steps[0:3] = [[explorer.parents[1][1]]] * 3  # type: ignore[index]
+    ends = explorer._ends()
+    assert ends[1] & _End.STUCK
+    assert ends[0] & _End.STUCK
+    assert explorer.cycles == {1}
+    assert len(explorer._to_a_wrong_end(0, ends)) == 1
+    assert explorer._no_cancel(0, [_End.SUCCESS]) == (
+        "after the terminal fact a run still ends with a SUCCESS"
+    )
+
+
+def test_w1_at_success_wants_the_destination_holding_and_the_source_free() -> None:
+    from handoff import HandoffCompletion
+    from handoff._review.system_model import completion_finding
+
+    _, root = SystemModel(compiled(HandoffOrder.SOURCE_FIRST), SystemOptions(TOMBSTONE)).root()
+    held, free = RequestMemory.HELD, RequestMemory.FREED
+    success = HandoffCompletion.SUCCESS
+    assert completion_finding(root._replace(source=free, destination=held), success) is None
+    assert completion_finding(root._replace(source=held, destination=held), success) == (
+        "the handoff completed SUCCESS and the source still holds a KV slot"
+    )
+    assert completion_finding(root._replace(source=free, destination=free), success) == (
+        "the handoff completed SUCCESS and the destination holds no KV slot"
+    )
+    both = completion_finding(
+        root._replace(source=held, destination=held), HandoffCompletion.CANCELED
+    )
+    assert both is not None
+    assert both.endswith("the source and the destination holds a KV slot")
+
+
+def test_w3_names_work_never_issued_or_sent_to_the_wrong_worker() -> None:
+    from handoff import HandoffAction
+    from handoff._review.system_model import _performed_findings
+    from handoff._review.system_state import SystemWatch
+    from handoff._runs.runtime import HANDOFF_ID
+    from handoff._runs.workers import Role
+
+    submit = Message(MessageKind.ACTION, 0, Role.SOURCE, HandoffAction.SubmitPrefill(HANDOFF_ID))
+    astray = submit._replace(role=Role.DESTINATION)
+    never = [f.words for f in _performed_findings(SystemWatch(), submit)]
+    assert never == ["the source performed #0 SubmitPrefill, never issued"]
+    wrong = [f.words for f in _performed_findings(SystemWatch(issued=1), astray)]
+    assert wrong == ["#0 SubmitPrefill went to the destination"]
+    assert list(_performed_findings(SystemWatch(issued=1), submit)) == []
+
+
+def test_a_refused_call_is_described_with_its_error() -> None:
+    from handoff._review.system_report import describe_step
+    from handoff._review.system_state import SystemStep
+    from handoff._runs.call import Call
+
+    step = SystemStep(StepKind.START, call=Call.start(), error="HandoffError: no", state="idle")
+    assert describe_step(step) == "the runtime calls start() -> idle: refused, HandoffError: no"

@@ -1,0 +1,217 @@
+"""`handoff review --workers` and `handoff simulate --workers`: the real commands, run once each
+in subprocesses side by side, on the shipped charts and on a chart module of the user's own."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+_MODULE = """
+from handoff import SourceFirstChart
+
+S = SourceFirstChart
+
+
+class Renamed(SourceFirstChart):
+    title = "Renamed Chart"
+
+
+class Leaking(SourceFirstChart):
+    '''A failure while the destination is reserved cancels only the source.'''
+
+    terminated = (
+        S.cancelling_source.from_(S.prefill_submitting, S.prefill_running,
+                                  S.destination_reserving, on="cancel_source")
+        | S.cancelling_both.from_(S.destination_accepted, S.transfer_starting, S.transferring,
+                                  S.activating, S.releasing,
+                                  on=["cancel_source", "cancel_destination"])
+        | S.idle.to(S.canceled)
+        | S.succeeded.to(S.cancelling_destination, on="cancel_destination")
+    )
+"""
+
+RUNS = {
+    "forgetful": ("review", "--workers", "forgetful"),
+    "forgetful-json": ("review", "--workers", "forgetful", "--format", "json"),
+    "explain": ("review", "--workers", "forgetful", "--order", "SourceFirst", "--explain", "out"),
+    "tombstone": ("review", "--workers", "tombstone", "--format", "markdown"),
+    "fifo": ("review", "--workers", "forgetful", "--fifo"),
+    "chart-forgetful": ("review", "--workers", "forgetful", "--chart", "my_charts:Renamed"),
+    "chart-tombstone": ("review", "--workers", "tombstone", "--chart", "my_charts:Renamed"),
+    "leaking": ("review", "--workers", "tombstone", "--chart", "my_charts:Leaking"),
+    "simulate-forgetful": ("simulate", "--workers", "forgetful", "--handoffs", "3000"),
+    "simulate-tombstone": ("simulate", "--workers", "tombstone", "--handoffs", "3000"),
+}
+
+
+@pytest.fixture(scope="module")
+def done(tmp_path_factory: pytest.TempPathFactory) -> dict[str, subprocess.CompletedProcess[str]]:
+    here = tmp_path_factory.mktemp("system")
+    (here / "my_charts.py").write_text(_MODULE)
+
+    def run(argv: tuple[str, ...]) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "handoff", *argv],
+            cwd=here,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        results = dict(zip(RUNS, pool.map(run, RUNS.values()), strict=True))
+    for name, result in results.items():
+        assert "Traceback" not in result.stderr, (name, result.stderr)
+    results["here"] = subprocess.CompletedProcess((), 0, str(here), "")
+    return results
+
+
+def test_forgetful_workers_fail_showing_the_cancel_overtaking_its_submission(
+    done: dict[str, subprocess.CompletedProcess[str]],
+) -> None:
+    result = done["forgetful"]
+    assert result.returncode == 1
+    out = result.stdout
+    assert "W1 fails: the handoff completed CANCELED and, with nothing in flight, the source" in out
+    assert "W2 fails: the coordinator was told the destination's slot was freed" in out
+    assert "the cancel #1 CancelSource reached the source before #0 SubmitPrefill" in out
+    assert "the cancel #1 CancelDestination reached the destination before #0 Reserve" in out
+    assert out.rstrip().splitlines()[-1].startswith("FAIL: W1 (SourceFirst, forgetful workers)")
+    data = json.loads(done["forgetful-json"].stdout)
+    assert done["forgetful-json"].returncode == 1
+    assert [system["ok"] for system in data["systems"]] == [False, False]
+
+
+def test_tombstone_workers_pass(done: dict[str, subprocess.CompletedProcess[str]]) -> None:
+    result = done["tombstone"]
+    assert result.returncode == 0, result.stdout
+    assert result.stdout.startswith("# System review\n")
+    assert "**some properties fail**" not in result.stdout
+    assert done["fifo"].returncode == 0
+    assert "messages delivered in FIFO per worker" in done["fifo"].stdout
+
+
+def test_a_chart_of_ones_own_is_reviewed_in_its_system(
+    done: dict[str, subprocess.CompletedProcess[str]],
+) -> None:
+    assert done["chart-forgetful"].returncode == 1
+    assert "Renamed Chart (SourceFirst), forgetful workers" in done["chart-forgetful"].stdout
+    assert done["chart-tombstone"].returncode == 0
+    # Tombstones cannot save a chart that never cancels a reservation: the slot stays held.
+    leaking = done["leaking"]
+    assert leaking.returncode == 1
+    assert (
+        "W1 fails: the handoff completed CANCELED and, with nothing in flight, the destination "
+        "holds a KV slot" in leaking.stdout
+    )
+
+
+def test_explain_writes_the_sequence_diagram_and_traces_that_replay(
+    done: dict[str, subprocess.CompletedProcess[str]],
+) -> None:
+    here = Path(done["here"].stdout)
+    out = here / "out"
+    names = sorted(path.name for path in out.iterdir())
+    assert names == [
+        ".explain",
+        "source_first_forgetful_w1.jsonl",
+        "source_first_forgetful_w1.sequence.mmd",
+        "source_first_forgetful_w1.system.jsonl",
+        "source_first_forgetful_w2.jsonl",
+        "source_first_forgetful_w2.sequence.mmd",
+        "source_first_forgetful_w2.system.jsonl",
+    ]
+    assert "wrote " in done["explain"].stderr
+    sequence = (out / "source_first_forgetful_w2.sequence.mmd").read_text()
+    for participant in ("Coordinator", "Runtime", "Source", "Destination"):
+        assert f"participant {participant}" in sequence
+    assert "Runtime->>Source: 3. no. 1 CancelSource" in sequence
+    assert "Runtime->>Source: 4. no. 0 SubmitPrefill" in sequence
+    assert "rect rgb(246, 213, 209)" in sequence
+    assert "it overtook it" in sequence
+    # The coordinator's side answers every call as the SPEC says: it replays OK.
+    replayed = subprocess.run(
+        [sys.executable, "-m", "handoff", "replay", str(out / "source_first_forgetful_w2.jsonl")],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert replayed.returncode == 0, replayed.stdout + replayed.stderr
+    assert replayed.stdout.startswith("OK ")
+
+
+def test_simulate_counts_the_worker_slots(
+    done: dict[str, subprocess.CompletedProcess[str]],
+) -> None:
+    forgetful, tombstone = done["simulate-forgetful"], done["simulate-tombstone"]
+    assert forgetful.returncode == 1
+    assert "worker slots  0 " not in forgetful.stdout
+    assert "still held (forgetful workers)" in forgetful.stdout
+    assert forgetful.stdout.rstrip().endswith("FAILED")
+    assert tombstone.returncode == 0
+    assert "worker slots  0 still held (tombstone workers)" in tombstone.stdout
+
+
+# -- the same commands in process, for what only they reach --------------------------------------
+
+
+def test_review_workers_in_process(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from handoff.__main__ import main
+
+    trace, explained = tmp_path / "first.jsonl", tmp_path / "explained"
+    argv = ["review", "--workers", "forgetful", "--order", "DestinationFirst"]
+    assert main([*argv, "--trace-out", str(trace), "--explain", str(explained)]) == 1
+    captured = capsys.readouterr()
+    assert "W2 fails: the coordinator was told the destination's slot was freed" in captured.out
+    assert f"wrote the W1 counterexample's calls to {trace}" in captured.err
+    assert trace.read_text().startswith('{"handoff_id":')
+    written = sorted(path.name for path in explained.iterdir())
+    assert "destination_first_forgetful_w1.sequence.mmd" in written
+    # Once the workers keep tombstones, nothing is left that looks current.
+    argv = ["review", "--workers", "tombstone", "--order", "DestinationFirst"]
+    assert main([*argv, "--trace-out", str(trace), "--explain", str(explained)]) == 0
+    captured = capsys.readouterr()
+    assert f"no counterexample to write to {trace}" in captured.err
+    assert "removed stale" in captured.err
+    assert sorted(path.name for path in explained.iterdir()) == [".explain"]
+    assert main(["review", "--workers", "tombstone", "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["ok"] is True
+    chart = ["--chart", "handoff:SourceFirstChart", "--format", "markdown"]
+    assert main(["review", "--workers", "tombstone", *chart]) == 0
+    assert "## SourceFirst, tombstone workers" in capsys.readouterr().out
+
+
+def test_review_workers_without_the_diagram_writer_says_so() -> None:
+    import argparse
+
+    from handoff import _cli
+    from handoff._review import system_cli
+    from handoff._runs.workers import TOMBSTONE
+
+    args = argparse.Namespace(
+        workers=TOMBSTONE,
+        fifo=False,
+        chart=None,
+        order=(),
+        engine="explore",
+        format="text",
+        trace_out=None,
+        explain=Path("anywhere"),
+    )
+    with pytest.raises(_cli.CommandError, match="--explain needs the diagram writer"):
+        system_cli.run(args, sys.stdout, sys.stderr)
+
+
+def test_simulate_workers_in_process(capsys: pytest.CaptureFixture[str]) -> None:
+    from handoff.__main__ import main
+
+    assert main(["simulate", "--workers", "forgetful", "--handoffs", "2000", "--seed", "3"]) == 1
+    assert "still held (forgetful workers)" in capsys.readouterr().out
+    assert main(["simulate", "--workers", "tombstone", "--handoffs", "2000", "--seed", "3"]) == 0
+    assert "worker slots  0 still held (tombstone workers)" in capsys.readouterr().out
