@@ -281,7 +281,9 @@ def test_a_write_that_fails_is_one_line_and_writes_nothing_else(
     assert _generate(copy) == 1
     captured = capsys.readouterr()
     assert captured.out == ""
-    assert captured.err == f"./dev generate: error: cannot write {copy / 'diagrams'}: File exists\n"
+    assert captured.err == (
+        f"./dev generate: error: cannot write into {copy / 'diagrams'}: it is not a directory\n"
+    )
     assert (copy / "docs" / "errors.md").read_text() == edited
 
 
