@@ -15,6 +15,7 @@ import family_charts
 import pytest
 from review_mutants import MUTANTS
 
+from handoff.__main__ import main
 from handoff._chart_base import HandoffChart
 from handoff._review.explore import OrderReview, review, review_chart
 from handoff._review.properties import PROPERTIES, Family, Key
@@ -147,3 +148,19 @@ def test_a_counterexample_trace_names_its_chart_and_replays_on_it(tmp_path: Path
     # The shipped chart, given instead, answers the trace as the SPEC does.
     fixed = _handoff("replay", "--chart", "handoff:SourceFirstChart", str(trace))
     assert fixed.returncode == 0, fixed.stdout
+
+
+def test_a_trace_naming_a_chart_that_cannot_be_loaded_says_what_to_do(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    trace = tmp_path / "lost.jsonl"
+    trace.write_text(
+        '{"handoff_id":"00000000-0000-0000-0000-000000000001","order":"SourceFirst",'
+        '"chart":"nowhere_at_all:Chart","fallback_transfer_delay_ms":0.0}\n'
+        '{"call":"start"}\n{"end":{"calls":1}}\n',
+        encoding="utf-8",
+    )
+    assert main(["replay", str(trace)]) == 2  # as for any trace that cannot be replayed
+    error = capsys.readouterr().err
+    assert "the trace was made on chart nowhere_at_all:Chart, which cannot be loaded" in error
+    assert "give it with --chart MODULE:CLASS" in error
