@@ -2,9 +2,11 @@
 
 import typing as _typing
 
+from handoff import _copies  # noqa: F401 (registers how a coordinator is copied and pickled)
 from handoff._coordinator import HandoffCoordinatorCore
 from handoff._errors import (
     CleanupActionFailedError,
+    ConcurrentCallError,
     ConflictingOutcomeError,
     ConformanceError,
     ForeignFactError,
@@ -51,6 +53,7 @@ __all__ = [
     "ChartEvent",
     "Check",
     "CleanupActionFailedError",
+    "ConcurrentCallError",
     "ConflictingOutcomeError",
     "ConformanceError",
     "DestinationFirstChart",
@@ -79,6 +82,7 @@ __all__ = [
     "OutOfOrderFactError",
     "OutcomeKind",
     "PropertyVerdict",
+    "RecordingCoordinator",
     "Refusal",
     "SourceFirstChart",
     "TraceCheck",
@@ -89,6 +93,7 @@ __all__ = [
     "check_trace",
     "expected_normalized_handoff",
     "ignored",
+    "record",
     "refused",
     "validate_transfer_delay_ms",
     "validate_transfer_timing",
@@ -97,8 +102,8 @@ __all__ = [
 
 # Chart authoring needs python-statemachine; running the shipped orders does not, so these
 # names load on first use, like `handoff.wire`; so do the conformance summary's classes, which
-# only a check against the reference fixture needs, and judging a recorded run, which uses the
-# model review's rules.
+# only a check against the reference fixture needs, judging a recorded run, which uses the
+# model review's rules, and recording one, which writes through the wire.
 _LAZY = {
     "NormalizedHandoffConformance": "handoff._conformance",
     "NormalizedStoredTiming": "handoff._conformance",
@@ -112,6 +117,8 @@ _LAZY = {
     "check_trace": "handoff._review.trace_check",
     "TraceCheck": "handoff._review.trace_check",
     "PropertyVerdict": "handoff._review.trace_check",
+    "record": "handoff._recorder",
+    "RecordingCoordinator": "handoff._recorder",
 }
 
 if _typing.TYPE_CHECKING:
@@ -119,6 +126,7 @@ if _typing.TYPE_CHECKING:
     from handoff._chart import DestinationFirstChart, SourceFirstChart
     from handoff._chart_base import HandoffChart, acknowledged, ignored, refused
     from handoff._conformance import NormalizedHandoffConformance, NormalizedStoredTiming
+    from handoff._recorder import RecordingCoordinator, record
     from handoff._review.trace_check import PropertyVerdict, TraceCheck, check_trace
 else:
     # Hidden from type checkers, which would otherwise accept any attribute of the package.

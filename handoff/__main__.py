@@ -16,7 +16,7 @@ from handoff import _cli
 _COMMANDS = {
     "demo": ("handoff._runs.demo", "drive one handoff of each order and print the trace"),
     "review": ("handoff._review.cli", "explore every reachable configuration and check it"),
-    "diagrams": ("handoff._docs.cli", "write the lifecycle diagrams and generated docs"),
+    "diagrams": ("handoff._docs.cli", "draw charts' lifecycle and sequence diagrams into a folder"),
     "simulate": (
         "handoff._runs.simulate_cli",
         "simulate many handoffs under faults and check them",

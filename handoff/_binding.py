@@ -12,10 +12,11 @@ from collections.abc import Callable
 
 import attrs
 
-from handoff._errors import HandoffError
+from handoff._errors import ConcurrentCallError, HandoffError
 from handoff._lifecycle import NormalizedHandoffEvent
-from handoff._messages import HandoffAction, HandoffFact
+from handoff._messages import AnyHandoffAction, HandoffAction, HandoffFact
 from handoff._table import CompiledChart, Step
+from handoff._timing import HandoffTransferTiming, validate_transfer_delay_ms
 from handoff._values import HandoffActionId, HandoffActionOutcome, HandoffCompletion, OutcomeKind
 from handoff._vocabulary import ChartEvent, Check, Effect, EventKind, Refusal
 
@@ -28,7 +29,10 @@ __all__ = [
     "LIFECYCLE",
     "Keep",
     "Plan",
+    "concurrent_call",
+    "described",
     "plan_for",
+    "planned_delay",
     "plans",
     "refusal_error",
 ]
@@ -99,7 +103,7 @@ LIFECYCLE: dict[ChartEvent, NormalizedHandoffEvent] = {
 }
 """The normalized lifecycle event an accepted chart event records (COMPLETED: on success)."""
 
-_ISSUES: dict[Effect, Callable[..., HandoffAction]] = {
+_ISSUES: dict[Effect, Callable[..., AnyHandoffAction]] = {
     Effect.SUBMIT_PREFILL: HandoffAction.SubmitPrefill,
     Effect.RESERVE_DESTINATION: HandoffAction.ReserveDestination,
     Effect.START_TRANSFER: HandoffAction.StartTransfer,
@@ -123,7 +127,7 @@ class Keep:
 
 _KEEPS = {_E.SOURCE_HELD: Keep.TIMING, _E.DESTINATION_RESERVED: Keep.TOKENS}
 
-Issue = tuple[Callable[..., HandoffAction], HandoffCompletion | None]
+Issue = tuple[Callable[..., AnyHandoffAction], HandoffCompletion | None]
 
 
 @attrs.frozen
@@ -200,3 +204,57 @@ def _explain(
         expected = " or ".join(kind.value for kind in FITTING[type(action)])
         return f"{name} expects {expected}, got {outcome}"
     return f"{name} reported {outcome}"
+
+
+def planned_delay(
+    fact: HandoffFact | None,
+    timing: HandoffTransferTiming | None,
+    tokens: int | None,
+    fallback: float,
+) -> float:
+    """The delay a `StartTransfer` is issued with: from the fact's timing or tokens when it
+    carries them, else from those kept; `fallback` when the timing models none."""
+    if isinstance(fact, HandoffFact.SourceHeld):
+        timing = fact.transfer_timing
+    elif isinstance(fact, HandoffFact.DestinationReserved):
+        tokens = fact.transferable_prompt_tokens
+    if timing is None or tokens is None:
+        raise HandoffError("the transfer was planned before the source and destination were")
+    delay = timing.delay_ms(tokens)
+    if delay is None:
+        delay = fallback
+    validate_transfer_delay_ms(delay)
+    return delay
+
+
+def concurrent_call() -> ConcurrentCallError:
+    """The error of a call made while another call on the same coordinator runs."""
+    return ConcurrentCallError(
+        "the coordinator is already running a call: one caller at a time (one thread or one "
+        "asyncio task per coordinator), and this call changed nothing"
+    )
+
+
+def described(
+    error: HandoffError,
+    state: str,
+    issued: dict[int, HandoffAction],
+    outcomes: dict[int, HandoffActionOutcome],
+    call: tuple[HandoffFact | None, HandoffActionId | None, HandoffActionOutcome | None],
+) -> HandoffError:
+    """`error`, raised by a call (its fact, action id and outcome), with the fields that say
+    what it is about filled in; `state`, `issued` and `outcomes` are the coordinator's, as they
+    were (and still are) before the call."""
+    fact, action_id, outcome = call
+    error.chart_state = state
+    error.fact = fact
+    error.action_id = action_id
+    error.outcome = outcome
+    action = issued.get(action_id.value) if action_id is not None else None
+    if action is not None and outcome is not None:
+        recorded = outcomes.get(action_id.value)  # type: ignore[union-attr]
+        if recorded is not None:
+            error.expected = (recorded,) if recorded != outcome else ()
+        elif not outcome.is_failed and (type(action), outcome.kind) not in ACKNOWLEDGEMENTS:
+            error.expected = tuple(HandoffActionOutcome(kind) for kind in FITTING[type(action)])
+    return error

@@ -31,7 +31,11 @@ __all__ = ["CHARTS", "DestinationFirstChart", "SourceFirstChart"]
 # The charts are laid out as tables, one rule per line group; the formatter would fold them.
 # fmt: off
 class SourceFirstChart(HandoffChart):
-    """SOURCE_FIRST (vLLM, TRT-LLM): run prefill on the source, then reserve the destination."""
+    """SOURCE_FIRST (vLLM, TRT-LLM): run prefill on the source, then reserve the destination.
+
+    The shipped chart of `HandoffOrder.SOURCE_FIRST`; subclass it to change a rule
+    (`HandoffCoordinatorCore(handoff_id=…, chart=MyChart)`, docs/changing-a-rule.md).
+    """
 
     order = HandoffOrder.SOURCE_FIRST
     title = "SourceFirst"
@@ -117,7 +121,11 @@ class SourceFirstChart(HandoffChart):
 
 
 class DestinationFirstChart(HandoffChart):
-    """DESTINATION_FIRST (SGLang): reserve the destination, then run prefill on the source."""
+    """DESTINATION_FIRST (SGLang): reserve the destination, then run prefill on the source.
+
+    The shipped chart of `HandoffOrder.DESTINATION_FIRST`; subclass it to change a rule
+    (`HandoffCoordinatorCore(handoff_id=…, chart=MyChart)`, docs/changing-a-rule.md).
+    """
 
     order = HandoffOrder.DESTINATION_FIRST
     title = "DestinationFirst"

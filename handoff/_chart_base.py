@@ -1,52 +1,66 @@
 """What a handoff chart is: the base class, the words as transitions, and what happens when
 a chart class is defined.
 
-Defining a chart completes it and checks it at once: every (state, event) pair the chart
-leaves out gets its event kind's default, and anything the compiled table could not read
-faithfully is refused with `InvalidDefinition`.  A chart may derive from another chart:
-it gets fresh copies of the parent's states (so the parent is never touched), inherits
-every event it does not declare again, and may add states of its own.
+Defining a chart checks it at once: anything the compiled table could not read faithfully
+is refused with `InvalidDefinition`, in handoff's words, naming the chart, the rule and the
+fix.  Every (state, event) pair the chart leaves out means its event kind's default (see
+`EventKind`); the compiled table and the interpreter fill it in, so defining a chart builds
+only the transitions it wrote.  What runs can show (a state nothing enters, a rule that
+leaks an owner) is left to the model review, which shows it with a counterexample.  A chart
+may derive from another chart (see `handoff._chart_derive`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
 from typing import Any, ClassVar, cast
 
-from statemachine import State, StateChart
+from statemachine import Event, State, StateChart
 from statemachine.exceptions import InvalidDefinition
 from statemachine.factory import StateMachineMetaclass
 from statemachine.transition import Transition
 from statemachine.transition_list import TransitionList
 
+from handoff._chart_derive import (
+    adopt,
+    body_transitions,
+    drop_unused,
+    fresh,
+    inherit,
+    named,
+    restore,
+)
 from handoff._chart_rules import text_problem
 from handoff._public import exported
 from handoff._values import HandoffOrder
-from handoff._vocabulary import (
-    IGNORE,
-    JOURNAL_REFUSALS,
-    WORDS,
-    ChartEvent,
-    Effect,
-    EventKind,
-    Refusal,
-)
+from handoff._vocabulary import IGNORE, WORDS, ChartEvent, Effect, Refusal
 
 __all__ = ["HandoffChart", "acknowledged", "ignored", "refused"]
 
 
 def refused(refusal: Refusal, *states: State) -> TransitionList:
-    """Declare that `states` refuse the event with `refusal` (and stay where they are)."""
+    """Declare that `states` refuse the event with `refusal` (and stay where they are).
+
+    Joined to an event's transitions in a chart body,
+    `source_held = prefill_running.to(…) | refused(Refusal.PREFILL_NOT_SUBMITTED, idle)`; the
+    coordinator raises the refusal's error and changes nothing (docs/writing-a-chart.md).
+    """
     return _self_loops(states, validators=refusal.callback)
 
 
 def ignored(*states: State) -> TransitionList:
-    """Declare that `states` drop the event: it changes nothing and is not journaled."""
+    """Declare that `states` drop the event: it changes nothing and is not journaled.
+
+    The call returns `[]`, as a repeated fact does (docs/writing-a-chart.md).
+    """
     return _self_loops(states, on=IGNORE)
 
 
 def acknowledged(*states: State) -> TransitionList:
-    """Declare that `states` journal the acknowledgement without moving or issuing."""
+    """Declare that `states` journal the acknowledgement without moving or issuing.
+
+    The outcome is recorded (a repeat of it is then a duplicate, a different one a conflict),
+    and the call returns `[]` (docs/writing-a-chart.md).
+    """
     return _self_loops(states)
 
 
@@ -64,23 +78,34 @@ class _Body(dict[str, Any]):
 
     parent: type[HandoffChart] | None = None
     marks: dict[int, int]
+    copies: set[int]
 
 
 class _HandoffChartMeta(StateMachineMetaclass):
     """Completes and checks a chart when its class is defined."""
+
+    # Reachability, trap states and liveness are the model review's to judge, with a
+    # counterexample: python-statemachine would refuse such a chart at import instead.
+    validate_disconnected_states = False
+    validate_trap_states = False
+    validate_final_reachability = False
 
     @classmethod
     def __prepare__(mcs, name: str, bases: tuple[type, ...], /, **kwargs: Any) -> _Body:
         body = _Body()
         parents = [base for base in bases if isinstance(base, _HandoffChartMeta) and base.states]
         if len(parents) > 1:
-            raise InvalidDefinition(f"{name}: a handoff chart derives from one chart at most")
+            raise InvalidDefinition(
+                f"{name}: a handoff chart derives from one chart at most: derive from one and "
+                "restate the rules you want from the other"
+            )
         if parents:
             parent: Any = parents[0]
             body.parent = parent
             body.marks = {id(state): len(state.transitions.transitions) for state in parent.states}
-            for state in parent.states:
-                body[state.id] = _fresh(state)
+            copies = {state.id: fresh(state) for state in parent.states}
+            body.copies = {id(state) for state in copies.values()}
+            body.update(copies)
         return body
 
     def __new__(
@@ -90,20 +115,32 @@ class _HandoffChartMeta(StateMachineMetaclass):
         parent = body.parent if isinstance(body, _Body) else None
         if parent is not None:
             # First of all: whatever the body did to the parent's states is undone.
-            _restore(parent, cast("_Body", body).marks)
+            restore(parent, cast("_Body", body).marks)
+        _refuse_callbacks(name, attrs)
         states = {key: value for key, value in attrs.items() if isinstance(value, State)}
-        _adopt(name, attrs, states, parent)
+        adopt(name, attrs, states, parent)
+        written = tuple(body_transitions(attrs))
         if states:
             if parent is not None:
                 attrs.setdefault("order", parent.order)
-                _inherit(parent, attrs, states)
+                inherit(parent, attrs, states)
+                drop_unused(attrs, states, cast("_Body", body).copies)
             if not isinstance(attrs.get("order"), HandoffOrder):
-                raise InvalidDefinition(f"{name}: a handoff chart must declare its `order`")
+                raise InvalidDefinition(
+                    f"{name}: a handoff chart must declare its `order`: add "
+                    "`order = HandoffOrder.SOURCE_FIRST` (or DESTINATION_FIRST)"
+                )
             title = attrs.setdefault("title", name)
             if not isinstance(title, str) or not title:
-                raise InvalidDefinition(f"{name}: `title` must be a non-empty str, got {title!r}")
-            attrs = _with_defaults(name, attrs, list(states.values()))
-        return super().__new__(mcs, name, bases, attrs)
+                raise InvalidDefinition(
+                    f"{name}: `title` must be a non-empty str, got {title!r}: write "
+                    f'title = "{name}", or leave it out'
+                )
+            _check_events(name, attrs)
+            _check_states(name, attrs, states)
+        chart = super().__new__(mcs, name, bases, attrs)
+        chart._handoff_written = written  # type: ignore[attr-defined]
+        return chart
 
     def __init__(
         cls, name: str, bases: tuple[type, ...], body: dict[str, Any], /, **kwargs: Any
@@ -111,177 +148,152 @@ class _HandoffChartMeta(StateMachineMetaclass):
         # python-statemachine reads the completed class body, not the one the author wrote.
         super().__init__(name, bases, dict(vars(cls)))  # type: ignore[arg-type]
         if cls.states:
-            _check_words(cls)
+            _check_words(cls, cls._handoff_written)  # type: ignore[attr-defined]
 
     def add_inherited(cls, bases: Any) -> None:
         """A derived chart holds fresh copies of everything it inherits: share nothing."""
 
+    def _setup(cls) -> None:
+        """Deferred to the first instance: only python-statemachine's own run of the chart
+        needs its convention callbacks, and most charts are only ever compiled."""
+        cls._handoff_set_up = False
 
-# -- derivation ----------------------------------------------------------------------------
-
-
-def _fresh(state: State) -> State:
-    return State(
-        str(state.name), initial=state.initial, final=state.final, enter=list(_named(state.enter))
-    )
-
-
-def _restore(parent: type[HandoffChart], marks: dict[int, int]) -> None:
-    for state in parent.states:
-        del state.transitions.transitions[marks[id(state)] :]
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        if not vars(cls).get("_handoff_set_up", True):
+            super()._setup()  # type: ignore[no-untyped-call]
+            cls._handoff_set_up = True
+        return super().__call__(*args, **kwargs)
 
 
-def _adopt(
-    name: str, attrs: dict[str, Any], states: dict[str, State], parent: type[HandoffChart] | None
-) -> None:
-    """Move every transition the body wrote on a state that is not the chart's own onto the
-    chart's state of the same id, when it is the parent's; refuse any other foreign state."""
-    own = {id(state) for state in states.values()}
-    inherited = {id(state) for state in parent.states} if parent is not None else set()
-    foreign: list[State] = []
-
-    def mapped(state: State) -> State:
-        if id(state) in own:
-            return state
-        if id(state) not in inherited:
-            foreign.append(state)
-            return state
-        return states[state.id]
-
-    for transition in _body_transitions(attrs):
-        source = transition.source
-        if id(source) not in own:
-            source.transitions.transitions[:] = [
-                other for other in source.transitions.transitions if other is not transition
-            ]
-        transition.source = mapped(source)
-        transition._targets = [mapped(target) for target in transition._targets]
-        transition.is_self = transition.target is transition.source
-        if id(source) not in own and id(transition.source) in own:
-            transition.source.transitions.add_transitions(transition)
-    if foreign:
-        raise InvalidDefinition(
-            f"{name}: uses {sorted({str(state.id) for state in foreign})}, not states of this "
-            "chart: a chart may use its own states and its parent chart's only"
-        )
-
-
-def _body_transitions(attrs: dict[str, Any]) -> Iterator[Transition]:
-    seen: set[int] = set()
-    for value in attrs.values():
-        if isinstance(value, TransitionList):
-            for transition in value.transitions:
-                if id(transition) not in seen:
-                    seen.add(id(transition))
-                    yield transition
-
-
-def _inherit(parent: type[HandoffChart], attrs: dict[str, Any], states: dict[str, State]) -> None:
-    """Copy onto `states` every event of `parent` the derived chart does not declare."""
-    for event in ChartEvent:
-        if event.value in attrs:
-            continue
-        copies = TransitionList()
-        for state in parent.states:
-            for transition in state.transitions:
-                if event.value in transition.events:
-                    (target,) = transition.targets
-                    to: Any = states[state.id].to  # python-statemachine leaves this untyped
-                    copies.add_transitions(
-                        to(
-                            states[target.id],
-                            internal=transition.internal,
-                            validators=list(_named(transition.validators)),
-                            on=list(_named(transition.on)),
-                        )
-                    )
-        attrs[event.value] = copies
-
-
-# -- completion and checks -----------------------------------------------------------------
+# -- checks ----------------------------------------------------------------------------------
 
 
 _COMPLETING_WORDS = frozenset(effect.value for effect in Effect if effect.completion is not None)
+_CALLBACK_PREFIXES = ("on_", "before_", "after_")
+_CALLBACK_NAMES = frozenset({"prepare_event", "listeners"})
 
 
 def _is_complete_state(state: State) -> bool:
-    return any(name in _COMPLETING_WORDS for name in _named(state.enter))
+    """Whether entering `state` completes the handoff (its `enter=` names a completion)."""
+    return any(name in _COMPLETING_WORDS for name in named(state.enter))
 
 
-def _with_defaults(name: str, attrs: dict[str, Any], states: list[State]) -> dict[str, Any]:
-    """Give every (state, event) pair the chart leaves out its event kind's default."""
-    attrs = dict(attrs)
+def _refuse_callbacks(name: str, attrs: dict[str, Any]) -> None:
+    """Refuse python-statemachine's own callbacks and events: the compiled table never runs
+    a callback, and reads rules written as transitions."""
+    for key, value in attrs.items():
+        if isinstance(value, Event):
+            raise InvalidDefinition(
+                f"{name}: {key!r} is a python-statemachine Event; write the rule as "
+                f"`{key} = a.to(b, on=...)`, without Event(...)"
+            )
+        if isinstance(value, State | TransitionList) or key.startswith("__"):
+            continue
+        if key.startswith(_CALLBACK_PREFIXES) or key in _CALLBACK_NAMES or key in WORDS:
+            raise InvalidDefinition(
+                f"{name}: {key!r} is a python-statemachine callback, which the compiled table "
+                "never runs; a handoff chart acts through its words only: name the actions a "
+                'transition issues with on=[...] and a completion with enter="complete_..."'
+            )
+
+
+def _check_events(name: str, attrs: dict[str, Any]) -> None:
+    """Every rule is a chart event's, and handles each state once."""
     names = {id(value): key for key, value in attrs.items() if isinstance(value, State)}
     for key, value in attrs.items():
         if isinstance(value, TransitionList) and key not in ChartEvent._value2member_map_:
-            raise InvalidDefinition(f"{name}: {key!r} is not a handoff chart event")
+            raise InvalidDefinition(
+                f"{name}: {key!r} is not a handoff chart event; the events are "
+                f"{', '.join(event.value for event in ChartEvent)}"
+            )
     for event in ChartEvent:
-        declared = attrs.get(event.value, TransitionList())
         handled: set[int] = set()
-        for transition in declared.transitions:
+        for transition in attrs.get(event.value, TransitionList()).transitions:
             if id(transition.source) in handled:
                 raise InvalidDefinition(
-                    f"{name}: state {names[id(transition.source)]!r} handles {event.value!r} twice"
+                    f"{name}: state {names[id(transition.source)]!r} handles {event.value!r} "
+                    "twice; keep one of its rules"
                 )
             handled.add(id(transition.source))
-        missing = [state for state in states if id(state) not in handled]
-        attrs[event.value] = declared | _default_handling(event, missing)
-    return attrs
 
 
-def _default_handling(event: ChartEvent, states: list[State]) -> TransitionList:
-    complete = [state for state in states if _is_complete_state(state)]
-    live = [state for state in states if not _is_complete_state(state)]
-    handling: TransitionList
-    if event.kind is EventKind.ACKNOWLEDGEMENT:
-        handling = acknowledged(*live) | ignored(*complete)
-    elif event.kind is EventKind.JOURNAL_ERROR:
-        handling = refused(JOURNAL_REFUSALS[event], *live) | ignored(*complete)
-    else:
-        handling = ignored(*states)
-    return handling
+def _check_states(name: str, attrs: dict[str, Any], states: dict[str, State]) -> None:
+    """One initial state; a final state completes the handoff and no rule leaves it."""
+    keys = {id(state): key for key, state in states.items()}
+    rules = {
+        id(transition): event
+        for event, value in attrs.items()
+        if isinstance(value, TransitionList)
+        for transition in value.transitions
+    }
+    initial = [key for key, state in states.items() if state.initial]
+    if len(initial) != 1:
+        raise InvalidDefinition(
+            f"{name}: a handoff chart has exactly one initial state, this one has "
+            f"{initial or 'none'}: mark the state before start() with initial=True, once"
+        )
+    for key, state in states.items():
+        if not state.final:
+            continue
+        if not _is_complete_state(state):
+            raise InvalidDefinition(
+                f"{name}: {key!r} is final=True but does not complete the handoff: give it "
+                'enter="complete_canceled" (or "complete_success"), or drop final=True'
+            )
+        for transition in state.transitions:
+            raise InvalidDefinition(
+                f"{name}: {key!r} is final=True, yet rule {rules.get(id(transition))!r} leaves "
+                f"it for {keys.get(id(transition.target))!r}: a final state takes no event; drop "
+                f"final=True (entering {key!r} completes the handoff anyway, and a complete "
+                "state drops every event it has no rule for), or drop that rule"
+            )
 
 
-def _check_words(chart: Any) -> None:
+def _check_words(chart: Any, written: tuple[Transition, ...]) -> None:
+    """The words of the transitions the chart's body wrote (inherited ones were checked)."""
     name = chart.__name__
     for state in chart.states:
-        if state.states or any(_named(state.exit)) or any(_named(state.invoke)):
+        if state.states or any(named(state.exit)) or any(named(state.invoke)):
             raise InvalidDefinition(
                 f"{name}: {state.id!r} has exit or invoke callbacks or inner states; a handoff "
                 "chart is flat and acts on transitions and on entering a state only"
             )
-        for transition in state.transitions:
-            _check_transition(name, transition, state)
+        for word in named(state.enter):
+            if word not in WORDS:
+                raise InvalidDefinition(
+                    f"{name}: {word!r} on entering {state.id!r} is not a handoff chart word: "
+                    'a state\'s enter= completes the handoff, "complete_success" or '
+                    '"complete_canceled"'
+                )
+    for transition in written:
+        _check_transition(name, transition)
 
 
-def _check_transition(name: str, transition: Transition, state: State) -> None:
-    guards = list(_named(transition.cond))
+def _check_transition(name: str, transition: Transition) -> None:
+    guards = list(named(transition.cond))
     if guards:
         raise InvalidDefinition(
             f"{name}: cond/unless {guards} on {transition}: a handoff chart chooses a step by "
             "state and event alone; check a payload with `validators=` (a `Check`), or add a "
             "state that tells the cases apart"
         )
-    unread = [*_named(transition.before), *_named(transition.after)]
+    unread = [*named(transition.before), *named(transition.after)]
     if unread:
         # The compiled table reads validators, on and enter only.
-        raise InvalidDefinition(f"{name}: {unread} on {transition}: use `on=` instead")
-    for group in (transition.validators, transition.on, state.enter):
-        for word in _named(group):
+        raise InvalidDefinition(
+            f"{name}: {unread} on {transition}: the compiled table reads on= only; use `on=` "
+            "instead"
+        )
+    for group in (transition.validators, transition.on):
+        for word in named(group):
             if word not in WORDS:
                 raise InvalidDefinition(
-                    f"{name}: {word!r} on {transition} is not a handoff chart word"
+                    f"{name}: {word!r} on {transition} is not a handoff chart word: use a word "
+                    "of handoff.Effect (on=) or handoff.Check (validators=), or refused(...)"
                 )
-    problem = text_problem(transition, _named)
+    problem = text_problem(transition, named)
     if problem is not None:
         raise InvalidDefinition(f"{name}: {transition}: {problem}")
-
-
-def _named(specs: Iterable[Any]) -> Iterator[str]:
-    """The callback names a chart wrote (python-statemachine adds conventional ones)."""
-    for spec in specs:
-        if not spec.is_convention:
-            yield spec.attr_name
 
 
 class HandoffChart(StateChart[Any], metaclass=_HandoffChartMeta):

@@ -1,4 +1,4 @@
-"""What SPEC.md forbids in a chart's text, refused when the chart class is defined.
+"""What the contract forbids in a chart's text, refused when the chart class is defined.
 
 These rules hold whatever runs would show: a refusal speaks of one event and does nothing
 else; checks run in the SPEC's order (the timing, then the delay), only on the facts whose
@@ -40,15 +40,29 @@ def text_problem(transition: Any, named: Callable[[Iterable[Any]], Iterator[str]
     if refusals:
         owner = _REFUSAL_EVENTS[refusals[0]].value
         if len(refusals) > 1 or len(validators) > 1 or effects:
-            return "a refusal refuses and does nothing else"
+            return (
+                "a refusal refuses and does nothing else: write refused(...) as a rule of its "
+                "own, and the other words on another"
+            )
         wrong = sorted(events - {owner})
-        return f"{refusals[0].name} belongs to {owner!r}, not {wrong}" if wrong else None
+        if wrong:
+            return (
+                f"{refusals[0].name} belongs to {owner!r}, not {wrong}: refuse with it under "
+                f"{owner!r} only, or with the refusal the event's phrase speaks of"
+            )
+        return None
     checks = [Check(name) for name in validators if name in Check._value2member_map_]
     if checks != sorted(set(checks), key=list(Check).index):
-        return f"checks {[check.value for check in checks]} run out of the SPEC's order"
+        return (
+            f"checks {[check.value for check in checks]} run out of the SPEC's order: write "
+            "transfer_timing_is_valid before transfer_delay_is_valid"
+        )
     for check in checks:
         if not events <= _CHECK_EVENTS[check]:
-            return f"{check.value} judges no payload of {sorted(events)}"
+            return f"{check.value} judges no payload of {sorted(events)}: drop it from this rule"
     if Effect.START_TRANSFER.value in effects and Check.TRANSFER_DELAY_IS_VALID not in checks:
-        return "StartTransfer is issued without transfer_delay_is_valid"
+        return (
+            "StartTransfer is issued without transfer_delay_is_valid: add "
+            'validators="transfer_delay_is_valid" to this rule'
+        )
     return None

@@ -36,6 +36,7 @@ __all__ = [
     "Count",
     "Field",
     "Float",
+    "List",
     "Nullable",
     "Outcome",
     "Struct",
@@ -129,12 +130,14 @@ class Nullable(Codec):
 
 
 class Array(Codec):
+    """A JSON array read as a tuple (a field annotated `tuple[X, ...]`)."""
+
     expected = "an array"
 
     def __init__(self, item: Codec) -> None:
         self.item = item
 
-    def write(self, value: tuple[object, ...]) -> str:
+    def write(self, value: tuple[object, ...] | list[object]) -> str:
         return "[" + ",".join(self.item.write(item) for item in value) + "]"
 
     def read(self, data: object) -> tuple[object, ...]:
@@ -148,6 +151,13 @@ class Array(Codec):
                 refusal.segments.append(f"[{index}]")
                 raise
         return tuple(items)
+
+
+class List(Array):
+    """A JSON array read as a list (`handoff.wire.loads(text, list[X])`)."""
+
+    def read(self, data: object) -> list[object]:  # type: ignore[override]
+        return list(super().read(data))
 
 
 def _listed(names: typing.Iterable[str]) -> str:
@@ -216,7 +226,7 @@ class Outcome(Codec):
         self.expected = f'{_one_of(self.units)} or {{"{_FAILED}": reason}}'
 
     def write(self, value: HandoffActionOutcome) -> str:
-        if value.reason is None:
+        if value.kind is not OutcomeKind.FAILED:
             return f'"{value.kind.value}"'
         try:
             return f'{{"{_FAILED}":{write_string(value.reason)}}}'

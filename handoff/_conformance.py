@@ -10,7 +10,7 @@ import attrs
 from handoff._errors import ConformanceError
 from handoff._lifecycle import NormalizedHandoffEvent, expected_normalized_handoff
 from handoff._public import exported
-from handoff._validators import check_count, check_instance, wrong_type
+from handoff._validators import check_count, check_instance, to_count, wrong_type
 from handoff._values import EngineType, HandoffOrder
 
 __all__ = ["NormalizedHandoffConformance", "NormalizedStoredTiming"]
@@ -36,11 +36,17 @@ _check_flag = check_instance(bool, "a bool")
 
 @attrs.frozen
 class NormalizedStoredTiming:
-    """How many KV blocks the destination stored before, at and after its activation."""
+    """How many KV blocks the destination stored before, at and after its activation.
 
-    before_activation: int = attrs.field(default=0, validator=check_count)
-    on_activation: int = attrs.field(default=0, validator=check_count)
-    repeated_activation_hashes_after_activation: int = attrs.field(default=0, validator=check_count)
+    `NormalizedStoredTiming(before_activation=0, on_activation=3)`; counts default to 0 and
+    are checked by `NormalizedHandoffConformance.validate()` (contract §6).
+    """
+
+    before_activation: int = attrs.field(default=0, converter=to_count, validator=check_count)
+    on_activation: int = attrs.field(default=0, converter=to_count, validator=check_count)
+    repeated_activation_hashes_after_activation: int = attrs.field(
+        default=0, converter=to_count, validator=check_count
+    )
 
 
 def _names(events: Sequence[NormalizedHandoffEvent]) -> str:
@@ -59,9 +65,9 @@ class NormalizedHandoffConformance:
     lifecycle: tuple[NormalizedHandoffEvent, ...] = attrs.field(
         converter=_to_lifecycle, validator=_check_lifecycle
     )
-    source_output_tokens: int = attrs.field(validator=check_count)
-    destination_output_tokens: int = attrs.field(validator=check_count)
-    completed_requests: int = attrs.field(validator=check_count)
+    source_output_tokens: int = attrs.field(converter=to_count, validator=check_count)
+    destination_output_tokens: int = attrs.field(converter=to_count, validator=check_count)
+    completed_requests: int = attrs.field(converter=to_count, validator=check_count)
     destination_stored: NormalizedStoredTiming = attrs.field(
         validator=check_instance(NormalizedStoredTiming, "a NormalizedStoredTiming")
     )

@@ -11,18 +11,24 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, cast, overload
 
-from handoff._binding import EVENT_INDEX, FACT_EVENTS, Keep, Plan, plan_for, plans, refusal_error
+from handoff._binding import (
+    EVENT_INDEX,
+    FACT_EVENTS,
+    Keep,
+    Plan,
+    described,
+    planned_delay,
+    plans,
+    refusal_error,
+)
 from handoff._errors import ForeignFactError, HandoffError
 from handoff._lifecycle import NormalizedHandoffEvent
-from handoff._messages import HandoffAction, HandoffFact, IssuedHandoffAction
-from handoff._table import CompiledChart, chart_rules, compiled
-from handoff._timing import (
-    HandoffTransferTiming,
-    validate_transfer_delay_ms,
-    validate_transfer_timing,
-)
+from handoff._messages import AnyHandoffAction, HandoffAction, HandoffFact, IssuedHandoffAction
+from handoff._step import OUTCOME, take
+from handoff._table import CompiledChart, chart_rules, runtime_table
+from handoff._timing import HandoffTransferTiming, validate_transfer_timing
 from handoff._validators import require_delay_ms
 from handoff._values import (
     HandoffActionId,
@@ -45,8 +51,9 @@ _DUPLICATE = ChartEvent.DUPLICATE_OUTCOME.index
 _CONFLICTING = ChartEvent.CONFLICTING_OUTCOME.index
 _MISMATCHED = ChartEvent.MISMATCHED_OUTCOME.index
 _FACT_INDEX = {fact: event.index for fact, event in FACT_EVENTS.items()}
-_START_TRANSFER = HandoffAction.StartTransfer
+_TRANSFER = HandoffAction.StartTransfer
 _SUCCESS = HandoffCompletion.SUCCESS
+_IDS = tuple(HandoffActionId(value) for value in range(32))
 _COMPLETED = NormalizedHandoffEvent.COMPLETED
 _EVENTS = tuple(ChartEvent)
 _FOREIGN_FACT = AdapterRefusal.FOREIGN_FACT.phrase
@@ -55,25 +62,34 @@ _KEEP_OUTCOME, _KEEP_TIMING, _KEEP_TOKENS = Keep.OUTCOME, Keep.TIMING, Keep.TOKE
 
 @functools.cache
 def _plans(chart: HandoffOrder | type[HandoffChart]) -> tuple[tuple[Plan, ...], ...]:
-    return plans(compiled(chart))
+    return plans(runtime_table(chart))
 
 
 class HandoffCoordinatorCore:
     """Coordinates one prefill-to-decode handoff: facts and outcomes in, actions out.
 
+    `HandoffCoordinatorCore(handoff_id=HandoffId.new(), order=HandoffOrder.SOURCE_FIRST)`.
     Every call returns the actions to perform (possibly none) or raises `HandoffError`,
-    in which case the coordinator is exactly as it was before the call.
+    in which case the coordinator is exactly as it was before the call (contract, "The
+    coordinator"; the error's fields say what it was about).
 
     The ordering rules are the shipped chart of `order`, or any `HandoffChart` given as
     `chart=` (then `order` may be left out: it is the chart's; given, it must agree).  With
     `interpreted=True` the chart is run by python-statemachine itself instead of the
     compiled table: same behaviour, much slower, useful for debugging a chart.
+
+    One caller at a time: a call made while another call on the same coordinator is running
+    (from another thread) raises `ConcurrentCallError` and changes nothing.  `copy.copy`,
+    `copy.deepcopy` and `pickle` give an independent coordinator that shares nothing with
+    this one but the immutable rule table; `handoff.wire.dumps(coordinator)` writes it as a
+    snapshot that `handoff.wire.loads(text, HandoffCoordinatorCore)` restores.
     """
 
     __slots__ = (
         "_chart",
         "_completion",
         "_fallback",
+        "_gate",
         "_handoff_id",
         "_interpreter",
         "_issued",
@@ -81,11 +97,32 @@ class HandoffCoordinatorCore:
         "_next_id",
         "_outcomes",
         "_plans",
+        "_rules",
         "_state",
         "_timing",
         "_tokens",
     )
 
+    @overload
+    def __init__(
+        self,
+        handoff_id: HandoffId,
+        order: HandoffOrder,
+        fallback_transfer_delay_ms: float = 0.0,
+        *,
+        chart: type[HandoffChart] | None = None,
+        interpreted: bool = False,
+    ) -> None: ...
+    @overload
+    def __init__(
+        self,
+        handoff_id: HandoffId,
+        order: HandoffOrder | None = None,
+        fallback_transfer_delay_ms: float = 0.0,
+        *,
+        chart: type[HandoffChart],
+        interpreted: bool = False,
+    ) -> None: ...
     def __init__(
         self,
         handoff_id: HandoffId,
@@ -95,15 +132,17 @@ class HandoffCoordinatorCore:
         chart: type[HandoffChart] | None = None,
         interpreted: bool = False,
     ) -> None:
-        if not isinstance(handoff_id, HandoffId):
+        if type(handoff_id) is not HandoffId:
             raise TypeError(f"handoff_id must be a HandoffId, got {handoff_id!r}")
         # A shipped order skips the chart checks: construction is on every handoff's path.
         shipped = chart is None and type(order) is HandoffOrder
         rules = cast("HandoffOrder", order) if shipped else chart_rules(order, chart)
         self._fallback = require_delay_ms("fallback_transfer_delay_ms", fallback_transfer_delay_ms)
         self._handoff_id = handoff_id
-        self._chart: CompiledChart = compiled(rules)
+        self._rules = rules
+        self._chart: CompiledChart = runtime_table(rules)
         self._plans = _plans(rules)
+        self._gate = [None]
         self._state = 0
         self._next_id = 0
         self._issued: dict[int, HandoffAction] = {}
@@ -120,14 +159,22 @@ class HandoffCoordinatorCore:
 
     @classmethod
     def new(cls, handoff_id: HandoffId, order: HandoffOrder) -> HandoffCoordinatorCore:
-        """A coordinator whose transfer delay falls back to 0 ms when timing is unmodelled."""
+        """A coordinator whose transfer delay falls back to 0 ms when timing is unmodelled.
+
+        `HandoffCoordinatorCore.new(HandoffId.new(), HandoffOrder.SOURCE_FIRST)` is
+        `HandoffCoordinatorCore(handoff_id=…, order=…)`.
+        """
         return cls(handoff_id, order)
 
     @classmethod
     def new_with_fallback(
         cls, handoff_id: HandoffId, order: HandoffOrder, fallback_transfer_delay_ms: float
     ) -> HandoffCoordinatorCore:
-        """A coordinator with an explicit fallback transfer delay (finite, non-negative)."""
+        """A coordinator with an explicit fallback transfer delay (finite, non-negative).
+
+        The fallback is the `StartTransfer` delay when the timing models none (contract §3);
+        a negative or non-finite one is a `ValueError`.
+        """
         return cls(handoff_id, order, fallback_transfer_delay_ms)
 
     # -- copies and the journal ----------------------------------------------------------
@@ -142,6 +189,7 @@ class HandoffCoordinatorCore:
         twin._issued = dict(self._issued)
         twin._outcomes = dict(self._outcomes)
         twin._lifecycle = list(self._lifecycle)
+        twin._gate = [None]
         return twin
 
     def issued_actions(self) -> tuple[tuple[HandoffActionId, HandoffAction], ...]:
@@ -176,6 +224,11 @@ class HandoffCoordinatorCore:
         return tuple(self._lifecycle)
 
     @property
+    def fallback_transfer_delay_ms(self) -> float:
+        """The transfer delay used when the timing models none (finite, non-negative)."""
+        return self._fallback
+
+    @property
     def chart_name(self) -> str:
         """The title of the chart whose rules this coordinator follows."""
         return self._chart.name
@@ -195,29 +248,46 @@ class HandoffCoordinatorCore:
     # -- calls -------------------------------------------------------------------------
 
     def start(self) -> list[IssuedHandoffAction]:
-        """Issue the first action of the order; a no-op once started or no longer active."""
-        return self._take(_START, None, None, None)
+        """Issue the first action of the order; a no-op once started or no longer active.
+
+        `[submit] = coordinator.start()` gives `SubmitPrefill` (SOURCE_FIRST) or
+        `ReserveDestination` (DESTINATION_FIRST); afterwards it returns `[]` (contract §4).
+        """
+        return take(self, _START, None, None, None)
 
     def on_fact(self, fact: HandoffFact) -> list[IssuedHandoffAction]:
-        """Take a fact reported by the runtime."""
+        """Take a fact reported by the runtime; returns the actions it makes due.
+
+        `coordinator.on_fact(HandoffFact.SourceHeld(handoff_id=hid, transfer_timing=timing))`.
+        A fact of another handoff is a `ForeignFactError`, one that comes before the
+        acknowledgement it depends on an `OutOfOrderFactError`; a refused fact changes nothing
+        (contract §4, `on_fact`). Anything but a fact variant is a `TypeError`.
+        """
         event = _FACT_INDEX.get(type(fact))
         if event is None:
             raise TypeError(f"fact must be a HandoffFact, got {fact!r}")
         if fact.handoff_id is not self._handoff_id and fact.handoff_id != self._handoff_id:
-            raise ForeignFactError(
+            foreign = ForeignFactError(
                 f"{_FOREIGN_FACT}: expected {self._handoff_id}, got {fact.handoff_id}"
             )
-        return self._take(event, fact, None, None)
+            state = self._chart.states[self._state]
+            raise described(foreign, state, self._issued, self._outcomes, (fact, None, None))
+        return take(self, event, fact, None, None)
 
     def on_action_outcome(
         self, action_id: HandoffActionId, outcome: HandoffActionOutcome
     ) -> list[IssuedHandoffAction]:
-        """Take the runtime's acknowledgement of an issued action."""
+        """Take the runtime's acknowledgement of an issued action; returns the actions it makes due.
+
+        `coordinator.on_action_outcome(action_id=issued.id, outcome=HandoffActionOutcome.APPLIED)`.
+        The same outcome twice is harmless; an unknown id, a conflicting or an unfitting outcome
+        is refused and changes nothing (contract §4, `on_action_outcome`).
+        """
         if type(action_id) is not HandoffActionId:
             raise TypeError(f"action_id must be a HandoffActionId, got {action_id!r}")
         if type(outcome) is not HandoffActionOutcome:
             raise TypeError(f"outcome must be a HandoffActionOutcome, got {outcome!r}")
-        return self._take(self._outcome_event(action_id, outcome), None, action_id, outcome)
+        return take(self, OUTCOME, None, action_id, outcome)
 
     def _outcome_event(self, action_id: HandoffActionId, outcome: HandoffActionOutcome) -> int:
         """The index of the chart event an outcome makes against the journal (changes nothing)."""
@@ -232,57 +302,6 @@ class HandoffCoordinatorCore:
 
     # -- the step ------------------------------------------------------------------------
 
-    def _take(
-        self,
-        event: int,
-        fact: HandoffFact | None,
-        action_id: HandoffActionId | None,
-        outcome: HandoffActionOutcome | None,
-    ) -> list[IssuedHandoffAction]:
-        if self._interpreter is None:
-            move = self._plans[self._state][event]
-            if move.ignored:
-                return []
-            if move.refusal is not None:
-                raise self._refusal(move.refusal, action_id, outcome)
-            delay = self._checked_delay(move.checks, fact) if move.checks else None
-        else:
-            move, delay = self._interpret(event, fact, action_id, outcome)
-            if move.ignored:
-                return []
-        # Everything is valid: commit the step in one go.
-        keep = move.keep
-        if keep:  # Keep.NOTHING is 0
-            if keep == _KEEP_OUTCOME:
-                self._outcomes[action_id.value] = outcome  # type: ignore[union-attr,assignment]
-            elif keep == _KEEP_TIMING:
-                self._timing = fact.transfer_timing  # type: ignore[union-attr]
-            elif keep == _KEEP_TOKENS:
-                self._tokens = fact.transferable_prompt_tokens  # type: ignore[union-attr]
-        if move.lifecycle is not None:
-            self._lifecycle.append(move.lifecycle)
-        self._state = move.target
-        # A loop, not a comprehension: most steps issue one action or none, and a comprehension
-        # costs a frame of its own.
-        issued = []
-        for make, completion in move.issues:
-            issued.append(self._issue(make, completion, delay))
-        return issued
-
-    def _interpret(
-        self,
-        event: int,
-        fact: HandoffFact | None,
-        action_id: HandoffActionId | None,
-        outcome: HandoffActionOutcome | None,
-    ) -> tuple[Plan, float | None]:
-        assert self._interpreter is not None
-        decide = self._interpreter.decide
-        step, delay = decide(self._state, _EVENTS[event], self._checked_delay, fact)
-        if step.refusal is not None:
-            raise self._refusal(step.refusal, action_id, outcome)
-        return plan_for(step), delay
-
     def _checked_delay(self, checks: tuple[Check, ...], fact: HandoffFact | None) -> float | None:
         """Run a step's payload checks; returns the transfer delay when one is checked."""
         delay = None
@@ -291,32 +310,17 @@ class HandoffCoordinatorCore:
                 assert isinstance(fact, HandoffFact.SourceHeld)
                 validate_transfer_timing(fact.transfer_timing)
             else:
-                delay = self._transfer_delay(fact)
-        return delay
-
-    def _transfer_delay(self, fact: HandoffFact | None) -> float:
-        timing = fact.transfer_timing if isinstance(fact, HandoffFact.SourceHeld) else self._timing
-        tokens = (
-            fact.transferable_prompt_tokens
-            if isinstance(fact, HandoffFact.DestinationReserved)
-            else self._tokens
-        )
-        if timing is None or tokens is None:
-            raise HandoffError("the transfer was planned before the source and destination were")
-        delay = timing.delay_ms(tokens)
-        if delay is None:
-            delay = self._fallback
-        validate_transfer_delay_ms(delay)
+                delay = planned_delay(fact, self._timing, self._tokens, self._fallback)
         return delay
 
     def _issue(
         self,
-        make: Callable[..., HandoffAction],
+        make: Callable[..., AnyHandoffAction],
         completion: HandoffCompletion | None,
         delay: float | None,
     ) -> IssuedHandoffAction:
-        action: HandoffAction
-        if make is _START_TRANSFER:
+        action: AnyHandoffAction
+        if make is _TRANSFER:
             assert delay is not None, "a transfer is issued only after its delay was checked"
             action = make(self._handoff_id, delay)
         else:
@@ -331,19 +335,14 @@ class HandoffCoordinatorCore:
                 self._lifecycle.append(_COMPLETED)
             self._issued.clear()
             self._outcomes.clear()
-        return IssuedHandoffAction(HandoffActionId(action_id), action)
+        ids = _IDS  # ids are immutable values: the first ones are built once and shared
+        key = ids[action_id] if action_id < len(ids) else HandoffActionId(action_id)
+        return IssuedHandoffAction(key, action)
 
     def _refusal(
-        self,
-        refusal: Refusal,
-        action_id: HandoffActionId | None,
-        outcome: HandoffActionOutcome | None,
+        self, refusal: Refusal, action_id: HandoffActionId | None, outcome: object
     ) -> HandoffError:
+        names, state = self._chart.names, self._state
         return refusal_error(
-            refusal,
-            self._chart.names[self._state],
-            self._issued,
-            self._outcomes,
-            action_id,
-            outcome,
+            refusal, names[state], self._issued, self._outcomes, action_id, outcome
         )

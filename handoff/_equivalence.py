@@ -10,19 +10,20 @@ from __future__ import annotations
 import functools
 import uuid
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import attrs
 
 from handoff import _probe as probe
 from handoff._binding import FITTING_OUTCOME
+from handoff._chart import CHARTS
 from handoff._chart_base import HandoffChart
 from handoff._coordinator import HandoffCoordinatorCore
 from handoff._errors import HandoffError
 from handoff._interpreted import InterpretedChart
 from handoff._messages import HandoffFact
-from handoff._table import CompiledChart, Step
+from handoff._table import CompiledChart, Step, compiled
 from handoff._timing import HandoffTransferTiming
 from handoff._values import (
     HandoffActionId,
@@ -33,7 +34,7 @@ from handoff._values import (
 )
 from handoff._vocabulary import ChartEvent
 
-__all__ = ["Comparison", "Disagreement", "compare", "reachable"]
+__all__ = ["Comparison", "Disagreement", "Payloads", "compare", "reachable"]
 
 _HANDOFF_ID = HandoffId(uuid.UUID(int=1))
 _PAYLOADS: dict[ChartEvent, HandoffFact] = {
@@ -96,25 +97,51 @@ def reachable(
     return found
 
 
+Payloads = Mapping[ChartEvent, Sequence[HandoffFact]]
+"""The facts each fact event is given with, when compared: usable and unusable payloads."""
+
+
 def compare(
-    chart: HandoffOrder | type[HandoffChart], table: CompiledChart | None = None
+    chart: HandoffOrder | type[HandoffChart],
+    table: CompiledChart | None = None,
+    payloads: Payloads | None = None,
 ) -> Comparison:
-    """Give every event, in every reachable state, to the compiled table and to a fresh
-    python-statemachine instance started in that state; report where they differ.
+    """Give every event, in every reachable state, to the compiled table and to
+    python-statemachine started in that state (one instance per state); report where they
+    differ.  A fact event is given once with each of its `payloads` (default: one valid
+    payload each), so a check that only one of the two runs is a disagreement.
 
     `table`: the table to judge instead of the chart's own compilation (one under review)."""
+    facts = payloads if payloads is not None else {e: (f,) for e, f in _PAYLOADS.items()}
     disagreements = []
     cells = 0
     found = reachable(chart, table)
+    classes = _class_states(chart)
     for state_id, coordinator in found.items():
+        if state_id not in classes:
+            disagreements.append(_missing(state_id))
+            continue
+        interpreter = InterpretedChart(chart, state_id)
         for event in ChartEvent:
-            expected = _compiled_cell(coordinator, event)
-            actual = _interpreted_cell(chart, coordinator, event)
-            if expected != actual:
-                disagreements.append(Disagreement(state_id, event, expected, actual))
-            cells += 1
+            for fact in facts.get(event, ()) or (None,):
+                interpreter.move_to(state_id)
+                expected = _compiled_cell(coordinator, event, fact)
+                actual = _interpreted_cell(interpreter, coordinator, event, fact)
+                if expected != actual:
+                    disagreements.append(Disagreement(state_id, event, expected, actual))
+                cells += 1
     name = next(iter(found.values())).chart_name
     return Comparison(name, cells, tuple(disagreements))
+
+
+def _class_states(chart: HandoffOrder | type[HandoffChart]) -> tuple[str, ...]:
+    return compiled(CHARTS[chart] if isinstance(chart, HandoffOrder) else chart).states
+
+
+def _missing(state_id: str) -> Disagreement:
+    return Disagreement(
+        state_id, ChartEvent.START, f"has state {state_id}", "the chart class has no such state"
+    )
 
 
 def _coordinator(
@@ -123,7 +150,7 @@ def _coordinator(
     if table is not None:
         return probe.for_table(_HANDOFF_ID, table)
     if isinstance(chart, HandoffOrder):
-        return HandoffCoordinatorCore(_HANDOFF_ID, chart)
+        chart = CHARTS[chart]
     return HandoffCoordinatorCore(_HANDOFF_ID, chart=chart)
 
 
@@ -149,39 +176,49 @@ def _acknowledge(
     return coordinator.on_action_outcome(action_id, outcome)
 
 
-def _compiled_cell(coordinator: HandoffCoordinatorCore, event: ChartEvent) -> str:
+def _compiled_cell(
+    coordinator: HandoffCoordinatorCore, event: ChartEvent, fact: HandoffFact | None
+) -> str:
     table = probe.table(coordinator)
     step = table.step(table.index(coordinator.chart_state), event)
     try:
-        delay = (
-            probe.run_checks(coordinator, step.checks, _PAYLOADS.get(event))
-            if step.checks
-            else None
-        )
+        delay = probe.run_checks(coordinator, step.checks, fact) if step.checks else None
     except HandoffError as error:
         return f"check failed: {error}"
-    return _describe(step, delay)
+    return _describe(step, delay, table.states)
 
 
 def _interpreted_cell(
-    chart: HandoffOrder | type[HandoffChart], coordinator: HandoffCoordinatorCore, event: ChartEvent
+    interpreter: InterpretedChart,
+    coordinator: HandoffCoordinatorCore,
+    event: ChartEvent,
+    fact: HandoffFact | None,
 ) -> str:
-    table = probe.table(coordinator)
-    state = table.index(coordinator.chart_state)
-    interpreter = InterpretedChart(chart, coordinator.chart_state)
+    states = interpreter.table.states
     try:
         step, delay = interpreter.decide(
-            state, event, functools.partial(probe.run_checks, coordinator), _PAYLOADS.get(event)
+            states.index(coordinator.chart_state),
+            event,
+            functools.partial(probe.run_checks, coordinator),
+            fact,
         )
     except HandoffError as error:
         return f"check failed: {error}"
-    return _describe(step, delay)
+    return _describe(step, delay, states)
 
 
-def _describe(step: Step, outcome: float | None) -> str:
+def _describe(step: Step, outcome: float | None, states: tuple[str, ...]) -> str:
     if step.refusal is not None:
-        return f"refused {step.refusal.name} at {step.target}"
-    return (
-        f"to {step.target}, ignored={step.ignored}, checks={[c.name for c in step.checks]}, "
-        f"effects={[e.name for e in step.effects]}, delay={outcome}"
-    )
+        return f"refuses with {step.refusal.name}"
+    words = ["drops it"] if step.ignored else []
+    if step.target != step.source:
+        words.append(f"goes to {states[step.target]}")
+    elif not step.ignored:
+        words.append("stays")
+    if step.checks:
+        words.append("checks " + ", ".join(check.value for check in step.checks))
+    if step.effects:
+        words.append("issues " + ", ".join(effect.name for effect in step.effects))
+    if outcome is not None:
+        words.append(f"with delay {outcome} ms")
+    return ", ".join(words)

@@ -8,9 +8,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from statemachine.exceptions import TransitionNotAllowed
+
 from handoff._chart_base import HandoffChart
 from handoff._messages import HandoffFact
-from handoff._table import Step, compiled
+from handoff._table import CompiledChart, Step, compiled, default_step
 from handoff._values import (
     HandoffOrder,
 )
@@ -91,9 +93,22 @@ class InterpretedChart:
             from handoff._chart import CHARTS
 
             chart = CHARTS[chart]
+        self._chart = chart
         self._table = compiled(chart)
         self._listener = _Listener()
         self._machine: Any = chart(listeners=[self._listener], start_value=state)
+
+    def move_to(self, state: str) -> None:
+        """Put the machine in `state`, as if it had been started there."""
+        if self._machine.is_terminated:  # a final state stops python-statemachine's engine
+            self._machine = self._chart(listeners=[self._listener], start_value=state)
+        else:
+            self._machine.current_state_value = state
+
+    @property
+    def table(self) -> CompiledChart:
+        """The chart's own compiled table, whose state numbers `decide` speaks in."""
+        return self._table
 
     @property
     def state(self) -> str:
@@ -111,7 +126,8 @@ class InterpretedChart:
         """Send `event`; return the step python-statemachine took and the checked delay.
 
         A refusal or a failed check leaves the machine where it was; a refusal comes back
-        as a step carrying it, a failed check raises its `HandoffError`.
+        as a step carrying it, a failed check raises its `HandoffError`.  An event the state
+        has no transition for takes its event kind's default, as in the compiled table.
         """
         assert self.state == self._table.states[state], "interpreter out of step"
         listener = self._listener
@@ -120,6 +136,8 @@ class InterpretedChart:
             self._machine.send(event.value)
         except _Refused as refused:
             return Step(state, event, state, refusal=refused.refusal), None
+        except TransitionNotAllowed:
+            return default_step(state, event, complete=state in self._table.complete), None
         target = self._table.index(self.state)
         step = Step(
             source=state,

@@ -196,8 +196,17 @@ _DECODER = json.JSONDecoder(
 )
 
 
-def parse(text: str | bytes | bytearray) -> object:
-    """The JSON value of `text`, strictly read; an object repeating a key is not a dict."""
+# Numbers read by `json` itself: for a reader that checks every number it takes (a snapshot),
+# where an integer too long to read is refused and a float past the range is an infinity.
+_PLAIN_DECODER = json.JSONDecoder(object_pairs_hook=_object, parse_constant=_constant)
+
+
+def parse(text: str | bytes | bytearray, *, plain_numbers: bool = False) -> object:
+    """The JSON value of `text`, strictly read; an object repeating a key is not a dict.
+
+    With `plain_numbers`, numbers are read as `json` reads them (faster; the caller checks
+    their range), and an integer too long for Python to read is refused.
+    """
     if isinstance(text, bytes | bytearray):
         try:
             text = bytes(text).decode("utf-8")
@@ -208,10 +217,12 @@ def parse(text: str | bytes | bytearray) -> object:
     elif not isinstance(text, str):
         raise TypeError(f"text must be str or bytes, got {type(text).__name__}")
     try:
-        return _DECODER.decode(text)
+        return (_PLAIN_DECODER if plain_numbers else _DECODER).decode(text)
     except json.JSONDecodeError as error:
         raise WireRefusal(
             f"malformed JSON: {error.msg} at line {error.lineno} column {error.colno}"
         ) from None
     except RecursionError:
         raise WireRefusal("malformed JSON: nested too deeply") from None
+    except ValueError as error:  # only plain numbers: an integer too long to read
+        raise WireRefusal(f"malformed JSON: {error}") from None

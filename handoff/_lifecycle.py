@@ -9,7 +9,11 @@ __all__ = ["NormalizedHandoffEvent", "expected_normalized_handoff"]
 
 
 class NormalizedHandoffEvent(HandoffEnum):
-    """A lifecycle milestone, recorded in the order it happened."""
+    """A lifecycle milestone, recorded in the order it happened.
+
+    A coordinator's `lifecycle` is a tuple of these; which call records which is contract §4,
+    "The lifecycle". Each value is the member's name in CamelCase (`"SourceHeld"`).
+    """
 
     SOURCE_HELD = "SourceHeld"
     DESTINATION_ACCEPTED = "DestinationAccepted"
@@ -42,6 +46,10 @@ _EXPECTED_LIFECYCLE = {
 
 
 def expected_normalized_handoff(order: HandoffOrder) -> tuple[NormalizedHandoffEvent, ...]:
-    """The lifecycle a successful handoff in `order` records, milestone by milestone."""
+    """The lifecycle a successful handoff in `order` records, milestone by milestone.
+
+    `expected_normalized_handoff(order=HandoffOrder.SOURCE_FIRST)` starts with `SOURCE_HELD`;
+    a coordinator that completed with SUCCESS has exactly this `lifecycle`.
+    """
     require_instance("order", order, HandoffOrder, "a HandoffOrder")
     return _EXPECTED_LIFECYCLE[order]

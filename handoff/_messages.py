@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 import typing
-from typing import TYPE_CHECKING, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import attrs
 
 from handoff._timing import HandoffTransferTiming
-from handoff._validators import check_count, check_float, check_instance, to_float
+from handoff._validators import (
+    check_count,
+    check_exact,
+    check_float,
+    to_count,
+    to_float,
+    wrong_type,
+)
 from handoff._values import HandoffActionId, HandoffId
 
 if TYPE_CHECKING:
@@ -23,7 +30,7 @@ __all__ = [
     "IssuedHandoffAction",
 ]
 
-_check_handoff_id = check_instance(HandoffId, "a HandoffId")
+_check_handoff_id = check_exact(HandoffId, "a HandoffId")
 
 
 class HandoffFact:
@@ -56,7 +63,7 @@ class SourceHeld(HandoffFact):
 
     handoff_id: HandoffId = attrs.field(validator=_check_handoff_id)
     transfer_timing: HandoffTransferTiming = attrs.field(
-        validator=check_instance(HandoffTransferTiming, "a HandoffTransferTiming")
+        validator=check_exact(HandoffTransferTiming, "a HandoffTransferTiming")
     )
 
 
@@ -65,7 +72,7 @@ class DestinationReserved(HandoffFact):
     """The destination reserved room; it still lacks `transferable_prompt_tokens` tokens of KV."""
 
     handoff_id: HandoffId = attrs.field(validator=_check_handoff_id)
-    transferable_prompt_tokens: int = attrs.field(validator=check_count)
+    transferable_prompt_tokens: int = attrs.field(converter=to_count, validator=check_count)
 
 
 # The variants that carry nothing but the id share one attrs base: attrs writes and compiles the
@@ -187,7 +194,12 @@ class CancelDestination(_IdOnlyAction):
 
 
 class Complete(_IdOnlyAction):
-    """The handoff is over; the runtime may forget it."""
+    """The handoff is over: the runtime forgets it and stops delivering its facts.
+
+    Nothing is acknowledged for it. A late `Failed`, `TimedOut` or `Canceled` given to a
+    coordinator that completed with SUCCESS would reopen cleanup and cancel a decoding request
+    (docs/integrating.md, "What the runtime guarantees").
+    """
 
     __slots__ = ()
 
@@ -222,11 +234,22 @@ _attach(HandoffFact, AnyHandoffFact)
 _attach(HandoffAction, AnyHandoffAction)
 
 
+_ACTION_VARIANTS = frozenset(typing.get_args(AnyHandoffAction))
+
+
+def _check_action(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if type(value) not in _ACTION_VARIANTS:
+        raise wrong_type(attribute.name, "a HandoffAction variant", value)
+
+
 @attrs.frozen
 class IssuedHandoffAction:
-    """An action together with the id its outcome must be reported under."""
+    """An action together with the id its outcome must be reported under.
 
-    id: HandoffActionId = attrs.field(
-        validator=check_instance(HandoffActionId, "a HandoffActionId")
-    )
-    action: HandoffAction = attrs.field(validator=check_instance(HandoffAction, "a HandoffAction"))
+    Coordinator calls return lists of these. Perform `action` (a `match` over it is exhaustive:
+    `action` is typed `AnyHandoffAction`), then report
+    `coordinator.on_action_outcome(action_id=issued.id, outcome=…)`.
+    """
+
+    id: HandoffActionId = attrs.field(validator=check_exact(HandoffActionId, "a HandoffActionId"))
+    action: AnyHandoffAction = attrs.field(validator=_check_action)

@@ -2,8 +2,10 @@
 
 A table is read mechanically off a python-statemachine chart class (`compile_chart`), so it
 cannot drift from the chart.  `compiled` hands out one table per chart class, built on first
-use; the shipped orders' tables come ready-made from a generated module, so running
-handoffs of those orders needs neither python-statemachine nor the chart classes.
+use: every tool runs it.  Only the coordinator's start-up path, `HandoffCoordinatorCore(id,
+order)`, reads the shipped orders' tables ready-made from a generated module
+(`startup_table`), so running handoffs of those orders needs neither python-statemachine nor
+the chart classes.
 """
 
 from __future__ import annotations
@@ -17,7 +19,15 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from handoff._values import HandoffCompletion, HandoffOrder
-from handoff._vocabulary import IGNORE, ChartEvent, Check, Effect, Refusal
+from handoff._vocabulary import (
+    IGNORE,
+    JOURNAL_REFUSALS,
+    ChartEvent,
+    Check,
+    Effect,
+    EventKind,
+    Refusal,
+)
 
 if TYPE_CHECKING:
     from statemachine import State
@@ -27,6 +37,7 @@ if TYPE_CHECKING:
 __all__ = [
     "GENERATED_HEADER",
     "GENERATED_TABLES",
+    "TABLES_HINT",
     "CompiledChart",
     "Step",
     "StepKind",
@@ -34,7 +45,12 @@ __all__ = [
     "compile_chart",
     "compiled",
     "decode",
+    "default_step",
     "generated_source",
+    "runtime_table",
+    "stale_tables",
+    "startup_table",
+    "write_tables",
 ]
 
 
@@ -123,15 +139,29 @@ class CompiledChart:
 
 @functools.cache
 def compiled(chart: HandoffOrder | type[HandoffChart]) -> CompiledChart:
-    """The table of a chart class, or of an order's shipped chart (built once, on first use).
-
-    An order's table is read from the generated module, without defining any chart class.
-    """
+    """The table compiled from a chart class, or from an order's shipped chart class (built
+    once, on first use): what every tool runs, so an edited chart is what it judges."""
     if isinstance(chart, HandoffOrder):
-        from handoff._chart_tables import TABLES
+        from handoff._chart import CHARTS
 
-        return decode(TABLES[chart.value], chart.value)
+        return compiled(CHARTS[chart])
     return compile_chart(chart)
+
+
+@functools.cache
+def startup_table(order: HandoffOrder) -> CompiledChart:
+    """The table of `order`'s shipped chart as generated into `handoff/_chart_tables.py`:
+    the coordinator's start-up path, which needs neither python-statemachine nor the chart
+    classes (`stale_tables` says when the module no longer matches the charts)."""
+    from handoff._chart_tables import TABLES
+
+    return decode(TABLES[order.value], order.value)
+
+
+def runtime_table(rules: HandoffOrder | type[HandoffChart]) -> CompiledChart:
+    """The table a coordinator built from `rules` runs: the start-up table for a shipped
+    order (no python-statemachine needed), the compiled class for a chart of one's own."""
+    return startup_table(rules) if isinstance(rules, HandoffOrder) else compiled(rules)
 
 
 def chart_rules(
@@ -155,11 +185,16 @@ def chart_rules(
 
 
 def compile_chart(chart: type[HandoffChart]) -> CompiledChart:
-    """Read `chart`'s states and transitions into a `CompiledChart` (anew on every call)."""
+    """Read `chart`'s states and transitions into a `CompiledChart` (anew on every call).
+
+    A (state, event) pair the chart does not mention gets its event kind's default."""
     states: list[State] = sorted(chart.states, key=lambda state: not state.initial)
     index = {state.id: position for position, state in enumerate(states)}
-    rows = tuple(tuple(_step(state, event, index) for event in ChartEvent) for state in states)
     complete = frozenset(index[state.id] for state in states if any(_words(state.enter, Effect)))
+    rows = tuple(
+        tuple(_step(state, event, index, index[state.id] in complete) for event in ChartEvent)
+        for state in states
+    )
     return CompiledChart(
         name=chart.title,
         order=chart.order,
@@ -170,8 +205,20 @@ def compile_chart(chart: type[HandoffChart]) -> CompiledChart:
     )
 
 
-def _step(state: State, event: ChartEvent, index: dict[str, int]) -> Step:
-    (transition,) = (t for t in state.transitions if event.value in t.events)
+def default_step(source: int, event: ChartEvent, *, complete: bool) -> Step:
+    """What a state does with an event its chart does not mention (see `EventKind`)."""
+    if complete or event.kind in (EventKind.FACT, EventKind.DUPLICATE):
+        return Step(source, event, source, ignored=True)
+    if event.kind is EventKind.JOURNAL_ERROR:
+        return Step(source, event, source, refusal=JOURNAL_REFUSALS[event])
+    return Step(source, event, source)
+
+
+def _step(state: State, event: ChartEvent, index: dict[str, int], complete: bool) -> Step:
+    found = [t for t in state.transitions if event.value in t.events]
+    if not found:
+        return default_step(index[state.id], event, complete=complete)
+    (transition,) = found
     target = transition.target
     effects = list(_words(transition.on, Effect))
     if not transition.internal:
@@ -199,7 +246,38 @@ def _words(specs: Any, vocabulary: type[Effect] | type[Check]) -> list[Any]:
 GENERATED_TABLES = os.path.join(os.path.dirname(__file__), "_chart_tables.py")
 """Where `generated_source` is kept."""
 
-GENERATED_HEADER = "# AUTOGENERATED by `handoff diagrams` from handoff._chart — do not edit."
+GENERATED_HEADER = (
+    "# AUTOGENERATED from the charts of handoff._chart by `./dev generate` — do not edit."
+)
+
+TABLES_HINT = (
+    "the coordinator's start-up table differs from the shipped charts; regenerate it with "
+    "`./dev generate` (or `handoff._table.write_tables()`; no extra needed)"
+)
+"""What to do about a stale `handoff/_chart_tables.py`."""
+
+
+def stale_tables(path: str = GENERATED_TABLES) -> str | None:
+    """None when the generated module at `path` matches the shipped charts; otherwise one
+    line naming it, whether it is stale or missing, and how to regenerate it."""
+    try:
+        with open(path, encoding="utf-8") as file:
+            if file.read() == generated_source():
+                return None
+        status = "stale"
+    except FileNotFoundError:
+        status = "missing"
+    return f"{status}: {path}: {TABLES_HINT}"
+
+
+def write_tables(path: str = GENERATED_TABLES) -> bool:
+    """Regenerate the module at `path` from the shipped charts; True when it changed."""
+    if stale_tables(path) is None:
+        return False
+    with open(path, "w", encoding="utf-8") as file:
+        file.write(generated_source())
+    return True
+
 
 # One string per state: its id, then each event's step in `ChartEvent` order, separated by
 # " | ".  A step is its target ("=" for the same state) followed by marks: "!" a refusal,

@@ -13,6 +13,8 @@ from handoff._validators import (
     require_count,
     require_instance,
     shown,
+    to_count,
+    to_optional_count,
     to_optional_float,
     wrong_type,
 )
@@ -33,12 +35,14 @@ class HandoffTransferTiming:
     mode: KvTransferTimingMode = attrs.field(
         validator=check_instance(KvTransferTimingMode, "a KvTransferTimingMode")
     )
-    full_prompt_tokens: int = attrs.field(validator=check_count)
-    kv_bytes_per_token: int | None = attrs.field(validator=attrs.validators.optional(check_count))
+    full_prompt_tokens: int = attrs.field(converter=to_count, validator=check_count)
+    kv_bytes_per_token: int | None = attrs.field(
+        converter=to_optional_count, validator=attrs.validators.optional(check_count)
+    )
     bandwidth_gb_s: float | None = attrs.field(
         converter=to_optional_float, validator=attrs.validators.optional(check_float)
     )
-    kv_bytes_per_request: int = attrs.field(default=0, validator=check_count)
+    kv_bytes_per_request: int = attrs.field(default=0, converter=to_count, validator=check_count)
 
     def delay_ms(self, destination_missing_tokens: int) -> float | None:
         """Milliseconds the transfer is modelled to take, or None when there is nothing to model.
@@ -52,7 +56,7 @@ class HandoffTransferTiming:
         return self._delay_for(destination_missing_tokens)
 
     def full_prompt_delay_ms(self) -> float | None:
-        """`delay_ms` as if the mode were FULL_PROMPT."""
+        """`delay_ms` as if the mode were FULL_PROMPT: what `validate_transfer_timing` checks."""
         return self._delay_for(self.full_prompt_tokens)
 
     def _delay_for(self, tokens: int) -> float | None:

@@ -1,5 +1,10 @@
 """The field checks the handoff values share, and the one way a refusal shows what arrived.
 
+Values are kept as the exact built-in types: an `int`, `float`, `str` or `uuid.UUID` subclass
+given for a field is converted to the plain type when the value is built (`to_count`,
+`to_float`, `to_text`, `to_uuid`), so no overridden method of the caller's class ever runs inside
+a coordinator call, and a subclass of a handoff value class is refused (`check_exact`).
+
 Every refusal reads `"{name} must be {expected}, got {what arrived}"`: a `TypeError` when the
 kind of value is wrong (the message adds its type), a `ValueError` when the kind is right and
 the value is not.
@@ -8,6 +13,7 @@ the value is not.
 from __future__ import annotations
 
 import math
+import uuid
 from collections.abc import Callable
 from typing import Any, TypeGuard
 
@@ -17,6 +23,7 @@ __all__ = [
     "USIZE_LIMIT",
     "arrived",
     "check_count",
+    "check_exact",
     "check_float",
     "check_instance",
     "is_finite_non_negative",
@@ -24,8 +31,12 @@ __all__ = [
     "require_delay_ms",
     "require_instance",
     "shown",
+    "to_count",
     "to_float",
+    "to_optional_count",
     "to_optional_float",
+    "to_text",
+    "to_uuid",
     "wrong_type",
     "wrong_value",
 ]
@@ -75,6 +86,54 @@ def check_instance(cls: type, expected: str) -> _Validator:
     return check
 
 
+def check_exact(cls: type, expected: str) -> _Validator:
+    """attrs validator refusing anything whose type is not exactly `cls` (no subclass)."""
+
+    def check(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+        if type(value) is not cls:
+            raise wrong_type(attribute.name, expected, value)
+
+    return check
+
+
+def to_count(value: int) -> int:
+    """attrs converter: an `int` subclass (not a bool) becomes the plain `int` of its value.
+
+    Anything else passes through untouched for `check_count` to refuse with the field's name.
+    """
+    if type(value) is int or isinstance(value, bool) or not isinstance(value, int):
+        return value
+    return int.__int__(value)  # the base method: an override on the subclass never runs
+
+
+def to_optional_count(value: int | None) -> int | None:
+    """attrs converter like `to_count` that also lets `None` through."""
+    return None if value is None else to_count(value)
+
+
+def to_text(value: str) -> str:
+    """attrs converter: a `str` subclass becomes the plain `str` of its characters."""
+    if type(value) is str or not isinstance(value, str):
+        return value
+    return str.__str__(value)
+
+
+def to_uuid(value: uuid.UUID) -> uuid.UUID:
+    """attrs converter: a `uuid.UUID` subclass becomes the plain `uuid.UUID` of its value.
+
+    The value is read from the slot `uuid.UUID` keeps it in, never through the subclass.
+    """
+    if type(value) is uuid.UUID or not isinstance(value, uuid.UUID):
+        return value
+    try:
+        number = _UUID_INT.__get__(value, uuid.UUID)
+    except AttributeError:  # a subclass that keeps its value elsewhere
+        raise wrong_type("uuid", "a uuid.UUID holding its value", value) from None
+    return uuid.UUID(int=number)
+
+
+_UUID_INT: Any = uuid.UUID.__dict__["int"]
+
 _COUNT = "an int in [0, 2**64)"
 
 
@@ -100,7 +159,7 @@ def _fits_a_float(value: float) -> bool:
     # Only an int can be too large: one that rounds past the largest float cannot convert.
     if isinstance(value, int):
         try:
-            float(value)
+            float(int.__int__(value))
         except OverflowError:
             return False
     return True
@@ -123,7 +182,14 @@ def to_float(value: float) -> float:
     """
     if type(value) is float or not _is_number(value) or not _fits_a_float(value):
         return value
-    return float(value)
+    return _plain_float(value)
+
+
+def _plain_float(value: float) -> float:
+    # The base methods, so that an override on an int or float subclass never runs.
+    if isinstance(value, float):
+        return float.__float__(value)
+    return float(int.__int__(value))
 
 
 def to_optional_float(value: float | None) -> float | None:
@@ -149,6 +215,6 @@ def require_delay_ms(name: str, value: object) -> float:
     """
     if not _is_number(value):
         raise wrong_type(name, "a float", value)
-    if not is_finite_non_negative(value):
+    if not _fits_a_float(value) or not is_finite_non_negative(number := _plain_float(value)):
         raise wrong_value(name, "a finite, non-negative number of milliseconds", value)
-    return float(value)
+    return number

@@ -1,10 +1,11 @@
 """The mutant suite: broken charts and adapters, the property that must catch each, and how.
 
-Most mutants are charts written as the real ones are (`broken_charts`, `broken_discipline`).
-Breaks that definition-time checks refuse in chart text (a refusal under another event, a
-misplaced check) are made on the compiled table (`chart_mutation.patched`): runs must catch
-them too.  S7 cannot be broken by any chart, only by an adapter: those mutants patch the
-coordinator.  `CONTROLS` change only cells no run reaches: they must pass (or be dead code).
+Most mutants are charts written as the real ones are, plain subclasses of them
+(`charts.broken`, `charts.discipline`).  Breaks that definition-time checks refuse in chart
+text (a refusal under another event, a misplaced check) are made on the compiled table
+(`patched`): runs must catch them too.  S7 cannot be broken by any chart, only by an
+adapter: those mutants patch the coordinator.  `CONTROLS` change only cells no run reaches:
+they must pass (or be dead code).
 """
 
 from __future__ import annotations
@@ -13,10 +14,9 @@ from collections.abc import Callable
 from typing import Any
 
 import attrs
-import broken_charts as c
-import broken_discipline as d
 import pytest
-from chart_mutation import patched
+from charts import broken as c
+from charts import discipline as d
 
 from handoff._chart import DestinationFirstChart, SourceFirstChart
 from handoff._chart_base import HandoffChart
@@ -29,6 +29,22 @@ from handoff._vocabulary import ChartEvent, Check, Effect, Refusal
 __all__ = ["CONTROLS", "MUTANTS", "Mutant"]
 
 Adapter = Callable[[pytest.MonkeyPatch], None]
+
+
+def patched(
+    chart: type[HandoffChart], cells: dict[tuple[str, ChartEvent], dict[str, Any]]
+) -> CompiledChart:
+    """`chart` compiled, with the given cells' steps changed (`{(state, event): fields}`).
+
+    For breaks the chart text cannot express because definition-time checks refuse them (a
+    refusal under another event, a misplaced check): the review must still catch them in runs.
+    """
+    table = compile_chart(chart)
+    rows = [list(row) for row in table.rows]
+    for (state, event), fields in cells.items():
+        source = table.index(state)
+        rows[source][event.index] = attrs.evolve(rows[source][event.index], **fields)
+    return attrs.evolve(table, rows=tuple(tuple(row) for row in rows))
 
 
 @attrs.frozen
@@ -233,11 +249,13 @@ MUTANTS = (
     Mutant("TableForgetsSourceCancel",
            patched(SourceFirstChart, {
                ("transferring", _E.ACTION_FAILED): {"effects": (Effect.CANCEL_DESTINATION,)}
-           }), "Table", "in transferring, action_failed: the table to 12, "
-           "ignored=False, checks=[], effects=['CANCEL_DESTINATION']"),
+           }), "Table", "in transferring, action_failed: the table goes to cancelling_both, issues "
+           "CANCEL_DESTINATION; python-statemachine goes to cancelling_both, issues CANCEL_SOURCE, "
+           "CANCEL_DESTINATION"),
     Mutant("TableIgnoresEarlyCancel",
            patched(DestinationFirstChart, {("idle", _E.TERMINATED): {"ignored": True}}),
-           "Table", "in idle, terminated: the table to 13, ignored=True"),
+           "Table", "in idle, terminated: the table drops it, goes to canceled, issues "
+           "COMPLETE_CANCELED; python-statemachine goes to canceled, issues COMPLETE_CANCELED"),
 )  # fmt: skip
 
 CONTROLS = (

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import types
+
 import pytest
 from statemachine import State
 from statemachine.exceptions import InvalidDefinition
@@ -44,11 +46,16 @@ def test_the_heads_swap_and_the_tails_are_identical() -> None:
 
 
 @pytest.mark.parametrize("order", [SF, DF])
-def test_every_pair_is_handled_exactly_once(order: HandoffOrder) -> None:
+def test_every_pair_is_handled_at_most_once_and_defaults_are_not_built(order: HandoffOrder) -> None:
+    # Defining a chart builds only the transitions it wrote; the table fills in the defaults.
     chart = CHARTS[order]
     for state in chart.states:
         events = [event.id for transition in state.transitions for event in transition.events]
-        assert sorted(events) == sorted(event.value for event in ChartEvent), state.id
+        assert len(events) == len(set(events)), state.id
+    idle = next(state for state in chart.states if state.initial)
+    assert "unknown_action" not in {e.id for t in idle.transitions for e in t.events}
+    table = compiled(order)
+    assert table.step(0, ChartEvent.UNKNOWN_ACTION).refusal is Refusal.UNKNOWN_ACTION
 
 
 @pytest.mark.parametrize("order", [SF, DF])
@@ -190,3 +197,81 @@ def test_a_guard_is_refused_at_definition(guard: str) -> None:
             idle = State(initial=True)
             done = State(enter="complete_success")
             start = idle.to(done, **{guard: "transfer_timing_is_valid"})
+
+
+def test_a_final_state_that_a_rule_leaves_is_refused_saying_what_to_write() -> None:
+    with pytest.raises(InvalidDefinition) as refused_at:
+
+        class Reopening(SourceFirstChart):
+            succeeded = State("succeeded", final=True, enter="complete_success")
+
+    assert str(refused_at.value) == (
+        "Reopening: 'succeeded' is final=True, yet rule 'terminated' leaves it for "
+        "'cancelling_destination': a final state takes no event; drop final=True (entering "
+        "'succeeded' completes the handoff anyway, and a complete state drops every event it "
+        "has no rule for), or drop that rule"
+    )
+
+
+def test_a_final_state_that_does_not_complete_is_refused() -> None:
+    with pytest.raises(InvalidDefinition, match=r"'cancelling_both' is final=True but does not"):
+
+        class Stuck(SourceFirstChart):
+            cancelling_both = State("cancelling both", final=True)
+
+
+@pytest.mark.parametrize(
+    "callback",
+    ["on_enter_canceled", "on_start", "before_start", "after_transition", "on_exit_state",
+     "prepare_event", "cancel_source"],
+)  # fmt: skip
+def test_python_statemachine_callbacks_are_refused_at_definition(callback: str) -> None:
+    # The compiled table never runs them; python-statemachine would, when interpreting.
+    with pytest.raises(InvalidDefinition, match=f"'{callback}' is a python-statemachine callback"):
+        types.new_class(
+            "Noisy", (SourceFirstChart,), {}, lambda body: body.update({callback: print})
+        )
+
+
+def test_class_listeners_and_event_objects_are_refused_at_definition() -> None:
+    from statemachine import Event
+
+    with pytest.raises(InvalidDefinition, match="'listeners' is a python-statemachine callback"):
+
+        class Listening(SourceFirstChart):
+            listeners = (object,)
+
+    with pytest.raises(InvalidDefinition, match="'start' is a python-statemachine Event; write"):
+
+        class Wrapped(HandoffChart):
+            order = SF
+            idle = State(initial=True)
+            done = State(enter="complete_success")
+            start = Event(idle.to(done))
+
+
+def test_a_chart_needs_exactly_one_initial_state() -> None:
+    with pytest.raises(InvalidDefinition, match=r"exactly one initial state, this one has none"):
+
+        class Headless(HandoffChart):
+            order = SF
+            idle = State()
+            done = State(enter="complete_success")
+            start = idle.to(done)
+
+
+def test_a_state_nothing_enters_is_accepted_for_the_review_to_name() -> None:
+    # python-statemachine would refuse it ("unreachable states"); the review's Coverage names it.
+    from handoff._review.explore import review_chart
+
+    class Lonely(HandoffChart):
+        order = SF
+        idle = State(initial=True)
+        done = State(enter="complete_success")
+        lost = State()
+        start = idle.to(done, on="submit_prefill")
+        terminated = lost.to(done)
+
+    coverage = review_chart(Lonely).verdict("Coverage")
+    assert not coverage.holds
+    assert coverage.notes[0].startswith("dead: state lost, lost --terminated--> done")

@@ -67,8 +67,8 @@ def each(where: tuple[str, ...], arguments: tuple[str, ...], *says: str) -> list
 # The places that share an idea: commands, and options taking a value of one kind.
 COMMANDS = ("demo", "simulate", "review", "diagrams", "diagrams --check")
 COUNTS = ("simulate --handoffs", "simulate --concurrency", "simulate --seed")
-ORDERS = ("simulate --order", "review --order")
-DIRECTORIES = ("simulate --record-failures", "diagrams --out", "diagrams --docs")
+ORDERS = ("simulate --order", "review --order", "diagrams --order")
+DIRECTORIES = ("simulate --record-failures", "diagrams --out")
 WRITTEN = ("simulate --record-failures", "diagrams --out", "review --trace-out")
 VALUED = (
     *COUNTS,
@@ -131,8 +131,8 @@ BAD = [
     bad("review --format yaml", 2, "--format: invalid choice: 'yaml'"),
     bad("review --trace-out missing/t.jsonl", 2, "no directory missing; create it first"),
     bad("review --trace-out afile.txt/t.jsonl", 2, "afile.txt is a file"),
-    # diagrams
-    bad("diagrams --docs baddocs --out out", 1, "lifecycle.md is not UTF-8 text"),
+    # diagrams: it reads no docs, so it takes no docs folder
+    bad("diagrams --docs baddocs --out out", 2, "unrecognized arguments: --docs baddocs"),
     # replay
     bad("replay", 2, "required: FILE"),
     bad("replay missing.jsonl", 2, "no file missing.jsonl"),

@@ -101,14 +101,14 @@ def test_a_negative_or_non_finite_fallback_is_refused(bad: float) -> None:
 @pytest.mark.parametrize("bad", [True, "1.0", None])
 def test_a_fallback_that_is_not_a_number_is_refused(bad: object) -> None:
     with pytest.raises(TypeError, match="fallback_transfer_delay_ms"):
-        HandoffCoordinatorCore(HID, SF, bad)  # type: ignore[arg-type]
+        HandoffCoordinatorCore(HID, SF, bad)  # type: ignore[call-overload]
 
 
 def test_wrong_argument_types_are_refused() -> None:
     with pytest.raises(TypeError, match="handoff_id"):
-        HandoffCoordinatorCore("not an id", SF)  # type: ignore[arg-type]
+        HandoffCoordinatorCore("not an id", SF)  # type: ignore[call-overload]
     with pytest.raises(TypeError, match="order"):
-        HandoffCoordinatorCore(HID, "SourceFirst")  # type: ignore[arg-type]
+        HandoffCoordinatorCore(HID, "SourceFirst")  # type: ignore[call-overload]
 
 
 # -- start() ---------------------------------------------------------------------------
@@ -606,7 +606,7 @@ def test_a_chart_and_a_different_order_are_refused() -> None:
     with pytest.raises(TypeError, match="chart must be a HandoffChart subclass with states"):
         HandoffCoordinatorCore(HID, chart=handoff.HandoffChart)
     with pytest.raises(TypeError, match="order must be a HandoffOrder, got None"):
-        HandoffCoordinatorCore(HID)
+        HandoffCoordinatorCore(HID)  # type: ignore[call-overload]
 
 
 def test_an_interpreted_coordinator_runs_a_chart_class() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import itertools
 import re
 import typing
@@ -23,6 +24,7 @@ from handoff._docs.diagram import (
     state_graph,
 )
 from handoff._docs.dot import dot_source
+from handoff._docs.mermaid import mermaid_sequence as _mermaid_sequence
 from handoff._docs.mermaid import mermaid_state_diagram
 from handoff._docs.sections import (
     NON_CHART_PHRASES,
@@ -35,11 +37,17 @@ from handoff._docs.sections import (
     refusals,
     transitions,
 )
-from handoff._docs.sequence import Arrow, Message, mermaid_sequence, sequence
+from handoff._docs.sequence import LANES, Arrow, Message, sequence
 from handoff._table import compiled
 from handoff._vocabulary import ChartEvent, EventKind, Refusal
 
 ROOT = Path(__file__).parent.parent
+
+
+def mermaid_sequence(messages: tuple[Message, ...], title: str) -> str:
+    return _mermaid_sequence(messages, title, LANES)
+
+
 ORDERS = list(HandoffOrder)
 
 SPINES = {
@@ -370,7 +378,9 @@ def test_the_error_catalogue_lists_every_error_and_phrase() -> None:
     }
     assert set(rows) == {error.__name__ for error in error_classes()} >= exported
     for error in error_classes():
-        assert rows[error.__name__][1] == error.__doc__
+        # The catalogue gives a docstring's first paragraph, on one line.
+        summary = (inspect.getdoc(error) or "").split("\n\n")[0]
+        assert rows[error.__name__][1] == " ".join(summary.split())
     for refusal in Refusal:
         assert f"`{refusal.phrase}`" in rows[refusal.error.__name__][2]
     for phrase, error in NON_CHART_PHRASES:
@@ -413,7 +423,10 @@ PX_PER_PT = 4 / 3
 @pytest.mark.parametrize("order", ORDERS)
 def test_each_svg_fits_a_docs_column_with_legible_labels(order: HandoffOrder) -> None:
     text = (ROOT / "diagrams" / f"{file_stem(order)}.svg").read_text()
-    size = re.search(r'<svg width="([\d.]+)pt" height="([\d.]+)pt"\s+viewBox="([^"]+)"', text)
+    size = re.search(
+        r'<svg class="handoff-diagram" width="([\d.]+)pt" height="([\d.]+)pt"\s+viewBox="([^"]+)"',
+        text,
+    )
     assert size is not None
     width_pt, height_pt = float(size[1]), float(size[2])
     # One user unit is one point, so font sizes in the file are points too.

@@ -7,6 +7,8 @@ python-statemachine instance of the same chart started in that state.
 
 from __future__ import annotations
 
+from typing import Any
+
 import attrs
 import pytest
 from statemachine import State
@@ -14,10 +16,10 @@ from support import ORDERS
 from test_derivation import CancelBothEarly, SettleBeforeRelease
 
 from handoff import HandoffOrder
-from handoff._chart import CHARTS
+from handoff._chart import CHARTS, SourceFirstChart
 from handoff._chart_base import HandoffChart
 from handoff._coordinator import _plans
-from handoff._equivalence import compare, reachable
+from handoff._equivalence import Disagreement, compare, reachable
 from handoff._interpreted import InterpretedChart
 from handoff._table import compiled
 from handoff._vocabulary import ChartEvent
@@ -60,7 +62,7 @@ def test_a_table_that_differs_from_the_chart_is_caught(monkeypatch: pytest.Monke
     )
     rows = ((lying, *table.rows[0][1:]), *table.rows[1:])
     monkeypatch.setattr(
-        "handoff._coordinator.compiled", lambda chart: attrs.evolve(table, rows=rows)
+        "handoff._coordinator.runtime_table", lambda chart: attrs.evolve(table, rows=rows)
     )
     try:
         comparison = compare(Stubborn)
@@ -69,11 +71,73 @@ def test_a_table_that_differs_from_the_chart_is_caught(monkeypatch: pytest.Monke
     assert not comparison.holds
     (disagreement,) = comparison.disagreements
     assert (disagreement.state, disagreement.event) == ("idle", ChartEvent.START)
-    assert disagreement.compiled.startswith("to 0, ignored=True")
-    assert disagreement.interpreted.startswith("to 1, ignored=False")
+    # Named by states and events, never by table indices.
+    assert disagreement.compiled == "drops it"
+    assert disagreement.interpreted == "goes to done, issues SUBMIT_PREFILL, COMPLETE_SUCCESS"
 
 
 def test_the_interpreter_refuses_to_run_out_of_step() -> None:
     interpreter = InterpretedChart(ORDERS[0])
     with pytest.raises(AssertionError, match="out of step"):
         interpreter.decide(1, ChartEvent.START, lambda checks, fact: None, None)
+
+
+def test_a_check_only_the_chart_runs_shows_under_an_unusable_payload() -> None:
+    # The table takes SourceHeld in prefill_running without checking its timing; the chart
+    # checks it.  Given the review's payloads, the unusable ones are refused by the chart
+    # alone: each is a disagreement of its own, besides the differing check list.
+    from handoff._review.environment import environment
+    from handoff._review.explore import _payloads
+
+    table = compiled(SourceFirstChart)
+    cell = table.step(table.index("prefill_running"), ChartEvent.SOURCE_HELD)
+    rows = list(map(list, table.rows))
+    rows[cell.source][ChartEvent.SOURCE_HELD.index] = attrs.evolve(cell, checks=())
+    lying = attrs.evolve(table, rows=tuple(map(tuple, rows)))
+    once = compare(SourceFirstChart, lying)
+    found = compare(SourceFirstChart, lying, _payloads(environment()))
+    assert (once.cells, found.cells) == (252, 364)
+    assert {(cell.state, cell.event) for cell in found.disagreements} == {
+        ("prefill_running", ChartEvent.SOURCE_HELD)
+    }
+    refused = [cell for cell in found.disagreements if cell.interpreted.startswith("check")]
+    assert len(refused) == 5  # every unusable timing of the review's environment
+    assert {cell.compiled for cell in refused} == {
+        "goes to destination_reserving, issues RESERVE_DESTINATION"
+    }
+    assert refused[0].interpreted.startswith(
+        "check failed: invalid handoff transfer bandwidth -1.0"
+    )
+
+
+def test_python_statemachine_is_built_once_per_reachable_state(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import handoff._equivalence as equivalence
+
+    built: list[str | None] = []
+
+    class Counting(InterpretedChart):
+        def __init__(self, chart: Any, state: str | None = None) -> None:
+            built.append(state)
+            super().__init__(chart, state)
+
+    monkeypatch.setattr(equivalence, "InterpretedChart", Counting)
+    comparison = compare(SourceFirstChart)
+    assert comparison.holds
+    assert sorted(built, key=str) == sorted(compiled(SourceFirstChart).states)
+
+
+def test_a_table_state_the_chart_class_lacks_is_a_disagreement() -> None:
+    table = compiled(SourceFirstChart)
+    states = tuple("cancelled" if state == "canceled" else state for state in table.states)
+    renamed = attrs.evolve(table, states=states)
+    found = compare(SourceFirstChart, renamed).disagreements
+    assert [cell for cell in found if cell.state == "cancelled"] == [
+        Disagreement(
+            "cancelled",
+            ChartEvent.START,
+            "has state cancelled",
+            "the chart class has no such state",
+        )
+    ]

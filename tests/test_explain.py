@@ -23,9 +23,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import attrs
-import broken_charts
-import broken_discipline
 import pytest
+from charts import broken, discipline
 from review_mutants import MUTANTS, Mutant
 
 import handoff
@@ -116,9 +115,9 @@ def _spec(mutant: Mutant) -> str:
         return f"{_TABLES}:{mutant.name}"
     if mutant.adapter is not None:  # the shipped chart, broken by its adapter
         return f"handoff:{mutant.chart.__name__}"
-    module = "broken_charts" if hasattr(broken_charts, mutant.name) else "broken_discipline"
-    assert getattr(broken_discipline if module != "broken_charts" else broken_charts, mutant.name)
-    return f"{module}:{mutant.name}"
+    module = broken if hasattr(broken, mutant.name) else discipline
+    assert getattr(module, mutant.name) is mutant.chart
+    return f"{module.__name__}:{mutant.name}"
 
 
 def _stem(chart: str, key: str) -> str:
@@ -235,7 +234,12 @@ def _fixed_in_place(root: Path, explained: dict[str, Explained]) -> Path:
             modules.setdefault(module, []).append(f"{name} = {made.shipped.partition(':')[2]}\n")
     for module, lines in modules.items():
         header = "from handoff import DestinationFirstChart, SourceFirstChart  # noqa: F401\n\n"
-        (fixed / f"{module}.py").write_text(header + "".join(lines))
+        *packages, leaf = module.split(".")
+        folder = fixed.joinpath(*packages)
+        folder.mkdir(parents=True, exist_ok=True)
+        for depth in range(len(packages)):
+            fixed.joinpath(*packages[: depth + 1], "__init__.py").touch()
+        (folder / f"{leaf}.py").write_text(header + "".join(lines))
     return fixed
 
 
@@ -294,7 +298,7 @@ def test_check_trace_gives_a_verdict_per_property(explained: dict[str, Explained
     titled.write_text(made.trace.read_text().replace(made.spec, "LostSourceCancel"))
     with pytest.raises(handoff.HandoffError, match="made on chart LostSourceCancel: pass chart="):
         handoff.check_trace(titled)
-    broken = handoff.check_trace(made.trace, chart=broken_discipline.LostSourceCancel)
+    broken = handoff.check_trace(made.trace, chart=discipline.LostSourceCancel)
     verdict = broken.verdict("L1")
     assert not broken.ok
     assert verdict.line == made.trace.read_text().count("\n") - 1  # the last call line
@@ -332,7 +336,7 @@ def test_coverage_explains_its_dead_code(
 ) -> None:
     monkeypatch.syspath_prepend(str(TESTS))
     assert (
-        main(["review", "--chart", "broken_discipline:DeadTransition", "--explain", str(tmp_path)])
+        main(["review", "--chart", "charts.discipline:DeadTransition", "--explain", str(tmp_path)])
         == 3  # dead code is no risk: safe, but not the reference's chart
     )
     names = sorted(path.name for path in tmp_path.iterdir())
@@ -376,7 +380,7 @@ def test_sequence_notes_are_broken_into_lines_a_column_holds(
             assert max(len(part) for part in note.split("<br/>")) <= 90, note
 
 
-_FAILING = ["--chart", "broken_discipline:CancelDestinationNeverReserved"]
+_FAILING = ["--chart", "charts.discipline:CancelDestinationNeverReserved"]
 _MODES = [
     (_FAILING, []),
     (_FAILING, ["--trace-out", "t.jsonl"]),
@@ -412,7 +416,7 @@ def test_a_later_run_without_failures_removes_the_earlier_files(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.syspath_prepend(str(TESTS))
-    broken = ["review", "--chart", "broken_charts:CompleteTwice", "--explain", str(tmp_path)]
+    broken = ["review", "--chart", "charts.broken:CompleteTwice", "--explain", str(tmp_path)]
     assert main(broken) == 1
     written = sorted(path.name for path in tmp_path.iterdir())
     assert "test_complete_twice_s4.py" in written

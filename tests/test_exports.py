@@ -50,6 +50,7 @@ EXTRA_NAMES = {
     "CleanupActionFailedError",
     "InvalidTransferTimingError",
     "ConformanceError",
+    "ConcurrentCallError",
     "WireError",
     # chart authoring
     "HandoffChart",
@@ -67,6 +68,9 @@ EXTRA_NAMES = {
     "TraceCheck",
     "PropertyVerdict",
     "TraceError",
+    # integrating
+    "record",
+    "RecordingCoordinator",
 }
 
 UNION_ALIASES = {"AnyHandoffFact": handoff.HandoffFact, "AnyHandoffAction": handoff.HandoffAction}

@@ -1,7 +1,7 @@
 """Safety told apart from the reference: the two families, the verdict line, the exit status,
 and reports a user can act on (the chart a trace names, root cause first, the cut, the time).
 
-The charts of `family_charts` are ones an engineer can argue are safe, and one that leaks.
+The charts of `charts.families` are ones an engineer can argue are safe, and one that leaks.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-import family_charts
 import pytest
+from charts import families as family_charts
 from review_mutants import MUTANTS
 
 from handoff.__main__ import main
@@ -116,7 +116,7 @@ def test_a_run_stopped_by_the_cut_is_reported_as_the_cut() -> None:
 
 
 def test_the_command_exits_by_family_and_json_carries_it(tmp_path: Path) -> None:
-    chart = "family_charts:DropEarlyTransfer"
+    chart = "charts.families:DropEarlyTransfer"
     done = _handoff("review", "--chart", chart, "--format", "json")
     assert done.returncode == 3, done.stderr
     report = json.loads(done.stdout)
@@ -134,11 +134,13 @@ def test_the_command_exits_by_family_and_json_carries_it(tmp_path: Path) -> None
 def test_a_counterexample_trace_names_its_chart_and_replays_on_it(tmp_path: Path) -> None:
     # The leaking chart keeps its parent's title: only its MODULE:CLASS names it.
     trace = tmp_path / "leak.jsonl"
-    done = _handoff("review", "--chart", "family_charts:LeakReservation", "--trace-out", str(trace))
+    done = _handoff(
+        "review", "--chart", "charts.families:LeakReservation", "--trace-out", str(trace)
+    )
     assert done.returncode == 1, done.stderr
     assert done.stdout.rstrip().splitlines()[-1].startswith("UNSAFE: S5 (SourceFirst)")
     header = json.loads(trace.read_text().splitlines()[0])
-    assert header["chart"] == "family_charts:LeakReservation"
+    assert header["chart"] == "charts.families:LeakReservation"
     replayed = _handoff("replay", str(trace))
     assert replayed.returncode == 1, replayed.stderr
     assert "VIOLATED" in replayed.stdout

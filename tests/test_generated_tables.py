@@ -88,3 +88,16 @@ def test_the_top_level_help_loads_no_command_and_no_chart_interpreter() -> None:
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+def test_the_freshness_check_names_a_missing_or_stale_module_and_regenerates_it(
+    tmp_path: Path,
+) -> None:
+    from handoff._table import TABLES_HINT, stale_tables, write_tables
+
+    path = str(tmp_path / "_chart_tables.py")
+    assert stale_tables(path) == f"missing: {path}: {TABLES_HINT}"
+    assert write_tables(path) is True
+    assert stale_tables(path) is None
+    assert write_tables(path) is False  # fresh: left alone
+    assert stale_tables() is None  # the committed one

@@ -13,6 +13,7 @@ import attrs
 import pytest
 
 from handoff import (
+    AnyHandoffAction,
     HandoffAction,
     HandoffActionId,
     HandoffFact,
@@ -201,7 +202,7 @@ class TestIssuedHandoffAction:
             IssuedHandoffAction(HandoffActionId(3), action)  # type: ignore[arg-type]
 
     def test_equal_by_id_and_action(self) -> None:
-        def issued(value: int, action: HandoffAction) -> IssuedHandoffAction:
+        def issued(value: int, action: AnyHandoffAction) -> IssuedHandoffAction:
             return IssuedHandoffAction(HandoffActionId(value), action)
 
         complete = HandoffAction.Complete(ID)

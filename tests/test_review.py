@@ -12,6 +12,7 @@ from statemachine import State
 from statemachine.exceptions import InvalidDefinition
 
 from handoff import (
+    AnyHandoffAction,
     HandoffAction,
     HandoffActionId,
     HandoffActionOutcome,
@@ -127,7 +128,7 @@ def test_an_exception_other_than_handoff_error_is_reported(
 # -- the monitors, one call at a time ------------------------------------------------------
 
 
-def _issued(action_id: int, action: HandoffAction) -> list[IssuedHandoffAction]:
+def _issued(action_id: int, action: AnyHandoffAction) -> list[IssuedHandoffAction]:
     return [IssuedHandoffAction(HandoffActionId(action_id), action)]
 
 

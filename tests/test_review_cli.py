@@ -1,6 +1,6 @@
 """`handoff review` on the command line: tables, JSON, markdown, exit codes and traces.
 
-`docs/model-review.md` is generated with every other generated file by `handoff diagrams`
+`docs/model-review.md` is generated with every other generated file by `./dev generate`
 (`tests/test_generated.py` fails when it is stale).
 """
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import attrs
 import pytest
-from broken_charts import ReleaseBeforeActivation
+from charts.broken import ReleaseBeforeActivation
 from review_mutants import MUTANTS
 from support import spin_or_skip
 
@@ -193,7 +193,7 @@ def test_the_cli_cross_checks_a_chart_of_ones_own(
     spin_installed: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert (
-        main(["review", "--engine", "spin", "--chart", "broken_charts:ReleaseBeforeActivation"])
+        main(["review", "--engine", "spin", "--chart", "charts.broken:ReleaseBeforeActivation"])
         == 1
     )
     out = capsys.readouterr().out
@@ -202,11 +202,11 @@ def test_the_cli_cross_checks_a_chart_of_ones_own(
 
 
 def test_export_takes_a_chart_of_ones_own(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["export", "promela", "--chart", "broken_charts:ReleaseBeforeActivation"]) == 0
+    assert main(["export", "promela", "--chart", "charts.broken:ReleaseBeforeActivation"]) == 0
     assert "issue(A_ActivateDestination, 0);\n       issue(A_ReleaseSource, 0)" in (
         capsys.readouterr().out
     )
-    assert main(["export", "promela", "--chart", "broken_charts:NoSuchChart"]) == 2
+    assert main(["export", "promela", "--chart", "charts.broken:NoSuchChart"]) == 2
     assert "has no NoSuchChart" in capsys.readouterr().err
 
 

@@ -148,9 +148,11 @@ class TestEnums:
         assert repr(member) == f"{type(member).__name__}.{member.name}"
         assert eval(repr(member), {type(member).__name__: type(member)}) is member
 
-    def test_repr_spelled_out(self) -> None:
+    def test_repr_spelled_out_and_str_is_the_wire_value(self) -> None:
         assert repr(HandoffOrder.SOURCE_FIRST) == "HandoffOrder.SOURCE_FIRST"
-        assert str(HandoffOrder.SOURCE_FIRST) == "HandoffOrder.SOURCE_FIRST"
+        assert str(HandoffOrder.SOURCE_FIRST) == "SourceFirst"
+        assert f"{EngineType.SGLANG:>8}" == "  sglang"
+        assert str(OutcomeKind.NOOP) == "Noop"
 
     @pytest.mark.parametrize(
         ("engine", "order"),
@@ -211,7 +213,7 @@ class TestHandoffActionOutcome:
         self, kind: OutcomeKind, outcome: HandoffActionOutcome
     ) -> None:
         assert outcome.kind is kind
-        assert outcome.reason is None
+        assert outcome.reason == ""
         assert not outcome.is_failed
         assert outcome == HandoffActionOutcome(kind)
 
@@ -255,12 +257,14 @@ class TestHandoffActionOutcome:
     def test_only_failures_have_a_reason(self) -> None:
         with pytest.raises(
             ValueError,
-            match=r"^reason must be None for an outcome of kind APPLIED, got 'disk full'$",
+            match=r"^reason must be empty \(or None\) for an outcome of kind APPLIED, got 'disk",
         ):
             HandoffActionOutcome(OutcomeKind.APPLIED, "disk full")
         with pytest.raises(TypeError) as wrong:
             HandoffActionOutcome(OutcomeKind.NOOP, 3)  # type: ignore[arg-type]
-        assert str(wrong.value) == "reason must be None for an outcome of kind NOOP, got 3 (int)"
+        assert str(wrong.value) == (
+            "reason must be empty (or None) for an outcome of kind NOOP, got 3 (int)"
+        )
 
     @pytest.mark.parametrize("kind", ["Applied", None, EngineType.VLLM])
     def test_refuses_non_kind(self, kind: object) -> None:

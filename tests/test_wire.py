@@ -965,7 +965,9 @@ class TestMalformed:
 
 
 class TestMisuse:
-    @pytest.mark.parametrize("value", [object(), True, 3, None, "x", HandoffFact, [HID]])
+    @pytest.mark.parametrize(
+        "value", [object(), True, 3, None, "x", HandoffFact, [object()], (HID,)]
+    )
     def test_dumps_refuses_other_objects(self, value: object) -> None:
         with pytest.raises(TypeError, match="has no handoff wire form"):
             dumps(value)
@@ -978,7 +980,7 @@ class TestMisuse:
     @pytest.mark.parametrize("text", [3, None, ["3"]])
     def test_loads_refuses_text_of_another_kind(self, text: object) -> None:
         with pytest.raises(TypeError, match="text must be str or bytes"):
-            loads(text, HandoffActionId)  # type: ignore[arg-type]
+            loads(text, HandoffActionId)  # type: ignore[call-overload]
 
     def test_lone_surrogate_reason_cannot_be_written(self) -> None:
         with pytest.raises(WireError) as caught:

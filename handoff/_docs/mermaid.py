@@ -1,44 +1,95 @@
-"""The state diagrams as Mermaid `stateDiagram-v2` text, laid out like the SVG.
+"""Every drawing as Mermaid text: the state diagram, a chart with marks, a sequence of messages.
 
-The success path runs top to bottom, long labels and names break over lines, and a run of
-spine states that clean up alike is one box with one arrow leaving it, so a code host draws
-the diagram about as narrow as the SVG instead of shrinking a wide one.
+The state diagram is laid out like the SVG: the success path runs top to bottom, long labels
+and names break over lines, and a run of spine states that clean up alike is one box with one
+arrow leaving it, so a code host draws it about as narrow as the SVG instead of shrinking a
+wide one.  This module and `handoff._docs.dot` are the only ones that write diagram text:
+every name, label and title passes through `mermaid_text` (and every state id through
+`mermaid_id`) on its way in, whatever characters it holds.
+
+Colours are chosen to read on a light and on a dark page alike: strokes are mid-tones, and a
+box that is filled names its own (dark) text colour.
 """
 
 from __future__ import annotations
 
-from handoff._docs.diagram import (
-    CLEANUP,
-    CLEANUP_COLOUR,
-    HEADER,
-    SPINE,
-    SPINE_COLOUR,
-    Edge,
-    StateGraph,
-)
+import json
+import re
+import textwrap
+from collections.abc import Sequence
 
-__all__ = ["mermaid_state_diagram"]
+from handoff._docs.diagram import CLEANUP, HEADER, SPINE, StateArrow, StateGraph
+from handoff._docs.highlight import HighlightedGraph, Look
+from handoff._docs.sequence import COORDINATOR, DESTINATION, SOURCE, Arrow, Message
+
+__all__ = [
+    "MERMAID_CLEANUP",
+    "MERMAID_SPINE",
+    "mermaid_highlighted",
+    "mermaid_id",
+    "mermaid_sequence",
+    "mermaid_state_diagram",
+    "mermaid_text",
+]
+
+MERMAID_SPINE = "#3d7cc9"
+MERMAID_CLEANUP = "#d0573f"
+"""Stroke colours with about 4:1 contrast on white and on a dark page's grey."""
 
 _BAND = "states that clean up alike"
+_INK = "#1b2027"
+"""The text colour of every filled box: the fills are light in both themes."""
 
 
-def mermaid_state_diagram(graph: StateGraph) -> str:
+def mermaid_text(text: str) -> str:
+    """`text` as it may stand in a Mermaid label, message or note, on one line."""
+    # Mermaid ends a message at ';' and reads '#' as an entity: keep both out of the text.
+    # Backticks are Markdown in the prose, noise in a drawing.  Quotes, angle brackets and
+    # braces would end a label or open a tag or a block: they are written as entities.
+    text = " ".join(text.replace("`", "").split())
+    text = text.replace(";", ",").replace("#", "no. ")
+    for char, entity in _ENTITIES.items():
+        text = text.replace(char, entity)
+    return text
+
+
+_ENTITIES = {'"': "#quot;", "<": "#lt;", ">": "#gt;", "{": "#123;", "}": "#125;"}
+_PLAIN_ID = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_RESERVED = frozenset({"end", "state", "note", "class", "classDef", "direction", "as", "style"})
+
+
+def mermaid_id(state: str) -> str:
+    """A state id Mermaid reads as one: the id itself when plain ASCII, else a spelling of
+    its bytes."""
+    if _PLAIN_ID.fullmatch(state) and state not in _RESERVED:
+        return state
+    return "s_" + state.encode().hex()
+
+
+def _lines(lines: Sequence[str]) -> str:
+    return "<br/>".join(mermaid_text(line) for line in lines)
+
+
+# -- the state diagram ----------------------------------------------------------------------
+
+
+def mermaid_state_diagram(graph: StateGraph, header: str = HEADER) -> str:
     """The Mermaid `stateDiagram-v2` text of `graph`."""
     lines = [
-        f"%% {HEADER}",
+        f"%% {header}",
         "stateDiagram-v2",
         "    direction TB",
-        f"    classDef spine stroke:{SPINE_COLOUR},stroke-width:2px",
-        f"    classDef cleanup stroke:{CLEANUP_COLOUR},stroke-dasharray:4 3",
+        f"    classDef spine stroke:{MERMAID_SPINE},stroke-width:2px",
+        f"    classDef cleanup stroke:{MERMAID_CLEANUP},stroke-dasharray:4 3",
     ]
-    lines += [f'    state "{"<br/>".join(node.lines)}" as {node.id}' for node in graph.nodes]
-    lines.append(f"    [*] --> {graph.nodes[0].id}")
+    lines += [f'    state "{_lines(node.lines)}" as {mermaid_id(node.id)}' for node in graph.nodes]
+    lines.append(f"    [*] --> {mermaid_id(graph.nodes[0].id)}")
     runs = [edge for edge in graph.edges if len(edge.sources) > 1]
     inside = {source: run for run in runs for source in run.sources}
     for run in runs:
         lines.append(f'    state "{_BAND}" as {_band(run)} {{')
         lines += [
-            f"    {_arrow(edge.sources[0], edge)}"
+            f"    {_arrow(mermaid_id(edge.sources[0]), edge)}"
             for edge in graph.edges
             if _band_of(edge, inside) is run
         ]
@@ -47,22 +98,114 @@ def mermaid_state_diagram(graph: StateGraph) -> str:
         if len(edge.sources) > 1:
             lines.append(_arrow(_band(edge), edge))
         elif _band_of(edge, inside) is None:
-            lines.append(_arrow(edge.sources[0], edge))
+            lines.append(_arrow(mermaid_id(edge.sources[0]), edge))
     for group in (SPINE, CLEANUP):
-        members = ",".join(node.id for node in graph.nodes if node.group == group)
+        members = ",".join(mermaid_id(node.id) for node in graph.nodes if node.group == group)
         lines.append(f"    class {members} {group}")
     return "\n".join(lines) + "\n"
 
 
-def _band_of(edge: Edge, inside: dict[str, Edge]) -> Edge | None:
+def _band_of(edge: StateArrow, inside: dict[str, StateArrow]) -> StateArrow | None:
     """The run whose box holds both ends of spine `edge`, if there is one."""
     band = inside.get(edge.sources[0])
     return band if edge.spine and band is not None and inside.get(edge.target) is band else None
 
 
-def _band(run: Edge) -> str:
-    return f"band_{run.sources[0]}"
+def _band(run: StateArrow) -> str:
+    return f"band_{mermaid_id(run.sources[0])}"
 
 
-def _arrow(source: str, edge: Edge) -> str:
-    return f"    {source} --> {edge.target}: {'<br/>'.join(edge.short_lines())}"
+def _arrow(source: str, edge: StateArrow) -> str:
+    return f"    {source} --> {mermaid_id(edge.target)}: {_lines(edge.short_lines())}"
+
+
+# -- a chart with marks -------------------------------------------------------------------
+
+_CLASSES = {
+    Look.VISITED: f"fill:#dbe8f5,stroke:{MERMAID_SPINE},stroke-width:2px,color:{_INK}",
+    Look.LAST: f"fill:#f6d5d1,stroke:#c0392b,stroke-width:3px,color:{_INK}",
+    Look.UNVISITED: "fill:white,stroke:#9a9a9a,color:#6b6b6b",
+    Look.DEAD: f"fill:#f6d5d1,stroke:#c0392b,stroke-width:2px,stroke-dasharray:4,color:{_INK}",
+}
+_UNMARKED = (Look.UNTAKEN, Look.LIVE)
+
+
+def mermaid_highlighted(graph: HighlightedGraph) -> str:
+    """Mermaid `stateDiagram-v2` text of the chart in `graph` with its marks."""
+    looks = {state.look for state in graph.states}
+    lines = ["---", f"title: {json.dumps(graph.title, ensure_ascii=False)}", "---"]
+    lines.append("stateDiagram-v2")
+    lines += [f"    classDef {look.value} {_CLASSES[look]}" for look in _CLASSES if look in looks]
+    lines.append(f"    [*] --> {mermaid_id(graph.states[0].id)}")
+    lines += [f"    {mermaid_id(s.id)} : {mermaid_text(s.name)}" for s in graph.states]
+    for move in graph.moves:
+        ends = f"    {mermaid_id(move.source)} --> {mermaid_id(move.target)}"
+        if move.look in _UNMARKED:
+            lines.append(ends)
+        elif move.look is Look.DEAD:
+            lines.append(f"{ends} : ✗ {mermaid_text(move.note)}")
+        else:
+            # A non-breaking space keeps each number with its call when Mermaid wraps it.
+            calls = ", ".join(
+                f"{call.number}.\u00a0{mermaid_text(call.text)}{' ✗' if call.breaking else ''}"
+                for call in move.calls
+            )
+            lines.append(f"{ends} : {calls}")
+    lines += [
+        f"    class {mermaid_id(state.id)} {state.look.value}"
+        for state in graph.states
+        if state.look in _CLASSES
+    ]
+    return "\n".join(lines) + "\n"
+
+
+# -- sequences ------------------------------------------------------------------------------
+
+NOTE_WIDTH = 90
+"""Characters per line of a note: about the column's width at Mermaid's note font."""
+_BOX = "rgba(192, 57, 43, 0.18)"
+"""The box around the messages of a breaking call: a tint that reads on light and dark."""
+
+
+def mermaid_sequence(
+    messages: Sequence[Message],
+    title: str,
+    participants: Sequence[str],
+    header: str | None = HEADER,
+) -> str:
+    """The Mermaid `sequenceDiagram` text of `messages`; boxed ones are drawn in a red box."""
+    lines = [f"%% {header}"] if header else []
+    lines += ["sequenceDiagram", f"    title {mermaid_text(title)}"]
+    lines += [f"    participant {lane}" for lane in participants]
+    boxed = False
+    for message in messages:
+        if message.boxed != boxed:
+            lines.append(f"    rect {_BOX}" if message.boxed else "    end")
+            boxed = message.boxed
+        indent = "        " if boxed else "    "
+        lines.append(indent + _sequence_line(message))
+    if boxed:
+        lines.append("    end")
+    return "\n".join(lines) + "\n"
+
+
+def _sequence_line(message: Message) -> str:
+    text = _note(message.text) if message.arrow is Arrow.NOTE else _lines(message.text.split("\n"))
+    if message.arrow is Arrow.FACT:
+        return f"{message.lane}->>{COORDINATOR}: {text}"
+    if message.arrow is Arrow.ACTION:
+        return f"{COORDINATOR}->>{message.lane}: {text}"
+    if message.arrow is Arrow.OUTCOME:
+        return f"{message.lane}-->>{COORDINATOR}: {text}"
+    if message.arrow is Arrow.REFUSAL:
+        return f"{COORDINATOR}--x{message.lane}: {text}"
+    return f"Note over {message.lane or f'{SOURCE},{DESTINATION}'}: {text}"
+
+
+def _note(text: str) -> str:
+    """A note's text, each of its lines broken to fit a docs column (Mermaid never wraps
+    notes: one long line widens the whole diagram and shrinks every label in it)."""
+    return "<br/>".join(
+        "<br/>".join(textwrap.wrap(mermaid_text(line), NOTE_WIDTH) or [""])
+        for line in text.split("\n")
+    )

@@ -17,6 +17,7 @@ import handoff._errors
 from handoff._binding import ACKNOWLEDGEMENTS, FACT_EVENTS, LIFECYCLE
 from handoff._docs.diagram import file_stem
 from handoff._errors import (
+    ConcurrentCallError,
     ConformanceError,
     HandoffError,
 )
@@ -41,22 +42,26 @@ __all__ = [
     "error_catalogue",
     "error_classes",
     "ignored",
+    "lifecycle_of",
     "lifecycle_tables",
     "ordering_rules",
     "phrases",
     "refusals",
     "transitions",
+    "transitions_table",
 ]
 
 NON_CHART_PHRASES: tuple[tuple[str, type[HandoffError]], ...] = (
     *((refusal.phrase, refusal.error) for refusal in AdapterRefusal),
+    ("the coordinator is already running a call", ConcurrentCallError),
     ("normalized handoff order mismatch", ConformanceError),
     ("normalized handoff lifecycle mismatch", ConformanceError),
     ("normalized handoff output/completion counts do not match the fixture", ConformanceError),
     ("normalized handoff destination KV visibility is invalid", ConformanceError),
     ("normalized handoff did not drain", ConformanceError),
 )
-"""Error phrases raised outside the charts (SPEC §3, §4 and §6), with the class raising each."""
+"""Error phrases raised outside the charts (the contract's transfer delay, coordinator and
+conformance sections), with the class raising each."""
 
 
 def ordering_rules() -> dict[str, str]:
@@ -65,7 +70,7 @@ def ordering_rules() -> dict[str, str]:
     for order in HandoffOrder:
         stem = file_stem(order)
         chart = compiled(order)
-        found[f"{stem}.transitions"] = _transitions(chart)
+        found[f"{stem}.transitions"] = transitions_table(chart)
         found[f"{stem}.refusals"] = _refusals(chart)
         found[f"{stem}.ignored"] = _ignored(chart)
         found[f"{stem}.acknowledged"] = _acknowledged(chart)
@@ -131,14 +136,19 @@ def _events() -> str:
     return _table(["Event", "Kind", "Made by"], rows)
 
 
-def _lifecycle_of(step: Step) -> str:
+def lifecycle_of(step: Step) -> list[NormalizedHandoffEvent]:
+    """The lifecycle events `step` records."""
     recorded = [LIFECYCLE[step.event]] if step.event in LIFECYCLE else []
     if step.completion is HandoffCompletion.SUCCESS:
         recorded.append(NormalizedHandoffEvent.COMPLETED)
-    return _code(event.value for event in recorded)
+    return recorded
 
 
-def _transitions(chart: CompiledChart) -> str:
+def _lifecycle_of(step: Step) -> str:
+    return _code(event.value for event in lifecycle_of(step))
+
+
+def transitions_table(chart: CompiledChart) -> str:
     """Every step that moves or issues something, state by state."""
     rows = [
         [
@@ -335,9 +345,13 @@ def phrases(error: type[HandoffError]) -> list[str]:
     return found + [phrase for phrase, raised in NON_CHART_PHRASES if raised is error]
 
 
+def _first_paragraph(error: type[HandoffError]) -> str:
+    return " ".join((inspect.getdoc(error) or "").split("\n\n")[0].split())
+
+
 def _errors() -> str:
     rows = [
-        [f"`{error.__name__}`", inspect.getdoc(error) or "", _code(phrases(error))]
+        [f"`{error.__name__}`", _first_paragraph(error), _code(phrases(error))]
         for error in error_classes()
     ]
     return _table(["Error", "Raised when", "Message phrases"], rows)

@@ -1,41 +1,54 @@
-"""Sequence diagrams: one handoff driven through a real coordinator, drawn as Mermaid text.
+"""Scenarios: one handoff driven through a real coordinator, recorded as it crosses the lanes.
 
-`sequence(order)` drives a coordinator the way a well-behaved runtime would, along the
-success path or through a cancellation, and records the messages that cross the lanes;
-`mermaid_sequence` renders them as a `sequenceDiagram`.  Pure and deterministic, like the
-state diagrams in `handoff._docs.diagram`.
+`run_scenario(chart, scenario)` drives a coordinator of that chart the way a well-behaved
+runtime would (see `Scenario` for the named runs and the spelling of an explicit list of
+calls), and records the messages that cross the lanes and the move each call makes.  The
+messages are drawn as a sequence diagram (`handoff._docs.mermaid.mermaid_sequence`), the
+moves over the state diagram (`handoff._docs.highlight.run_graph`).  Pure and deterministic,
+like the state diagrams in `handoff._docs.diagram`.
 """
 
 from __future__ import annotations
 
 import enum
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import attrs
 
+from handoff._chart import CHARTS
 from handoff._coordinator import HandoffCoordinatorCore
-from handoff._docs.diagram import HEADER
+from handoff._docs.highlight import RunMove
+from handoff._errors import HandoffError
 from handoff._lifecycle import NormalizedHandoffEvent
 from handoff._messages import HandoffAction, HandoffFact, IssuedHandoffAction
 from handoff._runs.runtime import HANDOFF_ID, Workload, acknowledgement
 from handoff._table import compiled
 from handoff._timing import HandoffTransferTiming
-from handoff._values import (
-    HandoffOrder,
-    KvTransferTimingMode,
-)
+from handoff._values import HandoffActionOutcome, HandoffOrder, KvTransferTimingMode
 
 if TYPE_CHECKING:
     from handoff._chart_base import HandoffChart
 
-__all__ = ["Arrow", "Message", "mermaid_sequence", "sequence"]
+__all__ = [
+    "LANES",
+    "SCENARIOS",
+    "Arrow",
+    "Message",
+    "Scenario",
+    "ScenarioError",
+    "ScenarioRun",
+    "run_scenario",
+    "sequence",
+]
 
 SOURCE = "Source"
 COORDINATOR = "Coordinator"
 DESTINATION = "Destination"
 RUNTIME = "Runtime"
+LANES = (SOURCE, COORDINATOR, DESTINATION, RUNTIME)
+"""The participants of a scenario's sequence diagram, left to right."""
 
 _ACTION_LANES: dict[type[HandoffAction], str] = {
     HandoffAction.SubmitPrefill: SOURCE,
@@ -81,39 +94,188 @@ class Arrow(enum.Enum):
     """An action, issued by the coordinator to the lane that performs it."""
     OUTCOME = "outcome"
     """An acknowledgement of an action, from the lane back to the coordinator."""
+    REFUSAL = "refusal"
+    """A call the coordinator refused, answered back to the lane that made it."""
     NOTE = "note"
-    """A note over the coordinator (`lane` set) or over every lane (`lane` empty)."""
+    """A note over `lane` (one lane, or two joined by a comma), or over both workers
+    (`lane` empty)."""
 
 
 @attrs.frozen
 class Message:
-    """One line of a sequence diagram."""
+    """One line of a sequence diagram; a newline in `text` is a line break."""
 
     arrow: Arrow
     lane: str
     text: str
+    boxed: bool = False
+    """Drawn in a red box: the messages of the call that broke a property."""
+
+
+class ScenarioError(ValueError):
+    """A scenario that cannot be run: an unknown name, or a call that cannot be spelled."""
+
+
+SCENARIOS = {
+    "success": "a successful handoff",
+    "cancel": "canceled once reserved",
+    "reopen": "timed out after success",
+    "fail:ACTION": "ACTION fails",
+}
+"""The named scenarios and their titles (`fail:` takes an action, as `fail:StartTransfer`)."""
+
+_FACTS = {fact.__name__: fact for fact in _FACT_LANES}
+_ACTIONS = {action.__name__: action for action in _ACTION_LANES}
+_LIMIT = 200
+"""Calls a scenario makes at most: a chart that never settles is drawn up to here."""
+
+
+@attrs.frozen
+class Scenario:
+    """What a runtime does around one coordinator.
+
+    A name of `SCENARIOS`, or an explicit list of calls separated by commas, semicolons or
+    newlines: `start`; a fact by name (`SourceHeld`, `DestinationReserved`,
+    `TransferCompleted`, `Canceled`, `Failed`, `TimedOut`), with the payload a cooperative
+    runtime reports; `ok` or `ok ACTION` to acknowledge the oldest pending action (or the
+    oldest of that kind) with its fitting outcome; `fail` or `fail ACTION` to report it failed.
+    """
+
+    spec: str
+    calls: tuple[tuple[str, str], ...] = ()
+    """The explicit calls, each (verb, argument); empty for a named scenario."""
+
+    @classmethod
+    def parse(cls, text: str) -> Scenario:
+        """The scenario `text` spells; raises `ScenarioError` saying what would be right."""
+        words = " ".join(text.split())
+        if words in ("success", "cancel", "reopen") or words.startswith("fail:"):
+            if words.startswith("fail:") and words[5:].strip() not in _ACTIONS:
+                raise ScenarioError(
+                    f"unknown action {words[5:].strip()!r} in {words!r}: expected "
+                    f"fail:ACTION with ACTION one of {', '.join(_ACTIONS)}"
+                )
+            return cls(words)
+        tokens = [t.strip() for t in text.replace(";", ",").replace("\n", ",").split(",")]
+        calls = tuple(_call(token) for token in tokens if token)
+        if not calls:
+            raise ScenarioError(f"no scenario given: expected {_NAMED} or a list of calls")
+        spelled = (
+            argument if verb == "fact" else f"{verb} {argument}".strip() for verb, argument in calls
+        )
+        return cls(", ".join(spelled), calls)
+
+    @property
+    def title(self) -> str:
+        """What the scenario is, in words."""
+        if self.calls:
+            return self.spec
+        if self.spec.startswith("fail:"):
+            return f"{self.spec[5:].strip()} fails"
+        return SCENARIOS[self.spec]
+
+
+_NAMED = "success, cancel, reopen, fail:ACTION"
+
+
+def _call(token: str) -> tuple[str, str]:
+    verb, _, argument = token.partition(" ")
+    argument = argument.strip()
+    if verb == "start" and not argument:
+        return ("start", "")
+    if verb in _FACTS and not argument:
+        return ("fact", verb)
+    if verb in ("ok", "fail") and (not argument or argument in _ACTIONS):
+        return (verb, argument)
+    raise ScenarioError(
+        f"cannot read the call {token!r}: expected start, a fact ({', '.join(_FACTS)}), "
+        "ok [ACTION] or fail [ACTION]; or a named scenario: " + _NAMED
+    )
+
+
+@attrs.frozen
+class ScenarioRun:
+    """What a scenario did: the messages across the lanes, and the move of each call."""
+
+    title: str
+    messages: tuple[Message, ...]
+    moves: tuple[RunMove, ...]
+
+
+def run_scenario(
+    chart: HandoffOrder | type[HandoffChart], scenario: Scenario | str = "success"
+) -> ScenarioRun:
+    """Drive a coordinator of `chart` through `scenario` and record what happened.
+
+    A call the coordinator refuses is recorded as refused and changes nothing (every call is
+    atomic); the runtime carries on.
+    """
+    if isinstance(scenario, str):
+        scenario = Scenario.parse(scenario)
+    runtime = _Runtime(chart)
+    if scenario.calls:
+        _explicit(runtime, scenario.calls)
+    else:
+        _named(runtime, scenario.spec)
+    return ScenarioRun(scenario.title, tuple(runtime.messages), tuple(runtime.moves))
 
 
 def sequence(
     order: HandoffOrder | type[HandoffChart], *, cancel_after_reservation: bool = False
 ) -> tuple[Message, ...]:
-    """The messages of one handoff in `order` (or on a chart class), through a real coordinator.
+    """The messages of one handoff in `order` (or on a chart class): `success`, or with
+    `cancel_after_reservation` the `cancel` scenario."""
+    return run_scenario(order, "cancel" if cancel_after_reservation else "success").messages
 
-    The runtime acknowledges every action with its fitting outcome, first issued first, and
-    reports the fact each acknowledged action leads to (`handoff._runs.runtime`).  With
-    `cancel_after_reservation`, the request is canceled as soon as the destination's
-    reservation is accepted; the runtime then acknowledges the cleanup actions only.
-    """
-    runtime = _Runtime(order)
+
+def _named(runtime: _Runtime, name: str) -> None:
+    """The runtime acknowledges every action with its fitting outcome, first issued first,
+    and reports the fact each acknowledged action leads to (`handoff._runs.runtime`).  In
+    `cancel`, the request is canceled as soon as the destination's reservation is accepted;
+    the runtime then acknowledges the cleanup actions only.  In `fail:ACTION`, the first
+    ACTION is answered failed.  In `reopen`, a deadline passes once the handoff succeeded."""
+    cancel = name == "cancel"
+    failing = _ACTIONS.get(name[5:].strip()) if name.startswith("fail:") else None
+    reopen = name == "reopen"
     runtime.call(runtime.core.start, "start()")
-    while runtime.pending:
-        if cancel_after_reservation and _RESERVED in runtime.core.lifecycle:
+    while runtime.pending and len(runtime.moves) < _LIMIT:
+        if cancel and _RESERVED in runtime.core.lifecycle:
             runtime.cancel()
-            cancel_after_reservation = False
+            cancel = False
+            continue
         item = runtime.pending.popleft()
+        if failing is not None and isinstance(item.action, failing):
+            runtime.acknowledge(item, failed=True)
+            failing = None
+            continue
         runtime.acknowledge(item)
         runtime.report_fact_after(item)
-    return tuple(runtime.messages)
+        if reopen and not runtime.pending and runtime.core.is_complete:
+            runtime.report(HandoffFact.TimedOut(_HANDOFF))
+            reopen = False
+
+
+def _explicit(runtime: _Runtime, calls: tuple[tuple[str, str], ...]) -> None:
+    for verb, argument in calls:
+        if verb == "start":
+            runtime.call(runtime.core.start, "start()")
+        elif verb == "fact":
+            runtime.report(_fact(_FACTS[argument]))
+        else:
+            item = runtime.take(_ACTIONS[argument] if argument else None)
+            if item is None:
+                wanted = argument or "action"
+                runtime.messages.append(Message(Arrow.NOTE, "", f"no pending {wanted} to {verb}"))
+            else:
+                runtime.acknowledge(item, failed=verb == "fail")
+
+
+def _fact(kind: type[HandoffFact]) -> HandoffFact:
+    if kind is HandoffFact.SourceHeld:
+        return HandoffFact.SourceHeld(_HANDOFF, _WORKLOAD.timing)
+    if kind is HandoffFact.DestinationReserved:
+        return HandoffFact.DestinationReserved(_HANDOFF, _WORKLOAD.transferable_prompt_tokens)
+    return kind(_HANDOFF)  # type: ignore[call-arg]
 
 
 _RESERVED = NormalizedHandoffEvent.DESTINATION_RESERVED
@@ -123,22 +285,37 @@ class _Runtime:
     """A well-behaved runtime around one coordinator, recording what crosses the lanes."""
 
     def __init__(self, order: HandoffOrder | type[HandoffChart]) -> None:
-        if isinstance(order, HandoffOrder):
-            self.core = HandoffCoordinatorCore(_HANDOFF, order)
-        else:
-            self.core = HandoffCoordinatorCore(_HANDOFF, chart=order)
+        chart = CHARTS[order] if isinstance(order, HandoffOrder) else order
+        self.core = HandoffCoordinatorCore(_HANDOFF, chart=chart)
         self.chart = compiled(order)
         self.messages = [Message(Arrow.NOTE, COORDINATOR, self._state_name())]
+        self.moves: list[RunMove] = []
         self.pending: deque[IssuedHandoffAction] = deque()
 
-    def call(self, call: Callable[[], list[IssuedHandoffAction]], label: str = "") -> None:
-        """Make one call; note where it moved the chart and what it recorded, then issue."""
+    def call(
+        self,
+        call: Callable[[], list[IssuedHandoffAction]],
+        label: str = "",
+        *,
+        lane: str = RUNTIME,
+        move: str = "",
+    ) -> None:
+        """Make one call; note where it moved the chart and what it recorded, then issue.
+
+        `label` starts the note; `move` names the call on its move (`label` if empty).
+        """
         state, recorded = self.core.chart_state, len(self.core.lifecycle)
-        issued = call()
+        try:
+            issued = call()
+        except HandoffError as error:
+            self.messages.append(Message(Arrow.REFUSAL, lane, f"refused: {error}"))
+            self.moves.append(RunMove(state, state, f"{move or label} (refused)"))
+            return
+        self.moves.append(RunMove(state, self.core.chart_state, move or label))
         note = f"{label} → {self._state_name()}" if self.core.chart_state != state else label
         lifecycle = ", ".join(event.value for event in self.core.lifecycle[recorded:])
         if lifecycle:
-            note = f"{note}<br/>lifecycle: {lifecycle}" if note else f"lifecycle: {lifecycle}"
+            note = f"{note}\nlifecycle: {lifecycle}" if note else f"lifecycle: {lifecycle}"
         if note:
             self.messages.append(Message(Arrow.NOTE, COORDINATOR, note.strip()))
         for item in issued:
@@ -154,53 +331,42 @@ class _Runtime:
         self.messages.append(Message(Arrow.ACTION, _ACTION_LANES[type(item.action)], text))
         self.pending.append(item)
 
-    def acknowledge(self, item: IssuedHandoffAction) -> None:
-        outcome = acknowledgement(item.action)
+    def take(self, kind: type[HandoffAction] | None) -> IssuedHandoffAction | None:
+        """The oldest pending action (of `kind`), taken off the queue."""
+        for item in self.pending:
+            if kind is None or isinstance(item.action, kind):
+                self.pending.remove(item)
+                return item
+        return None
+
+    def acknowledge(self, item: IssuedHandoffAction, *, failed: bool = False) -> None:
+        if failed:
+            outcome = HandoffActionOutcome.failed(f"{type(item.action).__name__} failed")
+        else:
+            outcome = acknowledgement(item.action)
         lane = _ACTION_LANES[type(item.action)]
-        self.messages.append(Message(Arrow.OUTCOME, lane, f"{outcome} [{item.id.value}]"))
-        self.call(lambda: self.core.on_action_outcome(item.id, outcome))
+        text = f"{outcome} [{item.id.value}]"
+        self.messages.append(Message(Arrow.OUTCOME, lane, text))
+        self.call(lambda: self.core.on_action_outcome(item.id, outcome), lane=lane, move=text)
 
     def report_fact_after(self, item: IssuedHandoffAction) -> None:
         fact = _WORKLOAD.fact_after(item.action)
         if fact is not None:
-            self._report(fact)
+            self.report(fact)
 
     def cancel(self) -> None:
         overtaken = [f"{type(item.action).__name__} [{item.id.value}]" for item in self.pending]
         self.pending.clear()
-        self._report(HandoffFact.Canceled(_HANDOFF))
+        self.report(HandoffFact.Canceled(_HANDOFF))
         if overtaken:
             text = f"cleanup does not wait for {', '.join(overtaken)}"
             self.messages.append(Message(Arrow.NOTE, "", text))
 
-    def _report(self, fact: HandoffFact) -> None:
-        self.messages.append(Message(Arrow.FACT, _FACT_LANES[type(fact)], type(fact).__name__))
-        self.call(lambda: self.core.on_fact(fact))
+    def report(self, fact: HandoffFact) -> None:
+        lane = _FACT_LANES[type(fact)]
+        name = type(fact).__name__
+        self.messages.append(Message(Arrow.FACT, lane, name))
+        self.call(lambda: self.core.on_fact(fact), lane=lane, move=name)
 
     def _state_name(self) -> str:
         return self.chart.names[self.chart.index(self.core.chart_state)]
-
-
-def mermaid_sequence(messages: Iterable[Message], title: str) -> str:
-    """The Mermaid `sequenceDiagram` text of `messages`."""
-    lines = [
-        f"%% {HEADER}",
-        "sequenceDiagram",
-        f"    title {title}",
-        f"    participant {SOURCE}",
-        f"    participant {COORDINATOR}",
-        f"    participant {DESTINATION}",
-        f"    participant {RUNTIME}",
-    ]
-    lines += [f"    {_sequence_line(message)}" for message in messages]
-    return "\n".join(lines) + "\n"
-
-
-def _sequence_line(message: Message) -> str:
-    if message.arrow is Arrow.FACT:
-        return f"{message.lane}->>{COORDINATOR}: {message.text}"
-    if message.arrow is Arrow.ACTION:
-        return f"{COORDINATOR}->>{message.lane}: {message.text}"
-    if message.arrow is Arrow.OUTCOME:
-        return f"{message.lane}-->>{COORDINATOR}: {message.text}"
-    return f"Note over {message.lane or f'{SOURCE},{DESTINATION}'}: {message.text}"

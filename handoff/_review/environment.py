@@ -37,7 +37,7 @@ __all__ = [
 ]
 
 MAX_ACTIONS = 9
-"""The most actions a run can issue under SPEC.md: seven kinds once each, and two `Complete`s.
+"""The most actions a run can issue under the contract: seven kinds once each, and two `Complete`s.
 
 The review cuts off runs issuing more (the real charts issue at most eight).
 """

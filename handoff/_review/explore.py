@@ -23,11 +23,13 @@ from collections.abc import Callable
 import attrs
 
 from handoff import _probe as probe
+from handoff._binding import FACT_EVENTS
 from handoff._chart_base import HandoffChart
 from handoff._chart_lookup import NamedChart, spelling
 from handoff._coordinator import HandoffCoordinatorCore
 from handoff._equivalence import compare
 from handoff._errors import HandoffError
+from handoff._messages import HandoffFact
 from handoff._review.environment import (
     HANDOFF_ID,
     MAX_ACTIONS,
@@ -43,6 +45,7 @@ from handoff._review.verdict import Tally, TraceStep, Verdict
 from handoff._review.watch import Watch
 from handoff._table import CompiledChart, Step, StepKind, compiled
 from handoff._values import HandoffId, HandoffOrder
+from handoff._vocabulary import ChartEvent
 
 __all__ = [
     "OrderReview",
@@ -356,18 +359,30 @@ class _Explorer:
     def _equivalence(self) -> Verdict:
         judged = prop(Key.EQUIVALENCE)
         try:
-            comparison = compare(self.source, self.chart)
+            comparison = compare(self.source, self.chart, _payloads(self.env))
         except Exception as error:  # Errors names the crash; this verdict fails
             return Verdict(judged, 0, 1, notes=(f"the comparison raised {_error(error)}",))
         wrong = comparison.disagreements
-        notes = tuple(
+        said = dict.fromkeys(
             f"in {cell.state}, {cell.event.value}: the table {cell.compiled}; "
             f"python-statemachine {cell.interpreted}"
-            for cell in wrong[:3]
+            for cell in wrong
         )
-        more = len(wrong) - len(notes)
+        notes = tuple(said)[:3]
+        more = len(said) - len(notes)
         notes += (f"and {more} more cells",) if more > 0 else ()
         return Verdict(judged, comparison.cells, len(wrong), notes=notes)
+
+
+def _payloads(env: Environment) -> dict[ChartEvent, tuple[HandoffFact, ...]]:
+    """Every payload the environment gives each fact event, unusable ones included."""
+    found: dict[ChartEvent, tuple[HandoffFact, ...]] = {}
+    for call in env.facts:
+        fact = call.fact
+        if fact is not None and fact.handoff_id == env.handoff_id:
+            event = FACT_EVENTS[type(fact)]
+            found[event] = (*found.get(event, ()), fact)
+    return found
 
 
 def _error(error: Exception) -> str:

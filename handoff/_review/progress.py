@@ -33,7 +33,7 @@ def overrun(issued: int, stalls: int) -> str | None:
 
 
 def first_of_kind(watch: Watch, action: HandoffAction) -> bool:
-    """An action SPEC.md lets a run issue: a kind not issued before, or a `Complete`."""
+    """An action the contract lets a run issue: a kind not issued before, or a `Complete`."""
     return isinstance(action, HandoffAction.Complete) or not watch.ever(type(action))
 
 

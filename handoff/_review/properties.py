@@ -1,4 +1,4 @@
-"""The properties a model review checks, in SPEC.md's words, and the verdicts it gives them.
+"""The properties a model review checks, in the contract's words, and the verdicts it gives them.
 
 Each property has a `Key`.  The safety properties (S, R, P, Q) judge one call at a time from
 what the environment saw (`handoff._review.monitors`); S6 also compares the coordinator's
@@ -170,7 +170,7 @@ PROPERTIES = (
         "a refused call that changes state leaves caller and coordinator split on who owns what",
         "refused calls and dropped repeats change nothing",
         "refused or dropped calls",
-        "A call that raises `HandoffError`, or that SPEC.md answers `[]` without effect (a "
+        "A call that raises `HandoffError`, or that the contract answers `[]` without effect (a "
         "repeated fact, a duplicate outcome, any call once complete), leaves the coordinator's "
         "configuration unchanged.",
     ),
@@ -242,9 +242,9 @@ PROPERTIES = (
         "what goes out in which call is the reference's; an action never sent breaks L1 or L2",
         "actions go out in the call that makes them due",
         "calls the SPEC takes",
-        "In active mode the action SPEC.md's `advance` names goes out in the call that makes it "
-        "due (`Complete` in the call that acknowledges the release).  The call that begins "
-        "cleanup (or reopens it) issues the cancels still owed, `CancelSource` before "
+        "In active mode the action the contract's `advance` names goes out in the call that "
+        "makes it due (`Complete` in the call that acknowledges the release).  The call that "
+        "begins cleanup (or reopens it) issues the cancels still owed, `CancelSource` before "
         "`CancelDestination`, or `Complete` when no owner was engaged; during cleanup "
         "`Complete` goes out in the call that confirms the last engaged owner freed.",
     ),
@@ -280,7 +280,7 @@ PROPERTIES = (
         "the exact lifecycle record is the reference's; no owner depends on it",
         "the lifecycle is recorded as the SPEC says",
         "Completes issued",
-        "At every completion the coordinator's `lifecycle` is exactly the events SPEC.md §4 "
+        "At every completion the coordinator's `lifecycle` is exactly the events contract §4 "
         "records for the calls taken (`SourceHeld`, `ReserveDestination`'s `ACCEPTED`, "
         "`DestinationReserved`, `ActivateDestination`'s `APPLIED`, `ReleaseSource` done, a "
         "SUCCESS completion), and at a SUCCESS it equals `expected_normalized_handoff(order)`.",

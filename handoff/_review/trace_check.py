@@ -32,7 +32,11 @@ _ALONG_A_RUN = tuple(prop for prop in PROPERTIES if prop.key not in NOT_ALONG_A_
 
 @attrs.frozen(repr=False)
 class PropertyVerdict:
-    """One property's verdict on one replayed run; `str()` is the sentence to show."""
+    """One property's verdict on one replayed run; `str()` is the sentence to show.
+
+    `holds` says whether it held; a broken one also has `line`, `call` and `message`
+    (docs/traces.md, "Judging a trace from Python").
+    """
 
     key: str
     """The property's short name: "S1", "L2", "Bound", …"""
@@ -59,7 +63,11 @@ class PropertyVerdict:
 
 @attrs.frozen(repr=False)
 class TraceCheck:
-    """What replaying one trace showed: a verdict per property, and any divergence."""
+    """What replaying one trace showed: a verdict per property, and any divergence.
+
+    `ok` is true when every property held; `verdict(key="S1")` gives one `PropertyVerdict`;
+    `divergence` names the first call answered otherwise than the trace expects, or is None.
+    """
 
     trace: Path
     chart: str

@@ -1,8 +1,8 @@
-"""What the environment has seen of a run, and what SPEC.md says must happen next.
+"""What the environment has seen of a run, and what the contract says must happen next.
 
 A `Watch` is built only from the environment's own calls, the actions it received and
 whether each call raised: never from a coordinator's records, so a broken chart cannot
-vouch for itself.  It follows SPEC.md §4 as the environment can tell it: a call the SPEC
+vouch for itself.  It follows contract §4 as the environment can tell it: a call the SPEC
 takes updates the watch, a call the SPEC drops or refuses leaves it as it was.  `expected`
 says how the SPEC answers a call; `advance` and `cleanup_step` say which actions are due.
 """
@@ -54,7 +54,7 @@ CANCELS = (_A.CancelSource, _A.CancelDestination)
 
 
 class Mode(enum.Enum):
-    """SPEC.md §4's modes, as the environment tells them from what it saw."""
+    """Contract §4's modes, as the environment tells them from what it saw."""
 
     ACTIVE = "active"
     CLEANING_UP = "cleaning up"
@@ -144,7 +144,7 @@ class SpecAnswer(enum.Enum):
 
 
 def expected(rules: Rules, watch: Watch, call: Call) -> SpecAnswer | Refuse:
-    """How SPEC.md §4 answers `call` in the configuration the environment saw as `watch`."""
+    """How contract §4 answers `call` in the configuration the environment saw as `watch`."""
     if call.kind is CallKind.START:
         started = Seen.STARTED in watch.seen
         return SpecAnswer.TAKE if watch.mode is Mode.ACTIVE and not started else SpecAnswer.DROP
@@ -225,7 +225,7 @@ _FITTING: dict[type[HandoffAction], tuple[OutcomeKind, ...]] = {
     _A.CancelSource: _DONE,
     _A.CancelDestination: _DONE,
 }
-"""SPEC.md §4 on_action_outcome step 5: the outcomes that fit each action."""
+"""Contract §4 on_action_outcome step 5: the outcomes that fit each action."""
 
 
 def fits(action: type[HandoffAction] | None, outcome: HandoffActionOutcome) -> bool:
@@ -352,7 +352,7 @@ def head(order: HandoffOrder) -> Head:
 
 
 def advance(order: HandoffOrder, watch: Watch) -> type[HandoffAction] | None:
-    """SPEC.md §4 `advance` (with `start()`'s first action): the action due in active mode."""
+    """Contract §4 `advance` (with `start()`'s first action): the action due in active mode."""
     seen = watch.seen
     first, second, ready = head(order)
     rules: tuple[tuple[bool, type[HandoffAction]], ...] = (
@@ -369,7 +369,7 @@ def advance(order: HandoffOrder, watch: Watch) -> type[HandoffAction] | None:
 
 
 def cleanup_step(watch: Watch) -> tuple[type[HandoffAction], ...]:
-    """SPEC.md §4 cleanup step: the cancels still owed, in order, else `Complete` when done."""
+    """Contract §4 cleanup step: the cancels still owed, in order, else `Complete` when done."""
     owed: list[type[HandoffAction]] = []
     engaged = watch.engaged()
     if "source" in engaged and not watch.ever(_A.CancelSource):

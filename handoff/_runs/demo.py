@@ -6,6 +6,7 @@ import argparse
 from typing import TYPE_CHECKING
 
 from handoff import _cli
+from handoff._chart import CHARTS
 from handoff._coordinator import HandoffCoordinatorCore
 from handoff._messages import HandoffAction, HandoffFact, IssuedHandoffAction
 from handoff._runs.runtime import DEMO_WORKLOAD, HANDOFF_ID, CooperativeRuntime
@@ -35,7 +36,7 @@ def run(args: argparse.Namespace) -> int:
         else [(order, None) for order in HandoffOrder]
     )
     for order, chart in runs:
-        coordinator = HandoffCoordinatorCore(HANDOFF_ID, order, chart=chart)
+        coordinator = HandoffCoordinatorCore(HANDOFF_ID, chart=chart or CHARTS[order])
         runtime = CooperativeRuntime(DEMO_WORKLOAD)
         title = f"{order.name} ({order.value})"
         print(title if chart is None else f"{coordinator.chart_name} (order {order.value})")

@@ -40,6 +40,7 @@ __all__ = [
     "HandoffRecord",
     "SimulationConfig",
     "SimulationReport",
+    "shipped_chart",
     "simulate",
 ]
 
@@ -289,9 +290,17 @@ class _World:
             self.at(self.latency(), handoff, Call.of_outcome(action_id, DONE_OUTCOMES[0]))
 
 
+def shipped_chart(handoff_id: HandoffId, order: HandoffOrder, delay: float) -> Coordinator:
+    """A coordinator of `order`'s shipped chart, compiled from its class: an edited chart is
+    what the simulation runs, never the generated start-up table."""
+    from handoff._chart import CHARTS
+
+    return HandoffCoordinatorCore(handoff_id, order, delay, chart=CHARTS[order])
+
+
 def simulate(
     config: SimulationConfig,
-    make: MakeCoordinator = HandoffCoordinatorCore,
+    make: MakeCoordinator = shipped_chart,
     progress: Callable[[int], None] | None = None,
 ) -> SimulationReport:
     """Run the simulation; `progress(finished)` is called every 1% of handoffs."""

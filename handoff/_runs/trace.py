@@ -110,8 +110,13 @@ class Trace:
         """A fresh coordinator for this trace."""
         if isinstance(self.rules, CompiledChart):
             return probe.for_table(self.handoff_id, self.rules, self.fallback_transfer_delay_ms)
+        from handoff._chart import CHARTS  # the class, not the start-up table: tools judge edits
+
         return HandoffCoordinatorCore(
-            self.handoff_id, self.order, self.fallback_transfer_delay_ms, chart=self.rules
+            self.handoff_id,
+            self.order,
+            self.fallback_transfer_delay_ms,
+            chart=self.rules or CHARTS[self.order],
         )
 
 

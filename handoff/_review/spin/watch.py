@@ -1,6 +1,6 @@
-"""The environment's watch in Promela: what it has seen of a run, and what SPEC.md says next.
+"""The environment's watch in Promela: what it has seen of a run, and what the contract says next.
 
-Written from SPEC.md §4 and the words of the review's properties, as a second opinion on the
+Written from contract §4 and the words of the review's properties, as a second opinion on the
 review's `Watch` rather than a transcription of it.  The watch reads only the call the
 environment made, the actions it received and whether the call was refused: never the
 coordinator's variables.  A call the SPEC takes updates it; a call the SPEC drops or
@@ -48,7 +48,7 @@ def _variables(order: HandoffOrder) -> str:
     first, second, ready_sign = head(order)
     ready = "seen_source_held" if ready_sign is Seen.SOURCE_HELD else "seen_reserved"
     return f"""\
-/* -- what the environment has seen (SPEC.md §4 as the environment can tell it) -- */
+/* -- what the environment has seen (contract §4 as the environment can tell it) -- */
 byte log[LOG_SIZE];          /* action kinds received, by id */
 byte nlog = 0;
 byte received = 0;           /* the action kinds ever received, one bit each */
@@ -95,7 +95,7 @@ byte pt, pn, k, found, due0, due1, ndue, got0, got1, ngot;"""
 
 
 def _payload_answers(fallback: float) -> str:
-    """SPEC.md §3 on each timing class and each (timing, tokens) pair the environment offers."""
+    """Contract §3 on each timing class and each (timing, tokens) pair the environment offers."""
     found = payloads(environment(), fallback)
     timings = []
     for number, timing in enumerate(found.timings, start=1):
@@ -111,7 +111,7 @@ def _payload_answers(fallback: float) -> str:
     ]
     return "\n".join(
         [
-            "/* SPEC.md §3: validate_transfer_timing's refusal of timing class t (0: valid),",
+            "/* Contract §3: validate_transfer_timing's refusal of timing class t (0: valid),",
             "   and whether a valid timing t with tokens class n makes an unusable delay. */",
             "#define spec_timing_refusal(t) \\",
             *timings,
@@ -124,7 +124,7 @@ def _payload_answers(fallback: float) -> str:
 _R = {refusal: refusal_name(refusal) for refusal in Refusal}
 
 _ANSWER = f"""\
-/* SPEC.md §4: how the SPEC answers call c, judged from the watch alone. */
+/* Contract §4: how the SPEC answers call c, judged from the watch alone. */
 inline refuse(R) {{
   ans = ANS_REFUSE; ans_refusal = R
 }}
@@ -260,7 +260,7 @@ def _advance(order: HandoffOrder) -> str:
     ]
     return "\n".join(
         [
-            f"/* SPEC.md §4 advance, with start()'s first action ({order.value}): the first",
+            f"/* Contract §4 advance, with start()'s first action ({order.value}): the first",
             "   rule that holds names the action due in active mode (due0; 0: none). */",
             "inline advance_due() {",
             "  due0 = 0;",
@@ -272,7 +272,7 @@ def _advance(order: HandoffOrder) -> str:
 
 
 _CLEANUP = """\
-/* SPEC.md §4 cleanup step: the cancels still owed, in order, else Complete when no owner is
+/* Contract §4 cleanup step: the cancels still owed, in order, else Complete when no owner is
    engaged (due0, due1; ndue of them).  A reopened cleanup owes a CancelDestination anew. */
 inline cleanup_due() {
   ndue = 0; found = 0;

@@ -1,6 +1,6 @@
 """Charts that differ from the reference (SPEC.md) yet can be argued safe, and one that leaks.
 
-`handoff review --chart family_charts:NAME` (run from `tests/`) judges each; `test_families`
+`handoff review --chart charts.families:NAME` (run from `tests/`) judges each; `test_families`
 holds what it must say.  The chart names are the class names, but `LeakReservation` keeps its
 parent's title, so a counterexample trace must name it by `MODULE:CLASS`.
 """
@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from statemachine import State
 
-from handoff._chart import SourceFirstChart
-from handoff._chart_base import ignored
+from handoff import SourceFirstChart, ignored
 
 S = SourceFirstChart
 

@@ -1,0 +1,89 @@
+"""Which codec each wire type gets: derived from its attrs fields and annotations.
+
+`handoff.wire` builds its codecs from this table; a coordinator snapshot reuses the codecs of
+the values it holds without loading the wire module's conformance types.
+"""
+
+from __future__ import annotations
+
+import enum
+import types
+import typing
+from typing import Any
+
+import attrs
+
+from handoff import _codecs as codecs
+from handoff._messages import AnyHandoffAction, AnyHandoffFact, HandoffAction, HandoffFact
+from handoff._timing import HandoffTransferTiming
+from handoff._values import HandoffActionId, HandoffActionOutcome, HandoffId
+
+__all__ = ["FAMILIES", "LEAVES", "SERDE_DEFAULTS", "UNIONS", "codec_for"]
+
+LEAVES: dict[object, type[codecs.Codec]] = {
+    int: codecs.Count,
+    float: codecs.Float,
+    bool: codecs.Bool,
+    HandoffId: codecs.Uuid,
+    HandoffActionId: codecs.ActionId,
+    HandoffActionOutcome: codecs.Outcome,
+}
+
+# Each message family with its variants in the Rust enum's order, which the union keeps.
+FAMILIES: dict[type, tuple[type, ...]] = {
+    HandoffFact: typing.get_args(AnyHandoffFact),
+    HandoffAction: typing.get_args(AnyHandoffAction),
+}
+
+# The fields the Rust structs mark `#[serde(default, skip_serializing_if = …)]`.
+SERDE_DEFAULTS: dict[type, frozenset[str]] = {
+    HandoffTransferTiming: frozenset({"kv_bytes_per_request"}),
+}
+
+
+def _body(cls: type, names: dict[str, Any]) -> codecs.Struct:
+    hints = typing.get_type_hints(cls, localns={**globals(), **names})
+    defaulted = SERDE_DEFAULTS.get(cls, frozenset())
+    fields = [
+        codecs.Field(
+            field.name, codec_for(hints[field.name], names), field.name in defaulted, field.default
+        )
+        for field in attrs.fields(cls)
+    ]
+    return codecs.Struct(cls, fields)
+
+
+def _tagged(family: type, variants: tuple[type, ...], names: dict[str, Any]) -> codecs.Tagged:
+    tags = (variant.__name__ for variant in FAMILIES[family])
+    return codecs.Tagged(tags, [_body(variant, names) for variant in variants])
+
+
+# A union of a family's variants reads and writes as the family does.
+UNIONS: dict[object, type] = {AnyHandoffFact: HandoffFact, AnyHandoffAction: HandoffAction}
+
+
+def codec_for(annotation: object, names: dict[str, Any]) -> codecs.Codec:
+    """The codec for a field annotation or a wire type, derived from its attrs fields.
+
+    `names` resolves the annotations of classes defined outside this module's imports.
+    """
+    annotation = UNIONS.get(annotation, annotation)
+    if annotation in LEAVES:
+        return LEAVES[annotation]()
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin in (typing.Union, types.UnionType) and len(args) == 2 and type(None) in args:
+        inner = args[1] if args[0] is type(None) else args[0]
+        return codecs.Nullable(codec_for(inner, names))
+    if origin is tuple and len(args) == 2 and args[1] is Ellipsis:
+        return codecs.Array(codec_for(args[0], names))
+    if isinstance(annotation, type):
+        if issubclass(annotation, enum.Enum):
+            return codecs.UnitEnum(annotation)
+        for family, variants in FAMILIES.items():
+            if annotation is family:
+                return _tagged(family, variants, names)
+            if issubclass(annotation, family):
+                return _tagged(family, (annotation,), names)
+        if attrs.has(annotation):
+            return _body(annotation, names)
+    raise TypeError(f"{annotation!r} has no handoff wire form")

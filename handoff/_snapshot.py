@@ -1,0 +1,394 @@
+"""Snapshots: a coordinator written as compact JSON, and restored only if a run can reach it.
+
+A snapshot is one JSON object, its keys always in this order:
+
+    {"handoff_snapshot":1,"chart":"SourceFirst","handoff_id":"…","fallback_transfer_delay_ms":0.0,
+     "state":"destination_reserving","next_id":2,"issued":[[1,"ReserveDestination"]],
+     "outcomes":[],"timing":{…},"tokens":null,"lifecycle":["SourceHeld"],"completion":null}
+
+`chart` is the shipped order's wire value, or `module:Class` for a chart of one's own; `issued`
+lists the journal's actions as `[id, variant]` (`[id, "StartTransfer", delay_ms]`), `outcomes`
+the recorded acknowledgements as `[id, outcome]`, both by id.  The handoff id every action
+carries is the snapshot's own, so it is written once.
+
+Restoring validates the whole: every field must be well formed, and the configuration it
+describes (chart state, journal, kept payloads, lifecycle, completion) must be one that some
+run of the chart reaches.  The chart's reachable configurations are explored once per chart,
+on its first restore, with payloads that pass every check; a snapshot's own payloads are then
+checked as the coordinator would have checked them (a valid timing, a transfer delay equal
+to the one its timing, tokens and fallback give).  `copy`, `deepcopy` and `pickle` go through
+the same text (`handoff._copies`), so a copy shares nothing with its original but the rule table.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import json
+import typing
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from handoff._binding import planned_delay
+from handoff._codec_table import codec_for
+from handoff._codecs import Codec
+from handoff._coordinator import HandoffCoordinatorCore
+from handoff._errors import HandoffError
+from handoff._json_text import WireRefusal, format_f64, key_segment, mismatch, parse
+from handoff._lifecycle import NormalizedHandoffEvent
+from handoff._messages import AnyHandoffAction, HandoffAction
+from handoff._reachable import BLANK_ID, Rules, Shape, TooManyConfigurations, prefixes, shape
+from handoff._table import runtime_table
+from handoff._timing import HandoffTransferTiming, validate_transfer_timing
+from handoff._validators import USIZE_LIMIT, is_finite_non_negative
+from handoff._values import (
+    HandoffActionOutcome,
+    HandoffCompletion,
+    HandoffId,
+    HandoffOrder,
+)
+
+if TYPE_CHECKING:
+    pass
+
+__all__ = ["VERSION", "read", "write"]
+
+VERSION = 1
+"""The snapshot layout's version; a reader refuses any other."""
+
+_KEYS = (
+    "handoff_snapshot", "chart", "handoff_id", "fallback_transfer_delay_ms", "state", "next_id",
+    "issued", "outcomes", "timing", "tokens", "lifecycle", "completion",
+)  # fmt: skip
+_SHAPE_FIELDS = _KEYS[4:]
+"""The fields a configuration's shape is made of, in the order a refusal looks at them."""
+
+_ACTIONS: dict[str, type[AnyHandoffAction]] = {
+    variant.__name__: variant for variant in typing.get_args(AnyHandoffAction)
+}
+_LIFECYCLE = {event.value: event for event in NormalizedHandoffEvent}
+_COMPLETIONS = {completion.value: completion for completion in HandoffCompletion}
+
+
+# -- writing -------------------------------------------------------------------------------
+
+
+def write(coordinator: HandoffCoordinatorCore) -> str:
+    """The snapshot text of `coordinator`; `TypeError` if its chart cannot be named."""
+    c = coordinator
+    chart, states = _texts(c)
+    issued = ",".join(_issued_entry(key, action) for key, action in c._issued.items())
+    outcomes = ",".join(
+        f"[{key},{_codec(HandoffActionOutcome).write(c._outcomes[key])}]"
+        for key in sorted(c._outcomes)
+    )
+    timing = "null" if c._timing is None else _codec(HandoffTransferTiming).write(c._timing)
+    tokens = "null" if c._tokens is None else str(c._tokens)
+    lifecycle = ",".join(f'"{event.value}"' for event in c._lifecycle)
+    completion = "null" if c._completion is None else f'"{c._completion.value}"'
+    return (
+        f'{{"handoff_snapshot":{VERSION},"chart":{chart},"handoff_id":"{c._handoff_id}",'
+        f'"fallback_transfer_delay_ms":{format_f64(c._fallback)},'
+        f'"state":{states[c._state]},"next_id":{c._next_id},'
+        f'"issued":[{issued}],"outcomes":[{outcomes}],"timing":{timing},"tokens":{tokens},'
+        f'"lifecycle":[{lifecycle}],"completion":{completion}}}'
+    )
+
+
+def _texts(coordinator: HandoffCoordinatorCore) -> tuple[str, tuple[str, ...]]:
+    """The chart's name and its state ids, as JSON strings (worked out once per chart)."""
+    table = coordinator._chart
+    found = _TEXTS.get(id(table))
+    if found is None or found[0] is not table:
+        chart = json.dumps(_chart_name(coordinator))
+        found = _TEXTS[id(table)] = (table, chart, tuple(map(json.dumps, table.states)))
+    return found[1], found[2]
+
+
+_TEXTS: dict[int, tuple[object, str, tuple[str, ...]]] = {}
+
+
+def _chart_name(coordinator: HandoffCoordinatorCore) -> str:
+    rules = coordinator._rules
+    if runtime_table(rules) is not coordinator._chart:
+        raise TypeError("a coordinator running a table of its own has no snapshot")
+    if isinstance(rules, HandoffOrder):
+        return rules.value
+    name = f"{rules.__module__}:{rules.__qualname__}"
+    if _find(rules.__module__, rules.__qualname__) is not rules:
+        raise TypeError(
+            f"chart {rules.__qualname__} cannot be named as {name}: a chart class written "
+            "to a snapshot must be importable by its module and name"
+        )
+    return name
+
+
+def _issued_entry(key: int, action: HandoffAction) -> str:
+    if isinstance(action, HandoffAction.StartTransfer):
+        return f'[{key},"StartTransfer",{format_f64(action.delay_ms)}]'
+    return f'[{key},"{type(action).__name__}"]'
+
+
+# -- reading -------------------------------------------------------------------------------
+
+
+def read(text: str | bytes | bytearray, *, interpreted: bool = False) -> HandoffCoordinatorCore:
+    """The coordinator `text` describes; `WireRefusal` naming the field unless a run of its
+    chart reaches it."""
+    data = parse(text, plain_numbers=True)
+    if type(data) is not dict:
+        raise mismatch("a coordinator snapshot object", data)
+    if data.keys() != _KEY_SET:
+        _refuse_keys(data)
+    fields = _Fields(data)
+    version = data["handoff_snapshot"]
+    if type(version) is not int or version != VERSION:
+        raise fields.refuse("handoff_snapshot", f"expected version {VERSION}, got {version!r}")
+    rules = fields.read("chart", _rules)
+    restored = _built(fields, rules)
+    _reachable(fields, rules, shape(restored))
+    _check_delays(fields, restored)
+    if interpreted:
+        from handoff._interpreted import InterpretedChart
+
+        restored._interpreter = InterpretedChart(rules, restored._chart.states[restored._state])
+    return restored
+
+
+_KEY_SET = frozenset(_KEYS)
+
+
+def _refuse_keys(data: dict[str, object]) -> None:
+    for key in data:
+        if key not in _KEY_SET:
+            raise WireRefusal(f"unknown field, expected only {', '.join(_KEYS)}", key_segment(key))
+    for key in _KEYS:
+        if key not in data:
+            raise WireRefusal("missing field", key_segment(key))
+
+
+class _Fields:
+    """The snapshot's fields, each read with its path named in a refusal."""
+
+    __slots__ = ("data",)
+
+    def __init__(self, data: dict[str, Any]) -> None:
+        self.data = data
+
+    def refuse(self, key: str, reason: str, *inner: str) -> WireRefusal:
+        refusal = WireRefusal(reason)
+        refusal.segments.extend(reversed(inner))
+        refusal.segments.append(key_segment(key))
+        return refusal
+
+    def read(self, key: str, reader: Any) -> Any:
+        try:
+            return reader(self.data[key])
+        except WireRefusal as refusal:
+            refusal.segments.append(key_segment(key))
+            raise
+
+
+_ORDERS = {order.value: order for order in HandoffOrder}
+
+
+def _rules(data: object) -> Rules:
+    if type(data) is not str:
+        raise mismatch("an order (SourceFirst, DestinationFirst) or module:Class", data)
+    order = _ORDERS.get(data)
+    if order is not None:
+        return order
+    module, colon, name = data.partition(":")
+    if not (colon and module and name):
+        raise WireRefusal(
+            f"expected an order (SourceFirst, DestinationFirst) or module:Class, "
+            f"got {json.dumps(data)}"
+        )
+    try:
+        found = _find(module, name)
+    except Exception as error:  # importing a user's module may raise anything
+        raise WireRefusal(f"cannot import {module}: {type(error).__name__}: {error}") from None
+    from handoff._chart_base import HandoffChart
+
+    if not (isinstance(found, type) and issubclass(found, HandoffChart) and found.states):
+        raise WireRefusal(f"{data} is not a HandoffChart subclass")
+    return found
+
+
+def _find(module: str, name: str) -> object:
+    found: object = importlib.import_module(module)
+    for part in name.split("."):
+        found = getattr(found, part, None)
+    return found
+
+
+_CODEC_CACHE: dict[type, Codec] = {}
+
+
+def _codec(cls: type) -> Codec:
+    codec = _CODEC_CACHE.get(cls)
+    if codec is None:
+        codec = _CODEC_CACHE[cls] = codec_for(cls, {})
+    return codec
+
+
+def _count(data: object) -> int:
+    if type(data) is int and 0 <= data < USIZE_LIMIT:
+        return data
+    raise mismatch("an unsigned 64-bit integer", data)
+
+
+def _optional_count(data: object) -> int | None:
+    return None if data is None else _count(data)
+
+
+def _optional_timing(data: object) -> HandoffTransferTiming | None:
+    if data is None:
+        return None
+    timing: HandoffTransferTiming = _codec(HandoffTransferTiming).read(data)
+    try:
+        validate_transfer_timing(timing)
+    except HandoffError as error:
+        raise WireRefusal(f"a timing the coordinator refuses: {error}") from None
+    return timing
+
+
+@functools.cache
+def _blank(rules: Rules) -> HandoffCoordinatorCore:
+    if isinstance(rules, HandoffOrder):
+        return HandoffCoordinatorCore(BLANK_ID, rules)
+    return HandoffCoordinatorCore(BLANK_ID, chart=rules)
+
+
+def _built(fields: _Fields, rules: Rules) -> HandoffCoordinatorCore:
+    data = fields.data
+    handoff_id = fields.read("handoff_id", _codec(HandoffId).read)
+    fallback = data["fallback_transfer_delay_ms"]
+    if type(fallback) not in (int, float) or not is_finite_non_negative(fallback):
+        raise fields.refuse("fallback_transfer_delay_ms", "expected a finite, non-negative number")
+    blank = _blank(rules)
+    restored = object.__new__(HandoffCoordinatorCore)
+    restored._rules, restored._chart, restored._plans = rules, blank._chart, blank._plans
+    restored._handoff_id, restored._fallback = handoff_id, float(fallback)
+    restored._gate, restored._interpreter = [None], None
+    state, table = data["state"], blank._chart
+    if type(state) is not str or state not in table.states:
+        raise fields.refuse("state", f"expected a state of {table.name}, got {state!r}")
+    restored._state = table.states.index(state)
+    restored._next_id = fields.read("next_id", _count)
+    restored._issued = dict(_issued(fields, handoff_id, restored._next_id))
+    restored._outcomes = dict(_outcomes(fields, restored._issued))
+    restored._timing = fields.read("timing", _optional_timing)
+    restored._tokens = fields.read("tokens", _optional_count)
+    restored._lifecycle = fields.read("lifecycle", _events)
+    restored._completion = fields.read("completion", _completion)
+    return restored
+
+
+def _pairs(fields: _Fields, key: str) -> Iterator[tuple[int, list[Any]]]:
+    items = fields.data[key]
+    if type(items) is not list:
+        raise fields.refuse(key, mismatch("an array", items).reason)
+    previous = -1
+    for index, item in enumerate(items):
+        if type(item) is not list or len(item) < 2:
+            raise fields.refuse(key, "expected an array [id, …]", f"[{index}]")
+        if type(item[0]) is not int or not previous < item[0] < USIZE_LIMIT:
+            raise fields.refuse(key, "expected an id above the one before it", f"[{index}]", "[0]")
+        previous = item[0]
+        yield index, item
+
+
+def _issued(fields: _Fields, handoff_id: HandoffId, next_id: int) -> Iterator[tuple[int, Any]]:
+    for index, item in _pairs(fields, "issued"):
+        at = f"[{index}]"
+        if item[0] >= next_id:
+            raise fields.refuse("issued", f"an id not yet issued (next_id is {next_id})", at, "[0]")
+        variant = _ACTIONS.get(item[1]) if type(item[1]) is str else None
+        if variant is None:
+            raise fields.refuse(
+                "issued", f"expected an action, one of {', '.join(_ACTIONS)}", at, "[1]"
+            )
+        if variant is HandoffAction.StartTransfer:
+            delay = item[2] if len(item) == 3 else -1.0
+            if not (type(delay) in (int, float) and is_finite_non_negative(delay)):
+                raise fields.refuse("issued", 'expected [id, "StartTransfer", delay_ms]', at)
+            yield item[0], HandoffAction.StartTransfer(handoff_id, float(delay))
+        elif len(item) != 2:
+            raise fields.refuse("issued", f'expected [id, "{item[1]}"]', at)
+        else:
+            yield item[0], variant(handoff_id)  # type: ignore[call-arg]
+
+
+def _outcomes(
+    fields: _Fields, issued: dict[int, Any]
+) -> Iterator[tuple[int, HandoffActionOutcome]]:
+    codec = _codec(HandoffActionOutcome)
+    for index, item in _pairs(fields, "outcomes"):
+        at = f"[{index}]"
+        if item[0] not in issued:
+            raise fields.refuse("outcomes", "an outcome for an action the journal lacks", at, "[0]")
+        if len(item) != 2:
+            raise fields.refuse("outcomes", "expected [id, outcome]", at)
+        try:
+            yield item[0], codec.read(item[1])
+        except WireRefusal as refusal:
+            refusal.segments.extend(["[1]", at, ".outcomes"])
+            raise
+
+
+def _events(data: object) -> list[NormalizedHandoffEvent]:
+    if type(data) is not list:
+        raise mismatch("an array", data)
+    events = []
+    for index, item in enumerate(data):
+        event = _LIFECYCLE.get(item) if type(item) is str else None
+        if event is None:
+            raise WireRefusal(f"expected one of {', '.join(_LIFECYCLE)}", f"[{index}]")
+        events.append(event)
+    return events
+
+
+def _completion(data: object) -> HandoffCompletion | None:
+    if data is None:
+        return None
+    completion = _COMPLETIONS.get(data) if type(data) is str else None
+    if completion is None:
+        raise mismatch(f"null or one of {', '.join(_COMPLETIONS)}", data)
+    return completion
+
+
+# -- what runs can reach ---------------------------------------------------------------------
+
+
+def _reachable(fields: _Fields, rules: Rules, found: Shape) -> None:
+    try:
+        known = prefixes(rules)
+    except TooManyConfigurations as error:
+        raise fields.refuse("chart", str(error)) from None
+    if found in known[-1]:
+        return
+    for depth, key in enumerate(_SHAPE_FIELDS):
+        if found[: depth + 1] not in known[depth]:
+            raise fields.refuse(
+                key, f"no run of the chart reaches this {key} with the fields before it"
+            )
+    raise AssertionError("unreachable")  # pragma: no cover (the last prefix is the whole shape)
+
+
+def _check_delays(fields: _Fields, restored: HandoffCoordinatorCore) -> None:
+    for index, (key, action) in enumerate(restored._issued.items()):
+        if not isinstance(action, HandoffAction.StartTransfer):
+            continue
+        try:
+            planned = planned_delay(None, restored._timing, restored._tokens, restored._fallback)
+        except HandoffError:
+            planned = None
+        if planned != action.delay_ms:
+            raise fields.refuse(
+                "issued",
+                f"transfer {key} was planned with {planned}, not {action.delay_ms}, by the "
+                "snapshot's timing, tokens and fallback",
+                f"[{index}]",
+                "[2]",
+            )

@@ -1,0 +1,176 @@
+"""`handoff.record`: a production run written as a trace that replays, and the asyncio runtime
+of docs/integrating.md, run as written (with tombstones, then with forgetful workers)."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import random
+import re
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+import user_charts
+
+import handoff
+from handoff import (
+    HandoffActionId,
+    HandoffActionOutcome,
+    HandoffCoordinatorCore,
+    HandoffError,
+    HandoffFact,
+    HandoffId,
+    HandoffOrder,
+    HandoffTransferTiming,
+    KvTransferTimingMode,
+)
+from handoff._runs.trace import read_trace, trace_text
+
+ROOT = Path(__file__).parent.parent
+HANDOFF = str(Path(sys.executable).with_name("handoff"))
+HID = HandoffId(uuid.UUID(int=11))
+TIMING = HandoffTransferTiming(
+    mode=KvTransferTimingMode.FULL_PROMPT,
+    full_prompt_tokens=64,
+    kv_bytes_per_token=None,
+    bandwidth_gb_s=None,
+)
+FACTS = (
+    HandoffFact.SourceHeld(handoff_id=HID, transfer_timing=TIMING),
+    HandoffFact.DestinationReserved(handoff_id=HID, transferable_prompt_tokens=10),
+    HandoffFact.TransferCompleted(handoff_id=HID),
+    HandoffFact.TimedOut(handoff_id=HID),
+)
+OUTCOMES = (
+    HandoffActionOutcome.SUBMITTED,
+    HandoffActionOutcome.ACCEPTED,
+    HandoffActionOutcome.SCHEDULED,
+    HandoffActionOutcome.APPLIED,
+    HandoffActionOutcome.NOOP,
+    HandoffActionOutcome.failed(reason="line\u2028break"),
+)
+
+
+def _drive(recorded: Any, twin: HandoffCoordinatorCore, seed: int) -> None:
+    """The same random calls on the recorder and on a twin: the answers must agree."""
+    rng = random.Random(seed)
+    for _ in range(30):
+        choice = rng.random()
+        calls: tuple[Any, Any]
+        if choice < 0.1:
+            calls = (recorded.start, twin.start)
+            args: tuple[Any, ...] = ()
+        elif choice < 0.45:
+            calls, args = (recorded.on_fact, twin.on_fact), (rng.choice(FACTS),)
+        else:
+            action_id = HandoffActionId(rng.randrange(7))
+            calls = (recorded.on_action_outcome, twin.on_action_outcome)
+            args = (action_id, rng.choice(OUTCOMES))
+        answers = []
+        for call in calls:
+            try:
+                answers.append(call(*args))
+            except HandoffError as error:
+                answers.append(str(error))
+        assert answers[0] == answers[1]
+        assert recorded.chart_state == twin.chart_state
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_recorded_run_replays_ok(tmp_path: Path, seed: int) -> None:
+    order = HandoffOrder.SOURCE_FIRST if seed % 2 else HandoffOrder.DESTINATION_FIRST
+    path = tmp_path / f"run{seed}.jsonl"
+    with handoff.record(HandoffCoordinatorCore(HID, order, 2.5), path) as recorded:
+        _drive(recorded, HandoffCoordinatorCore(HID, order, 2.5), seed)
+        assert recorded.fallback_transfer_delay_ms == 2.5
+        assert recorded.calls == 30
+    check = handoff.check_trace(path)
+    assert check.divergence is None
+    assert check.calls == 30
+    # The recorder writes what the trace writer writes for the same run, byte for byte.
+    assert path.read_text(encoding="utf-8") == trace_text(read_trace(path))
+
+
+def test_recorded_traces_replay_with_the_command(tmp_path: Path) -> None:
+    paths = []
+    for seed in range(3):
+        path = tmp_path / f"run{seed}.jsonl"
+        with handoff.record(HandoffCoordinatorCore(HID, HandoffOrder.SOURCE_FIRST), path) as c:
+            _drive(c, HandoffCoordinatorCore(HID, HandoffOrder.SOURCE_FIRST), seed)
+        paths.append(str(path))
+    ran = subprocess.run([HANDOFF, "replay", *paths], capture_output=True, text=True, check=False)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert ran.stdout.count("OK ") == 3
+
+
+def test_a_run_on_a_chart_of_ones_own_names_it(tmp_path: Path) -> None:
+    path = tmp_path / "own.jsonl"
+    coordinator = HandoffCoordinatorCore(HID, chart=user_charts.FreesBoth)
+    with handoff.record(coordinator, path) as recorded:
+        _drive(recorded, HandoffCoordinatorCore(HID, chart=user_charts.FreesBoth), 3)
+    assert '"chart":"FreesBoth"' in path.read_text(encoding="utf-8").splitlines()[0]
+    assert handoff.check_trace(path, chart=user_charts.FreesBoth).divergence is None
+
+
+def test_a_stream_is_written_line_by_line_and_left_open() -> None:
+    stream = io.StringIO()
+    recorded = handoff.record(HandoffCoordinatorCore(HID, HandoffOrder.SOURCE_FIRST), stream)
+    recorded.start()
+    assert stream.getvalue().count("\n") == 2  # the header and the call, before any close
+    with pytest.raises(TypeError):
+        recorded.on_fact("Canceled")  # type: ignore[arg-type]
+    recorded.close()
+    recorded.close()
+    lines = stream.getvalue().splitlines()
+    assert lines[-1] == '{"end":{"calls":1}}'
+    assert not stream.closed
+    with pytest.raises(ValueError, match="the recorder is closed"):
+        recorded.start()
+
+
+def test_only_a_fresh_coordinator_is_recorded() -> None:
+    coordinator = HandoffCoordinatorCore(HID, HandoffOrder.SOURCE_FIRST)
+    coordinator.start()
+    with pytest.raises(ValueError, match="before its first call"):
+        handoff.record(coordinator, io.StringIO())
+    with pytest.raises(TypeError, match="must be a HandoffCoordinatorCore"):
+        handoff.record(object(), io.StringIO())  # type: ignore[arg-type]
+
+
+# -- the example runtime of docs/integrating.md --------------------------------------------
+
+
+def _example() -> dict[str, Any]:
+    text = (ROOT / "docs" / "integrating.md").read_text(encoding="utf-8")
+    example = re.findall(r"```python\n(.*?)```", text, re.S)[0]
+    assert "asyncio.run(main())" in example
+    namespace: dict[str, Any] = {"__name__": "integrating_example"}
+    exec(compile(example.replace("print(asyncio.run(main()))", ""), "integrating.md", "exec"),
+         namespace)  # fmt: skip
+    return namespace
+
+
+def test_the_example_runtime_runs_without_leaks() -> None:
+    example = _example()
+    summary = asyncio.run(example["main"]())
+    assert summary["handoffs"] == 400
+    assert 0 < summary["succeeded"] < 400
+
+
+def test_the_example_runtime_leaks_with_forgetful_workers() -> None:
+    example = _example()
+    worker = example["Worker"]
+
+    def forgetful(self: Any, handoff_id: HandoffId) -> HandoffActionOutcome:
+        if handoff_id in self.held:
+            self.held.discard(handoff_id)
+            return HandoffActionOutcome.APPLIED
+        return HandoffActionOutcome.NOOP  # and no tombstone: a late submission will run
+
+    worker.free = forgetful
+    with pytest.raises(AssertionError, match="source slots leaked"):
+        asyncio.run(example["main"]())
