@@ -97,7 +97,11 @@ def test_the_first_attempt_fails_and_the_fix_passes(
     assert statuses == [1, 0, 0, 0, 0]
     first, fixed = outputs[0][2], outputs[1][2]
     assert "S5 fails: CANCELED completion, yet the SubmitPrefill was never released" in first
-    assert first.rstrip().splitlines()[-1].startswith("FAIL: S5 (RetryingEngine), Q1")
+    assert (
+        first.rstrip()
+        .splitlines()[-1]
+        .startswith("UNSAFE: S5 (RetryingEngine); differs from the reference: Q1 (RetryingEngine)")
+    )
     assert (
         fixed.rstrip().splitlines()[-1].startswith("OK: all 19 properties hold for RetryingEngine")
     )

@@ -90,7 +90,8 @@ def test_trace_out_writes_a_replayable_counterexample(
     _failing(monkeypatch, chart)
     trace = tmp_path / "trace.jsonl"
     assert main(["review", "--order", "source-first", "--trace-out", str(trace)]) == 1
-    assert f"wrote the S5 counterexample to {trace}" in capsys.readouterr().err
+    # Root cause first: Q1 breaks at the failure that begins cleanup, before S5 at completion.
+    assert f"wrote the Q1 counterexample to {trace}" in capsys.readouterr().err
     header, *calls = [json.loads(line) for line in trace.read_text().splitlines()]
     assert header == {
         "order": "SourceFirst",
@@ -104,7 +105,8 @@ def test_trace_out_writes_a_replayable_counterexample(
     assert all(("expect" in call) != ("expect_error" in call) for call in calls)
     plain = [{k: v for k, v in call.items() if not k.startswith("expect")} for call in calls]
     assert plain[0] == {"call": "start"}
-    assert plain[-1] == {"call": "outcome", "id": 2, "outcome": "Applied"}
+    assert plain[-1]["call"] == "fact"
+    assert "Failed" in plain[-1]["fact"]
     assert calls[2]["call"] == "fact"
     assert calls[2]["fact"]["SourceHeld"]["transfer_timing"] == {
         "mode": "destination_missing",
@@ -114,7 +116,7 @@ def test_trace_out_writes_a_replayable_counterexample(
     }
     assert _id(header) == HANDOFF_ID
     steps = replay(chart, [_read_call(call) for call in plain])
-    expected = review(chart).verdict("S5").counterexample
+    expected = review(chart).verdict("Q1").counterexample
     assert expected is not None
     assert steps == expected.steps
 

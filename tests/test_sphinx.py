@@ -75,7 +75,9 @@ def _build(source: Path, out: Path, *options: str) -> tuple[int, str]:
         # MyST still reaches Sphinx's application through an attribute Sphinx 11 removes; the
         # directive itself must not, so only MyST's use is let through.
         warnings.filterwarnings("ignore", category=SPHINX_11, module="myst_parser")
-        status = build_main(["-W", "-q", "--no-color", "-b", "html", *options, str(source), str(out)])
+        status = build_main(
+            ["-W", "-q", "--no-color", "-b", "html", *options, str(source), str(out)]
+        )
     return status, errors.getvalue()
 
 

@@ -127,7 +127,9 @@ def test_the_leaking_chart_fails_the_review_naming_the_property(ran: dict[str, R
     assert result.out.startswith("Leaking (SourceFirst): ")
     assert "S5 fails: CANCELED completion, yet the SubmitPrefill was never released" in result.out
     assert '   6. on_action_outcome(2, Failed("x"))' in result.out
-    assert "FAIL: S5 (Leaking), Q1 (Leaking); reviewed in" in result.out
+    assert (
+        "UNSAFE: S5 (Leaking); differs from the reference: Q1 (Leaking); reviewed in" in result.out
+    )
     assert "  Table    the table agrees with python-statemachine             PASS" in result.out
 
 
@@ -149,9 +151,10 @@ def test_several_charts_are_reviewed_and_the_trace_names_its_chart(
     assert result.status == 1
     assert "Leaking (SourceFirst): " in result.out
     assert "FreesBoth (SourceFirst): " in result.out
-    assert "wrote the S5 counterexample to leak.jsonl" in result.err
+    # Root cause first: Q1 breaks at the call that begins cleanup, before S5's completion.
+    assert "wrote the Q1 counterexample to leak.jsonl" in result.err
     header = json.loads((scratch / "leak.jsonl").read_text().splitlines()[0])
-    assert (header["order"], header["chart"]) == ("SourceFirst", "Leaking")
+    assert (header["order"], header["chart"]) == ("SourceFirst", "engine:Leaking")
 
 
 def test_the_diagrams_are_drawn_into_out_only(ran: dict[str, Ran], scratch: Path) -> None:

@@ -24,7 +24,13 @@ from typing import TYPE_CHECKING, TextIO
 from handoff import _cli
 from handoff._errors import HandoffError
 from handoff._review.explore import OrderReview, review_chart, review_order
-from handoff._review.report import counterexample_trace, json_report, markdown, text
+from handoff._review.report import (
+    counterexample_trace,
+    exit_status,
+    json_report,
+    markdown,
+    text,
+)
 from handoff._runs.trace import TraceError, read_trace, write_trace
 from handoff._runs.workers import WORKERS_HELP, contract_argument
 
@@ -46,6 +52,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
         default="text",
         help="text: a verdict table per order; json: everything, for tools; "
         "markdown: the report kept in docs/model-review.md",
+    )
+    parser.add_argument(
+        "--safety-only",
+        action="store_true",
+        help="exit 0 when every safety property holds, even if the chart differs from the "
+        "reference (exit 3 otherwise); a safety failure always exits 1",
     )
     parser.add_argument(
         "--engine",
@@ -89,7 +101,8 @@ def run(
     err: TextIO | None = None,
     explain_system: SystemExplainer | None = None,
 ) -> int:
-    """Review the chosen orders; 0 when every property holds, 1 otherwise."""
+    """Review the chosen charts; 0 when every property holds, 1 when a safety property
+    fails, 3 when only conformance properties do (0 with `--safety-only`)."""
     out = sys.stdout if out is None else out
     err = sys.stderr if err is None else err
     if getattr(args, "workers", None) is not None:
@@ -108,7 +121,6 @@ def run(
         reviews = [review_chart(chart) for chart in args.chart]
     else:
         reviews = [review_order(order) for order in args.order]
-    holds = all(review.holds for review in reviews)
     # The report first: a trace that cannot be written must not cost the report.
     if args.format == "json":
         out.write(json.dumps(json_report(reviews), indent=2) + "\n")
@@ -123,7 +135,7 @@ def run(
             raise _cli.CommandError("--explain needs the diagram writer (run `handoff review`)")
         for line in explain(reviews, args.explain):
             err.write(line + "\n")
-    return 0 if holds else 1
+    return exit_status(reviews, safety_only=args.safety_only)
 
 
 def _write_trace(path: Path, reviews: Sequence[OrderReview], out: TextIO) -> None:

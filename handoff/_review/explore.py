@@ -16,6 +16,7 @@ each counterexample is a shortest one.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 
@@ -39,7 +40,7 @@ from handoff._review.environment import (
 )
 from handoff._review.graph import Edge, Graph, Tag, cancellation, coverage, progress, tag
 from handoff._review.monitors import EdgeVerdict, judge_edge
-from handoff._review.properties import PROPERTIES, Key, prop
+from handoff._review.properties import PROPERTIES, Family, Key, prop
 from handoff._review.verdict import Tally, TraceStep, Verdict
 from handoff._review.watch import Watch
 from handoff._table import CompiledChart, Step, StepKind, compiled
@@ -73,6 +74,8 @@ class OrderReview:
     seconds: float
     origin: str | None = None
     """How the chart was named, `MODULE:NAME`, when it is not an order's shipped chart."""
+    phases: tuple[tuple[str, float], ...] = ()
+    """Where the time went, in seconds: the exploration, the Table check, the liveness walks."""
 
     @property
     def name(self) -> str:
@@ -89,9 +92,31 @@ class OrderReview:
         key = key if isinstance(key, Key) else Key(key)
         return next(verdict for verdict in self.verdicts if verdict.prop.key is key)
 
+    @property
+    def safe(self) -> bool:
+        """Whether every safety property holds (conformance to the reference aside)."""
+        return all(verdict.holds for verdict in self.verdicts if verdict.prop.family is _SAFETY)
+
     def failures(self) -> tuple[Verdict, ...]:
-        """The verdicts of the properties that do not hold."""
-        return tuple(verdict for verdict in self.verdicts if not verdict.holds)
+        """The verdicts of the properties that do not hold, root cause first.
+
+        The root cause is where the chart first departs from what the SPEC answers: the
+        failure whose shortest counterexample is shortest (ties in the order of `PROPERTIES`;
+        a failure without a counterexample, a judgment over the whole chart, last).
+        """
+        failing = [verdict for verdict in self.verdicts if not verdict.holds]
+        return tuple(sorted(failing, key=_departure))
+
+
+_SAFETY = Family.SAFETY
+_PHASES = {Key.EQUIVALENCE: "Table", Key.PROGRESS: "liveness", Key.CANCELLATION: "liveness"}
+"""The judgments whose time the report shows apart from the exploration's."""
+
+
+def _departure(verdict: Verdict) -> float:
+    """How many calls it takes to show `verdict`'s failure (a whole-chart one: infinitely)."""
+    example = verdict.counterexample
+    return math.inf if example is None else len(example.steps)
 
 
 def review_order(order: HandoffOrder, fallback_transfer_delay_ms: float = 0.0) -> OrderReview:
@@ -127,6 +152,8 @@ def review(
     rules = Rules(chart.order, handoff_id, fallback_transfer_delay_ms)
     explorer = _Explorer(chart, environment(handoff_id), rules, source=source)
     explorer.explore()
+    explored = time.perf_counter() - began
+    verdicts = explorer.verdicts()
     return OrderReview(
         order=chart.order,
         chart=chart,
@@ -134,8 +161,9 @@ def review(
         fallback_transfer_delay_ms=fallback_transfer_delay_ms,
         configurations=len(explorer.watches),
         transitions=explorer.transitions,
-        verdicts=explorer.verdicts(),
+        verdicts=verdicts,
         seconds=time.perf_counter() - began,
+        phases=(("exploration", explored), *explorer.spent.items()),
     )
 
 
@@ -184,6 +212,8 @@ class _Explorer:
         self.longest_run = 0
         self.deferred = 0
         self.cut = False
+        self.spent: dict[str, float] = {}
+        """Seconds spent judging, by phase (see `_PHASES`)."""
         self.source: HandoffOrder | type[HandoffChart] = chart.order if source is None else source
 
     # -- walking --
@@ -223,7 +253,8 @@ class _Explorer:
         moves = tag(call, watch, accepted=error is None)
         if verdict.still:
             return Edge(edge, node, moves)
-        return Edge(edge, self._reach(node, edge, twin, verdict), moves)
+        target = self._reach(node, edge, twin, verdict)
+        return Edge(edge, target, moves if target >= 0 else moves | Tag.CUT)
 
     def _cover(self, step: Step | None, *, refused: bool) -> None:
         """Count the table cell a call took (a refusal covers a refusing cell only)."""
@@ -292,10 +323,18 @@ class _Explorer:
             Key.BOUND: self._bound,
             Key.PAYLOADS: self._payloads,
         }
-        return tuple(
-            judges[entry.key]() if entry.key in judges else self.tallies[entry.key].verdict(entry)
-            for entry in PROPERTIES
-        )
+        found = []
+        for entry in PROPERTIES:
+            began = time.perf_counter()
+            found.append(
+                judges[entry.key]()
+                if entry.key in judges
+                else self.tallies[entry.key].verdict(entry)
+            )
+            phase = _PHASES.get(entry.key)
+            if phase is not None:
+                self.spent[phase] = self.spent.get(phase, 0.0) + time.perf_counter() - began
+        return tuple(found)
 
     def _bound(self) -> Verdict:
         summary = (

@@ -33,6 +33,8 @@ class Tag(enum.IntFlag):
     TERMINAL = enum.auto()
     UNUSABLE = enum.auto()
     """An unusable payload the coordinator accepted."""
+    CUT = enum.auto()
+    """The exploration cut the run off here (Bound): where it led was not explored."""
 
 
 class Edge(NamedTuple):
@@ -73,12 +75,21 @@ def progress(prop: Property, graph: Graph) -> Verdict:
     """L1: cooperation completes from every configuration reached with usable payloads."""
     done = [watch.mode is Mode.COMPLETE for watch in graph.watches]
     can_complete = _backward(graph, done, Tag.COOPERATIVE)
+    cut = [
+        any(tags & Tag.CUT and tags & Tag.COOPERATIVE for _step, _target, tags in edges)
+        for edges in graph.edges
+    ]
+    meets_cut = _backward(graph, cut, Tag.COOPERATIVE)
     order, parents = _usable_reach(graph)
     tally = Tally()
     for node in order:
         finding = None
         if not can_complete[node]:
-            finding = "from here no cooperative continuation reaches a completion"
+            finding = (
+                _CUT
+                if meets_cut[node]
+                else "from here no cooperative continuation reaches a completion"
+            )
         tally.note(finding, parents, node)
     summary = f"{prop.unit}: {len(order):,} of {len(graph.watches):,}"
     notes: tuple[str, ...] = ()
@@ -89,6 +100,12 @@ def progress(prop: Property, graph: Graph) -> Verdict:
             "takes (see P1); they wait for a terminal fact, and L2 judges them",
         )
     return tally.verdict(prop, summary=summary, notes=notes)
+
+
+_CUT = (
+    "from here every cooperative run reaches the exploration's cut (see Bound) before it "
+    "completes: the cut, not a deadlock, is what stops it"
+)
 
 
 def _completed_canceled(watch: Watch) -> bool:

@@ -79,16 +79,19 @@ class Family(enum.Enum):
     """What breaking a property means for a deployment."""
 
     SAFETY = "safety"
+    """KV lost or owned twice, an owner never freed, a handoff that cannot end: unsafe."""
     CONFORMANCE = "conformance"
+    """Not what the reference (SPEC.md) answers: a chart may differ and still be safe."""
 
 
 @attrs.frozen
 class Property:
     """One property, defined once: every list and lookup of the review and of Spin reads it.
 
-    `title` for tables, `words` for the report, `unit` for the count; `judged` says where the
-    review judges it, `spin` how Spin's model mirrors it (None: not mirrored, `unmirrored` says
-    why).
+    `title` for tables, `words` for the report, `unit` for the count; `family` says whether
+    breaking it is unsafe or a difference from the reference, and `why`; `judged` says where
+    the review judges it, `spin` how Spin's model mirrors it (None: not mirrored, `unmirrored`
+    says why).
     """
 
     key: Key
@@ -96,15 +99,19 @@ class Property:
     words: str
     unit: str
     """What the `checked` count counts, in plain words ("calls that issued StartTransfer")."""
+    family: Family
+    why: str
+    """Why the property is in its family, in one line."""
     judged: Judged = Judged.EDGE
     spin: SpinCheck | None = SpinCheck.ASSERTION
     unmirrored: str = ""
     """Why Spin does not check it, when `spin` is None."""
-    family: Family | None = None
 
 
 def _p(
     key: Key,
+    family: Family,
+    why: str,
     title: str,
     unit: str,
     words: str,
@@ -112,12 +119,14 @@ def _p(
     spin: SpinCheck | None = SpinCheck.ASSERTION,
     unmirrored: str = "",
 ) -> Property:
-    return Property(key, title, words, unit, judged, spin, unmirrored)
+    return Property(key, title, words, unit, family, why, judged, spin, unmirrored)
 
 
 PROPERTIES = (
     _p(
         Key.ACTIVATE_AFTER_TRANSFER,
+        Family.SAFETY,
+        "activating before the KV arrived hands decode a cache that is not there",
         "activate only after the transfer completed",
         "calls that issued ActivateDestination",
         "`ActivateDestination` is issued only after the environment reported "
@@ -125,12 +134,16 @@ PROPERTIES = (
     ),
     _p(
         Key.RELEASE_AFTER_ACTIVATION,
+        Family.SAFETY,
+        "releasing the source before the destination owns the KV loses it",
         "release only after the activation applied",
         "calls that issued ReleaseSource",
         "`ReleaseSource` is issued only after `ActivateDestination` was acknowledged `APPLIED`.",
     ),
     _p(
         Key.TRANSFER_WHEN_READY,
+        Family.SAFETY,
+        "a transfer before the source is held and the destination reserved moves KV nowhere",
         "transfer only when held, reserved, finite",
         "calls that issued StartTransfer",
         "`StartTransfer` is issued only once the source is held (`SourceHeld` taken after "
@@ -140,6 +153,8 @@ PROPERTIES = (
     ),
     _p(
         Key.ONE_COMPLETE,
+        Family.SAFETY,
+        "an action after completion acts for a handoff its caller has finished with",
         "one Complete per completion, nothing after",
         "calls made and Completes issued at or after a completion",
         "Each completion issues one `Complete`; in *complete* mode nothing is issued, except "
@@ -147,6 +162,8 @@ PROPERTIES = (
     ),
     _p(
         Key.OWNERS_FREED,
+        Family.SAFETY,
+        "an owner neither freed nor handed over at completion leaks its KV or its slot",
         "every owner freed or handed over at completion",
         "Completes issued",
         "At a CANCELED completion every `SubmitPrefill` ended in a `ReleaseSource` or "
@@ -156,6 +173,8 @@ PROPERTIES = (
     ),
     _p(
         Key.NO_EFFECT,
+        Family.SAFETY,
+        "a refused call that changes state leaves caller and coordinator split on who owns what",
         "refused calls and dropped repeats change nothing",
         "refused or dropped calls",
         "A call that raises `HandoffError`, or that the contract answers `[]` without effect (a "
@@ -164,12 +183,16 @@ PROPERTIES = (
     ),
     _p(
         Key.IDS,
+        Family.SAFETY,
+        "a skipped or reused id lets an acknowledgement land on the wrong action",
         "action ids count up by one",
         "issued actions",
         "Issued action ids are 0, 1, 2, … in issue order, each one more than the last.",
     ),
     _p(
         Key.EACH_ACTION,
+        Family.CONFORMANCE,
+        "which call issues an action, and how often, is the reference's schedule (leaks: S5)",
         "each action once, when allowed, for an engaged owner",
         "issued actions",
         "Each kind of action but `Complete` is issued at most once per run.  `SubmitPrefill` "
@@ -181,6 +204,8 @@ PROPERTIES = (
     ),
     _p(
         Key.FACTS,
+        Family.CONFORMANCE,
+        "refusal classes and phrases are the reference's; taking a fact too early breaks S1-S3",
         "facts taken, refused or dropped as the SPEC says",
         "facts reported",
         "A fact for another handoff is refused (`fact belongs to a different handoff`).  In "
@@ -193,6 +218,8 @@ PROPERTIES = (
     ),
     _p(
         Key.OUTCOMES,
+        Family.CONFORMANCE,
+        "refusal classes and phrases are the reference's; a lost owner breaks S5, L1 or L2",
         "acknowledgements taken or refused as the SPEC says",
         "acknowledgements made",
         "Once complete every outcome is dropped.  Otherwise an id not in the journal is refused "
@@ -205,6 +232,8 @@ PROPERTIES = (
     ),
     _p(
         Key.PAYLOADS,
+        Family.CONFORMANCE,
+        "when a bad payload is refused is the reference's choice; a bad delay's transfer fails S3",
         "unusable payloads refused when they arrive",
         "first-time facts whose payload was judged",
         "A `SourceHeld` whose bandwidth is NaN, ±inf or negative is refused (`invalid handoff "
@@ -216,6 +245,8 @@ PROPERTIES = (
     ),
     _p(
         Key.PROMPT,
+        Family.CONFORMANCE,
+        "what goes out in which call is the reference's; an action never sent breaks L1 or L2",
         "actions go out in the call that makes them due",
         "calls the SPEC takes",
         "In active mode the action the contract's `advance` names goes out in the call that "
@@ -226,6 +257,8 @@ PROPERTIES = (
     ),
     _p(
         Key.PROGRESS,
+        Family.SAFETY,
+        "a handoff that cannot complete holds its owners forever",
         "a cooperative environment completes",
         "configurations reached with usable payloads",
         "From every reachable configuration a completion is reachable when the environment "
@@ -238,6 +271,8 @@ PROPERTIES = (
     ),
     _p(
         Key.CANCELLATION,
+        Family.SAFETY,
+        "a handoff that cannot be canceled holds its owners after the request is gone",
         "a terminal fact leads to CANCELED",
         "configurations not completed CANCELED",
         "From every configuration that has not completed CANCELED, each terminal fact "
@@ -248,6 +283,8 @@ PROPERTIES = (
     ),
     _p(
         Key.LIFECYCLE,
+        Family.CONFORMANCE,
+        "the exact lifecycle record is the reference's; no owner depends on it",
         "the lifecycle is recorded as the SPEC says",
         "Completes issued",
         "At every completion the coordinator's `lifecycle` is exactly the events contract §4 "
@@ -257,6 +294,8 @@ PROPERTIES = (
     ),
     _p(
         Key.COVERAGE,
+        Family.CONFORMANCE,
+        "a dead state or transition is chart text no run uses: no risk, not the reference",
         "every state and declared transition runs",
         "states and declared transitions",
         "Every chart state is reached and every transition the chart declares (a move, an issuing "
@@ -267,6 +306,8 @@ PROPERTIES = (
     ),
     _p(
         Key.BOUND,
+        Family.SAFETY,
+        "a run that never ends never frees its owners, and leaves the review unproven",
         "every run explored to its end",
         "configurations explored",
         f"No run issues more than {MAX_ACTIONS} actions, no run grows the configuration three "
@@ -275,12 +316,16 @@ PROPERTIES = (
     ),
     _p(
         Key.ERRORS,
+        Family.SAFETY,
+        "a crash leaves the handoff's owners to no one",
         "only HandoffError escapes",
         "calls",
         "Every call returns actions or raises `HandoffError`; any other exception is a failure.",
     ),
     _p(
         Key.EQUIVALENCE,
+        Family.SAFETY,
+        "if python-statemachine runs the chart otherwise, the rules judged are not those written",
         "the table agrees with python-statemachine",
         "reachable (state, event) cells",
         "The compiled table and python-statemachine agree on every reachable cell: in every "

@@ -14,27 +14,67 @@ from typing import Any
 from handoff._messages import HandoffAction, IssuedHandoffAction
 from handoff._review.environment import Call
 from handoff._review.explore import OrderReview
-from handoff._review.properties import PROPERTIES
+from handoff._review.properties import PROPERTIES, Family
 from handoff._review.verdict import Counterexample, Verdict
 from handoff._runs.replay import record
 from handoff._runs.trace import Entry, Trace, call_object
 
-__all__ = ["call_json", "counterexample_trace", "json_report", "markdown", "text"]
+__all__ = [
+    "DIFFERS",
+    "UNSAFE",
+    "call_json",
+    "counterexample_trace",
+    "exit_status",
+    "json_report",
+    "markdown",
+    "text",
+    "verdict_line",
+]
 
 # -- text ------------------------------------------------------------------------------
 
 
+def verdict_line(reviews: Sequence[OrderReview]) -> str | None:
+    """`UNSAFE: S5 (chart), …`, `SAFE, differs from the reference: Q1 (chart), …`, or None
+    when every property holds; failures root cause first."""
+    failing = [(review, verdict) for review in reviews for verdict in review.failures()]
+    unsafe = [_named(r, v) for r, v in failing if v.prop.family is Family.SAFETY]
+    differs = [_named(r, v) for r, v in failing if v.prop.family is Family.CONFORMANCE]
+    if unsafe:
+        also = f"; differs from the reference: {', '.join(differs)}" if differs else ""
+        return f"UNSAFE: {', '.join(unsafe)}{also}"
+    if differs:
+        return f"SAFE, differs from the reference: {', '.join(differs)}"
+    return None
+
+
+def exit_status(reviews: Sequence[OrderReview], *, safety_only: bool = False) -> int:
+    """0 every property holds; 1 a safety property fails (UNSAFE); 3 only conformance
+    properties fail (SAFE, differs from the reference), or 0 with `safety_only`."""
+    if not all(review.safe for review in reviews):
+        return UNSAFE
+    if safety_only or all(review.holds for review in reviews):
+        return 0
+    return DIFFERS
+
+
+UNSAFE = 1
+"""The exit status of a review that fails a safety property."""
+DIFFERS = 3
+"""The exit status of a review that fails conformance properties only (2 is a usage error)."""
+
+
+def _named(review: OrderReview, verdict: Verdict) -> str:
+    return f"{verdict.prop.key.value} ({review.name})"
+
+
 def text(reviews: Sequence[OrderReview]) -> str:
-    """The verdict tables, then each failure's shortest counterexample."""
+    """The verdict tables, then each failure's shortest counterexample (root cause first)."""
     parts = [_text_order(review) for review in reviews]
-    failing = [
-        f"{verdict.prop.key.value} ({review.name})"
-        for review in reviews
-        for verdict in review.failures()
-    ]
+    line = verdict_line(reviews)
     seconds = sum(review.seconds for review in reviews)
-    if failing:
-        parts.append(f"FAIL: {', '.join(failing)}; reviewed in {seconds:.2f} s\n")
+    if line is not None:
+        parts.append(f"{line}; reviewed in {seconds:.2f} s\n")
     else:
         orders = " and ".join(review.name for review in reviews)
         parts.append(
@@ -47,7 +87,7 @@ def _text_order(review: OrderReview) -> str:
     width = max(len(prop.title) for prop in PROPERTIES)
     lines = [
         f"{_title(review)}: {review.configurations:,} configurations, "
-        f"{review.transitions:,} transitions explored in {review.seconds:.2f} s",
+        f"{review.transitions:,} transitions explored in {review.seconds:.2f} s{_phases(review)}",
         "",
         f"  {'':9}{'property':<{width}}  verdict  checked",
     ]
@@ -78,6 +118,13 @@ def _text_counterexample(verdict: Verdict, example: Counterexample) -> list[str]
             f"  {number:>2}. {step.call!s:<{call_width}}  -> {step.state:<{state_width}}  {did}"
         )
     return lines
+
+
+def _phases(review: OrderReview) -> str:
+    """Where the time went: ` (exploration 0.40 s, Table 0.10 s, liveness 0.02 s)`."""
+    if not review.phases:
+        return ""
+    return " (" + ", ".join(f"{name} {seconds:.2f} s" for name, seconds in review.phases) + ")"
 
 
 def _title(review: OrderReview) -> str:
@@ -131,6 +178,19 @@ def markdown(reviews: Sequence[OrderReview]) -> str:
         "## Properties",
         "",
         *(f"- **{prop.key.value}** {prop.words}" for prop in PROPERTIES),
+        "",
+        "## Two families",
+        "",
+        "A failing *safety* property means the chart can lose KV or own it twice, leave an owner "
+        "unfreed at completion, act after completion or never complete: the review says "
+        "`UNSAFE: …` and exits 1.  A failing *conformance* property means the chart answers "
+        "otherwise than the reference, SPEC.md (a refusal's class or phrase, what goes out in "
+        "which call, the exact lifecycle record), and may still be safe: the review says "
+        "`SAFE, differs from the reference: …` and exits 3, or 0 with `--safety-only`.",
+        "",
+        "| property | family | why |",
+        "|---|---|---|",
+        *(f"| {prop.key.value} | {prop.family.value} | {prop.why} |" for prop in PROPERTIES),
     ]
     for review in reviews:
         lines += ["", *_markdown_order(review)]
@@ -169,6 +229,8 @@ def json_report(reviews: Sequence[OrderReview]) -> dict[str, Any]:
     """Everything the review found, as JSON-ready values."""
     return {
         "ok": all(review.holds for review in reviews),
+        "safe": all(review.safe for review in reviews),
+        "verdict": verdict_line(reviews) or "OK",
         "orders": [_json_order(review) for review in reviews],
     }
 
@@ -177,10 +239,13 @@ def _json_order(review: OrderReview) -> dict[str, Any]:
     return {
         "order": review.order.value,
         "chart": review.name,
+        "origin": review.origin,
         "ok": review.holds,
+        "safe": review.safe,
         "configurations": review.configurations,
         "transitions": review.transitions,
         "seconds": round(review.seconds, 3),
+        "phases": {name: round(seconds, 3) for name, seconds in review.phases},
         "properties": [_json_verdict(verdict) for verdict in review.verdicts],
     }
 
@@ -190,6 +255,7 @@ def _json_verdict(verdict: Verdict) -> dict[str, Any]:
     return {
         "key": verdict.prop.key.value,
         "title": verdict.prop.title,
+        "family": verdict.prop.family.value,
         "verdict": _verdict_word(verdict),
         "checked": verdict.checked,
         "unit": verdict.prop.unit,
@@ -222,7 +288,9 @@ def counterexample_trace(review: OrderReview, example: Counterexample) -> Trace:
     trace then replays as OK once the chart is fixed, and diverges where the broken one errs.
     """
     entries = tuple(Entry(step.call) for step in example.steps)
-    chart = None if review.name == review.order.value else review.name
+    chart = review.origin
+    if chart is None and review.name != review.order.value:
+        chart = review.name
     trace = Trace(
         review.handoff_id, review.order, review.fallback_transfer_delay_ms, entries, chart=chart
     )

@@ -29,10 +29,11 @@ def _p(
     title: str,
     words: str,
     unit: str,
+    why: str,
     judged: Judged = Judged.EDGE,
     spin: SpinCheck = SpinCheck.ASSERTION,
 ) -> Property:
-    return Property(key, title, words, unit, judged, spin, family=Family.SAFETY)
+    return Property(key, title, words, unit, Family.SAFETY, why, judged, spin)
 
 
 SYSTEM_PROPERTIES = (
@@ -43,6 +44,7 @@ SYSTEM_PROPERTIES = (
         "holds a KV slot for a CANCELED handoff, and after a SUCCESS the destination holds "
         "the request's slot and the source none.",
         "quiet configurations after a completion",
+        "a slot a worker still holds once the handoff has ended is KV cache lost or owned twice",
     ),
     _p(
         SystemKey.NO_SLOT_AFTER_FREED,
@@ -51,6 +53,7 @@ SYSTEM_PROPERTIES = (
         "`ReleaseSource`, `CancelSource` or `CancelDestination` acknowledged `APPLIED` or "
         "`NOOP`), that worker never holds a slot for the request again.",
         "moves",
+        "a slot the coordinator believes freed is one no cleanup will ever free again",
     ),
     _p(
         SystemKey.ONLY_ISSUED_WORK,
@@ -58,6 +61,7 @@ SYSTEM_PROPERTIES = (
         "Every action a worker performs was issued by the coordinator, is for that worker, "
         "and is performed once.",
         "actions performed",
+        "work nobody issued takes a slot that no cleanup knows of",
     ),
     _p(
         SystemKey.DELIVERIES_COMPLETE,
@@ -66,6 +70,7 @@ SYSTEM_PROPERTIES = (
         "delivers every message in flight (fairness) ends, once nothing is in flight, with "
         "the handoff complete.",
         "configurations",
+        "a handoff that never completes keeps both owners' slots forever",
         Judged.GRAPH,
         SpinCheck.LTL,
     ),
@@ -76,6 +81,7 @@ SYSTEM_PROPERTIES = (
         "every message in flight ends with the handoff complete CANCELED, including after a "
         "success (the reopened cleanup).",
         "terminal facts reported",
+        "a failed, timed-out or canceled request must free both owners, or its cache leaks",
         Judged.GRAPH,
         SpinCheck.LTL,
     ),
@@ -85,6 +91,7 @@ SYSTEM_PROPERTIES = (
         f"The exploration stays under its guard of {MAX_CONFIGURATIONS:,} configurations, "
         "so it is exhaustive.",
         "configurations explored",
+        "an exploration cut short proves nothing of the runs it did not reach",
         Judged.GRAPH,
     ),
     _p(
@@ -92,6 +99,7 @@ SYSTEM_PROPERTIES = (
         "only HandoffError escapes",
         "Every call returns actions or raises `HandoffError`; any other exception is a failure.",
         "calls",
+        "a crash leaves the handoff's owners to no one",
     ),
 )
 

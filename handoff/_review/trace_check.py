@@ -120,6 +120,8 @@ def check_trace(
     path = Path(trace)
     recorded = read_trace(path)
     rules = find_chart(chart, tables=True).rules if isinstance(chart, str) else chart
+    if rules is None and recorded.chart is not None and ":" in recorded.chart:
+        rules = find_chart(recorded.chart, tables=True).rules
     if rules is None and recorded.chart is not None:
         raise TraceError(
             f"{path}: the trace was made on chart {recorded.chart}: "

@@ -21,7 +21,7 @@ from pathlib import Path
 import attrs
 
 from handoff import _cli
-from handoff._chart_lookup import NamedChart
+from handoff._chart_lookup import NamedChart, find_chart
 from handoff._runs.replay import MonitorFactory, Replay, record, replay
 from handoff._runs.trace import Trace, TraceError, read_trace, write_trace
 
@@ -75,10 +75,13 @@ def _on_chart(trace: Trace, charts: Sequence[NamedChart], path: Path) -> Trace:
     trace: that is how a counterexample recorded on a broken chart is replayed on its fix.
     """
     by_name = {chart.table.name: chart for chart in charts}
+    by_name.update({chart.spec: chart for chart in charts})
     same_order = [chart for chart in charts if chart.order is trace.order]
     chart = by_name.get(trace.chart) if trace.chart is not None else None
     if chart is None and len(same_order) == 1:
         chart = same_order[0]
+    if chart is None and trace.chart is not None and not charts and ":" in trace.chart:
+        chart = _named(trace.chart, path)
     if chart is None:
         if trace.chart is None:
             return trace
@@ -93,6 +96,17 @@ def _on_chart(trace: Trace, charts: Sequence[NamedChart], path: Path) -> Trace:
             f"the trace says {trace.order.value}"
         )
     return attrs.evolve(trace, rules=chart.rules)
+
+
+def _named(spec: str, path: Path) -> NamedChart:
+    """The chart a trace's header names as `MODULE:CLASS` (a review's counterexample does)."""
+    try:
+        return find_chart(spec, tables=True)
+    except ValueError as error:
+        raise TraceError(
+            f"{path}: the trace was made on chart {spec}, which cannot be loaded ({error}): "
+            "give it with --chart MODULE:CLASS"
+        ) from None
 
 
 def _record(trace: Trace, path: Path) -> int:

@@ -15,6 +15,7 @@ from handoff import _cli
 from handoff._review.environment import HANDOFF_ID
 from handoff._review.explore import OrderReview
 from handoff._review.properties import PROPERTIES, Key, SpinCheck, prop
+from handoff._review.report import exit_status
 from handoff._review.spin.properties import MIRRORED, NOT_MIRRORED
 from handoff._review.spin.replay import confirm
 from handoff._review.spin.run import SpinRun, SpinUnavailableError, run_spin
@@ -27,7 +28,7 @@ UNCONFIRMED = "the real coordinator does not confirm Spin's trail"
 
 
 def run(args: argparse.Namespace, out: TextIO, text: Callable[[Sequence[OrderReview]], str]) -> int:
-    """Cross-check the chosen charts (`--chart`, else `--order`) with Spin; 0 when all hold."""
+    """Cross-check the chosen charts (`--chart`, else `--order`) with Spin; exits as the review."""
     if args.format != "text":
         raise _cli.UsageError("--engine spin reports as text only: drop --format")
     charts = (
@@ -42,7 +43,8 @@ def run(args: argparse.Namespace, out: TextIO, text: Callable[[Sequence[OrderRev
     out.write(
         f"checked by {version}; not mirrored: {', '.join(key.value for key in NOT_MIRRORED)}\n"
     )
-    return 0 if all(review.holds for review, _ in reviews) else 1
+    found = [review for review, _ in reviews]
+    return exit_status(found, safety_only=getattr(args, "safety_only", False))
 
 
 def spin_review(chart: CompiledChart) -> tuple[OrderReview, SpinRun]:
