@@ -255,7 +255,7 @@ def test_the_reports_name_the_system_and_the_overtaking(
         failing.rstrip()
         .splitlines()[-1]
         .startswith(
-            "FAIL: W1 (SourceFirst, forgetful workers), W2 (SourceFirst, forgetful workers), "
+            "UNSAFE: W1 (SourceFirst, forgetful workers), W2 (SourceFirst, forgetful workers), "
             "W1 (DestinationFirst, forgetful workers)"
         )
     )

@@ -82,7 +82,7 @@ def test_forgetful_workers_fail_showing_the_cancel_overtaking_its_submission(
     assert "W2 fails: the coordinator was told the destination's slot was freed" in out
     assert "the cancel #1 CancelSource reached the source before #0 SubmitPrefill" in out
     assert "the cancel #1 CancelDestination reached the destination before #0 Reserve" in out
-    assert out.rstrip().splitlines()[-1].startswith("FAIL: W1 (SourceFirst, forgetful workers)")
+    assert out.rstrip().splitlines()[-1].startswith("UNSAFE: W1 (SourceFirst, forgetful workers)")
     data = json.loads(done["forgetful-json"].stdout)
     assert done["forgetful-json"].returncode == 1
     assert [system["ok"] for system in data["systems"]] == [False, False]

@@ -47,7 +47,8 @@ def system_text(reviews: Sequence[SystemReview]) -> str:
     ]
     seconds = sum(review.seconds for review in reviews)
     if failing:
-        parts.append(f"FAIL: {', '.join(failing)}; reviewed in {seconds:.2f} s\n")
+        # Every system property is a safety property: a failure is unsafe.
+        parts.append(f"UNSAFE: {', '.join(failing)}; reviewed in {seconds:.2f} s\n")
     else:
         names = " and ".join(review.name for review in reviews)
         contracts = sorted({review.contract.name for review in reviews})
