@@ -36,7 +36,7 @@ _EVENTS = tuple(ChartEvent)
 Call = tuple[HandoffFact | None, HandoffActionId | None, HandoffActionOutcome | None]
 
 
-class Coordinator(Protocol):
+class CoreState(Protocol):
     """What the step reads and writes of a `HandoffCoordinatorCore` (which imports this)."""
 
     _gate: list[None]
@@ -66,7 +66,7 @@ class Coordinator(Protocol):
     ) -> IssuedHandoffAction: ...
 
 
-def _described(error: HandoffError, coordinator: Coordinator, call: Call) -> HandoffError:
+def _described(error: HandoffError, coordinator: CoreState, call: Call) -> HandoffError:
     state = coordinator.chart_state
     return described(error, state, coordinator._issued, coordinator._outcomes, call)
 
@@ -75,7 +75,7 @@ _KEEP_OUTCOME, _KEEP_TIMING, _KEEP_TOKENS = Keep.OUTCOME, Keep.TIMING, Keep.TOKE
 
 
 def take(
-    coordinator: Coordinator,
+    coordinator: CoreState,
     event: int,
     fact: HandoffFact | None,
     action_id: HandoffActionId | None,

@@ -18,11 +18,11 @@ from handoff._review.system_report import (
     system_text,
 )
 from handoff._review.system_state import (
-    Message,
     MessageKind,
-    StepKind,
     SystemKey,
+    SystemMessage,
     SystemOptions,
+    SystemStepKind,
 )
 from handoff._runs.workers import (
     FORGETFUL,
@@ -71,11 +71,11 @@ def test_forgetful_workers_fail_with_a_cancel_overtaking_its_submission(
     assert example is not None
     kinds = [step.kind for step in example.steps]
     assert kinds == [
-        StepKind.START,
-        StepKind.FAULT,
-        StepKind.TO_WORKER,
-        StepKind.TO_WORKER,
-        StepKind.TO_COORDINATOR,
+        SystemStepKind.START,
+        SystemStepKind.FAULT,
+        SystemStepKind.TO_WORKER,
+        SystemStepKind.TO_WORKER,
+        SystemStepKind.TO_COORDINATOR,
     ]
     delivered = [step.message.describe() for step in example.steps if step.message is not None]
     assert delivered == [f"#1 {cancel}", f"#0 {work}", "#1 Noop"]
@@ -92,7 +92,9 @@ def test_forgetful_workers_fail_with_a_cancel_overtaking_its_submission(
     w1 = review.verdict("W1").counterexample
     assert w1 is not None
     assert w1.finding.startswith("the handoff completed CANCELED and, with nothing in flight")
-    assert all(not step.sent or step.kind is not StepKind.TO_COORDINATOR for step in w1.steps[-2:])
+    assert all(
+        not step.sent or step.kind is not SystemStepKind.TO_COORDINATOR for step in w1.steps[-2:]
+    )
 
 
 @pytest.mark.parametrize("order", ORDERS)
@@ -145,7 +147,7 @@ def test_a_worker_that_never_acknowledges_a_cancel_breaks_liveness() -> None:
     cancels = review.verdict("W5").counterexample
     assert cancels is not None
     # The run goes on past the terminal fact to where it ends: the cancel delivered, no reply.
-    faults = [n for n, step in enumerate(cancels.steps) if step.kind is StepKind.FAULT]
+    faults = [n for n, step in enumerate(cancels.steps) if step.kind is SystemStepKind.FAULT]
     assert faults
     silent = WorkerReaction(RequestMemory.FREED, WorkerReply.SILENT)
     assert [step.reaction for step in cancels.steps].count(silent) == 1
@@ -194,7 +196,7 @@ def test_a_message_says_what_it_carries() -> None:
     assert review_example is not None
     sent = [m for step in review_example.steps for m in step.sent]
     assert {m.describe() for m in sent} >= {"#0 SubmitPrefill", "#0 Submitted", "SourceHeld"}
-    assert all(isinstance(m, Message) for m in sent)
+    assert all(isinstance(m, SystemMessage) for m in sent)
 
 
 # -- replaying a system run ------------------------------------------------------------------
@@ -301,9 +303,11 @@ def test_the_guard_cuts_an_exploration_and_bound_says_so(monkeypatch: pytest.Mon
 
 
 def test_a_cycle_of_deliveries_is_a_run_that_never_ends() -> None:
-    from handoff._review.system import _End, _Explorer
+    from handoff._review.system import _End, _SystemExplorer
 
-    explorer = _Explorer(SystemModel(compiled(HandoffOrder.SOURCE_FIRST), SystemOptions(TOMBSTONE)))
+    explorer = _SystemExplorer(
+        SystemModel(compiled(HandoffOrder.SOURCE_FIRST), SystemOptions(TOMBSTONE))
+    )
     explorer.explore()
     # Two configurations that deliver into each other, and one leading into them.
     explorer.deliveries[0:3] = [[1], [2], [1]]
@@ -346,7 +350,9 @@ def test_w3_names_work_never_issued_or_sent_to_the_wrong_worker() -> None:
     from handoff._runs.runtime import HANDOFF_ID
     from handoff._runs.workers import Role
 
-    submit = Message(MessageKind.ACTION, 0, Role.SOURCE, HandoffAction.SubmitPrefill(HANDOFF_ID))
+    submit = SystemMessage(
+        MessageKind.ACTION, 0, Role.SOURCE, HandoffAction.SubmitPrefill(HANDOFF_ID)
+    )
     astray = submit._replace(role=Role.DESTINATION)
     never = [f.words for f in _performed_findings(SystemWatch(), submit)]
     assert never == ["the source performed #0 SubmitPrefill, never issued"]
@@ -360,5 +366,7 @@ def test_a_refused_call_is_described_with_its_error() -> None:
     from handoff._review.system_state import SystemStep
     from handoff._runs.call import Call
 
-    step = SystemStep(StepKind.START, call=Call.start(), error="HandoffError: no", state="idle")
+    step = SystemStep(
+        SystemStepKind.START, call=Call.start(), error="HandoffError: no", state="idle"
+    )
     assert describe_step(step) == "the runtime calls start() -> idle: refused, HandoffError: no"

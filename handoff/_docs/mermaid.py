@@ -16,11 +16,17 @@ from __future__ import annotations
 import json
 import re
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING
 
 from handoff._docs.diagram import CLEANUP, HEADER, SPINE, StateArrow, StateGraph
 from handoff._docs.highlight import HighlightedGraph, Look
 from handoff._docs.sequence import COORDINATOR, DESTINATION, SOURCE, Arrow, Message
+from handoff._review.system_report import overtaken, system_title
+from handoff._review.system_state import SystemStep, SystemStepKind
+
+if TYPE_CHECKING:
+    from handoff._review.system import SystemCounterexample, SystemReview, SystemVerdict
 
 __all__ = [
     "MERMAID_CLEANUP",
@@ -29,6 +35,7 @@ __all__ = [
     "mermaid_id",
     "mermaid_sequence",
     "mermaid_state_diagram",
+    "mermaid_system_sequence",
     "mermaid_text",
 ]
 
@@ -209,3 +216,72 @@ def _note(text: str) -> str:
         "<br/>".join(textwrap.wrap(mermaid_text(line), NOTE_WIDTH) or [""])
         for line in text.split("\n")
     )
+
+
+# -- a system run: the coordinator, the runtime and the two workers ------------------------
+
+RUNTIME = "Runtime"
+_WORKER_LANES = {"source": "Source", "destination": "Destination"}
+
+
+def mermaid_system_sequence(
+    review: SystemReview, verdict: SystemVerdict, example: SystemCounterexample
+) -> str:
+    """Mermaid `sequenceDiagram` text of a system run, the breaking move boxed in red."""
+    prop = verdict.prop
+    lines = [
+        "sequenceDiagram",
+        f"    title {prop.key.value} fails: {mermaid_text(system_title(review))}",
+        f"    participant {COORDINATOR}",
+        f"    participant {RUNTIME}",
+        "    participant Source",
+        "    participant Destination",
+    ]
+    last = len(example.steps)
+    for number, step in enumerate(example.steps, start=1):
+        body = [f"    {line}" for line in _system_lines(number, step)]
+        if number == last:
+            lines += ["    rect rgb(246, 213, 209)", *body]
+            lines.append(
+                f"    Note over {COORDINATOR},Destination: ✗ {_system_text(example.finding)}"
+            )
+            lines.append("    end")
+        else:
+            lines += body
+    for note in overtaken(example.steps):
+        lines.append(f"    Note over {RUNTIME},Destination: {_system_text(note)}")
+    words = _system_text(f"{prop.key.value}: {prop.words}")
+    lines.append(f"    Note over {COORDINATOR},Destination: {words}")
+    return "\n".join(lines) + "\n"
+
+
+def _system_lines(number: int, step: SystemStep) -> Iterator[str]:
+    message = step.message
+    if step.kind in (SystemStepKind.TO_WORKER, SystemStepKind.WORKER_FAILS):
+        assert message is not None
+        assert step.reaction is not None
+        lane = _WORKER_LANES[message.role.value]
+        yield f"{RUNTIME}->>{lane}: {number}. {_system_text(message.describe())}"
+        if step.kind is SystemStepKind.WORKER_FAILS:
+            yield f"Note over {lane}: fails the work"
+        else:
+            yield f"Note over {lane}: {step.reaction.memory.value}"
+        for sent in step.sent:
+            yield f"{lane}-->>{RUNTIME}: {_system_text(sent.describe())} (in flight)"
+        return
+    assert step.call is not None
+    if step.kind is SystemStepKind.FAULT:
+        yield f"Note over {RUNTIME}: fault"
+    yield f"{RUNTIME}->>{COORDINATOR}: {number}. {_system_text(str(step.call))}"
+    if step.error is not None:
+        yield f"{COORDINATOR}--x{RUNTIME}: refused: {_system_text(step.error)}"
+    for item in step.issued:
+        name = f"#{item.id.value} {type(item.action).__name__}"
+        if any(sent.action_id == item.id.value for sent in step.sent):
+            yield f"{COORDINATOR}-->>{RUNTIME}: {name} (in flight)"
+        else:
+            yield f"Note over {COORDINATOR}: {name} → {step.state}"
+
+
+def _system_text(text: str) -> str:
+    return mermaid_text(text).replace(";", ",")

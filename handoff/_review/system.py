@@ -27,12 +27,12 @@ from handoff._review.system_properties import (
     SystemVerdict,
 )
 from handoff._review.system_state import (
-    Finding,
-    StepKind,
+    SystemFinding,
     SystemKey,
     SystemOptions,
     SystemState,
     SystemStep,
+    SystemStepKind,
 )
 from handoff._runs.workers import WorkerContract
 from handoff._table import CompiledChart
@@ -104,7 +104,7 @@ def review_system(
     """Explore every configuration of `chart`'s coordinator in its system; judge it."""
     began = time.perf_counter()
     model = SystemModel(chart, options, fallback_transfer_delay_ms=fallback_transfer_delay_ms)
-    explorer = _Explorer(model)
+    explorer = _SystemExplorer(model)
     explorer.explore()
     return SystemReview(
         chart=chart,
@@ -136,7 +136,7 @@ class _Tally:
     """Where the first violation was found: the configuration, the moves after it, the words."""
 
 
-class _Explorer:
+class _SystemExplorer:
     """Breadth-first exploration of the system configurations, keeping what verdicts need."""
 
     def __init__(self, model: SystemModel) -> None:
@@ -172,7 +172,7 @@ class _Explorer:
             step = move.step
             if step.call is not None:
                 self.tallies[SystemKey.ERRORS].checked += 1
-            if step.kind in (StepKind.TO_WORKER, StepKind.WORKER_FAILS):
+            if step.kind in (SystemStepKind.TO_WORKER, SystemStepKind.WORKER_FAILS):
                 self.tallies[SystemKey.ONLY_ISSUED_WORK].checked += 1
             self.tallies[SystemKey.NO_SLOT_AFTER_FREED].checked += 1
             for finding in move.findings:
@@ -182,7 +182,7 @@ class _Explorer:
             target = self._reach(node, step, move.coordinator, move.state)
             if target is None:
                 continue
-            if step.kind is StepKind.FAULT:
+            if step.kind is SystemStepKind.FAULT:
                 self.terminal.append(target)
             elif not move.fault:
                 following.append(target)
@@ -199,7 +199,7 @@ class _Explorer:
         tally.checked += 1
         words = completion_finding(state, coordinator.completion)
         if words is not None:
-            self._note(Finding(SystemKey.SLOTS_AT_COMPLETION, words), node, None)
+            self._note(SystemFinding(SystemKey.SLOTS_AT_COMPLETION, words), node, None)
 
     def _reach(
         self, node: int, step: SystemStep, coordinator: HandoffCoordinatorCore, state: SystemState
@@ -211,7 +211,7 @@ class _Explorer:
             if not self.cut:
                 self.cut = True
                 words = f"cut off: the exploration reached its guard of {MAX_CONFIGURATIONS:,}"
-                self._note(Finding(SystemKey.BOUND, words), node, step)
+                self._note(SystemFinding(SystemKey.BOUND, words), node, step)
             return None
         self.index[state] = len(self.states)
         self.coordinators.append(coordinator)
@@ -220,7 +220,11 @@ class _Explorer:
         return len(self.states) - 1
 
     def _note(
-        self, finding: Finding, node: int, step: SystemStep | None, tail: Sequence[SystemStep] = ()
+        self,
+        finding: SystemFinding,
+        node: int,
+        step: SystemStep | None,
+        tail: Sequence[SystemStep] = (),
     ) -> None:
         tally = self.tallies[finding.key]
         tally.violations += 1
@@ -262,14 +266,16 @@ class _Explorer:
             live.checked += 1
             ended = not self.deliveries[node] or node in self.cycles
             if ends[node] & _End.STUCK and ended:
-                self._note(Finding(SystemKey.DELIVERIES_COMPLETE, self._stuck(node)), node, None)
+                self._note(
+                    SystemFinding(SystemKey.DELIVERIES_COMPLETE, self._stuck(node)), node, None
+                )
         cancels = self.tallies[SystemKey.TERMINAL_CANCELS]
         for node in self.terminal:
             cancels.checked += 1
             if ends[node] & ~_End.CANCELED:
                 words = self._no_cancel(node, ends)
                 tail = self._to_a_wrong_end(node, ends)
-                self._note(Finding(SystemKey.TERMINAL_CANCELS, words), node, None, tail)
+                self._note(SystemFinding(SystemKey.TERMINAL_CANCELS, words), node, None, tail)
 
     def _to_a_wrong_end(self, start: int, ends: Sequence[_End]) -> list[SystemStep]:
         """The deliveries from `start` to the nearest end that is not CANCELED."""

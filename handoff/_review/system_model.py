@@ -12,7 +12,7 @@ it was given (`TAKE`, `TRANSFER`, `ACTIVATE`: acknowledged as failed, memory unc
 The runtime's one policy: a fact the coordinator refuses as early (its acknowledgement is still
 in flight) stays in flight and is delivered again later; any other refused message is dropped.
 `Complete` is the runtime's own: it goes to no worker.  Each move is judged as it is made:
-`Finding`s for the properties of `handoff._review.system`.
+`SystemFinding`s for the properties of `handoff._review.system`.
 """
 
 from __future__ import annotations
@@ -24,15 +24,15 @@ from handoff._coordinator import HandoffCoordinatorCore
 from handoff._errors import HandoffError, OutOfOrderFactError
 from handoff._messages import HandoffAction
 from handoff._review.system_state import (
-    Finding,
-    Message,
     MessageKind,
     Move,
-    StepKind,
+    SystemFinding,
     SystemKey,
+    SystemMessage,
     SystemOptions,
     SystemState,
     SystemStep,
+    SystemStepKind,
     SystemWatch,
 )
 from handoff._runs.call import TERMINAL_FACTS, Call
@@ -101,7 +101,9 @@ class SystemModel:
     def moves(self, coordinator: HandoffCoordinatorCore, state: SystemState) -> Iterator[Move]:
         """Every move from `state`, in a fixed order: deliveries first, then faults."""
         if not state.watch.started:
-            yield self._call(coordinator, state, StepKind.START, None, Call.start(), state.flight)
+            yield self._call(
+                coordinator, state, SystemStepKind.START, None, Call.start(), state.flight
+            )
             return
         faults_left = state.watch.faults < self.options.faults
         for channel, message in self._deliverable(state):
@@ -113,16 +115,18 @@ class SystemModel:
                     yield self._perform(coordinator, state, message, flight, fail=True)
             else:
                 call = _call_of(message)
-                yield self._call(coordinator, state, StepKind.TO_COORDINATOR, message, call, flight)
+                yield self._call(
+                    coordinator, state, SystemStepKind.TO_COORDINATOR, message, call, flight
+                )
         if faults_left:
             for fact in self.terminal_facts:
                 yield self._call(
-                    coordinator, state, StepKind.FAULT, None, Call.of_fact(fact), state.flight
+                    coordinator, state, SystemStepKind.FAULT, None, Call.of_fact(fact), state.flight
                 )
 
     # -- moves -------------------------------------------------------------------------
 
-    def _deliverable(self, state: SystemState) -> Iterator[tuple[int, Message]]:
+    def _deliverable(self, state: SystemState) -> Iterator[tuple[int, SystemMessage]]:
         for channel, messages in enumerate(state.flight):
             if self.options.fifo:
                 if messages:
@@ -135,8 +139,8 @@ class SystemModel:
         self,
         coordinator: HandoffCoordinatorCore,
         state: SystemState,
-        message: Message,
-        flight: tuple[tuple[Message, ...], ...],
+        message: SystemMessage,
+        flight: tuple[tuple[SystemMessage, ...], ...],
         *,
         fail: bool,
     ) -> Move:
@@ -149,17 +153,19 @@ class SystemModel:
             if fail
             else self.contract.react(task, before)
         )
-        sent: list[Message] = []
+        sent: list[SystemMessage] = []
         outcome = _FAILED_WORK if fail else outcome_of(action, reaction.reply)
         if outcome is not None:
-            sent.append(Message(MessageKind.OUTCOME, message.action_id, role, action, outcome))
+            sent.append(
+                SystemMessage(MessageKind.OUTCOME, message.action_id, role, action, outcome)
+            )
         fact = self.workload.fact_after(action) if reaction.reply is WorkerReply.DONE else None
         if fact is not None and not fail:
-            sent.append(Message(MessageKind.FACT, message.action_id, role, action, fact=fact))
+            sent.append(SystemMessage(MessageKind.FACT, message.action_id, role, action, fact=fact))
         watch = state.watch
         findings = list(_performed_findings(watch, message))
         if reaction.holds and role in watch.told:
-            findings.append(Finding(_SLOT_FREED, _held_after_freed(role, message)))
+            findings.append(SystemFinding(_SLOT_FREED, _held_after_freed(role, message)))
         watch = watch._replace(
             performed=watch.performed | 1 << message.action_id, faults=watch.faults + fail
         )
@@ -169,7 +175,7 @@ class SystemModel:
         after = SystemState(
             state.coordinator, memories[Role.SOURCE], memories[Role.DESTINATION], flight, watch
         )
-        kind = StepKind.WORKER_FAILS if fail else StepKind.TO_WORKER
+        kind = SystemStepKind.WORKER_FAILS if fail else SystemStepKind.TO_WORKER
         step = SystemStep(
             kind, message, reaction=reaction, sent=tuple(sent), state=coordinator.chart_state
         )
@@ -179,14 +185,14 @@ class SystemModel:
         self,
         coordinator: HandoffCoordinatorCore,
         state: SystemState,
-        kind: StepKind,
-        message: Message | None,
+        kind: SystemStepKind,
+        message: SystemMessage | None,
         call: Call,
-        flight: tuple[tuple[Message, ...], ...],
+        flight: tuple[tuple[SystemMessage, ...], ...],
     ) -> Move:
         """The runtime makes a call to the coordinator and puts what it issued in flight."""
         twin = coordinator.fork()
-        fault = kind is StepKind.FAULT
+        fault = kind is SystemStepKind.FAULT
         watch = state.watch._replace(started=True, faults=state.watch.faults + fault)
         try:
             issued = tuple(call.send(twin))
@@ -201,19 +207,23 @@ class SystemModel:
             words = f"{type(error).__name__}: {error}"
             step = SystemStep(kind, message, call, error=words, state=twin.chart_state)
             return Move(
-                step, None, None, (Finding(SystemKey.ERRORS, f"the call raised {words}"),), fault
+                step,
+                None,
+                None,
+                (SystemFinding(SystemKey.ERRORS, f"the call raised {words}"),),
+                fault,
             )
-        findings: list[Finding] = []
+        findings: list[SystemFinding] = []
         sent = []
         for item in issued:
             watch = watch._replace(issued=watch.issued | 1 << item.id.value)
             role = role_of(item.action)
             if role is not None:
-                sent.append(Message(MessageKind.ACTION, item.id.value, role, item.action))
+                sent.append(SystemMessage(MessageKind.ACTION, item.id.value, role, item.action))
         if message is not None and _tells_freed(message):
             watch = watch._replace(told=watch.told | {message.role})
             if state.memory(message.role) is _HELD:
-                findings.append(Finding(_SLOT_FREED, _told_while_held(message)))
+                findings.append(SystemFinding(_SLOT_FREED, _told_while_held(message)))
         after = SystemState(
             probe.configuration(twin),
             state.source,
@@ -225,8 +235,8 @@ class SystemModel:
         return Move(step, twin, after, tuple(findings), fault)
 
     def _send(
-        self, flight: tuple[tuple[Message, ...], ...], sent: list[Message]
-    ) -> tuple[tuple[Message, ...], ...]:
+        self, flight: tuple[tuple[SystemMessage, ...], ...], sent: list[SystemMessage]
+    ) -> tuple[tuple[SystemMessage, ...], ...]:
         if not sent:
             return flight
         if not self.options.fifo:
@@ -238,32 +248,32 @@ class SystemModel:
         return tuple(channels)
 
 
-def _order(message: Message) -> tuple[int, int]:
+def _order(message: SystemMessage) -> tuple[int, int]:
     return message.kind, message.action_id
 
 
-def _channel(message: Message) -> int:
+def _channel(message: SystemMessage) -> int:
     towards = message.kind is MessageKind.ACTION
     return (0 if message.role is Role.SOURCE else 1) + (0 if towards else 2)
 
 
 def _without(
-    flight: tuple[tuple[Message, ...], ...], channel: int, message: Message
-) -> tuple[tuple[Message, ...], ...]:
+    flight: tuple[tuple[SystemMessage, ...], ...], channel: int, message: SystemMessage
+) -> tuple[tuple[SystemMessage, ...], ...]:
     messages = flight[channel]
     index = messages.index(message)
     rest = messages[:index] + messages[index + 1 :]
     return (*flight[:channel], rest, *flight[channel + 1 :])
 
 
-def _call_of(message: Message) -> Call:
+def _call_of(message: SystemMessage) -> Call:
     if message.fact is not None:
         return Call.of_fact(message.fact)
     assert message.outcome is not None
     return Call.of_outcome(HandoffActionId(message.action_id), message.outcome)
 
 
-def _tells_freed(message: Message) -> bool:
+def _tells_freed(message: SystemMessage) -> bool:
     """An acknowledgement that tells the coordinator its worker freed the request's slot."""
     outcome = message.outcome
     return (
@@ -274,25 +284,29 @@ def _tells_freed(message: Message) -> bool:
     )
 
 
-def _performed_findings(watch: SystemWatch, message: Message) -> Iterator[Finding]:
+def _performed_findings(watch: SystemWatch, message: SystemMessage) -> Iterator[SystemFinding]:
     bit = 1 << message.action_id
     name = message.describe()
     if not watch.issued & bit:
-        yield Finding(_ONLY_ISSUED, f"the {message.role.value} performed {name}, never issued")
+        yield SystemFinding(
+            _ONLY_ISSUED, f"the {message.role.value} performed {name}, never issued"
+        )
     elif watch.performed & bit:
-        yield Finding(_ONLY_ISSUED, f"the {message.role.value} performed {name} a second time")
+        yield SystemFinding(
+            _ONLY_ISSUED, f"the {message.role.value} performed {name} a second time"
+        )
     elif role_of(message.action) is not message.role:
-        yield Finding(_ONLY_ISSUED, f"{name} went to the {message.role.value}")
+        yield SystemFinding(_ONLY_ISSUED, f"{name} went to the {message.role.value}")
 
 
-def _held_after_freed(role: Role, message: Message) -> str:
+def _held_after_freed(role: Role, message: SystemMessage) -> str:
     return (
         f"the {role.value} took a KV slot for {message.describe()} after the coordinator was "
         "told its slot was freed"
     )
 
 
-def _told_while_held(message: Message) -> str:
+def _told_while_held(message: SystemMessage) -> str:
     return (
         f"the coordinator was told the {message.role.value}'s slot was freed "
         f"({message.describe()}) while the {message.role.value} holds it"

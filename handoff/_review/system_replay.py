@@ -22,24 +22,30 @@ import attrs
 from handoff._errors import TraceError
 from handoff._review.system import SystemCounterexample, SystemReview
 from handoff._review.system_model import SystemModel, completion_finding
-from handoff._review.system_state import Finding, StepKind, SystemKey, SystemOptions, SystemStep
+from handoff._review.system_state import (
+    SystemFinding,
+    SystemKey,
+    SystemOptions,
+    SystemStep,
+    SystemStepKind,
+)
 from handoff._table import CompiledChart
 
 __all__ = ["Replayed", "move_of", "replay_system", "system_trace_text"]
 
 _MOVES = {
-    StepKind.START: "start",
-    StepKind.FAULT: "fault",
-    StepKind.TO_WORKER: "deliver",
-    StepKind.TO_COORDINATOR: "deliver",
-    StepKind.WORKER_FAILS: "fail",
+    SystemStepKind.START: "start",
+    SystemStepKind.FAULT: "fault",
+    SystemStepKind.TO_WORKER: "deliver",
+    SystemStepKind.TO_COORDINATOR: "deliver",
+    SystemStepKind.WORKER_FAILS: "fail",
 }
 
 
 def move_of(step: SystemStep) -> dict[str, str]:
     """One move as a trace line's object."""
     move = {"move": _MOVES[step.kind]}
-    if step.kind is StepKind.FAULT:
+    if step.kind is SystemStepKind.FAULT:
         assert step.call is not None
         assert step.call.fact is not None
         move["fact"] = type(step.call.fact).__name__
@@ -66,7 +72,7 @@ class Replayed:
     """What a replayed system run broke, move by move (its first findings first)."""
 
     moves: int
-    findings: tuple[Finding, ...]
+    findings: tuple[SystemFinding, ...]
 
 
 def replay_system(chart: CompiledChart, options: SystemOptions, text: str) -> Replayed:
@@ -78,7 +84,7 @@ def replay_system(chart: CompiledChart, options: SystemOptions, text: str) -> Re
         raise TraceError("a system trace is a header line, one line per move and an end line")
     model = SystemModel(chart, options)
     coordinator, state = model.root()
-    findings: list[Finding] = []
+    findings: list[SystemFinding] = []
     for number, wanted in enumerate(moves[1:-1], start=2):
         found = next(
             (m for m in model.moves(coordinator, state) if move_of(m.step) == wanted), None
@@ -92,7 +98,7 @@ def replay_system(chart: CompiledChart, options: SystemOptions, text: str) -> Re
         if state.quiet and coordinator.is_complete:
             words = completion_finding(state, coordinator.completion)
             if words is not None:
-                findings.append(Finding(SystemKey.SLOTS_AT_COMPLETION, words))
+                findings.append(SystemFinding(SystemKey.SLOTS_AT_COMPLETION, words))
     return Replayed(len(moves) - 2, tuple(findings))
 
 

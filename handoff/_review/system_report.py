@@ -12,7 +12,7 @@ from handoff._review.system import (
     SystemReview,
     SystemVerdict,
 )
-from handoff._review.system_state import MessageKind, StepKind, SystemStep
+from handoff._review.system_state import MessageKind, SystemStep, SystemStepKind
 from handoff._runs.trace import call_object
 from handoff._runs.workers import RequestMemory, Role, WorkerTask, role_of, task_of
 
@@ -94,22 +94,22 @@ def counterexample_lines(verdict: SystemVerdict, example: SystemCounterexample) 
 def describe_step(step: SystemStep) -> str:
     """One move in words: who got what, and what followed."""
     message = step.message
-    if step.kind is StepKind.START:
+    if step.kind is SystemStepKind.START:
         return f"the runtime calls start() -> {step.state}: {_issued(step.issued, step.error)}"
-    if step.kind is StepKind.FAULT:
+    if step.kind is SystemStepKind.FAULT:
         assert step.call is not None
         return (
             f"the runtime reports {step.call} -> {step.state}: {_issued(step.issued, step.error)}"
         )
     assert message is not None
-    if step.kind is StepKind.TO_COORDINATOR:
+    if step.kind is SystemStepKind.TO_COORDINATOR:
         return (
             f"the coordinator gets {message.describe()} from the {message.role.value}: "
             f"{step.call} -> {step.state}: {_issued(step.issued, step.error)}"
         )
     reaction = step.reaction
     assert reaction is not None
-    did = "fails it" if step.kind is StepKind.WORKER_FAILS else _memory(reaction.memory)
+    did = "fails it" if step.kind is SystemStepKind.WORKER_FAILS else _memory(reaction.memory)
     sent = ", ".join(sent.describe() for sent in step.sent) or "nothing"
     return f"the {message.role.value} gets {message.describe()}: {did}; sends {sent}"
 

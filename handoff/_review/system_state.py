@@ -20,15 +20,15 @@ from handoff._runs.workers import RequestMemory, Role, WorkerContract, WorkerRea
 from handoff._values import HandoffActionOutcome
 
 __all__ = [
-    "Finding",
-    "Message",
     "MessageKind",
     "Move",
-    "StepKind",
+    "SystemFinding",
     "SystemKey",
+    "SystemMessage",
     "SystemOptions",
     "SystemState",
     "SystemStep",
+    "SystemStepKind",
     "SystemWatch",
 ]
 
@@ -54,7 +54,7 @@ class MessageKind(enum.IntEnum):
     FACT = 2
 
 
-class Message(NamedTuple):
+class SystemMessage(NamedTuple):
     """One message in flight: an action to a worker, or an outcome or fact back."""
 
     kind: MessageKind
@@ -96,7 +96,7 @@ class SystemState(NamedTuple):
     coordinator: tuple[object, ...]
     source: RequestMemory
     destination: RequestMemory
-    flight: tuple[tuple[Message, ...], ...]
+    flight: tuple[tuple[SystemMessage, ...], ...]
     """Messages in flight: one channel, canonically sorted (any order), or four, in order."""
     watch: SystemWatch
 
@@ -110,7 +110,7 @@ class SystemState(NamedTuple):
         return not any(self.flight)
 
 
-class StepKind(enum.Enum):
+class SystemStepKind(enum.Enum):
     """What one move of the system is."""
 
     START = "start"
@@ -124,15 +124,15 @@ class StepKind(enum.Enum):
 class SystemStep:
     """One move of a system run: what was delivered or reported, and what followed."""
 
-    kind: StepKind
-    message: Message | None = None
+    kind: SystemStepKind
+    message: SystemMessage | None = None
     call: Call | None = None
     """The coordinator call the move made, if any."""
     issued: tuple[IssuedHandoffAction, ...] = ()
     error: str | None = None
     """The refusal or crash of the call, as `Class: message`."""
     reaction: WorkerReaction | None = None
-    sent: tuple[Message, ...] = ()
+    sent: tuple[SystemMessage, ...] = ()
     """The messages the move put in flight."""
     state: str = ""
     """The chart state after the move."""
@@ -143,7 +143,7 @@ SystemKey = Key
 Errors (`handoff._review.system_properties`)."""
 
 
-class Finding(NamedTuple):
+class SystemFinding(NamedTuple):
     """A property the move broke, in words."""
 
     key: SystemKey
@@ -157,7 +157,7 @@ class Move(NamedTuple):
     coordinator: HandoffCoordinatorCore | None
     """The coordinator after the move; None when the call crashed."""
     state: SystemState | None
-    findings: tuple[Finding, ...]
+    findings: tuple[SystemFinding, ...]
     fault: bool
     """Whether the move is a fault (a terminal fact or failed work)."""
     loop: bool = False

@@ -41,17 +41,17 @@ _FAILABLE = (WorkerTask.TAKE, WorkerTask.TRANSFER, WorkerTask.ACTIVATE)
 _FAILED = HandoffActionOutcome.failed("injected fault")
 
 
-class _Handoff(Protocol):
+class _WorkerHandoff(Protocol):
     workload: Workload
     slots: WorkerSlots | None
     pending: int
 
 
-H = TypeVar("H", bound=_Handoff)
-H_contra = TypeVar("H_contra", bound=_Handoff, contravariant=True)
+H = TypeVar("H", bound=_WorkerHandoff)
+H_contra = TypeVar("H_contra", bound=_WorkerHandoff, contravariant=True)
 
 
-class _World(Protocol[H_contra]):
+class _WorkerWorld(Protocol[H_contra]):
     """What the workers need of the simulation: its clock, its faults, its sends."""
 
     def at(self, delay: float, handoff: H_contra, call: Call | Delivery, /) -> None: ...
@@ -112,7 +112,7 @@ def _name(completion: HandoffCompletion | None) -> str:
 class SimulatedWorkers(Generic[H]):
     """The workers of every handoff in a simulation, following one contract."""
 
-    def __init__(self, contract: WorkerContract, world: _World[H]) -> None:
+    def __init__(self, contract: WorkerContract, world: _WorkerWorld[H]) -> None:
         self.table = ContractTable(contract)
         self.world = world
 
