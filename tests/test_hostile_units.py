@@ -105,7 +105,9 @@ def test_an_unraisable_interrupt_is_delivered_again(monkeypatch: pytest.MonkeyPa
     delivered: list[bool] = []
     monkeypatch.setattr("handoff._process._thread.interrupt_main", lambda: delivered.append(True))
     other: list[object] = []
-    with _process.DroppedInterrupts() as dropped:
+    # The stand-in delivers nothing to this thread, so the interrupt never lands while the
+    # block runs: leaving the block raises it, inside the caller's handler, never after it.
+    with pytest.raises(KeyboardInterrupt), _process.DroppedInterrupts() as dropped:
         monkeypatch.setattr(dropped, "_previous", other.append)
         hook = sys.unraisablehook
         hook(types.SimpleNamespace(exc_value=KeyboardInterrupt()))
