@@ -105,19 +105,26 @@ def test_an_unraisable_interrupt_is_delivered_again(monkeypatch: pytest.MonkeyPa
     delivered: list[bool] = []
     monkeypatch.setattr("handoff._process._thread.interrupt_main", lambda: delivered.append(True))
     other: list[object] = []
+    seen: list[_process.DroppedInterrupts] = []
+
+    def run() -> None:
+        with _process.DroppedInterrupts() as dropped:
+            seen.append(dropped)
+            monkeypatch.setattr(dropped, "_previous", other.append)
+            hook = sys.unraisablehook
+            hook(types.SimpleNamespace(exc_value=KeyboardInterrupt()))
+            hook(types.SimpleNamespace(exc_value=ValueError()))
+            deadline = time.monotonic() + 5
+            while not delivered and time.monotonic() < deadline:
+                time.sleep(0.01)
+
     # The stand-in delivers nothing to this thread, so the interrupt never lands while the
     # block runs: leaving the block raises it, inside the caller's handler, never after it.
-    with pytest.raises(KeyboardInterrupt), _process.DroppedInterrupts() as dropped:
-        monkeypatch.setattr(dropped, "_previous", other.append)
-        hook = sys.unraisablehook
-        hook(types.SimpleNamespace(exc_value=KeyboardInterrupt()))
-        hook(types.SimpleNamespace(exc_value=ValueError()))
-        deadline = time.monotonic() + 5
-        while not delivered and time.monotonic() < deadline:
-            time.sleep(0.01)
+    with pytest.raises(KeyboardInterrupt):
+        run()
     assert delivered == [True]
     assert len(other) == 1
-    assert not dropped.pending
+    assert not seen[0].pending
 
 
 def test_a_path_that_cannot_be_looked_at_is_a_bad_value(tmp_path: Path) -> None:
