@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from handoff import _cli, _files
 from handoff._binding import FACT_EVENTS
@@ -32,8 +32,12 @@ from handoff._review.spin.vocabulary import (
     numbered,
     payloads,
 )
+from handoff._runs.workers import WORKERS_HELP, contract_argument
 from handoff._table import CompiledChart, compiled
 from handoff._vocabulary import ChartEvent
+
+if TYPE_CHECKING:
+    from handoff._review.system import System
 
 __all__ = ["configure", "model", "run"]
 
@@ -52,6 +56,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "the Python path); replaces --order",
     )
     parser.add_argument(
+        "--workers",
+        type=contract_argument,
+        metavar="CONTRACT",
+        help="write the system instead: the coordinator with a source and a destination worker "
+        f"following CONTRACT and the messages in flight, as `review --workers --engine spin` "
+        f"checks it; {WORKERS_HELP}",
+    )
+    parser.add_argument(
         "--out", metavar="FILE", type=_cli.new_file, help="write here, not to stdout"
     )
 
@@ -61,7 +73,13 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     out = sys.stdout if out is None else out
     if args.chart is not None and len(args.chart) > 1:
         raise _cli.UsageError("--chart: export writes one model; give --chart once")
-    text = model(compiled(args.order if args.chart is None else args.chart[0]))
+    chart = compiled(args.order if args.chart is None else args.chart[0])
+    system = None
+    if getattr(args, "workers", None) is not None:
+        from handoff._review.system import System  # the second world, loaded when asked for
+
+        system = System(args.workers)
+    text = model(chart, system=system)
     if args.out is None:
         out.write(text)
     else:
@@ -70,8 +88,15 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     return 0
 
 
-def model(chart: CompiledChart, *, fallback_transfer_delay_ms: float = 0.0) -> str:
-    """The Promela model of a coordinator driven by `chart` under the review's environment."""
+def model(
+    chart: CompiledChart, *, fallback_transfer_delay_ms: float = 0.0, system: System | None = None
+) -> str:
+    """The Promela model of a coordinator driven by `chart` in the review's world: alone,
+    under the review's environment, or in `system`, with its workers."""
+    if system is not None:
+        from handoff._review.spin.system import system_model  # builds on this module's parts
+
+        return system_model(chart, system)
     sections = [
         _header(chart),
         _names(chart),
