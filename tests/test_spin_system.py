@@ -8,12 +8,12 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from support import spin_or_skip
-
-from handoff import HandoffOrder, SourceFirstChart
 from handoff._review.spin.system_model import system_model
 from handoff._review.spin.system_run import SystemAgreement, cross_check, run_system_spin
 from handoff._review.system_state import SystemKey, SystemOptions
+from support import spin_or_skip
+
+from handoff import HandoffOrder, SourceFirstChart
 from handoff._runs.workers import (
     FORGETFUL,
     TOMBSTONE,
