@@ -28,7 +28,7 @@ _COMMANDS = {
     ),
     "replay": ("handoff._runs.replay_cli", "replay recorded traces against fresh coordinators"),
     "export": (
-        "handoff._review.spin.model",
+        "handoff._review.spin.export",
         "write a chart and the review's world as a Promela model",
     ),
 }

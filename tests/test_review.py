@@ -109,7 +109,7 @@ def test_a_refusal_that_changes_the_coordinator_breaks_s6(monkeypatch: pytest.Mo
     assert not verdict.holds
     assert verdict.counterexample is not None
     (step,) = verdict.counterexample.steps
-    assert step.call.label == "on_fact(SourceHeld(valid timing))"
+    assert step.label == "on_fact(SourceHeld(valid timing))"
     assert step.error is not None
     assert "source held before prefill submission was acknowledged" in step.error
 

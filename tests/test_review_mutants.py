@@ -68,7 +68,7 @@ def test_each_mutant_is_rejected_by_the_expected_property(
     assert example is not None
     assert mutant.says in example.finding
     last = example.steps[-1]
-    assert last.call.label == mutant.last_call
+    assert last.label == mutant.last_call
     assert (last.error is not None) == mutant.refused
     issued = [type(item.action).__name__ for item in last.issued]
     assert (mutant.last_issued in issued) if mutant.last_issued else issued == []
@@ -82,7 +82,7 @@ def test_a_counterexample_replays_to_the_same_steps(
 ) -> None:
     example = reviews[mutant.name].verdict(mutant.caught_by).counterexample
     if example is not None:
-        calls = [step.call for step in example.steps]
+        calls = list(example.made)
         assert replay(mutant.compiled(), calls) == example.steps
 
 
@@ -91,7 +91,7 @@ def test_a_counterexample_is_a_shortest_one(reviews: dict[str, Review]) -> None:
     # arrives; nothing shorter reaches a Complete with ReserveDestination issued.
     example = reviews["NoDestinationCancel"].verdict("S5").counterexample
     assert example is not None
-    assert [step.call.label for step in example.steps] == [
+    assert [step.label for step in example.steps] == [
         "start()",
         "on_action_outcome(0, Submitted)",
         "on_fact(SourceHeld(valid timing))",
@@ -115,16 +115,14 @@ def test_a_run_that_grows_without_progress_is_cut_with_its_growth(
     result = reviews["HeldRecordedAgain"]
     example = result.verdict(Key.BOUND).counterexample
     assert example is not None
-    assert [step.call.label for step in example.steps[3:]] == [
-        "on_fact(SourceHeld(valid timing))"
-    ] * 3
+    assert [step.label for step in example.steps[3:]] == ["on_fact(SourceHeld(valid timing))"] * 3
     assert result.configurations < 4_000
 
 
 def test_completing_twice_is_caught_and_cut(reviews: dict[str, Review]) -> None:
     example = reviews["CompleteTwice"].verdict("S4").counterexample
     assert example is not None
-    assert [step.call.label for step in example.steps] == ["on_fact(Failed)"] * 2
+    assert [step.label for step in example.steps] == ["on_fact(Failed)"] * 2
     bound = reviews["CompleteTwice"].verdict("Bound")
     assert bound.counterexample is not None
     assert "actions issued in one run (at most 9)" in bound.counterexample.finding

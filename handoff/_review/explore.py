@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Hashable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import attrs
 
@@ -30,14 +30,12 @@ from handoff._coordinator import HandoffCoordinatorCore
 from handoff._review.environment import HANDOFF_ID, Rules, environment
 from handoff._review.graph import Edge, Graph, Tag
 from handoff._review.properties import Family, Key, Property, WorldKind
+from handoff._review.system import System, SystemWorld
 from handoff._review.verdict import Tally, TraceStep, Verdict
 from handoff._review.watch import Watch
-from handoff._review.world import ChartWorld, Explored, Move, World, world_of
+from handoff._review.world import ChartWorld, Explored, Move, World
 from handoff._table import CompiledChart, compiled
 from handoff._values import HandoffId, HandoffOrder
-
-if TYPE_CHECKING:
-    from handoff._review.system import System
 
 __all__ = [
     "Review",
@@ -169,7 +167,11 @@ def review(
     """
     began = time.perf_counter()
     rules = Rules(chart.order, handoff_id, fallback_transfer_delay_ms)
-    world = world_of(chart, rules, environment(handoff_id), system=system, source=source)
+    world: World = (
+        ChartWorld(chart, environment(handoff_id), rules, source=source)
+        if system is None
+        else SystemWorld(chart, system, rules)
+    )
     explorer = _Explorer(world)
     explorer.explore()
     explored = time.perf_counter() - began

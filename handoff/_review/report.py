@@ -16,7 +16,15 @@ from typing import Any
 from handoff._messages import HandoffAction, IssuedHandoffAction
 from handoff._review.environment import Call
 from handoff._review.explore import Review
-from handoff._review.properties import PROPERTIES, Family, Key, Property, WorldKind, properties_of
+from handoff._review.properties import (
+    PROPERTIES,
+    Family,
+    Judged,
+    Key,
+    Property,
+    WorldKind,
+    properties_of,
+)
 from handoff._review.system import line_of
 from handoff._review.verdict import Counterexample, MoveKind, TraceStep, Verdict
 from handoff._runs.replay import record
@@ -324,6 +332,8 @@ def system_properties() -> str:
 def _judged_words(entry: Property) -> str:
     if entry.key is Key.SLOTS_AT_COMPLETION:
         return "at every quiet configuration (nothing in flight) whose coordinator is complete"
+    if entry.judged is Judged.EDGE:
+        return "at each move"
     return entry.judged.value
 
 

@@ -64,6 +64,14 @@ class TraceStep:
     reaction: WorkerReaction | None = None
     sent: tuple[Message, ...] = ()
 
+    @property
+    def label(self) -> str:
+        """The move in words: the call it made, or the message a worker got."""
+        if self.call is not None:
+            return self.call.label
+        assert self.message is not None
+        return f"the {self.message.role.value} gets {self.message.describe()}"
+
 
 @attrs.frozen
 class Counterexample:
@@ -76,6 +84,11 @@ class Counterexample:
     def calls(self) -> tuple[TraceStep, ...]:
         """The moves that called the coordinator: its path through the chart."""
         return tuple(step for step in self.steps if step.call is not None)
+
+    @property
+    def made(self) -> tuple[Call, ...]:
+        """The calls the run made to the coordinator, in order."""
+        return tuple(step.call for step in self.steps if step.call is not None)
 
 
 @attrs.frozen

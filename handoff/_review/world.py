@@ -12,7 +12,7 @@ messages between the coordinator and two workers.
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
+from typing import Any, NamedTuple, Protocol
 
 import attrs
 
@@ -33,9 +33,6 @@ from handoff._review.watch import Watch
 from handoff._table import CompiledChart, Step, StepKind
 from handoff._values import HandoffOrder
 from handoff._vocabulary import ChartEvent
-
-if TYPE_CHECKING:
-    from handoff._review.system import System
 
 __all__ = ["ChartWorld", "Explored", "Judge", "Move", "World", "error_words"]
 
@@ -108,22 +105,6 @@ class World(Protocol):
     def judges(self, explored: Explored) -> dict[Key, Judge]:
         """The verdicts a tally of checks does not give: each judged over the graph."""
         ...
-
-
-def world_of(
-    chart: CompiledChart,
-    rules: Rules,
-    env: Environment,
-    *,
-    system: System | None = None,
-    source: HandoffOrder | type[HandoffChart] | None = None,
-) -> World:
-    """The chart alone (`system` None), or in its system."""
-    if system is None:
-        return ChartWorld(chart, env, rules, source=source)
-    from handoff._review.system import SystemWorld  # the second world, loaded when asked for
-
-    return SystemWorld(chart, system, rules)
 
 
 class _ChartNode(NamedTuple):

@@ -26,6 +26,7 @@ from handoff._review.environment import Call, environment
 from handoff._review.properties import Key, SpinCheck, WorldKind
 from handoff._review.spin.model import model
 from handoff._review.spin.properties import mirrored
+from handoff._review.spin.system import system_model
 from handoff._review.spin.vocabulary import calls
 from handoff._table import CompiledChart
 
@@ -121,7 +122,8 @@ def run_spin(
     with tempfile.TemporaryDirectory(prefix="handoff-spin-") as scratch:
         folder = Path(scratch) if workdir is None else workdir
         folder.mkdir(parents=True, exist_ok=True)
-        (folder / "model.pml").write_text(model(chart, system=system), encoding="utf-8")
+        text = model(chart) if system is None else system_model(chart, system)
+        (folder / "model.pml").write_text(text, encoding="utf-8")
         _build(folder)
         if system is None:
             states, transitions, trails = _safety(folder)
