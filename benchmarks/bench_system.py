@@ -17,7 +17,6 @@ import time
 from handoff._review.explore import review_order
 from handoff._review.system import System
 from handoff._runs.workers import CONTRACTS
-from handoff._table import compiled
 from handoff._values import HandoffOrder
 
 ROUNDS = 3

@@ -170,9 +170,9 @@ class _Duplicating(SystemWorld):
 
 
 def test_a_runtime_that_performs_an_action_twice_breaks_w3(monkeypatch: pytest.MonkeyPatch) -> None:
-    from handoff._review import system
+    from handoff._review import explore
 
-    monkeypatch.setattr(system, "SystemWorld", _Duplicating)
+    monkeypatch.setattr(explore, "SystemWorld", _Duplicating)
     review = _review(HandoffOrder.SOURCE_FIRST, TOMBSTONE, faults=0)
     verdict = review.verdict("W3")
     assert not verdict.holds

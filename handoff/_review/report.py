@@ -334,7 +334,7 @@ def _judged_words(entry: Property) -> str:
         return "at every quiet configuration (nothing in flight) whose coordinator is complete"
     if entry.judged is Judged.EDGE:
         return "at each move"
-    return entry.judged.value
+    return str(entry.judged.value)
 
 
 def _markdown_order(review: Review) -> list[str]:

@@ -34,9 +34,9 @@ from handoff._messages import HandoffAction
 from handoff._review.environment import Rules
 from handoff._review.graph import Edge, Tag
 from handoff._review.monitors import Checked
-from handoff._review.properties import GUARDS, Key, Property, WorldKind, prop, properties_of
-from handoff._review.verdict import MoveKind, Tally, TraceStep, Verdict
-from handoff._review.world import Explored, Judge, Move, error_words
+from handoff._review.properties import Key, WorldKind, prop
+from handoff._review.verdict import MoveKind, Tally, TraceStep, Verdict, path
+from handoff._review.world import Explored, Judge, Move, WorldBase, error_words
 from handoff._runs.call import Call
 from handoff._runs.faults import Fault
 from handoff._runs.runtime import DEMO_WORKLOAD, Workload
@@ -146,7 +146,7 @@ _TERMINAL_FAULTS = (Fault.FAILURE, Fault.TIMEOUT, Fault.CANCELLATION)
 """The faults a run suffers as a terminal fact reported to the coordinator, at any time."""
 
 
-class SystemWorld:
+class SystemWorld(WorldBase):
     """The moves of the system around one coordinator driven by `chart`, judged as they are
     made, and the liveness of the whole graph."""
 
@@ -171,14 +171,6 @@ class SystemWorld:
             if kind is not None
         )
 
-    @property
-    def properties(self) -> tuple[Property, ...]:
-        return properties_of(self.kind)
-
-    @property
-    def guard(self) -> int:
-        return GUARDS[self.kind]
-
     def root(self) -> tuple[_Node, Hashable]:
         """The coordinator before `start()`, both workers knowing nothing, nothing in flight."""
         rules = self.rules
@@ -194,9 +186,6 @@ class SystemWorld:
             SystemWatch(),
         )
         return _Node(coordinator, state), state
-
-    def reached(self, node: _Node) -> None:
-        pass
 
     def checks(self, node: _Node) -> Iterable[Checked]:
         """W1 at a quiet, complete configuration."""
@@ -548,13 +537,7 @@ class _Liveness:
         queue = [start]
         for node in queue:
             if self._ended(node) and ends[node] & ~_End.CANCELED:
-                steps: list[TraceStep] = []
-                link = came[node]
-                while link is not None:
-                    node, step = link
-                    steps.append(step)
-                    link = came[node]
-                return steps[::-1]
+                return path(came, node)
             for edge in self.deliveries[node]:
                 if edge.target not in came:
                     came[edge.target] = (node, edge.step)

@@ -7,7 +7,7 @@ breadth-first exploration makes that violation's run a shortest one.
 from __future__ import annotations
 
 import enum
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import attrs
@@ -126,8 +126,10 @@ Parents = Sequence[tuple[int, TraceStep] | None]
 """For each configuration, the configuration and the call that first reached it (None: root)."""
 
 
-def path(parents: Parents, node: int) -> list[TraceStep]:
-    """The run that first reached configuration `node`."""
+def path(
+    parents: Parents | Mapping[int, tuple[int, TraceStep] | None], node: int
+) -> list[TraceStep]:
+    """The run that first reached configuration `node` (`parents` by index, or by node)."""
     steps: list[TraceStep] = []
     link = parents[node]
     while link is not None:

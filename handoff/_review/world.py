@@ -34,7 +34,7 @@ from handoff._table import CompiledChart, Step, StepKind
 from handoff._values import HandoffOrder
 from handoff._vocabulary import ChartEvent
 
-__all__ = ["ChartWorld", "Explored", "Judge", "Move", "World", "error_words"]
+__all__ = ["ChartWorld", "Explored", "Judge", "Move", "World", "WorldBase", "error_words"]
 
 
 class Move(NamedTuple):
@@ -107,6 +107,26 @@ class World(Protocol):
         ...
 
 
+class WorldBase:
+    """What every world shares: its properties and guard are its kind's."""
+
+    kind: WorldKind
+
+    @property
+    def properties(self) -> tuple[Property, ...]:
+        return properties_of(self.kind)
+
+    @property
+    def guard(self) -> int:
+        return GUARDS[self.kind]
+
+    def checks(self, node: Any) -> Iterable[Checked]:
+        return ()
+
+    def reached(self, node: Any) -> None:
+        return None
+
+
 class _ChartNode(NamedTuple):
     coordinator: HandoffCoordinatorCore
     configuration: Configuration
@@ -114,7 +134,7 @@ class _ChartNode(NamedTuple):
     stalls: int
 
 
-class ChartWorld:
+class ChartWorld(WorldBase):
     """The chart alone: from every configuration the environment makes every call it may make,
     and the monitors judge each call from what the environment saw."""
 
@@ -144,19 +164,8 @@ class ChartWorld:
         self.deferred = 0
         self.source: HandoffOrder | type[HandoffChart] = chart.order if source is None else source
 
-    @property
-    def properties(self) -> tuple[Property, ...]:
-        return properties_of(self.kind)
-
-    @property
-    def guard(self) -> int:
-        return GUARDS[self.kind]
-
     def root(self) -> tuple[_ChartNode, Hashable]:
         return self._root, (self._root.configuration, self._root.watch)
-
-    def checks(self, node: _ChartNode) -> Iterable[Checked]:
-        return ()
 
     def moves(self, node: _ChartNode) -> Iterator[Move]:
         for call in self.env.calls(node.watch.next_id):
