@@ -15,10 +15,8 @@ import statistics
 import time
 
 from handoff._review.explore import review_order
-from handoff._review.system import review_system
-from handoff._review.system_state import SystemOptions
+from handoff._review.system import System
 from handoff._runs.workers import CONTRACTS
-from handoff._table import compiled
 from handoff._values import HandoffOrder
 
 ROUNDS = 3
@@ -35,7 +33,7 @@ def _median(run: object) -> tuple[float, object]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--faults", type=int, default=SystemOptions(CONTRACTS["tombstone"]).faults)
+    parser.add_argument("--faults", type=int, default=System(CONTRACTS["tombstone"]).faults)
     args = parser.parse_args()
     print(f"fault budget {args.faults} per run; median of {ROUNDS} explorations")
     print(
@@ -46,14 +44,14 @@ def main() -> None:
         alone, _ = _median(lambda order=order: review_order(order))
         for contract in CONTRACTS.values():
             for fifo in (False, True):
-                options = SystemOptions(contract, fifo=fifo, faults=args.faults)
+                system = System(contract, fifo=fifo, faults=args.faults)
                 seconds, found = _median(
-                    lambda order=order, options=options: review_system(compiled(order), options)
+                    lambda order=order, system=system: review_order(order, system=system)
                 )
                 failing = ", ".join(v.prop.key.value for v in found.failures())  # type: ignore[attr-defined]
                 print(
                     f"{order.value:<17}{contract.name:<11}{'fifo' if fifo else 'any':<10}"
-                    f"{found.configurations:>9,}{found.moves:>9,}{seconds:>9.3f}"  # type: ignore[attr-defined]
+                    f"{found.configurations:>9,}{found.transitions:>9,}{seconds:>9.3f}"  # type: ignore[attr-defined]
                     f"{seconds / alone:>10.2f}  {'FAIL ' + failing if failing else 'OK'}"
                 )
 

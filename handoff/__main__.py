@@ -28,7 +28,7 @@ _COMMANDS = {
     ),
     "replay": ("handoff._runs.replay_cli", "replay recorded traces against fresh coordinators"),
     "export": (
-        "handoff._review.spin.model",
+        "handoff._review.spin.export",
         "write a chart and the review's world as a Promela model",
     ),
 }
@@ -74,16 +74,13 @@ def _runner(name: str, module: ModuleType) -> Callable[[argparse.Namespace], int
     review, nor the review the diagrams, so the command line, above every wing, gives replay
     the review's judge and the review the explain writer."""
     if name == "replay":
-        from handoff._review.judge import judge
+        from handoff._review.judge import judge, judge_system_run
 
-        return lambda args: module.run(args, monitors=(judge,))
+        return lambda args: module.run(args, monitors=(judge,), systems=judge_system_run)
     if name == "review":
         from handoff._docs.explain import write_explain
-        from handoff._docs.system_explain import write_system_explain
 
-        return lambda args: module.run(
-            args, explain=write_explain, explain_system=write_system_explain
-        )
+        return lambda args: module.run(args, explain=write_explain)
     run: Callable[[argparse.Namespace], int] = module.run
     return run
 

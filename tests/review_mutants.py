@@ -22,7 +22,7 @@ from handoff._chart import DestinationFirstChart, SourceFirstChart
 from handoff._chart_base import HandoffChart
 from handoff._coordinator import HandoffCoordinatorCore
 from handoff._messages import IssuedHandoffAction
-from handoff._review.explore import OrderReview, review
+from handoff._review.explore import Review, review
 from handoff._table import CompiledChart, compile_chart
 from handoff._vocabulary import ChartEvent, Check, Effect, Refusal
 
@@ -71,7 +71,7 @@ class Mutant:
         """The mutant's table."""
         return self.chart if isinstance(self.chart, CompiledChart) else compile_chart(self.chart)
 
-    def review(self, monkeypatch: pytest.MonkeyPatch) -> OrderReview:
+    def review(self, monkeypatch: pytest.MonkeyPatch) -> Review:
         """Review the mutant (an adapter mutant is patched in for the review only)."""
         with monkeypatch.context() as patch:
             if self.adapter is not None:

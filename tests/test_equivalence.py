@@ -87,7 +87,7 @@ def test_a_check_only_the_chart_runs_shows_under_an_unusable_payload() -> None:
     # checks it.  Given the review's payloads, the unusable ones are refused by the chart
     # alone: each is a disagreement of its own, besides the differing check list.
     from handoff._review.environment import environment
-    from handoff._review.explore import _payloads
+    from handoff._review.world import _payloads
 
     table = compiled(SourceFirstChart)
     cell = table.step(table.index("prefill_running"), ChartEvent.SOURCE_HELD)

@@ -32,8 +32,8 @@ from handoff.__main__ import main, parsers
 from handoff._cli import CommandError
 from handoff._docs.explain import write_explain
 from handoff._equivalence import Comparison
-from handoff._review import explore
-from handoff._review.properties import PROPERTIES, Family, Key, prop
+from handoff._review import world
+from handoff._review.properties import Family, Key, WorldKind, prop, properties_of
 from handoff._table import CompiledChart
 
 TESTS = Path(__file__).parent
@@ -67,7 +67,7 @@ _ADAPTER = "explained_adapter"
 
 
 def test_every_property_a_run_can_show_is_chosen_once() -> None:
-    keys = {prop.key.value for prop in PROPERTIES}
+    keys = {prop.key.value for prop in properties_of(WorldKind.CHART)}
     assert sorted(CHOSEN) == sorted(keys - {"Coverage", "Table"})
     for key, name in CHOSEN.items():
         assert _BY_NAME[name].caught_by == key
@@ -102,7 +102,7 @@ class Explained:
 def _skip_table(patch: pytest.MonkeyPatch) -> None:
     # Table is no run's property, and comparing every cell with python-statemachine is most
     # of a review's time: the reviews here skip it (test_review_mutants judges Table).
-    patch.setattr(explore, "compare", lambda *_: Comparison("skipped", 0, ()))
+    patch.setattr(world, "compare", lambda *_: Comparison("skipped", 0, ()))
 
 
 @pytest.fixture(autouse=True)

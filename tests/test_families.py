@@ -17,7 +17,7 @@ from review_mutants import MUTANTS
 
 from handoff.__main__ import main
 from handoff._chart_base import HandoffChart
-from handoff._review.explore import OrderReview, review, review_chart
+from handoff._review.explore import Review, review, review_chart
 from handoff._review.properties import PROPERTIES, Family, Key
 from handoff._review.report import DIFFERS, UNSAFE, exit_status, text, verdict_line
 
@@ -32,7 +32,7 @@ SAFE = {
 
 
 @pytest.fixture(scope="module")
-def reviewed() -> dict[type[HandoffChart], OrderReview]:
+def reviewed() -> dict[type[HandoffChart], Review]:
     charts = [*SAFE, family_charts.LeakReservation]
     return {chart: review_chart(chart) for chart in charts}
 
@@ -56,7 +56,7 @@ def test_every_property_has_a_family_and_a_reason() -> None:
 
 
 def test_a_chart_that_differs_only_from_the_reference_is_safe(
-    reviewed: dict[type[HandoffChart], OrderReview],
+    reviewed: dict[type[HandoffChart], Review],
 ) -> None:
     for chart, differs in SAFE.items():
         found = reviewed[chart]
@@ -73,7 +73,7 @@ def test_a_chart_that_differs_only_from_the_reference_is_safe(
 
 
 def test_a_leaking_chart_is_unsafe_and_its_root_cause_comes_first(
-    reviewed: dict[type[HandoffChart], OrderReview],
+    reviewed: dict[type[HandoffChart], Review],
 ) -> None:
     found = reviewed[family_charts.LeakReservation]
     assert not found.safe
@@ -92,7 +92,7 @@ def test_a_leaking_chart_is_unsafe_and_its_root_cause_comes_first(
 
 
 def test_the_report_says_where_the_time_went(
-    reviewed: dict[type[HandoffChart], OrderReview],
+    reviewed: dict[type[HandoffChart], Review],
 ) -> None:
     found = reviewed[family_charts.DropEarlyTransfer]
     assert [name for name, _ in found.phases] == ["exploration", "liveness", "Table"]

@@ -228,10 +228,16 @@ def test_a_missing_doc_is_written_as_its_sections(
     report = copy / "docs" / "model-review.md"
     report.unlink()
     assert _generate(copy) == 0
-    # The hand-written guide after the block is gone with the file; the block comes back.
+    # The hand-written guide around the blocks is gone with the file; the blocks come back,
+    # in order, one blank line apart.
     end = "<!-- END GENERATED: model-review -->"
     committed = (ROOT / "docs" / "model-review.md").read_text()
-    assert report.read_text() == committed.split(end)[0] + end + "\n"
+    begin, close = (
+        "<!-- BEGIN GENERATED: system-properties -->",
+        "<!-- END GENERATED: system-properties -->",
+    )
+    table = begin + committed.split(begin)[1].split(close)[0] + close
+    assert report.read_text() == committed.split(end)[0] + end + "\n\n" + table + "\n"
 
 
 @pytest.mark.parametrize(

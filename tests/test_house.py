@@ -20,7 +20,7 @@ WINGS = ("handoff._runs", "handoff._review", "handoff._docs")
 COMMAND_LINE = {"handoff.__main__", "handoff._cli", "handoff.diagrams", "handoff.sphinx"}
 # Generated data, not logic: its length follows the charts, not anyone's writing.
 GENERATED = {"handoff._chart_tables"}
-MAX_LINES = 400
+MAX_LINES = 800
 
 
 def module_name(path: Path) -> str:

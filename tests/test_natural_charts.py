@@ -21,7 +21,7 @@ import pytest
 from charts.natural import CORRECT, CancelsSourceOnly, FinalCanceled, TurningOn
 
 from handoff import SourceFirstChart
-from handoff._review.explore import OrderReview, review_chart
+from handoff._review.explore import Review, review_chart
 from handoff._table import compile_chart
 
 REPO = Path(__file__).resolve().parent.parent
@@ -52,13 +52,13 @@ def _run(args: list[str], where: Path, path: Path | None = None, module: str = "
 
 
 @pytest.fixture(scope="module")
-def reviews() -> dict[str, OrderReview]:
+def reviews() -> dict[str, Review]:
     return {chart.__name__: review_chart(chart) for chart in (*CORRECT, CancelsSourceOnly)}
 
 
 @pytest.mark.parametrize("chart", CORRECT, ids=lambda chart: chart.__name__)
 def test_a_spec_equal_natural_chart_passes_every_property(
-    reviews: dict[str, OrderReview], chart: type[SourceFirstChart]
+    reviews: dict[str, Review], chart: type[SourceFirstChart]
 ) -> None:
     assert reviews[chart.__name__].failures() == ()
 
@@ -77,7 +77,7 @@ def test_a_final_end_state_is_accepted_and_completes() -> None:
 
 
 def test_a_chart_that_stops_entering_a_state_fails_s5_with_a_counterexample(
-    reviews: dict[str, OrderReview],
+    reviews: dict[str, Review],
 ) -> None:
     review = reviews["CancelsSourceOnly"]
     verdict = review.verdict("S5")

@@ -24,10 +24,10 @@ from handoff import (
 )
 from handoff._chart_base import HandoffChart, refused
 from handoff._review.environment import HANDOFF_ID, Call, Rules, environment
-from handoff._review.explore import OrderReview, review_order
+from handoff._review.explore import Review, review_order
 from handoff._review.judge import RunJudge
 from handoff._review.monitors import observe
-from handoff._review.properties import PROPERTIES, Key
+from handoff._review.properties import Key, WorldKind, properties_of
 from handoff._review.watch import Watch
 from handoff._runs.replay import CallResult
 from handoff._values import HandoffOrder as Order
@@ -39,7 +39,7 @@ _A = HandoffAction
 
 
 @pytest.fixture(scope="module")
-def real() -> dict[HandoffOrder, OrderReview]:
+def real() -> dict[HandoffOrder, Review]:
     return {order: review_order(order) for order in ORDERS}
 
 
@@ -48,10 +48,12 @@ def real() -> dict[HandoffOrder, OrderReview]:
 
 @pytest.mark.parametrize("order", ORDERS)
 def test_the_real_charts_pass_every_property(
-    real: dict[HandoffOrder, OrderReview], order: HandoffOrder
+    real: dict[HandoffOrder, Review], order: HandoffOrder
 ) -> None:
     result = real[order]
-    assert [verdict.prop.key for verdict in result.verdicts] == [prop.key for prop in PROPERTIES]
+    assert [verdict.prop.key for verdict in result.verdicts] == [
+        prop.key for prop in properties_of(WorldKind.CHART)
+    ]
     assert result.failures() == ()
     assert result.configurations > 50
     assert result.transitions > 40 * result.configurations
@@ -59,7 +61,7 @@ def test_the_real_charts_pass_every_property(
 
 @pytest.mark.parametrize("order", ORDERS)
 def test_every_monitor_actually_looked(
-    real: dict[HandoffOrder, OrderReview], order: HandoffOrder
+    real: dict[HandoffOrder, Review], order: HandoffOrder
 ) -> None:
     # A property that checked nothing would pass vacuously.
     for verdict in real[order].verdicts:
@@ -68,21 +70,21 @@ def test_every_monitor_actually_looked(
 
 @pytest.mark.parametrize("order", ORDERS)
 def test_the_longest_run_is_a_reopened_success(
-    real: dict[HandoffOrder, OrderReview], order: HandoffOrder
+    real: dict[HandoffOrder, Review], order: HandoffOrder
 ) -> None:
     # Five steps, Complete, the reopened CancelDestination and its Complete.
     assert "the longest issued 8 of at most 9 actions" in real[order].verdict("Bound").summary
 
 
 def test_the_documented_payload_exception_is_reported_for_destination_first_only(
-    real: dict[HandoffOrder, OrderReview],
+    real: dict[HandoffOrder, Review],
 ) -> None:
     assert real[HandoffOrder.SOURCE_FIRST].verdict(Key.PAYLOADS).notes == ()
     (note,) = real[HandoffOrder.DESTINATION_FIRST].verdict(Key.PAYLOADS).notes
     assert "the documented exception" in note
 
 
-def test_coverage_explains_the_cells_no_run_reaches(real: dict[HandoffOrder, OrderReview]) -> None:
+def test_coverage_explains_the_cells_no_run_reaches(real: dict[HandoffOrder, Review]) -> None:
     # In these states every action issued was already acknowledged: no failure can arrive.
     (note,) = real[HandoffOrder.SOURCE_FIRST].verdict(Key.COVERAGE).notes
     assert note.startswith("cells no run can reach")
@@ -107,7 +109,7 @@ def test_a_refusal_that_changes_the_coordinator_breaks_s6(monkeypatch: pytest.Mo
     assert not verdict.holds
     assert verdict.counterexample is not None
     (step,) = verdict.counterexample.steps
-    assert step.call.label == "on_fact(SourceHeld(valid timing))"
+    assert step.label == "on_fact(SourceHeld(valid timing))"
     assert step.error is not None
     assert "source held before prefill submission was acknowledged" in step.error
 

@@ -19,8 +19,8 @@ from handoff import HandoffOrder
 from handoff import _probe as probe
 from handoff._chart import CHARTS
 from handoff._review.environment import HANDOFF_ID, Call
-from handoff._review.explore import OrderReview
-from handoff._review.properties import PROPERTIES, Key
+from handoff._review.explore import Review
+from handoff._review.properties import Key, WorldKind, properties_of
 from handoff._review.verdict import TraceStep
 from handoff._table import CompiledChart, compile_chart, compiled
 
@@ -28,7 +28,7 @@ _CHART_MUTANTS = [m for m in MUTANTS if m.adapter is None]
 
 
 @pytest.fixture(scope="module")
-def reviews() -> dict[str, OrderReview]:
+def reviews() -> dict[str, Review]:
     with pytest.MonkeyPatch.context() as patch:
         return {m.name: m.review(patch) for m in (*MUTANTS, *CONTROLS)}
 
@@ -48,7 +48,7 @@ def replay(chart: CompiledChart, calls: Sequence[Call]) -> tuple[TraceStep, ...]
 
 def test_the_suite_has_at_least_two_mutants_per_property() -> None:
     counts = Counter(mutant.caught_by for mutant in MUTANTS)
-    assert {prop.key.value: counts[prop.key.value] for prop in PROPERTIES if
+    assert {prop.key.value: counts[prop.key.value] for prop in properties_of(WorldKind.CHART) if
             counts[prop.key.value] < 2} == {}  # fmt: skip
     assert len(MUTANTS) >= 30
     assert len({mutant.name for mutant in (*MUTANTS, *CONTROLS)}) == len(MUTANTS) + len(CONTROLS)
@@ -56,7 +56,7 @@ def test_the_suite_has_at_least_two_mutants_per_property() -> None:
 
 @pytest.mark.parametrize("mutant", MUTANTS, ids=lambda mutant: mutant.name)
 def test_each_mutant_is_rejected_by_the_expected_property(
-    reviews: dict[str, OrderReview], mutant: Mutant
+    reviews: dict[str, Review], mutant: Mutant
 ) -> None:
     verdict = reviews[mutant.name].verdict(mutant.caught_by)
     assert not verdict.holds
@@ -68,7 +68,7 @@ def test_each_mutant_is_rejected_by_the_expected_property(
     assert example is not None
     assert mutant.says in example.finding
     last = example.steps[-1]
-    assert last.call.label == mutant.last_call
+    assert last.label == mutant.last_call
     assert (last.error is not None) == mutant.refused
     issued = [type(item.action).__name__ for item in last.issued]
     assert (mutant.last_issued in issued) if mutant.last_issued else issued == []
@@ -78,20 +78,20 @@ def test_each_mutant_is_rejected_by_the_expected_property(
 
 @pytest.mark.parametrize("mutant", _CHART_MUTANTS, ids=lambda mutant: mutant.name)
 def test_a_counterexample_replays_to_the_same_steps(
-    reviews: dict[str, OrderReview], mutant: Mutant
+    reviews: dict[str, Review], mutant: Mutant
 ) -> None:
     example = reviews[mutant.name].verdict(mutant.caught_by).counterexample
     if example is not None:
-        calls = [step.call for step in example.steps]
+        calls = list(example.made)
         assert replay(mutant.compiled(), calls) == example.steps
 
 
-def test_a_counterexample_is_a_shortest_one(reviews: dict[str, OrderReview]) -> None:
+def test_a_counterexample_is_a_shortest_one(reviews: dict[str, Review]) -> None:
     # By hand: the slot leaks as soon as the destination was asked to reserve and a failure
     # arrives; nothing shorter reaches a Complete with ReserveDestination issued.
     example = reviews["NoDestinationCancel"].verdict("S5").counterexample
     assert example is not None
-    assert [step.call.label for step in example.steps] == [
+    assert [step.label for step in example.steps] == [
         "start()",
         "on_action_outcome(0, Submitted)",
         "on_fact(SourceHeld(valid timing))",
@@ -108,36 +108,34 @@ def test_a_counterexample_is_a_shortest_one(reviews: dict[str, OrderReview]) -> 
 
 
 def test_a_run_that_grows_without_progress_is_cut_with_its_growth(
-    reviews: dict[str, OrderReview],
+    reviews: dict[str, Review],
 ) -> None:
     # Each repeated SourceHeld appends to the lifecycle and issues nothing: the third one is
     # cut, long before the exploration's guard.
     result = reviews["HeldRecordedAgain"]
     example = result.verdict(Key.BOUND).counterexample
     assert example is not None
-    assert [step.call.label for step in example.steps[3:]] == [
-        "on_fact(SourceHeld(valid timing))"
-    ] * 3
+    assert [step.label for step in example.steps[3:]] == ["on_fact(SourceHeld(valid timing))"] * 3
     assert result.configurations < 4_000
 
 
-def test_completing_twice_is_caught_and_cut(reviews: dict[str, OrderReview]) -> None:
+def test_completing_twice_is_caught_and_cut(reviews: dict[str, Review]) -> None:
     example = reviews["CompleteTwice"].verdict("S4").counterexample
     assert example is not None
-    assert [step.call.label for step in example.steps] == ["on_fact(Failed)"] * 2
+    assert [step.label for step in example.steps] == ["on_fact(Failed)"] * 2
     bound = reviews["CompleteTwice"].verdict("Bound")
     assert bound.counterexample is not None
     assert "actions issued in one run (at most 9)" in bound.counterexample.finding
 
 
 def test_a_control_changing_only_unreachable_cells_passes(
-    reviews: dict[str, OrderReview],
+    reviews: dict[str, Review],
 ) -> None:
     assert reviews["UnreachableFailureKept"].failures() == ()
 
 
 def test_a_control_with_an_unreachable_declared_transition_is_dead_code_only(
-    reviews: dict[str, OrderReview],
+    reviews: dict[str, Review],
 ) -> None:
     result = reviews["UnreachableLeak"]
     assert [verdict.prop.key for verdict in result.failures()] == [Key.COVERAGE]

@@ -20,13 +20,13 @@ from support import spin_or_skip
 from handoff import HandoffOrder
 from handoff.__main__ import main
 from handoff._review.environment import MAX_ACTIONS, environment
-from handoff._review.properties import PROPERTIES, Key, SpinCheck
+from handoff._review.properties import Key, SpinCheck, WorldKind, properties_of
 from handoff._review.spin import run as spin_module
 from handoff._review.spin.agreement import Agreement, agreement, cross_check
 from handoff._review.spin.cli import UNCONFIRMED, spin_review
 from handoff._review.spin.coordinator import CRASHES
 from handoff._review.spin.model import model
-from handoff._review.spin.properties import MIRRORED, NOT_MIRRORED
+from handoff._review.spin.properties import MIRRORED, mirrored, not_mirrored
 from handoff._review.spin.replay import confirm
 from handoff._review.spin.run import (
     INSTALL_HINT,
@@ -139,9 +139,10 @@ def test_a_re_recording_chart_in_process_breaks_s6_and_bound(spin_installed: str
 
 
 def test_every_review_property_is_mirrored_or_its_absence_explained() -> None:
-    keys = {prop.key for prop in PROPERTIES}
-    assert set(MIRRORED) | set(NOT_MIRRORED) == keys
-    assert not set(MIRRORED) & set(NOT_MIRRORED)
+    for world in WorldKind:
+        keys = {prop.key for prop in properties_of(world)}
+        assert set(mirrored(world)) | set(not_mirrored(world)) == keys
+        assert not set(mirrored(world)) & set(not_mirrored(world))
 
 
 # -- the model --------------------------------------------------------------------------

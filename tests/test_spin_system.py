@@ -11,9 +11,11 @@ import pytest
 from support import spin_or_skip
 
 from handoff import HandoffOrder, SourceFirstChart
-from handoff._review.spin.system_model import system_model
-from handoff._review.spin.system_run import SystemAgreement, cross_check, run_system_spin
-from handoff._review.system_state import SystemKey, SystemOptions
+from handoff._review.properties import Key
+from handoff._review.spin.agreement import Agreement, agreement
+from handoff._review.spin.run import run_spin
+from handoff._review.spin.system import system_model
+from handoff._review.system import System
 from handoff._runs.workers import (
     FORGETFUL,
     TOMBSTONE,
@@ -60,23 +62,23 @@ class SilentCancel(WorkerContract):
 
 
 SF, DF = compiled(HandoffOrder.SOURCE_FIRST), compiled(HandoffOrder.DESTINATION_FIRST)
-SYSTEMS: dict[str, tuple[CompiledChart, WorkerContract, set[SystemKey]]] = {
-    "forgetful SourceFirst": (SF, FORGETFUL, {SystemKey("W1"), SystemKey("W2")}),
-    "forgetful DestinationFirst": (DF, FORGETFUL, {SystemKey("W1"), SystemKey("W2")}),
+SYSTEMS: dict[str, tuple[CompiledChart, WorkerContract, set[Key]]] = {
+    "forgetful SourceFirst": (SF, FORGETFUL, {Key("W1"), Key("W2")}),
+    "forgetful DestinationFirst": (DF, FORGETFUL, {Key("W1"), Key("W2")}),
     "tombstone SourceFirst": (SF, TOMBSTONE, set()),
     "tombstone DestinationFirst": (DF, TOMBSTONE, set()),
-    "silent cancels": (SF, SilentCancel(), {SystemKey("W4"), SystemKey("W5")}),
-    "a leaking chart": (compiled(Leaking), TOMBSTONE, {SystemKey("W1")}),
+    "silent cancels": (SF, SilentCancel(), {Key("W4"), Key("W5")}),
+    "a leaking chart": (compiled(Leaking), TOMBSTONE, {Key("W1")}),
 }
 
 
 @pytest.fixture(scope="module")
-def agreements() -> dict[str, SystemAgreement]:
+def agreements() -> dict[str, Agreement]:
     spin_or_skip()
 
-    def check(name: str) -> SystemAgreement:
+    def check(name: str) -> Agreement:
         chart, contract, _ = SYSTEMS[name]
-        return cross_check(chart, SystemOptions(contract))
+        return agreement(name, chart, System(contract))
 
     with ThreadPoolExecutor(max_workers=2) as pool:
         return dict(zip(SYSTEMS, pool.map(check, SYSTEMS), strict=True))
@@ -84,19 +86,19 @@ def agreements() -> dict[str, SystemAgreement]:
 
 @pytest.mark.parametrize("name", SYSTEMS)
 def test_spin_and_the_explorer_break_the_same_system_properties(
-    agreements: dict[str, SystemAgreement], name: str
+    agreements: dict[str, Agreement], name: str
 ) -> None:
-    agreement = agreements[name]
+    found = agreements[name]
     expected = SYSTEMS[name][2]
-    assert agreement.explorer_broken == expected
-    assert agreement.spin.broken == expected
-    assert agreement.agrees
-    assert agreement.spin.states > 0
-    assert set(agreement.spin.liveness_states) == {SystemKey("W4"), SystemKey("W5")}
+    assert found.review_fails == expected
+    assert found.spin_fails == expected
+    assert found.agree, found.line()
+    assert found.states > 0
+    assert set(found.liveness_states) == {Key("W4"), Key("W5")}
 
 
 def test_the_model_tabulates_the_contract_and_names_what_it_checks() -> None:
-    text = system_model(SF, SystemOptions(TOMBSTONE))
+    text = system_model(SF, System(TOMBSTONE))
     assert "the workers' contract, 'tombstone', tabulated" in text
     # A cancel (task 5) of an unknown request (memory 0) leaves a tombstone (memory 3).
     assert "(t == 5 && m == 0) -> 3" in text
@@ -104,13 +106,13 @@ def test_the_model_tabulates_the_contract_and_names_what_it_checks() -> None:
     assert "ltl W5 {" in text
     assert "assert(!W2_broken)" in text
     assert "#define EARLY_SubmitPrefill (state == S_idle || state == S_prefill_submitting)" in text
-    forgetful = system_model(SF, SystemOptions(FORGETFUL))
+    forgetful = system_model(SF, System(FORGETFUL))
     assert "(t == 5 && m == 0) -> 0" in forgetful
 
 
 def test_spin_mirrors_any_order_delivery_only() -> None:
     with pytest.raises(ValueError, match="not FIFO"):
-        run_system_spin(SF, SystemOptions(TOMBSTONE, fifo=True))
+        run_spin(SF, system=System(TOMBSTONE, fifo=True))
 
 
 def test_review_workers_engine_spin_reports_the_agreement(
@@ -124,10 +126,14 @@ def test_review_workers_engine_spin_reports_the_agreement(
         == 1
     )
     out = capsys.readouterr().out
-    assert "SourceFirst, forgetful workers, messages delivered in any order: Spin " in out
-    assert "broken: W1, W2; agrees with the explorer" in out
+    # The review's report, judged by Spin: W1 and W2 fail, and the explorer agrees.
+    assert "SourceFirst, forgetful workers, messages delivered in any order: " in out
+    assert "UNSAFE: W1 (SourceFirst, forgetful workers), W2 (SourceFirst, forgetful workers)" in out
+    assert "SourceFirst: Spin agrees with the explorer" in out
     assert (
         main(["review", "--workers", "tombstone", "--engine", "spin", "--order", "SourceFirst"])
         == 0
     )
-    assert "broken: none; agrees with the explorer" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "OK: all 7 properties hold for SourceFirst with tombstone workers" in out
+    assert "SourceFirst: Spin agrees with the explorer" in out

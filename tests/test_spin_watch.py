@@ -46,7 +46,7 @@ def test_a_trail_confirms_only_a_violation_at_its_last_call() -> None:
     chart = ALL["ReleaseOnSchedule"]
     example = review(chart).verdict("S2").counterexample
     assert example is not None
-    calls = tuple(step.call for step in example.steps)
+    calls = example.made
     assert confirm(chart, Key.RELEASE_AFTER_ACTIVATION, Trail(calls)).finding is not None
     # One call short, the release has not gone out: nothing to confirm.
     assert confirm(chart, Key.RELEASE_AFTER_ACTIVATION, Trail(calls[:-1])).finding is None

@@ -3,30 +3,24 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
 from handoff import HandoffCoordinatorCore, HandoffOrder
 from handoff._errors import TraceError
-from handoff._review.system import SystemReview, review_system
-from handoff._review.system_model import SystemModel
-from handoff._review.system_replay import findings_keys, replay_system, system_trace_text
-from handoff._review.system_report import (
-    overtaken,
-    system_json,
-    system_markdown,
-    system_text,
-)
-from handoff._review.system_state import (
-    MessageKind,
-    SystemKey,
-    SystemMessage,
-    SystemOptions,
-    SystemStepKind,
-)
+from handoff._review.environment import Rules
+from handoff._review.explore import Review, review_order
+from handoff._review.properties import GUARDS, Key, WorldKind
+from handoff._review.report import counterexample_trace, json_report, markdown, overtaken, text
+from handoff._review.system import System, SystemWorld, line_of, replay_moves
+from handoff._review.verdict import Counterexample, MoveKind
+from handoff._runs.trace import read_trace, trace_text
 from handoff._runs.workers import (
     FORGETFUL,
     TOMBSTONE,
+    Message,
+    MessageKind,
     RequestMemory,
     WorkerContract,
     WorkerReaction,
@@ -42,27 +36,40 @@ _FIRST = {
 }
 
 
-def _review(order: HandoffOrder, contract: WorkerContract, **options: object) -> SystemReview:
-    return review_system(compiled(order), SystemOptions(contract, **options))  # type: ignore[arg-type]
+def _review(order: HandoffOrder, contract: WorkerContract, **options: object) -> Review:
+    return review_order(order, system=System(contract, **options))  # type: ignore[arg-type]
+
+
+def _world(
+    contract: WorkerContract, order: HandoffOrder = HandoffOrder.SOURCE_FIRST
+) -> SystemWorld:
+    return SystemWorld(compiled(order), System(contract), Rules(order))
+
+
+def _keys(world: SystemWorld, example: Counterexample) -> tuple[Key, ...]:
+    """The properties replaying `example`'s moves in `world` breaks, first broken first."""
+    replayed = replay_moves(world, [line_of(step) for step in example.steps])
+    assert replayed.moves == len(example.steps)
+    return tuple(key for _line, key, _words in replayed.findings)
 
 
 @pytest.fixture(scope="module")
-def forgetful() -> dict[HandoffOrder, SystemReview]:
+def forgetful() -> dict[HandoffOrder, Review]:
     return {order: _review(order, FORGETFUL) for order in ORDERS}
 
 
 @pytest.fixture(scope="module")
-def tombstone() -> dict[HandoffOrder, SystemReview]:
+def tombstone() -> dict[HandoffOrder, Review]:
     return {order: _review(order, TOMBSTONE) for order in ORDERS}
 
 
 @pytest.mark.parametrize("order", ORDERS)
 def test_forgetful_workers_fail_with_a_cancel_overtaking_its_submission(
-    forgetful: dict[HandoffOrder, SystemReview], order: HandoffOrder
+    forgetful: dict[HandoffOrder, Review], order: HandoffOrder
 ) -> None:
     review = forgetful[order]
     failing = {verdict.prop.key for verdict in review.failures()}
-    assert failing == {SystemKey.SLOTS_AT_COMPLETION, SystemKey.NO_SLOT_AFTER_FREED}
+    assert failing == {Key.SLOTS_AT_COMPLETION, Key.NO_SLOT_AFTER_FREED}
     worker, work, cancel = _FIRST[order]
     # Worked out by hand: the first action goes out (start), a terminal fact cancels it
     # (fault), the cancel reaches the worker first and is answered Noop, the work arrives and
@@ -71,11 +78,11 @@ def test_forgetful_workers_fail_with_a_cancel_overtaking_its_submission(
     assert example is not None
     kinds = [step.kind for step in example.steps]
     assert kinds == [
-        SystemStepKind.START,
-        SystemStepKind.FAULT,
-        SystemStepKind.TO_WORKER,
-        SystemStepKind.TO_WORKER,
-        SystemStepKind.TO_COORDINATOR,
+        MoveKind.START,
+        MoveKind.FAULT,
+        MoveKind.TO_WORKER,
+        MoveKind.TO_WORKER,
+        MoveKind.TO_COORDINATOR,
     ]
     delivered = [step.message.describe() for step in example.steps if step.message is not None]
     assert delivered == [f"#1 {cancel}", f"#0 {work}", "#1 Noop"]
@@ -92,18 +99,16 @@ def test_forgetful_workers_fail_with_a_cancel_overtaking_its_submission(
     w1 = review.verdict("W1").counterexample
     assert w1 is not None
     assert w1.finding.startswith("the handoff completed CANCELED and, with nothing in flight")
-    assert all(
-        not step.sent or step.kind is not SystemStepKind.TO_COORDINATOR for step in w1.steps[-2:]
-    )
+    assert all(not step.sent or step.kind is not MoveKind.TO_COORDINATOR for step in w1.steps[-2:])
 
 
 @pytest.mark.parametrize("order", ORDERS)
 def test_tombstone_workers_pass_every_system_property(
-    tombstone: dict[HandoffOrder, SystemReview], order: HandoffOrder
+    tombstone: dict[HandoffOrder, Review], order: HandoffOrder
 ) -> None:
     review = tombstone[order]
     assert review.holds, [verdict.prop.key for verdict in review.failures()]
-    assert review.verdict(SystemKey.SLOTS_AT_COMPLETION).checked > 0
+    assert review.verdict(Key.SLOTS_AT_COMPLETION).checked > 0
     assert review.verdict("W5").checked > 0
     assert review.configurations > 100
 
@@ -139,7 +144,7 @@ class _SilentCancel(WorkerContract):
 def test_a_worker_that_never_acknowledges_a_cancel_breaks_liveness() -> None:
     review = _review(HandoffOrder.SOURCE_FIRST, _SilentCancel())
     failing = {verdict.prop.key for verdict in review.failures()}
-    assert failing == {SystemKey.DELIVERIES_COMPLETE, SystemKey.TERMINAL_CANCELS}
+    assert failing == {Key.DELIVERIES_COMPLETE, Key.TERMINAL_CANCELS}
     stuck = review.verdict("W4").counterexample
     assert stuck is not None
     assert "the run ends with the handoff incomplete, in cancelling_source" in stuck.finding
@@ -147,7 +152,7 @@ def test_a_worker_that_never_acknowledges_a_cancel_breaks_liveness() -> None:
     cancels = review.verdict("W5").counterexample
     assert cancels is not None
     # The run goes on past the terminal fact to where it ends: the cancel delivered, no reply.
-    faults = [n for n, step in enumerate(cancels.steps) if step.kind is SystemStepKind.FAULT]
+    faults = [n for n, step in enumerate(cancels.steps) if step.kind is MoveKind.FAULT]
     assert faults
     silent = WorkerReaction(RequestMemory.FREED, WorkerReply.SILENT)
     assert [step.reaction for step in cancels.steps].count(silent) == 1
@@ -156,7 +161,7 @@ def test_a_worker_that_never_acknowledges_a_cancel_breaks_liveness() -> None:
     assert cancels.finding == "after the terminal fact a run ends with the handoff incomplete"
 
 
-class _Duplicating(SystemModel):
+class _Duplicating(SystemWorld):
     """A broken runtime: it carries the first action to its worker twice."""
 
     def _send(self, flight, sent):  # type: ignore[no-untyped-def]
@@ -165,9 +170,9 @@ class _Duplicating(SystemModel):
 
 
 def test_a_runtime_that_performs_an_action_twice_breaks_w3(monkeypatch: pytest.MonkeyPatch) -> None:
-    from handoff._review import system
+    from handoff._review import explore
 
-    monkeypatch.setattr(system, "SystemModel", _Duplicating)
+    monkeypatch.setattr(explore, "SystemWorld", _Duplicating)
     review = _review(HandoffOrder.SOURCE_FIRST, TOMBSTONE, faults=0)
     verdict = review.verdict("W3")
     assert not verdict.holds
@@ -188,7 +193,7 @@ def test_a_crashing_coordinator_is_an_errors_finding(monkeypatch: pytest.MonkeyP
     verdict = review.verdict("Errors")
     assert verdict.counterexample is not None
     assert verdict.counterexample.finding == "the call raised ZeroDivisionError: boom"
-    assert {v.prop.key for v in review.failures()} == {SystemKey.ERRORS}
+    assert {v.prop.key for v in review.failures()} == {Key.ERRORS}
 
 
 def test_a_message_says_what_it_carries() -> None:
@@ -196,7 +201,7 @@ def test_a_message_says_what_it_carries() -> None:
     assert review_example is not None
     sent = [m for step in review_example.steps for m in step.sent]
     assert {m.describe() for m in sent} >= {"#0 SubmitPrefill", "#0 Submitted", "SourceHeld"}
-    assert all(isinstance(m, SystemMessage) for m in sent)
+    assert all(isinstance(m, Message) for m in sent)
 
 
 # -- replaying a system run ------------------------------------------------------------------
@@ -204,52 +209,60 @@ def test_a_message_says_what_it_carries() -> None:
 
 @pytest.mark.parametrize("order", ORDERS)
 def test_a_system_counterexample_replays_and_breaks_its_property_again(
-    forgetful: dict[HandoffOrder, SystemReview], order: HandoffOrder
+    forgetful: dict[HandoffOrder, Review], order: HandoffOrder
 ) -> None:
     review = forgetful[order]
     for key in ("W1", "W2"):
         example = review.verdict(key).counterexample
         assert example is not None
-        text = system_trace_text(review, example)
-        lines = [json.loads(line) for line in text.splitlines()]
-        assert lines[0]["system"]["workers"] == "forgetful"
+        written = trace_text(counterexample_trace(review, example))
+        lines = [json.loads(line) for line in written.splitlines()]
+        assert lines[0]["workers"] == {"contract": "forgetful", "fifo": False, "faults": 2}
         assert lines[-1] == {"end": {"moves": len(example.steps)}}
-        replayed = replay_system(review.chart, review.options, text)
-        assert SystemKey(key) in findings_keys(replayed)
-        assert replayed.moves == len(example.steps)
+        assert Key(key) in _keys(_world(FORGETFUL, order), example)
     # With workers that keep tombstones the same moves break nothing, or cannot be made:
     # the late work is dropped, so its acknowledgement is a failure, never the one W1 delivers.
     w2, w1 = (review.verdict(key).counterexample for key in ("W2", "W1"))
     assert w2 is not None
     assert w1 is not None
-    fixed = replay_system(review.chart, SystemOptions(TOMBSTONE), system_trace_text(review, w2))
-    assert findings_keys(fixed) == ()
+    assert _keys(_world(TOMBSTONE, order), w2) == ()
     with pytest.raises(TraceError, match="the system cannot make the move"):
-        replay_system(review.chart, SystemOptions(TOMBSTONE), system_trace_text(review, w1))
+        _keys(_world(TOMBSTONE, order), w1)
 
 
-def test_a_system_trace_that_cannot_replay_says_where() -> None:
-    chart = compiled(HandoffOrder.SOURCE_FIRST)
-    options = SystemOptions(FORGETFUL)
-    header = '{"system":{}}\n'
-    with pytest.raises(TraceError, match="a header line, one line per move"):
-        replay_system(chart, options, '{"move":"start"}\n')
-    with pytest.raises(TraceError, match="line 2: not JSON"):
-        replay_system(chart, options, header + "{\n" + '{"end":{}}\n')
-    with pytest.raises(TraceError, match="line 2: expected a JSON object"):
-        replay_system(chart, options, header + "[]\n" + '{"end":{}}\n')
+def test_a_system_trace_that_cannot_replay_says_where(tmp_path: Path) -> None:
+    header = (
+        '{"handoff_id":"00000000-0000-0000-0000-000000000001","order":"SourceFirst",'
+        '"workers":{"contract":"forgetful","fifo":false,"faults":2},'
+        '"fallback_transfer_delay_ms":0.0}\n'
+    )
+    path = tmp_path / "run.jsonl"
+    for body, refusal in [
+        ('{"move":"start"}\n{"end":{"calls":1}}\n', "the end line must be"),
+        ('{"call":"start"}\n{"end":{"moves":1}}\n', "unexpected key 'call'"),
+        ("[]\n" + '{"end":{"moves":1}}\n', "expected a JSON object"),
+    ]:
+        path.write_text(header + body)
+        with pytest.raises(TraceError, match=refusal):
+            read_trace(path)
+    broken = header.replace('{"contract":"forgetful","fifo":false,"faults":2}', "3")
+    path.write_text(broken + '{"end":{"moves":0}}\n')
+    with pytest.raises(TraceError, match="workers must be"):
+        read_trace(path)
     moves = '{"move":"start"}\n{"move":"deliver","message":"#5 ReleaseSource"}\n'
+    path.write_text(header + moves + '{"end":{"moves":2}}\n')
+    trace = read_trace(path)
     with pytest.raises(TraceError, match="line 3: the system cannot make the move"):
-        replay_system(chart, options, header + moves + '{"end":{}}\n')
+        replay_moves(_world(FORGETFUL), trace.moves)
 
 
 # -- reports ---------------------------------------------------------------------------------
 
 
 def test_the_reports_name_the_system_and_the_overtaking(
-    forgetful: dict[HandoffOrder, SystemReview], tombstone: dict[HandoffOrder, SystemReview]
+    forgetful: dict[HandoffOrder, Review], tombstone: dict[HandoffOrder, Review]
 ) -> None:
-    failing = system_text(list(forgetful.values()))
+    failing = text(list(forgetful.values()))
     assert "SourceFirst, forgetful workers, messages delivered in any order" in failing
     assert "W2 fails: the coordinator was told the source's slot was freed" in failing
     assert "it overtook it" in failing
@@ -257,23 +270,31 @@ def test_the_reports_name_the_system_and_the_overtaking(
         failing.rstrip()
         .splitlines()[-1]
         .startswith(
-            "UNSAFE: W1 (SourceFirst, forgetful workers), W2 (SourceFirst, forgetful workers), "
-            "W1 (DestinationFirst, forgetful workers)"
+            # Root cause first: W2 breaks in five moves, W1 only once the late work is done.
+            "UNSAFE: W2 (SourceFirst, forgetful workers), W1 (SourceFirst, forgetful workers), "
+            "W2 (DestinationFirst, forgetful workers)"
         )
     )
-    passing = system_text(list(tombstone.values()))
+    passing = text(list(tombstone.values()))
     assert (
         passing.rstrip()
         .splitlines()[-1]
         .startswith(
-            "OK: all 7 system properties hold for SourceFirst and DestinationFirst with tombstone "
-            "workers"
+            "OK: all 7 properties hold for SourceFirst and DestinationFirst with tombstone workers"
         )
     )
-    data = system_json(list(forgetful.values()))
+    data = json_report(list(forgetful.values()))
     assert data["ok"] is False
-    first = data["systems"][0]
-    assert (first["workers"], first["fifo"], first["order"]) == ("forgetful", False, "SourceFirst")
+    assert data["safe"] is False
+    assert data["verdict"].startswith("UNSAFE: W2 (SourceFirst, forgetful workers)")
+    first = data["orders"][0]
+    assert first["world"] == "system"
+    workers = first["workers"]
+    assert (workers["contract"], workers["fifo"], first["order"]) == (
+        "forgetful",
+        False,
+        "SourceFirst",
+    )
     w2 = next(p for p in first["properties"] if p["key"] == "W2")
     assert w2["family"] == "safety"
     assert w2["counterexample"]["overtaken"]
@@ -282,51 +303,53 @@ def test_the_reports_name_the_system_and_the_overtaking(
         "terminal fact",
     ]
     json.dumps(data)
-    markdown = system_markdown(list(forgetful.values()))
-    assert markdown.startswith("# System review\n")
-    assert "| W1 | no slot held for a CANCELED handoff" in markdown
-    assert "```text\nW1 fails:" in markdown
+    written = markdown(list(forgetful.values()))
+    assert "## SourceFirst, forgetful workers, messages delivered in any order" in written
+    assert "| W1 | no slot held for a CANCELED handoff" in written
+    assert "```text\nW1 fails:" in written
 
 
 # -- the judgements' corners -------------------------------------------------------------------
 
 
 def test_the_guard_cuts_an_exploration_and_bound_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
-    from handoff._review import system
-
-    monkeypatch.setattr(system, "MAX_CONFIGURATIONS", 10)
+    monkeypatch.setitem(GUARDS, WorldKind.SYSTEM, 10)
     review = _review(HandoffOrder.SOURCE_FIRST, TOMBSTONE)
     verdict = review.verdict("Bound")
     assert review.configurations == 10
     assert verdict.counterexample is not None
-    assert verdict.counterexample.finding == "cut off: the exploration reached its guard of 10"
+    assert verdict.counterexample.finding == (
+        "cut off: the exploration reached its guard of 10 configurations"
+    )
+    assert verdict.summary == "10 configurations; some runs were cut off"
 
 
 def test_a_cycle_of_deliveries_is_a_run_that_never_ends() -> None:
-    from handoff._review.system import _End, _SystemExplorer
+    from handoff._review.explore import _Explorer
+    from handoff._review.system import _End, _Liveness
 
-    explorer = _SystemExplorer(
-        SystemModel(compiled(HandoffOrder.SOURCE_FIRST), SystemOptions(TOMBSTONE))
-    )
+    explorer = _Explorer(_world(TOMBSTONE))
     explorer.explore()
+    liveness = _Liveness(explorer.explored())
     # Two configurations that deliver into each other, and one leading into them.
-    explorer.deliveries[0:3] = [[1], [2], [1]]
-    explorer.delivery_steps[0:3] = [[explorer.parents[1][1]]] * 3  # type: ignore[index]
-    ends = explorer._ends()
+    edge = explorer.edges[0][0]
+    liveness.deliveries[0:3] = [[edge._replace(target=n)] for n in (1, 2, 1)]
+    ends = liveness._ends()
     assert ends[1] & _End.STUCK
     assert ends[0] & _End.STUCK
-    assert explorer.cycles == {1}
-    assert len(explorer._to_a_wrong_end(0, ends)) == 1
-    assert explorer._no_cancel(0, [_End.SUCCESS]) == (
+    assert liveness.cycles == {1}
+    assert len(liveness._to_a_wrong_end(0, ends)) == 1
+    assert liveness._no_cancel(_End.SUCCESS) == (
         "after the terminal fact a run still ends with a SUCCESS"
     )
 
 
 def test_w1_at_success_wants_the_destination_holding_and_the_source_free() -> None:
     from handoff import HandoffCompletion
-    from handoff._review.system_model import completion_finding
+    from handoff._review.system import completion_finding
 
-    _, root = SystemModel(compiled(HandoffOrder.SOURCE_FIRST), SystemOptions(TOMBSTONE)).root()
+    node, _key = _world(TOMBSTONE).root()
+    root = node.state
     held, free = RequestMemory.HELD, RequestMemory.FREED
     success = HandoffCompletion.SUCCESS
     assert completion_finding(root._replace(source=free, destination=held), success) is None
@@ -345,28 +368,23 @@ def test_w1_at_success_wants_the_destination_holding_and_the_source_free() -> No
 
 def test_w3_names_work_never_issued_or_sent_to_the_wrong_worker() -> None:
     from handoff import HandoffAction
-    from handoff._review.system_model import _performed_findings
-    from handoff._review.system_state import SystemWatch
+    from handoff._review.system import SystemWatch, _performed_findings
     from handoff._runs.runtime import HANDOFF_ID
     from handoff._runs.workers import Role
 
-    submit = SystemMessage(
-        MessageKind.ACTION, 0, Role.SOURCE, HandoffAction.SubmitPrefill(HANDOFF_ID)
-    )
+    submit = Message(MessageKind.ACTION, 0, Role.SOURCE, HandoffAction.SubmitPrefill(HANDOFF_ID))
     astray = submit._replace(role=Role.DESTINATION)
-    never = [f.words for f in _performed_findings(SystemWatch(), submit)]
+    never = [words for _key, words in _performed_findings(SystemWatch(), submit)]
     assert never == ["the source performed #0 SubmitPrefill, never issued"]
-    wrong = [f.words for f in _performed_findings(SystemWatch(issued=1), astray)]
+    wrong = [words for _key, words in _performed_findings(SystemWatch(issued=1), astray)]
     assert wrong == ["#0 SubmitPrefill went to the destination"]
     assert list(_performed_findings(SystemWatch(issued=1), submit)) == []
 
 
 def test_a_refused_call_is_described_with_its_error() -> None:
-    from handoff._review.system_report import describe_step
-    from handoff._review.system_state import SystemStep
+    from handoff._review.report import describe_step
+    from handoff._review.verdict import TraceStep
     from handoff._runs.call import Call
 
-    step = SystemStep(
-        SystemStepKind.START, call=Call.start(), error="HandoffError: no", state="idle"
-    )
+    step = TraceStep(Call.start(), "idle", error="HandoffError: no", kind=MoveKind.START)
     assert describe_step(step) == "the runtime calls start() -> idle: refused, HandoffError: no"

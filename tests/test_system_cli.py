@@ -35,6 +35,38 @@ class Leaking(SourceFirstChart):
     )
 """
 
+
+_CONTRACTS = """
+from handoff import RequestMemory, WorkerContract, WorkerReaction, WorkerReply, WorkerTask
+
+
+class Raising(WorkerContract):
+    name = "raising"
+
+    def react(self, task, memory):
+        raise RuntimeError("no such slot")
+
+
+class Wrong(WorkerContract):
+    name = "wrong"
+
+    def react(self, task, memory):
+        return "held"
+
+
+class Moody(WorkerContract):
+    # Keeps hidden state: the second answer to the same question differs.
+    name = "moody"
+
+    def __init__(self):
+        self.calls = 0
+
+    def react(self, task, memory):
+        self.calls += 1
+        reply = WorkerReply.DONE if self.calls % 2 else WorkerReply.NOOP
+        return WorkerReaction(memory, reply)
+"""
+
 RUNS = {
     "forgetful": ("review", "--workers", "forgetful"),
     "forgetful-json": ("review", "--workers", "forgetful", "--format", "json"),
@@ -46,6 +78,10 @@ RUNS = {
     "leaking": ("review", "--workers", "tombstone", "--chart", "my_charts:Leaking"),
     "simulate-forgetful": ("simulate", "--workers", "forgetful", "--handoffs", "3000"),
     "simulate-tombstone": ("simulate", "--workers", "tombstone", "--handoffs", "3000"),
+    "export": ("export", "promela", "--workers", "tombstone", "--out", "system.pml"),
+    "raising": ("review", "--workers", "my_contracts:Raising"),
+    "wrong": ("simulate", "--workers", "my_contracts:Wrong", "--handoffs", "10"),
+    "moody": ("review", "--workers", "my_contracts:Moody"),
 }
 
 
@@ -53,6 +89,7 @@ RUNS = {
 def done(tmp_path_factory: pytest.TempPathFactory) -> dict[str, subprocess.CompletedProcess[str]]:
     here = tmp_path_factory.mktemp("system")
     (here / "my_charts.py").write_text(_MODULE)
+    (here / "my_contracts.py").write_text(_CONTRACTS)
 
     def run(argv: tuple[str, ...]) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
@@ -82,16 +119,22 @@ def test_forgetful_workers_fail_showing_the_cancel_overtaking_its_submission(
     assert "W2 fails: the coordinator was told the destination's slot was freed" in out
     assert "the cancel #1 CancelSource reached the source before #0 SubmitPrefill" in out
     assert "the cancel #1 CancelDestination reached the destination before #0 Reserve" in out
-    assert out.rstrip().splitlines()[-1].startswith("UNSAFE: W1 (SourceFirst, forgetful workers)")
+    # Root cause first: W2 breaks in five moves, W1 once the late work has taken its slot.
+    assert out.rstrip().splitlines()[-1].startswith("UNSAFE: W2 (SourceFirst, forgetful workers)")
     data = json.loads(done["forgetful-json"].stdout)
     assert done["forgetful-json"].returncode == 1
-    assert [system["ok"] for system in data["systems"]] == [False, False]
+    # One schema for every world: the chart review's top level.
+    assert list(data) == ["ok", "safe", "verdict", "orders"]
+    assert [order["ok"] for order in data["orders"]] == [False, False]
+    assert [order["world"] for order in data["orders"]] == ["system", "system"]
+    assert data["orders"][0]["origin"] is None
 
 
 def test_tombstone_workers_pass(done: dict[str, subprocess.CompletedProcess[str]]) -> None:
     result = done["tombstone"]
     assert result.returncode == 0, result.stdout
-    assert result.stdout.startswith("# System review\n")
+    assert result.stdout.startswith("# Model review\n")
+    assert "## SourceFirst, tombstone workers, messages delivered in any order" in result.stdout
     assert "**some properties fail**" not in result.stdout
     assert done["fifo"].returncode == 0
     assert "messages delivered in FIFO per worker" in done["fifo"].stdout
@@ -120,12 +163,13 @@ def test_explain_writes_the_sequence_diagram_and_traces_that_replay(
     names = sorted(path.name for path in out.iterdir())
     assert names == [
         ".explain",
-        "source_first_forgetful_w1.jsonl",
-        "source_first_forgetful_w1.sequence.mmd",
-        "source_first_forgetful_w1.system.jsonl",
-        "source_first_forgetful_w2.jsonl",
-        "source_first_forgetful_w2.sequence.mmd",
-        "source_first_forgetful_w2.system.jsonl",
+        *(
+            f"source_first_forgetful_{key}{end}"
+            for key in ("w1", "w2")
+            for end in (".dot", ".jsonl", ".sequence.mmd", ".state.mmd", ".svg")
+        ),
+        "test_source_first_forgetful_w1.py",
+        "test_source_first_forgetful_w2.py",
     ]
     assert "wrote " in done["explain"].stderr
     sequence = (out / "source_first_forgetful_w2.sequence.mmd").read_text()
@@ -135,15 +179,59 @@ def test_explain_writes_the_sequence_diagram_and_traces_that_replay(
     assert "Runtime->>Source: 4. no. 0 SubmitPrefill" in sequence
     assert "rect rgb(246, 213, 209)" in sequence
     assert "it overtook it" in sequence
-    # The coordinator's side answers every call as the SPEC says: it replays OK.
-    replayed = subprocess.run(
-        [sys.executable, "-m", "handoff", "replay", str(out / "source_first_forgetful_w2.jsonl")],
+    # The state diagram draws the coordinator's path: start, the fault, the Noop.
+    state = (out / "source_first_forgetful_w2.dot").read_text()
+    assert "W2 fails in 3 calls" in state
+    # The trace is the system run; replayed through the same system it breaks W2 again.
+    for key in ("w1", "w2"):
+        replayed = subprocess.run(
+            [sys.executable, "-m", "handoff", "replay", f"out/source_first_forgetful_{key}.jsonl"],
+            cwd=here,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert replayed.returncode == 1, replayed.stdout + replayed.stderr
+        assert f"VIOLATED out/source_first_forgetful_{key}.jsonl:" in replayed.stdout
+        assert f": {key.upper()}\n" in replayed.stdout
+    # The pytest file fails on it, through the public API alone.
+    test = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "out"],
+        cwd=here,
         capture_output=True,
         text=True,
         check=False,
     )
-    assert replayed.returncode == 0, replayed.stdout + replayed.stderr
-    assert replayed.stdout.startswith("OK ")
+    assert test.returncode == 1, test.stdout
+    assert "2 failed" in test.stdout
+    assert "W2 (no slot held after the coordinator was told it is freed) violated" in test.stdout
+
+
+def test_export_writes_the_system_model_spin_checks(
+    done: dict[str, subprocess.CompletedProcess[str]],
+) -> None:
+    here = Path(done["here"].stdout)
+    assert done["export"].returncode == 0, done["export"].stderr
+    model = (here / "system.pml").read_text()
+    assert "the 'tombstone' contract" in model
+    assert "ltl W4" in model
+    assert "ltl W5" in model
+
+
+def test_a_misbehaving_contract_is_one_line_and_exit_2(
+    done: dict[str, subprocess.CompletedProcess[str]],
+) -> None:
+    for name, words in [
+        ("raising", "react(TAKE, UNKNOWN) raised RuntimeError: no such slot"),
+        ("wrong", "react(TAKE, UNKNOWN) returned 'held'; expected a WorkerReaction"),
+        ("moody", "react must be a pure function of task and memory"),
+    ]:
+        result = done[name]
+        assert result.returncode == 2, (name, result.stderr)
+        lines = result.stderr.strip().splitlines()
+        assert len(lines) == 1, (name, lines)
+        assert f"worker contract {name!r}" in lines[0]
+        assert words in lines[0]
 
 
 def test_simulate_counts_the_worker_slots(
@@ -169,15 +257,18 @@ def test_review_workers_in_process(tmp_path: Path, capsys: pytest.CaptureFixture
     assert main([*argv, "--trace-out", str(trace), "--explain", str(explained)]) == 1
     captured = capsys.readouterr()
     assert "W2 fails: the coordinator was told the destination's slot was freed" in captured.out
-    assert f"wrote the W1 counterexample's calls to {trace}" in captured.err
+    assert f"wrote the W2 counterexample to {trace}" in captured.err
     assert trace.read_text().startswith('{"handoff_id":')
+    assert '"workers":{"contract":"forgetful"' in trace.read_text()
     written = sorted(path.name for path in explained.iterdir())
     assert "destination_first_forgetful_w1.sequence.mmd" in written
     # Once the workers keep tombstones, nothing is left that looks current.
     argv = ["review", "--workers", "tombstone", "--order", "DestinationFirst"]
     assert main([*argv, "--trace-out", str(trace), "--explain", str(explained)]) == 0
     captured = capsys.readouterr()
-    assert f"no counterexample to write to {trace}" in captured.err
+    # A trace left from the failing run would look like this run's counterexample.
+    assert f"no counterexample: removed the stale {trace}" in captured.err
+    assert not trace.exists()
     assert "removed stale" in captured.err
     assert sorted(path.name for path in explained.iterdir()) == [".explain"]
     assert main(["review", "--workers", "tombstone", "--format", "json"]) == 0
@@ -191,7 +282,7 @@ def test_review_workers_without_the_diagram_writer_says_so() -> None:
     import argparse
 
     from handoff import _cli
-    from handoff._review import system_cli
+    from handoff._review import cli
     from handoff._runs.workers import TOMBSTONE
 
     args = argparse.Namespace(
@@ -203,9 +294,10 @@ def test_review_workers_without_the_diagram_writer_says_so() -> None:
         format="text",
         trace_out=None,
         explain=Path("anywhere"),
+        safety_only=False,
     )
     with pytest.raises(_cli.CommandError, match="--explain needs the diagram writer"):
-        system_cli.run(args, sys.stdout, sys.stderr)
+        cli.run(args, sys.stdout)
 
 
 def test_simulate_workers_in_process(capsys: pytest.CaptureFixture[str]) -> None:

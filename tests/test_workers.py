@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from handoff import HandoffAction, HandoffActionOutcome, HandoffId, HandoffOrder
+from handoff._runs.faults import Fault
 from handoff._runs.simulation import FAULTS, SimulationConfig, simulate
 from handoff._runs.workers import (
     CONTRACTS,
@@ -167,7 +168,7 @@ def test_forgetful_workers_leak_slots_that_the_coordinator_calls_freed() -> None
     assert 0 < report.leaks <= report.worker_slots  # a handoff may leak both its slots
     assert not report.ok
     assert report.incomplete == 0
-    assert report.faults["delayed delivery"] > 0
+    assert report.faults[Fault.DELAYED_DELIVERY] > 0
     leaked = [v for v in report.violations if any("worker slot" in p for p in v.problems)]
     assert leaked
     # The coordinator's own bookkeeping sees nothing wrong: only the worker slot leaked.
@@ -185,7 +186,7 @@ def test_tombstone_workers_leak_nothing_over_thousands_of_faulty_handoffs() -> N
 
 def test_without_workers_no_delivery_is_delayed() -> None:
     report = simulate(SimulationConfig(handoffs=500, seed=7))
-    assert report.faults["delayed delivery"] == 0
+    assert report.faults[Fault.DELAYED_DELIVERY] == 0
     assert report.worker_slots == 0
     assert report.ok
 

@@ -8,6 +8,11 @@ state diagram with the run drawn over it (`.dot`, `.svg`, `.state.mmd`), and
 in `DIR/.explain`: the next run removes them first, so a property that now holds leaves
 nothing behind that looks current.  Coverage fails without a run: for it the state diagram
 alone is written, with the dead states and transitions in red.
+
+A failure of the chart with its workers gets the same five: its trace is the system run, move
+by move (which `handoff replay` replays through the same system), its sequence diagram runs
+between the coordinator, the runtime and both workers, and its state diagram draws the
+coordinator's path, the calls the runtime made.  Files are named `<chart>_<workers>_<property>`.
 """
 
 from __future__ import annotations
@@ -19,9 +24,10 @@ from pathlib import Path
 from handoff import _files
 from handoff._docs.coverage_diagram import dot_dead, mermaid_dead
 from handoff._docs.dot import svg
+from handoff._docs.mermaid import mermaid_system_sequence
 from handoff._docs.path_diagram import dot_path, mermaid_path, mermaid_sequence_of
 from handoff._docs.pytest_file import pytest_source
-from handoff._review.explore import OrderReview
+from handoff._review.explore import Review
 from handoff._review.report import counterexample_trace
 from handoff._review.verdict import Counterexample, Verdict
 from handoff._runs.trace import trace_text
@@ -38,7 +44,7 @@ def stem(chart_name: str, key: str) -> str:
     return re.sub(r"[^a-z0-9]+", "_", f"{words}_{key}".lower()).strip("_")
 
 
-def write_explain(reviews: Sequence[OrderReview], directory: Path) -> list[str]:
+def write_explain(reviews: Sequence[Review], directory: Path) -> list[str]:
     """Write the explain set of every failure into `directory`; one line per file touched."""
     _files.make_directory(directory)
     removed = _remove_previous(directory)
@@ -73,7 +79,7 @@ def _remove_previous(directory: Path) -> list[Path]:
     return removed
 
 
-def _dead_code(review: OrderReview, verdict: Verdict) -> dict[str, str]:
+def _dead_code(review: Review, verdict: Verdict) -> dict[str, str]:
     """Coverage has no run to replay: the state diagram with its dead code is what it has."""
     name = stem(review.chart.name, verdict.prop.key.value)
     dot = dot_dead(review.chart, verdict)
@@ -84,15 +90,21 @@ def _dead_code(review: OrderReview, verdict: Verdict) -> dict[str, str]:
     }
 
 
-def _explain_set(review: OrderReview, verdict: Verdict, example: Counterexample) -> dict[str, str]:
-    chart, prop = review.chart, verdict.prop
-    name = stem(chart.name, prop.key.value)
+def _explain_set(review: Review, verdict: Verdict, example: Counterexample) -> dict[str, str]:
+    chart, prop, system = review.chart, verdict.prop, review.system
+    named = chart.name if system is None else f"{chart.name}_{system.contract.name}"
+    name = stem(named, prop.key.value)
     trace = counterexample_trace(review, example)
     dot = dot_path(chart, prop, example)
     test = pytest_source(name, prop, example.finding, review.origin, review.order.value)
+    sequence = (
+        mermaid_sequence_of(prop, example)
+        if system is None
+        else mermaid_system_sequence(review, verdict, example)
+    )
     return {
         f"{name}.jsonl": trace_text(trace),
-        f"{name}.sequence.mmd": mermaid_sequence_of(prop, example),
+        f"{name}.sequence.mmd": sequence,
         f"{name}.dot": dot,
         f"{name}.svg": svg(dot),
         f"{name}.state.mmd": mermaid_path(chart, prop, example),

@@ -32,7 +32,7 @@ from handoff._docs.sections import (
 from handoff._docs.sequence import LANES, run_scenario
 from handoff._docs.writing import Planned
 from handoff._review.explore import review_order
-from handoff._review.report import markdown
+from handoff._review.report import markdown, system_properties
 from handoff._table import GENERATED_TABLES, generated_source
 from handoff._values import HandoffOrder
 
@@ -130,7 +130,10 @@ def doc_sections(diagrams: Mapping[str, str]) -> dict[str, dict[str, str]]:
     return {
         "errors.md": error_catalogue(),
         "lifecycle.md": pictures | lifecycle_tables(),
-        "model-review.md": {"model-review": _model_review()},
+        "model-review.md": {
+            "model-review": _model_review(),
+            "system-properties": system_properties(),
+        },
         "ordering-rules.md": ordering_rules(),
         "writing-a-chart.md": chart_words(),
     }

@@ -22,11 +22,12 @@ from typing import TYPE_CHECKING
 from handoff._docs.diagram import CLEANUP, HEADER, SPINE, StateArrow, StateGraph
 from handoff._docs.highlight import HighlightedGraph, Look
 from handoff._docs.sequence import COORDINATOR, DESTINATION, SOURCE, Arrow, Message
-from handoff._review.system_report import overtaken, system_title
-from handoff._review.system_state import SystemStep, SystemStepKind
+from handoff._review.report import overtaken, review_title
+from handoff._review.verdict import MoveKind, TraceStep
 
 if TYPE_CHECKING:
-    from handoff._review.system import SystemCounterexample, SystemReview, SystemVerdict
+    from handoff._review.explore import Review
+    from handoff._review.verdict import Counterexample, Verdict
 
 __all__ = [
     "MERMAID_CLEANUP",
@@ -224,14 +225,12 @@ RUNTIME = "Runtime"
 _WORKER_LANES = {"source": "Source", "destination": "Destination"}
 
 
-def mermaid_system_sequence(
-    review: SystemReview, verdict: SystemVerdict, example: SystemCounterexample
-) -> str:
+def mermaid_system_sequence(review: Review, verdict: Verdict, example: Counterexample) -> str:
     """Mermaid `sequenceDiagram` text of a system run, the breaking move boxed in red."""
     prop = verdict.prop
     lines = [
         "sequenceDiagram",
-        f"    title {prop.key.value} fails: {mermaid_text(system_title(review))}",
+        f"    title {prop.key.value} fails: {mermaid_text(review_title(review))}",
         f"    participant {COORDINATOR}",
         f"    participant {RUNTIME}",
         "    participant Source",
@@ -255,14 +254,14 @@ def mermaid_system_sequence(
     return "\n".join(lines) + "\n"
 
 
-def _system_lines(number: int, step: SystemStep) -> Iterator[str]:
+def _system_lines(number: int, step: TraceStep) -> Iterator[str]:
     message = step.message
-    if step.kind in (SystemStepKind.TO_WORKER, SystemStepKind.WORKER_FAILS):
+    if step.kind in (MoveKind.TO_WORKER, MoveKind.WORKER_FAILS):
         assert message is not None
         assert step.reaction is not None
         lane = _WORKER_LANES[message.role.value]
         yield f"{RUNTIME}->>{lane}: {number}. {_system_text(message.describe())}"
-        if step.kind is SystemStepKind.WORKER_FAILS:
+        if step.kind is MoveKind.WORKER_FAILS:
             yield f"Note over {lane}: fails the work"
         else:
             yield f"Note over {lane}: {step.reaction.memory.value}"
@@ -270,7 +269,7 @@ def _system_lines(number: int, step: SystemStep) -> Iterator[str]:
             yield f"{lane}-->>{RUNTIME}: {_system_text(sent.describe())} (in flight)"
         return
     assert step.call is not None
-    if step.kind is SystemStepKind.FAULT:
+    if step.kind is MoveKind.FAULT:
         yield f"Note over {RUNTIME}: fault"
     yield f"{RUNTIME}->>{COORDINATOR}: {number}. {_system_text(str(step.call))}"
     if step.error is not None:

@@ -41,8 +41,10 @@ def counterexample_graph(
 ) -> HighlightedGraph:
     """The chart with the run drawn over it, its last call breaking `prop`."""
     moves, state = [], chart.states[0]
-    last = len(example.steps)
-    for number, step in enumerate(example.steps, start=1):
+    calls = example.calls
+    last = len(calls)
+    for number, step in enumerate(calls, start=1):
+        assert step.call is not None
         breaking = number == last
         detail = _issued(step) if breaking else ""
         moves.append(RunMove(state, step.state, step.call.label, breaking, detail))
@@ -82,6 +84,7 @@ def mermaid_sequence_of(prop: Property, example: Counterexample) -> str:
 
 def _messages(number: int, step: TraceStep, lanes: dict[int, str]) -> Iterator[Message]:
     call = step.call
+    assert call is not None  # a chart reviewed alone: every move is a call
     if call.kind is CallKind.START:
         lane = RUNTIME
     elif call.fact is not None:

@@ -1,5 +1,8 @@
 """`handoff review`: explore each order's chart, print the verdicts, exit 1 on any failure.
 
+`--workers CONTRACT` picks the world: the chart with its two workers and the messages in
+flight (`handoff._review.system`) instead of the chart alone; everything else is the same path.
+
 Formats: `text`, a verdict table per order (then each failure's shortest counterexample);
 `json`, everything, for tools; `markdown`, the report committed as `docs/model-review.md`,
 deterministic (no timings).  `--trace-out FILE` writes the first counterexample as JSON Lines
@@ -23,7 +26,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from handoff import _cli
 from handoff._errors import HandoffError
-from handoff._review.explore import OrderReview, review_chart, review_order
+from handoff._review.explore import Review, review_chart, review_order
 from handoff._review.report import (
     counterexample_trace,
     exit_status,
@@ -35,9 +38,9 @@ from handoff._runs.trace import TraceError, read_trace, write_trace
 from handoff._runs.workers import WORKERS_HELP, contract_argument
 
 if TYPE_CHECKING:
-    from handoff._review.system_cli import SystemExplainer
+    from handoff._review.system import System
 
-Explainer = Callable[[Sequence[OrderReview], Path], list[str]]
+Explainer = Callable[[Sequence[Review], Path], list[str]]
 """Writes the explain set of every failure into a directory; one line per file touched."""
 
 __all__ = ["configure", "run"]
@@ -94,33 +97,40 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def system_of(args: argparse.Namespace) -> System | None:
+    """The system `--workers` and `--fifo` name, or None for the chart alone."""
+    contract = getattr(args, "workers", None)
+    fifo = getattr(args, "fifo", False)
+    if contract is None:
+        if fifo:
+            raise _cli.UsageError("--fifo orders the workers' messages: give --workers too")
+        return None
+    from handoff._review.system import System  # the second world, loaded when asked for
+
+    return System(contract, fifo=fifo)
+
+
 def run(
     args: argparse.Namespace,
     out: TextIO | None = None,
     explain: Explainer | None = None,
     err: TextIO | None = None,
-    explain_system: SystemExplainer | None = None,
 ) -> int:
     """Review the chosen charts; 0 when every property holds, 1 when a safety property
     fails, 3 when only conformance properties do (0 with `--safety-only`)."""
     out = sys.stdout if out is None else out
     err = sys.stderr if err is None else err
-    if getattr(args, "workers", None) is not None:
-        from handoff._review import system_cli  # the system review: its own explorer
-
-        return system_cli.run(args, out, err, explain_system)
-    if getattr(args, "fifo", False):
-        raise _cli.UsageError("--fifo orders the workers' messages: give --workers too")
+    system = system_of(args)
     if args.engine == "spin":
         from handoff._review.spin import (
             cli as spin_cli,  # imported on demand: it runs external tools
         )
 
-        return spin_cli.run(args, out, text)
+        return spin_cli.run(args, out, text, system)
     if args.chart:
-        reviews = [review_chart(chart) for chart in args.chart]
+        reviews = [review_chart(chart, system=system) for chart in args.chart]
     else:
-        reviews = [review_order(order) for order in args.order]
+        reviews = [review_order(order, system=system) for order in args.order]
     # The report first: a trace that cannot be written must not cost the report.
     if args.format == "json":
         out.write(json.dumps(json_report(reviews), indent=2) + "\n")
@@ -138,7 +148,7 @@ def run(
     return exit_status(reviews, safety_only=args.safety_only)
 
 
-def _write_trace(path: Path, reviews: Sequence[OrderReview], out: TextIO) -> None:
+def _write_trace(path: Path, reviews: Sequence[Review], out: TextIO) -> None:
     for review in reviews:
         for verdict in review.failures():
             if verdict.counterexample is not None:

@@ -1,68 +1,54 @@
-"""Model review: explore every reachable configuration of a coordinator and check it.
+"""Model review: explore every configuration a world can reach from a coordinator; check it.
 
-A configuration is the coordinator's `configuration()` together with a `Watch`: what the
-nondeterministic environment of `handoff._review.environment` has itself seen.  From each
-configuration the review makes every call the environment may make; the monitors of
-`handoff._review.monitors` judge each call as it is made, and `handoff._review.graph` judges
-the liveness properties and coverage over the whole explored graph.
+One explorer serves every world (`handoff._review.world`): the chart alone, where a
+nondeterministic environment makes every call it may make, and the chart with its workers
+(`handoff._review.system`), where a runtime carries messages between the coordinator and two
+workers.  A world says which moves a configuration has and what each move breaks; the explorer
+walks them breadth first, so each counterexample is a shortest one, counts every check, keeps
+each property's first violation, and cuts a run off (Bound) when the world says it never ends
+or the world's last guard on configurations is reached.  What only the whole graph shows
+(liveness, coverage, the Table comparison) the world judges at the end.
 
-The space is finite for the real charts: a run issues at most eight actions (five steps,
-`Complete`, a reopened `CancelDestination` and its `Complete`).  A broken chart may not be,
-so a run is cut off, and property "Bound" fails with the shortest such run, when it issues
-more than `MAX_ACTIONS` actions or grows the configuration `MAX_STALLS + 1` times without
-progress; a last guard caps the number of configurations.  Exploration is breadth-first, so
-each counterexample is a shortest one.
+The space is finite for the real charts: alone, a run issues at most eight actions (five
+steps, `Complete`, a reopened `CancelDestination` and its `Complete`).  A broken chart's may
+not be, which is what the cut is for.
 """
 
 from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Hashable
+from typing import Any
 
 import attrs
 
 from handoff import _probe as probe
-from handoff._binding import FACT_EVENTS
 from handoff._chart_base import HandoffChart
 from handoff._chart_lookup import NamedChart, spelling
 from handoff._coordinator import HandoffCoordinatorCore
-from handoff._equivalence import compare
-from handoff._errors import HandoffError
-from handoff._messages import HandoffFact
-from handoff._review.environment import (
-    HANDOFF_ID,
-    MAX_ACTIONS,
-    Call,
-    Environment,
-    Rules,
-    environment,
-)
-from handoff._review.graph import Edge, Graph, Tag, cancellation, coverage, progress, tag
-from handoff._review.monitors import EdgeVerdict, judge_edge
-from handoff._review.properties import PROPERTIES, Family, Key, prop
+from handoff._review.environment import HANDOFF_ID, Rules, environment
+from handoff._review.graph import Edge, Graph, Tag
+from handoff._review.properties import Family, Key, Property, WorldKind
+from handoff._review.system import System, SystemWorld
 from handoff._review.verdict import Tally, TraceStep, Verdict
 from handoff._review.watch import Watch
-from handoff._table import CompiledChart, Step, StepKind, compiled
+from handoff._review.world import ChartWorld, Explored, Move, World
+from handoff._table import CompiledChart, compiled
 from handoff._values import HandoffId, HandoffOrder
-from handoff._vocabulary import ChartEvent
 
 __all__ = [
-    "OrderReview",
+    "Review",
     "explore_from",
     "review",
     "review_chart",
     "review_order",
 ]
 
-_MAX_CONFIGURATIONS = 4_000
-"""A last guard, far above any handoff's needs (the real charts reach fewer than 150), that
-keeps a review of any chart within seconds."""
-
 
 @attrs.frozen
-class OrderReview:
-    """The review of one chart: how much was explored and each property's verdict."""
+class Review:
+    """The review of one chart in one world: how much was explored and each verdict."""
 
     order: HandoffOrder
     chart: CompiledChart
@@ -70,12 +56,15 @@ class OrderReview:
     fallback_transfer_delay_ms: float
     configurations: int
     transitions: int
+    """Moves explored: calls, and with workers, deliveries and faults too."""
     verdicts: tuple[Verdict, ...]
     seconds: float
     origin: str | None = None
     """How the chart was named, `MODULE:NAME`, when it is not an order's shipped chart."""
     phases: tuple[tuple[str, float], ...] = ()
     """Where the time went, in seconds: the exploration, the Table check, the liveness walks."""
+    system: System | None = None
+    """The system the chart was reviewed in (None: the chart alone)."""
 
     @property
     def name(self) -> str:
@@ -83,12 +72,22 @@ class OrderReview:
         return self.chart.name
 
     @property
+    def world(self) -> WorldKind:
+        """The world the chart was reviewed in."""
+        return WorldKind.CHART if self.system is None else WorldKind.SYSTEM
+
+    @property
+    def properties(self) -> tuple[Property, ...]:
+        """The properties judged, in report order."""
+        return tuple(verdict.prop for verdict in self.verdicts)
+
+    @property
     def holds(self) -> bool:
         """Whether every property holds."""
         return all(verdict.holds for verdict in self.verdicts)
 
     def verdict(self, key: Key | str) -> Verdict:
-        """The verdict of property `key` (a `Key`, or its short name: "S1", "Coverage", …)."""
+        """The verdict of property `key` (a `Key`, or its short name: "S1", "W1", …)."""
         key = key if isinstance(key, Key) else Key(key)
         return next(verdict for verdict in self.verdicts if verdict.prop.key is key)
 
@@ -101,37 +100,53 @@ class OrderReview:
         """The verdicts of the properties that do not hold, root cause first.
 
         The root cause is where the chart first departs from what the SPEC answers: the
-        failure whose shortest counterexample is shortest (ties in the order of `PROPERTIES`;
-        a failure without a counterexample, a judgment over the whole chart, last).
+        failure whose shortest counterexample is shortest (ties in the order of the
+        properties; a failure without a counterexample, a judgment over the whole chart, last).
         """
         failing = [verdict for verdict in self.verdicts if not verdict.holds]
         return tuple(sorted(failing, key=_departure))
 
 
 _SAFETY = Family.SAFETY
-_PHASES = {Key.EQUIVALENCE: "Table", Key.PROGRESS: "liveness", Key.CANCELLATION: "liveness"}
+_PHASES = {
+    Key.EQUIVALENCE: "Table",
+    Key.PROGRESS: "liveness",
+    Key.CANCELLATION: "liveness",
+    Key.DELIVERIES_COMPLETE: "liveness",
+    Key.TERMINAL_CANCELS: "liveness",
+}
 """The judgments whose time the report shows apart from the exploration's."""
 
 
 def _departure(verdict: Verdict) -> float:
-    """How many calls it takes to show `verdict`'s failure (a whole-chart one: infinitely)."""
+    """How many moves it takes to show `verdict`'s failure (a whole-chart one: infinitely)."""
     example = verdict.counterexample
     return math.inf if example is None else len(example.steps)
 
 
-def review_order(order: HandoffOrder, fallback_transfer_delay_ms: float = 0.0) -> OrderReview:
-    """Review the real chart of `order`."""
-    return review(compiled(order), fallback_transfer_delay_ms=fallback_transfer_delay_ms)
+def review_order(
+    order: HandoffOrder, fallback_transfer_delay_ms: float = 0.0, *, system: System | None = None
+) -> Review:
+    """Review the real chart of `order`, alone or in `system`."""
+    return review(
+        compiled(order), fallback_transfer_delay_ms=fallback_transfer_delay_ms, system=system
+    )
 
 
 def review_chart(
-    chart: type[HandoffChart] | NamedChart, fallback_transfer_delay_ms: float = 0.0
-) -> OrderReview:
+    chart: type[HandoffChart] | NamedChart,
+    fallback_transfer_delay_ms: float = 0.0,
+    *,
+    system: System | None = None,
+) -> Review:
     """Review any chart class (or named table): its table, judged also against the class."""
     named = chart if isinstance(chart, NamedChart) else NamedChart(spelling(chart), chart)
     source = named.rules if isinstance(named.rules, type) else None
     found = review(
-        named.table, fallback_transfer_delay_ms=fallback_transfer_delay_ms, source=source
+        named.table,
+        fallback_transfer_delay_ms=fallback_transfer_delay_ms,
+        source=source,
+        system=system,
     )
     return attrs.evolve(found, origin=named.spec)
 
@@ -142,28 +157,36 @@ def review(
     fallback_transfer_delay_ms: float = 0.0,
     handoff_id: HandoffId = HANDOFF_ID,
     source: type[HandoffChart] | None = None,
-) -> OrderReview:
-    """Explore every reachable configuration of a coordinator driven by `chart`; check it.
+    system: System | None = None,
+) -> Review:
+    """Explore every configuration a coordinator driven by `chart` reaches; check it.
 
-    `source` is the chart class the table claims to be (default: the shipped chart of its
-    order): the Table property compares the two on every reachable cell.
+    Alone (`system` None) or with its workers.  `source` is the chart class the table claims to
+    be (default: the shipped chart of its order): the Table property compares the two on every
+    reachable cell.
     """
     began = time.perf_counter()
     rules = Rules(chart.order, handoff_id, fallback_transfer_delay_ms)
-    explorer = _Explorer(chart, environment(handoff_id), rules, source=source)
+    world: World = (
+        ChartWorld(chart, environment(handoff_id), rules, source=source)
+        if system is None
+        else SystemWorld(chart, system, rules)
+    )
+    explorer = _Explorer(world)
     explorer.explore()
     explored = time.perf_counter() - began
     verdicts = explorer.verdicts()
-    return OrderReview(
+    return Review(
         order=chart.order,
         chart=chart,
         handoff_id=handoff_id,
         fallback_transfer_delay_ms=fallback_transfer_delay_ms,
-        configurations=len(explorer.watches),
+        configurations=len(explorer.nodes),
         transitions=explorer.transitions,
         verdicts=verdicts,
         seconds=time.perf_counter() - began,
         phases=(("exploration", explored), *explorer.spent.items()),
+        system=system,
     )
 
 
@@ -171,219 +194,88 @@ def explore_from(coordinator: HandoffCoordinatorCore, watch: Watch, rules: Rules
     """Every configuration reachable from `coordinator` (a copy is explored), which the
     environment saw as `watch`: for judging L1 and L2 from the end of a recorded run."""
     root = (coordinator.fork(), watch)
-    explorer = _Explorer(probe.table(coordinator), environment(rules.handoff_id), rules, root)
+    world = ChartWorld(probe.table(coordinator), environment(rules.handoff_id), rules, root=root)
+    explorer = _Explorer(world)
     explorer.explore()
-    return explorer.graph()
+    return world.graph(explorer.explored())
 
 
 # -- the exploration -----------------------------------------------------------------------
 
 
 class _Explorer:
-    """Breadth-first exploration of one chart, keeping what the verdicts need."""
+    """Breadth-first exploration of one world, keeping what the verdicts need."""
 
-    def __init__(
-        self,
-        chart: CompiledChart,
-        env: Environment,
-        rules: Rules,
-        root: tuple[HandoffCoordinatorCore, Watch] | None = None,
-        source: type[HandoffChart] | None = None,
-    ) -> None:
-        self.chart = chart
-        self.env = env
-        self.rules = rules
-        self.state_index = {state: index for index, state in enumerate(chart.states)}
-        coordinator, watch = root or (
-            probe.for_table(env.handoff_id, chart, rules.fallback_transfer_delay_ms),
-            Watch(),
-        )
-        self.coordinators = [coordinator]
-        self.configurations = [probe.configuration(coordinator)]
-        self.watches = [watch]
-        self.stalls = [0]
+    def __init__(self, world: World) -> None:
+        self.world = world
+        node, key = world.root()
+        self.nodes: list[Any] = [node]
+        self.index: dict[Hashable, int] = {key: 0}
         self.parents: list[tuple[int, TraceStep] | None] = [None]
-        self.index = {(self.configurations[0], self.watches[0]): 0}
         self.edges: list[list[Edge]] = []
-        self.tallies = {prop.key: Tally() for prop in PROPERTIES}
-        self.covered_states = {self.state_index[coordinator.chart_state]}
-        self.covered_steps: set[tuple[int, int]] = set()
+        self.tallies = {entry.key: Tally() for entry in world.properties}
         self.transitions = 0
-        self.longest_run = 0
-        self.deferred = 0
         self.cut = False
         self.spent: dict[str, float] = {}
         """Seconds spent judging, by phase (see `_PHASES`)."""
-        self.source: HandoffOrder | type[HandoffChart] = chart.order if source is None else source
-
-    # -- walking --
 
     def explore(self) -> None:
         node = 0
-        while node < len(self.watches):
-            next_id = self.watches[node].next_id
-            self.edges.append([self._try(node, call) for call in self.env.calls(next_id)])
+        while node < len(self.nodes):
+            for key, finding in self.world.checks(self.nodes[node]):
+                self.tallies[key].note(finding, self.parents, node)
+            self.edges.append(
+                [self._follow(node, move) for move in self.world.moves(self.nodes[node])]
+            )
             node += 1
 
-    def _try(self, node: int, call: Call) -> Edge:
+    def _follow(self, node: int, move: Move) -> Edge:
         self.transitions += 1
-        coordinator = self.coordinators[node]
-        twin = coordinator.fork()
-        step = self._step(coordinator, call)
-        error: HandoffError | None = None
-        try:
-            issued = tuple(call.send(twin))
-        except HandoffError as raised:
-            issued, error = (), raised
-        except Exception as raised:  # a crash is a finding, not a reason to stop reviewing
-            edge = TraceStep(call, twin.chart_state, (), _error(raised))
-            self._note(node, edge, Key.ERRORS, edge.error)
-            return Edge(edge, -1, Tag.NONE)
-        edge = TraceStep(call, twin.chart_state, issued, None if error is None else _error(error))
-        self._note(node, edge, Key.ERRORS, None)
-        self._cover(step, refused=error is not None)
-        watch = self.watches[node]
-        before = self.configurations[node]
-        verdict = judge_edge(
-            self.rules, watch, self.stalls[node], call, before, twin, issued, error
-        )
-        for key, finding in verdict.findings:
-            self._note(node, edge, key, finding)
-        self.deferred += verdict.observation.deferred
-        moves = tag(call, watch, accepted=error is None)
-        if verdict.still:
-            return Edge(edge, node, moves)
-        target = self._reach(node, edge, twin, verdict)
-        return Edge(edge, target, moves if target >= 0 else moves | Tag.CUT)
+        for key, finding in move.checks:
+            self.tallies[key].note(finding, self.parents, node, move.step)
+        if move.node is None:
+            return Edge(move.step, -1, move.tags)
+        if move.stays:
+            return Edge(move.step, node, move.tags)
+        target = self._reach(node, move)
+        return Edge(move.step, target, move.tags if target >= 0 else move.tags | Tag.CUT)
 
-    def _cover(self, step: Step | None, *, refused: bool) -> None:
-        """Count the table cell a call took (a refusal covers a refusing cell only)."""
-        if step is not None and (step.kind is StepKind.REFUSED) == refused:
-            self.covered_steps.add((step.source, step.event.index))
-
-    def _reach(
-        self, node: int, edge: TraceStep, twin: HandoffCoordinatorCore, verdict: EdgeVerdict
-    ) -> int:
-        """The index of the configuration `edge` leads to (twin's and the watch's), added when
-        new.  Returns -1 when the run is cut off."""
-        watch = verdict.observation.watch
-        key = (verdict.configuration, watch)
-        stalls = verdict.stalls
-        self.longest_run = max(self.longest_run, len(watch.issued))
-        why = None if verdict.overrun is None else f"cut off: {verdict.overrun}"
-        if why is None and len(self.watches) >= _MAX_CONFIGURATIONS:
-            why = f"cut off: the exploration reached its guard of {_MAX_CONFIGURATIONS:,} states"
+    def _reach(self, node: int, move: Move) -> int:
+        """The index of the configuration `move` leads to, added when new; -1 when the run is
+        cut off there."""
+        why = move.cut
+        guard = self.world.guard
+        if why is None and len(self.nodes) >= guard:
+            why = f"cut off: the exploration reached its guard of {guard:,} configurations"
         if why is not None:
             self.cut = True
-            self._note(node, edge, Key.BOUND, why)
+            self.tallies[Key.BOUND].note(why, self.parents, node, move.step)
             return -1
-        found = self.index.get(key)
+        found = self.index.get(move.key)
         if found is not None:
             return found
-        self.index[key] = len(self.watches)
-        self.coordinators.append(twin)
-        self.configurations.append(verdict.configuration)
-        self.watches.append(watch)
-        self.stalls.append(stalls)
-        self.parents.append((node, edge))
-        self.covered_states.add(self.state_index[twin.chart_state])
-        return len(self.watches) - 1
-
-    def _step(self, coordinator: HandoffCoordinatorCore, call: Call) -> Step | None:
-        """The table step the call will take, for coverage (None: refused before the chart)."""
-        event = probe.classify(coordinator, call.fact, call.action_id, call.outcome)
-        if event is None:
-            return None
-        return self.chart.step(self.state_index[coordinator.chart_state], event)
-
-    def _note(self, node: int, edge: TraceStep, key: Key, finding: str | None) -> None:
-        """Count a check of `key` after `edge` from `node`; keep the first failure."""
-        self.tallies[key].note(finding, self.parents, node, edge)
+        self.index[move.key] = len(self.nodes)
+        self.nodes.append(move.node)
+        self.parents.append((node, move.step))
+        self.world.reached(move.node)
+        return len(self.nodes) - 1
 
     # -- judging --
 
-    def graph(self) -> Graph:
-        """The explored configurations and the moves between them."""
-        return Graph(self.watches, self.edges, self.parents)
+    def explored(self) -> Explored:
+        """What the exploration found, for the world's judgments over the graph."""
+        return Explored(self.nodes, self.edges, self.parents, self.tallies, self.cut)
 
     def verdicts(self) -> tuple[Verdict, ...]:
-        """Each property's verdict, in the order of `PROPERTIES`.
-
-        A property judged at each call has the tally of its checks (Bound and P1 add what
-        the exploration itself saw); one judged over the graph or the chart, its own judge.
-        """
-        graph = self.graph()
-        judges: dict[Key, Callable[[], Verdict]] = {
-            Key.PROGRESS: lambda: progress(prop(Key.PROGRESS), graph),
-            Key.CANCELLATION: lambda: cancellation(prop(Key.CANCELLATION), graph),
-            Key.COVERAGE: lambda: coverage(
-                prop(Key.COVERAGE), self.chart, self.covered_states, self.covered_steps
-            ),
-            Key.EQUIVALENCE: self._equivalence,
-            Key.BOUND: self._bound,
-            Key.PAYLOADS: self._payloads,
-        }
+        """Each property's verdict, in the world's order: a property judged at each move has
+        the tally of its checks; one judged over the graph or the chart, its world's judge."""
+        judges = self.world.judges(self.explored())
         found = []
-        for entry in PROPERTIES:
+        for entry in self.world.properties:
             began = time.perf_counter()
-            found.append(
-                judges[entry.key]()
-                if entry.key in judges
-                else self.tallies[entry.key].verdict(entry)
-            )
+            judge = judges.get(entry.key)
+            found.append(judge() if judge is not None else self.tallies[entry.key].verdict(entry))
             phase = _PHASES.get(entry.key)
             if phase is not None:
                 self.spent[phase] = self.spent.get(phase, 0.0) + time.perf_counter() - began
         return tuple(found)
-
-    def _bound(self) -> Verdict:
-        summary = (
-            f"{len(self.watches):,} configurations, every run to its end; "
-            f"the longest issued {self.longest_run} of at most {MAX_ACTIONS} actions"
-        )
-        if self.cut:
-            summary = f"{len(self.watches):,} configurations; some runs were cut off"
-        tally = self.tallies[Key.BOUND]
-        return tally.verdict(prop(Key.BOUND), checked=len(self.watches), summary=summary)
-
-    def _payloads(self) -> Verdict:
-        notes: tuple[str, ...] = ()
-        if self.deferred:
-            notes = (
-                f"the documented exception, taken in {self.deferred} configurations: a "
-                "DESTINATION_FIRST reservation whose delay overflows arrives before any timing, "
-                "so it is judged, and refused, only at SourceHeld",
-            )
-        return self.tallies[Key.PAYLOADS].verdict(prop(Key.PAYLOADS), notes=notes)
-
-    def _equivalence(self) -> Verdict:
-        judged = prop(Key.EQUIVALENCE)
-        try:
-            comparison = compare(self.source, self.chart, _payloads(self.env))
-        except Exception as error:  # Errors names the crash; this verdict fails
-            return Verdict(judged, 0, 1, notes=(f"the comparison raised {_error(error)}",))
-        wrong = comparison.disagreements
-        said = dict.fromkeys(
-            f"in {cell.state}, {cell.event.value}: the table {cell.compiled}; "
-            f"python-statemachine {cell.interpreted}"
-            for cell in wrong
-        )
-        notes = tuple(said)[:3]
-        more = len(said) - len(notes)
-        notes += (f"and {more} more cells",) if more > 0 else ()
-        return Verdict(judged, comparison.cells, len(wrong), notes=notes)
-
-
-def _payloads(env: Environment) -> dict[ChartEvent, tuple[HandoffFact, ...]]:
-    """Every payload the environment gives each fact event, unusable ones included."""
-    found: dict[ChartEvent, tuple[HandoffFact, ...]] = {}
-    for call in env.facts:
-        fact = call.fact
-        if fact is not None and fact.handoff_id == env.handoff_id:
-            event = FACT_EVENTS[type(fact)]
-            found[event] = (*found.get(event, ()), fact)
-    return found
-
-
-def _error(error: Exception) -> str:
-    return f"{type(error).__name__}: {error}"

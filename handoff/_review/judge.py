@@ -26,7 +26,7 @@ from handoff._runs.call import Call
 from handoff._runs.replay import CallResult, Finding
 from handoff._runs.trace import Trace
 
-__all__ = ["NOT_ALONG_A_RUN", "RunJudge", "judge", "property_words"]
+__all__ = ["NOT_ALONG_A_RUN", "RunJudge", "judge", "judge_system_run", "property_words"]
 
 NOT_ALONG_A_RUN = tuple(entry.key for entry in PROPERTIES if entry.judged is Judged.CHART)
 """Properties of a whole chart, which no single run can show."""
@@ -102,3 +102,11 @@ def _ahead(verdict: Verdict) -> Iterator[Finding]:
         calls = ", ".join(str(step.call) for step in example.steps)
         text += f" (reached by {len(example.steps)} more calls: {calls})"
     yield _finding(verdict.prop.key, text)
+
+
+def judge_system_run(trace: Trace) -> list[tuple[int, str, str]]:
+    """Replay a run of the chart with its workers; what it broke, first broken first."""
+    from handoff._review.system import replay_system_run  # the system world, when asked for
+
+    replayed = replay_system_run(trace)
+    return [(line, key.value, words) for line, key, words in replayed.findings]

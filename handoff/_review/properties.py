@@ -17,13 +17,16 @@ import attrs
 from handoff._review.environment import MAX_ACTIONS
 
 __all__ = [
+    "GUARDS",
     "PROPERTIES",
     "Family",
     "Judged",
     "Key",
     "Property",
     "SpinCheck",
+    "WorldKind",
     "prop",
+    "properties_of",
 ]
 
 
@@ -49,13 +52,33 @@ class Key(enum.Enum):
     BOUND = "Bound"
     ERRORS = "Errors"
     EQUIVALENCE = "Table"
-    # The system review's (handoff._review.system_properties): the coordinator with its
-    # workers and the messages in flight; Bound and Errors are judged there too.
+    # Judged with the workers (handoff._review.system): the coordinator, its two workers and
+    # the messages in flight; Bound and Errors are judged there too.
     SLOTS_AT_COMPLETION = "W1"
     NO_SLOT_AFTER_FREED = "W2"
     ONLY_ISSUED_WORK = "W3"
     DELIVERIES_COMPLETE = "W4"
     TERMINAL_CANCELS = "W5"
+
+
+class WorldKind(enum.Enum):
+    """The world a chart is reviewed in: what may happen next to its coordinator."""
+
+    CHART = "chart"
+    """The chart alone: a nondeterministic environment makes every call it may make."""
+    SYSTEM = "system"
+    """The chart with its workers: two workers following a contract, and a runtime whose
+    messages between them and the coordinator take their time (`--workers`)."""
+
+
+GUARDS = {WorldKind.CHART: 4_000, WorldKind.SYSTEM: 500_000}
+"""Each world's last guard on the configurations explored, far above what the shipped charts
+reach (fewer than 150 alone, tens of thousands with workers): it keeps any chart's review
+within seconds."""
+
+_ALONE = frozenset({WorldKind.CHART})
+_WITH_WORKERS = frozenset({WorldKind.SYSTEM})
+_BOTH = _ALONE | _WITH_WORKERS
 
 
 class Judged(enum.Enum):
@@ -91,7 +114,7 @@ class Property:
     `title` for tables, `words` for the report, `unit` for the count; `family` says whether
     breaking it is unsafe or a difference from the reference, and `why`; `judged` says where
     the review judges it, `spin` how Spin's model mirrors it (None: not mirrored, `unmirrored`
-    says why).
+    says why); `worlds`, in which worlds it is judged.
     """
 
     key: Key
@@ -106,6 +129,7 @@ class Property:
     spin: SpinCheck | None = SpinCheck.ASSERTION
     unmirrored: str = ""
     """Why Spin does not check it, when `spin` is None."""
+    worlds: frozenset[WorldKind] = _ALONE
 
 
 def _p(
@@ -118,8 +142,9 @@ def _p(
     judged: Judged = Judged.EDGE,
     spin: SpinCheck | None = SpinCheck.ASSERTION,
     unmirrored: str = "",
+    worlds: frozenset[WorldKind] = _ALONE,
 ) -> Property:
-    return Property(key, title, words, unit, family, why, judged, spin, unmirrored)
+    return Property(key, title, words, unit, family, why, judged, spin, unmirrored, worlds)
 
 
 PROPERTIES = (
@@ -305,6 +330,64 @@ PROPERTIES = (
         "a judgment on the chart's declared cells, not on runs: Spin sees no cells",
     ),
     _p(
+        Key.SLOTS_AT_COMPLETION,
+        Family.SAFETY,
+        "a slot a worker still holds once the handoff has ended is KV cache lost or owned twice",
+        "no slot held for a CANCELED handoff; after SUCCESS only the destination's",
+        "quiet configurations after a completion",
+        "At every completion, once every message in flight has been delivered, no worker "
+        "holds a KV slot for a CANCELED handoff, and after a SUCCESS the destination holds "
+        "the request's slot and the source none.",
+        worlds=_WITH_WORKERS,
+    ),
+    _p(
+        Key.NO_SLOT_AFTER_FREED,
+        Family.SAFETY,
+        "a slot the coordinator believes freed is one no cleanup will ever free again",
+        "no slot held after the coordinator was told it is freed",
+        "moves",
+        "Once the coordinator has been told a worker freed the request's slot (a "
+        "`ReleaseSource`, `CancelSource` or `CancelDestination` acknowledged `APPLIED` or "
+        "`NOOP`), that worker never holds a slot for the request again.",
+        worlds=_WITH_WORKERS,
+    ),
+    _p(
+        Key.ONLY_ISSUED_WORK,
+        Family.SAFETY,
+        "work nobody issued takes a slot that no cleanup knows of",
+        "workers perform only what the coordinator issued",
+        "actions performed",
+        "Every action a worker performs was issued by the coordinator, is for that worker, "
+        "and is performed once.",
+        worlds=_WITH_WORKERS,
+    ),
+    _p(
+        Key.DELIVERIES_COMPLETE,
+        Family.SAFETY,
+        "a handoff that never completes keeps both owners' slots forever",
+        "delivering what is in flight completes the handoff",
+        "configurations",
+        "From every reachable configuration, every run that suffers no further fault and "
+        "delivers every message in flight (fairness) ends, once nothing is in flight, with "
+        "the handoff complete.",
+        Judged.GRAPH,
+        SpinCheck.LTL,
+        worlds=_WITH_WORKERS,
+    ),
+    _p(
+        Key.TERMINAL_CANCELS,
+        Family.SAFETY,
+        "a failed, timed-out or canceled request must free both owners, or its cache leaks",
+        "a terminal fact leads to CANCELED",
+        "terminal facts reported",
+        "After a terminal fact (`Failed`, `TimedOut`, `Canceled`) every run that delivers "
+        "every message in flight ends with the handoff complete CANCELED, including after a "
+        "success (the reopened cleanup).",
+        Judged.GRAPH,
+        SpinCheck.LTL,
+        worlds=_WITH_WORKERS,
+    ),
+    _p(
         Key.BOUND,
         Family.SAFETY,
         "a run that never ends never frees its owners, and leaves the review unproven",
@@ -312,7 +395,10 @@ PROPERTIES = (
         "configurations explored",
         f"No run issues more than {MAX_ACTIONS} actions, no run grows the configuration three "
         "times without progress (an issued action, a state change or a new journal entry), and "
-        "the space stays under the exploration's guard: so the exploration is exhaustive.",
+        f"the space stays under the exploration's guard ({GUARDS[WorldKind.CHART]:,} "
+        f"configurations alone, {GUARDS[WorldKind.SYSTEM]:,} with workers): so the exploration "
+        "is exhaustive.",
+        worlds=_BOTH,
     ),
     _p(
         Key.ERRORS,
@@ -321,6 +407,7 @@ PROPERTIES = (
         "only HandoffError escapes",
         "calls",
         "Every call returns actions or raises `HandoffError`; any other exception is a failure.",
+        worlds=_BOTH,
     ),
     _p(
         Key.EQUIVALENCE,
@@ -344,3 +431,8 @@ _BY_KEY = {entry.key: entry for entry in PROPERTIES}
 def prop(key: Key) -> Property:
     """The property `key` names."""
     return _BY_KEY[key]
+
+
+def properties_of(world: WorldKind) -> tuple[Property, ...]:
+    """The properties judged in `world`, in the order of `PROPERTIES`."""
+    return tuple(entry for entry in PROPERTIES if world in entry.worlds)

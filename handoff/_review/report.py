@@ -1,32 +1,58 @@
 """The review's reports: a verdict table per chart as text, everything as JSON, the markdown of
 `docs/model-review.md` (deterministic, no timings), and a counterexample as a replayable trace.
 
-The command (`handoff._review.cli`) chooses one and writes it; the docs wing writes the committed
-markdown report with the same function.
+One report for every world: a chart reviewed alone shows its counterexamples call by call, a
+chart reviewed with its workers move by move (who got which message, and what followed).  The
+command (`handoff._review.cli`) chooses a format and writes it; the docs wing writes the
+committed markdown report with the same function.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from handoff._messages import HandoffAction, IssuedHandoffAction
 from handoff._review.environment import Call
-from handoff._review.explore import OrderReview
-from handoff._review.properties import PROPERTIES, Family
-from handoff._review.verdict import Counterexample, Verdict
+from handoff._review.explore import Review
+from handoff._review.properties import (
+    PROPERTIES,
+    Family,
+    Judged,
+    Key,
+    Property,
+    WorldKind,
+    properties_of,
+)
+from handoff._review.system import line_of
+from handoff._review.verdict import Counterexample, MoveKind, TraceStep, Verdict
 from handoff._runs.replay import record
-from handoff._runs.trace import Entry, Trace, call_object
+from handoff._runs.trace import Entry, Trace, Workers, call_object
+from handoff._runs.workers import (
+    CONTRACTS,
+    MessageKind,
+    RequestMemory,
+    Role,
+    WorkerContract,
+    WorkerTask,
+    role_of,
+    task_of,
+)
 
 __all__ = [
     "DIFFERS",
     "UNSAFE",
     "call_json",
+    "contract_spelling",
     "counterexample_trace",
+    "describe_step",
     "exit_status",
     "json_report",
     "markdown",
+    "overtaken",
+    "review_title",
+    "system_properties",
     "text",
     "verdict_line",
 ]
@@ -34,7 +60,7 @@ __all__ = [
 # -- text ------------------------------------------------------------------------------
 
 
-def verdict_line(reviews: Sequence[OrderReview]) -> str | None:
+def verdict_line(reviews: Sequence[Review]) -> str | None:
     """`UNSAFE: S5 (chart), …`, `SAFE, differs from the reference: Q1 (chart), …`, or None
     when every property holds; failures root cause first."""
     failing = [(review, verdict) for review in reviews for verdict in review.failures()]
@@ -48,7 +74,7 @@ def verdict_line(reviews: Sequence[OrderReview]) -> str | None:
     return None
 
 
-def exit_status(reviews: Sequence[OrderReview], *, safety_only: bool = False) -> int:
+def exit_status(reviews: Sequence[Review], *, safety_only: bool = False) -> int:
     """0 every property holds; 1 a safety property fails (UNSAFE); 3 only conformance
     properties fail (SAFE, differs from the reference), or 0 with `safety_only`."""
     if not all(review.safe for review in reviews):
@@ -64,11 +90,12 @@ DIFFERS = 3
 """The exit status of a review that fails conformance properties only (2 is a usage error)."""
 
 
-def _named(review: OrderReview, verdict: Verdict) -> str:
-    return f"{verdict.prop.key.value} ({review.name})"
+def _named(review: Review, verdict: Verdict) -> str:
+    workers = "" if review.system is None else f", {review.system.contract.name} workers"
+    return f"{verdict.prop.key.value} ({review.name}{workers})"
 
 
-def text(reviews: Sequence[OrderReview]) -> str:
+def text(reviews: Sequence[Review]) -> str:
     """The verdict tables, then each failure's shortest counterexample (root cause first)."""
     parts = [_text_order(review) for review in reviews]
     line = verdict_line(reviews)
@@ -77,17 +104,26 @@ def text(reviews: Sequence[OrderReview]) -> str:
         parts.append(f"{line}; reviewed in {seconds:.2f} s\n")
     else:
         orders = " and ".join(review.name for review in reviews)
+        judged = {verdict.prop.key for review in reviews for verdict in review.verdicts}
+        contracts = sorted({r.system.contract.name for r in reviews if r.system is not None})
+        workers = f" with {' and '.join(contracts)} workers" if contracts else ""
         parts.append(
-            f"OK: all {len(PROPERTIES)} properties hold for {orders}; reviewed in {seconds:.2f} s\n"
+            f"OK: all {len(judged)} properties hold for {orders}{workers}; "
+            f"reviewed in {seconds:.2f} s\n"
         )
     return "\n".join(parts)
 
 
-def _text_order(review: OrderReview) -> str:
-    width = max(len(prop.title) for prop in PROPERTIES)
+def _moves_word(review: Review) -> str:
+    return "transitions" if review.system is None else "moves"
+
+
+def _text_order(review: Review) -> str:
+    width = max(len(prop.title) for prop in review.properties)
     lines = [
-        f"{_title(review)}: {review.configurations:,} configurations, "
-        f"{review.transitions:,} transitions explored in {review.seconds:.2f} s{_phases(review)}",
+        f"{review_title(review)}: {review.configurations:,} configurations, "
+        f"{review.transitions:,} {_moves_word(review)} explored in {review.seconds:.2f} s"
+        f"{_phases(review)}",
         "",
         f"  {'':9}{'property':<{width}}  verdict  checked",
     ]
@@ -104,6 +140,8 @@ def _text_order(review: OrderReview) -> str:
 
 
 def _text_counterexample(verdict: Verdict, example: Counterexample) -> list[str]:
+    if any(step.kind is not MoveKind.CALL for step in example.steps):
+        return _moves_counterexample(verdict, example)
     lines = [
         f"{verdict.prop.key.value} fails: {example.finding}",
         f"shortest counterexample ({len(example.steps)} calls):",
@@ -120,18 +158,99 @@ def _text_counterexample(verdict: Verdict, example: Counterexample) -> list[str]
     return lines
 
 
-def _phases(review: OrderReview) -> str:
+def _phases(review: Review) -> str:
     """Where the time went: ` (exploration 0.40 s, Table 0.10 s, liveness 0.02 s)`."""
     if not review.phases:
         return ""
     return " (" + ", ".join(f"{name} {seconds:.2f} s" for name, seconds in review.phases) + ")"
 
 
-def _title(review: OrderReview) -> str:
-    """A chart's name, and its order when the name is its own."""
-    if review.name == review.order.value:
-        return review.name
-    return f"{review.name} ({review.order.value})"
+def review_title(review: Review) -> str:
+    """A chart's name, its order when the name is its own, and the system it ran in."""
+    title = review.name
+    if review.name != review.order.value:
+        title = f"{review.name} ({review.order.value})"
+    if review.system is not None:
+        title = f"{title}, {review.system.describe()}"
+    return title
+
+
+def _moves_counterexample(verdict: Verdict, example: Counterexample) -> list[str]:
+    """A system counterexample in words, one move a line, and how a cancel overtook its work."""
+    lines = [
+        f"{verdict.prop.key.value} fails: {example.finding}",
+        f"shortest counterexample ({len(example.steps)} moves):",
+    ]
+    lines += [
+        f"  {number:>2}. {describe_step(step)}" for number, step in enumerate(example.steps, 1)
+    ]
+    lines += [f"  {note}" for note in overtaken(example.steps)]
+    return lines
+
+
+def describe_step(step: TraceStep) -> str:
+    """One move in words: who got what, and what followed."""
+    message = step.message
+    if step.kind is MoveKind.START:
+        return f"the runtime calls start() -> {step.state}: {_answer(step.issued, step.error)}"
+    if step.kind in (MoveKind.FAULT, MoveKind.CALL):
+        return (
+            f"the runtime reports {step.call} -> {step.state}: {_answer(step.issued, step.error)}"
+        )
+    assert message is not None
+    if step.kind is MoveKind.TO_COORDINATOR:
+        return (
+            f"the coordinator gets {message.describe()} from the {message.role.value}: "
+            f"{step.call} -> {step.state}: {_answer(step.issued, step.error)}"
+        )
+    reaction = step.reaction
+    assert reaction is not None
+    did = "fails it" if step.kind is MoveKind.WORKER_FAILS else _MEMORY[reaction.memory]
+    sent = ", ".join(sent.describe() for sent in step.sent) or "nothing"
+    return f"the {message.role.value} gets {message.describe()}: {did}; sends {sent}"
+
+
+_MEMORY = {
+    RequestMemory.UNKNOWN: "knows nothing of the request",
+    RequestMemory.HELD: "holds a KV slot for it",
+    RequestMemory.FREED: "holds no slot for it (freed)",
+    RequestMemory.CANCELED: "remembers the request as canceled",
+}
+
+
+def overtaken(steps: Sequence[TraceStep]) -> Iterator[str]:
+    """Each cancel that reached its worker before the work it cancels: overtaking it."""
+    delivered: set[int] = set()
+    for step in steps:
+        message = step.message
+        if message is None or message.kind is not MessageKind.ACTION:
+            continue
+        delivered.add(message.action_id)
+        if task_of(message.action) is not WorkerTask.CANCEL:
+            continue
+        for earlier in steps:
+            work = next((item for item in earlier.issued if _takes(item, message.role)), None)
+            if work is not None and work.id.value not in delivered:
+                yield (
+                    f"the cancel #{message.action_id} {type(message.action).__name__} reached "
+                    f"the {message.role.value} before #{work.id.value} "
+                    f"{type(work.action).__name__}, the work it cancels: it overtook it"
+                )
+
+
+def _takes(item: IssuedHandoffAction, role: Role) -> bool:
+    """Whether `item` asks the worker of `role` to take a slot."""
+    return role_of(item.action) is role and task_of(item.action) is WorkerTask.TAKE
+
+
+def _answer(issued: Sequence[IssuedHandoffAction], error: str | None) -> str:
+    if error is not None:
+        return f"refused, {error}"
+    if not issued:
+        return "issued nothing"
+    return "issued " + ", ".join(
+        f"#{item.id.value} {type(item.action).__name__}" for item in issued
+    )
 
 
 def _verdict_word(verdict: Verdict) -> str:
@@ -162,7 +281,7 @@ def _action_text(item: IssuedHandoffAction) -> str:
 # -- markdown --------------------------------------------------------------------------
 
 
-def markdown(reviews: Sequence[OrderReview]) -> str:
+def markdown(reviews: Sequence[Review]) -> str:
     """The report committed in `docs/model-review.md`; no timings, so it is reproducible."""
     lines = [
         "# Model review",
@@ -177,7 +296,7 @@ def markdown(reviews: Sequence[OrderReview]) -> str:
         "",
         "## Properties",
         "",
-        *(f"- **{prop.key.value}** {prop.words}" for prop in PROPERTIES),
+        *(f"- **{prop.key.value}** {prop.words}" for prop in properties_of(WorldKind.CHART)),
         "",
         "## Two families",
         "",
@@ -197,13 +316,34 @@ def markdown(reviews: Sequence[OrderReview]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _markdown_order(review: OrderReview) -> list[str]:
+def system_properties() -> str:
+    """The table of the properties judged with the workers, for `docs/model-review.md`."""
+    lines = [
+        "| key | property | judged |",
+        "|---|---|---|",
+        *(
+            f"| {entry.key.value} | {entry.words} | {_judged_words(entry)} |"
+            for entry in properties_of(WorldKind.SYSTEM)
+        ),
+    ]
+    return "\n".join(lines)
+
+
+def _judged_words(entry: Property) -> str:
+    if entry.key is Key.SLOTS_AT_COMPLETION:
+        return "at every quiet configuration (nothing in flight) whose coordinator is complete"
+    if entry.judged is Judged.EDGE:
+        return "at each move"
+    return str(entry.judged.value)
+
+
+def _markdown_order(review: Review) -> list[str]:
     verdict = "every property holds" if review.holds else "**some properties fail**"
     lines = [
-        f"## {_title(review)}",
+        f"## {review_title(review)}",
         "",
-        f"{review.configurations:,} configurations and {review.transitions:,} transitions "
-        f"explored; {verdict}.",
+        f"{review.configurations:,} configurations and {review.transitions:,} "
+        f"{_moves_word(review)} explored; {verdict}.",
         "",
         "| property | | verdict | checked |",
         "|---|---|---|---|",
@@ -225,7 +365,7 @@ def _markdown_order(review: OrderReview) -> list[str]:
 # -- json and traces -------------------------------------------------------------------
 
 
-def json_report(reviews: Sequence[OrderReview]) -> dict[str, Any]:
+def json_report(reviews: Sequence[Review]) -> dict[str, Any]:
     """Everything the review found, as JSON-ready values."""
     return {
         "ok": all(review.holds for review in reviews),
@@ -235,11 +375,20 @@ def json_report(reviews: Sequence[OrderReview]) -> dict[str, Any]:
     }
 
 
-def _json_order(review: OrderReview) -> dict[str, Any]:
+def _json_order(review: Review) -> dict[str, Any]:
+    system = review.system
     return {
         "order": review.order.value,
         "chart": review.name,
         "origin": review.origin,
+        "world": review.world.value,
+        "workers": None
+        if system is None
+        else {
+            "contract": system.contract.name,
+            "fifo": system.fifo,
+            "faults": system.faults,
+        },
         "ok": review.holds,
         "safe": review.safe,
         "configurations": review.configurations,
@@ -269,32 +418,64 @@ def _json_verdict(verdict: Verdict) -> dict[str, Any]:
 def _json_counterexample(example: Counterexample) -> dict[str, Any]:
     return {
         "finding": example.finding,
-        "steps": [
-            {
-                "call": call_json(step.call),
-                "state": step.state,
-                "issued": [_issued_json(item) for item in step.issued],
-                "error": step.error,
-            }
-            for step in example.steps
-        ],
+        "overtaken": list(overtaken(example.steps)),
+        "steps": [_json_step(step) for step in example.steps],
     }
 
 
-def counterexample_trace(review: OrderReview, example: Counterexample) -> Trace:
+def _json_step(step: TraceStep) -> dict[str, Any]:
+    """One move: the call it made, if any, and with workers who moved and what followed."""
+    message, reaction = step.message, step.reaction
+    return {
+        "kind": step.kind.value,
+        "call": None if step.call is None else call_json(step.call),
+        "state": step.state,
+        "issued": [_issued_json(item) for item in step.issued],
+        "error": step.error,
+        "message": None if message is None else message.describe(),
+        "worker": None if message is None else message.role.value,
+        "memory": None if reaction is None else reaction.memory.value,
+        "sent": [sent.describe() for sent in step.sent],
+        "words": describe_step(step) if step.kind is not MoveKind.CALL else None,
+    }
+
+
+def counterexample_trace(review: Review, example: Counterexample) -> Trace:
     """A counterexample as a replayable trace: its calls, each expecting the SPEC's answer.
 
     The SPEC's answers are those of the order's shipped chart, which the review proves: the
     trace then replays as OK once the chart is fixed, and diverges where the broken one errs.
     """
-    entries = tuple(Entry(step.call) for step in example.steps)
     chart = review.origin
     if chart is None and review.name != review.order.value:
         chart = review.name
+    system = review.system
+    if system is not None:
+        workers = Workers(contract_spelling(system.contract), system.fifo, system.faults)
+        moves = tuple(line_of(step) for step in example.steps)
+        return Trace(
+            review.handoff_id,
+            review.order,
+            review.fallback_transfer_delay_ms,
+            (),
+            chart=chart,
+            workers=workers,
+            moves=moves,
+        )
+    entries = tuple(Entry(step.call) for step in example.steps if step.call is not None)
     trace = Trace(
         review.handoff_id, review.order, review.fallback_transfer_delay_ms, entries, chart=chart
     )
     return record(trace)
+
+
+def contract_spelling(contract: WorkerContract) -> str:
+    """How a trace names `contract` so `find_contract` finds it again: a shipped contract's
+    name, or `MODULE:CLASS` of a contract of one's own."""
+    if CONTRACTS.get(contract.name) is contract:
+        return contract.name
+    kind = type(contract)
+    return f"{kind.__module__}:{kind.__qualname__}"
 
 
 def call_json(call: Call) -> dict[str, Any]:

@@ -1,122 +1,475 @@
-"""System review: explore every configuration of a coordinator, its workers and the messages
-in flight between them (`handoff._review.system_model`), and judge the system properties.
+"""The second world: a coordinator, its two workers and the messages in flight between them.
 
-Exploration is breadth-first, so each counterexample is a shortest run.  The safety
-properties W1-W3 are judged at each move and at each quiet configuration; the liveness
-properties W4 and W5 over the explored graph, under the fairness that every message in
-flight is eventually delivered (a refused early fact again and again, until it is taken):
-a run that suffers no further fault then ends once nothing is in flight, so every such end
-must be a completion (W4), and after a terminal fact a CANCELED one (W5).
+A system configuration is the coordinator's configuration, what each worker remembers of the
+request (`RequestMemory`: holding a KV slot or not), the messages in flight and what the
+runtime has seen.  The runtime carries each issued action to its worker as a message, and
+each acknowledgement and fact back to the coordinator as another; any message in flight may
+be delivered next (or, with `fifo`, the first of each worker's channel in each direction).
+Besides deliveries, the system may suffer up to `faults` faults in a run (`handoff._runs.faults`
+names them): a terminal fact (`Failed`, `TimedOut`, `Canceled`) reported to the coordinator,
+or a worker failing the work it was given (acknowledged as failed, memory unchanged).
+
+The runtime's one policy: a fact the coordinator refuses as early (its acknowledgement is still
+in flight) stays in flight and is delivered again later; any other refused message is dropped.
+`Complete` is the runtime's own: it goes to no worker.
+
+W1 is judged at each quiet configuration, W2 and W3 at each move, W4 and W5 over the explored
+graph under the fairness that every message in flight is eventually delivered: a run that
+suffers no further fault then ends once nothing is in flight, so every such end must be a
+completion (W4), and after a terminal fact a CANCELED one (W5).
 """
 
 from __future__ import annotations
 
 import enum
-import time
-from collections.abc import Sequence
+from collections.abc import Hashable, Iterable, Iterator, Sequence
+from typing import NamedTuple
 
 import attrs
 
+from handoff import _probe as probe
 from handoff._coordinator import HandoffCoordinatorCore
-from handoff._review.system_model import SystemModel, completion_finding
-from handoff._review.system_properties import (
-    MAX_CONFIGURATIONS,
-    SYSTEM_PROPERTIES,
-    SystemCounterexample,
-    SystemProperty,
-    SystemVerdict,
+from handoff._errors import HandoffError, OutOfOrderFactError, TraceError
+from handoff._messages import HandoffAction
+from handoff._review.environment import Rules
+from handoff._review.graph import Edge, Tag
+from handoff._review.monitors import Checked
+from handoff._review.properties import Key, WorldKind, prop
+from handoff._review.verdict import MoveKind, Tally, TraceStep, Verdict, path
+from handoff._review.world import Explored, Judge, Move, WorldBase, error_words
+from handoff._runs.call import Call
+from handoff._runs.faults import Fault
+from handoff._runs.runtime import DEMO_WORKLOAD, Workload
+from handoff._runs.trace import MoveLine, Trace
+from handoff._runs.workers import (
+    ContractTable,
+    Message,
+    MessageKind,
+    RequestMemory,
+    Role,
+    WorkerContract,
+    WorkerReaction,
+    WorkerReply,
+    WorkerTask,
+    find_contract,
+    outcome_of,
+    role_of,
+    task_of,
 )
-from handoff._review.system_state import (
-    SystemFinding,
-    SystemKey,
-    SystemOptions,
-    SystemState,
-    SystemStep,
-    SystemStepKind,
-)
-from handoff._runs.workers import WorkerContract
-from handoff._table import CompiledChart
-from handoff._values import HandoffCompletion, HandoffId, HandoffOrder
+from handoff._table import CompiledChart, compiled
+from handoff._values import HandoffActionId, HandoffCompletion
 
 __all__ = [
-    "SYSTEM_PROPERTIES",
-    "SystemCounterexample",
-    "SystemKey",
-    "SystemProperty",
-    "SystemReview",
-    "SystemVerdict",
-    "review_system",
+    "System",
+    "SystemState",
+    "SystemWatch",
+    "SystemWorld",
+    "completion_finding",
+    "line_of",
+    "replay_moves",
+    "replay_system_run",
 ]
 
 
 @attrs.frozen
-class SystemReview:
-    """The review of one chart in its system: what was explored and each property's verdict."""
+class System:
+    """How the system around the coordinator behaves: its workers, delivery and faults."""
 
-    chart: CompiledChart
-    options: SystemOptions
-    handoff_id: HandoffId
-    fallback_transfer_delay_ms: float
-    configurations: int
-    moves: int
-    verdicts: tuple[SystemVerdict, ...]
-    seconds: float
-    origin: str | None = None
-    """How the chart was named, `MODULE:NAME`, when it is not an order's shipped chart."""
+    contract: WorkerContract
+    fifo: bool = False
+    """Deliver each worker's messages, in each direction, in the order they were sent."""
+    faults: int = 2
+    """The most faults (terminal facts, failed work) a run suffers."""
+    worker_failures: bool = True
+    """Whether a worker may fail the work it was given (`Fault.FAILED_OUTCOME`)."""
+
+    def describe(self) -> str:
+        """`forgetful workers, messages delivered in any order`."""
+        delivery = "FIFO per worker" if self.fifo else "any order"
+        return f"{self.contract.name} workers, messages delivered in {delivery}"
+
+
+Flight = tuple[tuple[Message, ...], ...]
+
+
+class SystemWatch(NamedTuple):
+    """What the runtime has seen, for the properties: ids issued and performed, frees told."""
+
+    started: bool = False
+    issued: int = 0
+    """Bit n set: action n was issued."""
+    performed: int = 0
+    """Bit n set: action n was performed by a worker."""
+    told: frozenset[Role] = frozenset()
+    """Workers whose freeing the coordinator was told of (a release or cancel acknowledged)."""
+    faults: int = 0
+    """Faults suffered so far."""
+
+
+class SystemState(NamedTuple):
+    """One system configuration: what decides everything after it."""
+
+    coordinator: tuple[object, ...]
+    source: RequestMemory
+    destination: RequestMemory
+    flight: Flight
+    """Messages in flight: one channel, canonically sorted (any order), or four, in order."""
+    watch: SystemWatch
+
+    def memory(self, role: Role) -> RequestMemory:
+        """What the worker of `role` remembers."""
+        return self.source if role is Role.SOURCE else self.destination
 
     @property
-    def name(self) -> str:
-        """The chart's name."""
-        return self.chart.name
-
-    @property
-    def order(self) -> HandoffOrder:
-        """The chart's order."""
-        return self.chart.order
-
-    @property
-    def contract(self) -> WorkerContract:
-        """The workers' contract."""
-        return self.options.contract
-
-    @property
-    def holds(self) -> bool:
-        """Whether every property holds."""
-        return all(verdict.holds for verdict in self.verdicts)
-
-    def verdict(self, key: SystemKey | str) -> SystemVerdict:
-        """The verdict of property `key` (a `SystemKey` or its short name, "W1", …)."""
-        key = key if isinstance(key, SystemKey) else SystemKey(key)
-        return next(verdict for verdict in self.verdicts if verdict.prop.key is key)
-
-    def failures(self) -> tuple[SystemVerdict, ...]:
-        """The verdicts of the properties that do not hold."""
-        return tuple(verdict for verdict in self.verdicts if not verdict.holds)
+    def quiet(self) -> bool:
+        """Nothing in flight."""
+        return not any(self.flight)
 
 
-def review_system(
-    chart: CompiledChart,
-    options: SystemOptions,
-    *,
-    fallback_transfer_delay_ms: float = 0.0,
-    origin: str | None = None,
-) -> SystemReview:
-    """Explore every configuration of `chart`'s coordinator in its system; judge it."""
-    began = time.perf_counter()
-    model = SystemModel(chart, options, fallback_transfer_delay_ms=fallback_transfer_delay_ms)
-    explorer = _SystemExplorer(model)
-    explorer.explore()
-    return SystemReview(
-        chart=chart,
-        options=options,
-        handoff_id=model.handoff_id,
-        fallback_transfer_delay_ms=fallback_transfer_delay_ms,
-        configurations=len(explorer.states),
-        moves=explorer.moves,
-        verdicts=explorer.verdicts(),
-        seconds=time.perf_counter() - began,
-        origin=origin,
+class _Node(NamedTuple):
+    coordinator: HandoffCoordinatorCore
+    state: SystemState
+
+
+_HELD = RequestMemory.HELD
+_SLOT_FREED = Key.NO_SLOT_AFTER_FREED
+_ONLY_ISSUED = Key.ONLY_ISSUED_WORK
+_CLEANUPS = (
+    HandoffAction.ReleaseSource,
+    HandoffAction.CancelSource,
+    HandoffAction.CancelDestination,
+)
+_FAILABLE = (WorkerTask.TAKE, WorkerTask.TRANSFER, WorkerTask.ACTIVATE)
+_FAILED_WORK = Fault.FAILED_OUTCOME.outcome
+_WORKER_MOVES = (MoveKind.TO_WORKER, MoveKind.WORKER_FAILS)
+_TERMINAL_FAULTS = (Fault.FAILURE, Fault.TIMEOUT, Fault.CANCELLATION)
+"""The faults a run suffers as a terminal fact reported to the coordinator, at any time."""
+
+
+class SystemWorld(WorldBase):
+    """The moves of the system around one coordinator driven by `chart`, judged as they are
+    made, and the liveness of the whole graph."""
+
+    kind = WorldKind.SYSTEM
+
+    def __init__(
+        self,
+        chart: CompiledChart,
+        system: System,
+        rules: Rules,
+        *,
+        workload: Workload = DEMO_WORKLOAD,
+    ) -> None:
+        self.chart = chart
+        self.system = system
+        self.contract = ContractTable(system.contract)
+        self.rules = rules
+        self.workload = workload
+        self.terminal_facts = tuple(
+            kind(rules.handoff_id)
+            for kind in (fault.fact for fault in _TERMINAL_FAULTS)
+            if kind is not None
+        )
+
+    def root(self) -> tuple[_Node, Hashable]:
+        """The coordinator before `start()`, both workers knowing nothing, nothing in flight."""
+        rules = self.rules
+        coordinator = probe.for_table(
+            rules.handoff_id, self.chart, rules.fallback_transfer_delay_ms
+        )
+        channels = 4 if self.system.fifo else 1
+        state = SystemState(
+            probe.configuration(coordinator),
+            RequestMemory.UNKNOWN,
+            RequestMemory.UNKNOWN,
+            ((),) * channels,
+            SystemWatch(),
+        )
+        return _Node(coordinator, state), state
+
+    def checks(self, node: _Node) -> Iterable[Checked]:
+        """W1 at a quiet, complete configuration."""
+        coordinator, state = node
+        if state.quiet and state.watch.started and coordinator.is_complete:
+            yield Key.SLOTS_AT_COMPLETION, completion_finding(state, coordinator.completion)
+
+    def moves(self, node: _Node) -> Iterator[Move]:
+        """Every move from `node`, in a fixed order: deliveries first, then faults."""
+        for step, after, findings, fault, loop in self._moves(*node):
+            yield _judged(step, after, findings, fault=fault, loop=loop)
+
+    def _moves(self, coordinator: HandoffCoordinatorCore, state: SystemState) -> Iterator[_Raw]:
+        if not state.watch.started:
+            yield self._call(coordinator, state, MoveKind.START, None, Call.start(), state.flight)
+            return
+        faults_left = state.watch.faults < self.system.faults
+        for channel, message in self._deliverable(state):
+            flight = _without(state.flight, channel, message)
+            if message.kind is MessageKind.ACTION:
+                yield self._perform(coordinator, state, message, flight, fail=False)
+                failable = task_of(message.action) in _FAILABLE
+                if faults_left and self.system.worker_failures and failable:
+                    yield self._perform(coordinator, state, message, flight, fail=True)
+            else:
+                call = _call_of(message)
+                yield self._call(coordinator, state, MoveKind.TO_COORDINATOR, message, call, flight)
+        if faults_left:
+            for fact in self.terminal_facts:
+                call = Call.of_fact(fact)
+                yield self._call(coordinator, state, MoveKind.FAULT, None, call, state.flight)
+
+    # -- moves -------------------------------------------------------------------------
+
+    def _deliverable(self, state: SystemState) -> Iterator[tuple[int, Message]]:
+        for channel, messages in enumerate(state.flight):
+            if self.system.fifo:
+                if messages:
+                    yield channel, messages[0]
+            else:
+                for message in messages:
+                    yield channel, message
+
+    def _perform(
+        self,
+        coordinator: HandoffCoordinatorCore,
+        state: SystemState,
+        message: Message,
+        flight: Flight,
+        *,
+        fail: bool,
+    ) -> _Raw:
+        """A worker gets an action and reacts as its contract says (or fails it: a fault)."""
+        role, action = message.role, message.action
+        before = state.memory(role)
+        task = task_of(action)
+        reaction = (
+            WorkerReaction(before, WorkerReply.FAILED)
+            if fail
+            else self.contract.react(task, before)
+        )
+        sent: list[Message] = []
+        outcome = _FAILED_WORK if fail else outcome_of(action, reaction.reply)
+        if outcome is not None:
+            sent.append(Message(MessageKind.OUTCOME, message.action_id, role, action, outcome))
+        fact = self.workload.fact_after(action) if reaction.reply is WorkerReply.DONE else None
+        if fact is not None and not fail:
+            sent.append(Message(MessageKind.FACT, message.action_id, role, action, fact=fact))
+        watch = state.watch
+        findings = list(_performed_findings(watch, message))
+        if reaction.holds and role in watch.told:
+            findings.append((_SLOT_FREED, _held_after_freed(role, message)))
+        watch = watch._replace(
+            performed=watch.performed | 1 << message.action_id, faults=watch.faults + fail
+        )
+        memories = {Role.SOURCE: state.source, Role.DESTINATION: state.destination}
+        memories[role] = reaction.memory
+        after = SystemState(
+            state.coordinator,
+            memories[Role.SOURCE],
+            memories[Role.DESTINATION],
+            self._send(flight, sent),
+            watch,
+        )
+        kind = MoveKind.WORKER_FAILS if fail else MoveKind.TO_WORKER
+        step = TraceStep(
+            None,
+            coordinator.chart_state,
+            kind=kind,
+            message=message,
+            reaction=reaction,
+            sent=tuple(sent),
+        )
+        return _Raw(step, _Node(coordinator, after), tuple(findings), fail)
+
+    def _call(
+        self,
+        coordinator: HandoffCoordinatorCore,
+        state: SystemState,
+        kind: MoveKind,
+        message: Message | None,
+        call: Call,
+        flight: Flight,
+    ) -> _Raw:
+        """The runtime makes a call to the coordinator and puts what it issued in flight."""
+        twin = coordinator.fork()
+        fault = kind is MoveKind.FAULT
+        watch = state.watch._replace(started=True, faults=state.watch.faults + fault)
+        try:
+            issued = tuple(call.send(twin))
+        except HandoffError as error:
+            step = TraceStep(
+                call, twin.chart_state, error=error_words(error), kind=kind, message=message
+            )
+            if isinstance(error, OutOfOrderFactError) and message is not None:
+                return _Raw(step, _Node(coordinator, state), (), fault, loop=True)
+            after = state._replace(flight=flight, watch=watch)
+            return _Raw(step, _Node(coordinator, after), (), fault)
+        except Exception as error:  # a crash is a finding, not a reason to stop reviewing
+            words = error_words(error)
+            step = TraceStep(call, twin.chart_state, error=words, kind=kind, message=message)
+            return _Raw(step, None, ((Key.ERRORS, f"the call raised {words}"),), fault)
+        findings: list[Checked] = []
+        sent = []
+        for item in issued:
+            watch = watch._replace(issued=watch.issued | 1 << item.id.value)
+            role = role_of(item.action)
+            if role is not None:
+                sent.append(Message(MessageKind.ACTION, item.id.value, role, item.action))
+        if message is not None and _tells_freed(message):
+            watch = watch._replace(told=watch.told | {message.role})
+            if state.memory(message.role) is _HELD:
+                findings.append((_SLOT_FREED, _told_while_held(message)))
+        after = SystemState(
+            probe.configuration(twin),
+            state.source,
+            state.destination,
+            self._send(flight, sent),
+            watch,
+        )
+        step = TraceStep(
+            call, twin.chart_state, issued, kind=kind, message=message, sent=tuple(sent)
+        )
+        return _Raw(step, _Node(twin, after), tuple(findings), fault)
+
+    def _send(self, flight: Flight, sent: list[Message]) -> Flight:
+        if not sent:
+            return flight
+        if not self.system.fifo:
+            return (tuple(sorted((*flight[0], *sent), key=_order)),)
+        channels = list(flight)
+        for message in sent:
+            index = _channel(message)
+            channels[index] = (*channels[index], message)
+        return tuple(channels)
+
+    # -- judging over the graph --------------------------------------------------------
+
+    def judges(self, explored: Explored) -> dict[Key, Judge]:
+        liveness = _Liveness(explored)
+        return {
+            Key.DELIVERIES_COMPLETE: liveness.deliveries_complete,
+            Key.TERMINAL_CANCELS: liveness.terminal_cancels,
+            Key.BOUND: lambda: _bound(explored),
+        }
+
+
+class _Raw(NamedTuple):
+    """A move before it is judged: the step, where it leads, what it broke."""
+
+    step: TraceStep
+    node: _Node | None
+    """None when the call crashed."""
+    findings: tuple[Checked, ...]
+    fault: bool
+    loop: bool = False
+    """A refused early fact, kept in flight: the move leads back where it started."""
+
+
+def _judged(
+    step: TraceStep, after: _Node | None, findings: Sequence[Checked], *, fault: bool, loop: bool
+) -> Move:
+    """A move as the explorer takes it: every property it was checked for, and its tags."""
+    broken = dict(findings)
+    checked: list[Key] = []
+    if step.call is not None:
+        checked.append(Key.ERRORS)
+    if step.kind in _WORKER_MOVES:
+        checked.append(_ONLY_ISSUED)
+    checked.append(_SLOT_FREED)
+    checks = tuple((key, broken.get(key)) for key in checked)
+    if step.kind is MoveKind.FAULT:
+        tags = Tag.TERMINAL
+    else:
+        tags = Tag.NONE if fault or loop else Tag.COOPERATIVE
+    if after is None:
+        return Move(step, checks, None, tags=tags)
+    return Move(step, checks, after, after.state, tags, stays=loop)
+
+
+def _order(message: Message) -> tuple[int, int]:
+    return message.kind, message.action_id
+
+
+def _channel(message: Message) -> int:
+    towards = message.kind is MessageKind.ACTION
+    return (0 if message.role is Role.SOURCE else 1) + (0 if towards else 2)
+
+
+def _without(flight: Flight, channel: int, message: Message) -> Flight:
+    messages = flight[channel]
+    index = messages.index(message)
+    rest = messages[:index] + messages[index + 1 :]
+    return (*flight[:channel], rest, *flight[channel + 1 :])
+
+
+def _call_of(message: Message) -> Call:
+    if message.fact is not None:
+        return Call.of_fact(message.fact)
+    assert message.outcome is not None
+    return Call.of_outcome(HandoffActionId(message.action_id), message.outcome)
+
+
+def _tells_freed(message: Message) -> bool:
+    """An acknowledgement that tells the coordinator its worker freed the request's slot."""
+    outcome = message.outcome
+    return (
+        message.kind is MessageKind.OUTCOME
+        and isinstance(message.action, _CLEANUPS)
+        and outcome is not None
+        and not outcome.is_failed
     )
+
+
+def _performed_findings(watch: SystemWatch, message: Message) -> Iterator[Checked]:
+    bit = 1 << message.action_id
+    name = message.describe()
+    if not watch.issued & bit:
+        yield _ONLY_ISSUED, f"the {message.role.value} performed {name}, never issued"
+    elif watch.performed & bit:
+        yield _ONLY_ISSUED, f"the {message.role.value} performed {name} a second time"
+    elif role_of(message.action) is not message.role:
+        yield _ONLY_ISSUED, f"{name} went to the {message.role.value}"
+
+
+def _held_after_freed(role: Role, message: Message) -> str:
+    return (
+        f"the {role.value} took a KV slot for {message.describe()} after the coordinator was "
+        "told its slot was freed"
+    )
+
+
+def _told_while_held(message: Message) -> str:
+    return (
+        f"the coordinator was told the {message.role.value}'s slot was freed "
+        f"({message.describe()}) while the {message.role.value} holds it"
+    )
+
+
+def completion_finding(state: SystemState, completion: HandoffCompletion | None) -> str | None:
+    """W1 at a quiet, complete configuration: which worker holds a slot it must not."""
+    holders = [role for role in Role if state.memory(role) is _HELD]
+    if completion is HandoffCompletion.CANCELED and holders:
+        who = " and the ".join(role.value for role in holders)
+        return (
+            f"the handoff completed CANCELED and, with nothing in flight, the {who} holds a KV slot"
+        )
+    if completion is HandoffCompletion.SUCCESS and holders != [Role.DESTINATION]:
+        if Role.SOURCE in holders:
+            return "the handoff completed SUCCESS and the source still holds a KV slot"
+        return "the handoff completed SUCCESS and the destination holds no KV slot"
+    return None
+
+
+def _bound(explored: Explored) -> Verdict:
+    count = len(explored.nodes)
+    summary = f"{count:,} configurations, every run to its end"
+    if explored.cut:
+        summary = f"{count:,} configurations; some runs were cut off"
+    tally = explored.tallies[Key.BOUND]
+    return tally.verdict(prop(Key.BOUND), checked=count, summary=summary)
+
+
+# -- liveness ----------------------------------------------------------------------------
 
 
 class _End(enum.IntFlag):
@@ -128,188 +481,83 @@ class _End(enum.IntFlag):
     """Nothing more can be delivered and the handoff is not complete."""
 
 
-@attrs.define
-class _Tally:
-    checked: int = 0
-    violations: int = 0
-    first: tuple[int, tuple[SystemStep, ...], str] | None = None
-    """Where the first violation was found: the configuration, the moves after it, the words."""
+class _Liveness:
+    """W4 and W5 over the explored graph: how every fault-free run from each configuration
+    ends, once every message in flight is delivered."""
 
-
-class _SystemExplorer:
-    """Breadth-first exploration of the system configurations, keeping what verdicts need."""
-
-    def __init__(self, model: SystemModel) -> None:
-        self.model = model
-        coordinator, state = model.root()
-        self.coordinators: list[HandoffCoordinatorCore] = [coordinator]
-        self.states: list[SystemState] = [state]
-        self.index = {state: 0}
-        self.parents: list[tuple[int, SystemStep] | None] = [None]
-        self.deliveries: list[list[int]] = []
-        self.delivery_steps: list[list[SystemStep]] = []
-        """Each configuration's fault-free successors (refused early facts left out)."""
-        self.terminal: list[int] = []
+    def __init__(self, explored: Explored) -> None:
+        self.explored = explored
+        self.nodes: Sequence[_Node] = explored.nodes
+        self.deliveries: list[list[Edge]] = [
+            [edge for edge in edges if edge.tags & Tag.COOPERATIVE and edge.target >= 0]
+            for edges in explored.edges
+        ]
+        """Each configuration's fault-free moves (refused early facts left out)."""
+        self.terminal = [
+            edge.target
+            for edges in explored.edges
+            for edge in edges
+            if edge.tags & Tag.TERMINAL and edge.target >= 0
+        ]
         """The configurations a terminal fact led to."""
-        self.tallies = {key: _Tally() for key in SystemKey}
-        self.moves = 0
-        self.cut = False
         self.cycles: set[int] = set()
+        self._found: list[_End] | None = None
 
-    def explore(self) -> None:
-        node = 0
-        while node < len(self.states):
-            self._expand(node)
-            node += 1
+    def ends(self) -> list[_End]:
+        if self._found is None:
+            self._found = self._ends()
+        return self._found
 
-    def _expand(self, node: int) -> None:
-        coordinator, state = self.coordinators[node], self.states[node]
-        self._judge_quiet(node, coordinator, state)
-        following: list[int] = []
-        steps: list[SystemStep] = []
-        for move in self.model.moves(coordinator, state):
-            self.moves += 1
-            step = move.step
-            if step.call is not None:
-                self.tallies[SystemKey.ERRORS].checked += 1
-            if step.kind in (SystemStepKind.TO_WORKER, SystemStepKind.WORKER_FAILS):
-                self.tallies[SystemKey.ONLY_ISSUED_WORK].checked += 1
-            self.tallies[SystemKey.NO_SLOT_AFTER_FREED].checked += 1
-            for finding in move.findings:
-                self._note(finding, node, step)
-            if move.loop or move.state is None or move.coordinator is None:
-                continue
-            target = self._reach(node, step, move.coordinator, move.state)
-            if target is None:
-                continue
-            if step.kind is SystemStepKind.FAULT:
-                self.terminal.append(target)
-            elif not move.fault:
-                following.append(target)
-                steps.append(step)
-        self.deliveries.append(following)
-        self.delivery_steps.append(steps)
+    def _ended(self, node: int) -> bool:
+        return not self.deliveries[node] or node in self.cycles
 
-    def _judge_quiet(
-        self, node: int, coordinator: HandoffCoordinatorCore, state: SystemState
-    ) -> None:
-        if not (state.quiet and state.watch.started and coordinator.is_complete):
-            return
-        tally = self.tallies[SystemKey.SLOTS_AT_COMPLETION]
-        tally.checked += 1
-        words = completion_finding(state, coordinator.completion)
-        if words is not None:
-            self._note(SystemFinding(SystemKey.SLOTS_AT_COMPLETION, words), node, None)
+    def deliveries_complete(self) -> Verdict:
+        ends = self.ends()
+        tally = Tally()
+        for node in range(len(self.nodes)):
+            stuck = ends[node] & _End.STUCK and self._ended(node)
+            tally.note(self._stuck(node) if stuck else None, self.explored.parents, node)
+        return tally.verdict(prop(Key.DELIVERIES_COMPLETE))
 
-    def _reach(
-        self, node: int, step: SystemStep, coordinator: HandoffCoordinatorCore, state: SystemState
-    ) -> int | None:
-        found = self.index.get(state)
-        if found is not None:
-            return found
-        if len(self.states) >= MAX_CONFIGURATIONS:
-            if not self.cut:
-                self.cut = True
-                words = f"cut off: the exploration reached its guard of {MAX_CONFIGURATIONS:,}"
-                self._note(SystemFinding(SystemKey.BOUND, words), node, step)
-            return None
-        self.index[state] = len(self.states)
-        self.coordinators.append(coordinator)
-        self.states.append(state)
-        self.parents.append((node, step))
-        return len(self.states) - 1
-
-    def _note(
-        self,
-        finding: SystemFinding,
-        node: int,
-        step: SystemStep | None,
-        tail: Sequence[SystemStep] = (),
-    ) -> None:
-        tally = self.tallies[finding.key]
-        tally.violations += 1
-        if tally.first is None:
-            after = (step,) if step is not None else ()
-            tally.first = (node, (*after, *tail), finding.words)
-
-    # -- judging -----------------------------------------------------------------------
-
-    def verdicts(self) -> tuple[SystemVerdict, ...]:
-        """Each property's verdict, in the order of `SYSTEM_PROPERTIES`."""
-        self._liveness()
-        bound = self.tallies[SystemKey.BOUND]
-        bound.checked = len(self.states)
-        return tuple(self._verdict(prop) for prop in SYSTEM_PROPERTIES)
-
-    def _verdict(self, prop: SystemProperty) -> SystemVerdict:
-        tally = self.tallies[prop.key]
-        example = None
-        if tally.first is not None:
-            node, after, words = tally.first
-            example = SystemCounterexample((*self._path(node), *after), words)
-        return SystemVerdict(prop, tally.checked, tally.violations, example)
-
-    def _path(self, node: int) -> list[SystemStep]:
-        steps: list[SystemStep] = []
-        link = self.parents[node]
-        while link is not None:
-            node, step = link
-            steps.append(step)
-            link = self.parents[node]
-        steps.reverse()
-        return steps
-
-    def _liveness(self) -> None:
-        ends = self._ends()
-        live = self.tallies[SystemKey.DELIVERIES_COMPLETE]
-        for node in range(len(self.states)):
-            live.checked += 1
-            ended = not self.deliveries[node] or node in self.cycles
-            if ends[node] & _End.STUCK and ended:
-                self._note(
-                    SystemFinding(SystemKey.DELIVERIES_COMPLETE, self._stuck(node)), node, None
-                )
-        cancels = self.tallies[SystemKey.TERMINAL_CANCELS]
+    def terminal_cancels(self) -> Verdict:
+        ends = self.ends()
+        tally = Tally()
         for node in self.terminal:
-            cancels.checked += 1
             if ends[node] & ~_End.CANCELED:
-                words = self._no_cancel(node, ends)
+                words = self._no_cancel(ends[node])
                 tail = self._to_a_wrong_end(node, ends)
-                self._note(SystemFinding(SystemKey.TERMINAL_CANCELS, words), node, None, tail)
+                tally.note(words, self.explored.parents, node, None, tail)
+            else:
+                tally.note(None, self.explored.parents, node)
+        return tally.verdict(prop(Key.TERMINAL_CANCELS))
 
-    def _to_a_wrong_end(self, start: int, ends: Sequence[_End]) -> list[SystemStep]:
+    def _to_a_wrong_end(self, start: int, ends: Sequence[_End]) -> list[TraceStep]:
         """The deliveries from `start` to the nearest end that is not CANCELED."""
-        came: dict[int, tuple[int, SystemStep] | None] = {start: None}
+        came: dict[int, tuple[int, TraceStep] | None] = {start: None}
         queue = [start]
         for node in queue:
-            if (not self.deliveries[node] or node in self.cycles) and ends[node] & ~_End.CANCELED:
-                steps: list[SystemStep] = []
-                link = came[node]
-                while link is not None:
-                    node, step = link
-                    steps.append(step)
-                    link = came[node]
-                return steps[::-1]
-            for target, step in zip(self.deliveries[node], self.delivery_steps[node], strict=True):
-                if target not in came:
-                    came[target] = (node, step)
-                    queue.append(target)
+            if self._ended(node) and ends[node] & ~_End.CANCELED:
+                return path(came, node)
+            for edge in self.deliveries[node]:
+                if edge.target not in came:
+                    came[edge.target] = (node, edge.step)
+                    queue.append(edge.target)
         return []
 
     def _ends(self) -> list[_End]:
         """For each configuration, how its fault-free runs may end (a cycle counts as stuck)."""
-        ends: list[_End | None] = [None] * len(self.states)
-        for root in range(len(self.states)):
+        ends: list[_End | None] = [None] * len(self.nodes)
+        following = [[edge.target for edge in edges] for edges in self.deliveries]
+        for root in range(len(self.nodes)):
             if ends[root] is not None:
                 continue
             stack = [(root, 0)]
             on_path = {root}
             while stack:
                 node, position = stack[-1]
-                following = self.deliveries[node]
-                if position < len(following):
+                if position < len(following[node]):
                     stack[-1] = (node, position + 1)
-                    nxt = following[position]
+                    nxt = following[node][position]
                     if nxt in on_path:
                         ends[nxt] = _End.STUCK  # a livelock: the run never ends
                         self.cycles.add(nxt)
@@ -319,7 +567,7 @@ class _SystemExplorer:
                     continue
                 stack.pop()
                 on_path.discard(node)
-                ends[node] = self._end_of(node, [ends[n] for n in following], ends[node])
+                ends[node] = self._end_of(node, [ends[n] for n in following[node]], ends[node])
         return [end if end is not None else _End.STUCK for end in ends]
 
     def _end_of(self, node: int, following: Sequence[_End | None], own: _End | None) -> _End:
@@ -328,7 +576,7 @@ class _SystemExplorer:
             for found in following:
                 end |= found if found is not None else _End.STUCK
             return end
-        coordinator = self.coordinators[node]
+        coordinator = self.nodes[node].coordinator
         if not coordinator.is_complete:
             return end | _End.STUCK
         if coordinator.completion is HandoffCompletion.SUCCESS:
@@ -336,14 +584,112 @@ class _SystemExplorer:
         return end | _End.CANCELED
 
     def _stuck(self, node: int) -> str:
-        state = self.states[node]
+        coordinator, state = self.nodes[node]
         waiting = [message.describe() for channel in state.flight for message in channel]
         what = f"only {', '.join(waiting)} in flight, refused" if waiting else "nothing in flight"
-        chart_state = self.coordinators[node].chart_state
-        return f"the run ends with the handoff incomplete, in {chart_state}: {what}"
+        return f"the run ends with the handoff incomplete, in {coordinator.chart_state}: {what}"
 
-    def _no_cancel(self, node: int, ends: Sequence[_End]) -> str:
-        end = ends[node]
+    @staticmethod
+    def _no_cancel(end: _End) -> str:
         if end & _End.SUCCESS:
             return "after the terminal fact a run still ends with a SUCCESS"
         return "after the terminal fact a run ends with the handoff incomplete"
+
+
+# -- runs written down and replayed ----------------------------------------------------------
+
+
+_LINES = {
+    MoveKind.START: "start",
+    MoveKind.FAULT: "fault",
+    MoveKind.TO_WORKER: "deliver",
+    MoveKind.TO_COORDINATOR: "deliver",
+    MoveKind.WORKER_FAILS: "fail",
+}
+
+
+def line_of(step: TraceStep) -> MoveLine:
+    """One system move as a trace line: what moved, named as the report names it."""
+    if step.kind is MoveKind.FAULT:
+        assert step.call is not None
+        assert step.call.fact is not None
+        return MoveLine(_LINES[step.kind], fact=type(step.call.fact).__name__)
+    message = None if step.message is None else step.message.describe()
+    return MoveLine(_LINES[step.kind], message=message)
+
+
+@attrs.frozen
+class Replayed:
+    """What a replayed system run broke, move by move: each property once, first broken first,
+    with the line that broke it."""
+
+    moves: int
+    findings: tuple[tuple[int, Key, str], ...]
+
+
+def replay_moves(world: SystemWorld, lines: Sequence[MoveLine], first_line: int = 2) -> Replayed:
+    """Make each move again from the system's first configuration and judge them; raises
+    TraceError for a move the system cannot make where the trace makes it.
+
+    Where the run ends with nothing more to deliver, W4 and W5 are judged on how it ended:
+    a counterexample to either ends so.
+    """
+    node, _key = world.root()
+    found: dict[Key, tuple[int, Key, str]] = {}
+
+    def note(number: int, checks: Iterable[Checked]) -> None:
+        for key, words in checks:
+            if words is not None:
+                found.setdefault(key, (number, key, words))
+
+    terminal = False
+    number = first_line - 1
+    for number, wanted in enumerate(lines, start=first_line):
+        move = next((m for m in world.moves(node) if line_of(m.step) == wanted), None)
+        if move is None:
+            raise TraceError(f"line {number}: the system cannot make the move {wanted} here")
+        note(number, move.checks)
+        if move.node is None:
+            return Replayed(len(lines), tuple(found.values()))
+        terminal |= move.step.kind is MoveKind.FAULT
+        node = move.node
+        note(number, world.checks(node))
+    if not any(move.tags & Tag.COOPERATIVE and move.node is not None for move in world.moves(node)):
+        note(number, _how_it_ended(node, terminal=terminal))
+    return Replayed(len(lines), tuple(found.values()))
+
+
+def _how_it_ended(node: _Node, *, terminal: bool) -> Iterator[Checked]:
+    coordinator, state = node
+    if not coordinator.is_complete:
+        waiting = [message.describe() for channel in state.flight for message in channel]
+        what = f"only {', '.join(waiting)} in flight, refused" if waiting else "nothing in flight"
+        words = f"the run ends with the handoff incomplete, in {coordinator.chart_state}: {what}"
+        yield Key.DELIVERIES_COMPLETE, words
+    canceled = coordinator.completion is HandoffCompletion.CANCELED
+    if terminal and not canceled:
+        yield (
+            Key.TERMINAL_CANCELS,
+            _Liveness._no_cancel(_End.SUCCESS if coordinator.is_complete else _End.STUCK),
+        )
+
+
+def replay_system_run(trace: Trace) -> Replayed:
+    """Replay a system run's trace on its chart with the workers its header names."""
+    workers = trace.workers
+    assert workers is not None
+    try:
+        contract = find_contract(workers.contract)
+        system = System(contract, fifo=workers.fifo, faults=workers.faults)
+        rules = Rules(trace.order, trace.handoff_id, trace.fallback_transfer_delay_ms)
+        world = SystemWorld(_table(trace), system, rules)
+    except ValueError as error:
+        raise TraceError(f"the trace's workers {workers.contract!r}: {error}") from None
+    return replay_moves(world, trace.moves)
+
+
+def _table(trace: Trace) -> CompiledChart:
+    rules = trace.rules
+    if isinstance(rules, CompiledChart):
+        return rules
+    return compiled(trace.order if rules is None else rules)

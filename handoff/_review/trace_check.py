@@ -17,9 +17,9 @@ import attrs
 from handoff._chart_lookup import find_chart
 from handoff._public import exported
 from handoff._review.judge import NOT_ALONG_A_RUN, judge
-from handoff._review.properties import PROPERTIES
+from handoff._review.properties import WorldKind, properties_of
 from handoff._runs.replay import Violation, replay
-from handoff._runs.trace import TraceError, read_trace
+from handoff._runs.trace import Trace, TraceError, read_trace
 from handoff._table import CompiledChart, compiled
 
 if TYPE_CHECKING:
@@ -27,7 +27,11 @@ if TYPE_CHECKING:
 
 __all__ = ["PropertyVerdict", "TraceCheck", "check_trace"]
 
-_ALONG_A_RUN = tuple(prop for prop in PROPERTIES if prop.key not in NOT_ALONG_A_RUN)
+_ALONG_A_RUN = {
+    world: tuple(prop for prop in properties_of(world) if prop.key not in NOT_ALONG_A_RUN)
+    for world in WorldKind
+}
+"""The properties a single run shows, alone and with workers."""
 
 
 @attrs.frozen(repr=False)
@@ -135,6 +139,8 @@ def check_trace(
             f"{path}: chart {table.name} runs {table.order.value}, "
             f"the trace says {recorded.order.value}"
         )
+    if recorded.workers is not None:
+        return _check_system_run(path, attrs.evolve(recorded, rules=rules), table)
     result = replay(attrs.evolve(recorded, rules=rules), (judge,))
     found = {violation.finding.key.value: violation for violation in result.violations}
     divergence = result.divergence
@@ -142,11 +148,36 @@ def check_trace(
         trace=path,
         chart=(table or compiled(recorded.order)).name,
         calls=result.calls,
-        verdicts=tuple(_verdict(prop.key.value, prop.title, found) for prop in _ALONG_A_RUN),
+        verdicts=tuple(
+            _verdict(prop.key.value, prop.title, found) for prop in _ALONG_A_RUN[WorldKind.CHART]
+        ),
         divergence=None
         if divergence is None
         else f"line {divergence.line}, {divergence.call}: expected {divergence.expected}, "
         f"answered {divergence.actual}",
+    )
+
+
+def _check_system_run(path: Path, recorded: Trace, table: CompiledChart | None) -> TraceCheck:
+    """A run of the chart with its workers, replayed move by move and judged."""
+    from handoff._review.system import replay_system_run  # the system world, when asked for
+
+    replayed = replay_system_run(recorded)
+    broken = {key.value: (line, words) for line, key, words in replayed.findings}
+    verdicts = []
+    for prop in _ALONG_A_RUN[WorldKind.SYSTEM]:
+        line, words = broken.get(prop.key.value, (None, None))
+        if words is None:
+            verdicts.append(PropertyVerdict(prop.key.value, prop.title, True))
+        else:
+            move = f"move {line}"
+            verdicts.append(PropertyVerdict(prop.key.value, prop.title, False, line, move, words))
+    return TraceCheck(
+        trace=path,
+        chart=(table or compiled(recorded.order)).name,
+        calls=replayed.moves,
+        verdicts=tuple(verdicts),
+        divergence=None,
     )
 
 

@@ -6,30 +6,71 @@ breadth-first exploration makes that violation's run a shortest one.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import enum
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import attrs
 
 from handoff._messages import IssuedHandoffAction
 from handoff._review.environment import Call
+from handoff._runs.workers import Message, WorkerReaction
 
 if TYPE_CHECKING:
     from handoff._review.properties import Property
 
-__all__ = ["Counterexample", "DeadCell", "Parents", "Tally", "TraceStep", "Verdict", "path"]
+__all__ = [
+    "Counterexample",
+    "DeadCell",
+    "MoveKind",
+    "Parents",
+    "Tally",
+    "TraceStep",
+    "Verdict",
+    "path",
+]
+
+
+class MoveKind(enum.Enum):
+    """What one move of a run is: a call the environment makes, or, with workers, who moved."""
+
+    CALL = "call"
+    """The environment calls the coordinator (the chart reviewed alone)."""
+    START = "start"
+    TO_WORKER = "deliver to worker"
+    WORKER_FAILS = "worker fails the work"
+    TO_COORDINATOR = "deliver to coordinator"
+    FAULT = "terminal fact"
 
 
 @attrs.frozen
 class TraceStep:
-    """One call of a counterexample and what it did."""
+    """One move of a counterexample and what it did.
 
-    call: Call
+    Reviewed alone, every move is a call (`MoveKind.CALL`).  Reviewed with its workers, a move
+    is the runtime calling the coordinator (`call` set), or a worker getting a message
+    (`message`, and its `reaction`); `sent` is what the move put in flight.
+    """
+
+    call: Call | None
     state: str
-    """The chart state id after the call."""
+    """The chart state id after the move."""
     issued: tuple[IssuedHandoffAction, ...] = ()
     error: str | None = None
     """The message of the exception the call raised, if it raised."""
+    kind: MoveKind = MoveKind.CALL
+    message: Message | None = None
+    """The message the move delivered, if it delivered one."""
+    reaction: WorkerReaction | None = None
+    sent: tuple[Message, ...] = ()
+
+    @property
+    def label(self) -> str:
+        """The move in words: the call it made, or the message a worker got."""
+        if self.call is not None:
+            return self.call.label
+        assert self.message is not None
+        return f"the {self.message.role.value} gets {self.message.describe()}"
 
 
 @attrs.frozen
@@ -38,6 +79,16 @@ class Counterexample:
 
     steps: tuple[TraceStep, ...]
     finding: str
+
+    @property
+    def calls(self) -> tuple[TraceStep, ...]:
+        """The moves that called the coordinator: its path through the chart."""
+        return tuple(step for step in self.steps if step.call is not None)
+
+    @property
+    def made(self) -> tuple[Call, ...]:
+        """The calls the run made to the coordinator, in order."""
+        return tuple(step.call for step in self.steps if step.call is not None)
 
 
 @attrs.frozen
@@ -75,8 +126,10 @@ Parents = Sequence[tuple[int, TraceStep] | None]
 """For each configuration, the configuration and the call that first reached it (None: root)."""
 
 
-def path(parents: Parents, node: int) -> list[TraceStep]:
-    """The run that first reached configuration `node`."""
+def path(
+    parents: Parents | Mapping[int, tuple[int, TraceStep] | None], node: int
+) -> list[TraceStep]:
+    """The run that first reached configuration `node` (`parents` by index, or by node)."""
     steps: list[TraceStep] = []
     link = parents[node]
     while link is not None:
@@ -96,15 +149,20 @@ class Tally:
     first: Counterexample | None = None
 
     def note(
-        self, finding: str | None, parents: Parents, node: int, edge: TraceStep | None = None
+        self,
+        finding: str | None,
+        parents: Parents,
+        node: int,
+        edge: TraceStep | None = None,
+        tail: Sequence[TraceStep] = (),
     ) -> None:
-        """Count a check at `node` (after `edge`, if any); keep the first failure."""
+        """Count a check at `node` (after `edge`, if any, then `tail`); keep the first failure."""
         self.checked += 1
         if finding is None:
             return
         self.violations += 1
         if self.first is None:
-            run = path(parents, node) + ([edge] if edge is not None else [])
+            run = path(parents, node) + ([edge] if edge is not None else []) + list(tail)
             self.first = Counterexample(tuple(run), finding)
 
     def verdict(

@@ -7,7 +7,9 @@ or written is one `handoff replay: error: …` line on stderr.  The exit status 
 verdict: 0 all OK, 1 a divergence or a violation, 2 a file that could not be read or written.
 
 The monitors are given by the caller: the command line passes the review's safety monitors,
-so a trace is judged by the properties as well as by its own expectations.  `--chart` names
+so a trace is judged by the properties as well as by its own expectations, and the review's
+system world, which replays a run of the chart with its workers (a trace naming `workers`)
+move by move and judges the system properties along it.  `--chart` names
 the chart to replay on instead of the shipped chart of the trace's order: how a
 counterexample is shown to fail on the broken chart, and to pass on its fix.
 """
@@ -15,7 +17,7 @@ counterexample is shown to fail on the broken chart, and to pass on its fix.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import attrs
@@ -28,6 +30,9 @@ from handoff._runs.trace import Trace, TraceError, read_trace, write_trace
 __all__ = ["configure", "run"]
 
 _OK, _FAILED, _UNREADABLE = 0, 1, 2
+
+SystemReplay = Callable[[Trace], Sequence[tuple[int, str, str]]]
+"""Replays a system run; what it broke, as (line, property, words), first broken first."""
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -50,7 +55,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def run(args: argparse.Namespace, monitors: Sequence[MonitorFactory] = ()) -> int:
+def run(
+    args: argparse.Namespace,
+    monitors: Sequence[MonitorFactory] = (),
+    systems: SystemReplay | None = None,
+) -> int:
     """Replay (or record) every trace; the exit status is the worst verdict."""
     worst = _OK
     for path in args.traces:
@@ -60,7 +69,12 @@ def run(args: argparse.Namespace, monitors: Sequence[MonitorFactory] = ()) -> in
                 getattr(args, "chart", None) or (),
                 path,
             )
-            status = _record(trace, path) if args.record else _replay(trace, path, monitors)
+            if trace.workers is not None:
+                status = _replay_system(trace, path, systems, record=args.record)
+            elif args.record:
+                status = _record(trace, path)
+            else:
+                status = _replay(trace, path, monitors)
         except TraceError as error:
             _cli.error("handoff replay", str(error))
             status = _UNREADABLE
@@ -122,6 +136,29 @@ def _replay(trace: Trace, path: Path, monitors: Sequence[MonitorFactory]) -> int
         print(f"OK {path} ({_calls(trace)}){held}")
         return _OK
     _report(verdict, path)
+    return _FAILED
+
+
+def _replay_system(trace: Trace, path: Path, systems: SystemReplay | None, *, record: bool) -> int:
+    if record:
+        raise TraceError(
+            f"{path}: a run with workers expects no answers: there is nothing to record"
+        )
+    if systems is None:
+        raise TraceError(f"{path}: a run with workers is replayed by `handoff replay`")
+    moves = len(trace.moves)
+    try:
+        broken = systems(trace)
+    except TraceError as error:
+        raise TraceError(f"{path}: {error}") from None
+    workers = trace.workers
+    assert workers is not None
+    if not broken:
+        print(f"OK {path} ({moves} moves, {workers.contract} workers); every property holds")
+        return _OK
+    for line, key, words in broken:
+        print(f"VIOLATED {path}:{line}: {key}")
+        print(f"  {words}")
     return _FAILED
 
 

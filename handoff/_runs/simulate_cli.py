@@ -13,8 +13,8 @@ import attrs
 
 from handoff import _cli, _files
 from handoff._coordinator import HandoffCoordinatorCore
+from handoff._runs.faults import WITH_WORKERS
 from handoff._runs.replay import record
-from handoff._runs.simulated_workers import DELAYED
 from handoff._runs.simulation import (
     FAULTS,
     HandoffRecord,
@@ -185,8 +185,8 @@ def _print(
         f"{name} {count:,}" for name, count in sorted(report.completions.items())
     )
     print(f"  completions   {completions or 'none'} (reopened after success: {report.reopened:,})")
-    for fault in FAULTS if config.workers is None else (*FAULTS, DELAYED):
-        print(f"  fault         {fault:28} {report.faults[fault]:>10,}")
+    for fault in FAULTS if config.workers is None else WITH_WORKERS:
+        print(f"  fault         {fault.value:28} {report.faults[fault]:>10,}")
     refusals = ", ".join(f"{name} {count:,}" for name, count in sorted(report.refusals.items()))
     print(f"  refused calls {refusals or 'none'}")
     print(f"  incomplete    {report.incomplete:,}")

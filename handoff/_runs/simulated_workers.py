@@ -17,6 +17,7 @@ import attrs
 from handoff._errors import HandoffError, OutOfOrderFactError
 from handoff._messages import HandoffAction, IssuedHandoffAction
 from handoff._runs.call import Call
+from handoff._runs.faults import Fault
 from handoff._runs.runtime import Workload
 from handoff._runs.workers import (
     ContractTable,
@@ -32,13 +33,11 @@ from handoff._runs.workers import (
 )
 from handoff._values import HandoffActionId, HandoffActionOutcome, HandoffCompletion
 
-__all__ = ["DELAYED", "Delivery", "SimulatedWorkers", "WorkerSlots"]
+__all__ = ["Delivery", "SimulatedWorkers", "WorkerSlots"]
 
-DELAYED = "delayed delivery"
-"""The fault that holds an action back on its way to its worker."""
 
 _FAILABLE = (WorkerTask.TAKE, WorkerTask.TRANSFER, WorkerTask.ACTIVATE)
-_FAILED = HandoffActionOutcome.failed("injected fault")
+_FAILED = Fault.FAILED_OUTCOME.outcome
 
 
 class _WorkerHandoff(Protocol):
@@ -56,7 +55,7 @@ class _WorkerWorld(Protocol[H_contra]):
 
     def at(self, delay: float, handoff: H_contra, call: Call | Delivery, /) -> None: ...
 
-    def fault(self, kind: str, /) -> bool: ...
+    def fault(self, kind: Fault, /) -> bool: ...
 
     def latency(self) -> float: ...
 
@@ -121,7 +120,7 @@ class SimulatedWorkers(Generic[H]):
         if role_of(item.action) is None:
             return False
         delay = self.world.latency()
-        if self.world.fault(DELAYED):
+        if self.world.fault(Fault.DELAYED_DELIVERY):
             delay += self.world.uniform(5, 30)
         self.world.at(delay, handoff, Delivery(item))
         return True
@@ -135,7 +134,7 @@ class SimulatedWorkers(Generic[H]):
         assert handoff.slots is not None
         before = handoff.slots.memory(role)
         outcome: HandoffActionOutcome | None = _FAILED
-        if task in _FAILABLE and self.world.fault("failed outcome"):
+        if task in _FAILABLE and self.world.fault(Fault.FAILED_OUTCOME):
             reaction = WorkerReaction(before, WorkerReply.FAILED)
         else:
             reaction = self.table.react(task, before)
@@ -153,7 +152,7 @@ class SimulatedWorkers(Generic[H]):
         cancel = isinstance(
             item.action, (HandoffAction.CancelSource, HandoffAction.CancelDestination)
         )
-        if cancel and self.world.fault("cleanup failure (retried)"):
+        if cancel and self.world.fault(Fault.CLEANUP_FAILURE):
             self.world.send(handoff, item.id, _FAILED)
         self.world.send(handoff, item.id, outcome)
 

@@ -22,6 +22,7 @@ from handoff._errors import HandoffError
 from handoff._messages import HandoffAction, HandoffFact, IssuedHandoffAction
 from handoff._runs.bound import loop, overrun
 from handoff._runs.call import Call, Coordinator
+from handoff._runs.faults import SIMULATED, Fault
 from handoff._runs.runtime import CANCELS, DONE_OUTCOMES, Workload, acknowledgement
 from handoff._runs.simulated_workers import Delivery, SimulatedWorkers, WorkerSlots
 from handoff._runs.simulation_report import HandoffRecord, SimulationReport
@@ -47,22 +48,14 @@ __all__ = [
     "simulate",
 ]
 
-FAULTS = (
-    "failed outcome",
-    "timeout",
-    "cancellation",
-    "cancellation after success",
-    "duplicate acknowledgement",
-    "reordered acknowledgement",
-    "cleanup failure (retried)",
-)
+FAULTS = SIMULATED
 """Every fault the simulation injects, each with probability `fault_rate` at its chance."""
 
 
 MakeCoordinator = Callable[[HandoffId, HandoffOrder, float], Coordinator]
 
 _TIMING = HandoffTransferTiming(KvTransferTimingMode.DESTINATION_MISSING, 2048, 131_072, 50.0)
-_INJECTED = HandoffActionOutcome.failed("injected fault")
+_INJECTED = Fault.FAILED_OUTCOME.outcome
 
 
 def _as_tuple(orders: Iterable[HandoffOrder]) -> tuple[HandoffOrder, ...]:
@@ -141,7 +134,7 @@ class _World:
         handoff.pending += 1
         heapq.heappush(self.queue, (self.now + delay, self.sequence, handoff, call))
 
-    def fault(self, kind: str) -> bool:
+    def fault(self, kind: Fault) -> bool:
         if self.rng.random() < self.config.fault_rate:
             self.report.faults[kind] += 1
             return True
@@ -166,10 +159,10 @@ class _World:
         if self.config.record_calls:
             handoff.calls = []
         self.at(0.0, handoff, Call.start())
-        if self.fault("timeout"):
+        if self.fault(Fault.TIMEOUT):
             timed_out = Call.of_fact(HandoffFact.TimedOut(handoff_id))
             self.at(self.rng.uniform(0, 40), handoff, timed_out)
-        if self.fault("cancellation"):
+        if self.fault(Fault.CANCELLATION):
             canceled = Call.of_fact(HandoffFact.Canceled(handoff_id))
             self.at(self.rng.uniform(0, 40), handoff, canceled)
 
@@ -213,7 +206,7 @@ class _World:
         if kind is HandoffAction.Complete:
             handoff.completions.append(handoff.coordinator.completion)
             if handoff.coordinator.completion is HandoffCompletion.SUCCESS and self.fault(
-                "cancellation after success"
+                Fault.CANCELLATION_AFTER_SUCCESS
             ):
                 fact = HandoffFact.Canceled(handoff.handoff_id)
                 self.at(self.rng.uniform(0, 5), handoff, Call.of_fact(fact))
@@ -222,9 +215,9 @@ class _World:
             return
         if kind in CANCELS:
             outcome = self.rng.choice(DONE_OUTCOMES)
-            if self.fault("cleanup failure (retried)"):
+            if self.fault(Fault.CLEANUP_FAILURE):
                 self.send(handoff, item.id, _INJECTED)
-        elif self.fault("failed outcome"):
+        elif self.fault(Fault.FAILED_OUTCOME):
             outcome = _INJECTED
         else:
             outcome = acknowledgement(action)
@@ -234,11 +227,11 @@ class _World:
         self, handoff: _Handoff, action_id: HandoffActionId, outcome: HandoffActionOutcome
     ) -> None:
         delay = self.latency()
-        if self.fault("reordered acknowledgement"):
+        if self.fault(Fault.REORDERED_ACKNOWLEDGEMENT):
             delay += self.rng.uniform(5, 30)
         call = Call.of_outcome(action_id, outcome)
         self.at(delay, handoff, call)
-        if self.fault("duplicate acknowledgement"):
+        if self.fault(Fault.DUPLICATE_ACKNOWLEDGEMENT):
             self.at(delay + self.latency(), handoff, call)
 
     def acknowledged(

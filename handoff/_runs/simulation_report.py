@@ -6,6 +6,7 @@ from collections import Counter
 
 import attrs
 
+from handoff._runs.faults import Fault
 from handoff._runs.trace import Entry, Trace
 from handoff._values import HandoffId, HandoffOrder
 
@@ -40,7 +41,7 @@ class SimulationReport:
     """Handoffs by final completion."""
     reopened: int = 0
     """Handoffs that succeeded, were canceled after success and cleaned up again."""
-    faults: Counter[str] = attrs.Factory(Counter)
+    faults: Counter[Fault] = attrs.Factory(Counter)
     leaks: int = 0
     worker_slots: int = 0
     """Slots workers still hold once nothing is in flight, that the completion says are free."""

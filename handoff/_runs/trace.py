@@ -9,7 +9,17 @@ A trace is a header line, one line per call, and an end line:
     {"end":{"calls":3}}
 
 A trace made on a chart of one's own names it in the header too (`"chart":"MyChart"`, after the
-order), so it is replayed against that chart.  Values are spelled exactly as `handoff.wire`
+order), so it is replayed against that chart.  A run of the chart with its workers (a system
+review's counterexample) names the workers in the header and has one line per move, each a
+delivery, a worker failing its work or a terminal fact, as the review's report names them:
+
+    {"handoff_id":"…","order":"SourceFirst","workers":{"contract":"forgetful","fifo":false,
+     "faults":2},"fallback_transfer_delay_ms":0.0}
+    {"move":"start"}
+    {"move":"deliver","message":"#0 SubmitPrefill"}
+    {"move":"fault","fact":"Canceled"}
+    {"end":{"moves":3}}
+  Values are spelled exactly as `handoff.wire`
 spells them.  A call line may say what the call must answer: `expect` (the actions issued, in
 order) or `expect_error` (the whole message of the `HandoffError` raised).  The end line counts
 the calls, so a trace cut short is refused instead of replaying as a shorter, different run.
@@ -51,8 +61,10 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Entry",
+    "MoveLine",
     "Trace",
     "TraceError",
+    "Workers",
     "call_object",
     "read_trace",
     "trace_text",
@@ -61,7 +73,9 @@ __all__ = [
 
 T = TypeVar("T")
 
-_HEADER_KEYS = ("handoff_id", "order", "chart", "fallback_transfer_delay_ms")
+_HEADER_KEYS = ("handoff_id", "order", "chart", "workers", "fallback_transfer_delay_ms")
+_WORKERS_KEYS = ("contract", "fifo", "faults")
+_MOVE_KEYS = ("move", "message", "fact")
 _CALL_KEYS = {
     CallKind.START: (),
     CallKind.FACT: ("fact",),
@@ -89,8 +103,29 @@ class Entry:
 
 
 @attrs.frozen
+class Workers:
+    """The workers a system run was made with, as a trace names them."""
+
+    contract: str
+    """A shipped contract's name, or `MODULE:NAME`."""
+    fifo: bool = False
+    faults: int = 2
+
+
+@attrs.frozen
+class MoveLine:
+    """One move of a system run: `start`, `deliver` a message, `fail` one, or a `fault`."""
+
+    move: str
+    message: str | None = None
+    """The message delivered or failed, as reports name it (`#0 SubmitPrefill`)."""
+    fact: str | None = None
+    """The terminal fact a fault reports (`Canceled`)."""
+
+
+@attrs.frozen
 class Trace:
-    """A handoff's identity and its calls in order."""
+    """A handoff's identity and its calls in order (or, with workers, its moves)."""
 
     handoff_id: HandoffId
     order: HandoffOrder
@@ -100,6 +135,9 @@ class Trace:
     """The name of the chart the calls were made on, when it is not the order's own."""
     rules: type[HandoffChart] | CompiledChart | None = attrs.field(default=None, eq=False)
     """The chart class (or table) a fresh coordinator runs (None: the order's shipped chart)."""
+    workers: Workers | None = None
+    """The workers of a system run; its moves are then in `moves`, and `entries` is empty."""
+    moves: tuple[MoveLine, ...] = ()
 
     @property
     def calls(self) -> tuple[Call, ...]:
@@ -126,11 +164,17 @@ class Trace:
 def trace_text(trace: Trace) -> str:
     """`trace` as JSON Lines, end line included; `TraceError` if a value has no JSON form."""
     try:
-        lines = [_header(trace), *map(_entry_line, trace.entries)]
+        lines = [_header(trace), *map(_entry_line, trace.entries), *map(_move_line, trace.moves)]
     except (WireRefusal, wire.WireError) as error:
         raise TraceError(f"cannot write the trace: {error}") from None
-    lines.append(f'{{"{_END}":{{"calls":{len(trace.entries)}}}}}')
+    unit, count = _counted(trace)
+    lines.append(f'{{"{_END}":{{"{unit}":{count}}}}}')
     return "".join(line + "\n" for line in lines)
+
+
+def _counted(trace: Trace) -> tuple[str, int]:
+    """What the end line counts: calls, or a system run's moves."""
+    return ("calls", len(trace.entries)) if trace.workers is None else ("moves", len(trace.moves))
 
 
 def write_trace(trace: Trace, path: Path) -> None:
@@ -147,10 +191,26 @@ def write_trace(trace: Trace, path: Path) -> None:
 
 def _header(trace: Trace) -> str:
     chart = "" if trace.chart is None else f',"chart":{write_string(trace.chart)}'
+    workers = trace.workers
+    if workers is not None:
+        fifo = "true" if workers.fifo else "false"
+        chart += (
+            f',"workers":{{"contract":{write_string(workers.contract)},"fifo":{fifo},'
+            f'"faults":{workers.faults}}}'
+        )
     return (
         f'{{"handoff_id":{wire.dumps(trace.handoff_id)},"order":{wire.dumps(trace.order)}{chart},'
         f'"fallback_transfer_delay_ms":{format_f64(trace.fallback_transfer_delay_ms)}}}'
     )
+
+
+def _move_line(line: MoveLine) -> str:
+    text = f'"move":{write_string(line.move)}'
+    if line.message is not None:
+        text += f',"message":{write_string(line.message)}'
+    if line.fact is not None:
+        text += f',"fact":{write_string(line.fact)}'
+    return "{" + text + "}"
 
 
 def _call_fields(call: Call) -> str:
@@ -225,22 +285,28 @@ def _read_header(name: str, first: tuple[int, str] | None) -> Trace:
         fallback_transfer_delay_ms=header.delay("fallback_transfer_delay_ms"),
         entries=(),
         chart=header.text("chart") if "chart" in header.data else None,
+        workers=header.workers() if "workers" in header.data else None,
     )
 
 
 def _read(name: str, trace: Trace, lines: Iterator[tuple[int, str]], *, require_end: bool) -> Trace:
     entries: list[Entry] = []
+    moves: list[MoveLine] = []
+    unit = "calls" if trace.workers is None else "moves"
     for number, line in lines:
         data = _Line(f"{name}:{number}", _object(f"{name}:{number}", line))
         if _END in data.data:
-            _check_end(data, len(entries))
+            _check_end(data, len(entries) + len(moves), unit)
             for after, _ in lines:
                 raise TraceError(f"{name}:{after}: a line after the end line")
-            return attrs.evolve(trace, entries=tuple(entries))
-        entries.append(_entry(data, number))
+            return attrs.evolve(trace, entries=tuple(entries), moves=tuple(moves))
+        if trace.workers is None:
+            entries.append(_entry(data, number))
+        else:
+            moves.append(data.move())
     if require_end:
-        raise TraceError(f"{name}: {_no_end_line(len(entries))}")
-    return attrs.evolve(trace, entries=tuple(entries))
+        raise TraceError(f"{name}: {_no_end_line(len(entries) + len(moves))}")
+    return attrs.evolve(trace, entries=tuple(entries), moves=tuple(moves))
 
 
 def _object(where: str, line: str) -> dict[str, object]:
@@ -254,13 +320,13 @@ def _object(where: str, line: str) -> dict[str, object]:
     return data
 
 
-def _check_end(end: _Line, count: int) -> None:
+def _check_end(end: _Line, count: int, unit: str = "calls") -> None:
     end.only((_END,))
     stated = end.data[_END]
-    if not isinstance(stated, dict) or set(stated) != {"calls"}:
-        raise end.fail(f'the end line must be {{"{_END}":{{"calls":N}}}}')
-    if type(stated["calls"]) is not int or stated["calls"] != count:
-        raise end.fail(f"the end line counts {stated['calls']!r} calls, the trace has {count}")
+    if not isinstance(stated, dict) or set(stated) != {unit}:
+        raise end.fail(f'the end line must be {{"{_END}":{{"{unit}":N}}}}')
+    if type(stated[unit]) is not int or stated[unit] != count:
+        raise end.fail(f"the end line counts {stated[unit]!r} {unit}, the trace has {count}")
 
 
 def _entry(line: _Line, number: int) -> Entry:
@@ -312,6 +378,26 @@ class _Line:
 
     def text(self, key: str) -> str:
         return cast(str, self._read(key, read_string))
+
+    def workers(self) -> Workers:
+        data = self.data["workers"]
+        if not isinstance(data, dict) or set(data) != set(_WORKERS_KEYS):
+            raise self.fail('workers must be {"contract":NAME,"fifo":BOOL,"faults":N}')
+        contract, fifo, faults = (data[key] for key in _WORKERS_KEYS)
+        if not isinstance(contract, str) or not contract:
+            raise self.fail(f"workers: contract must be a name, got {contract!r}")
+        if not isinstance(fifo, bool):
+            raise self.fail(f"workers: fifo must be true or false, got {fifo!r}")
+        if type(faults) is not int or faults < 0:
+            raise self.fail(f"workers: faults must be a count, got {faults!r}")
+        return Workers(contract, fifo, faults)
+
+    def move(self) -> MoveLine:
+        self.only(_MOVE_KEYS)
+        texts = {key: self.text(key) for key in _MOVE_KEYS if key in self.data}
+        if "move" not in texts:
+            raise self.fail("missing 'move': a system run has one move a line")
+        return MoveLine(texts["move"], texts.get("message"), texts.get("fact"))
 
     def expect(self) -> tuple[IssuedHandoffAction, ...]:
         return cast(tuple[IssuedHandoffAction, ...], self._read("expect", _issued_list))

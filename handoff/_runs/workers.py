@@ -20,12 +20,12 @@ from __future__ import annotations
 
 import argparse
 import enum
-from typing import Any
+from typing import Any, NamedTuple
 
 import attrs
 
 from handoff._chart_lookup import _import as import_module
-from handoff._messages import HandoffAction
+from handoff._messages import HandoffAction, HandoffFact
 from handoff._values import HandoffActionOutcome
 
 __all__ = [
@@ -35,6 +35,8 @@ __all__ = [
     "WORKERS_HELP",
     "ContractTable",
     "Forgetful",
+    "Message",
+    "MessageKind",
     "RequestMemory",
     "Role",
     "Tombstone",
@@ -109,6 +111,37 @@ class WorkerReaction:
     def holds(self) -> bool:
         """Whether the worker holds a KV slot for the request afterwards."""
         return self.memory is RequestMemory.HELD
+
+
+class MessageKind(enum.IntEnum):
+    """What a message between the runtime's coordinator and a worker carries; the value orders
+    messages canonically."""
+
+    ACTION = 0
+    OUTCOME = 1
+    FACT = 2
+
+
+class Message(NamedTuple):
+    """One message in flight: an action to a worker, or an outcome or fact back from it."""
+
+    kind: MessageKind
+    action_id: int
+    """The action's id; for a fact, the id of the action that led to it."""
+    role: Role
+    """The worker the message goes to or comes from."""
+    action: HandoffAction
+    """The action, or the one acknowledged or followed."""
+    outcome: HandoffActionOutcome | None = None
+    fact: HandoffFact | None = None
+
+    def describe(self) -> str:
+        """The message in words: `#0 SubmitPrefill`, `#0 Submitted`, `SourceHeld`."""
+        if self.kind is MessageKind.ACTION:
+            return f"#{self.action_id} {type(self.action).__name__}"
+        if self.kind is MessageKind.OUTCOME:
+            return f"#{self.action_id} {self.outcome}"
+        return type(self.fact).__name__
 
 
 class WorkerContract:
@@ -207,6 +240,20 @@ class ContractTable:
 
 def _reaction(contract: WorkerContract, task: WorkerTask, memory: RequestMemory) -> WorkerReaction:
     where = f"worker contract {contract.name!r}: react({task.name}, {memory.name})"
+    first, again = (_react(contract, task, memory, where) for _ in range(2))
+    if first != again:
+        # A contract that keeps hidden state would be tabulated once per order and behave
+        # differently in every tool: refuse it rather than judge a table it does not follow.
+        raise ValueError(
+            f"{where} answered {_words(first)}, then {_words(again)}: react must be a pure "
+            "function of task and memory (keep no state on the contract)"
+        )
+    return first
+
+
+def _react(
+    contract: WorkerContract, task: WorkerTask, memory: RequestMemory, where: str
+) -> WorkerReaction:
     try:
         found = contract.react(task, memory)
     except Exception as error:  # a user's contract may raise anything
@@ -214,6 +261,10 @@ def _reaction(contract: WorkerContract, task: WorkerTask, memory: RequestMemory)
     if not isinstance(found, WorkerReaction):
         raise ValueError(f"{where} returned {found!r}; expected a WorkerReaction")
     return found
+
+
+def _words(reaction: WorkerReaction) -> str:
+    return f"({reaction.memory.name}, {reaction.reply.name})"
 
 
 _TASKS: dict[type[HandoffAction], tuple[Role, WorkerTask]] = {
@@ -283,11 +334,15 @@ def find_contract(text: str) -> WorkerContract:
 
 
 def contract_argument(text: str) -> WorkerContract:
-    """An argparse type: a worker contract, shipped (`forgetful`, `tombstone`) or MODULE:NAME."""
+    """An argparse type: a worker contract, shipped (`forgetful`, `tombstone`) or MODULE:NAME,
+    tabulated once so that a contract that raises, answers what is not a reaction or keeps
+    hidden state is a usage error before any work."""
     try:
-        return find_contract(text)
+        found = find_contract(text)
+        ContractTable(found)
     except ValueError as error:
         raise argparse.ArgumentTypeError(str(error)) from None
+    return found
 
 
 WORKERS_HELP = (

@@ -11,15 +11,19 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 from concurrent.futures import ProcessPoolExecutor
+from typing import TYPE_CHECKING
 
 import attrs
 
 from handoff._review.explore import review
-from handoff._review.properties import Key
+from handoff._review.properties import Key, WorldKind
 from handoff._review.spin.cli import UNCONFIRMED, spin_review
-from handoff._review.spin.properties import MIRRORED
+from handoff._review.spin.properties import mirrored
 from handoff._review.spin.run import SpinUnavailableError
 from handoff._table import CompiledChart
+
+if TYPE_CHECKING:
+    from handoff._review.system import System
 
 __all__ = ["Agreement", "agreement", "cross_check"]
 
@@ -63,13 +67,14 @@ class Agreement:
         )
 
 
-def agreement(name: str, chart: CompiledChart) -> Agreement:
-    """Judge `chart` with the review and with Spin."""
+def agreement(name: str, chart: CompiledChart, system: System | None = None) -> Agreement:
+    """Judge `chart`, alone or in `system`, with the review and with Spin."""
     began = time.perf_counter()
-    ours = review(chart)
-    review_fails = frozenset(v.prop.key for v in ours.failures()) & set(MIRRORED)
+    ours = review(chart, system=system)
+    world = WorldKind.CHART if system is None else WorldKind.SYSTEM
+    review_fails = frozenset(v.prop.key for v in ours.failures()) & set(mirrored(world))
     try:
-        theirs, found = spin_review(chart)
+        theirs, found = spin_review(chart, system)
     except SpinUnavailableError as error:
         nothing: frozenset[Key] = frozenset()
         return Agreement(name, review_fails, nothing, nothing, 0, 0, {}, 0.0, str(error))
@@ -77,7 +82,7 @@ def agreement(name: str, chart: CompiledChart) -> Agreement:
     unconfirmed = frozenset(
         v.prop.key
         for v in failing
-        if v.counterexample is None or UNCONFIRMED in v.counterexample.finding
+        if system is None and (v.counterexample is None or UNCONFIRMED in v.counterexample.finding)
     )
     return Agreement(
         name=name,

@@ -1,59 +1,93 @@
 """`handoff review --engine spin`: the same review, judged by Spin, in the review's format.
 
-Each property Spin mirrors gets a verdict; a failing one shows Spin's trail as the review's
-calls, replayed through the real coordinator, with the finding the review's own monitors
-make of it.  A trail the real coordinator does not confirm fails the cross-check.
+Each property Spin mirrors in the world reviewed gets a verdict.  Alone, a failing one shows
+Spin's trail as the review's calls, replayed through the real coordinator, with the finding
+the review's own monitors make of it; a trail the real coordinator does not confirm fails the
+cross-check.  With workers, Spin's trails are not read back: the report names the broken
+properties, and the explorer reviews the same system beside Spin, which must agree with it.
 """
 
 from __future__ import annotations
 
 import argparse
 from collections.abc import Callable, Sequence
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from handoff import _cli
 from handoff._review.environment import HANDOFF_ID
-from handoff._review.explore import OrderReview
-from handoff._review.properties import PROPERTIES, Key, SpinCheck, prop
+from handoff._review.explore import Review, review
+from handoff._review.properties import Key, SpinCheck, WorldKind, prop, properties_of
 from handoff._review.report import exit_status
-from handoff._review.spin.properties import MIRRORED, NOT_MIRRORED
+from handoff._review.spin.properties import mirrored, not_mirrored
 from handoff._review.spin.replay import confirm
 from handoff._review.spin.run import SpinRun, SpinUnavailableError, run_spin
 from handoff._review.verdict import Counterexample, Verdict
 from handoff._table import CompiledChart, compiled
 
-__all__ = ["run", "spin_review"]
+if TYPE_CHECKING:
+    from handoff._review.system import System
+
+__all__ = ["UNCONFIRMED", "run", "spin_review"]
 
 UNCONFIRMED = "the real coordinator does not confirm Spin's trail"
+UNREAD = "Spin's trail of a system run is not read back"
 
 
-def run(args: argparse.Namespace, out: TextIO, text: Callable[[Sequence[OrderReview]], str]) -> int:
-    """Cross-check the chosen charts (`--chart`, else `--order`) with Spin; exits as the review."""
+def run(
+    args: argparse.Namespace,
+    out: TextIO,
+    text: Callable[[Sequence[Review]], str],
+    system: System | None = None,
+) -> int:
+    """Judge the chosen charts (`--chart`, else `--order`) with Spin; exits as the review.
+
+    With workers the explorer judges each system too, and a disagreement exits 1.
+    """
     if args.format != "text":
         raise _cli.UsageError("--engine spin reports as text only: drop --format")
+    if system is not None and system.fifo:
+        raise _cli.UsageError("--engine spin mirrors messages delivered in any order: drop --fifo")
+    if system is not None and (args.trace_out is not None or args.explain is not None):
+        raise _cli.UsageError(
+            "--engine spin writes no system counterexample: drop --trace-out, --explain"
+        )
     charts = (
         [named.table for named in args.chart] if args.chart else list(map(compiled, args.order))
     )
     try:
-        reviews = [spin_review(chart) for chart in charts]
+        found = [spin_review(chart, system) for chart in charts]
     except SpinUnavailableError as error:
         raise _cli.CommandError(str(error)) from None
-    version = reviews[0][1].version
-    out.write(text([review for review, _ in reviews]))
-    out.write(
-        f"checked by {version}; not mirrored: {', '.join(key.value for key in NOT_MIRRORED)}\n"
-    )
-    found = [review for review, _ in reviews]
-    return exit_status(found, safety_only=getattr(args, "safety_only", False))
+    reviews = [spin for spin, _ in found]
+    out.write(text(reviews))
+    world = WorldKind.CHART if system is None else WorldKind.SYSTEM
+    unchecked = ", ".join(key.value for key in not_mirrored(world)) or "none"
+    out.write(f"checked by {found[0][1].version}; not mirrored: {unchecked}\n")
+    status = exit_status(reviews, safety_only=getattr(args, "safety_only", False))
+    if system is None:
+        return status
+    for spin, _ in found:
+        ours = review(spin.chart, system=system)
+        theirs = {v.prop.key for v in spin.failures()}
+        agree = {v.prop.key for v in ours.failures()} & set(mirrored(world)) == theirs
+        word = "agrees with" if agree else "DISAGREES with"
+        out.write(
+            f"{spin.name}: Spin {word} the explorer ({ours.configurations:,} configurations)\n"
+        )
+        status = max(status, 0 if agree else 1)
+    return status
 
 
-def spin_review(chart: CompiledChart) -> tuple[OrderReview, SpinRun]:
-    """Spin's verdicts on `chart` as an `OrderReview` (mirrored properties only)."""
-    found = run_spin(chart)
+def spin_review(chart: CompiledChart, system: System | None = None) -> tuple[Review, SpinRun]:
+    """Spin's verdicts on `chart`, alone or in `system`, as a `Review` (mirrored properties)."""
+    found = run_spin(chart, system=system)
+    checks = mirrored(found.world)
     verdicts = tuple(
-        _verdict(chart, found, entry.key) for entry in PROPERTIES if entry.key in MIRRORED
+        _verdict(chart, found, entry.key, checks[entry.key])
+        for entry in properties_of(found.world)
+        if entry.key in checks
     )
-    review = OrderReview(
+    spun = Review(
         order=chart.order,
         chart=chart,
         handoff_id=HANDOFF_ID,
@@ -62,20 +96,23 @@ def spin_review(chart: CompiledChart) -> tuple[OrderReview, SpinRun]:
         transitions=found.transitions,
         verdicts=verdicts,
         seconds=found.seconds,
+        system=system,
     )
-    return review, found
+    return spun, found
 
 
-def _verdict(chart: CompiledChart, found: SpinRun, key: Key) -> Verdict:
-    if MIRRORED[key] is SpinCheck.LTL:
+def _verdict(chart: CompiledChart, found: SpinRun, key: Key, check: SpinCheck) -> Verdict:
+    if check is SpinCheck.LTL:
         states = found.liveness_states[key]
         summary = f"Spin: LTL {key.value} over {states:,} states (fair round robin)"
     else:
         states = found.states
         summary = f"Spin: assertion over {states:,} states"
-    trail = found.trails[key]
-    if trail is None:
+    if key not in found.broken:
         return Verdict(prop(key), states, 0, summary=summary)
+    trail = found.trails.get(key)
+    if trail is None:
+        return Verdict(prop(key), states, 1, summary=summary, notes=(UNREAD,))
     confirmation = confirm(chart, key, trail)
     finding = confirmation.finding or UNCONFIRMED
     if trail.crash is not None:

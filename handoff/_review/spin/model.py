@@ -1,4 +1,4 @@
-"""`handoff export promela`: the model review's world as a Promela model, generated.
+"""The chart alone in Promela: the review's coordinator under the review's environment.
 
 The coordinator part is read off a compiled chart (`handoff._table`) and the journal's rules
 (`handoff._binding`): one inline per chart event, cells with the same behaviour grouped.  The
@@ -10,11 +10,6 @@ Nothing in the model is written per chart, so any chart, mutants included, expor
 
 from __future__ import annotations
 
-import argparse
-import sys
-from typing import TextIO
-
-from handoff import _cli, _files
 from handoff._binding import FACT_EVENTS
 from handoff._review.environment import MAX_ACTIONS, Call, CallKind, environment
 from handoff._review.spin import properties as mirror
@@ -32,42 +27,13 @@ from handoff._review.spin.vocabulary import (
     numbered,
     payloads,
 )
-from handoff._table import CompiledChart, compiled
+from handoff._table import CompiledChart
 from handoff._vocabulary import ChartEvent
 
-__all__ = ["configure", "model", "run"]
+__all__ = ["model"]
 
 LIFECYCLE_SIZE = 12
 """Lifecycle slots; a run recording more is cut off like one issuing too many actions."""
-
-
-def configure(parser: argparse.ArgumentParser) -> None:
-    """Declare the options of `handoff export`."""
-    parser.add_argument("format", choices=["promela"], help="the model language")
-    _cli.add_chart_options(
-        parser,
-        order="one",
-        order_help="the chart to export",
-        chart_help="a chart of your own, MODULE:CLASS (imported from the current directory or "
-        "the Python path); replaces --order",
-    )
-    parser.add_argument(
-        "--out", metavar="FILE", type=_cli.new_file, help="write here, not to stdout"
-    )
-
-
-def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
-    """Write the model of the chosen order."""
-    out = sys.stdout if out is None else out
-    if args.chart is not None and len(args.chart) > 1:
-        raise _cli.UsageError("--chart: export writes one model; give --chart once")
-    text = model(compiled(args.order if args.chart is None else args.chart[0]))
-    if args.out is None:
-        out.write(text)
-    else:
-        _files.write_text(args.out, text)
-        out.write(f"wrote {args.out}\n")
-    return 0
 
 
 def model(chart: CompiledChart, *, fallback_transfer_delay_ms: float = 0.0) -> str:

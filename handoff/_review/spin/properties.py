@@ -13,7 +13,7 @@ call and the actions due.
 from __future__ import annotations
 
 from handoff._lifecycle import expected_normalized_handoff
-from handoff._review.properties import PROPERTIES, Key, SpinCheck
+from handoff._review.properties import Key, SpinCheck, WorldKind, properties_of
 from handoff._review.spin.vocabulary import Calls
 from handoff._review.spin.watch import watch
 from handoff._values import HandoffOrder
@@ -26,15 +26,27 @@ __all__ = [
     "liveness_declarations",
     "liveness_switches",
     "make_call",
+    "mirrored",
     "monitors",
+    "not_mirrored",
 ]
 
 
-MIRRORED: dict[Key, SpinCheck] = {p.key: p.spin for p in PROPERTIES if p.spin is not None}
-"""The properties Spin checks, and how (read off each property's record)."""
+def mirrored(world: WorldKind) -> dict[Key, SpinCheck]:
+    """The properties Spin checks in `world`'s model, and how (read off each record)."""
+    return {p.key: p.spin for p in properties_of(world) if p.spin is not None}
 
-NOT_MIRRORED: dict[Key, str] = {p.key: p.unmirrored for p in PROPERTIES if p.spin is None}
-"""The properties Spin does not check, and why."""
+
+def not_mirrored(world: WorldKind) -> dict[Key, str]:
+    """The properties of `world` Spin does not check, and why."""
+    return {p.key: p.unmirrored for p in properties_of(world) if p.spin is None}
+
+
+MIRRORED = mirrored(WorldKind.CHART)
+"""The properties Spin checks for the chart alone, and how."""
+
+NOT_MIRRORED = not_mirrored(WorldKind.CHART)
+"""The properties of the chart alone Spin does not check, and why."""
 
 _MONITORED = [key.value for key, check in MIRRORED.items() if check is SpinCheck.ASSERTION]
 """Every flag the monitors below set, each asserted at a call's end."""

@@ -18,15 +18,20 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import attrs
 
 from handoff._review.environment import Call, environment
-from handoff._review.properties import Key, SpinCheck
+from handoff._review.properties import Key, SpinCheck, WorldKind
 from handoff._review.spin.model import model
-from handoff._review.spin.properties import MIRRORED
+from handoff._review.spin.properties import mirrored
+from handoff._review.spin.system import system_model
 from handoff._review.spin.vocabulary import calls
 from handoff._table import CompiledChart
+
+if TYPE_CHECKING:
+    from handoff._review.system import System
 
 __all__ = [
     "INSTALL_HINT",
@@ -80,8 +85,12 @@ class SpinRun:
     liveness_states: dict[Key, int]
     """States stored by each LTL search (configurations × mode × round-robin turn)."""
     trails: dict[Key, Trail | None]
-    """Per mirrored property: None when it holds, else its first counterexample."""
+    """Per mirrored property: None when it holds or its trail is not read back, else its
+    first counterexample."""
     seconds: float
+    broken: frozenset[Key] = frozenset()
+    """The mirrored properties Spin found broken."""
+    world: WorldKind = WorldKind.CHART
 
 
 def spin_version() -> str:
@@ -101,27 +110,44 @@ def spin_version() -> str:
     return output.strip()
 
 
-def run_spin(chart: CompiledChart, workdir: Path | None = None) -> SpinRun:
-    """Generate `chart`'s model, verify every mirrored property, read back the trails."""
+def run_spin(
+    chart: CompiledChart, workdir: Path | None = None, *, system: System | None = None
+) -> SpinRun:
+    """Generate `chart`'s model (alone, or in `system`), verify every mirrored property,
+    read back the trails (alone only: a system trail is not replayed)."""
+    if system is not None and system.fifo:
+        raise ValueError("Spin mirrors messages delivered in any order only, not FIFO")
     version = spin_version()
     began = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="handoff-spin-") as scratch:
         folder = Path(scratch) if workdir is None else workdir
         folder.mkdir(parents=True, exist_ok=True)
-        (folder / "model.pml").write_text(model(chart), encoding="utf-8")
+        text = model(chart) if system is None else system_model(chart, system)
+        (folder / "model.pml").write_text(text, encoding="utf-8")
         _build(folder)
-        states, transitions, trails = _safety(folder)
+        if system is None:
+            states, transitions, trails = _safety(folder)
+            broken = {key for key, trail in trails.items() if trail is not None}
+        else:
+            states, transitions, broken = _system_safety(folder)
+            trails = {}
+        world = WorldKind.CHART if system is None else WorldKind.SYSTEM
         liveness_states = {}
-        for key, check in MIRRORED.items():
+        for key, check in mirrored(world).items():
             if check is SpinCheck.LTL:
-                liveness_states[key], trails[key] = _liveness(folder, key)
+                liveness_states[key], trail, failed = _liveness(folder, key, system is None)
+                trails[key] = trail
+                if failed:
+                    broken.add(key)
     return SpinRun(
         version=version,
         states=states,
         transitions=transitions,
         liveness_states=liveness_states,
-        trails={key: trails.get(key) for key in MIRRORED},
+        trails={key: trails.get(key) for key in mirrored(world)},
         seconds=time.perf_counter() - began,
+        broken=frozenset(broken),
+        world=world,
     )
 
 
@@ -166,16 +192,27 @@ def _first_errors(output: str) -> dict[Key, int]:
     return first
 
 
-def _liveness(folder: Path, key: Key) -> tuple[int, Trail | None]:
-    """An acceptance-cycle search for LTL formula `key`, the liveness modes switched on."""
+def _system_safety(folder: Path) -> tuple[int, int, set[Key]]:
+    """The system model's safety search: every assertion, counted, no trail read back."""
+    output = _run(["./pan", "-n", "-c0", "-E"], folder)
+    broken = set(_first_errors(output))
+    return _count(r"(\d+) states, stored", output), _count(r"(\d+) transitions", output), broken
+
+
+def _liveness(folder: Path, key: Key, read_trail: bool) -> tuple[int, Trail | None, bool]:
+    """An acceptance-cycle search for LTL formula `key`, the liveness modes switched on
+    (the system model has none: its formulas switch themselves); whether it failed."""
+    if not read_trail:
+        output = _run(["./pan", "-n", "-a", "-A", "-N", key.value], folder)
+        return _count(r"(\d+) states, stored", output), None, bool(_count(r"errors: (\d+)", output))
     output = _run(["./pan", _HASH, "-n", "-a", "-A", "-N", key.value], folder, live=True)
     states = _count(r"(\d+) states, stored", output)
     if _count(r"errors: (\d+)", output) == 0:
-        return states, None
+        return states, None, False
     replay = ["./pan", _HASH, "-n", "-S", "-A", "-N", key.value, "-r", "model.pml.trail"]
     trail = _trail(_run(replay, folder, live=True))
     os.remove(folder / "model.pml.trail")
-    return states, trail
+    return states, trail, True
 
 
 _CALLS = calls(environment()).all

@@ -1,0 +1,94 @@
+"""Faults: every way a handoff's world misbehaves, named once for the review and the simulation.
+
+The review explores a fault as one more move a run may make (`handoff review --workers`);
+the simulation injects it with probability `fault_rate` at each chance (`handoff simulate`).
+Each fault says what it is in words, which kind of terminal fact it reports when it is one,
+and which of the two explore it: a fault the review's world has no move for yet says why.
+"""
+
+from __future__ import annotations
+
+import enum
+
+from handoff._messages import HandoffFact
+from handoff._values import HandoffActionOutcome
+
+__all__ = ["SIMULATED", "WITH_WORKERS", "Fault", "TerminalFact"]
+
+TerminalFact = type[HandoffFact.Failed] | type[HandoffFact.TimedOut] | type[HandoffFact.Canceled]
+"""A kind of fact that ends a handoff early."""
+
+
+class Fault(enum.Enum):
+    """One kind of fault; the value is its name in reports."""
+
+    FAILED_OUTCOME = "failed outcome"
+    """A worker fails the work it was given (a submission, a reservation, a transfer, an
+    activation): it acknowledges it as failed and remembers what it did before."""
+    FAILURE = "failure"
+    """The runtime reports `Failed` for the request."""
+    TIMEOUT = "timeout"
+    """The runtime reports `TimedOut`."""
+    CANCELLATION = "cancellation"
+    """The runtime reports `Canceled`."""
+    CANCELLATION_AFTER_SUCCESS = "cancellation after success"
+    """`Canceled` after a SUCCESS: the decode destination still owns the request."""
+    DUPLICATE_ACKNOWLEDGEMENT = "duplicate acknowledgement"
+    """An acknowledgement is delivered twice."""
+    REORDERED_ACKNOWLEDGEMENT = "reordered acknowledgement"
+    """An acknowledgement overtakes an earlier one."""
+    CLEANUP_FAILURE = "cleanup failure (retried)"
+    """A release or cancel is acknowledged as failed first, then done."""
+    DELAYED_DELIVERY = "delayed delivery"
+    """An action reaches its worker much later than usual, so a cancel may overtake it."""
+
+    @property
+    def outcome(self) -> HandoffActionOutcome:
+        """The failed acknowledgement this fault sends (a worker's failure, a cleanup's)."""
+        return _FAILED
+
+    @property
+    def fact(self) -> TerminalFact | None:
+        """The terminal fact this fault reports, if it reports one."""
+        return _FACTS.get(self)
+
+    @property
+    def explored(self) -> str:
+        """How the review's system world explores it (`--workers`)."""
+        return _EXPLORED[self]
+
+
+_FAILED = HandoffActionOutcome.failed("injected fault")
+
+_FACTS: dict[Fault, TerminalFact] = {
+    Fault.FAILURE: HandoffFact.Failed,
+    Fault.TIMEOUT: HandoffFact.TimedOut,
+    Fault.CANCELLATION: HandoffFact.Canceled,
+    Fault.CANCELLATION_AFTER_SUCCESS: HandoffFact.Canceled,
+}
+
+_EXPLORED = {
+    Fault.FAILED_OUTCOME: "a move: the worker fails the work it was given",
+    Fault.FAILURE: "a move: the runtime reports Failed",
+    Fault.TIMEOUT: "a move: the runtime reports TimedOut",
+    Fault.CANCELLATION: "a move: the runtime reports Canceled",
+    Fault.CANCELLATION_AFTER_SUCCESS: "a terminal fact after a SUCCESS, as any other",
+    Fault.DUPLICATE_ACKNOWLEDGEMENT: "not explored: the runtime delivers each message once",
+    Fault.REORDERED_ACKNOWLEDGEMENT: "every order of delivery (not with --fifo)",
+    Fault.CLEANUP_FAILURE: "not explored: a cleanup failure is refused and retried",
+    Fault.DELAYED_DELIVERY: "every order of delivery (not with --fifo)",
+}
+
+SIMULATED = (
+    Fault.FAILED_OUTCOME,
+    Fault.TIMEOUT,
+    Fault.CANCELLATION,
+    Fault.CANCELLATION_AFTER_SUCCESS,
+    Fault.DUPLICATE_ACKNOWLEDGEMENT,
+    Fault.REORDERED_ACKNOWLEDGEMENT,
+    Fault.CLEANUP_FAILURE,
+)
+"""The faults the simulation injects, in report order (a `Failed` report is the review's)."""
+
+WITH_WORKERS = (*SIMULATED, Fault.DELAYED_DELIVERY)
+"""The faults the simulation injects when its handoffs have workers (`--workers`)."""
