@@ -52,8 +52,8 @@ _NODE = {
     "style": "rounded,filled",
     "fillcolor": "white",
 }
-# Labels at 12 pt: an 880 px drawing shrunk into a 736 px column still shows them at 13 px.
-_EDGE = {"fontname": _FONT, "fontsize": "12"}
+# Labels at 11 pt: a drawing of 900 px or less shrunk into a 736 px column shows them at 12 px.
+_EDGE = {"fontname": _FONT, "fontsize": "11"}
 _RUN = {"style": "filled,rounded", "fillcolor": "#eef3f9", "color": "#eef3f9", "label": ""}
 _CLEANUP = {
     "label": "cleanup",
