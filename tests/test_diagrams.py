@@ -416,6 +416,8 @@ def test_the_docs_link_to_files_that_exist() -> None:
 # -- sized for a docs column -----------------------------------------------------------------
 
 COLUMN_PX = 880
+FURO_COLUMN_PX = 736
+"""Furo's content column in a 912 px window, where the Sphinx directive's drawings are read."""
 PX_PER_PT = 4 / 3
 """CSS pixels per point: 96 px and 72 pt to the inch."""
 
@@ -437,6 +439,7 @@ def test_each_svg_fits_a_docs_column_with_legible_labels(order: HandoffOrder) ->
     fonts = [float(size) for size in re.findall(r'font-size="([\d.]+)"', text)]
     assert len(fonts) > 40
     assert min(fonts) * PX_PER_PT * shown >= 10
+    assert min(fonts) * PX_PER_PT * min(1.0, FURO_COLUMN_PX / width_px) >= 12
 
 
 @pytest.mark.parametrize("order", ORDERS)

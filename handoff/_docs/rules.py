@@ -11,10 +11,12 @@ from __future__ import annotations
 import html
 from collections.abc import Iterable
 
+import attrs
+
 from handoff._docs.sections import lifecycle_of, transitions, transitions_table
 from handoff._table import CompiledChart, Step
 
-__all__ = ["rules_html", "rules_markdown"]
+__all__ = ["RULE_COLUMNS", "Piece", "RuleRow", "rule_rows", "rules_html", "rules_markdown"]
 
 _TABLE = (
     'class="handoff-rules" style="table-layout:fixed;width:100%;max-width:880px;'
@@ -34,25 +36,23 @@ def rules_markdown(chart: CompiledChart) -> str:
 
 def rules_html(chart: CompiledChart) -> str:
     """Every step that moves or issues an action, grouped by state, as an HTML table."""
-    steps = list(transitions(chart))
     rows = []
-    for position, step in enumerate(steps):
-        first = position == 0 or steps[position - 1].source != step.source
+    for row in rule_rows(chart):
         state = ""
-        if first:
-            span = sum(1 for other in steps if other.source == step.source)
+        if row.state:
             state = (
-                f'<td rowspan="{span}" style="{_CELL}"><strong>'
-                f"{html.escape(chart.names[step.source])}</strong></td>"
+                f'<td rowspan="{row.span}" style="{_CELL}"><strong>'
+                f"{html.escape(row.state)}</strong></td>"
             )
+        follows = "<br>".join(_html(line) for line in row.follows)
         rows.append(
-            f'<tr>{state}<td style="{_CELL}">{_event(step)}</td>'
-            f'<td style="{_CELL}">{_follows(chart, step)}</td></tr>'
+            f'<tr>{state}<td style="{_CELL}">{_html(row.event)}</td>'
+            f'<td style="{_CELL}">{follows}</td></tr>'
         )
     caption = html.escape(f"{chart.name}: every step that moves or issues an action")
     head = "".join(
         f'<th style="{_CELL};width:{width}">{name}</th>'
-        for name, width in (("State", "22%"), ("Event [checks]", "36%"), ("Then", "42%"))
+        for name, width in zip(RULE_COLUMNS, ("22%", "36%", "42%"), strict=True)
     )
     return (
         f'<table {_TABLE}>\n<caption style="caption-side:top;text-align:left">{caption}'
@@ -62,27 +62,69 @@ def rules_html(chart: CompiledChart) -> str:
     )
 
 
-def _code(words: Iterable[str]) -> str:
+RULE_COLUMNS = ("State", "Event [checks]", "Then")
+"""The rules table's columns."""
+
+Piece = tuple[str, str]
+"""A run of a cell's text: plain words, then an identifier shown as code (either empty)."""
+
+
+@attrs.frozen
+class RuleRow:
+    """One step of the rules table."""
+
+    state: str
+    """The state's name on its first step, empty on the others (the cell spans them)."""
+    span: int
+    """How many steps the state has."""
+    event: tuple[Piece, ...]
+    follows: tuple[tuple[Piece, ...], ...]
+    """What follows, a line each: the next state, the actions issued, the events recorded."""
+
+
+def rule_rows(chart: CompiledChart) -> list[RuleRow]:
+    """The rows of the rules table, in table order."""
+    steps = list(transitions(chart))
+    rows = []
+    for position, step in enumerate(steps):
+        first = position == 0 or steps[position - 1].source != step.source
+        span = sum(1 for other in steps if other.source == step.source)
+        state = chart.names[step.source] if first else ""
+        rows.append(RuleRow(state, span, _event(step), _follows(chart, step)))
+    return rows
+
+
+def _code(words: Iterable[str]) -> tuple[Piece, ...]:
+    return tuple((", " if position else "", word) for position, word in enumerate(words))
+
+
+def _html(pieces: Iterable[Piece]) -> str:
     # A word break after each underscore lets `cancel_destination` wrap in a narrow cell.
-    return ", ".join(
-        f'<code style="{_CODE}">{html.escape(word).replace("_", "_<wbr>")}</code>' for word in words
+    return "".join(
+        html.escape(plain)
+        + (
+            f'<code style="{_CODE}">{html.escape(code).replace("_", "_<wbr>")}</code>'
+            if code
+            else ""
+        )
+        for plain, code in pieces
     )
 
 
-def _event(step: Step) -> str:
-    text = _code([step.event.value])
+def _event(step: Step) -> tuple[Piece, ...]:
+    pieces = _code([step.event.value])
     if step.checks:
-        text += f" [{_code(check.value for check in step.checks)}]"
-    return text
+        pieces += ((" [", ""), *_code(check.value for check in step.checks), ("]", ""))
+    return pieces
 
 
-def _follows(chart: CompiledChart, step: Step) -> str:
-    parts = []
+def _follows(chart: CompiledChart, step: Step) -> tuple[tuple[Piece, ...], ...]:
+    lines: list[tuple[Piece, ...]] = []
     if step.target != step.source:
-        parts.append(f"→ {html.escape(chart.names[step.target])}")
+        lines.append(((f"→ {chart.names[step.target]}", ""),))
     if step.effects:
-        parts.append("issues " + _code(effect.value for effect in step.effects))
+        lines.append((("issues ", ""), *_code(effect.value for effect in step.effects)))
     recorded = lifecycle_of(step)
     if recorded:
-        parts.append("records " + _code(event.value for event in recorded))
-    return "<br>".join(parts) or "stays"
+        lines.append((("records ", ""), *_code(event.value for event in recorded)))
+    return tuple(lines) or ((("stays", ""),),)

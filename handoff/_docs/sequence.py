@@ -126,6 +126,10 @@ SCENARIOS = {
 
 _FACTS = {fact.__name__: fact for fact in _FACT_LANES}
 _ACTIONS = {action.__name__: action for action in _ACTION_LANES}
+_CLEANUP = frozenset(
+    {HandoffAction.CancelSource.__name__, HandoffAction.CancelDestination.__name__}
+)
+"""Actions issued only once a handoff is canceled: `fail:` one of them cancels first."""
 _LIMIT = 200
 """Calls a scenario makes at most: a chart that never settles is drawn up to here."""
 
@@ -171,7 +175,10 @@ class Scenario:
         if self.calls:
             return self.spec
         if self.spec.startswith("fail:"):
-            return f"{self.spec[5:].strip()} fails"
+            action = self.spec[5:].strip()
+            if action in _CLEANUP:
+                return f"canceled once reserved, {action} fails"
+            return f"{action} fails"
         return SCENARIOS[self.spec]
 
 
@@ -233,9 +240,12 @@ def _named(runtime: _Runtime, name: str) -> None:
     and reports the fact each acknowledged action leads to (`handoff._runs.runtime`).  In
     `cancel`, the request is canceled as soon as the destination's reservation is accepted;
     the runtime then acknowledges the cleanup actions only.  In `fail:ACTION`, the first
-    ACTION is answered failed.  In `reopen`, a deadline passes once the handoff succeeded."""
-    cancel = name == "cancel"
-    failing = _ACTIONS.get(name[5:].strip()) if name.startswith("fail:") else None
+    ACTION is answered failed (a cleanup action, `CancelSource` or `CancelDestination`, once
+    the handoff is canceled as in `cancel`); an ACTION the run never issues is refused.  In
+    `reopen`, a deadline passes once the handoff succeeded."""
+    failed = name[5:].strip() if name.startswith("fail:") else ""
+    failing = _ACTIONS.get(failed)
+    cancel = name == "cancel" or failed in _CLEANUP
     reopen = name == "reopen"
     runtime.call(runtime.core.start, "start()")
     while runtime.pending and len(runtime.moves) < _LIMIT:
@@ -253,6 +263,10 @@ def _named(runtime: _Runtime, name: str) -> None:
         if reopen and not runtime.pending and runtime.core.is_complete:
             runtime.report(HandoffFact.TimedOut(_HANDOFF))
             reopen = False
+    if failing is not None:
+        raise ScenarioError(
+            f"{name}: this chart's run never issues {failed}, so it cannot be answered failed"
+        )
 
 
 def _explicit(runtime: _Runtime, calls: tuple[tuple[str, str], ...]) -> None:
