@@ -122,15 +122,30 @@ def inherit(parent: Chart, attrs: dict[str, Any], states: dict[str, State]) -> N
 
 
 def drop_unused(attrs: dict[str, Any], states: dict[str, State], copies: set[int]) -> None:
-    """Forget the inherited state copies (`copies`) that no rule leaves or enters; a group
-    is kept whole while a rule leaves or enters it or any state inside it."""
+    """Forget the inherited state copies (`copies`, and the states inside them) that no rule
+    leaves or enters; a group is kept while a rule leaves or enters it or a state inside."""
     used = set()
     for state in every_state(states.values()):
         for transition in state.transitions:
             used.add(id(transition.source))
             used.update(id(target) for target in transition.targets)
+
+    def unused(state: State) -> bool:
+        return not state.initial and not {id(inner) for inner in every_state([state])} & used
+
+    def prune(group: State) -> None:
+        for inner in list(group.states):
+            if unused(inner):
+                group.states.remove(inner)
+                delattr(group, inner.id)
+            else:
+                prune(inner)
+
     for key, state in list(states.items()):
-        inside = {id(inner) for inner in every_state([state])}
-        if id(state) in copies and not inside & used and not state.initial:
+        if id(state) not in copies:
+            continue
+        if unused(state):
             del states[key]
             del attrs[key]
+        else:
+            prune(state)
