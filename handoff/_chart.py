@@ -45,7 +45,7 @@ class SourceFirstChart(HandoffChart):
 
     idle = State("idle", initial=True)
 
-    class prefill(State.Compound):
+    class prefill(State.Compound, name="prefill"):
         """The head: only the source is engaged."""
         prefill_submitting = State("prefill submitting", initial=True)
         prefill_running = State("prefill running")
@@ -125,7 +125,7 @@ class DestinationFirstChart(HandoffChart):
 
     idle = State("idle", initial=True)
 
-    class reservation(State.Compound):
+    class reservation(State.Compound, name="reservation"):
         """The head: only the destination is engaged."""
         destination_reserving = State("destination reserving", initial=True)
         destination_accepted = State("destination accepted")

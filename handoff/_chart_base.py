@@ -214,6 +214,11 @@ def _every_state(name: str, states: dict[str, State]) -> dict[str, State]:
     """Every state of a chart body by id, those inside groups included; refuses what a flat
     table cannot hold: parallel regions, history, and a group that acts by itself."""
     for key, state in states.items():
+        if state.parent is not None:
+            raise InvalidDefinition(
+                f"{name}: {key!r} is {state.parent.id}.{state.id}, a state inside a group: a "
+                f"state is declared once; name it {state.parent.id}.{state.id} in the rules"
+            )
         state._set_id(key)  # python-statemachine names them so too, once the class exists
     every: dict[str, State] = {}
     for state in every_state(states.values()):
