@@ -15,7 +15,7 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import attrs
 
@@ -320,13 +320,15 @@ def _edges(
     spine_steps = set(itertools.pairwise(path))
     owners = {cell: group for group in declared for cell in group.cells}
     merged: dict[tuple[int, int, tuple[Check, ...], tuple[Effect, ...]], list[ChartEvent]] = {}
-    ruled: dict[tuple[Group, int, tuple[Check, ...], tuple[Effect, ...]], list[ChartEvent]] = {}
+    # A rule on a group: the states inside it that it decides, per event (not those with a
+    # rule of their own).
+    ruled: dict[tuple[Group, int, tuple[Check, ...], tuple[Effect, ...], ChartEvent], list[str]]
+    ruled = {}
     for step in state_changes(chart):
         group = owners.get((chart.states[step.source], step.event))
         if group is not None and (step.source, step.target) not in spine_steps:
-            rule = (group, step.target, step.checks, step.effects)
-            if step.event not in ruled.setdefault(rule, []):
-                ruled[rule].append(step.event)
+            rule = (group, step.target, step.checks, step.effects, step.event)
+            ruled.setdefault(rule, []).append(chart.states[step.source])
             continue
         key = (step.source, step.target, step.checks, step.effects)
         merged.setdefault(key, []).append(step.event)
@@ -345,9 +347,12 @@ def _edges(
         # The chart says which states answer alike: each leaving step is drawn as it was
         # written, and each rule on a group once, from the group.
         edges += [_edge(chart, (m.source,), m.reaction, spine=False) for m in leaving]
+        arrows: dict[tuple[Any, ...], list[ChartEvent]] = {}
+        for (group, target, checks, effects, event), states in ruled.items():
+            arrows.setdefault((group, target, checks, effects, tuple(states)), []).append(event)
         edges += [
             StateArrow(
-                sources=group.states,
+                sources=states,
                 target=chart.states[target],
                 events=tuple(events),
                 checks=checks,
@@ -355,7 +360,7 @@ def _edges(
                 spine=False,
                 group=group.id,
             )
-            for (group, target, checks, effects), events in ruled.items()
+            for (group, target, checks, effects, states), events in arrows.items()
         ]
     else:
         edges += [
