@@ -93,8 +93,8 @@ class SourceFirstChart(HandoffChart):
 
     # Cleanup: a failed action or a terminal fact cancels every owner engaged so far.
     action_failed = (
-        prefill.to(cancelling_source, on="cancel_source")
-        | both_engaged.to(cancelling_both, on=["cancel_source", "cancel_destination"])
+        cancelling_source.from_(prefill, on="cancel_source")
+        | cancelling_both.from_(both_engaged, on=["cancel_source", "cancel_destination"])
     )
     # Before start nothing is engaged: a terminal fact completes the handoff at once.
     # Reopen: after success the destination still owns the request; the source is released.
@@ -172,8 +172,8 @@ class DestinationFirstChart(HandoffChart):
 
     # Cleanup: a failed action or a terminal fact cancels every owner engaged so far.
     action_failed = (
-        reservation.to(cancelling_destination, on="cancel_destination")
-        | both_engaged.to(cancelling_both, on=["cancel_source", "cancel_destination"])
+        cancelling_destination.from_(reservation, on="cancel_destination")
+        | cancelling_both.from_(both_engaged, on=["cancel_source", "cancel_destination"])
     )
     # Before start nothing is engaged: a terminal fact completes the handoff at once.
     # Reopen: after success the destination still owns the request; the source is released.

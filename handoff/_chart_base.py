@@ -13,15 +13,15 @@ may derive from another chart (see `handoff._chart_derive`).
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any, ClassVar, cast
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from statemachine import Event, State, StateChart
 from statemachine.exceptions import InvalidDefinition
 from statemachine.factory import StateMachineMetaclass
+from statemachine.state import NestedStateFactory
 from statemachine.transition import Transition
 from statemachine.transition_list import TransitionList
 
-from handoff._chart_groups import every_state, leaves
 from handoff._chart_derive import (
     adopt,
     body_transitions,
@@ -31,6 +31,7 @@ from handoff._chart_derive import (
     named,
     restore,
 )
+from handoff._chart_groups import every_state, leaves
 from handoff._chart_rules import text_problem
 from handoff._public import exported
 from handoff._values import HandoffOrder
@@ -39,7 +40,7 @@ from handoff._vocabulary import IGNORE, WORDS, ChartEvent, Effect, Refusal
 __all__ = ["HandoffChart", "acknowledged", "ignored", "refused"]
 
 
-def refused(refusal: Refusal, *states: State) -> TransitionList:
+def refused(refusal: Refusal, *states: State | NestedStateFactory) -> TransitionList:
     """Declare that `states` refuse the event with `refusal` (and stay where they are).
 
     Joined to an event's transitions in a chart body,
@@ -49,7 +50,7 @@ def refused(refusal: Refusal, *states: State) -> TransitionList:
     return _self_loops(states, validators=refusal.callback)
 
 
-def ignored(*states: State) -> TransitionList:
+def ignored(*states: State | NestedStateFactory) -> TransitionList:
     """Declare that `states` drop the event: it changes nothing and is not journaled.
 
     The call returns `[]`, as a repeated fact does (docs/writing-a-chart.md).
@@ -57,7 +58,7 @@ def ignored(*states: State) -> TransitionList:
     return _self_loops(states, on=IGNORE)
 
 
-def acknowledged(*states: State) -> TransitionList:
+def acknowledged(*states: State | NestedStateFactory) -> TransitionList:
     """Declare that `states` journal the acknowledgement without moving or issuing.
 
     The outcome is recorded (a repeat of it is then a duplicate, a different one a conflict),
@@ -66,10 +67,10 @@ def acknowledged(*states: State) -> TransitionList:
     return _self_loops(states)
 
 
-def _self_loops(states: tuple[State, ...], **callbacks: str) -> TransitionList:
+def _self_loops(states: tuple[State | NestedStateFactory, ...], **callbacks: Any) -> TransitionList:
     loops = TransitionList()
     for state in states:
-        to: Any = state.to  # python-statemachine leaves this builder untyped
+        to: Any = cast(State, state).to  # python-statemachine leaves this builder untyped
         loops.add_transitions(to.itself(internal=True, **callbacks))
     return loops
 
@@ -161,7 +162,11 @@ class _HandoffChartMeta(StateMachineMetaclass):
             if state.id not in vars(cls):
                 setattr(cls, state.id, state)
         if cls.states:
-            _check_words(cls, cls._handoff_written)  # type: ignore[attr-defined]
+            _check_words(cls, vars(cls)["_handoff_written"])
+
+    if TYPE_CHECKING:
+        # A state inside a group is an attribute of the chart too (set when it is defined).
+        def __getattr__(cls, name: str) -> State: ...
 
     def add_inherited(cls, bases: Any) -> None:
         """A derived chart holds fresh copies of everything it inherits: share nothing."""
@@ -251,7 +256,12 @@ def _check_group(name: str, state: State) -> None:
             f"{name}: group {state.id!r} has {len(initial)} initial states, {initial}: "
             "entering a group enters one state; keep initial=True on one of them"
         )
-    acts = [*named(state.enter), *named(state.exit), *named(state.invoke), *(state._callbacks or ())]
+    acts = [
+        *named(state.enter),
+        *named(state.exit),
+        *named(state.invoke),
+        *(state._callbacks or ()),
+    ]
     if acts or state.final:
         raise InvalidDefinition(
             f"{name}: group {state.id!r} declares {acts or 'final=True'}, but a group only "
@@ -281,7 +291,7 @@ def _expand_group_loops(name: str, attrs: dict[str, Any]) -> None:
     `acknowledged(...)` of a group) into one such rule on each state inside that has no rule
     of its own for the event: python-statemachine would leave the group and enter its
     initial state instead."""
-    for key, rules in list(attrs.items()):
+    for rules in list(attrs.values()):
         if not isinstance(rules, TransitionList):
             continue
         sources = {id(transition.source) for transition in rules.transitions}

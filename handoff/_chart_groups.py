@@ -90,7 +90,5 @@ def groups(chart: Any) -> tuple[Group, ...]:
             if (rule := rule_for(state, event.value)) is not None and rule.source is group
         )
         parent = group.parent.id if group.parent is not None else None
-        found.append(
-            Group(group.id, str(group.name), parent, tuple(s.id for s in inside), cells)
-        )
+        found.append(Group(group.id, str(group.name), parent, tuple(s.id for s in inside), cells))
     return tuple(found)

@@ -193,7 +193,9 @@ def compile_chart(chart: type[HandoffChart]) -> CompiledChart:
     A (state, event) pair the chart does not mention gets its event kind's default.  The
     table is flat: its states are those a handoff can be in, and a group's rules reach the
     states inside it (see `handoff._chart_groups`)."""
-    first = entered(chart.initial_state)
+    initial = chart.initial_state
+    assert initial is not None, "a chart with states has an initial state"
+    first = entered(initial)
     states: list[State] = sorted(leaves(chart.states), key=lambda state: state is not first)
     index = {state.id: position for position, state in enumerate(states)}
     complete = frozenset(index[state.id] for state in states if any(_words(state.enter, Effect)))
@@ -224,7 +226,8 @@ def _step(state: State, event: ChartEvent, index: dict[str, int], complete: bool
     transition = rule_for(state, event.value)
     if transition is None:
         return default_step(index[state.id], event, complete=complete)
-    target = entered(transition.target)
+    (declared,) = transition.targets
+    target = entered(declared)
     effects = list(_words(transition.on, Effect))
     if not transition.internal:
         effects += _words(target.enter, Effect)

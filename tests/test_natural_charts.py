@@ -123,10 +123,10 @@ def test_the_broken_chart_is_explained_and_its_trace_replays_as_the_violation(
 
 
 _EDIT_FROM = """\
-        prefill.to(cancelling_source, on="cancel_source")
+        cancelling_source.from_(prefill, on="cancel_source")
 """
 _EDIT_TO = """\
-        prefill.to(cancelling_source, on="cancel_source")
+        cancelling_source.from_(prefill, on="cancel_source")
         | both_engaged.destination_reserving.to(cancelling_source, on="cancel_source")
 """
 

@@ -1,10 +1,11 @@
 """Charts written with groups (python-statemachine's `State.Compound`), for every tool's tests.
 
 `CompoundSourceFirst` is SOURCE_FIRST written from scratch, as docs/writing-a-chart.md
-teaches: its groups nest, every rule is in the chart's body, and each shared rule is written
-once on a group.  Its table is the shipped chart's, cell for cell.  `CancelDestinationOnly`
-derives from it and changes one state inside a group in one line; `FlatCancelDestinationOnly`
-is the same change on the flat shipped chart, which must list the group's states instead.
+teaches: its groups nest, the rules between the states of the innermost group are written in
+its body, the others in the chart's body, and each shared rule is written once on a group.
+Its table is the shipped chart's, cell for cell.  `CancelDestinationOnly` derives from it
+and changes one state inside a group in one line; `FlatCancelDestinationOnly` is the same
+change on the flat shipped chart, which must list the group's other states instead.
 """
 
 from __future__ import annotations
@@ -34,6 +35,10 @@ class CompoundSourceFirst(HandoffChart):
             destination_reserving = State("destination reserving", initial=True)
             destination_accepted = State("destination accepted")
             transfer_starting = State("transfer starting")
+            ownership_accepted = destination_reserving.to(destination_accepted)
+            destination_reserved = destination_accepted.to(
+                transfer_starting, validators="transfer_delay_is_valid", on="start_transfer"
+            ) | refused(Refusal.OWNERSHIP_NOT_ACCEPTED, destination_reserving)
 
         transferring = State("transferring")
         activating = State("activating")
@@ -50,13 +55,10 @@ class CompoundSourceFirst(HandoffChart):
     source_held = prefill.prefill_running.to(
         both_engaged, validators="transfer_timing_is_valid", on="reserve_destination"
     ) | refused(Refusal.PREFILL_NOT_SUBMITTED, idle, prefill)
-    ownership_accepted = both_engaged.before_transfer.destination_reserving.to(both_engaged.before_transfer.destination_accepted)
-    destination_reserved = both_engaged.before_transfer.destination_accepted.to(
-        both_engaged.before_transfer.transfer_starting, validators="transfer_delay_is_valid", on="start_transfer"
-    ) | refused(
-        Refusal.OWNERSHIP_NOT_ACCEPTED, idle, prefill, both_engaged.before_transfer.destination_reserving
+    destination_reserved = refused(Refusal.OWNERSHIP_NOT_ACCEPTED, idle, prefill)
+    transfer_scheduled = both_engaged.before_transfer.transfer_starting.to(
+        both_engaged.transferring
     )
-    transfer_scheduled = both_engaged.before_transfer.transfer_starting.to(both_engaged.transferring)
     transfer_completed = both_engaged.transferring.to(
         both_engaged.activating, on="activate_destination"
     ) | refused(Refusal.TRANSFER_NOT_SCHEDULED, idle, prefill, both_engaged.before_transfer)
@@ -67,8 +69,8 @@ class CompoundSourceFirst(HandoffChart):
         | cancelling_source.to(canceled)
     )
     action_failed = (
-        prefill.to(cancelling_source, on="cancel_source")
-        | both_engaged.to(cancelling_both, on=_BOTH)
+        cancelling_source.from_(prefill, on="cancel_source")
+        | cancelling_both.from_(both_engaged, on=_BOTH)
     )
     terminated = (
         action_failed
@@ -88,8 +90,8 @@ class CancelDestinationOnly(CompoundSourceFirst):
     """After a failed StartTransfer, cancel only the destination: one line on the group."""
 
     action_failed = (
-        C.prefill.to(C.cancelling_source, on="cancel_source")
-        | C.both_engaged.to(C.cancelling_both, on=_BOTH)
+        C.cancelling_source.from_(C.prefill, on="cancel_source")
+        | C.cancelling_both.from_(C.both_engaged, on=_BOTH)
         | C.transfer_starting.to(C.cancelling_destination, on="cancel_destination")
     )
 
