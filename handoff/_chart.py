@@ -8,6 +8,9 @@ adapter's journal, not chart state.
 Reading guide (python-statemachine syntax): `event = a.to(b, validators=…, on=…)` takes
 `event` from `a` to `b`, running the named checks first and issuing the named actions;
 `refused(REFUSAL, *states)` makes those states reject the event with the spec's phrase.
+`class prefill(State.Compound)` is a group: a rule on it applies to each state inside that
+has no rule of its own for the event (the inner rule wins), entering it enters its initial
+state, and a rule written in its body speaks of the states inside; the tables are flat.
 Anything a chart does not mention gets its event kind's default (see `EventKind`): a
 duplicate fact is dropped, a fitting acknowledgement is journaled without moving, a
 journal error is refused, and a complete handoff drops everything but a reopening fact.
@@ -41,67 +44,57 @@ class SourceFirstChart(HandoffChart):
     title = "SourceFirst"
 
     idle = State("idle", initial=True)
-    prefill_submitting = State("prefill submitting")
-    prefill_running = State("prefill running")
-    destination_reserving = State("destination reserving")
-    destination_accepted = State("destination accepted")
-    transfer_starting = State("transfer starting")
-    transferring = State("transferring")
-    activating = State("activating")
-    releasing = State("releasing")
+
+    class prefill(State.Compound, name="prefill"):
+        """The head: only the source is engaged."""
+        prefill_submitting = State("prefill submitting", initial=True)
+        prefill_running = State("prefill running")
+        prefill_submitted = prefill_submitting.to(prefill_running)
+
+    class both_engaged(State.Compound, name="both engaged"):
+        """The tail, the same in both orders: move the KV, activate the destination."""
+        destination_reserving = State("destination reserving", initial=True)
+        destination_accepted = State("destination accepted")
+        transfer_starting = State("transfer starting")
+        transferring = State("transferring")
+        activating = State("activating")
+        releasing = State("releasing")
+        ownership_accepted = destination_reserving.to(destination_accepted)
+        destination_reserved = destination_accepted.to(
+            transfer_starting, validators="transfer_delay_is_valid", on="start_transfer"
+        ) | refused(Refusal.OWNERSHIP_NOT_ACCEPTED, destination_reserving)
+        transfer_scheduled = transfer_starting.to(transferring)
+        transfer_completed = transferring.to(activating, on="activate_destination") | refused(
+            Refusal.TRANSFER_NOT_SCHEDULED,
+            destination_reserving,
+            destination_accepted,
+            transfer_starting,
+        )
+        destination_activated = activating.to(releasing, on="release_source")
+
     succeeded = State("succeeded", enter="complete_success")
     cancelling_source = State("cancelling source")
     cancelling_destination = State("cancelling destination")
     cancelling_both = State("cancelling both")
     canceled = State("canceled", enter="complete_canceled")
 
-    # The head: the source first.
-    start = idle.to(prefill_submitting, on="submit_prefill")
-    prefill_submitted = prefill_submitting.to(prefill_running)
-    source_held = prefill_running.to(
-        destination_reserving, validators="transfer_timing_is_valid", on="reserve_destination"
-    ) | refused(Refusal.PREFILL_NOT_SUBMITTED, idle, prefill_submitting)
-    ownership_accepted = destination_reserving.to(destination_accepted)
-    destination_reserved = destination_accepted.to(
-        transfer_starting, validators="transfer_delay_is_valid", on="start_transfer"
-    ) | refused(
-        Refusal.OWNERSHIP_NOT_ACCEPTED,
-        idle,
-        prefill_submitting,
-        prefill_running,
-        destination_reserving,
-    )
-
-    # The tail, the same in both orders: move the KV, activate the destination, release.
-    transfer_scheduled = transfer_starting.to(transferring)
-    transfer_completed = transferring.to(activating, on="activate_destination") | refused(
-        Refusal.TRANSFER_NOT_SCHEDULED,
-        idle,
-        prefill_submitting,
-        prefill_running,
-        destination_reserving,
-        destination_accepted,
-        transfer_starting,
-    )
-    destination_activated = activating.to(releasing, on="release_source")
+    # Across the groups: start, then reserve the destination once the source holds the KV.
+    start = idle.to(prefill, on="submit_prefill")
+    source_held = prefill.prefill_running.to(
+        both_engaged, validators="transfer_timing_is_valid", on="reserve_destination"
+    ) | refused(Refusal.PREFILL_NOT_SUBMITTED, idle, prefill)
+    destination_reserved = refused(Refusal.OWNERSHIP_NOT_ACCEPTED, idle, prefill)
+    transfer_completed = refused(Refusal.TRANSFER_NOT_SCHEDULED, idle, prefill)
     source_released = (
-        releasing.to(succeeded)
+        both_engaged.releasing.to(succeeded)
         | cancelling_both.to(cancelling_destination)
         | cancelling_source.to(canceled)
     )
 
     # Cleanup: a failed action or a terminal fact cancels every owner engaged so far.
     action_failed = (
-        cancelling_source.from_(prefill_submitting, prefill_running, on="cancel_source")
-        | cancelling_both.from_(
-            destination_reserving,
-            destination_accepted,
-            transfer_starting,
-            transferring,
-            activating,
-            releasing,
-            on=["cancel_source", "cancel_destination"],
-        )
+        cancelling_source.from_(prefill, on="cancel_source")
+        | cancelling_both.from_(both_engaged, on=["cancel_source", "cancel_destination"])
     )
     # Before start nothing is engaged: a terminal fact completes the handoff at once.
     # Reopen: after success the destination still owns the request; the source is released.
@@ -131,71 +124,56 @@ class DestinationFirstChart(HandoffChart):
     title = "DestinationFirst"
 
     idle = State("idle", initial=True)
-    destination_reserving = State("destination reserving")
-    destination_accepted = State("destination accepted")
-    prefill_submitting = State("prefill submitting")
-    prefill_running = State("prefill running")
-    transfer_starting = State("transfer starting")
-    transferring = State("transferring")
-    activating = State("activating")
-    releasing = State("releasing")
+
+    class reservation(State.Compound, name="reservation"):
+        """The head: only the destination is engaged."""
+        destination_reserving = State("destination reserving", initial=True)
+        destination_accepted = State("destination accepted")
+        ownership_accepted = destination_reserving.to(destination_accepted)
+
+    class both_engaged(State.Compound, name="both engaged"):
+        """Prefill, then the tail, the same in both orders: move the KV, activate."""
+        prefill_submitting = State("prefill submitting", initial=True)
+        prefill_running = State("prefill running")
+        transfer_starting = State("transfer starting")
+        transferring = State("transferring")
+        activating = State("activating")
+        releasing = State("releasing")
+        prefill_submitted = prefill_submitting.to(prefill_running)
+        source_held = prefill_running.to(
+            transfer_starting,
+            validators=["transfer_timing_is_valid", "transfer_delay_is_valid"],
+            on="start_transfer",
+        ) | refused(Refusal.PREFILL_NOT_SUBMITTED, prefill_submitting)
+        transfer_scheduled = transfer_starting.to(transferring)
+        transfer_completed = transferring.to(activating, on="activate_destination") | refused(
+            Refusal.TRANSFER_NOT_SCHEDULED, prefill_submitting, prefill_running, transfer_starting
+        )
+        destination_activated = activating.to(releasing, on="release_source")
+
     succeeded = State("succeeded", enter="complete_success")
     cancelling_source = State("cancelling source")
     cancelling_destination = State("cancelling destination")
     cancelling_both = State("cancelling both")
     canceled = State("canceled", enter="complete_canceled")
 
-    # The head: the destination first.
-    start = idle.to(destination_reserving, on="reserve_destination")
-    ownership_accepted = destination_reserving.to(destination_accepted)
-    destination_reserved = destination_accepted.to(
-        prefill_submitting, on="submit_prefill"
-    ) | refused(Refusal.OWNERSHIP_NOT_ACCEPTED, idle, destination_reserving)
-    prefill_submitted = prefill_submitting.to(prefill_running)
-    source_held = prefill_running.to(
-        transfer_starting,
-        validators=["transfer_timing_is_valid", "transfer_delay_is_valid"],
-        on="start_transfer",
-    ) | refused(
-        Refusal.PREFILL_NOT_SUBMITTED,
-        idle,
-        destination_reserving,
-        destination_accepted,
-        prefill_submitting,
-    )
-
-    # The tail, the same in both orders: move the KV, activate the destination, release.
-    transfer_scheduled = transfer_starting.to(transferring)
-    transfer_completed = transferring.to(activating, on="activate_destination") | refused(
-        Refusal.TRANSFER_NOT_SCHEDULED,
-        idle,
-        destination_reserving,
-        destination_accepted,
-        prefill_submitting,
-        prefill_running,
-        transfer_starting,
-    )
-    destination_activated = activating.to(releasing, on="release_source")
+    # Across the groups: start, then run prefill once the destination is reserved.
+    start = idle.to(reservation, on="reserve_destination")
+    destination_reserved = reservation.destination_accepted.to(
+        both_engaged, on="submit_prefill"
+    ) | refused(Refusal.OWNERSHIP_NOT_ACCEPTED, idle, reservation)
+    source_held = refused(Refusal.PREFILL_NOT_SUBMITTED, idle, reservation)
+    transfer_completed = refused(Refusal.TRANSFER_NOT_SCHEDULED, idle, reservation)
     source_released = (
-        releasing.to(succeeded)
+        both_engaged.releasing.to(succeeded)
         | cancelling_both.to(cancelling_destination)
         | cancelling_source.to(canceled)
     )
 
     # Cleanup: a failed action or a terminal fact cancels every owner engaged so far.
     action_failed = (
-        cancelling_destination.from_(
-            destination_reserving, destination_accepted, on="cancel_destination"
-        )
-        | cancelling_both.from_(
-            prefill_submitting,
-            prefill_running,
-            transfer_starting,
-            transferring,
-            activating,
-            releasing,
-            on=["cancel_source", "cancel_destination"],
-        )
+        cancelling_destination.from_(reservation, on="cancel_destination")
+        | cancelling_both.from_(both_engaged, on=["cancel_source", "cancel_destination"])
     )
     # Before start nothing is engaged: a terminal fact completes the handoff at once.
     # Reopen: after success the destination still owns the request; the source is released.

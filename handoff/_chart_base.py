@@ -12,11 +12,13 @@ may derive from another chart (see `handoff._chart_derive`).
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, cast
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from statemachine import Event, State, StateChart
 from statemachine.exceptions import InvalidDefinition
 from statemachine.factory import StateMachineMetaclass
+from statemachine.state import NestedStateFactory
 from statemachine.transition import Transition
 from statemachine.transition_list import TransitionList
 
@@ -29,6 +31,7 @@ from handoff._chart_derive import (
     named,
     restore,
 )
+from handoff._chart_groups import every_state, leaves
 from handoff._chart_rules import text_problem
 from handoff._public import exported
 from handoff._values import HandoffOrder
@@ -37,7 +40,7 @@ from handoff._vocabulary import IGNORE, WORDS, ChartEvent, Effect, Refusal
 __all__ = ["HandoffChart", "acknowledged", "ignored", "refused"]
 
 
-def refused(refusal: Refusal, *states: State) -> TransitionList:
+def refused(refusal: Refusal, *states: State | NestedStateFactory) -> TransitionList:
     """Declare that `states` refuse the event with `refusal` (and stay where they are).
 
     Joined to an event's transitions in a chart body,
@@ -47,7 +50,7 @@ def refused(refusal: Refusal, *states: State) -> TransitionList:
     return _self_loops(states, validators=refusal.callback)
 
 
-def ignored(*states: State) -> TransitionList:
+def ignored(*states: State | NestedStateFactory) -> TransitionList:
     """Declare that `states` drop the event: it changes nothing and is not journaled.
 
     The call returns `[]`, as a repeated fact does (docs/writing-a-chart.md).
@@ -55,7 +58,7 @@ def ignored(*states: State) -> TransitionList:
     return _self_loops(states, on=IGNORE)
 
 
-def acknowledged(*states: State) -> TransitionList:
+def acknowledged(*states: State | NestedStateFactory) -> TransitionList:
     """Declare that `states` journal the acknowledgement without moving or issuing.
 
     The outcome is recorded (a repeat of it is then a duplicate, a different one a conflict),
@@ -64,10 +67,10 @@ def acknowledged(*states: State) -> TransitionList:
     return _self_loops(states)
 
 
-def _self_loops(states: tuple[State, ...], **callbacks: str) -> TransitionList:
+def _self_loops(states: tuple[State | NestedStateFactory, ...], **callbacks: Any) -> TransitionList:
     loops = TransitionList()
     for state in states:
-        to: Any = state.to  # python-statemachine leaves this builder untyped
+        to: Any = cast(State, state).to  # python-statemachine leaves this builder untyped
         loops.add_transitions(to.itself(internal=True, **callbacks))
     return loops
 
@@ -102,7 +105,10 @@ class _HandoffChartMeta(StateMachineMetaclass):
         if parents:
             parent: Any = parents[0]
             body.parent = parent
-            body.marks = {id(state): len(state.transitions.transitions) for state in parent.states}
+            body.marks = {
+                id(state): len(state.transitions.transitions)
+                for state in every_state(parent.states)
+            }
             copies = {state.id: fresh(state) for state in parent.states}
             body.copies = {id(state) for state in copies.values()}
             body.update(copies)
@@ -118,12 +124,15 @@ class _HandoffChartMeta(StateMachineMetaclass):
             restore(parent, cast("_Body", body).marks)
         _refuse_callbacks(name, attrs)
         states = {key: value for key, value in attrs.items() if isinstance(value, State)}
-        adopt(name, attrs, states, parent)
+        every = _every_state(name, states)
+        _lift_group_rules(attrs, every)
+        adopt(name, attrs, every, parent)
+        _expand_group_loops(name, attrs)
         written = tuple(body_transitions(attrs))
         if states:
             if parent is not None:
                 attrs.setdefault("order", parent.order)
-                inherit(parent, attrs, states)
+                inherit(parent, attrs, every)
                 drop_unused(attrs, states, cast("_Body", body).copies)
             if not isinstance(attrs.get("order"), HandoffOrder):
                 raise InvalidDefinition(
@@ -147,8 +156,17 @@ class _HandoffChartMeta(StateMachineMetaclass):
     ) -> None:
         # python-statemachine reads the completed class body, not the one the author wrote.
         super().__init__(name, bases, dict(vars(cls)))  # type: ignore[arg-type]
+        for state in every_state(cls.states):
+            # `SourceFirstChart.transferring` names a state inside a group as before groups
+            # were declared: derived charts and the docs name states so.
+            if state.id not in vars(cls):
+                setattr(cls, state.id, state)
         if cls.states:
-            _check_words(cls, cls._handoff_written)  # type: ignore[attr-defined]
+            _check_words(cls, vars(cls)["_handoff_written"])
+
+    if TYPE_CHECKING:
+        # A state inside a group is an attribute of the chart too (set when it is defined).
+        def __getattr__(cls, name: str) -> State: ...
 
     def add_inherited(cls, bases: Any) -> None:
         """A derived chart holds fresh copies of everything it inherits: share nothing."""
@@ -197,9 +215,122 @@ def _refuse_callbacks(name: str, attrs: dict[str, Any]) -> None:
             )
 
 
+def _every_state(name: str, states: dict[str, State]) -> dict[str, State]:
+    """Every state of a chart body by id, those inside groups included; refuses what a flat
+    table cannot hold: parallel regions, history, and a group that acts by itself."""
+    for key, state in states.items():
+        if state.parent is not None:
+            raise InvalidDefinition(
+                f"{name}: {key!r} is {state.parent.id}.{state.id}, a state inside a group: a "
+                f"state is declared once; name it {state.parent.id}.{state.id} in the rules"
+            )
+        state._set_id(key)  # python-statemachine names them so too, once the class exists
+    every: dict[str, State] = {}
+    for state in every_state(states.values()):
+        _check_group(name, state)
+        if every.setdefault(state.id, state) is not state:
+            raise InvalidDefinition(
+                f"{name}: two states are called {state.id!r}: a state inside a group is a "
+                "state of the chart, so give each state its own name"
+            )
+    return every
+
+
+def _check_group(name: str, state: State) -> None:
+    if state.parallel:
+        raise InvalidDefinition(
+            f"{name}: {state.id!r} is a State.Parallel, which handoff does not support: a "
+            "handoff is in one state at a time; write each combination of its regions as a "
+            "state, and group the states that share rules with State.Compound"
+        )
+    if state.history:
+        raise InvalidDefinition(
+            f"{name}: {state.id!r} has a history state, which handoff does not support: a "
+            "rule names the state it enters; drop the HistoryState"
+        )
+    if not state.states:
+        return
+    initial = [inner.id for inner in state.states if inner.initial]
+    if len(initial) > 1:
+        raise InvalidDefinition(
+            f"{name}: group {state.id!r} has {len(initial)} initial states, {initial}: "
+            "entering a group enters one state; keep initial=True on one of them"
+        )
+    acts = [
+        *named(state.enter),
+        *named(state.exit),
+        *named(state.invoke),
+        *(state._callbacks or ()),
+    ]
+    if acts or state.final:
+        raise InvalidDefinition(
+            f"{name}: group {state.id!r} declares {acts or 'final=True'}, but a group only "
+            "gathers states: a handoff is always in one of the states inside, so put enter= "
+            "or final=True on those"
+        )
+
+
+def _lift_group_rules(attrs: dict[str, Any], every: dict[str, State]) -> None:
+    """Add the rules written inside a group's body to the chart's events of the same name,
+    so that they are checked, inherited and compiled like the rules of the chart's body
+    (python-statemachine has already named their events)."""
+    written = {id(transition) for transition in body_transitions(attrs)}
+    for state in every.values():
+        for transition in state.transitions:
+            if transition.initial or id(transition) in written:
+                continue
+            for event in transition.events:
+                rules = attrs.get(event.id)
+                attrs[event.id] = (
+                    rules if isinstance(rules, TransitionList) else TransitionList()
+                ) | [transition]
+
+
+def _expand_group_loops(name: str, attrs: dict[str, Any]) -> None:
+    """Turn a rule that keeps a group where it is (`refused(...)`, `ignored(...)` or
+    `acknowledged(...)` of a group) into one such rule on each state inside that has no rule
+    of its own for the event: python-statemachine would leave the group and enter its
+    initial state instead."""
+    for rules in list(attrs.values()):
+        if not isinstance(rules, TransitionList):
+            continue
+        sources = {id(transition.source) for transition in rules.transitions}
+        for loop in list(rules.transitions):
+            group = loop.source
+            if not (group.states and loop.internal):
+                continue
+            if loop.target is not group:
+                raise InvalidDefinition(
+                    f"{name}: {loop} is internal=True and leaves group {group.id!r}: write "
+                    "the rule without internal=True"
+                )
+            rules.transitions.remove(loop)
+            if loop in group.transitions.transitions:  # not when another event shares it
+                group.transitions.transitions.remove(loop)
+            for state in leaves(group.states):
+                if not any(id(owner) in sources for owner in _within(state, group)):
+                    rules.add_transitions(_self_loops((state,), **_words_of(loop)))
+
+
+def _within(state: State, group: State) -> Iterator[State]:
+    """`state` and the groups around it, up to `group` (not included)."""
+    owner: State | None = state
+    while owner is not None and owner is not group:
+        yield owner
+        owner = owner.parent
+
+
+def _words_of(loop: Transition) -> dict[str, Any]:
+    words: dict[str, Any] = {}
+    for key, group in (("validators", loop.validators), ("on", loop.on)):
+        found = list(named(group))
+        if found:
+            words[key] = found
+    return words
+
+
 def _check_events(name: str, attrs: dict[str, Any]) -> None:
     """Every rule is a chart event's, and handles each state once."""
-    names = {id(value): key for key, value in attrs.items() if isinstance(value, State)}
     for key, value in attrs.items():
         if isinstance(value, TransitionList) and key not in ChartEvent._value2member_map_:
             raise InvalidDefinition(
@@ -211,7 +342,7 @@ def _check_events(name: str, attrs: dict[str, Any]) -> None:
         for transition in attrs.get(event.value, TransitionList()).transitions:
             if id(transition.source) in handled:
                 raise InvalidDefinition(
-                    f"{name}: state {names[id(transition.source)]!r} handles {event.value!r} "
+                    f"{name}: state {transition.source.id!r} handles {event.value!r} "
                     "twice; keep one of its rules"
                 )
             handled.add(id(transition.source))
@@ -219,7 +350,6 @@ def _check_events(name: str, attrs: dict[str, Any]) -> None:
 
 def _check_states(name: str, attrs: dict[str, Any], states: dict[str, State]) -> None:
     """One initial state; a final state completes the handoff and no rule leaves it."""
-    keys = {id(state): key for key, state in states.items()}
     rules = {
         id(transition): event
         for event, value in attrs.items()
@@ -232,7 +362,8 @@ def _check_states(name: str, attrs: dict[str, Any], states: dict[str, State]) ->
             f"{name}: a handoff chart has exactly one initial state, this one has "
             f"{initial or 'none'}: mark the state before start() with initial=True, once"
         )
-    for key, state in states.items():
+    for state in every_state(states.values()):
+        key = state.id
         if not state.final:
             continue
         if not _is_complete_state(state):
@@ -243,7 +374,7 @@ def _check_states(name: str, attrs: dict[str, Any], states: dict[str, State]) ->
         for transition in state.transitions:
             raise InvalidDefinition(
                 f"{name}: {key!r} is final=True, yet rule {rules.get(id(transition))!r} leaves "
-                f"it for {keys.get(id(transition.target))!r}: a final state takes no event; drop "
+                f"it for {transition.target.id!r}: a final state takes no event; drop "
                 f"final=True (entering {key!r} completes the handoff anyway, and a complete "
                 "state drops every event it has no rule for), or drop that rule"
             )
@@ -252,11 +383,11 @@ def _check_states(name: str, attrs: dict[str, Any], states: dict[str, State]) ->
 def _check_words(chart: Any, written: tuple[Transition, ...]) -> None:
     """The words of the transitions the chart's body wrote (inherited ones were checked)."""
     name = chart.__name__
-    for state in chart.states:
-        if state.states or any(named(state.exit)) or any(named(state.invoke)):
+    for state in every_state(chart.states):
+        if any(named(state.exit)) or any(named(state.invoke)):
             raise InvalidDefinition(
-                f"{name}: {state.id!r} has exit or invoke callbacks or inner states; a handoff "
-                "chart is flat and acts on transitions and on entering a state only"
+                f"{name}: {state.id!r} has exit or invoke callbacks; a handoff chart acts on "
+                "transitions and on entering a state only"
             )
         for word in named(state.enter):
             if word not in WORDS:

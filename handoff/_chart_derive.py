@@ -17,6 +17,7 @@ from statemachine.exceptions import InvalidDefinition
 from statemachine.transition import Transition
 from statemachine.transition_list import TransitionList
 
+from handoff._chart_groups import every_state, rules_of
 from handoff._vocabulary import ChartEvent
 
 Chart = Any
@@ -33,23 +34,31 @@ def named(specs: Iterable[Any]) -> Iterator[str]:
 
 
 def fresh(state: State) -> State:
-    """A copy of `state` with no transitions, for a derived chart's body."""
+    """A copy of `state` (a group with copies of the states inside) with no transitions, for
+    a derived chart's body."""
+    inner = [fresh(child)._set_id(child.id) for child in state.states]
     return State(
-        str(state.name), initial=state.initial, final=state.final, enter=list(named(state.enter))
+        str(state.name),
+        initial=state.initial,
+        final=state.final,
+        enter=list(named(state.enter)),
+        states=inner or None,
     )
 
 
 def restore(parent: Chart, marks: dict[int, int]) -> None:
     """Undo whatever a derived chart's body added to its parent's states."""
-    for state in parent.states:
+    for state in every_state(parent.states):
         del state.transitions.transitions[marks[id(state)] :]
 
 
 def adopt(name: str, attrs: dict[str, Any], states: dict[str, State], parent: Chart | None) -> None:
     """Move every transition the body wrote on a state that is not the chart's own onto the
-    chart's state of the same id, when it is the parent's; refuse any other foreign state."""
+    chart's state of the same id, when it is the parent's; refuse any other foreign state.
+
+    `states`: every state of the chart by id, those inside groups included."""
     own = {id(state) for state in states.values()}
-    inherited = {id(state) for state in parent.states} if parent is not None else set()
+    inherited = {id(state) for state in every_state(parent.states)} if parent is not None else set()
     foreign: list[State] = []
 
     def mapped(state: State) -> State:
@@ -90,36 +99,53 @@ def body_transitions(attrs: dict[str, Any]) -> Iterator[Transition]:
 
 
 def inherit(parent: Chart, attrs: dict[str, Any], states: dict[str, State]) -> None:
-    """Copy onto `states` every event of `parent` the derived chart does not declare."""
+    """Copy onto `states` (every state by id) each event of `parent` the derived chart does
+    not declare."""
     for event in ChartEvent:
         if event.value in attrs:
             continue
         copies = TransitionList()
-        for state in parent.states:
-            for transition in state.transitions:
-                if event.value in transition.events:
-                    (target,) = transition.targets
-                    copy = Transition(
-                        states[state.id],
-                        states[target.id],
-                        internal=transition.internal,
-                        validators=list(named(transition.validators)) or None,
-                        on=list(named(transition.on)) or None,
-                    )
-                    states[state.id].transitions.add_transitions(copy)
-                    copies.add_transitions(copy)
+        for state in every_state(parent.states):
+            for transition in rules_of(state, event.value):
+                (target,) = transition.targets
+                copy = Transition(
+                    states[state.id],
+                    states[target.id],
+                    internal=transition.internal,
+                    validators=list(named(transition.validators)) or None,
+                    on=list(named(transition.on)) or None,
+                )
+                states[state.id].transitions.add_transitions(copy)
+                copies.add_transitions(copy)
         if copies.transitions:
             attrs[event.value] = copies
 
 
 def drop_unused(attrs: dict[str, Any], states: dict[str, State], copies: set[int]) -> None:
-    """Forget the inherited state copies (`copies`) that no rule leaves or enters."""
+    """Forget the inherited state copies (`copies`, and the states inside them) that no rule
+    leaves or enters; a group is kept while a rule leaves or enters it or a state inside."""
     used = set()
-    for state in states.values():
+    for state in every_state(states.values()):
         for transition in state.transitions:
             used.add(id(transition.source))
             used.update(id(target) for target in transition.targets)
+
+    def unused(state: State) -> bool:
+        return not state.initial and not {id(inner) for inner in every_state([state])} & used
+
+    def prune(group: State) -> None:
+        for inner in list(group.states):
+            if unused(inner):
+                group.states.remove(inner)
+                delattr(group, inner.id)
+            else:
+                prune(inner)
+
     for key, state in list(states.items()):
-        if id(state) in copies and id(state) not in used and not state.initial:
+        if id(state) not in copies:
+            continue
+        if unused(state):
             del states[key]
             del attrs[key]
+        else:
+            prune(state)

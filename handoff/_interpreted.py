@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from statemachine.exceptions import TransitionNotAllowed
+from statemachine.orderedset import OrderedSet
 
 from handoff._chart_base import HandoffChart
 from handoff._messages import HandoffFact
@@ -103,7 +104,10 @@ class InterpretedChart:
         if self._machine.is_terminated:  # a final state stops python-statemachine's engine
             self._machine = self._chart(listeners=[self._listener], start_value=state)
         else:
-            self._machine.current_state_value = state
+            # In a state inside groups, python-statemachine is in those groups too.
+            inner = self._chart.states_map[state]
+            around = [group.value for group in inner.ancestors()]
+            self._machine.current_state_value = OrderedSet([*reversed(around), state])
 
     @property
     def table(self) -> CompiledChart:
@@ -113,7 +117,7 @@ class InterpretedChart:
     @property
     def state(self) -> str:
         """The id of the machine's current state."""
-        (state,) = self._machine.configuration
+        (state,) = (state for state in self._machine.configuration if not state.states)
         return str(state.id)
 
     def decide(

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from handoff import _files
+from handoff._chart_groups import entered, leaves, rule_for
 from handoff._values import HandoffCompletion, HandoffOrder
 from handoff._vocabulary import (
     IGNORE,
@@ -189,8 +190,13 @@ def chart_rules(
 def compile_chart(chart: type[HandoffChart]) -> CompiledChart:
     """Read `chart`'s states and transitions into a `CompiledChart` (anew on every call).
 
-    A (state, event) pair the chart does not mention gets its event kind's default."""
-    states: list[State] = sorted(chart.states, key=lambda state: not state.initial)
+    A (state, event) pair the chart does not mention gets its event kind's default.  The
+    table is flat: its states are those a handoff can be in, and a group's rules reach the
+    states inside it (see `handoff._chart_groups`)."""
+    initial = chart.initial_state
+    assert initial is not None, "a chart with states has an initial state"
+    first = entered(initial)
+    states: list[State] = sorted(leaves(chart.states), key=lambda state: state is not first)
     index = {state.id: position for position, state in enumerate(states)}
     complete = frozenset(index[state.id] for state in states if any(_words(state.enter, Effect)))
     rows = tuple(
@@ -217,11 +223,11 @@ def default_step(source: int, event: ChartEvent, *, complete: bool) -> Step:
 
 
 def _step(state: State, event: ChartEvent, index: dict[str, int], complete: bool) -> Step:
-    found = [t for t in state.transitions if event.value in t.events]
-    if not found:
+    transition = rule_for(state, event.value)
+    if transition is None:
         return default_step(index[state.id], event, complete=complete)
-    (transition,) = found
-    target = transition.target
+    (declared,) = transition.targets
+    target = entered(declared)
     effects = list(_words(transition.on, Effect))
     if not transition.internal:
         effects += _words(target.enter, Effect)

@@ -429,10 +429,12 @@ def _drawn(
     fmt: str,
     scenario: str,
 ) -> str:
-    """The drawing, from the cache when the chart's table and the options are unchanged."""
+    """The drawing, from the cache when the chart's table, its groups and the options are
+    unchanged."""
+    from handoff._docs.diagram import state_graph
     from handoff._table import compiled
 
-    table = repr(compiled(chart))
+    table = repr((compiled(chart), state_graph(chart).groups))
     key = "\0".join((diagrams._version(), kind, fmt, scenario, table))
     digest = hashlib.sha256(key.encode()).hexdigest()
     cache = Path(env.doctreedir) / _CACHE / f"{digest}.{fmt}"

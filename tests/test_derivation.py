@@ -122,7 +122,7 @@ def test_a_redeclared_rule_changes_what_the_coordinator_issues() -> None:
 def test_deriving_from_two_charts_is_refused() -> None:
     with pytest.raises(InvalidDefinition, match="derives from one chart at most"):
 
-        class Both(SourceFirstChart, DestinationFirstChart):
+        class Both(SourceFirstChart, DestinationFirstChart):  # type: ignore[misc]
             pass
 
 

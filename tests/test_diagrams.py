@@ -154,6 +154,7 @@ def test_every_move_of_the_table_is_drawn_exactly_once(order: HandoffOrder) -> N
 def _mermaid_arrows(text: str, graph: StateGraph) -> Counter[tuple[str, ChartEvent, str]]:
     """(source, event, target) of every Mermaid arrow; one from a box leaves each state in it."""
     bands = {f"band_{edge.sources[0]}": edge.sources for edge in graph.edges}
+    bands |= {edge.group: edge.sources for edge in graph.edges if edge.group is not None}
     found: Counter[tuple[str, ChartEvent, str]] = Counter()
     for line in text.splitlines():
         arrow = re.fullmatch(r"\s*(\w+) --> (\w+): (.*)", line)

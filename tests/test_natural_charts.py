@@ -123,15 +123,12 @@ def test_the_broken_chart_is_explained_and_its_trace_replays_as_the_violation(
 
 
 _EDIT_FROM = """\
-        cancelling_source.from_(prefill_submitting, prefill_running, on="cancel_source")
-        | cancelling_both.from_(
-            destination_reserving,
-            destination_accepted,"""
+        cancelling_source.from_(prefill, on="cancel_source")
+"""
 _EDIT_TO = """\
-        cancelling_source.from_(prefill_submitting, prefill_running, on="cancel_source")
-        | cancelling_source.from_(destination_reserving, on="cancel_source")
-        | cancelling_both.from_(
-            destination_accepted,"""
+        cancelling_source.from_(prefill, on="cancel_source")
+        | both_engaged.destination_reserving.to(cancelling_source, on="cancel_source")
+"""
 
 
 def test_an_edited_shipped_chart_is_what_the_very_next_review_judges(tmp_path: Path) -> None:

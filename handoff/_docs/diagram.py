@@ -15,10 +15,11 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import attrs
 
+from handoff._chart_groups import Group, groups
 from handoff._table import CompiledChart, Step, compiled
 from handoff._values import HandoffCompletion, HandoffOrder
 from handoff._vocabulary import ChartEvent, Check, Effect
@@ -153,6 +154,8 @@ class StateArrow:
     effects: tuple[Effect, ...]
     spine: bool
     """The edge is a step of the success path."""
+    group: str | None = None
+    """The declared group whose rule this is (`sources` are then the states inside it)."""
 
     @property
     def label(self) -> str:
@@ -187,6 +190,10 @@ class StateGraph:
     chart), the same in every drawing of it."""
     stem: str = ""
     """The file name stem of its diagrams."""
+    groups: tuple[Group, ...] = ()
+    """The groups the chart declares, outer before inner: drawn as named boxes, each rule
+    on a group as one arrow leaving its box.  A chart without groups has its runs of
+    states that clean up alike inferred instead."""
 
     @property
     def spine(self) -> tuple[Node, ...]:
@@ -228,10 +235,12 @@ def spine_path(chart: CompiledChart) -> tuple[int, ...]:
 
 
 def state_graph(order: HandoffOrder | type[HandoffChart] | CompiledChart) -> StateGraph:
-    """Read the diagram of `order`'s chart, of a chart class, or of a table, off the table."""
+    """Read the diagram of `order`'s chart, of a chart class, or of a table, off the table
+    (and the groups off the chart class: a table has none)."""
     chart = order if isinstance(order, CompiledChart) else compiled(order)
+    declared = () if isinstance(order, CompiledChart) else _declared_groups(order)
     path = spine_path(chart)
-    edges = _edges(chart, path)
+    edges = _edges(chart, path, declared)
     cleanup = [state for state in range(len(chart.states)) if state not in path]
     ranks = _cleanup_ranks(
         [chart.states[state] for state in path], [chart.states[state] for state in cleanup], edges
@@ -239,7 +248,15 @@ def state_graph(order: HandoffOrder | type[HandoffChart] | CompiledChart) -> Sta
     nodes = [_node(chart, state, SPINE, rank) for rank, state in enumerate(path)]
     nodes += [_node(chart, state, CLEANUP, ranks[chart.states[state]]) for state in cleanup]
     title, stem = _names(order, chart)
-    return StateGraph(chart.order, tuple(nodes), tuple(edges), title, stem)
+    return StateGraph(chart.order, tuple(nodes), tuple(edges), title, stem, declared)
+
+
+def _declared_groups(chart: HandoffOrder | type[HandoffChart]) -> tuple[Group, ...]:
+    if isinstance(chart, HandoffOrder):
+        from handoff._chart import CHARTS
+
+        chart = CHARTS[chart]
+    return groups(chart)
 
 
 def _names(
@@ -295,14 +312,27 @@ class _Link(NamedTuple):
     reaction: _Reaction
 
 
-def _edges(chart: CompiledChart, path: tuple[int, ...]) -> list[StateArrow]:
-    """Spine edges in path order, then runs leaving the spine, then cleanup edges."""
+def _edges(
+    chart: CompiledChart, path: tuple[int, ...], declared: tuple[Group, ...] = ()
+) -> list[StateArrow]:
+    """Spine edges in path order, then runs (or groups' rules) leaving the spine, then
+    cleanup edges."""
+    spine_steps = set(itertools.pairwise(path))
+    owners = {cell: group for group in declared for cell in group.cells}
     merged: dict[tuple[int, int, tuple[Check, ...], tuple[Effect, ...]], list[ChartEvent]] = {}
+    # A rule on a group: the states inside it that it decides, per event (not those with a
+    # rule of their own).
+    ruled: dict[tuple[Group, int, tuple[Check, ...], tuple[Effect, ...], ChartEvent], list[str]]
+    ruled = {}
     for step in state_changes(chart):
+        group = owners.get((chart.states[step.source], step.event))
+        if group is not None and (step.source, step.target) not in spine_steps:
+            rule = (group, step.target, step.checks, step.effects, step.event)
+            ruled.setdefault(rule, []).append(chart.states[step.source])
+            continue
         key = (step.source, step.target, step.checks, step.effects)
         merged.setdefault(key, []).append(step.event)
     found = [_Link(s, _Reaction(t, tuple(events), c, e)) for (s, t, c, e), events in merged.items()]
-    spine_steps = set(itertools.pairwise(path))
     along = sorted(
         (m for m in found if (m.source, m.reaction.target) in spine_steps),
         key=lambda m: path.index(m.source),
@@ -313,10 +343,30 @@ def _edges(chart: CompiledChart, path: tuple[int, ...]) -> list[StateArrow]:
     )
     within = [m for m in found if m.source not in path]
     edges = [_edge(chart, (m.source,), m.reaction, spine=True) for m in along]
-    edges += [
-        _edge(chart, run, run_links[0].reaction, spine=False)
-        for run, run_links in _runs(leaving, path)
-    ]
+    if declared:
+        # The chart says which states answer alike: each leaving step is drawn as it was
+        # written, and each rule on a group once, from the group.
+        edges += [_edge(chart, (m.source,), m.reaction, spine=False) for m in leaving]
+        arrows: dict[tuple[Any, ...], list[ChartEvent]] = {}
+        for (group, target, checks, effects, event), states in ruled.items():
+            arrows.setdefault((group, target, checks, effects, tuple(states)), []).append(event)
+        edges += [
+            StateArrow(
+                sources=states,
+                target=chart.states[target],
+                events=tuple(events),
+                checks=checks,
+                effects=effects,
+                spine=False,
+                group=group.id,
+            )
+            for (group, target, checks, effects, states), events in arrows.items()
+        ]
+    else:
+        edges += [
+            _edge(chart, run, run_links[0].reaction, spine=False)
+            for run, run_links in _runs(leaving, path)
+        ]
     edges += [_edge(chart, (m.source,), m.reaction, spine=False) for m in within]
     return edges
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import re
 import textwrap
+from typing import Any
 
 from handoff._cli import CommandError
 from handoff._docs.diagram import (
@@ -55,6 +56,14 @@ _NODE = {
 # Labels at 11 pt: a drawing of 900 px or less shrunk into a 736 px column shows them at 12 px.
 _EDGE = {"fontname": _FONT, "fontsize": "11"}
 _RUN = {"style": "filled,rounded", "fillcolor": "#eef3f9", "color": "#eef3f9", "label": ""}
+_GROUP = {
+    "style": "filled,rounded",
+    "fillcolor": "#eef3f9",
+    "color": SPINE_COLOUR,
+    "fontcolor": SPINE_COLOUR,
+    "fontsize": "11",
+    "labeljust": "l",
+}
 _CLEANUP = {
     "label": "cleanup",
     "style": "dashed,rounded",
@@ -80,7 +89,31 @@ def dot_source(graph: StateGraph, header: str = HEADER) -> str:
         node_attr=_NODE,
         edge_attr=_EDGE,
     )
-    dot.attr(label=graphviz.nohtml(_title(graph.title)))
+    dot.attr(label=graphviz.nohtml(_title(graph.title, grouped=bool(graph.groups))))
+    if graph.groups:
+        _draw_groups(dot, graph)
+    else:
+        _draw_runs(dot, graph)
+    rank = {node.id: node.rank for node in graph.nodes}
+    for edge in graph.edges:
+        attrs_ = _edge_attrs(edge)
+        if edge.group is not None:
+            attrs_["ltail"] = _group_cluster(edge.group)
+        elif len(edge.sources) > 1:
+            attrs_["ltail"] = _run_cluster(edge)
+        if rank[edge.sources[0]] > rank[edge.target]:
+            # A move backwards (the reopen) is laid out as a forward one drawn reversed, so it
+            # does not push cleanup below the end of the spine.
+            dot.edge(edge.target, edge.sources[0], dir="back", **attrs_)
+        else:
+            dot.edge(edge.sources[0], edge.target, **attrs_)
+    source: str = dot.source
+    return source
+
+
+def _draw_runs(dot: Any, graph: StateGraph) -> None:
+    """The nodes of a chart without groups: its runs of spine states that clean up alike
+    shaded as bands, cleanup in a box beside the spine."""
     runs = {edge.sources[0]: edge for edge in graph.edges if len(edge.sources) > 1}
     spine = iter(graph.spine)
     for node in spine:
@@ -98,30 +131,52 @@ def dot_source(graph: StateGraph, header: str = HEADER) -> str:
         cleanup.attr(**_CLEANUP)
         for node in graph.cleanup:
             cleanup.node(node.id, **_node_attrs(node, CLEANUP_COLOUR))
-    rank = {node.id: node.rank for node in graph.nodes}
-    for edge in graph.edges:
-        attrs_ = _edge_attrs(edge)
-        if len(edge.sources) > 1:
-            attrs_["ltail"] = _run_cluster(edge)
-        if rank[edge.sources[0]] > rank[edge.target]:
-            # A move backwards (the reopen) is laid out as a forward one drawn reversed, so it
-            # does not push cleanup below the end of the spine.
-            dot.edge(edge.target, edge.sources[0], dir="back", **attrs_)
-        else:
-            dot.edge(edge.sources[0], edge.target, **attrs_)
-    source: str = dot.source
-    return source
 
 
-def _title(name: str) -> str:
+def _draw_groups(dot: Any, graph: StateGraph) -> None:
+    """The nodes of a chart with groups: each group a named box of the states inside it
+    (nested as declared), cleanup in a box beside the spine."""
+    innermost = {state: group.id for group in graph.groups for state in group.states}
+    cleanup_ids = {node.id for node in graph.cleanup}
+
+    def draw(container: Any, parent: str | None) -> None:
+        for node in graph.nodes:
+            if innermost.get(node.id) == parent and (parent or node.id not in cleanup_ids):
+                colour = CLEANUP_COLOUR if node.id in cleanup_ids else SPINE_COLOUR
+                container.node(node.id, **_node_attrs(node, colour))
+        for group in graph.groups:
+            if group.parent == parent and (parent or not cleanup_ids.issuperset(group.states)):
+                with container.subgraph(name=_group_cluster(group.id)) as cluster:
+                    cluster.attr(**_GROUP, label=graphviz_nohtml(dot_text(group.name)))
+                    draw(cluster, group.id)
+
+    draw(dot, None)
+    with dot.subgraph(name="cluster_cleanup") as cleanup:
+        cleanup.attr(**_CLEANUP)
+        for node in graph.cleanup:
+            if node.id not in innermost:
+                cleanup.node(node.id, **_node_attrs(node, CLEANUP_COLOUR))
+        for group in graph.groups:
+            if group.parent is None and cleanup_ids.issuperset(group.states):
+                with cleanup.subgraph(name=_group_cluster(group.id)) as cluster:
+                    cluster.attr(**_GROUP, label=graphviz_nohtml(dot_text(group.name)))
+                    draw(cluster, group.id)
+
+
+def _title(name: str, *, grouped: bool = False) -> str:
+    band = "a named box" if grouped else "a shaded band"
     return "\\n".join(
         (
             f"{dot_text(name)} handoff lifecycle",
             "solid: the success path · dashed: cleanup",
-            "a dashed arrow leaving a shaded band",
+            f"a dashed arrow leaving {band}",
             "leaves every state in it",
         )
     )
+
+
+def _group_cluster(group: str) -> str:
+    return f"cluster_{group}"
 
 
 def _run_cluster(edge: StateArrow) -> str:

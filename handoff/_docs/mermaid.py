@@ -90,6 +90,17 @@ def mermaid_state_diagram(graph: StateGraph, header: str = HEADER) -> str:
     ]
     lines += [f'    state "{_lines(node.lines)}" as {mermaid_id(node.id)}' for node in graph.nodes]
     lines.append(f"    [*] --> {mermaid_id(graph.nodes[0].id)}")
+    lines += _grouped(graph) if graph.groups else _banded(graph)
+    for group in (SPINE, CLEANUP):
+        members = ",".join(mermaid_id(node.id) for node in graph.nodes if node.group == group)
+        lines.append(f"    class {members} {group}")
+    return "\n".join(lines) + "\n"
+
+
+def _banded(graph: StateGraph) -> list[str]:
+    """The arrows of a chart without groups: each run of spine states that clean up alike
+    a box, with one arrow leaving it."""
+    lines = []
     runs = [edge for edge in graph.edges if len(edge.sources) > 1]
     inside = {source: run for run in runs for source in run.sources}
     for run in runs:
@@ -105,10 +116,43 @@ def mermaid_state_diagram(graph: StateGraph, header: str = HEADER) -> str:
             lines.append(_arrow(_band(edge), edge))
         elif _band_of(edge, inside) is None:
             lines.append(_arrow(mermaid_id(edge.sources[0]), edge))
-    for group in (SPINE, CLEANUP):
-        members = ",".join(mermaid_id(node.id) for node in graph.nodes if node.group == group)
-        lines.append(f"    class {members} {group}")
-    return "\n".join(lines) + "\n"
+    return lines
+
+
+def _grouped(graph: StateGraph) -> list[str]:
+    """The groups and arrows of a chart with groups: each group a composite state holding
+    its states and the arrows between them, each rule on a group one arrow leaving it."""
+    innermost = {state: group.id for group in graph.groups for state in group.states}
+
+    def within(edge: StateArrow) -> str | None:
+        home = innermost.get(edge.sources[0])
+        inside = edge.group is None and home is not None and innermost.get(edge.target) == home
+        return home if inside else None
+
+    def block(group: str, indent: str) -> list[str]:
+        (found,) = (each for each in graph.groups if each.id == group)
+        lines = [f'{indent}state "{mermaid_text(found.name)}" as {mermaid_id(group)} {{']
+        lines += [f"{indent}    {mermaid_id(s)}" for s in found.states if innermost[s] == group]
+        for inner in graph.groups:
+            if inner.parent == group:
+                lines += block(inner.id, indent + "    ")
+        lines += [
+            indent + _arrow(mermaid_id(edge.sources[0]), edge)
+            for edge in graph.edges
+            if within(edge) == group
+        ]
+        return [*lines, f"{indent}}}"]
+
+    lines = []
+    for group in graph.groups:
+        if group.parent is None:
+            lines += block(group.id, "    ")
+    for edge in graph.edges:
+        if edge.group is not None:
+            lines.append(_arrow(mermaid_id(edge.group), edge))
+        elif within(edge) is None:
+            lines.append(_arrow(mermaid_id(edge.sources[0]), edge))
+    return lines
 
 
 def _band_of(edge: StateArrow, inside: dict[str, StateArrow]) -> StateArrow | None:
