@@ -25,9 +25,10 @@ The drawing is made in process from the chart class by `handoff.diagrams`, so th
 sources give the same bytes; each one is kept in the build's doctree folder under a hash of
 the chart's compiled table and the options, so a rebuild draws only what changed; a page
 is read again when a project module its chart's classes come from changes, and on every
-build while one of its drawings fails.  Warnings are typed `handoff.*` (see `WARNING_TYPE`).  A chart that cannot be imported or drawn,
-or an option it cannot take, is a warning at the directive's file and line (a `-W` build
-fails), never a traceback.  Nothing is written into the docs source.
+build while one of its drawings fails.  Warnings are typed `handoff.*` (see `WARNING_TYPE`).
+A chart that cannot be imported or drawn, or an option it cannot take, is a warning at the
+directive's file and line (a `-W` build fails), never a traceback.  Nothing is written into
+the docs source.
 """
 
 from __future__ import annotations
