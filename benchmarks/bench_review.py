@@ -25,8 +25,8 @@ from collections.abc import Callable
 from typing import Any
 
 from handoff import HandoffChart, SourceFirstChart
-from handoff._chart_lookup import NamedChart, spelling
-from handoff._equivalence import compare
+from handoff._chart.lookup import NamedChart, spelling
+from handoff._compile.equivalence import compare
 from handoff._review import explore
 from handoff._review.environment import environment
 

@@ -23,10 +23,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from review_mutants import MUTANTS
 
 from handoff import HandoffOrder
+from handoff._compile.table import CompiledChart, compiled
 from handoff._review.spin import run as spin
 from handoff._review.spin.agreement import cross_check
 from handoff._review.spin.properties import MIRRORED
-from handoff._table import CompiledChart, compiled
 
 
 def charts() -> dict[str, CompiledChart]:

@@ -17,7 +17,7 @@ import time
 from handoff._review.explore import review_order
 from handoff._review.system import System
 from handoff._runs.workers import CONTRACTS
-from handoff._values import HandoffOrder
+from handoff._values.values import HandoffOrder
 
 ROUNDS = 3
 

@@ -1,10 +1,33 @@
-"""Prefill-to-decode KV-cache handoff, defined as one statechart per handoff order."""
+"""Prefill-to-decode KV-cache handoff, defined as one statechart per handoff order.
+
+Where things are (everything private; this module is the one public face, with `wire`,
+`diagrams` and `sphinx` beside it):
+
+* The core, which `import handoff` loads, one package a concept:
+  `_chart/` the chart: the shipped charts (`shipped`), how a chart is written and checked
+  when it is defined (`base`, `derive`, `rules`, `groups`), its vocabulary and binding, and
+  how one is named `MODULE:CLASS` (`lookup`);
+  `_compile/` its compilation: the flat table the coordinator and every tool run (`table`,
+  with the shipped charts' `generated_tables`), and python-statemachine's own run of a chart
+  to compare it with (`interpreted`, `equivalence`);
+  `_coordinator/` the coordinator (`core`), its snapshots, copies and recorder, and the
+  tools' window into it (`probe`);
+  `_values/` the values it takes and gives, their validators, and its errors;
+  `_wire/` their wire form, the reference's JSON.
+* The wings, which build on the core and never the other way: `_runs/` drives coordinators
+  (the demo, traces and replay, the simulation, workers and their faults); `_review/`
+  reviews a chart in a world, alone or with its workers (one explorer, its properties,
+  report, Spin); `_docs/` draws and writes what the docs show.  Imports run core, then
+  `_runs/`, `_review/`, `_docs/`; the command line (`__main__`, `_cli`) sits above them all.
+"""
 
 import typing as _typing
 
-from handoff import _copies  # noqa: F401 (registers how a coordinator is copied and pickled)
-from handoff._coordinator import HandoffCoordinatorCore
-from handoff._errors import (
+from handoff._chart.vocabulary import ChartEvent, Check, Effect, EventKind, Refusal
+from handoff._coordinator import copies as _copies  # noqa: F401 (registers copying, pickling)
+from handoff._coordinator.core import HandoffCoordinatorCore
+from handoff._public import exported as _exported
+from handoff._values.errors import (
     CleanupActionFailedError,
     ConcurrentCallError,
     ConflictingOutcomeError,
@@ -18,21 +41,20 @@ from handoff._errors import (
     UnknownActionError,
     WireError,
 )
-from handoff._lifecycle import NormalizedHandoffEvent, expected_normalized_handoff
-from handoff._messages import (
+from handoff._values.lifecycle import NormalizedHandoffEvent, expected_normalized_handoff
+from handoff._values.messages import (
     AnyHandoffAction,
     AnyHandoffFact,
     HandoffAction,
     HandoffFact,
     IssuedHandoffAction,
 )
-from handoff._public import exported as _exported
-from handoff._timing import (
+from handoff._values.timing import (
     HandoffTransferTiming,
     validate_transfer_delay_ms,
     validate_transfer_timing,
 )
-from handoff._values import (
+from handoff._values.values import (
     EngineType,
     HandoffActionId,
     HandoffActionOutcome,
@@ -42,7 +64,6 @@ from handoff._values import (
     KvTransferTimingMode,
     OutcomeKind,
 )
-from handoff._vocabulary import ChartEvent, Check, Effect, EventKind, Refusal
 
 if _typing.TYPE_CHECKING:
     from handoff import wire as wire
@@ -111,20 +132,20 @@ __all__ = [
 # model review's rules, and recording one, which writes through the wire; so do the worker
 # contracts, which the system review and the simulation run.
 _LAZY = {
-    "NormalizedHandoffConformance": "handoff._conformance",
-    "NormalizedStoredTiming": "handoff._conformance",
-    "HandoffChart": "handoff._chart_base",
-    "acknowledged": "handoff._chart_base",
-    "ignored": "handoff._chart_base",
-    "refused": "handoff._chart_base",
-    "SourceFirstChart": "handoff._chart",
-    "DestinationFirstChart": "handoff._chart",
+    "NormalizedHandoffConformance": "handoff._values.conformance",
+    "NormalizedStoredTiming": "handoff._values.conformance",
+    "HandoffChart": "handoff._chart.base",
+    "acknowledged": "handoff._chart.base",
+    "ignored": "handoff._chart.base",
+    "refused": "handoff._chart.base",
+    "SourceFirstChart": "handoff._chart.shipped",
+    "DestinationFirstChart": "handoff._chart.shipped",
     "wire": "handoff.wire",
     "check_trace": "handoff._review.trace_check",
     "TraceCheck": "handoff._review.trace_check",
     "PropertyVerdict": "handoff._review.trace_check",
-    "record": "handoff._recorder",
-    "RecordingCoordinator": "handoff._recorder",
+    "record": "handoff._coordinator.recorder",
+    "RecordingCoordinator": "handoff._coordinator.recorder",
     "RequestMemory": "handoff._runs.workers",
     "WorkerContract": "handoff._runs.workers",
     "WorkerReaction": "handoff._runs.workers",
@@ -134,10 +155,9 @@ _LAZY = {
 
 if _typing.TYPE_CHECKING:
     from handoff import wire as wire
-    from handoff._chart import DestinationFirstChart, SourceFirstChart
-    from handoff._chart_base import HandoffChart, acknowledged, ignored, refused
-    from handoff._conformance import NormalizedHandoffConformance, NormalizedStoredTiming
-    from handoff._recorder import RecordingCoordinator, record
+    from handoff._chart.base import HandoffChart, acknowledged, ignored, refused
+    from handoff._chart.shipped import DestinationFirstChart, SourceFirstChart
+    from handoff._coordinator.recorder import RecordingCoordinator, record
     from handoff._review.trace_check import PropertyVerdict, TraceCheck, check_trace
     from handoff._runs.workers import (
         RequestMemory,
@@ -146,6 +166,7 @@ if _typing.TYPE_CHECKING:
         WorkerReply,
         WorkerTask,
     )
+    from handoff._values.conformance import NormalizedHandoffConformance, NormalizedStoredTiming
 else:
     # Hidden from type checkers, which would otherwise accept any attribute of the package.
 

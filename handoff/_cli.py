@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, NoReturn
 
 from handoff import _files, _process
-from handoff._chart_lookup import NamedChart, find_chart, parse_order
+from handoff._chart.lookup import NamedChart, find_chart, parse_order
+from handoff._compile.table import CompiledChart
 from handoff._paths import (
     directory,
     existing_file,
@@ -27,11 +28,10 @@ from handoff._paths import (
     output_directory,
     writable_directory,
 )
-from handoff._table import CompiledChart
-from handoff._values import HandoffOrder
+from handoff._values.values import HandoffOrder
 
 if TYPE_CHECKING:
-    from handoff._chart_base import HandoffChart
+    from handoff._chart.base import HandoffChart
 
 __all__ = [
     "ALL_ORDERS",

@@ -29,10 +29,10 @@ from collections.abc import Callable
 from importlib import metadata
 from typing import TYPE_CHECKING, Literal, TypeVar
 
-from handoff._values import HandoffOrder
+from handoff._values.values import HandoffOrder
 
 if TYPE_CHECKING:
-    from handoff._chart_base import HandoffChart
+    from handoff._chart.base import HandoffChart
     from handoff._docs.sequence import ScenarioRun
 
 _T = TypeVar("_T")
@@ -87,7 +87,7 @@ def resolve_chart(
     `module:Class` (imported from the current directory or the Python path)."""
     if not isinstance(chart, str):
         return chart
-    from handoff._chart_lookup import find_chart, parse_order
+    from handoff._chart.lookup import find_chart, parse_order
 
     text = chart.strip()
     if ":" not in text:
@@ -114,7 +114,7 @@ def chart_title(chart: HandoffOrder | type[HandoffChart] | str) -> str:
 def _header(chart: HandoffOrder | type[HandoffChart], header: str | None) -> str:
     if header is not None:
         return header
-    from handoff._chart_lookup import spelling
+    from handoff._chart.lookup import spelling
 
     named = chart.value if isinstance(chart, HandoffOrder) else spelling(chart)
     return f"drawn from chart {named} by kv-handoff {_version()}"
@@ -210,9 +210,9 @@ def path_diagram(
     arrow."""
     _check_format("path", format)
     rules = resolve_chart(chart)
+    from handoff._compile.table import compiled
     from handoff._docs.diagram import state_graph
     from handoff._docs.highlight import run_graph
-    from handoff._table import compiled
 
     run = _run(rules, scenario)
     title = f"{_guard(lambda: state_graph(rules)).title}: {run.title}"
@@ -236,8 +236,8 @@ def rules_table(
     """Every step of the chart that moves or issues an action, state by state."""
     _check_format("rules", format)
     rules = resolve_chart(chart)
+    from handoff._compile.table import compiled
     from handoff._docs.rules import rules_html, rules_markdown
-    from handoff._table import compiled
 
     table = _guard(lambda: compiled(rules))
     return rules_html(table) if format == "html" else rules_markdown(table)

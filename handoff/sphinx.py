@@ -50,14 +50,14 @@ from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
 from handoff import diagrams
-from handoff._values import HandoffOrder
+from handoff._values.values import HandoffOrder
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-    from handoff._chart_base import HandoffChart
+    from handoff._chart.base import HandoffChart
+    from handoff._compile.table import CompiledChart
     from handoff._docs.rules import Piece
-    from handoff._table import CompiledChart
 
 __all__ = ["WARNING_TYPE", "HandoffDiagram", "setup"]
 
@@ -181,7 +181,7 @@ class HandoffDiagram(SphinxDirective):
     def _note_sources(self, chart: HandoffOrder | type[HandoffChart]) -> None:
         """Read the page again when a module the chart's rules come from changes."""
         if isinstance(chart, HandoffOrder):
-            from handoff._table import GENERATED_TABLES
+            from handoff._compile.table import GENERATED_TABLES
 
             self.env.note_dependency(GENERATED_TABLES)
             return
@@ -267,7 +267,7 @@ class HandoffDiagram(SphinxDirective):
     def _rules(self, chart: HandoffOrder | type[HandoffChart]) -> nodes.table:
         """The rules as a table of the document: numbered, captioned and themed as one, and
         kept by every builder."""
-        from handoff._table import compiled
+        from handoff._compile.table import compiled
 
         self._unused("html", "alt", "target")
         table = _rules_table(compiled(chart))
@@ -432,8 +432,8 @@ def _drawn(
 ) -> str:
     """The drawing, from the cache when the chart's table, its groups and the options are
     unchanged."""
+    from handoff._compile.table import compiled
     from handoff._docs.diagram import state_graph
-    from handoff._table import compiled
 
     table = repr((compiled(chart), state_graph(chart).groups))
     key = "\0".join((diagrams._version(), kind, fmt, scenario, table))

@@ -58,22 +58,20 @@ from __future__ import annotations
 import typing
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
-from handoff import _codecs as codecs
-from handoff._codec_table import FAMILIES, UNIONS, codec_for
-from handoff._conformance import NormalizedHandoffConformance, NormalizedStoredTiming
-from handoff._coordinator import HandoffCoordinatorCore
-from handoff._errors import WireError
-from handoff._json_text import WireRefusal, parse
-from handoff._lifecycle import NormalizedHandoffEvent
-from handoff._messages import (
+from handoff._compile.codec_table import FAMILIES, UNIONS, codec_for
+from handoff._coordinator.core import HandoffCoordinatorCore
+from handoff._values.conformance import NormalizedHandoffConformance, NormalizedStoredTiming
+from handoff._values.errors import WireError
+from handoff._values.lifecycle import NormalizedHandoffEvent
+from handoff._values.messages import (
     AnyHandoffAction,
     AnyHandoffFact,
     HandoffAction,
     HandoffFact,
     IssuedHandoffAction,
 )
-from handoff._timing import HandoffTransferTiming
-from handoff._values import (
+from handoff._values.timing import HandoffTransferTiming
+from handoff._values.values import (
     EngineType,
     HandoffActionId,
     HandoffActionOutcome,
@@ -82,6 +80,8 @@ from handoff._values import (
     HandoffOrder,
     KvTransferTimingMode,
 )
+from handoff._wire import codecs as codecs
+from handoff._wire.json_text import WireRefusal, parse
 
 if TYPE_CHECKING:
     from typing_extensions import TypeForm
@@ -105,7 +105,7 @@ def dumps(value: object) -> str:
     if type(value) is list:
         return "[" + ",".join(map(dumps, value)) + "]"
     if type(value) is HandoffCoordinatorCore:
-        from handoff._snapshot import write
+        from handoff._coordinator.snapshot import write
 
         return write(value)
     codec = codec_of(type(value))
@@ -135,7 +135,7 @@ def loads(text: Text, cls: Any) -> Any:
     """
     try:
         if cls is HandoffCoordinatorCore:
-            from handoff._snapshot import read
+            from handoff._coordinator.snapshot import read
 
             return read(text)
         codec = codec_of(cls)

@@ -18,13 +18,13 @@ import pytest
 from charts import broken as c
 from charts import discipline as d
 
-from handoff._chart import DestinationFirstChart, SourceFirstChart
-from handoff._chart_base import HandoffChart
-from handoff._coordinator import HandoffCoordinatorCore
-from handoff._messages import IssuedHandoffAction
+from handoff._chart.base import HandoffChart
+from handoff._chart.shipped import DestinationFirstChart, SourceFirstChart
+from handoff._chart.vocabulary import ChartEvent, Check, Effect, Refusal
+from handoff._compile.table import CompiledChart, compile_chart
+from handoff._coordinator.core import HandoffCoordinatorCore
 from handoff._review.explore import Review, review
-from handoff._table import CompiledChart, compile_chart
-from handoff._vocabulary import ChartEvent, Check, Effect, Refusal
+from handoff._values.messages import IssuedHandoffAction
 
 __all__ = ["CONTROLS", "MUTANTS", "Mutant"]
 

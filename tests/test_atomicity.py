@@ -28,7 +28,7 @@ from handoff import (
     HandoffTransferTiming,
     KvTransferTimingMode,
 )
-from handoff import _probe as probe
+from handoff._coordinator import probe as probe
 
 NAN_TIMING = HandoffTransferTiming(KvTransferTimingMode.FULL_PROMPT, 10, 1024, math.nan)
 OVERFLOWING = HandoffTransferTiming(KvTransferTimingMode.DESTINATION_MISSING, 0, 2**64 - 1, 1e-300)

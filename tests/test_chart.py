@@ -10,10 +10,10 @@ from statemachine.exceptions import InvalidDefinition
 from support import DF, SF, SUCCESS_PATH
 
 from handoff import HandoffOrder
-from handoff._chart import CHARTS, DestinationFirstChart, SourceFirstChart
-from handoff._chart_base import HandoffChart, refused
-from handoff._table import compile_chart, compiled
-from handoff._vocabulary import ChartEvent, Effect, EventKind, Refusal
+from handoff._chart.base import HandoffChart, refused
+from handoff._chart.shipped import CHARTS, DestinationFirstChart, SourceFirstChart
+from handoff._chart.vocabulary import ChartEvent, Effect, EventKind, Refusal
+from handoff._compile.table import compile_chart, compiled
 
 CLEANUP = ("cancelling_source", "cancelling_destination", "cancelling_both", "canceled")
 TAIL = ("transfer_starting", "transferring", "activating", "releasing", "succeeded", *CLEANUP)

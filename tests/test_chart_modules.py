@@ -26,7 +26,8 @@ MODULES = {
     "stops.py": "class Stop(BaseException):\n    pass\n\nraise Stop('not today')\n",
     "closes.py": "raise GeneratorExit('closed')\n",
     "tables.py": (
-        "import attrs\nfrom handoff import SourceFirstChart\nfrom handoff._table import compiled\n"
+        "import attrs\nfrom handoff import SourceFirstChart\n"
+        "from handoff._compile.table import compiled\n"
         "t = compiled(SourceFirstChart)\n"
         "short = attrs.evolve(t, rows=t.rows[:-1])\n"
         "row = list(t.rows[0]); row[0] = attrs.evolve(row[0], target=99)\n"

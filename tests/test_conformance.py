@@ -85,14 +85,14 @@ def _imports(module: str) -> set[str]:
 def test_the_coordinator_records_events_without_the_fixture_check() -> None:
     # The milestones belong to the runtime; the conformance summary only to fixture runs.
     seen: set[str] = set()
-    todo = ["handoff._coordinator"]
+    todo = ["handoff._coordinator.core"]
     while todo:
         module = todo.pop()
         if module not in seen:
             seen.add(module)
             todo.extend(_imports(module))
-    assert "handoff._lifecycle" in seen
-    assert "handoff._conformance" not in seen
+    assert "handoff._values.lifecycle" in seen
+    assert "handoff._values.conformance" not in seen
 
 
 def test_a_summary_reads_well() -> None:

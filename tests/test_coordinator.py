@@ -52,7 +52,7 @@ from handoff import (
     UnknownActionError,
     expected_normalized_handoff,
 )
-from handoff import _probe as probe
+from handoff._coordinator import probe as probe
 
 OUTCOMES = (
     HandoffActionOutcome.SUBMITTED,

@@ -12,10 +12,10 @@ from statemachine.exceptions import InvalidDefinition
 from support import DF, HID, SF
 
 from handoff import HandoffActionOutcome, HandoffCompletion, HandoffCoordinatorCore, HandoffFact
-from handoff._chart import DestinationFirstChart, SourceFirstChart
-from handoff._chart_base import HandoffChart, refused
-from handoff._table import CompiledChart, compile_chart
-from handoff._vocabulary import ChartEvent, Effect, Refusal
+from handoff._chart.base import HandoffChart, refused
+from handoff._chart.shipped import DestinationFirstChart, SourceFirstChart
+from handoff._chart.vocabulary import ChartEvent, Effect, Refusal
+from handoff._compile.table import CompiledChart, compile_chart
 
 SOURCE_FIRST_BEFORE = compile_chart(SourceFirstChart)
 DESTINATION_FIRST_BEFORE = compile_chart(DestinationFirstChart)

@@ -14,6 +14,8 @@ import pytest
 
 import handoff
 from handoff import HandoffError, HandoffOrder, expected_normalized_handoff
+from handoff._chart.vocabulary import ChartEvent, EventKind, Refusal
+from handoff._compile.table import compiled
 from handoff._docs.diagram import (
     HEADER,
     LABEL_WIDTH,
@@ -38,8 +40,6 @@ from handoff._docs.sections import (
     transitions,
 )
 from handoff._docs.sequence import LANES, Arrow, Message, sequence
-from handoff._table import compiled
-from handoff._vocabulary import ChartEvent, EventKind, Refusal
 
 ROOT = Path(__file__).parent.parent
 

@@ -13,12 +13,12 @@ import attrs
 import pytest
 
 from handoff import HandoffOrder, diagrams
+from handoff._compile.table import compiled
 from handoff._docs.diagram import break_name, header, state_graph
 from handoff._docs.dot import dot_highlighted, dot_source, svg
 from handoff._docs.highlight import RunMove, run_graph
 from handoff._docs.mermaid import mermaid_highlighted, mermaid_state_diagram, mermaid_text
 from handoff._docs.sequence import Scenario, ScenarioError, run_scenario
-from handoff._table import compiled
 
 RETRYING_ENGINE = '''
 from handoff import SourceFirstChart

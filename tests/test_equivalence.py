@@ -16,13 +16,13 @@ from support import ORDERS
 from test_derivation import CancelBothEarly, SettleBeforeRelease
 
 from handoff import HandoffOrder
-from handoff._chart import CHARTS, SourceFirstChart
-from handoff._chart_base import HandoffChart
-from handoff._coordinator import _plans
-from handoff._equivalence import Disagreement, compare, reachable
-from handoff._interpreted import InterpretedChart
-from handoff._table import compiled
-from handoff._vocabulary import ChartEvent
+from handoff._chart.base import HandoffChart
+from handoff._chart.shipped import CHARTS, SourceFirstChart
+from handoff._chart.vocabulary import ChartEvent
+from handoff._compile.equivalence import Disagreement, compare, reachable
+from handoff._compile.interpreted import InterpretedChart
+from handoff._compile.table import compiled
+from handoff._coordinator.core import _plans
 
 CHARTS_UNDER_TEST = [*ORDERS, CancelBothEarly, SettleBeforeRelease]
 
@@ -62,7 +62,7 @@ def test_a_table_that_differs_from_the_chart_is_caught(monkeypatch: pytest.Monke
     )
     rows = ((lying, *table.rows[0][1:]), *table.rows[1:])
     monkeypatch.setattr(
-        "handoff._coordinator.runtime_table", lambda chart: attrs.evolve(table, rows=rows)
+        "handoff._coordinator.core.runtime_table", lambda chart: attrs.evolve(table, rows=rows)
     )
     try:
         comparison = compare(Stubborn)
@@ -113,7 +113,7 @@ def test_a_check_only_the_chart_runs_shows_under_an_unusable_payload() -> None:
 def test_python_statemachine_is_built_once_per_reachable_state(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import handoff._equivalence as equivalence
+    import handoff._compile.equivalence as equivalence
 
     built: list[str | None] = []
 

@@ -30,11 +30,11 @@ from review_mutants import MUTANTS, Mutant
 import handoff
 from handoff.__main__ import main, parsers
 from handoff._cli import CommandError
+from handoff._compile.equivalence import Comparison
+from handoff._compile.table import CompiledChart
 from handoff._docs.explain import write_explain
-from handoff._equivalence import Comparison
 from handoff._review import world
 from handoff._review.properties import Family, Key, WorldKind, prop, properties_of
-from handoff._table import CompiledChart
 
 TESTS = Path(__file__).parent
 
@@ -431,7 +431,7 @@ def test_a_chart_option_that_names_a_table_is_refused_where_a_class_is_needed(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     (tmp_path / "one_table.py").write_text(
-        "from handoff._table import compiled\nfrom handoff import HandoffOrder\n\n"
+        "from handoff._compile.table import compiled\nfrom handoff import HandoffOrder\n\n"
         "TABLE = compiled(HandoffOrder.SOURCE_FIRST)\n"
     )
     monkeypatch.syspath_prepend(str(tmp_path))

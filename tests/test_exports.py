@@ -159,7 +159,7 @@ def test_nothing_public_is_left_out_of_all() -> None:
 
 def test_the_conformance_summary_loads_on_first_use_under_its_public_name() -> None:
     code = (
-        "import sys, pickle, handoff; before = 'handoff._conformance' in sys.modules; "
+        "import sys, pickle, handoff; before = 'handoff._values.conformance' in sys.modules; "
         "timing = handoff.NormalizedStoredTiming(on_activation=1); "
         "print(before, repr(timing), b'_conformance' in pickle.dumps(timing))"
     )
@@ -191,8 +191,13 @@ def _run(code: str) -> str:
 
 def test_import_handoff_loads_neither_the_wire_nor_a_tool() -> None:
     loaded = _run("import sys, handoff; print(sorted(m for m in sys.modules if 'handoff' in m))")
-    assert "'handoff._coordinator'" in loaded
-    for module in ("handoff.wire", "handoff._codecs", "handoff._json_text", "handoff._conformance"):
+    assert "'handoff._coordinator.core'" in loaded
+    for module in (
+        "handoff.wire",
+        "handoff._wire.codecs",
+        "handoff._wire.json_text",
+        "handoff._values.conformance",
+    ):
         assert repr(module) not in loaded
     assert "handoff._runs" not in loaded
     assert "handoff._review" not in loaded

@@ -16,7 +16,7 @@ from charts import families as family_charts
 from review_mutants import MUTANTS
 
 from handoff.__main__ import main
-from handoff._chart_base import HandoffChart
+from handoff._chart.base import HandoffChart
 from handoff._review.explore import Review, review, review_chart
 from handoff._review.properties import PROPERTIES, Family, Key
 from handoff._review.report import DIFFERS, UNSAFE, exit_status, text, verdict_line

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from handoff.__main__ import main
+from handoff._compile.table import TABLES_HINT
 from handoff._docs import project
 from handoff._docs.diagram import file_stem, header
 from handoff._docs.generated import (
@@ -19,8 +20,7 @@ from handoff._docs.generated import (
     splice,
     version,
 )
-from handoff._table import TABLES_HINT
-from handoff._values import HandoffOrder
+from handoff._values.values import HandoffOrder
 
 ROOT = Path(__file__).parent.parent
 DOCS = ["errors.md", "lifecycle.md", "model-review.md", "ordering-rules.md", "writing-a-chart.md"]
@@ -29,7 +29,7 @@ DIAGRAMS = sorted(
     for order in HandoffOrder
     for suffix in (".dot", ".svg", ".mmd", ".sequence.mmd", ".cancel.sequence.mmd")
 )
-TABLES = "handoff/_chart_tables.py"
+TABLES = "handoff/_compile/generated_tables.py"
 GENERATED = [
     *(f"diagrams/{name}" for name in DIAGRAMS),
     *(f"docs/{name}" for name in DOCS),
@@ -119,7 +119,8 @@ def test_check_names_every_hand_edited_file(copy: Path, capsys: pytest.CaptureFi
     assert status == 1
     # The start-up table's line also says how to regenerate it (it needs no extra).
     hints = {
-        name: f": {TABLES_HINT}" if name.endswith("_chart_tables.py") else "" for name in GENERATED
+        name: f": {TABLES_HINT}" if name.endswith("generated_tables.py") else ""
+        for name in GENERATED
     }
     assert sorted(out) == sorted(f"stale: {copy / name}{hints[name]}" for name in GENERATED)
     assert err == (
@@ -352,7 +353,7 @@ def test_without_the_extra_the_start_up_table_is_still_checked_or_written(
         "find_spec",
         lambda name, *rest: None if name == "graphviz" else real(name, *rest),
     )
-    tables = tmp_path / "handoff" / "_chart_tables.py"
+    tables = tmp_path / "handoff" / "_compile" / "generated_tables.py"
     tables.parent.mkdir()
     tables.write_text("# an old table\n", encoding="utf-8")
     (tmp_path / "docs").mkdir()
@@ -363,7 +364,7 @@ def test_without_the_extra_the_start_up_table_is_still_checked_or_written(
         assert captured.out == (
             f"stale: {tables}: the coordinator's start-up table differs from the shipped "
             "charts; regenerate it with `./dev generate` (or "
-            "`handoff._table.write_tables()`; no extra needed)\n"
+            "`handoff._compile.table.write_tables()`; no extra needed)\n"
         )
         assert tables.read_text(encoding="utf-8") == "# an old table\n"
     else:

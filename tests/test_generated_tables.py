@@ -12,8 +12,8 @@ import pytest
 from support import ORDERS
 
 from handoff import HandoffOrder
-from handoff._chart import CHARTS
-from handoff._table import (
+from handoff._chart.shipped import CHARTS
+from handoff._compile.table import (
     GENERATED_HEADER,
     GENERATED_TABLES,
     compile_chart,
@@ -41,7 +41,7 @@ def test_the_generated_tables_equal_the_tables_compiled_from_the_charts(
 
 
 def test_a_malformed_row_is_refused() -> None:
-    from handoff._chart_tables import TABLES
+    from handoff._compile.generated_tables import TABLES
 
     name, complete, names, rows = TABLES["SourceFirst"]
     short = (rows[0].rsplit(" | ", 1)[0], *rows[1:])
@@ -60,7 +60,7 @@ def test_running_the_shipped_orders_loads_no_chart_interpreter() -> None:
             runtime = Runtime(order).succeed()
             assert runtime.coordinator.completion is handoff.HandoffCompletion.SUCCESS
             assert runtime.coordinator.lifecycle == handoff.expected_normalized_handoff(order)
-        print(sorted(m for m in sys.modules if m in ("statemachine", "handoff._chart")))
+        print(sorted(m for m in sys.modules if m in ("statemachine", "handoff._chart.shipped")))
         """
     )
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).parent)}
@@ -93,9 +93,9 @@ def test_the_top_level_help_loads_no_command_and_no_chart_interpreter() -> None:
 def test_the_freshness_check_names_a_missing_or_stale_module_and_regenerates_it(
     tmp_path: Path,
 ) -> None:
-    from handoff._table import TABLES_HINT, stale_tables, write_tables
+    from handoff._compile.table import TABLES_HINT, stale_tables, write_tables
 
-    path = str(tmp_path / "_chart_tables.py")
+    path = str(tmp_path / "generated_tables.py")
     assert stale_tables(path) == f"missing: {path}: {TABLES_HINT}"
     assert write_tables(path) is True
     assert stale_tables(path) is None

@@ -14,9 +14,9 @@ import attrs
 import pytest
 
 from handoff import SourceFirstChart, _paths, _process
-from handoff._chart_lookup import find_chart
+from handoff._chart.lookup import find_chart
+from handoff._compile.table import compiled
 from handoff._docs.dot import _wasm_words
-from handoff._table import compiled
 
 
 @pytest.fixture

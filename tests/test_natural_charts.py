@@ -21,8 +21,8 @@ import pytest
 from charts.natural import CORRECT, CancelsSourceOnly, FinalCanceled, TurningOn
 
 from handoff import SourceFirstChart
+from handoff._compile.table import compile_chart
 from handoff._review.explore import Review, review_chart
-from handoff._table import compile_chart
 
 REPO = Path(__file__).resolve().parent.parent
 TESTS = Path(__file__).resolve().parent
@@ -155,11 +155,11 @@ def test_an_edited_shipped_chart_is_what_the_very_next_review_judges(tmp_path: P
     # one run of it redraws the edit.
     check = _run(["--check", "--root", str(tmp_path)], tmp_path, tmp_path, GENERATE)
     assert check.status == 1
-    stale = [line for line in check.out.splitlines() if "_chart_tables.py" in line]
+    stale = [line for line in check.out.splitlines() if "generated_tables.py" in line]
     assert stale == [
-        f"stale: {tmp_path / 'handoff' / '_chart_tables.py'}: the coordinator's start-up table "
+        f"stale: {tmp_path / 'handoff' / '_compile' / 'generated_tables.py'}: the coordinator's start-up table "
         "differs from the shipped charts; regenerate it with `./dev generate` (or "
-        "`handoff._table.write_tables()`; no extra needed)"
+        "`handoff._compile.table.write_tables()`; no extra needed)"
     ]
 
     drawn = _run(["--root", str(tmp_path)], tmp_path, tmp_path, GENERATE)
@@ -170,14 +170,14 @@ def test_an_edited_shipped_chart_is_what_the_very_next_review_judges(tmp_path: P
 
 def test_the_start_up_table_regenerates_without_the_diagrams_extra(tmp_path: Path) -> None:
     shutil.copytree(REPO / "handoff", tmp_path / "handoff", ignore=shutil.ignore_patterns("*.pyc"))
-    tables = tmp_path / "handoff" / "_chart_tables.py"
+    tables = tmp_path / "handoff" / "_compile" / "generated_tables.py"
     fresh = tables.read_text(encoding="utf-8")
     tables.write_text(fresh.replace("'canceled'", "'cancelled'", 1), encoding="utf-8")
     script = textwrap.dedent(
         """
         import sys
         sys.modules["graphviz"] = None  # the diagrams extra is missing
-        from handoff._table import stale_tables, write_tables
+        from handoff._compile.table import stale_tables, write_tables
         print(stale_tables())
         print(write_tables(), stale_tables())
         print(sorted(m for m in sys.modules if m.startswith(("graphviz", "wasi"))))

@@ -22,7 +22,8 @@ from handoff import (
     IssuedHandoffAction,
     KvTransferTimingMode,
 )
-from handoff._chart_base import HandoffChart, refused
+from handoff._chart.base import HandoffChart, refused
+from handoff._chart.vocabulary import Refusal
 from handoff._review.environment import HANDOFF_ID, Call, Rules, environment
 from handoff._review.explore import Review, review_order
 from handoff._review.judge import RunJudge
@@ -30,8 +31,7 @@ from handoff._review.monitors import observe
 from handoff._review.properties import Key, WorldKind, properties_of
 from handoff._review.watch import Watch
 from handoff._runs.replay import CallResult
-from handoff._values import HandoffOrder as Order
-from handoff._vocabulary import Refusal
+from handoff._values.values import HandoffOrder as Order
 
 ORDERS = tuple(HandoffOrder)
 _SF = Rules(HandoffOrder.SOURCE_FIRST)

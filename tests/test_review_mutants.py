@@ -16,13 +16,13 @@ import pytest
 from review_mutants import CONTROLS, MUTANTS, Mutant
 
 from handoff import HandoffOrder
-from handoff import _probe as probe
-from handoff._chart import CHARTS
+from handoff._chart.shipped import CHARTS
+from handoff._compile.table import CompiledChart, compile_chart, compiled
+from handoff._coordinator import probe as probe
 from handoff._review.environment import HANDOFF_ID, Call
 from handoff._review.explore import Review
 from handoff._review.properties import Key, WorldKind, properties_of
 from handoff._review.verdict import TraceStep
-from handoff._table import CompiledChart, compile_chart, compiled
 
 _CHART_MUTANTS = [m for m in MUTANTS if m.adapter is None]
 

@@ -30,7 +30,7 @@ from handoff import HandoffAction, HandoffCoordinatorCore, HandoffId, SourceFirs
 from handoff._runs.bound import MAX_ACTIONS, MAX_STALLS, Runaway, cut, overrun
 from handoff._runs.call import Call
 from handoff._runs.simulation import SimulationConfig, simulate
-from handoff._values import HandoffOrder
+from handoff._values.values import HandoffOrder
 
 _ONE = r"; the loop: CancelDestination \d+ times; "
 _TWO = r"; the loop: Cancel(Source|Destination) \d+ times, Cancel(Source|Destination) \d+ times; "

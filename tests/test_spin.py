@@ -19,6 +19,7 @@ from support import spin_or_skip
 
 from handoff import HandoffOrder
 from handoff.__main__ import main
+from handoff._compile.table import CompiledChart, compile_chart, compiled
 from handoff._review.environment import MAX_ACTIONS, environment
 from handoff._review.properties import Key, SpinCheck, WorldKind, properties_of
 from handoff._review.spin import run as spin_module
@@ -35,7 +36,6 @@ from handoff._review.spin.run import (
     run_spin,
     spin_version,
 )
-from handoff._table import CompiledChart, compile_chart, compiled
 
 
 @pytest.fixture

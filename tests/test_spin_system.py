@@ -11,6 +11,7 @@ import pytest
 from support import spin_or_skip
 
 from handoff import HandoffOrder, SourceFirstChart
+from handoff._compile.table import CompiledChart, compiled
 from handoff._review.properties import Key
 from handoff._review.spin.agreement import Agreement, agreement
 from handoff._review.spin.run import run_spin
@@ -25,7 +26,6 @@ from handoff._runs.workers import (
     WorkerReply,
     WorkerTask,
 )
-from handoff._table import CompiledChart, compiled
 
 S = SourceFirstChart
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from handoff import HandoffCoordinatorCore, HandoffOrder
-from handoff._errors import TraceError
+from handoff._compile.table import compiled
 from handoff._review.environment import Rules
 from handoff._review.explore import Review, review_order
 from handoff._review.properties import GUARDS, Key, WorldKind
@@ -27,7 +27,7 @@ from handoff._runs.workers import (
     WorkerReply,
     WorkerTask,
 )
-from handoff._table import compiled
+from handoff._values.errors import TraceError
 
 ORDERS = tuple(HandoffOrder)
 _FIRST = {

@@ -22,8 +22,8 @@ from handoff import (
     KvTransferTimingMode,
     OutcomeKind,
 )
-from handoff import _validators as validators
-from handoff._validators import check_count
+from handoff._values import validators as validators
+from handoff._values.validators import check_count
 
 USIZE_MAX = 2**64 - 1
 

@@ -15,11 +15,11 @@ import shlex
 from pathlib import Path, PurePosixPath
 
 from handoff import _cli
-from handoff._chart_lookup import spelling
+from handoff._chart.lookup import spelling
 from handoff._docs.diagram import COMMAND
 from handoff._docs.generated import chart_diagram_files
 from handoff._docs.writing import Planned, check, report_error, write
-from handoff._values import HandoffOrder
+from handoff._values.values import HandoffOrder
 
 __all__ = ["configure", "run"]
 

@@ -9,11 +9,11 @@ stays in its state, as a loop).  This module reads the verdict into a
 
 from __future__ import annotations
 
+from handoff._compile.table import CompiledChart
 from handoff._docs.dot import dot_highlighted
 from handoff._docs.highlight import HighlightedGraph, dead_code_graph
 from handoff._docs.mermaid import mermaid_highlighted
 from handoff._review.verdict import Verdict
-from handoff._table import CompiledChart
 
 __all__ = ["coverage_graph", "dot_dead", "mermaid_dead"]
 

@@ -19,13 +19,13 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import attrs
 
-from handoff._chart_groups import Group, groups
-from handoff._table import CompiledChart, Step, compiled
-from handoff._values import HandoffCompletion, HandoffOrder
-from handoff._vocabulary import ChartEvent, Check, Effect
+from handoff._chart.groups import Group, groups
+from handoff._chart.vocabulary import ChartEvent, Check, Effect
+from handoff._compile.table import CompiledChart, Step, compiled
+from handoff._values.values import HandoffCompletion, HandoffOrder
 
 if TYPE_CHECKING:
-    from handoff._chart_base import HandoffChart
+    from handoff._chart.base import HandoffChart
 
 __all__ = [
     "CLEANUP",
@@ -253,7 +253,7 @@ def state_graph(order: HandoffOrder | type[HandoffChart] | CompiledChart) -> Sta
 
 def _declared_groups(chart: HandoffOrder | type[HandoffChart]) -> tuple[Group, ...]:
     if isinstance(chart, HandoffOrder):
-        from handoff._chart import CHARTS
+        from handoff._chart.shipped import CHARTS
 
         chart = CHARTS[chart]
     return groups(chart)

@@ -20,6 +20,7 @@ from importlib import metadata
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
+from handoff._compile.table import GENERATED_TABLES, generated_source
 from handoff._docs.diagram import file_stem, header, state_graph
 from handoff._docs.dot import dot_source, svg
 from handoff._docs.mermaid import mermaid_sequence, mermaid_state_diagram
@@ -33,11 +34,10 @@ from handoff._docs.sequence import LANES, run_scenario
 from handoff._docs.writing import Planned
 from handoff._review.explore import review_order
 from handoff._review.report import markdown, system_properties
-from handoff._table import GENERATED_TABLES, generated_source
-from handoff._values import HandoffOrder
+from handoff._values.values import HandoffOrder
 
 if TYPE_CHECKING:
-    from handoff._chart_base import HandoffChart
+    from handoff._chart.base import HandoffChart
 
 __all__ = [
     "DEVELOPER_COMMAND",
@@ -57,7 +57,7 @@ __all__ = [
 ]
 
 DIAGRAMS = PurePosixPath("diagrams")
-TABLES = PurePosixPath("handoff", Path(GENERATED_TABLES).name)
+TABLES = PurePosixPath("handoff", "_compile", Path(GENERATED_TABLES).name)
 """The coordinator's start-up table, relative to the output directory."""
 DOCS = PurePosixPath("docs")
 DEVELOPER_COMMAND = "./dev generate"

@@ -14,8 +14,8 @@ from collections.abc import Iterable, Sequence
 
 import attrs
 
+from handoff._compile.table import CompiledChart
 from handoff._docs.diagram import changes_state
-from handoff._table import CompiledChart
 
 __all__ = [
     "CallMark",

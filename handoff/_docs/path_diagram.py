@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from handoff._compile.table import CompiledChart
 from handoff._docs.dot import dot_highlighted
 from handoff._docs.highlight import HighlightedGraph, RunMove, run_graph
 from handoff._docs.mermaid import mermaid_highlighted, mermaid_sequence
@@ -25,11 +26,10 @@ from handoff._docs.sequence import (
     Arrow,
     Message,
 )
-from handoff._messages import HandoffAction
 from handoff._review.properties import Property
 from handoff._review.verdict import Counterexample, TraceStep
 from handoff._runs.call import CallKind
-from handoff._table import CompiledChart
+from handoff._values.messages import HandoffAction
 
 __all__ = ["counterexample_graph", "dot_path", "mermaid_path", "mermaid_sequence_of"]
 

@@ -1,7 +1,7 @@
 """`./dev generate`: this repository's generated files, written, or checked with `--check`.
 
 They are the diagrams under `diagrams/`, the generated sections of the docs under `docs/`
-(the model-review report among them) and the runtime tables `handoff/_chart_tables.py`
+(the model-review report among them) and the runtime tables `handoff/_compile/generated_tables.py`
 (see `handoff._docs.generated`).  The job runs only in the kv-handoff checkout whose
 `handoff` package is the one imported: anywhere else it refuses and writes nothing, so it
 can never rewrite someone else's docs.
@@ -16,10 +16,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import handoff
+from handoff._compile.table import TABLES_HINT, generated_source
 from handoff._docs.generated import DEVELOPER_COMMAND, TABLES, GeneratedError, plan
 from handoff._docs.writing import Planned, report_error, status, write
 from handoff._docs.writing import check as compare
-from handoff._table import TABLES_HINT, generated_source
 
 __all__ = ["checkout_problem", "generate", "main"]
 

@@ -13,8 +13,8 @@ from collections.abc import Iterable
 
 import attrs
 
+from handoff._compile.table import CompiledChart, Step
 from handoff._docs.sections import lifecycle_of, transitions, transitions_table
-from handoff._table import CompiledChart, Step
 
 __all__ = ["RULE_COLUMNS", "Piece", "RuleRow", "rule_rows", "rules_html", "rules_markdown"]
 

@@ -13,19 +13,9 @@ import pkgutil
 from collections.abc import Callable, Iterable, Iterator, Mapping
 
 import handoff
-import handoff._errors
-from handoff._binding import ACKNOWLEDGEMENTS, FACT_EVENTS, LIFECYCLE
-from handoff._docs.diagram import file_stem
-from handoff._errors import (
-    ConcurrentCallError,
-    ConformanceError,
-    HandoffError,
-)
-from handoff._lifecycle import NormalizedHandoffEvent, expected_normalized_handoff
-from handoff._messages import HandoffAction
-from handoff._table import CompiledChart, Step, compiled
-from handoff._values import HandoffCompletion, HandoffOrder
-from handoff._vocabulary import (
+import handoff._values.errors
+from handoff._chart.binding import ACKNOWLEDGEMENTS, FACT_EVENTS, LIFECYCLE
+from handoff._chart.vocabulary import (
     IGNORE,
     AdapterRefusal,
     ChartEvent,
@@ -34,6 +24,16 @@ from handoff._vocabulary import (
     EventKind,
     Refusal,
 )
+from handoff._compile.table import CompiledChart, Step, compiled
+from handoff._docs.diagram import file_stem
+from handoff._values.errors import (
+    ConcurrentCallError,
+    ConformanceError,
+    HandoffError,
+)
+from handoff._values.lifecycle import NormalizedHandoffEvent, expected_normalized_handoff
+from handoff._values.messages import HandoffAction
+from handoff._values.values import HandoffCompletion, HandoffOrder
 
 __all__ = [
     "NON_CHART_PHRASES",
@@ -317,7 +317,7 @@ _UNSAID = {
 
 
 def error_classes() -> list[type[HandoffError]]:
-    """`HandoffError` and every subclass defined in `handoff._errors` or a public module.
+    """`HandoffError` and every subclass defined in `handoff._values.errors` or a public module.
 
     Public modules (`handoff.wire`, …) are found on disk, so the catalogue does not depend
     on what happens to have been imported.
@@ -327,7 +327,9 @@ def error_classes() -> list[type[HandoffError]]:
         for info in pkgutil.iter_modules(handoff.__path__)
         if not info.name.startswith("_")
     )
-    modules = [handoff._errors] + [importlib.import_module(f"handoff.{name}") for name in public]
+    modules = [handoff._values.errors] + [
+        importlib.import_module(f"handoff.{name}") for name in public
+    ]
     found = {
         value
         for module in modules

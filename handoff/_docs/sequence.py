@@ -17,19 +17,19 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from handoff._chart import CHARTS
-from handoff._coordinator import HandoffCoordinatorCore
+from handoff._chart.shipped import CHARTS
+from handoff._compile.table import compiled
+from handoff._coordinator.core import HandoffCoordinatorCore
 from handoff._docs.highlight import RunMove
-from handoff._errors import HandoffError
-from handoff._lifecycle import NormalizedHandoffEvent
-from handoff._messages import HandoffAction, HandoffFact, IssuedHandoffAction
 from handoff._runs.runtime import HANDOFF_ID, Workload, acknowledgement
-from handoff._table import compiled
-from handoff._timing import HandoffTransferTiming
-from handoff._values import HandoffActionOutcome, HandoffOrder, KvTransferTimingMode
+from handoff._values.errors import HandoffError
+from handoff._values.lifecycle import NormalizedHandoffEvent
+from handoff._values.messages import HandoffAction, HandoffFact, IssuedHandoffAction
+from handoff._values.timing import HandoffTransferTiming
+from handoff._values.values import HandoffActionOutcome, HandoffOrder, KvTransferTimingMode
 
 if TYPE_CHECKING:
-    from handoff._chart_base import HandoffChart
+    from handoff._chart.base import HandoffChart
 
 __all__ = [
     "LANES",

@@ -25,7 +25,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from handoff import _cli
-from handoff._errors import HandoffError
 from handoff._review.explore import Review, review_chart, review_order
 from handoff._review.report import (
     counterexample_trace,
@@ -36,6 +35,7 @@ from handoff._review.report import (
 )
 from handoff._runs.trace import TraceError, read_trace, write_trace
 from handoff._runs.workers import WORKERS_HELP, contract_argument
+from handoff._values.errors import HandoffError
 
 if TYPE_CHECKING:
     from handoff._review.system import System

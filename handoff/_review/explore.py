@@ -23,10 +23,11 @@ from typing import Any
 
 import attrs
 
-from handoff import _probe as probe
-from handoff._chart_base import HandoffChart
-from handoff._chart_lookup import NamedChart, spelling
-from handoff._coordinator import HandoffCoordinatorCore
+from handoff._chart.base import HandoffChart
+from handoff._chart.lookup import NamedChart, spelling
+from handoff._compile.table import CompiledChart, compiled
+from handoff._coordinator import probe as probe
+from handoff._coordinator.core import HandoffCoordinatorCore
 from handoff._review.environment import HANDOFF_ID, Rules, environment
 from handoff._review.graph import Edge, Graph, Tag
 from handoff._review.properties import Family, Key, Property, WorldKind
@@ -34,8 +35,7 @@ from handoff._review.system import System, SystemWorld
 from handoff._review.verdict import Tally, TraceStep, Verdict
 from handoff._review.watch import Watch
 from handoff._review.world import ChartWorld, Explored, Move, World
-from handoff._table import CompiledChart, compiled
-from handoff._values import HandoffId, HandoffOrder
+from handoff._values.values import HandoffId, HandoffOrder
 
 __all__ = [
     "Review",

@@ -14,12 +14,12 @@ from typing import NamedTuple
 
 import attrs
 
+from handoff._chart.vocabulary import EventKind
+from handoff._compile.table import CompiledChart, Step, StepKind
 from handoff._review.environment import Call, CallKind
 from handoff._review.properties import Property
 from handoff._review.verdict import DeadCell, Parents, Tally, TraceStep, Verdict
 from handoff._review.watch import Mode, Seen, Watch, fits
-from handoff._table import CompiledChart, Step, StepKind
-from handoff._vocabulary import EventKind
 
 __all__ = ["Edge", "Graph", "Tag", "cancellation", "coverage", "progress", "tag"]
 

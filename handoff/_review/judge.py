@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from handoff._errors import HandoffError
 from handoff._review.environment import Rules
 from handoff._review.explore import explore_from
 from handoff._review.graph import cancellation, progress
@@ -25,6 +24,7 @@ from handoff._review.watch import Watch
 from handoff._runs.call import Call
 from handoff._runs.replay import CallResult, Finding
 from handoff._runs.trace import Trace
+from handoff._values.errors import HandoffError
 
 __all__ = ["NOT_ALONG_A_RUN", "RunJudge", "judge", "judge_system_run", "property_words"]
 

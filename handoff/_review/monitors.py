@@ -16,12 +16,9 @@ from collections.abc import Iterator, Sequence
 
 import attrs
 
-from handoff import _probe as probe
-from handoff._coordinator import HandoffCoordinatorCore
-from handoff._errors import HandoffError
-from handoff._lifecycle import NormalizedHandoffEvent, expected_normalized_handoff
-from handoff._messages import HandoffAction, HandoffFact, IssuedHandoffAction
-from handoff._probe import Configuration
+from handoff._coordinator import probe as probe
+from handoff._coordinator.core import HandoffCoordinatorCore
+from handoff._coordinator.probe import Configuration
 from handoff._review.environment import Call, CallKind, Rules
 from handoff._review.progress import changed, first_of_kind, overrun, progressed
 from handoff._review.properties import Key
@@ -39,7 +36,10 @@ from handoff._review.watch import (
     receive,
     take,
 )
-from handoff._values import HandoffOrder
+from handoff._values.errors import HandoffError
+from handoff._values.lifecycle import NormalizedHandoffEvent, expected_normalized_handoff
+from handoff._values.messages import HandoffAction, HandoffFact, IssuedHandoffAction
+from handoff._values.values import HandoffOrder
 
 __all__ = ["Checked", "EdgeVerdict", "Observation", "judge_edge", "observe"]
 

@@ -8,12 +8,12 @@ same words.
 
 from __future__ import annotations
 
-from handoff._errors import HandoffError
-from handoff._messages import HandoffAction
-from handoff._probe import Configuration
+from handoff._coordinator.probe import Configuration
 from handoff._review.environment import Call
 from handoff._review.watch import Watch
 from handoff._runs.bound import MAX_STALLS, overrun
+from handoff._values.errors import HandoffError
+from handoff._values.messages import HandoffAction
 
 __all__ = ["MAX_STALLS", "changed", "first_of_kind", "overrun", "progressed"]
 

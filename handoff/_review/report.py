@@ -13,7 +13,6 @@ import math
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from handoff._messages import HandoffAction, IssuedHandoffAction
 from handoff._review.environment import Call
 from handoff._review.explore import Review
 from handoff._review.properties import (
@@ -39,6 +38,7 @@ from handoff._runs.workers import (
     role_of,
     task_of,
 )
+from handoff._values.messages import HandoffAction, IssuedHandoffAction
 
 __all__ = [
     "DIFFERS",

@@ -27,10 +27,9 @@ from typing import NamedTuple
 
 import attrs
 
-from handoff import _probe as probe
-from handoff._coordinator import HandoffCoordinatorCore
-from handoff._errors import HandoffError, OutOfOrderFactError, TraceError
-from handoff._messages import HandoffAction
+from handoff._compile.table import CompiledChart, compiled
+from handoff._coordinator import probe as probe
+from handoff._coordinator.core import HandoffCoordinatorCore
 from handoff._review.environment import Rules
 from handoff._review.graph import Edge, Tag
 from handoff._review.monitors import Checked
@@ -56,8 +55,9 @@ from handoff._runs.workers import (
     role_of,
     task_of,
 )
-from handoff._table import CompiledChart, compiled
-from handoff._values import HandoffActionId, HandoffCompletion
+from handoff._values.errors import HandoffError, OutOfOrderFactError, TraceError
+from handoff._values.messages import HandoffAction
+from handoff._values.values import HandoffActionId, HandoffCompletion
 
 __all__ = [
     "System",

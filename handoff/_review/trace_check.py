@@ -14,16 +14,16 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from handoff._chart_lookup import find_chart
+from handoff._chart.lookup import find_chart
+from handoff._compile.table import CompiledChart, compiled
 from handoff._public import exported
 from handoff._review.judge import NOT_ALONG_A_RUN, judge
 from handoff._review.properties import WorldKind, properties_of
 from handoff._runs.replay import Violation, replay
 from handoff._runs.trace import Trace, TraceError, read_trace
-from handoff._table import CompiledChart, compiled
 
 if TYPE_CHECKING:
-    from handoff._chart_base import HandoffChart
+    from handoff._chart.base import HandoffChart
 
 __all__ = ["PropertyVerdict", "TraceCheck", "check_trace"]
 

@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from handoff._messages import IssuedHandoffAction
 from handoff._review.environment import Call
 from handoff._runs.workers import Message, WorkerReaction
+from handoff._values.messages import IssuedHandoffAction
 
 if TYPE_CHECKING:
     from handoff._review.properties import Property

@@ -14,7 +14,10 @@ from typing import NamedTuple
 
 import attrs
 
-from handoff._errors import (
+from handoff._chart.vocabulary import AdapterRefusal
+from handoff._review.environment import Call, CallKind, Rules
+from handoff._review.payload import timing_refusal, transfer_delay, usable_delay
+from handoff._values.errors import (
     CleanupActionFailedError,
     ConflictingOutcomeError,
     HandoffError,
@@ -22,13 +25,10 @@ from handoff._errors import (
     OutOfOrderFactError,
     UnknownActionError,
 )
-from handoff._lifecycle import NormalizedHandoffEvent
-from handoff._messages import HandoffAction, HandoffFact
-from handoff._review.environment import Call, CallKind, Rules
-from handoff._review.payload import timing_refusal, transfer_delay, usable_delay
-from handoff._timing import HandoffTransferTiming
-from handoff._values import HandoffActionOutcome, HandoffOrder, OutcomeKind
-from handoff._vocabulary import AdapterRefusal
+from handoff._values.lifecycle import NormalizedHandoffEvent
+from handoff._values.messages import HandoffAction, HandoffFact
+from handoff._values.timing import HandoffTransferTiming
+from handoff._values.values import HandoffActionOutcome, HandoffOrder, OutcomeKind
 
 __all__ = [
     "CANCELS",

@@ -16,23 +16,23 @@ from typing import Any, NamedTuple, Protocol
 
 import attrs
 
-from handoff import _probe as probe
-from handoff._binding import FACT_EVENTS
-from handoff._chart_base import HandoffChart
-from handoff._coordinator import HandoffCoordinatorCore
-from handoff._equivalence import compare
-from handoff._errors import HandoffError
-from handoff._messages import HandoffFact
-from handoff._probe import Configuration
+from handoff._chart.base import HandoffChart
+from handoff._chart.binding import FACT_EVENTS
+from handoff._chart.vocabulary import ChartEvent
+from handoff._compile.equivalence import compare
+from handoff._compile.table import CompiledChart, Step, StepKind
+from handoff._coordinator import probe as probe
+from handoff._coordinator.core import HandoffCoordinatorCore
+from handoff._coordinator.probe import Configuration
 from handoff._review.environment import MAX_ACTIONS, Call, Environment, Rules
 from handoff._review.graph import Edge, Graph, Tag, cancellation, coverage, progress, tag
 from handoff._review.monitors import Checked, judge_edge
 from handoff._review.properties import GUARDS, Key, Property, WorldKind, prop, properties_of
 from handoff._review.verdict import Parents, Tally, TraceStep, Verdict
 from handoff._review.watch import Watch
-from handoff._table import CompiledChart, Step, StepKind
-from handoff._values import HandoffOrder
-from handoff._vocabulary import ChartEvent
+from handoff._values.errors import HandoffError
+from handoff._values.messages import HandoffFact
+from handoff._values.values import HandoffOrder
 
 __all__ = ["ChartWorld", "Explored", "Judge", "Move", "World", "WorldBase", "error_words"]
 

@@ -13,8 +13,8 @@ from typing import Any, Protocol
 
 import attrs
 
-from handoff._messages import HandoffFact, IssuedHandoffAction
-from handoff._values import HandoffActionId, HandoffActionOutcome, HandoffCompletion
+from handoff._values.messages import HandoffFact, IssuedHandoffAction
+from handoff._values.values import HandoffActionId, HandoffActionOutcome, HandoffCompletion
 
 __all__ = ["TERMINAL_FACTS", "Call", "CallKind", "Coordinator"]
 

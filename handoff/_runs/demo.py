@@ -6,15 +6,15 @@ import argparse
 from typing import TYPE_CHECKING
 
 from handoff import _cli
-from handoff._chart import CHARTS
-from handoff._coordinator import HandoffCoordinatorCore
-from handoff._messages import HandoffAction, HandoffFact, IssuedHandoffAction
+from handoff._chart.shipped import CHARTS
+from handoff._coordinator.core import HandoffCoordinatorCore
 from handoff._runs.bound import Runaway, cut
 from handoff._runs.runtime import DEMO_WORKLOAD, HANDOFF_ID, CooperativeRuntime
-from handoff._values import HandoffOrder
+from handoff._values.messages import HandoffAction, HandoffFact, IssuedHandoffAction
+from handoff._values.values import HandoffOrder
 
 if TYPE_CHECKING:
-    from handoff._chart_base import HandoffChart
+    from handoff._chart.base import HandoffChart
 
 __all__ = ["configure", "run"]
 

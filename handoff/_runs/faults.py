@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import enum
 
-from handoff._messages import HandoffFact
-from handoff._values import HandoffActionOutcome
+from handoff._values.messages import HandoffFact
+from handoff._values.values import HandoffActionOutcome
 
 __all__ = ["SIMULATED", "WITH_WORKERS", "Fault", "TerminalFact"]
 

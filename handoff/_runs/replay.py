@@ -16,13 +16,13 @@ from typing import Protocol
 
 import attrs
 
-from handoff import _probe as probe
-from handoff._coordinator import HandoffCoordinatorCore
-from handoff._errors import HandoffError
-from handoff._messages import IssuedHandoffAction
-from handoff._probe import Configuration
+from handoff._coordinator import probe as probe
+from handoff._coordinator.core import HandoffCoordinatorCore
+from handoff._coordinator.probe import Configuration
 from handoff._runs.call import Call
 from handoff._runs.trace import Entry, Trace
+from handoff._values.errors import HandoffError
+from handoff._values.messages import IssuedHandoffAction
 
 __all__ = [
     "CallResult",

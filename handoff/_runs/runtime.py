@@ -15,11 +15,11 @@ from collections.abc import Iterable
 
 import attrs
 
-from handoff._binding import FITTING_OUTCOME
-from handoff._messages import HandoffAction, HandoffFact, IssuedHandoffAction
+from handoff._chart.binding import FITTING_OUTCOME
 from handoff._runs.call import Call
-from handoff._timing import HandoffTransferTiming
-from handoff._values import HandoffActionOutcome, HandoffId, KvTransferTimingMode
+from handoff._values.messages import HandoffAction, HandoffFact, IssuedHandoffAction
+from handoff._values.timing import HandoffTransferTiming
+from handoff._values.values import HandoffActionOutcome, HandoffId, KvTransferTimingMode
 
 __all__ = [
     "CANCELS",

@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING
 import attrs
 
 from handoff import _cli, _files
-from handoff._coordinator import HandoffCoordinatorCore
+from handoff._compile.table import compiled
+from handoff._coordinator.core import HandoffCoordinatorCore
 from handoff._runs.faults import WITH_WORKERS
 from handoff._runs.replay import record
 from handoff._runs.simulation import (
@@ -25,11 +26,10 @@ from handoff._runs.simulation import (
 )
 from handoff._runs.trace import TraceError, write_trace
 from handoff._runs.workers import WORKERS_HELP, contract_argument
-from handoff._table import compiled
-from handoff._values import HandoffId, HandoffOrder
+from handoff._values.values import HandoffId, HandoffOrder
 
 if TYPE_CHECKING:
-    from handoff._chart_base import HandoffChart
+    from handoff._chart.base import HandoffChart
 
 __all__ = ["MAX_CONCURRENCY", "MAX_HANDOFFS", "configure", "run"]
 

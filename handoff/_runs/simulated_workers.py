@@ -14,8 +14,6 @@ from typing import Generic, Protocol, TypeVar
 
 import attrs
 
-from handoff._errors import HandoffError, OutOfOrderFactError
-from handoff._messages import HandoffAction, IssuedHandoffAction
 from handoff._runs.call import Call
 from handoff._runs.faults import Fault
 from handoff._runs.runtime import Workload
@@ -31,7 +29,9 @@ from handoff._runs.workers import (
     role_of,
     task_of,
 )
-from handoff._values import HandoffActionId, HandoffActionOutcome, HandoffCompletion
+from handoff._values.errors import HandoffError, OutOfOrderFactError
+from handoff._values.messages import HandoffAction, IssuedHandoffAction
+from handoff._values.values import HandoffActionId, HandoffActionOutcome, HandoffCompletion
 
 __all__ = ["Delivery", "SimulatedWorkers", "WorkerSlots"]
 

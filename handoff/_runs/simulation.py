@@ -17,9 +17,7 @@ from collections.abc import Callable, Iterable, Iterator
 
 import attrs
 
-from handoff._coordinator import HandoffCoordinatorCore
-from handoff._errors import HandoffError
-from handoff._messages import HandoffAction, HandoffFact, IssuedHandoffAction
+from handoff._coordinator.core import HandoffCoordinatorCore
 from handoff._runs.bound import loop, overrun
 from handoff._runs.call import Call, Coordinator
 from handoff._runs.faults import SIMULATED, Fault
@@ -28,8 +26,10 @@ from handoff._runs.simulated_workers import Delivery, SimulatedWorkers, WorkerSl
 from handoff._runs.simulation_report import HandoffRecord, SimulationReport
 from handoff._runs.trace import Entry
 from handoff._runs.workers import WorkerContract
-from handoff._timing import HandoffTransferTiming
-from handoff._values import (
+from handoff._values.errors import HandoffError
+from handoff._values.messages import HandoffAction, HandoffFact, IssuedHandoffAction
+from handoff._values.timing import HandoffTransferTiming
+from handoff._values.values import (
     HandoffActionId,
     HandoffActionOutcome,
     HandoffCompletion,
@@ -269,7 +269,7 @@ class _World:
 def shipped_chart(handoff_id: HandoffId, order: HandoffOrder, delay: float) -> Coordinator:
     """A coordinator of `order`'s shipped chart, compiled from its class: an edited chart is
     what the simulation runs, never the generated start-up table."""
-    from handoff._chart import CHARTS
+    from handoff._chart.shipped import CHARTS
 
     return HandoffCoordinatorCore(handoff_id, order, delay, chart=CHARTS[order])
 

@@ -8,7 +8,7 @@ import attrs
 
 from handoff._runs.faults import Fault
 from handoff._runs.trace import Entry, Trace
-from handoff._values import HandoffId, HandoffOrder
+from handoff._values.values import HandoffId, HandoffOrder
 
 __all__ = ["HandoffRecord", "SimulationReport"]
 

@@ -36,10 +36,15 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 import attrs
 
 from handoff import _files, wire
-from handoff import _probe as probe
-from handoff._coordinator import HandoffCoordinatorCore
-from handoff._errors import TraceError
-from handoff._json_text import (
+from handoff._compile.table import CompiledChart
+from handoff._coordinator import probe as probe
+from handoff._coordinator.core import HandoffCoordinatorCore
+from handoff._runs import trace_file
+from handoff._runs.call import Call, CallKind
+from handoff._values.errors import TraceError
+from handoff._values.messages import HandoffFact, IssuedHandoffAction
+from handoff._values.values import HandoffActionId, HandoffActionOutcome, HandoffId, HandoffOrder
+from handoff._wire.json_text import (
     WireRefusal,
     format_f64,
     key_segment,
@@ -49,15 +54,10 @@ from handoff._json_text import (
     read_string,
     write_string,
 )
-from handoff._messages import HandoffFact, IssuedHandoffAction
-from handoff._runs import trace_file
-from handoff._runs.call import Call, CallKind
-from handoff._table import CompiledChart
-from handoff._values import HandoffActionId, HandoffActionOutcome, HandoffId, HandoffOrder
 from handoff.wire import codec_of
 
 if TYPE_CHECKING:
-    from handoff._chart_base import HandoffChart
+    from handoff._chart.base import HandoffChart
 
 __all__ = [
     "Entry",
@@ -148,7 +148,9 @@ class Trace:
         """A fresh coordinator for this trace."""
         if isinstance(self.rules, CompiledChart):
             return probe.for_table(self.handoff_id, self.rules, self.fallback_transfer_delay_ms)
-        from handoff._chart import CHARTS  # the class, not the start-up table: tools judge edits
+        from handoff._chart.shipped import (
+            CHARTS,  # the class, not the start-up table: tools judge edits
+        )
 
         return HandoffCoordinatorCore(
             self.handoff_id,

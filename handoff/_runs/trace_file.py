@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import BinaryIO
 
-from handoff._errors import TraceError
+from handoff._values.errors import TraceError
 
 __all__ = ["MAX_LINE_BYTES", "lines", "require_last_line"]
 

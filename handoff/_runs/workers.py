@@ -24,9 +24,9 @@ from typing import Any, NamedTuple
 
 import attrs
 
-from handoff._chart_lookup import _import as import_module
-from handoff._messages import HandoffAction, HandoffFact
-from handoff._values import HandoffActionOutcome
+from handoff._chart.lookup import _import as import_module
+from handoff._values.messages import HandoffAction, HandoffFact
+from handoff._values.values import HandoffActionOutcome
 
 __all__ = [
     "CONTRACTS",

@@ -1,6 +1,6 @@
 """Deliberately broken charts, written as the real charts are, each with one rule broken.
 
-Each is a plain subclass of a real chart of `handoff._chart`: it inherits every rule but the
+Each is a plain subclass of a real chart of `handoff._chart.shipped`: it inherits every rule but the
 events it declares anew, so only they can differ, and a `# Broken:` comment marks the broken
 rule.  The helpers take the parent chart (`SF`, `DF`) and write rules on its states, as a
 class body does.  `review_mutants` says which property catches each.

@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING
 
 import attrs
 
+from handoff._compile.table import CompiledChart
 from handoff._review.explore import review
 from handoff._review.properties import Key, WorldKind
 from handoff._review.spin.cli import UNCONFIRMED, spin_review
 from handoff._review.spin.properties import mirrored
 from handoff._review.spin.run import SpinUnavailableError
-from handoff._table import CompiledChart
 
 if TYPE_CHECKING:
     from handoff._review.system import System

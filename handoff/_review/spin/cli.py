@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, TextIO
 
 from handoff import _cli
+from handoff._compile.table import CompiledChart, compiled
 from handoff._review.environment import HANDOFF_ID
 from handoff._review.explore import Review, review
 from handoff._review.properties import Key, SpinCheck, WorldKind, prop, properties_of
@@ -22,7 +23,6 @@ from handoff._review.spin.properties import mirrored, not_mirrored
 from handoff._review.spin.replay import confirm
 from handoff._review.spin.run import SpinRun, SpinUnavailableError, run_spin
 from handoff._review.verdict import Counterexample, Verdict
-from handoff._table import CompiledChart, compiled
 
 if TYPE_CHECKING:
     from handoff._review.system import System

@@ -1,6 +1,6 @@
 """The coordinator's part of a generated Promela model: the chart's steps and the journal.
 
-One inline per chart event, read off the compiled table and `handoff._binding.plan_for`;
+One inline per chart event, read off the compiled table and `handoff._chart.binding.plan_for`;
 states whose cells behave alike share one case.  Checks run before anything changes, and a
 step commits in the adapter's order: journal, lifecycle, chart state, issued actions.
 """
@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from handoff._binding import Keep, Plan, plan_for
-from handoff._errors import HandoffError
-from handoff._messages import HandoffAction
+from handoff._chart.binding import Keep, Plan, plan_for
+from handoff._chart.vocabulary import ChartEvent
+from handoff._compile.table import CompiledChart
 from handoff._review.environment import environment
 from handoff._review.spin.vocabulary import (
     ACTIONS,
@@ -25,9 +25,9 @@ from handoff._review.spin.vocabulary import (
     refusal_name,
     refused_as,
 )
-from handoff._table import CompiledChart
-from handoff._timing import validate_transfer_timing
-from handoff._vocabulary import ChartEvent
+from handoff._values.errors import HandoffError
+from handoff._values.messages import HandoffAction
+from handoff._values.timing import validate_transfer_timing
 
 __all__ = ["CRASHES", "coordinator", "event_rules", "journal_rules"]
 
@@ -56,7 +56,7 @@ def journal_rules() -> str:
         [
             *_refusals(),
             "",
-            "/* -- the journal's rules (handoff._binding): which event an outcome makes -- */",
+            "/* -- the journal's rules (handoff._chart.binding): the event an outcome makes -- */",
             "inline classify_outcome() {",
             "  if",
             "  :: issued[c_id] == 0 -> c_event = E_unknown_action",

@@ -12,11 +12,11 @@ import sys
 from typing import TextIO
 
 from handoff import _cli, _files
+from handoff._compile.table import compiled
 from handoff._review.spin.model import model
 from handoff._review.spin.system import system_model
 from handoff._review.system import System
 from handoff._runs.workers import WORKERS_HELP, contract_argument
-from handoff._table import compiled
 
 __all__ = ["configure", "run"]
 

@@ -12,11 +12,11 @@ call and the actions due.
 
 from __future__ import annotations
 
-from handoff._lifecycle import expected_normalized_handoff
 from handoff._review.properties import Key, SpinCheck, WorldKind, properties_of
 from handoff._review.spin.vocabulary import Calls
 from handoff._review.spin.watch import watch
-from handoff._values import HandoffOrder
+from handoff._values.lifecycle import expected_normalized_handoff
+from handoff._values.values import HandoffOrder
 
 __all__ = [
     "MIRRORED",

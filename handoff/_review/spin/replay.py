@@ -14,9 +14,9 @@ from collections.abc import Callable, Iterator, Sequence
 
 import attrs
 
-from handoff import _probe as probe
-from handoff._coordinator import HandoffCoordinatorCore
-from handoff._errors import HandoffError
+from handoff._compile.table import CompiledChart
+from handoff._coordinator import probe as probe
+from handoff._coordinator.core import HandoffCoordinatorCore
 from handoff._review.environment import HANDOFF_ID, Call, Rules, environment
 from handoff._review.graph import Tag, tag
 from handoff._review.judge import RunJudge
@@ -27,7 +27,7 @@ from handoff._review.spin.run import Trail
 from handoff._review.verdict import TraceStep
 from handoff._review.watch import Mode, Seen, Watch
 from handoff._runs.replay import CallResult
-from handoff._table import CompiledChart
+from handoff._values.errors import HandoffError
 
 __all__ = ["Confirmation", "confirm"]
 

@@ -22,13 +22,13 @@ from typing import TYPE_CHECKING
 
 import attrs
 
+from handoff._compile.table import CompiledChart
 from handoff._review.environment import Call, environment
 from handoff._review.properties import Key, SpinCheck, WorldKind
 from handoff._review.spin.model import model
 from handoff._review.spin.properties import mirrored
 from handoff._review.spin.system import system_model
 from handoff._review.spin.vocabulary import calls
-from handoff._table import CompiledChart
 
 if TYPE_CHECKING:
     from handoff._review.system import System

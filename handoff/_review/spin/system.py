@@ -12,15 +12,15 @@ refuse as early is not delivered until it would be taken: the Python model's sel
 
 from __future__ import annotations
 
-from handoff._errors import OutOfOrderFactError
+from handoff._chart.vocabulary import ChartEvent
+from handoff._compile.table import CompiledChart, StepKind
 from handoff._review.environment import MAX_ACTIONS
 from handoff._review.spin import model as promela
 from handoff._review.spin.coordinator import coordinator, event_rules, journal_rules
 from handoff._review.spin.vocabulary import event_name
 from handoff._review.system import System
 from handoff._runs.workers import ContractTable, RequestMemory, WorkerReply, WorkerTask
-from handoff._table import CompiledChart, StepKind
-from handoff._vocabulary import ChartEvent
+from handoff._values.errors import OutOfOrderFactError
 
 __all__ = ["system_model"]
 

@@ -14,15 +14,15 @@ from typing import TypeVar
 
 import attrs
 
-from handoff._binding import ACKNOWLEDGEMENTS, FACT_EVENTS
-from handoff._errors import HandoffError
-from handoff._lifecycle import NormalizedHandoffEvent
-from handoff._messages import AnyHandoffAction, HandoffAction, HandoffFact
+from handoff._chart.binding import ACKNOWLEDGEMENTS, FACT_EVENTS
+from handoff._chart.vocabulary import AdapterRefusal, ChartEvent, Refusal
 from handoff._review.environment import Call, CallKind, Environment
-from handoff._timing import HandoffTransferTiming, validate_transfer_delay_ms
-from handoff._timing import validate_transfer_timing as _validate_timing
-from handoff._values import HandoffActionOutcome, HandoffCompletion, OutcomeKind
-from handoff._vocabulary import AdapterRefusal, ChartEvent, Refusal
+from handoff._values.errors import HandoffError
+from handoff._values.lifecycle import NormalizedHandoffEvent
+from handoff._values.messages import AnyHandoffAction, HandoffAction, HandoffFact
+from handoff._values.timing import HandoffTransferTiming, validate_transfer_delay_ms
+from handoff._values.timing import validate_transfer_timing as _validate_timing
+from handoff._values.values import HandoffActionOutcome, HandoffCompletion, OutcomeKind
 
 __all__ = [
     "ACTIONS",

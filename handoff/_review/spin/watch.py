@@ -17,13 +17,13 @@ action received, `advance_due` and `cleanup_due` name the actions due in that ca
 
 from __future__ import annotations
 
-from handoff._messages import HandoffAction
+from handoff._chart.vocabulary import Refusal
 from handoff._review.environment import environment
 from handoff._review.payload import timing_refusal, transfer_delay, usable_delay
 from handoff._review.spin.vocabulary import action_name, payloads, refusal_name
 from handoff._review.watch import Seen, head
-from handoff._values import HandoffOrder
-from handoff._vocabulary import Refusal
+from handoff._values.messages import HandoffAction
+from handoff._values.values import HandoffOrder
 
 __all__ = ["watch"]
 

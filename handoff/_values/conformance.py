@@ -7,11 +7,11 @@ from typing import Any
 
 import attrs
 
-from handoff._errors import ConformanceError
-from handoff._lifecycle import NormalizedHandoffEvent, expected_normalized_handoff
 from handoff._public import exported
-from handoff._validators import check_count, check_instance, to_count, wrong_type
-from handoff._values import EngineType, HandoffOrder
+from handoff._values.errors import ConformanceError
+from handoff._values.lifecycle import NormalizedHandoffEvent, expected_normalized_handoff
+from handoff._values.validators import check_count, check_instance, to_count, wrong_type
+from handoff._values.values import EngineType, HandoffOrder
 
 __all__ = ["NormalizedHandoffConformance", "NormalizedStoredTiming"]
 

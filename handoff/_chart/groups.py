@@ -7,7 +7,7 @@ no rule of its own for the event (`rule_for`: the innermost rule wins).  That is
 compiled table, which is flat, reads; the drawings read the declared groups (`groups`).
 
 Pure reads of python-statemachine's states, which this module never imports: the start-up
-path compiles nothing, but `handoff._table` imports it.
+path compiles nothing, but `handoff._compile.table` imports it.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from handoff._vocabulary import ChartEvent
+from handoff._chart.vocabulary import ChartEvent
 
 if TYPE_CHECKING:
     from statemachine import State

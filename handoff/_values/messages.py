@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 import attrs
 
-from handoff._timing import HandoffTransferTiming
-from handoff._validators import (
+from handoff._values.timing import HandoffTransferTiming
+from handoff._values.validators import (
     check_count,
     check_exact,
     check_float,
@@ -16,11 +16,11 @@ from handoff._validators import (
     to_float,
     wrong_type,
 )
-from handoff._values import HandoffActionId, HandoffId
+from handoff._values.values import HandoffActionId, HandoffId
 
 if TYPE_CHECKING:
     # Lets each namespace below name a variant class of the same name, defined after it.
-    import handoff._messages
+    import handoff._values.messages
 
 __all__ = [
     "AnyHandoffAction",
@@ -46,12 +46,12 @@ class HandoffFact:
 
     # The variants subclass this base, so they are defined after it and attached at the end.
     if TYPE_CHECKING:
-        SourceHeld: TypeAlias = "handoff._messages.SourceHeld"
-        DestinationReserved: TypeAlias = "handoff._messages.DestinationReserved"
-        TransferCompleted: TypeAlias = "handoff._messages.TransferCompleted"
-        Failed: TypeAlias = "handoff._messages.Failed"
-        TimedOut: TypeAlias = "handoff._messages.TimedOut"
-        Canceled: TypeAlias = "handoff._messages.Canceled"
+        SourceHeld: TypeAlias = "handoff._values.messages.SourceHeld"
+        DestinationReserved: TypeAlias = "handoff._values.messages.DestinationReserved"
+        TransferCompleted: TypeAlias = "handoff._values.messages.TransferCompleted"
+        Failed: TypeAlias = "handoff._values.messages.Failed"
+        TimedOut: TypeAlias = "handoff._values.messages.TimedOut"
+        Canceled: TypeAlias = "handoff._values.messages.Canceled"
 
     def __init__(self) -> None:  # variants define their own; only the bare base lands here
         raise TypeError("HandoffFact is abstract: construct a variant such as HandoffFact.Failed")
@@ -124,14 +124,14 @@ class HandoffAction:
     handoff_id: HandoffId
 
     if TYPE_CHECKING:
-        SubmitPrefill: TypeAlias = "handoff._messages.SubmitPrefill"
-        ReserveDestination: TypeAlias = "handoff._messages.ReserveDestination"
-        StartTransfer: TypeAlias = "handoff._messages.StartTransfer"
-        ActivateDestination: TypeAlias = "handoff._messages.ActivateDestination"
-        ReleaseSource: TypeAlias = "handoff._messages.ReleaseSource"
-        CancelSource: TypeAlias = "handoff._messages.CancelSource"
-        CancelDestination: TypeAlias = "handoff._messages.CancelDestination"
-        Complete: TypeAlias = "handoff._messages.Complete"
+        SubmitPrefill: TypeAlias = "handoff._values.messages.SubmitPrefill"
+        ReserveDestination: TypeAlias = "handoff._values.messages.ReserveDestination"
+        StartTransfer: TypeAlias = "handoff._values.messages.StartTransfer"
+        ActivateDestination: TypeAlias = "handoff._values.messages.ActivateDestination"
+        ReleaseSource: TypeAlias = "handoff._values.messages.ReleaseSource"
+        CancelSource: TypeAlias = "handoff._values.messages.CancelSource"
+        CancelDestination: TypeAlias = "handoff._values.messages.CancelDestination"
+        Complete: TypeAlias = "handoff._values.messages.Complete"
 
     def __init__(self) -> None:  # variants define their own; only the bare base lands here
         raise TypeError(

@@ -11,7 +11,7 @@ from __future__ import annotations
 import copyreg
 from collections.abc import Callable
 
-from handoff._coordinator import HandoffCoordinatorCore
+from handoff._coordinator.core import HandoffCoordinatorCore
 
 __all__ = ["reduce"]
 
@@ -21,13 +21,13 @@ def reduce(
 ) -> tuple[Callable[[str, bool], HandoffCoordinatorCore], tuple[str, bool]]:
     """What `pickle` and `copy` rebuild `coordinator` from: its snapshot, and whether it is
     interpreted; `TypeError` for a coordinator that has no snapshot."""
-    from handoff._snapshot import write
+    from handoff._coordinator.snapshot import write
 
     return (_restore, (write(coordinator), coordinator._interpreter is not None))
 
 
 def _restore(text: str, interpreted: bool) -> HandoffCoordinatorCore:
-    from handoff._snapshot import read
+    from handoff._coordinator.snapshot import read
 
     return read(text, interpreted=interpreted)
 

@@ -1,6 +1,6 @@
 """The words handoff charts are written in: events, effects, checks and refusals.
 
-A chart (see `handoff._chart_base`) names everything it does with these words, as
+A chart (see `handoff._chart.base`) names everything it does with these words, as
 python-statemachine callback names, so the same chart can be run by python-statemachine
 itself, compiled into a table, drawn and model-reviewed.  This module needs no
 python-statemachine: the compiled tables are written in the same words.
@@ -11,7 +11,8 @@ from __future__ import annotations
 import enum
 from typing import Self
 
-from handoff._errors import (
+from handoff._public import exported
+from handoff._values.errors import (
     CleanupActionFailedError,
     ConflictingOutcomeError,
     ForeignFactError,
@@ -21,8 +22,7 @@ from handoff._errors import (
     OutOfOrderFactError,
     UnknownActionError,
 )
-from handoff._public import exported
-from handoff._values import HandoffCompletion
+from handoff._values.values import HandoffCompletion
 
 __all__ = [
     "IGNORE",

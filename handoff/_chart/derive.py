@@ -17,11 +17,11 @@ from statemachine.exceptions import InvalidDefinition
 from statemachine.transition import Transition
 from statemachine.transition_list import TransitionList
 
-from handoff._chart_groups import every_state, rules_of
-from handoff._vocabulary import ChartEvent
+from handoff._chart.groups import every_state, rules_of
+from handoff._chart.vocabulary import ChartEvent
 
 Chart = Any
-"""A `HandoffChart` subclass (this module sits below `handoff._chart_base`, which uses it)."""
+"""A `HandoffChart` subclass (this module sits below `handoff._chart.base`, which uses it)."""
 
 __all__ = ["adopt", "body_transitions", "drop_unused", "fresh", "inherit", "named", "restore"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from handoff._values import HandoffActionId, HandoffActionOutcome
+    from handoff._values.values import HandoffActionId, HandoffActionOutcome
 
 __all__ = [
     "CleanupActionFailedError",

@@ -1,6 +1,6 @@
 """A chart run by python-statemachine itself: the reference the compiled table must match.
 
-`handoff._equivalence.compare` proves the two equal on every reachable (state, event) cell.
+`handoff._compile.equivalence.compare` proves the two equal on every reachable (state, event) cell.
 """
 
 from __future__ import annotations
@@ -11,13 +11,13 @@ from typing import Any
 from statemachine.exceptions import TransitionNotAllowed
 from statemachine.orderedset import OrderedSet
 
-from handoff._chart_base import HandoffChart
-from handoff._messages import HandoffFact
-from handoff._table import CompiledChart, Step, compiled, default_step
-from handoff._values import (
+from handoff._chart.base import HandoffChart
+from handoff._chart.vocabulary import IGNORE, ChartEvent, Check, Effect, Refusal
+from handoff._compile.table import CompiledChart, Step, compiled, default_step
+from handoff._values.messages import HandoffFact
+from handoff._values.values import (
     HandoffOrder,
 )
-from handoff._vocabulary import IGNORE, ChartEvent, Check, Effect, Refusal
 
 CheckRunner = Callable[[tuple[Check, ...], HandoffFact | None], float | None]
 """Runs a step's payload checks for the call being decided; returns the checked delay."""
@@ -91,7 +91,7 @@ class InterpretedChart:
 
     def __init__(self, chart: HandoffOrder | type[HandoffChart], state: str | None = None) -> None:
         if isinstance(chart, HandoffOrder):
-            from handoff._chart import CHARTS
+            from handoff._chart.shipped import CHARTS
 
             chart = CHARTS[chart]
         self._chart = chart

@@ -14,16 +14,16 @@ import threading
 from typing import IO, TYPE_CHECKING, Any
 
 from handoff import wire
-from handoff._binding import concurrent_call
-from handoff._coordinator import HandoffCoordinatorCore
-from handoff._errors import ConcurrentCallError, HandoffError
-from handoff._json_text import format_f64, write_string
-from handoff._messages import HandoffFact, IssuedHandoffAction
-from handoff._values import HandoffActionId, HandoffActionOutcome, HandoffOrder
+from handoff._chart.binding import concurrent_call
+from handoff._coordinator.core import HandoffCoordinatorCore
+from handoff._values.errors import ConcurrentCallError, HandoffError
+from handoff._values.messages import HandoffFact, IssuedHandoffAction
+from handoff._values.values import HandoffActionId, HandoffActionOutcome, HandoffOrder
+from handoff._wire.json_text import format_f64, write_string
 
 if TYPE_CHECKING:
-    from handoff._lifecycle import NormalizedHandoffEvent
-    from handoff._values import HandoffCompletion, HandoffId
+    from handoff._values.lifecycle import NormalizedHandoffEvent
+    from handoff._values.values import HandoffCompletion, HandoffId
 
 __all__ = ["RecordingCoordinator", "record"]
 
@@ -194,7 +194,7 @@ class RecordingCoordinator:
 
 
 def _header(coordinator: HandoffCoordinatorCore) -> str:
-    from handoff._table import runtime_table
+    from handoff._compile.table import runtime_table
 
     rules = coordinator._rules
     if runtime_table(rules) is not coordinator._chart:

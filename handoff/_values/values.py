@@ -9,7 +9,7 @@ from typing import Any, ClassVar
 
 import attrs
 
-from handoff._validators import (
+from handoff._values.validators import (
     check_count,
     check_instance,
     require_instance,

@@ -7,7 +7,7 @@ fix.  Every (state, event) pair the chart leaves out means its event kind's defa
 `EventKind`); the compiled table and the interpreter fill it in, so defining a chart builds
 only the transitions it wrote.  What runs can show (a state nothing enters, a rule that
 leaks an owner) is left to the model review, which shows it with a counterexample.  A chart
-may derive from another chart (see `handoff._chart_derive`).
+may derive from another chart (see `handoff._chart.derive`).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from statemachine.state import NestedStateFactory
 from statemachine.transition import Transition
 from statemachine.transition_list import TransitionList
 
-from handoff._chart_derive import (
+from handoff._chart.derive import (
     adopt,
     body_transitions,
     drop_unused,
@@ -31,11 +31,11 @@ from handoff._chart_derive import (
     named,
     restore,
 )
-from handoff._chart_groups import every_state, leaves
-from handoff._chart_rules import text_problem
+from handoff._chart.groups import every_state, leaves
+from handoff._chart.rules import text_problem
+from handoff._chart.vocabulary import IGNORE, WORDS, ChartEvent, Effect, Refusal
 from handoff._public import exported
-from handoff._values import HandoffOrder
-from handoff._vocabulary import IGNORE, WORDS, ChartEvent, Effect, Refusal
+from handoff._values.values import HandoffOrder
 
 __all__ = ["HandoffChart", "acknowledged", "ignored", "refused"]
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from handoff._validators import require_instance
-from handoff._values import HandoffEnum, HandoffOrder
+from handoff._values.validators import require_instance
+from handoff._values.values import HandoffEnum, HandoffOrder
 
 __all__ = ["NormalizedHandoffEvent", "expected_normalized_handoff"]
 

@@ -23,10 +23,10 @@ from types import MappingProxyType
 
 from statemachine import State
 
-from handoff._chart_base import HandoffChart, refused
+from handoff._chart.base import HandoffChart, refused
+from handoff._chart.vocabulary import Refusal
 from handoff._public import exported
-from handoff._values import HandoffOrder
-from handoff._vocabulary import Refusal
+from handoff._values.values import HandoffOrder
 
 __all__ = ["CHARTS", "DestinationFirstChart", "SourceFirstChart"]
 

@@ -1,6 +1,6 @@
 """How the chart's words bind to the protocol: calls to events, steps to journal entries.
 
-The chart decides *what happens* (see `handoff._chart`); this module says how a call is
+The chart decides *what happens* (see `handoff._chart.shipped`); this module says how a call is
 named as a chart event, and what a taken step writes down: the outcome it journals, the
 payload it keeps, the lifecycle event it records and the actions it issues.  `plans()`
 folds all of that into one table per chart, so the coordinator's hot path is a lookup.
@@ -12,13 +12,18 @@ from collections.abc import Callable
 
 import attrs
 
-from handoff._errors import ConcurrentCallError, HandoffError
-from handoff._lifecycle import NormalizedHandoffEvent
-from handoff._messages import AnyHandoffAction, HandoffAction, HandoffFact
-from handoff._table import CompiledChart, Step
-from handoff._timing import HandoffTransferTiming, validate_transfer_delay_ms
-from handoff._values import HandoffActionId, HandoffActionOutcome, HandoffCompletion, OutcomeKind
-from handoff._vocabulary import ChartEvent, Check, Effect, EventKind, Refusal
+from handoff._chart.vocabulary import ChartEvent, Check, Effect, EventKind, Refusal
+from handoff._compile.table import CompiledChart, Step
+from handoff._values.errors import ConcurrentCallError, HandoffError
+from handoff._values.lifecycle import NormalizedHandoffEvent
+from handoff._values.messages import AnyHandoffAction, HandoffAction, HandoffFact
+from handoff._values.timing import HandoffTransferTiming, validate_transfer_delay_ms
+from handoff._values.values import (
+    HandoffActionId,
+    HandoffActionOutcome,
+    HandoffCompletion,
+    OutcomeKind,
+)
 
 __all__ = [
     "ACKNOWLEDGEMENTS",

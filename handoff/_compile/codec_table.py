@@ -13,10 +13,10 @@ from typing import Any
 
 import attrs
 
-from handoff import _codecs as codecs
-from handoff._messages import AnyHandoffAction, AnyHandoffFact, HandoffAction, HandoffFact
-from handoff._timing import HandoffTransferTiming
-from handoff._values import HandoffActionId, HandoffActionOutcome, HandoffId
+from handoff._values.messages import AnyHandoffAction, AnyHandoffFact, HandoffAction, HandoffFact
+from handoff._values.timing import HandoffTransferTiming
+from handoff._values.values import HandoffActionId, HandoffActionOutcome, HandoffId
+from handoff._wire import codecs as codecs
 
 __all__ = ["FAMILIES", "LEAVES", "SERDE_DEFAULTS", "UNIONS", "codec_for"]
 

@@ -15,24 +15,24 @@ from typing import Any
 
 import attrs
 
-from handoff import _probe as probe
-from handoff._binding import FITTING_OUTCOME
-from handoff._chart import CHARTS
-from handoff._chart_base import HandoffChart
-from handoff._coordinator import HandoffCoordinatorCore
-from handoff._errors import HandoffError
-from handoff._interpreted import InterpretedChart
-from handoff._messages import HandoffFact
-from handoff._table import CompiledChart, Step, compiled
-from handoff._timing import HandoffTransferTiming
-from handoff._values import (
+from handoff._chart.base import HandoffChart
+from handoff._chart.binding import FITTING_OUTCOME
+from handoff._chart.shipped import CHARTS
+from handoff._chart.vocabulary import ChartEvent
+from handoff._compile.interpreted import InterpretedChart
+from handoff._compile.table import CompiledChart, Step, compiled
+from handoff._coordinator import probe as probe
+from handoff._coordinator.core import HandoffCoordinatorCore
+from handoff._values.errors import HandoffError
+from handoff._values.messages import HandoffFact
+from handoff._values.timing import HandoffTransferTiming
+from handoff._values.values import (
     HandoffActionId,
     HandoffActionOutcome,
     HandoffId,
     HandoffOrder,
     KvTransferTimingMode,
 )
-from handoff._vocabulary import ChartEvent
 
 __all__ = ["Comparison", "Disagreement", "Payloads", "compare", "reachable"]
 

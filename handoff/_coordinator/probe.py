@@ -10,14 +10,19 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from handoff._binding import FACT_EVENTS, plans
-from handoff._coordinator import HandoffCoordinatorCore
-from handoff._lifecycle import NormalizedHandoffEvent
-from handoff._messages import HandoffAction, HandoffFact
-from handoff._table import CompiledChart
-from handoff._timing import HandoffTransferTiming
-from handoff._values import HandoffActionId, HandoffActionOutcome, HandoffCompletion, HandoffId
-from handoff._vocabulary import ChartEvent, Check
+from handoff._chart.binding import FACT_EVENTS, plans
+from handoff._chart.vocabulary import ChartEvent, Check
+from handoff._compile.table import CompiledChart
+from handoff._coordinator.core import HandoffCoordinatorCore
+from handoff._values.lifecycle import NormalizedHandoffEvent
+from handoff._values.messages import HandoffAction, HandoffFact
+from handoff._values.timing import HandoffTransferTiming
+from handoff._values.values import (
+    HandoffActionId,
+    HandoffActionOutcome,
+    HandoffCompletion,
+    HandoffId,
+)
 
 __all__ = ["Configuration", "classify", "configuration", "for_table", "run_checks", "table"]
 

@@ -13,11 +13,11 @@ import functools
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from handoff._coordinator import HandoffCoordinatorCore
-from handoff._errors import HandoffError
-from handoff._messages import HandoffFact
-from handoff._timing import HandoffTransferTiming
-from handoff._values import (
+from handoff._coordinator.core import HandoffCoordinatorCore
+from handoff._values.errors import HandoffError
+from handoff._values.messages import HandoffFact
+from handoff._values.timing import HandoffTransferTiming
+from handoff._values.values import (
     HandoffActionId,
     HandoffActionOutcome,
     HandoffId,
@@ -26,7 +26,7 @@ from handoff._values import (
 )
 
 if TYPE_CHECKING:
-    from handoff._chart_base import HandoffChart
+    from handoff._chart.base import HandoffChart
 
 __all__ = [
     "BLANK_ID",

@@ -16,7 +16,9 @@ from typing import Any, TypeVar, cast
 
 import attrs
 
-from handoff._json_text import (
+from handoff._values.validators import USIZE_LIMIT
+from handoff._values.values import HandoffActionId, HandoffActionOutcome, HandoffId, OutcomeKind
+from handoff._wire.json_text import (
     WireRefusal,
     format_f64,
     key_segment,
@@ -25,8 +27,6 @@ from handoff._json_text import (
     read_string,
     write_string,
 )
-from handoff._validators import USIZE_LIMIT
-from handoff._values import HandoffActionId, HandoffActionOutcome, HandoffId, OutcomeKind
 
 __all__ = [
     "ActionId",

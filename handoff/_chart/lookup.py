@@ -2,7 +2,7 @@
 
 The command line and `check_trace` take charts so.  NAME is a `HandoffChart` subclass of
 MODULE (dotted, for a class nested in another), or a compiled table
-(`handoff._table.CompiledChart`) kept there: tools that break a table on purpose, as the
+(`handoff._compile.table.CompiledChart`) kept there: tools that break a table on purpose, as the
 review's tests do, name it like a chart.  MODULE is imported from the current directory or
 the Python path.
 
@@ -23,12 +23,12 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import attrs
 
-from handoff._table import CompiledChart, Step, compiled
-from handoff._values import HandoffOrder
-from handoff._vocabulary import ChartEvent, Check, Effect, Refusal
+from handoff._chart.vocabulary import ChartEvent, Check, Effect, Refusal
+from handoff._compile.table import CompiledChart, Step, compiled
+from handoff._values.values import HandoffOrder
 
 if TYPE_CHECKING:
-    from handoff._chart_base import HandoffChart
+    from handoff._chart.base import HandoffChart
 
 __all__ = ["NamedChart", "find_chart", "parse_order", "spelling"]
 
@@ -96,7 +96,7 @@ def find_chart(text: str, *, tables: bool = False) -> NamedChart:
     if tables and isinstance(found, CompiledChart):
         _check_table(found, f"{module_name}:{name}")
         return NamedChart(f"{module_name}:{name}", found)
-    from handoff._chart_base import HandoffChart
+    from handoff._chart.base import HandoffChart
 
     if not _guarded(f"looking at {text}", lambda: _is_chart(found, HandoffChart)):
         raise ValueError(

@@ -17,7 +17,8 @@ run of the chart reaches.  The chart's reachable configurations are explored onc
 on its first restore, with payloads that pass every check; a snapshot's own payloads are then
 checked as the coordinator would have checked them (a valid timing, a transfer delay equal
 to the one its timing, tokens and fallback give).  `copy`, `deepcopy` and `pickle` go through
-the same text (`handoff._copies`), so a copy shares nothing with its original but the rule table.
+the same text (`handoff._coordinator.copies`), so a copy shares nothing with its original but
+the rule table.
 """
 
 from __future__ import annotations
@@ -29,24 +30,31 @@ import typing
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from handoff._binding import planned_delay
-from handoff._codec_table import codec_for
-from handoff._codecs import Codec
-from handoff._coordinator import HandoffCoordinatorCore
-from handoff._errors import HandoffError
-from handoff._json_text import WireRefusal, format_f64, key_segment, mismatch, parse
-from handoff._lifecycle import NormalizedHandoffEvent
-from handoff._messages import AnyHandoffAction, HandoffAction
-from handoff._reachable import BLANK_ID, Rules, Shape, TooManyConfigurations, prefixes, shape
-from handoff._table import runtime_table
-from handoff._timing import HandoffTransferTiming, validate_transfer_timing
-from handoff._validators import USIZE_LIMIT, is_finite_non_negative
-from handoff._values import (
+from handoff._chart.binding import planned_delay
+from handoff._compile.codec_table import codec_for
+from handoff._compile.reachable import (
+    BLANK_ID,
+    Rules,
+    Shape,
+    TooManyConfigurations,
+    prefixes,
+    shape,
+)
+from handoff._compile.table import runtime_table
+from handoff._coordinator.core import HandoffCoordinatorCore
+from handoff._values.errors import HandoffError
+from handoff._values.lifecycle import NormalizedHandoffEvent
+from handoff._values.messages import AnyHandoffAction, HandoffAction
+from handoff._values.timing import HandoffTransferTiming, validate_transfer_timing
+from handoff._values.validators import USIZE_LIMIT, is_finite_non_negative
+from handoff._values.values import (
     HandoffActionOutcome,
     HandoffCompletion,
     HandoffId,
     HandoffOrder,
 )
+from handoff._wire.codecs import Codec
+from handoff._wire.json_text import WireRefusal, format_f64, key_segment, mismatch, parse
 
 if TYPE_CHECKING:
     pass
@@ -149,7 +157,7 @@ def read(text: str | bytes | bytearray, *, interpreted: bool = False) -> Handoff
     _reachable(fields, rules, shape(restored))
     _check_delays(fields, restored)
     if interpreted:
-        from handoff._interpreted import InterpretedChart
+        from handoff._compile.interpreted import InterpretedChart
 
         restored._interpreter = InterpretedChart(rules, restored._chart.states[restored._state])
     return restored
@@ -208,7 +216,7 @@ def _rules(data: object) -> Rules:
         found = _find(module, name)
     except Exception as error:  # importing a user's module may raise anything
         raise WireRefusal(f"cannot import {module}: {type(error).__name__}: {error}") from None
-    from handoff._chart_base import HandoffChart
+    from handoff._chart.base import HandoffChart
 
     if not (isinstance(found, type) and issubclass(found, HandoffChart) and found.states):
         raise WireRefusal(f"{data} is not a HandoffChart subclass")

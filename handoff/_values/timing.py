@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import attrs
 
-from handoff._errors import InvalidTransferTimingError
-from handoff._validators import (
+from handoff._chart.vocabulary import AdapterRefusal
+from handoff._values.errors import InvalidTransferTimingError
+from handoff._values.validators import (
     check_count,
     check_float,
     check_instance,
@@ -18,8 +19,7 @@ from handoff._validators import (
     to_optional_float,
     wrong_type,
 )
-from handoff._values import KvTransferTimingMode
-from handoff._vocabulary import AdapterRefusal
+from handoff._values.values import KvTransferTimingMode
 
 __all__ = ["HandoffTransferTiming", "validate_transfer_delay_ms", "validate_transfer_timing"]
 

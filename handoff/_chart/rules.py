@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from handoff._vocabulary import JOURNAL_REFUSALS, ChartEvent, Check, Effect, Refusal
+from handoff._chart.vocabulary import JOURNAL_REFUSALS, ChartEvent, Check, Effect, Refusal
 
 __all__ = ["text_problem"]
 

@@ -4,7 +4,7 @@ It holds no ordering logic.  Each call becomes exactly one `ChartEvent`; the cha
 compiled table, or interpreted by python-statemachine) decides the step; the adapter then
 checks the payloads the step needs and, only when everything is valid, commits the step
 in one go: journal, lifecycle, issued actions, chart state.  A call that raises has
-changed nothing.  Tools read it through `handoff._probe`, never through this class.
+changed nothing.  Tools read it through `handoff._coordinator.probe`, never through this class.
 """
 
 from __future__ import annotations
@@ -13,35 +13,41 @@ import functools
 from collections.abc import Callable
 from typing import TYPE_CHECKING, cast, overload
 
-from handoff._binding import (
+from handoff._chart.binding import (
     EVENT_INDEX,
     FACT_EVENTS,
     Keep,
     Plan,
+    concurrent_call,
     described,
+    plan_for,
     planned_delay,
     plans,
     refusal_error,
 )
-from handoff._errors import ForeignFactError, HandoffError
-from handoff._lifecycle import NormalizedHandoffEvent
-from handoff._messages import AnyHandoffAction, HandoffAction, HandoffFact, IssuedHandoffAction
-from handoff._step import OUTCOME, take
-from handoff._table import CompiledChart, chart_rules, runtime_table
-from handoff._timing import HandoffTransferTiming, validate_transfer_timing
-from handoff._validators import require_delay_ms
-from handoff._values import (
+from handoff._chart.vocabulary import AdapterRefusal, ChartEvent, Check, Refusal
+from handoff._compile.table import CompiledChart, chart_rules, runtime_table
+from handoff._values.errors import ForeignFactError, HandoffError
+from handoff._values.lifecycle import NormalizedHandoffEvent
+from handoff._values.messages import (
+    AnyHandoffAction,
+    HandoffAction,
+    HandoffFact,
+    IssuedHandoffAction,
+)
+from handoff._values.timing import HandoffTransferTiming, validate_transfer_timing
+from handoff._values.validators import require_delay_ms
+from handoff._values.values import (
     HandoffActionId,
     HandoffActionOutcome,
     HandoffCompletion,
     HandoffId,
     HandoffOrder,
 )
-from handoff._vocabulary import AdapterRefusal, ChartEvent, Check, Refusal
 
 if TYPE_CHECKING:
-    from handoff._chart_base import HandoffChart
-    from handoff._interpreted import InterpretedChart
+    from handoff._chart.base import HandoffChart
+    from handoff._compile.interpreted import InterpretedChart
 
 __all__ = ["HandoffCoordinatorCore"]
 
@@ -58,6 +64,9 @@ _COMPLETED = NormalizedHandoffEvent.COMPLETED
 _EVENTS = tuple(ChartEvent)
 _FOREIGN_FACT = AdapterRefusal.FOREIGN_FACT.phrase
 _KEEP_OUTCOME, _KEEP_TIMING, _KEEP_TOKENS = Keep.OUTCOME, Keep.TIMING, Keep.TOKENS
+_OUTCOME = -1
+"""The event of an outcome, read off the journal once the call holds the gate."""
+_Call = tuple[HandoffFact | None, HandoffActionId | None, HandoffActionOutcome | None]
 
 
 @functools.cache
@@ -153,7 +162,7 @@ class HandoffCoordinatorCore:
         self._completion: HandoffCompletion | None = None
         self._interpreter: InterpretedChart | None = None
         if interpreted:
-            from handoff._interpreted import InterpretedChart
+            from handoff._compile.interpreted import InterpretedChart
 
             self._interpreter = InterpretedChart(rules)
 
@@ -253,7 +262,7 @@ class HandoffCoordinatorCore:
         `[submit] = coordinator.start()` gives `SubmitPrefill` (SOURCE_FIRST) or
         `ReserveDestination` (DESTINATION_FIRST); afterwards it returns `[]` (contract §4).
         """
-        return take(self, _START, None, None, None)
+        return self._take(_START, None, None, None)
 
     def on_fact(self, fact: HandoffFact) -> list[IssuedHandoffAction]:
         """Take a fact reported by the runtime; returns the actions it makes due.
@@ -272,7 +281,7 @@ class HandoffCoordinatorCore:
             )
             state = self._chart.states[self._state]
             raise described(foreign, state, self._issued, self._outcomes, (fact, None, None))
-        return take(self, event, fact, None, None)
+        return self._take(event, fact, None, None)
 
     def on_action_outcome(
         self, action_id: HandoffActionId, outcome: HandoffActionOutcome
@@ -287,7 +296,72 @@ class HandoffCoordinatorCore:
             raise TypeError(f"action_id must be a HandoffActionId, got {action_id!r}")
         if type(outcome) is not HandoffActionOutcome:
             raise TypeError(f"outcome must be a HandoffActionOutcome, got {outcome!r}")
-        return take(self, OUTCOME, None, action_id, outcome)
+        return self._take(_OUTCOME, None, action_id, outcome)
+
+    def _take(
+        self,
+        event: int,
+        fact: HandoffFact | None,
+        action_id: HandoffActionId | None,
+        outcome: HandoffActionOutcome | None,
+    ) -> list[IssuedHandoffAction]:
+        """The step: one call taken, or refused with nothing changed, by one caller at a time.
+
+        The chart's plan for (state, event) says what happens; payload checks run before
+        anything changes; only then is the step committed in one go.  Every `HandoffError`
+        leaves with the fields that say what it was about.
+        """
+        # The gate holds one token; taking it is one atomic list operation, so a second caller
+        # finds it gone instead of racing the first through the journal.
+        gate = self._gate
+        try:
+            gate.pop()
+        except IndexError:
+            raise self._described(concurrent_call(), (fact, action_id, outcome)) from None
+        try:
+            if event == _OUTCOME:
+                event = self._outcome_event(action_id, outcome)  # type: ignore[arg-type]
+            if self._interpreter is None:
+                move = self._plans[self._state][event]
+                if move.ignored:
+                    return []
+                if move.refusal is not None:
+                    raise self._refusal(move.refusal, action_id, outcome)
+                delay = self._checked_delay(move.checks, fact) if move.checks else None
+            else:
+                decide = self._interpreter.decide
+                step, delay = decide(self._state, _EVENTS[event], self._checked_delay, fact)
+                if step.refusal is not None:
+                    raise self._refusal(step.refusal, action_id, outcome)
+                move = plan_for(step)
+                if move.ignored:
+                    return []
+            # Everything is valid: commit the step in one go.
+            keep = move.keep
+            if keep:  # Keep.NOTHING is 0
+                if keep == _KEEP_OUTCOME:
+                    self._outcomes[action_id.value] = outcome  # type: ignore[union-attr,assignment]
+                elif keep == _KEEP_TIMING:
+                    self._timing = fact.transfer_timing  # type: ignore[union-attr]
+                elif keep == _KEEP_TOKENS:
+                    self._tokens = fact.transferable_prompt_tokens  # type: ignore[union-attr]
+            if move.lifecycle is not None:
+                self._lifecycle.append(move.lifecycle)
+            self._state = move.target
+            # A loop, not a comprehension: most steps issue one action or none, and a
+            # comprehension costs a frame of its own.
+            issued = []
+            for make, completion in move.issues:
+                issued.append(self._issue(make, completion, delay))
+            return issued
+        except HandoffError as error:
+            raise self._described(error, (fact, action_id, outcome))  # noqa: B904 (itself)
+        finally:
+            gate.append(None)
+
+    def _described(self, error: HandoffError, call: _Call) -> HandoffError:
+        """`error` with the fields that say what it was about (the call, the chart state)."""
+        return described(error, self.chart_state, self._issued, self._outcomes, call)
 
     def _outcome_event(self, action_id: HandoffActionId, outcome: HandoffActionOutcome) -> int:
         """The index of the chart event an outcome makes against the journal (changes nothing)."""

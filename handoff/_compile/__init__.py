@@ -1,0 +1,1 @@
+"""A chart's compilation: the flat table the coordinator and every tool run."""

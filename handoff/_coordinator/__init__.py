@@ -1,0 +1,1 @@
+"""The coordinator, and what copies, snapshots, records and inspects one."""

@@ -1,0 +1,1 @@
+"""The values a coordinator takes and gives, their validators and its errors."""

@@ -1,0 +1,1 @@
+"""The values' wire form: the reference's JSON, read and written."""
