@@ -157,7 +157,8 @@ def test_an_edited_shipped_chart_is_what_the_very_next_review_judges(tmp_path: P
     assert check.status == 1
     stale = [line for line in check.out.splitlines() if "generated_tables.py" in line]
     assert stale == [
-        f"stale: {tmp_path / 'handoff' / '_compile' / 'generated_tables.py'}: the coordinator's start-up table "
+        f"stale: {tmp_path / 'handoff' / '_compile' / 'generated_tables.py'}: "
+        "the coordinator's start-up table "
         "differs from the shipped charts; regenerate it with `./dev generate` (or "
         "`handoff._compile.table.write_tables()`; no extra needed)"
     ]
