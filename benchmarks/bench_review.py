@@ -25,10 +25,10 @@ from collections.abc import Callable
 from typing import Any
 
 from handoff import HandoffChart, SourceFirstChart
-from handoff._chart.lookup import NamedChart, spelling
-from handoff._compile.equivalence import compare
+from handoff._compile.lookup import NamedChart, spelling
 from handoff._review import explore
 from handoff._review.environment import environment
+from handoff._review.equivalence import compare
 
 S = SourceFirstChart
 _BOTH = ["cancel_source", "cancel_destination"]

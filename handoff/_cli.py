@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, NoReturn
 
 from handoff import _files, _process
-from handoff._chart.lookup import NamedChart, find_chart, parse_order
+from handoff._compile.lookup import NamedChart, find_chart, parse_order
 from handoff._compile.table import CompiledChart
 from handoff._paths import (
     directory,

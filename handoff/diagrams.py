@@ -87,7 +87,7 @@ def resolve_chart(
     `module:Class` (imported from the current directory or the Python path)."""
     if not isinstance(chart, str):
         return chart
-    from handoff._chart.lookup import find_chart, parse_order
+    from handoff._compile.lookup import find_chart, parse_order
 
     text = chart.strip()
     if ":" not in text:
@@ -114,7 +114,7 @@ def chart_title(chart: HandoffOrder | type[HandoffChart] | str) -> str:
 def _header(chart: HandoffOrder | type[HandoffChart], header: str | None) -> str:
     if header is not None:
         return header
-    from handoff._chart.lookup import spelling
+    from handoff._compile.lookup import spelling
 
     named = chart.value if isinstance(chart, HandoffOrder) else spelling(chart)
     return f"drawn from chart {named} by kv-handoff {_version()}"

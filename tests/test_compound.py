@@ -38,10 +38,10 @@ from handoff import (
 )
 from handoff._chart.groups import groups
 from handoff._chart.vocabulary import ChartEvent
-from handoff._compile.equivalence import compare
 from handoff._compile.interpreted import InterpretedChart
 from handoff._compile.table import StepKind, compile_chart, startup_table
 from handoff._docs.diagram import state_graph
+from handoff._review.equivalence import compare
 
 HANDOFF = str(Path(sys.executable).with_name("handoff"))
 TESTS = Path(__file__).resolve().parent

@@ -19,10 +19,10 @@ from handoff import HandoffOrder
 from handoff._chart.base import HandoffChart
 from handoff._chart.shipped import CHARTS, SourceFirstChart
 from handoff._chart.vocabulary import ChartEvent
-from handoff._compile.equivalence import Disagreement, compare, reachable
 from handoff._compile.interpreted import InterpretedChart
 from handoff._compile.table import compiled
 from handoff._coordinator.core import _plans
+from handoff._review.equivalence import Disagreement, compare, reachable
 
 CHARTS_UNDER_TEST = [*ORDERS, CancelBothEarly, SettleBeforeRelease]
 
@@ -113,7 +113,7 @@ def test_a_check_only_the_chart_runs_shows_under_an_unusable_payload() -> None:
 def test_python_statemachine_is_built_once_per_reachable_state(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import handoff._compile.equivalence as equivalence
+    import handoff._review.equivalence as equivalence
 
     built: list[str | None] = []
 

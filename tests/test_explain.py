@@ -30,10 +30,10 @@ from review_mutants import MUTANTS, Mutant
 import handoff
 from handoff.__main__ import main, parsers
 from handoff._cli import CommandError
-from handoff._compile.equivalence import Comparison
 from handoff._compile.table import CompiledChart
 from handoff._docs.explain import write_explain
 from handoff._review import world
+from handoff._review.equivalence import Comparison
 from handoff._review.properties import Family, Key, WorldKind, prop, properties_of
 
 TESTS = Path(__file__).parent

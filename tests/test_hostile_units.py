@@ -14,7 +14,7 @@ import attrs
 import pytest
 
 from handoff import SourceFirstChart, _paths, _process
-from handoff._chart.lookup import find_chart
+from handoff._compile.lookup import find_chart
 from handoff._compile.table import compiled
 from handoff._docs.dot import _wasm_words
 

@@ -1,6 +1,6 @@
 """A chart run by python-statemachine itself: the reference the compiled table must match.
 
-`handoff._compile.equivalence.compare` proves the two equal on every reachable (state, event) cell.
+`handoff._review.equivalence.compare` proves the two equal on every reachable (state, event) cell.
 """
 
 from __future__ import annotations

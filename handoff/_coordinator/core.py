@@ -13,7 +13,9 @@ import functools
 from collections.abc import Callable
 from typing import TYPE_CHECKING, cast, overload
 
-from handoff._chart.binding import (
+from handoff._chart.vocabulary import AdapterRefusal, ChartEvent, Check, Refusal
+from handoff._compile.table import CompiledChart, chart_rules, runtime_table
+from handoff._coordinator.binding import (
     EVENT_INDEX,
     FACT_EVENTS,
     Keep,
@@ -25,8 +27,6 @@ from handoff._chart.binding import (
     plans,
     refusal_error,
 )
-from handoff._chart.vocabulary import AdapterRefusal, ChartEvent, Check, Refusal
-from handoff._compile.table import CompiledChart, chart_rules, runtime_table
 from handoff._values.errors import ForeignFactError, HandoffError
 from handoff._values.lifecycle import NormalizedHandoffEvent
 from handoff._values.messages import (

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from handoff._chart.binding import FACT_EVENTS, plans
 from handoff._chart.vocabulary import ChartEvent, Check
 from handoff._compile.table import CompiledChart
+from handoff._coordinator.binding import FACT_EVENTS, plans
 from handoff._coordinator.core import HandoffCoordinatorCore
 from handoff._values.lifecycle import NormalizedHandoffEvent
 from handoff._values.messages import HandoffAction, HandoffFact

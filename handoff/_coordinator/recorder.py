@@ -14,7 +14,7 @@ import threading
 from typing import IO, TYPE_CHECKING, Any
 
 from handoff import wire
-from handoff._chart.binding import concurrent_call
+from handoff._coordinator.binding import concurrent_call
 from handoff._coordinator.core import HandoffCoordinatorCore
 from handoff._values.errors import ConcurrentCallError, HandoffError
 from handoff._values.messages import HandoffFact, IssuedHandoffAction

@@ -30,9 +30,11 @@ import typing
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from handoff._chart.binding import planned_delay
 from handoff._compile.codec_table import codec_for
-from handoff._compile.reachable import (
+from handoff._compile.table import runtime_table
+from handoff._coordinator.binding import planned_delay
+from handoff._coordinator.core import HandoffCoordinatorCore
+from handoff._coordinator.reachable import (
     BLANK_ID,
     Rules,
     Shape,
@@ -40,8 +42,6 @@ from handoff._compile.reachable import (
     prefixes,
     shape,
 )
-from handoff._compile.table import runtime_table
-from handoff._coordinator.core import HandoffCoordinatorCore
 from handoff._values.errors import HandoffError
 from handoff._values.lifecycle import NormalizedHandoffEvent
 from handoff._values.messages import AnyHandoffAction, HandoffAction

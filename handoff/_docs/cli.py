@@ -15,7 +15,7 @@ import shlex
 from pathlib import Path, PurePosixPath
 
 from handoff import _cli
-from handoff._chart.lookup import spelling
+from handoff._compile.lookup import spelling
 from handoff._docs.diagram import COMMAND
 from handoff._docs.generated import chart_diagram_files
 from handoff._docs.writing import Planned, check, report_error, write

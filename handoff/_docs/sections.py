@@ -14,7 +14,6 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 
 import handoff
 import handoff._values.errors
-from handoff._chart.binding import ACKNOWLEDGEMENTS, FACT_EVENTS, LIFECYCLE
 from handoff._chart.vocabulary import (
     IGNORE,
     AdapterRefusal,
@@ -25,6 +24,7 @@ from handoff._chart.vocabulary import (
     Refusal,
 )
 from handoff._compile.table import CompiledChart, Step, compiled
+from handoff._coordinator.binding import ACKNOWLEDGEMENTS, FACT_EVENTS, LIFECYCLE
 from handoff._docs.diagram import file_stem
 from handoff._values.errors import (
     ConcurrentCallError,

@@ -24,7 +24,7 @@ from typing import Any
 import attrs
 
 from handoff._chart.base import HandoffChart
-from handoff._chart.lookup import NamedChart, spelling
+from handoff._compile.lookup import NamedChart, spelling
 from handoff._compile.table import CompiledChart, compiled
 from handoff._coordinator import probe as probe
 from handoff._coordinator.core import HandoffCoordinatorCore

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from handoff._chart.lookup import find_chart
+from handoff._compile.lookup import find_chart
 from handoff._compile.table import CompiledChart, compiled
 from handoff._public import exported
 from handoff._review.judge import NOT_ALONG_A_RUN, judge

@@ -17,14 +17,14 @@ from typing import Any, NamedTuple, Protocol
 import attrs
 
 from handoff._chart.base import HandoffChart
-from handoff._chart.binding import FACT_EVENTS
 from handoff._chart.vocabulary import ChartEvent
-from handoff._compile.equivalence import compare
 from handoff._compile.table import CompiledChart, Step, StepKind
 from handoff._coordinator import probe as probe
+from handoff._coordinator.binding import FACT_EVENTS
 from handoff._coordinator.core import HandoffCoordinatorCore
 from handoff._coordinator.probe import Configuration
 from handoff._review.environment import MAX_ACTIONS, Call, Environment, Rules
+from handoff._review.equivalence import compare
 from handoff._review.graph import Edge, Graph, Tag, cancellation, coverage, progress, tag
 from handoff._review.monitors import Checked, judge_edge
 from handoff._review.properties import GUARDS, Key, Property, WorldKind, prop, properties_of

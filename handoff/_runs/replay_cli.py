@@ -23,7 +23,7 @@ from pathlib import Path
 import attrs
 
 from handoff import _cli
-from handoff._chart.lookup import NamedChart, find_chart
+from handoff._compile.lookup import NamedChart, find_chart
 from handoff._runs.replay import MonitorFactory, Replay, record, replay
 from handoff._runs.trace import Trace, TraceError, read_trace, write_trace
 

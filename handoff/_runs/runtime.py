@@ -15,7 +15,7 @@ from collections.abc import Iterable
 
 import attrs
 
-from handoff._chart.binding import FITTING_OUTCOME
+from handoff._coordinator.binding import FITTING_OUTCOME
 from handoff._runs.call import Call
 from handoff._values.messages import HandoffAction, HandoffFact, IssuedHandoffAction
 from handoff._values.timing import HandoffTransferTiming

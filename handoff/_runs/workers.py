@@ -24,7 +24,7 @@ from typing import Any, NamedTuple
 
 import attrs
 
-from handoff._chart.lookup import _import as import_module
+from handoff._compile.lookup import _import as import_module
 from handoff._values.messages import HandoffAction, HandoffFact
 from handoff._values.values import HandoffActionOutcome
 

@@ -1,6 +1,6 @@
 """The coordinator's part of a generated Promela model: the chart's steps and the journal.
 
-One inline per chart event, read off the compiled table and `handoff._chart.binding.plan_for`;
+One inline per chart event, read off the compiled table and `handoff._coordinator.binding.plan_for`;
 states whose cells behave alike share one case.  Checks run before anything changes, and a
 step commits in the adapter's order: journal, lifecycle, chart state, issued actions.
 """
@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from handoff._chart.binding import Keep, Plan, plan_for
 from handoff._chart.vocabulary import ChartEvent
 from handoff._compile.table import CompiledChart
+from handoff._coordinator.binding import Keep, Plan, plan_for
 from handoff._review.environment import environment
 from handoff._review.spin.vocabulary import (
     ACTIONS,
@@ -56,7 +56,7 @@ def journal_rules() -> str:
         [
             *_refusals(),
             "",
-            "/* -- the journal's rules (handoff._chart.binding): the event an outcome makes -- */",
+            "/* -- the journal's rules (handoff._coordinator.binding): an outcome's event -- */",
             "inline classify_outcome() {",
             "  if",
             "  :: issued[c_id] == 0 -> c_event = E_unknown_action",

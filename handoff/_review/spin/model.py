@@ -1,18 +1,19 @@
 """The chart alone in Promela: the review's coordinator under the review's environment.
 
-The coordinator part is read off a compiled chart (`handoff._compile.table`) and the journal's rules
-(`handoff._chart.binding`): one inline per chart event, cells with the same behaviour grouped.  The
-environment part is the review's own (`handoff._review.environment`): every call it may make,
-numbered, with its payload classified by running the adapter's payload checks.  The property
+The coordinator part is read off a compiled chart (`handoff._compile.table`) and the journal's
+rules (`handoff._coordinator.binding`): one inline per chart event, cells with the same
+behaviour grouped.  The environment part is the review's own (`handoff._review.environment`):
+every call it may make, numbered, with its payload classified by running the adapter's payload
+checks.  The property
 part is the mirror of the review's properties in `handoff._review.spin.properties`.
 Nothing in the model is written per chart, so any chart, mutants included, exports its own.
 """
 
 from __future__ import annotations
 
-from handoff._chart.binding import FACT_EVENTS
 from handoff._chart.vocabulary import ChartEvent
 from handoff._compile.table import CompiledChart
+from handoff._coordinator.binding import FACT_EVENTS
 from handoff._review.environment import MAX_ACTIONS, Call, CallKind, environment
 from handoff._review.spin import properties as mirror
 from handoff._review.spin.coordinator import coordinator, event_rules, journal_rules

@@ -14,8 +14,8 @@ from typing import TypeVar
 
 import attrs
 
-from handoff._chart.binding import ACKNOWLEDGEMENTS, FACT_EVENTS
 from handoff._chart.vocabulary import AdapterRefusal, ChartEvent, Refusal
+from handoff._coordinator.binding import ACKNOWLEDGEMENTS, FACT_EVENTS
 from handoff._review.environment import Call, CallKind, Environment
 from handoff._values.errors import HandoffError
 from handoff._values.lifecycle import NormalizedHandoffEvent

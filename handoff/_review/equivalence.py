@@ -16,12 +16,12 @@ from typing import Any
 import attrs
 
 from handoff._chart.base import HandoffChart
-from handoff._chart.binding import FITTING_OUTCOME
 from handoff._chart.shipped import CHARTS
 from handoff._chart.vocabulary import ChartEvent
 from handoff._compile.interpreted import InterpretedChart
 from handoff._compile.table import CompiledChart, Step, compiled
 from handoff._coordinator import probe as probe
+from handoff._coordinator.binding import FITTING_OUTCOME
 from handoff._coordinator.core import HandoffCoordinatorCore
 from handoff._values.errors import HandoffError
 from handoff._values.messages import HandoffFact
