@@ -1,0 +1,404 @@
+"""The conformance protocol: one JSON object a line, one answer a line (docs/conformance.md).
+
+Requests are `Hello`, `Open` (a handoff of an order, by id) and `CallRequest` (a call for an
+open handoff, spelled as a trace spells it); responses are `Hello`, `Opened` and `Reply` (what
+the call answered, with the handoff's completion and lifecycle after it).  `write` spells any of
+them as a line, `read` reads any line back; `ProtocolError` says why a line is not one.  Values
+are spelled as `handoff.wire` spells them; an error is named by its `ErrorKind`, never by a
+message, so an implementation in any language can match it.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from handoff import wire
+from handoff._coordinator import HandoffCoordinatorCore
+from handoff._errors import (
+    CleanupActionFailedError,
+    ConcurrentCallError,
+    ConflictingOutcomeError,
+    ForeignFactError,
+    HandoffError,
+    InvalidOutcomeError,
+    InvalidTransferTimingError,
+    OutOfOrderFactError,
+    TraceError,
+    UnknownActionError,
+)
+from handoff._json_text import (
+    WireRefusal,
+    format_f64,
+    key_segment,
+    parse,
+    read_string,
+    write_string,
+)
+from handoff._lifecycle import NormalizedHandoffEvent
+from handoff._messages import IssuedHandoffAction
+from handoff._runs.call import Call
+from handoff._runs.trace import call_fields, read_call
+from handoff._values import HandoffCompletion, HandoffId, HandoffOrder
+from handoff.wire import codec_of
+
+__all__ = [
+    "VERSION",
+    "Answer",
+    "CallRequest",
+    "ErrorKind",
+    "Hello",
+    "Message",
+    "Open",
+    "Opened",
+    "ProtocolError",
+    "Reply",
+    "read",
+    "read_vectors",
+    "vector_line",
+    "vectors_header",
+    "write",
+]
+
+VERSION = 1
+"""The protocol version this side speaks; a `Hello` names the other side's."""
+
+
+class ErrorKind(enum.Enum):
+    """A refusal by kind, as the protocol names it (each `HandoffError` class's name, less
+    `Error`): what an answer is judged by, since the words of a message are the
+    implementation's own."""
+
+    FOREIGN_FACT = "ForeignFact"
+    OUT_OF_ORDER_FACT = "OutOfOrderFact"
+    UNKNOWN_ACTION = "UnknownAction"
+    CONFLICTING_OUTCOME = "ConflictingOutcome"
+    INVALID_OUTCOME = "InvalidOutcome"
+    CLEANUP_ACTION_FAILED = "CleanupActionFailed"
+    INVALID_TRANSFER_TIMING = "InvalidTransferTiming"
+    CONCURRENT_CALL = "ConcurrentCall"
+
+    @classmethod
+    def of(cls, error: HandoffError) -> ErrorKind:
+        """The kind of `error`: its class's, or the nearest base class's that has one."""
+        for klass in type(error).__mro__:
+            kind = _KINDS.get(klass)
+            if kind is not None:
+                return kind
+        raise TypeError(f"{type(error).__name__} is no refusal of a call: {error}")
+
+
+_KINDS: dict[type, ErrorKind] = {
+    ForeignFactError: ErrorKind.FOREIGN_FACT,
+    OutOfOrderFactError: ErrorKind.OUT_OF_ORDER_FACT,
+    UnknownActionError: ErrorKind.UNKNOWN_ACTION,
+    ConflictingOutcomeError: ErrorKind.CONFLICTING_OUTCOME,
+    InvalidOutcomeError: ErrorKind.INVALID_OUTCOME,
+    CleanupActionFailedError: ErrorKind.CLEANUP_ACTION_FAILED,
+    InvalidTransferTimingError: ErrorKind.INVALID_TRANSFER_TIMING,
+    ConcurrentCallError: ErrorKind.CONCURRENT_CALL,
+}
+
+
+class ProtocolError(Exception):
+    """A line that is not the protocol; the message says what was expected."""
+
+
+@attrs.frozen
+class Hello:
+    """The handshake, both ways: the protocol version spoken, and who speaks it."""
+
+    version: int = VERSION
+    implementation: str = ""
+
+
+@attrs.frozen
+class Open:
+    """Open a handoff: a fresh coordinator of `order` for `handoff_id`."""
+
+    handoff_id: HandoffId
+    order: HandoffOrder
+    fallback_transfer_delay_ms: float = 0.0
+
+
+@attrs.frozen
+class Opened:
+    """The answer to `Open`."""
+
+    handoff_id: HandoffId
+
+
+@attrs.frozen
+class CallRequest:
+    """Make `call` on the open handoff `handoff_id`."""
+
+    handoff_id: HandoffId
+    call: Call
+
+
+@attrs.frozen
+class Answer:
+    """What a call answered: the actions issued or the kind of refusal, then the handoff's
+    completion and lifecycle.  Equality is conformance: an error's `message` takes no part."""
+
+    issued: tuple[IssuedHandoffAction, ...] = ()
+    error: ErrorKind | None = None
+    message: str = attrs.field(default="", eq=False)
+    complete: bool = False
+    completion: HandoffCompletion | None = None
+    lifecycle: tuple[NormalizedHandoffEvent, ...] = ()
+
+    @classmethod
+    def of(cls, call: Call, coordinator: HandoffCoordinatorCore) -> Answer:
+        """Make `call` on `coordinator` and say what it answered."""
+        issued: tuple[IssuedHandoffAction, ...] = ()
+        error = None
+        message = ""
+        try:
+            issued = tuple(call.send(coordinator))
+        except HandoffError as refused:
+            error, message = ErrorKind.of(refused), str(refused)
+        return cls(
+            issued,
+            error,
+            message,
+            coordinator.is_complete,
+            coordinator.completion,
+            coordinator.lifecycle,
+        )
+
+    def describe(self) -> str:
+        """The answer in words, for reports."""
+        if self.error is not None:
+            said = f"refused: {self.error.value}"
+            said += f" ({self.message})" if self.message else ""
+        else:
+            said = "[" + ", ".join(f"#{item.id} {item.action!r}" for item in self.issued) + "]"
+        state = "complete" if self.complete else "not complete"
+        completion = "" if self.completion is None else f", completion {self.completion}"
+        lifecycle = ", ".join(event.value for event in self.lifecycle) or "empty"
+        return f"{said}; then {state}{completion}, lifecycle {lifecycle}"
+
+
+@attrs.frozen
+class Reply:
+    """The answer to a `CallRequest`, naming the handoff it is for."""
+
+    handoff_id: HandoffId
+    answer: Answer
+
+
+Message = Hello | Open | Opened | CallRequest | Reply
+
+# -- writing -------------------------------------------------------------------------------
+
+
+def write(message: Message) -> str:
+    """`message` as one protocol line, without its line break."""
+    match message:
+        case Hello(version, implementation):
+            return f'{{"hello":{{"version":{version},"implementation":{write_string(implementation)}}}}}'
+        case Open(handoff_id, order, fallback):
+            return (
+                f'{{"open":{wire.dumps(handoff_id)},"order":{wire.dumps(order)},'
+                f'"fallback_transfer_delay_ms":{format_f64(fallback)}}}'
+            )
+        case Opened(handoff_id):
+            return f'{{"opened":{wire.dumps(handoff_id)}}}'
+        case CallRequest(handoff_id, call):
+            return f'{{"handoff":{wire.dumps(handoff_id)},{call_fields(call)}}}'
+        case Reply(handoff_id, answer):
+            return f'{{"handoff":{wire.dumps(handoff_id)},{_answer_fields(answer)}}}'
+    raise TypeError(f"{message!r} is no protocol message")
+
+
+def _answer_fields(answer: Answer) -> str:
+    if answer.error is None:
+        said = '"issued":[' + ",".join(map(wire.dumps, answer.issued)) + "]"
+    else:
+        said = (
+            f'"error":{{"kind":"{answer.error.value}","message":{write_string(answer.message)}}}'
+        )
+    completion = "null" if answer.completion is None else wire.dumps(answer.completion)
+    lifecycle = ",".join(wire.dumps(event) for event in answer.lifecycle)
+    complete = "true" if answer.complete else "false"
+    return f'{said},"complete":{complete},"completion":{completion},"lifecycle":[{lifecycle}]'
+
+
+# -- reading -------------------------------------------------------------------------------
+
+
+def read(line: str | bytes) -> Message:
+    """The message one line holds; `ProtocolError` saying what is wrong with it."""
+    try:
+        data = parse(line)
+    except WireRefusal as refusal:
+        raise ProtocolError(f"not JSON: {refusal.reason}") from None
+    if not isinstance(data, dict):
+        raise ProtocolError("expected a JSON object")
+    try:
+        return _message(data)
+    except WireRefusal as refusal:
+        raise ProtocolError(f"{refusal.path}: {refusal.reason}") from None
+
+
+def _message(data: dict[str, object]) -> Message:
+    if "hello" in data:
+        _only(data, ("hello",))
+        hello = _object(data["hello"], "hello", ("version", "implementation"))
+        version = hello.get("version")
+        if type(version) is not int:
+            raise ProtocolError(f"$.hello.version: expected a whole number, got {version!r}")
+        name = read_string(hello["implementation"]) if "implementation" in hello else ""
+        return Hello(version, name)
+    if "open" in data:
+        _only(data, ("open", "order", "fallback_transfer_delay_ms"))
+        fallback = data.get("fallback_transfer_delay_ms", 0.0)
+        if type(fallback) not in (int, float):
+            raise ProtocolError(f"$.fallback_transfer_delay_ms: expected a number, got {fallback!r}")
+        handoff_id, order = _value(data, "open", HandoffId), _value(data, "order", HandoffOrder)
+        return Open(handoff_id, order, float(fallback))  # type: ignore[arg-type]
+    if "opened" in data:
+        _only(data, ("opened",))
+        return Opened(_value(data, "opened", HandoffId))
+    if "handoff" not in data:
+        raise ProtocolError(
+            'expected one of the keys "hello", "open", "opened" or "handoff", '
+            f"got {', '.join(map(repr, data)) or 'none'}"
+        )
+    handoff_id = _value(data, "handoff", HandoffId)
+    if "call" in data:
+        try:
+            call = read_call("$", {key: value for key, value in data.items() if key != "handoff"})
+        except TraceError as error:
+            raise ProtocolError(str(error)) from None
+        return CallRequest(handoff_id, call)
+    return Reply(handoff_id, _answer(data))
+
+
+def _answer(data: dict[str, object]) -> Answer:
+    said = "error" if "error" in data else "issued"
+    _only(data, ("handoff", said, "complete", "completion", "lifecycle"), required=True)
+    complete = data["complete"]
+    if type(complete) is not bool:
+        raise ProtocolError(f"$.complete: expected true or false, got {complete!r}")
+    completion = None
+    if data["completion"] is not None:
+        completion = _value(data, "completion", HandoffCompletion)
+    lifecycle = _value(data, "lifecycle", list[NormalizedHandoffEvent])
+    common = {"complete": complete, "completion": completion, "lifecycle": tuple(lifecycle)}
+    if said == "issued":
+        return Answer(tuple(_value(data, "issued", list[IssuedHandoffAction])), **common)
+    error = _object(data["error"], "error", ("kind", "message"))
+    kinds = {kind.value: kind for kind in ErrorKind}
+    kind = kinds.get(error.get("kind"))  # type: ignore[arg-type]
+    if kind is None:
+        raise ProtocolError(
+            f"$.error.kind: expected one of {', '.join(kinds)}, got {error.get('kind')!r}"
+        )
+    message = read_string(error["message"]) if "message" in error else ""
+    return Answer(error=kind, message=message, **common)  # type: ignore[arg-type]
+
+
+def _only(data: dict[str, object], keys: tuple[str, ...], *, required: bool = False) -> None:
+    unknown = [key for key in data if key not in keys]
+    if unknown:
+        raise ProtocolError(f"unexpected key {unknown[0]!r} (expected {', '.join(keys)})")
+    missing = [key for key in keys if key not in data] if required else []
+    if missing:
+        raise ProtocolError(f"missing key {missing[0]!r}")
+
+
+def _object(data: object, where: str, keys: tuple[str, ...]) -> dict[str, object]:
+    if not isinstance(data, dict):
+        raise ProtocolError(f"$.{where}: expected a JSON object, got {data!r}")
+    unknown = [key for key in data if key not in keys]
+    if unknown:
+        raise ProtocolError(f"$.{where}: unexpected key {unknown[0]!r}")
+    return data
+
+
+def _value(data: dict[str, object], key: str, cls: object) -> Any:
+    if key not in data:
+        raise ProtocolError(f"missing key {key!r}")
+    try:
+        return codec_of(cls).read(data[key])
+    except WireRefusal as refusal:
+        refusal.segments.append(key_segment(key))
+        raise
+
+
+# -- test vectors --------------------------------------------------------------------------
+
+_VECTORS = "vectors"
+
+
+def vectors_header(lines: int) -> str:
+    """The first line of a vectors file that holds `lines` vectors."""
+    return f'{{"{_VECTORS}":{{"version":{VERSION},"lines":{lines}}}}}'
+
+
+def vector_line(send: Message, expect: Message) -> str:
+    """One test vector: a request, and the response it must get."""
+    return f'{{"send":{write(send)},"expect":{write(expect)}}}'
+
+
+def read_vectors(path: Path) -> Iterator[tuple[int, Message, Message]]:
+    """Each vector of the file at `path` with its line number; `ProtocolError` naming the line
+    for a file that is not vectors (or is cut short), `OSError` for one that cannot be read."""
+    with path.open("rb") as file:
+        rows = enumerate(file, start=1)
+        stated = _header(path, next(rows, (1, b"")))
+        count = 0
+        for number, raw in rows:
+            send, expect = _vector(f"{path}:{number}", raw)
+            count += 1
+            yield number, send, expect
+    if count != stated:
+        raise ProtocolError(f"{path}: the header counts {stated} vectors, the file holds {count}")
+
+
+def _header(path: Path, first: tuple[int, bytes]) -> int:
+    try:
+        data = parse(first[1])
+    except WireRefusal:
+        data = None
+    header = data.get(_VECTORS) if isinstance(data, dict) and len(data) == 1 else None
+    if not isinstance(header, dict) or set(header) != {"version", "lines"}:
+        raise ProtocolError(
+            f'{path}:1: expected the header {{"{_VECTORS}":{{"version":{VERSION},"lines":N}}}}'
+        )
+    if header["version"] != VERSION:
+        raise ProtocolError(
+            f"{path}:1: vectors of protocol version {header['version']!r}; "
+            f"this side speaks version {VERSION}"
+        )
+    lines = header["lines"]
+    if type(lines) is not int:
+        raise ProtocolError(f"{path}:1: lines must be a whole number, got {lines!r}")
+    return lines
+
+
+def _vector(where: str, raw: bytes) -> tuple[Message, Message]:
+    try:
+        data = parse(raw)
+    except WireRefusal as refusal:
+        raise ProtocolError(f"{where}: not JSON: {refusal.reason}") from None
+    if not isinstance(data, dict) or set(data) != {"send", "expect"}:
+        raise ProtocolError(f'{where}: expected {{"send":…,"expect":…}}')
+    found = []
+    for key in ("send", "expect"):
+        value = data[key]
+        if not isinstance(value, dict):
+            raise ProtocolError(f"{where}: ${key}: expected a JSON object")
+        try:
+            found.append(_message(value))
+        except WireRefusal as refusal:
+            raise ProtocolError(f"{where}: ${key}{refusal.path[1:]}: {refusal.reason}") from None
+        except ProtocolError as error:
+            raise ProtocolError(f"{where}: {key}: {error}") from None
+    return found[0], found[1]
