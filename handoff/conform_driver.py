@@ -9,7 +9,9 @@ implementation's own test runner would: `OK` and exit 0, or the first vector ans
 differently and exit 1.
 
 A driver that answers differently, to see what the conformance check says, derives from `Driver`
-and overrides `answer` (or `coordinator`), then runs `main(driver=TheDerivedDriver)`.  A request
+and overrides `answer` (or `coordinator`), then runs `main(driver=TheDerivedDriver)`; `answer`
+takes the `Call` made and returns an `Answer` (the issued actions or the refusal's `ErrorKind`,
+then the handoff's completion and lifecycle).  A request
 this side cannot serve (a line that is not the protocol, a handoff opened twice or never) is one
 line on stderr and exit 2.
 """
@@ -26,6 +28,7 @@ from handoff._review.conform.protocol import (
     VERSION,
     Answer,
     CallRequest,
+    ErrorKind,
     Hello,
     Message,
     Open,
@@ -42,7 +45,18 @@ from handoff._values import HandoffId
 if TYPE_CHECKING:
     from handoff._chart_base import HandoffChart
 
-__all__ = ["Driver", "DriverError", "main", "replay_vectors", "serve"]
+__all__ = [
+    "Answer",
+    "Call",
+    "Driver",
+    "DriverError",
+    "ErrorKind",
+    "Message",
+    "Reply",
+    "main",
+    "replay_vectors",
+    "serve",
+]
 
 _PROG = "python -m handoff.conform_driver"
 

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Iterator, Sequence
 
 import attrs
 
+from handoff._errors import HandoffError
 from handoff._review.conform.child import Implementation, Misbehaved
 from handoff._review.conform.protocol import (
     VERSION,
@@ -77,7 +78,7 @@ class Divergence:
         for call in self.calls[:-1]:
             try:
                 call.send(coordinator)
-            except Exception:  # noqa: S112 - a refusal changes nothing
+            except HandoffError:  # a refusal changes nothing
                 continue
         return coordinator.chart_state
 
@@ -96,7 +97,7 @@ class Checker:
         try:
             (line,) = self.implementation.exchange([request])
         except Misbehaved as error:
-            raise Broken(f"the implementation {error.reason} to the hello line") from None
+            raise _broken(error, _name(request)) from None
         answer = _read(line, "the hello line")
         if not isinstance(answer, Hello):
             raise Broken(f"the implementation answered the hello line with {_clip(line)}")
@@ -163,8 +164,7 @@ class Checker:
         try:
             return self.implementation.exchange(requests)
         except Misbehaved as error:
-            where = _name(requests[error.index])
-            raise Broken(f"the implementation {error.reason} {where}") from None
+            raise _broken(error, _name(requests[error.index])) from None
 
     def _judge(self, model: Model, run: Run, answers: Sequence[bytes]) -> Divergence | None:
         for index, (request, expected, line) in enumerate(
@@ -178,9 +178,7 @@ class Checker:
             if not isinstance(answer, type(chart)):
                 raise Broken(f"the implementation answered {_clip(line)} {where}")
             if isinstance(answer, Opened | Reply) and answer.handoff_id != run.handoff_id:
-                raise Broken(
-                    f"the implementation answered for handoff {answer.handoff_id} {where}"
-                )
+                raise Broken(f"the implementation answered for handoff {answer.handoff_id} {where}")
             if isinstance(answer, Reply) and isinstance(chart, Reply) and answer != chart:
                 return Divergence(model, run, index, chart, answer)
         return None
@@ -197,6 +195,13 @@ def _batches(runs: Iterable[Run]) -> Iterator[list[Run]]:
             batch, lines = [], 0
     if batch:
         yield batch
+
+
+def _broken(error: Misbehaved, where: str) -> Broken:
+    """What `error` means, said at the request `where` (`to start() of handoff …`)."""
+    if error.before:
+        where = "before answering " + where.removeprefix("to ")
+    return Broken(f"the implementation {error.reason} {where}")
 
 
 def _read(line: bytes, where: str) -> Message:

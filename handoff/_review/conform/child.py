@@ -31,10 +31,12 @@ _LAST_WORDS = 300
 class Misbehaved(Exception):
     """The implementation broke the protocol at request `index` of an exchange."""
 
-    def __init__(self, index: int, reason: str) -> None:
+    def __init__(self, index: int, reason: str, *, before: bool = False) -> None:
         super().__init__(reason)
         self.index = index
         self.reason = reason
+        self.before = before
+        """Whether it stopped before answering (rather than answering wrongly, or not at all)."""
 
 
 class Implementation:
@@ -43,7 +45,8 @@ class Implementation:
     def __init__(self, command: Sequence[str], timeout: float) -> None:
         self.command = list(command)
         self.timeout = timeout
-        self._stderr = tempfile.TemporaryFile()
+        # Kept until `close`: a report quotes the last words of a process that died.
+        self._stderr = tempfile.TemporaryFile()  # noqa: SIM115
         try:
             self._process = subprocess.Popen(
                 self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -52,7 +55,8 @@ class Implementation:
         except BaseException:
             self._stderr.close()
             raise
-        assert self._process.stdin is not None and self._process.stdout is not None
+        assert self._process.stdin is not None
+        assert self._process.stdout is not None
         self._in = self._process.stdin.fileno()
         self._out = self._process.stdout.fileno()
         os.set_blocking(self._in, False)
@@ -103,6 +107,9 @@ class Implementation:
                 if sent < len(data):
                     self._selector.unregister(self._in)
             if not ready:
+                # A process it started may hold the pipe open after it exited: say so.
+                if self._process.poll() is not None:
+                    raise Misbehaved(len(answers), self._ended(), before=True)
                 raise Misbehaved(len(answers), f"gave no answer within {self.timeout:g} s")
             for key, _ in ready:
                 if key.fd == self._in:
@@ -117,7 +124,7 @@ class Implementation:
         except BlockingIOError:
             return 0
         except (BrokenPipeError, ConnectionResetError):
-            raise Misbehaved(pending, self._ended()) from None
+            raise Misbehaved(pending, self._ended(), before=True) from None
 
     def _read(self, answers: list[bytes], wanted: int) -> bool:
         """Take what the process wrote; whether a whole answer line came."""
@@ -126,7 +133,7 @@ class Implementation:
         except BlockingIOError:
             return False
         if not chunk:
-            raise Misbehaved(len(answers), self._ended())
+            raise Misbehaved(len(answers), self._ended(), before=True)
         self._buffer += chunk
         before = len(answers)
         while (end := self._buffer.find(b"\n")) >= 0:

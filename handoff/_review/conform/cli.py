@@ -21,7 +21,7 @@ from handoff import _cli, _files
 from handoff._chart_lookup import spelling
 from handoff._review.conform.check import Broken, Checker, Divergence
 from handoff._review.conform.child import Implementation
-from handoff._review.conform.protocol import read, vector_line, vectors_header
+from handoff._review.conform.protocol import vector_line, vectors_header
 from handoff._review.conform.suite import ChartCrashed, Model, Suite, build_suite
 from handoff._runs.trace import TraceError, write_trace
 from handoff._table import compiled
@@ -99,15 +99,27 @@ def run(args: argparse.Namespace) -> int:
             "give the implementation to check after --, e.g. "
             "`handoff conform -- python -m handoff.conform_driver` (or --export FILE)"
         )
+    if not command:
+        _export(_suites(args), args)
+        return 0
+    began = time.perf_counter()
+    try:  # started first: it starts up while the suites are built
+        implementation = Implementation(command, args.timeout)
+    except OSError as error:
+        raise _cli.UsageError(f"cannot start {shlex.join(command)}: {error.strerror}") from None
+    with implementation:
+        suites = _suites(args)
+        built = time.perf_counter() - began
+        if args.export is not None:
+            _export(suites, args)
+        return _conform(suites, implementation, args, built)
+
+
+def _suites(args: argparse.Namespace) -> list[Suite]:
     try:
-        suites = [build_suite(model) for model in _models(args)]
+        return [build_suite(model) for model in _models(args)]
     except ChartCrashed as error:
         raise _cli.CommandError(str(error)) from None
-    if args.export is not None:
-        _export(suites, args)
-    if not command:
-        return 0
-    return _conform(suites, command, args)
 
 
 def _models(args: argparse.Namespace) -> list[Model]:
@@ -117,39 +129,38 @@ def _models(args: argparse.Namespace) -> list[Model]:
 
 
 def _export(suites: Sequence[Suite], args: argparse.Namespace) -> None:
-    lines = []
+    lines: list[str] = []
     opened = 0
     for suite in suites:
         for run in suite.runs(opened):
-            lines += [
-                vector_line(read(request), read(expected))
-                for request, expected in zip(run.requests, run.expected, strict=True)
-            ]
+            lines += map(vector_line, run.requests, run.expected)
         opened += len(suite.cases)
-    _files.write_text(args.export, "".join(f"{line}\n" for line in [vectors_header(len(lines)), *lines]))
+    _files.write_text(
+        args.export, "".join(f"{line}\n" for line in [vectors_header(len(lines)), *lines])
+    )
     print(f"wrote {len(lines):,} test vectors ({opened:,} handoffs) to {args.export}")
 
 
-def _conform(suites: Sequence[Suite], command: list[str], args: argparse.Namespace) -> int:
+def _conform(
+    suites: Sequence[Suite], implementation: Implementation, args: argparse.Namespace, built: float
+) -> int:
     began = time.perf_counter()
-    words = shlex.join(command)
-    try:
-        implementation = Implementation(command, args.timeout)
-    except OSError as error:
-        raise _cli.UsageError(f"cannot start {words}: {error.strerror or error}") from None
+    checker = Checker(implementation)
     first: Divergence | None = None
-    with implementation:
-        checker = Checker(implementation)
-        try:
-            hello = checker.hello()
-            print(f"conform {words} ({hello.implementation or 'unnamed'}, protocol {hello.version})")
-            for suite in suites:
-                found = _check(checker, suite, args)
-                first = first or found
-        except Broken as error:
-            raise _BrokenProtocol(str(error)) from None
+    try:
+        hello = checker.hello()
+        name = hello.implementation or "unnamed"
+        print(f"conform {shlex.join(implementation.command)} ({name}, protocol {hello.version})")
+        for suite in suites:
+            found = _check(checker, suite, args)
+            first = first or found
+    except Broken as error:
+        raise _BrokenProtocol(str(error)) from None
     wall = time.perf_counter() - began
-    rate = f"{checker.calls:,} calls in {wall:.1f} s, {checker.calls / wall:,.0f} calls/s"
+    rate = (
+        f"{checker.calls:,} calls in {wall:.1f} s, {checker.calls / wall:,.0f} calls/s; "
+        f"the suites took {built:.1f} s to build"
+    )
     if first is None:
         print(f"OK: every answer is the chart's ({rate})")
         return 0
@@ -158,7 +169,8 @@ def _conform(suites: Sequence[Suite], command: list[str], args: argparse.Namespa
             write_trace(first.trace(), args.trace_out)
         except TraceError as error:
             raise _cli.CommandError(f"cannot write the counterexample: {error}") from None
-        print(f"counterexample written to {args.trace_out} (`handoff replay` shows the chart's answers)")
+        replay = "`handoff replay` shows the chart's answers"
+        print(f"counterexample written to {args.trace_out} ({replay})")
     print(f"DIVERGED ({rate})")
     return 1
 
@@ -185,5 +197,6 @@ def _report(divergence: Divergence) -> None:
     for number, call in enumerate(calls, start=1):
         print(f"    {number:>2}. {call}")
     print(f"  chart state before call {len(calls)}: {divergence.chart_state()}")
-    print(f"  the chart answered:          {divergence.expected.answer.describe()}")
-    print(f"  the implementation answered: {divergence.actual.answer.describe()}")
+    handoff = divergence.run.handoff_id
+    print(f"  the chart answered:          {divergence.expected.answer.describe(handoff)}")
+    print(f"  the implementation answered: {divergence.actual.answer.describe(handoff)}")

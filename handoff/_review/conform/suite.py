@@ -149,7 +149,9 @@ class Suite:
             own = str(handoff_id(serial))
             yield Run(
                 handoff_id(serial),
-                tuple(text.replace(_TEMPLATE, own) for text in [opening] + [s.request for s in steps]),
+                tuple(
+                    text.replace(_TEMPLATE, own) for text in [opening] + [s.request for s in steps]
+                ),
                 tuple(text.replace(_TEMPLATE, own) for text in [opened] + [s.reply for s in steps]),
             )
 
@@ -272,4 +274,3 @@ def run_of(model: Model, calls: Sequence[Call], handoff: HandoffId) -> Run:
         tuple(text.replace(_TEMPLATE, own) for text in requests),
         tuple(text.replace(_TEMPLATE, own) for text in expected),
     )
-
