@@ -156,6 +156,12 @@ class Checker:
                 start += len(run.requests)
                 if found is not None:
                     return found
+            extra = self.implementation.unasked()
+            if extra is not None:
+                last = _name(batch[-1].requests[-1]).removeprefix("to ")
+                raise Broken(
+                    f"the implementation wrote a line nobody asked for after {last}: {extra}"
+                )
         return None
 
     def _exchange(self, batch: Sequence[Run]) -> list[bytes]:

@@ -136,14 +136,15 @@ class Implementation:
             raise Misbehaved(len(answers), self._ended(), before=True)
         self._buffer += chunk
         before = len(answers)
-        while (end := self._buffer.find(b"\n")) >= 0:
-            if len(answers) == wanted:
-                raise Misbehaved(
-                    len(answers) - 1, f"wrote a line nobody asked for: {_clip(self._buffer[:end])}"
-                )
+        while len(answers) < wanted and (end := self._buffer.find(b"\n")) >= 0:
             answers.append(bytes(self._buffer[:end]))
             del self._buffer[: end + 1]
         return len(answers) > before
+
+    def unasked(self) -> str | None:
+        """A line the process wrote past the last answer asked for (quoted), if one came."""
+        end = self._buffer.find(b"\n")
+        return None if end < 0 else _clip(self._buffer[:end])
 
     def _ended(self) -> str:
         """Why the process stopped reading or writing: its exit status and last words."""

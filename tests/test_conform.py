@@ -1,0 +1,390 @@
+"""`handoff conform` holds an implementation to the chart: the reference driver conforms, a
+driver with one wrong answer is caught with the shortest run that shows it, exported vectors
+replay green on the reference and red on a wrong driver, and a driver that breaks the protocol
+is one line, exit 2, with no process left behind.
+
+Every command runs once, in a subprocess, from a module-scoped fixture (all at once, so the
+suite waits for the slowest rather than for their sum); the tests read the results.  The
+drivers are `tests/drivers/`; the commands run in `tests/`, so `charts.families` is found.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import attrs
+import pytest
+
+from handoff import (
+    ConflictingOutcomeError,
+    ForeignFactError,
+    HandoffActionId,
+    HandoffActionOutcome,
+    HandoffCompletion,
+    HandoffCoordinatorCore,
+    HandoffFact,
+    HandoffOrder,
+    InvalidTransferTimingError,
+    OutOfOrderFactError,
+    UnknownActionError,
+)
+from handoff._review.conform.protocol import (
+    Answer,
+    CallRequest,
+    ErrorKind,
+    Hello,
+    Message,
+    Open,
+    Opened,
+    ProtocolError,
+    Reply,
+    read,
+    write,
+)
+from handoff._review.conform.suite import Model, Suite, build_suite, carried, handoff_id
+from handoff._review.environment import HANDOFF_ID, environment
+from handoff._runs.call import Call
+
+TESTS = Path(__file__).resolve().parent
+DRIVERS = TESTS / "drivers"
+PYTHON = sys.executable
+REFERENCE = [PYTHON, "-m", "handoff.conform_driver"]
+CHART = "charts.families:CancelDestinationFirst"
+BROKEN = ("hang", "exit", "garbage", "handoff")
+OUTCOME = HandoffActionOutcome.failed("no room")
+
+
+@functools.cache
+def _suite(order: HandoffOrder) -> Suite:
+    return build_suite(Model(order))
+
+
+def _driver(name: str, *args: str) -> list[str]:
+    return [PYTHON, str(DRIVERS / f"{name}.py"), *args]
+
+
+def _conform(*args: str, driver: list[str] | None = None) -> list[str]:
+    return [PYTHON, "-m", "handoff", "conform", *args, *(["--", *driver] if driver else [])]
+
+
+@attrs.frozen
+class Ran:
+    status: int
+    out: str
+    err: str
+
+
+@pytest.fixture(scope="module")
+def scratch(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("conform")
+
+
+def _commands(scratch: Path) -> dict[str, list[str]]:
+    sf = ("--order", "SourceFirst", "--walks", "0")
+    commands = {
+        "reference": _conform("--walks", "10", driver=REFERENCE),
+        "user chart": _conform(
+            "--chart", CHART, "--walks", "10", driver=[*REFERENCE, "--chart", CHART]
+        ),
+        "user chart, shipped driver": _conform("--chart", CHART, "--walks", "0", driver=REFERENCE),
+        "noop cancel": _conform(
+            "--walks", "0", "--trace-out", str(scratch / "noop.jsonl"),
+            driver=_driver("wrong_noop_cancel"),
+        ),
+        "reopened": _conform(*sf, driver=_driver("wrong_reopened")),
+        "late": _conform(
+            "--order", "SourceFirst", "--walks", "30", "--trace-out", str(scratch / "late.jsonl"),
+            driver=_driver("wrong_late"),
+        ),
+        "export": _conform(
+            "--order", "DestinationFirst", "--export", str(scratch / "vectors.jsonl")
+        ),
+    }  # fmt: skip
+    for how in BROKEN:
+        pids = str(scratch / f"{how}.pids")
+        commands[how] = _conform(*sf, "--timeout", "1", driver=_driver("broken", how, pids))
+    return commands
+
+
+def _start(args: list[str]) -> subprocess.Popen[str]:
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    return subprocess.Popen(
+        args, cwd=TESTS, env=env, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+
+
+def _finish(process: subprocess.Popen[str]) -> Ran:
+    out, err = process.communicate(timeout=600)
+    return Ran(process.returncode, out, err)
+
+
+@pytest.fixture(scope="module")
+def ran(scratch: Path) -> dict[str, Ran]:
+    started = {name: _start(args) for name, args in _commands(scratch).items()}
+    results = {name: _finish(process) for name, process in started.items()}
+    vectors = str(scratch / "vectors.jsonl")
+    replays = {
+        "vectors on the reference": _start([*REFERENCE, "--vectors", vectors]),
+        "vectors on a wrong driver": _start([*_driver("wrong_noop_cancel"), "--vectors", vectors]),
+    }
+    results |= {name: _finish(process) for name, process in replays.items()}
+    return results
+
+
+def _counterexamples(out: str) -> list[list[str]]:
+    """The calls of each counterexample the report lists, in order."""
+    found: list[list[str]] = []
+    for line in out.splitlines():
+        if "the shortest run that shows it" in line:
+            found.append([])
+        elif (listed := re.fullmatch(r"\s+\d+\. (.*)", line)) and found:
+            found[-1].append(listed.group(1))
+    return found
+
+
+# -- conforming ------------------------------------------------------------------------------
+
+
+def test_the_reference_driver_conforms_on_both_orders(ran: dict[str, Ran]) -> None:
+    result = ran["reference"]
+    assert result.status == 0, result.err
+    for order in HandoffOrder:
+        suite = _suite(order)
+        line = next(line for line in result.out.splitlines() if line.startswith(order.value))
+        assert f"{suite.configurations:,} configurations" in line
+        assert f"{suite.calls:,} calls" in line
+        assert "14/14 states, 35/35 transitions" in line
+        assert line.endswith("10 walks from seed 0, 400 calls: OK")
+    assert "OK: every answer is the chart's" in result.out
+
+
+def test_a_user_chart_conforms_when_the_driver_runs_it_too(ran: dict[str, Ran]) -> None:
+    result = ran["user chart"]
+    assert result.status == 0, result.err
+    assert f"chart {CHART}:" in result.out
+    # The chart cancels the destination first where the shipped one cancels the source first:
+    # they part at the first cleanup of both, after start, its acknowledgement and SourceHeld.
+    shipped = ran["user chart, shipped driver"]
+    assert shipped.status == 1, shipped.err
+    (calls,) = _counterexamples(shipped.out)
+    assert len(calls) == 4
+    assert "the chart answered:          [#2 CancelDestination, #3 CancelSource]" in shipped.out
+    assert "the implementation answered: [#2 CancelSource, #3 CancelDestination]" in shipped.out
+
+
+def test_every_call_of_the_suite_is_one_the_wire_carries() -> None:
+    env = environment()
+    dropped = [call for call in env.facts if not carried(call)]
+    # NaN and the infinities are written as null: exactly those three timings are left out.
+    assert len(dropped) == 3
+    assert all(call.fact is not None and not call.usable for call in dropped)
+    suite = _suite(HandoffOrder.SOURCE_FIRST)
+    assert len(suite.cases) == len(suite.steps)
+    assert suite.calls == sum(len(path) + 1 for path, _ in suite.cases)
+
+
+# -- wrong answers -----------------------------------------------------------------------------
+
+
+def test_a_forgotten_completion_in_a_cleanup_is_found_by_its_shortest_run(
+    ran: dict[str, Ran], scratch: Path
+) -> None:
+    result = ran["noop cancel"]
+    assert result.status == 1, result.err
+    source_first, destination_first = _counterexamples(result.out)
+    # SourceFirst reserves the destination only once the source holds the prefill: start, its
+    # acknowledgement and SourceHeld, then a failure (CancelSource #2, CancelDestination #3),
+    # the source's cancel done, and the destination's Noop that should complete: six calls.
+    assert len(source_first) == 6
+    assert (source_first[0], source_first[-1]) == ("start()", "on_action_outcome(3, Noop)")
+    # DestinationFirst reserves first: start, a failure (CancelDestination #1 alone), its Noop.
+    assert len(destination_first) == 3
+    assert destination_first[-1] == "on_action_outcome(1, Noop)"
+    assert "the implementation answered: []" in result.out
+    replayed = subprocess.run(
+        [PYTHON, "-m", "handoff", "replay", str(scratch / "noop.jsonl")],
+        capture_output=True, text=True, cwd=TESTS, check=False,
+    )  # fmt: skip
+    assert replayed.returncode == 0, replayed.stdout + replayed.stderr
+    assert "(6 calls)" in replayed.stdout
+
+
+def test_a_wrong_refusal_in_a_reopened_cleanup_is_found(ran: dict[str, Ran]) -> None:
+    result = ran["reopened"]
+    assert result.status == 1, result.err
+    (calls,) = _counterexamples(result.out)
+    # Nine calls reach a success (five steps and their acknowledgements, two facts), a
+    # failure reopens the cleanup (CancelDestination #6), and its failure is refused.
+    assert len(calls) == 11
+    assert calls[-1] == 'on_action_outcome(6, Failed("x"))'
+    assert "refused: CleanupActionFailed" in result.out
+    assert "refused: InvalidOutcome" in result.out
+
+
+def test_a_divergence_only_walks_reach_is_shrunk_to_the_calls_it_needs(
+    ran: dict[str, Ran], scratch: Path
+) -> None:
+    result = ran["late"]
+    assert result.status == 1, result.err
+    # No configuration's shortest run is 20 calls long: the suite passes, and walks are made
+    # only after a suite that passes.
+    assert "; 30 walks from seed 0, 1,200 calls: DIVERGED" in result.out
+    (calls,) = _counterexamples(result.out)
+    # The driver is right until a handoff's 20th call, and a walk is 40 calls; shrunk, the
+    # run keeps exactly 20: one fewer is right, and any call more could be deleted.
+    assert len(calls) == 20
+    assert "the implementation answered: refused: UnknownAction" in result.out
+    assert (scratch / "late.jsonl").read_text().count("\n") == 22  # header, calls, end
+
+
+# -- vectors -----------------------------------------------------------------------------------
+
+
+def test_exported_vectors_replay_green_on_the_reference_and_red_on_a_wrong_driver(
+    ran: dict[str, Ran],
+) -> None:
+    export = ran["export"]
+    assert export.status == 0, export.err
+    suite = _suite(HandoffOrder.DESTINATION_FIRST)
+    vectors = suite.calls + len(suite.cases)  # each handoff's opening, then its calls
+    assert f"wrote {vectors:,} test vectors ({len(suite.cases):,} handoffs)" in export.out
+    green = ran["vectors on the reference"]
+    assert (green.status, green.err) == (0, "")
+    assert f"({vectors} vectors)" in green.out
+    red = ran["vectors on a wrong driver"]
+    assert red.status == 1, red.err
+    assert red.out.startswith("FAILED ")
+    assert "expected: [#2 Complete]" in red.out
+    assert "answered: []" in red.out
+
+
+# -- a broken protocol -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("how", "says"),
+    [
+        ("hang", "gave no answer within 1 s to "),
+        ("exit", "exited with status 3 ('the driver gave up') before answering "),
+        ("garbage", "printed what is not the protocol to "),
+        ("handoff", "answered for handoff 00000000-0000-0000-0000-000000000bad to "),
+    ],
+)
+def test_a_driver_that_breaks_the_protocol_is_one_line_and_is_ended(
+    ran: dict[str, Ran], scratch: Path, how: str, says: str
+) -> None:
+    result = ran[how]
+    assert result.status == 2, result.err
+    assert result.err.count("\n") == 1
+    assert result.err.startswith(f"handoff conform: error: the implementation {says}")
+    assert " of handoff " in result.err  # names the call
+    pids = [int(pid) for pid in (scratch / f"{how}.pids").read_text().split()]
+    assert len(pids) == 2
+    assert _all_gone(pids)
+
+
+def _all_gone(pids: list[int]) -> bool:
+    # The driver's own child is reparented when the group is killed, and reaped a moment later.
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        alive = [pid for pid in pids if _alive(pid)]
+        if not alive:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return not Path(f"/proc/{pid}/stat").read_text().split(") ")[-1].startswith("Z")
+
+
+def test_a_missing_implementation_or_none_is_a_usage_error(tmp_path: Path) -> None:
+    for args, says in [
+        (_conform(), "give the implementation to check after --"),
+        (_conform(driver=["no-such-program-anywhere"]), "cannot start no-such-program-anywhere"),
+        (_conform("--timeout", "0", driver=REFERENCE), "--timeout: expected a number of seconds"),
+    ]:
+        done = subprocess.run(args, capture_output=True, text=True, cwd=tmp_path, check=False)
+        assert done.returncode == 2, done.stderr
+        assert done.stderr.startswith("handoff conform: error: "), done.stderr
+        assert says in done.stderr
+
+
+# -- the protocol ------------------------------------------------------------------------------
+
+
+def test_every_message_reads_back_as_written() -> None:
+    coordinator = HandoffCoordinatorCore(HANDOFF_ID, HandoffOrder.SOURCE_FIRST)
+    fresh = HandoffCoordinatorCore(HANDOFF_ID, HandoffOrder.DESTINATION_FIRST)
+    fact = HandoffFact.Canceled(HANDOFF_ID)
+    messages: list[Message] = [
+        Hello(1, "an engine"),
+        Open(handoff_id(3), HandoffOrder.DESTINATION_FIRST, 2.5),
+        Opened(handoff_id(3)),
+        CallRequest(HANDOFF_ID, Call.of_fact(fact)),
+        CallRequest(HANDOFF_ID, Call.of_outcome(HandoffActionId(4), OUTCOME)),
+        Reply(HANDOFF_ID, Answer.of(Call.start(), coordinator)),
+        Reply(HANDOFF_ID, Answer.of(Call.of_fact(HandoffFact.Failed(handoff_id(9))), coordinator)),
+        # Canceled before start(): nothing was issued, so it completes at once.
+        Reply(HANDOFF_ID, Answer.of(Call.of_fact(fact), fresh)),
+    ]  # fmt: skip
+    for message in messages:
+        assert read(write(message)) == message
+    completed = messages[-1]
+    assert isinstance(completed, Reply)
+    assert (completed.answer.complete, completed.answer.completion) == (
+        True,
+        HandoffCompletion.CANCELED,
+    )
+    refused = messages[-2]
+    assert isinstance(refused, Reply)
+    assert refused.answer.error is ErrorKind.FOREIGN_FACT
+    assert read(write(refused)).answer.message == refused.answer.message  # type: ignore[union-attr]
+
+
+def test_an_error_is_judged_by_its_kind_and_each_refusal_has_one() -> None:
+    said = Answer(error=ErrorKind.UNKNOWN_ACTION, message="the reference's words")
+    assert said == attrs.evolve(said, message="other words")
+    assert said != attrs.evolve(said, error=ErrorKind.CONFLICTING_OUTCOME)
+    named = {
+        ForeignFactError: "ForeignFact",
+        OutOfOrderFactError: "OutOfOrderFact",
+        UnknownActionError: "UnknownAction",
+        ConflictingOutcomeError: "ConflictingOutcome",
+        InvalidTransferTimingError: "InvalidTransferTiming",
+    }
+    assert {cls: ErrorKind.of(cls("x")).value for cls in named} == named
+
+
+@pytest.mark.parametrize(
+    ("line", "says"),
+    [
+        ("not json", "not JSON"),
+        ("[1]", "expected a JSON object"),
+        ('{"what":1}', 'expected one of the keys "hello", "open", "opened" or "handoff"'),
+        (
+            '{"handoff":"00000000-0000-0000-0000-000000000001","error":{"kind":"Oops",'
+            '"message":""},"complete":false,"completion":null,"lifecycle":[]}',
+            "$.error.kind: expected one of ForeignFact",
+        ),
+        (
+            '{"handoff":"00000000-0000-0000-0000-000000000001","issued":[],"complete":0,'
+            '"completion":null,"lifecycle":[]}',
+            "$.complete: expected true or false",
+        ),
+        ('{"handoff":"00000000-0000-0000-0000-000000000001","issued":[]}', "missing key"),
+    ],
+)
+def test_a_line_that_is_not_the_protocol_says_why(line: str, says: str) -> None:
+    with pytest.raises(ProtocolError, match=re.escape(says)):
+        read(line)
