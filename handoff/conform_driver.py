@@ -36,9 +36,9 @@ from handoff._review.conform.protocol import (
     ProtocolError,
     Reply,
     read,
-    read_vectors,
     write,
 )
+from handoff._review.conform.vectors import read_vectors
 from handoff._runs.call import Call
 from handoff._values import HandoffId
 

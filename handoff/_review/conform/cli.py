@@ -21,8 +21,8 @@ from handoff import _cli, _files
 from handoff._chart_lookup import spelling
 from handoff._review.conform.check import Broken, Checker, Divergence
 from handoff._review.conform.child import Implementation
-from handoff._review.conform.protocol import vector_line, vectors_header
 from handoff._review.conform.suite import ChartCrashed, Model, Suite, build_suite
+from handoff._review.conform.vectors import vector_line, vectors_header
 from handoff._runs.trace import TraceError, write_trace
 from handoff._table import compiled
 

@@ -11,8 +11,6 @@ message, so an implementation in any language can match it.
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import attrs
@@ -58,9 +56,7 @@ __all__ = [
     "ProtocolError",
     "Reply",
     "read",
-    "read_vectors",
-    "vector_line",
-    "vectors_header",
+    "read_message",
     "write",
 ]
 
@@ -251,12 +247,14 @@ def read(line: str | bytes) -> Message:
     if not isinstance(data, dict):
         raise ProtocolError("expected a JSON object")
     try:
-        return _message(data)
+        return read_message(data)
     except WireRefusal as refusal:
         raise ProtocolError(f"{refusal.path}: {refusal.reason}") from None
 
 
-def _message(data: dict[str, object]) -> Message:
+def read_message(data: dict[str, object]) -> Message:
+    """The message a parsed line holds (see `read`); `WireRefusal` for a value the wire
+    codecs refuse, `ProtocolError` for anything else."""
     if "hello" in data:
         _only(data, ("hello",))
         hello = _object(data["hello"], "hello", ("version", "implementation"))
@@ -348,75 +346,3 @@ def _value(data: dict[str, object], key: str, cls: object) -> Any:
     except WireRefusal as refusal:
         refusal.segments.append(key_segment(key))
         raise
-
-
-# -- test vectors --------------------------------------------------------------------------
-
-_VECTORS = "vectors"
-
-
-def vectors_header(lines: int) -> str:
-    """The first line of a vectors file that holds `lines` vectors."""
-    return f'{{"{_VECTORS}":{{"version":{VERSION},"lines":{lines}}}}}'
-
-
-def vector_line(send: str, expect: str) -> str:
-    """One test vector: a request line, and the response line it must get."""
-    return f'{{"send":{send},"expect":{expect}}}'
-
-
-def read_vectors(path: Path) -> Iterator[tuple[int, Message, Message]]:
-    """Each vector of the file at `path` with its line number; `ProtocolError` naming the line
-    for a file that is not vectors (or is cut short), `OSError` for one that cannot be read."""
-    with path.open("rb") as file:
-        rows = enumerate(file, start=1)
-        stated = _header(path, next(rows, (1, b"")))
-        count = 0
-        for number, raw in rows:
-            send, expect = _vector(f"{path}:{number}", raw)
-            count += 1
-            yield number, send, expect
-    if count != stated:
-        raise ProtocolError(f"{path}: the header counts {stated} vectors, the file holds {count}")
-
-
-def _header(path: Path, first: tuple[int, bytes]) -> int:
-    try:
-        data = parse(first[1])
-    except WireRefusal:
-        data = None
-    header = data.get(_VECTORS) if isinstance(data, dict) and len(data) == 1 else None
-    if not isinstance(header, dict) or set(header) != {"version", "lines"}:
-        raise ProtocolError(
-            f'{path}:1: expected the header {{"{_VECTORS}":{{"version":{VERSION},"lines":N}}}}'
-        )
-    if header["version"] != VERSION:
-        raise ProtocolError(
-            f"{path}:1: vectors of protocol version {header['version']!r}; "
-            f"this side speaks version {VERSION}"
-        )
-    lines = header["lines"]
-    if type(lines) is not int:
-        raise ProtocolError(f"{path}:1: lines must be a whole number, got {lines!r}")
-    return lines
-
-
-def _vector(where: str, raw: bytes) -> tuple[Message, Message]:
-    try:
-        data = parse(raw)
-    except WireRefusal as refusal:
-        raise ProtocolError(f"{where}: not JSON: {refusal.reason}") from None
-    if not isinstance(data, dict) or set(data) != {"send", "expect"}:
-        raise ProtocolError(f'{where}: expected {{"send":…,"expect":…}}')
-    found = []
-    for key in ("send", "expect"):
-        value = data[key]
-        if not isinstance(value, dict):
-            raise ProtocolError(f"{where}: ${key}: expected a JSON object")
-        try:
-            found.append(_message(value))
-        except WireRefusal as refusal:
-            raise ProtocolError(f"{where}: ${key}{refusal.path[1:]}: {refusal.reason}") from None
-        except ProtocolError as error:
-            raise ProtocolError(f"{where}: {key}: {error}") from None
-    return found[0], found[1]
