@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -58,6 +59,7 @@ REFERENCE = [PYTHON, "-m", "handoff.conform_driver"]
 CHART = "charts.families:CancelDestinationFirst"
 BROKEN = ("hang", "exit", "garbage", "handoff")
 OUTCOME = HandoffActionOutcome.failed("no room")
+_SOURCE_FIRST = ("--order", "SourceFirst", "--walks", "0")
 
 
 @functools.cache
@@ -86,13 +88,16 @@ def scratch(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _commands(scratch: Path) -> dict[str, list[str]]:
-    sf = ("--order", "SourceFirst", "--walks", "0")
+    sf = _SOURCE_FIRST
     commands = {
         "reference": _conform("--walks", "10", driver=REFERENCE),
         "user chart": _conform(
             "--chart", CHART, "--walks", "10", driver=[*REFERENCE, "--chart", CHART]
         ),
-        "user chart, shipped driver": _conform("--chart", CHART, "--walks", "0", driver=REFERENCE),
+        "user chart, shipped driver": _conform(
+            "--chart", CHART, "--walks", "0", "--trace-out", str(scratch / "chart.jsonl"),
+            driver=REFERENCE,
+        ),
         "noop cancel": _conform(
             "--walks", "0", "--trace-out", str(scratch / "noop.jsonl"),
             driver=_driver("wrong_noop_cancel"),
@@ -148,6 +153,13 @@ def _counterexamples(out: str) -> list[list[str]]:
     return found
 
 
+def _replay(trace: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [PYTHON, "-m", "handoff", "replay", str(trace)],
+        capture_output=True, text=True, cwd=TESTS, check=False,
+    )  # fmt: skip
+
+
 # -- conforming ------------------------------------------------------------------------------
 
 
@@ -164,7 +176,9 @@ def test_the_reference_driver_conforms_on_both_orders(ran: dict[str, Ran]) -> No
     assert "OK: every answer is the chart's" in result.out
 
 
-def test_a_user_chart_conforms_when_the_driver_runs_it_too(ran: dict[str, Ran]) -> None:
+def test_a_user_chart_conforms_when_the_driver_runs_it_too(
+    ran: dict[str, Ran], scratch: Path
+) -> None:
     result = ran["user chart"]
     assert result.status == 0, result.err
     assert f"chart {CHART}:" in result.out
@@ -176,6 +190,13 @@ def test_a_user_chart_conforms_when_the_driver_runs_it_too(ran: dict[str, Ran]) 
     assert len(calls) == 4
     assert "the chart answered:          [#2 CancelDestination, #3 CancelSource]" in shipped.out
     assert "the implementation answered: [#2 CancelSource, #3 CancelDestination]" in shipped.out
+    # The trace names the chart, so `handoff replay` loads it and every answer is the chart's
+    # (the replay's monitors may still say where the chart differs from the SPEC: this one does).
+    trace = scratch / "chart.jsonl"
+    assert f'"chart":"{CHART}"' in trace.read_text().splitlines()[0]
+    replayed = _replay(trace)
+    assert replayed.returncode in (0, 1), replayed.stderr
+    assert "DIVERGED" not in replayed.stdout
 
 
 def test_every_call_of_the_suite_is_one_the_wire_carries() -> None:
@@ -207,10 +228,7 @@ def test_a_forgotten_completion_in_a_cleanup_is_found_by_its_shortest_run(
     assert len(destination_first) == 3
     assert destination_first[-1] == "on_action_outcome(1, Noop)"
     assert "the implementation answered: []" in result.out
-    replayed = subprocess.run(
-        [PYTHON, "-m", "handoff", "replay", str(scratch / "noop.jsonl")],
-        capture_output=True, text=True, cwd=TESTS, check=False,
-    )  # fmt: skip
+    replayed = _replay(scratch / "noop.jsonl")
     assert replayed.returncode == 0, replayed.stdout + replayed.stderr
     assert "(6 calls)" in replayed.stdout
 
@@ -287,6 +305,20 @@ def test_a_driver_that_breaks_the_protocol_is_one_line_and_is_ended(
     pids = [int(pid) for pid in (scratch / f"{how}.pids").read_text().split()]
     assert len(pids) == 2
     assert _all_gone(pids)
+
+
+def test_ctrl_c_ends_the_implementation_with_the_check(tmp_path: Path) -> None:
+    pids = tmp_path / "hang.pids"
+    args = _conform(*_SOURCE_FIRST, "--timeout", "600", driver=_driver("broken", "hang", str(pids)))
+    check = _start(args)
+    deadline = time.monotonic() + 120
+    while not pids.with_suffix(".hanging").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    check.send_signal(signal.SIGINT)
+    ended = _finish(check)
+    assert ended.status == 130, ended.err
+    assert ended.err == "handoff conform: error: interrupted\n"
+    assert _all_gone([int(pid) for pid in pids.read_text().split()])
 
 
 def _all_gone(pids: list[int]) -> bool:

@@ -34,6 +34,7 @@ class Broken(Driver):
         self.made[coordinator.handoff_id] += 1
         if self.made[coordinator.handoff_id] == 3:
             if HOW == "hang":
+                PIDS.with_suffix(".hanging").touch()  # for a test that waits for the hang
                 time.sleep(600)
             if HOW == "exit":
                 print("the driver gave up", file=sys.stderr)

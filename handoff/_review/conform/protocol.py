@@ -266,12 +266,12 @@ def read_message(data: dict[str, object]) -> Message:
     if "open" in data:
         _only(data, ("open", "order", "fallback_transfer_delay_ms"))
         fallback = data.get("fallback_transfer_delay_ms", 0.0)
-        if type(fallback) not in (int, float):
+        if not isinstance(fallback, int | float) or isinstance(fallback, bool) or fallback < 0:
             raise ProtocolError(
-                f"$.fallback_transfer_delay_ms: expected a number, got {fallback!r}"
+                f"$.fallback_transfer_delay_ms: expected a number of 0 or more, got {fallback!r}"
             )
         handoff_id, order = _value(data, "open", HandoffId), _value(data, "order", HandoffOrder)
-        return Open(handoff_id, order, float(fallback))  # type: ignore[arg-type]
+        return Open(handoff_id, order, float(fallback))
     if "opened" in data:
         _only(data, ("opened",))
         return Opened(_value(data, "opened", HandoffId))
