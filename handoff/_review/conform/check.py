@@ -28,6 +28,7 @@ from handoff._review.conform.protocol import (
     write,
 )
 from handoff._review.conform.suite import Model, Run, Suite, handoff_id, run_of, walk
+from handoff._review.environment import environment
 from handoff._runs.call import Call
 from handoff._runs.replay import record
 from handoff._runs.trace import Entry, Trace
@@ -56,8 +57,11 @@ class Divergence:
 
     @property
     def calls(self) -> tuple[Call, ...]:
-        """The calls of the run up to and including the divergent one."""
-        return tuple(_call(line) for line in self.run.requests[1 : self.index + 1])
+        """The calls of the run up to and including the divergent one, in the words of the
+        review's environment (`on_fact(SourceHeld(bandwidth -1.0 GB/s))`)."""
+        worded = {call: call for call in environment(self.run.handoff_id).facts}
+        made = (_call(line) for line in self.run.requests[1 : self.index + 1])
+        return tuple(worded.get(call, call) for call in made)
 
     def trace(self) -> Trace:
         """The calls as a trace that expects the chart's answers (`handoff replay` reads it)."""
@@ -98,7 +102,7 @@ class Checker:
             (line,) = self.implementation.exchange([request])
         except Misbehaved as error:
             raise _broken(error, _name(request)) from None
-        answer = _read(line, "the hello line")
+        answer = _read(line, _name(request))
         if not isinstance(answer, Hello):
             raise Broken(f"the implementation answered the hello line with {_clip(line)}")
         if answer.version != VERSION:

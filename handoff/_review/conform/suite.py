@@ -14,6 +14,7 @@ id appears nowhere else, and the foreign fact names another one.
 
 from __future__ import annotations
 
+import functools
 import random
 import uuid
 from collections import deque
@@ -27,7 +28,7 @@ from handoff import wire
 from handoff._coordinator import HandoffCoordinatorCore
 from handoff._messages import HandoffFact
 from handoff._review.conform.protocol import Answer, CallRequest, Open, Opened, Reply, write
-from handoff._review.environment import HANDOFF_ID, Call, Rules, environment
+from handoff._review.environment import HANDOFF_ID, Call, Environment, Rules, environment
 from handoff._review.explore import explore_from
 from handoff._review.graph import coverage
 from handoff._review.properties import Key, prop
@@ -236,11 +237,17 @@ def carried(call: Call) -> bool:
 # -- random walks ----------------------------------------------------------------------------
 
 
+@functools.cache
+def _environment() -> Environment:
+    """The review's environment, built once: its calls are the keys `carried` remembers."""
+    return environment(HANDOFF_ID)
+
+
 def walk(model: Model, rng: random.Random, length: int = WALK_LENGTH) -> tuple[Call, ...]:
     """A run of `length` calls of the review's environment: half of them what a cooperating
     runtime would say next (a fitting outcome, a usable fact), half any call at all."""
     coordinator = model.coordinator(HANDOFF_ID)
-    env = environment(HANDOFF_ID)
+    env = _environment()
     usable = [call for call in env.facts if call.usable and not call.terminal]
     calls: list[Call] = []
     for _ in range(length):
