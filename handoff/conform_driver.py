@@ -51,6 +51,7 @@ __all__ = [
     "Driver",
     "DriverError",
     "ErrorKind",
+    "Hello",
     "Message",
     "Reply",
     "main",

@@ -11,6 +11,7 @@ drivers are `tests/drivers/`; the commands run in `tests/`, so `charts.families`
 from __future__ import annotations
 
 import functools
+import io
 import os
 import re
 import signal
@@ -49,15 +50,17 @@ from handoff._review.conform.protocol import (
     write,
 )
 from handoff._review.conform.suite import Model, Suite, build_suite, carried, handoff_id
+from handoff._review.conform.vectors import vector_line, vectors_header
 from handoff._review.environment import HANDOFF_ID, environment
 from handoff._runs.call import Call
+from handoff.conform_driver import Driver, DriverError, replay_vectors, serve
 
 TESTS = Path(__file__).resolve().parent
 DRIVERS = TESTS / "drivers"
 PYTHON = sys.executable
 REFERENCE = [PYTHON, "-m", "handoff.conform_driver"]
 CHART = "charts.families:CancelDestinationFirst"
-BROKEN = ("hang", "exit", "garbage", "handoff")
+BROKEN = ("hang", "exit", "garbage", "handoff", "version")
 OUTCOME = HandoffActionOutcome.failed("no room")
 _SOURCE_FIRST = ("--order", "SourceFirst", "--walks", "0")
 
@@ -285,6 +288,15 @@ def test_exported_vectors_replay_green_on_the_reference_and_red_on_a_wrong_drive
 # -- a broken protocol -------------------------------------------------------------------------
 
 
+def test_a_driver_of_another_protocol_version_is_refused_at_the_hello(ran: dict[str, Ran]) -> None:
+    result = ran["version"]
+    assert result.status == 2, result.err
+    assert result.err == (
+        "handoff conform: error: the implementation speaks protocol version 2; "
+        "handoff conform speaks version 1\n"
+    )
+
+
 @pytest.mark.parametrize(
     ("how", "says"),
     [
@@ -420,3 +432,32 @@ def test_an_error_is_judged_by_its_kind_and_each_refusal_has_one() -> None:
 def test_a_line_that_is_not_the_protocol_says_why(line: str, says: str) -> None:
     with pytest.raises(ProtocolError, match=re.escape(says)):
         read(line)
+
+
+# -- the reference driver ----------------------------------------------------------------------
+
+
+def test_the_driver_refuses_a_request_it_cannot_serve_in_one_line() -> None:
+    opening = write(Open(handoff_id(0), HandoffOrder.SOURCE_FIRST)).encode()
+    call = write(CallRequest(handoff_id(1), Call.start())).encode()
+    for lines, says in [
+        ([b"{}"], "line 1: expected one of the keys"),
+        ([opening, opening], f"handoff {handoff_id(0)} is open already"),
+        ([opening, call], f"a call for handoff {handoff_id(1)}, which was never opened"),
+    ]:
+        with pytest.raises(DriverError, match=re.escape(says)):
+            serve(Driver(), lines, io.StringIO())
+    done = subprocess.run(REFERENCE, input=b"[]\n", capture_output=True, cwd=TESTS, check=False)
+    assert done.returncode == 2
+    assert done.stderr == (
+        b"python -m handoff.conform_driver: error: line 1: expected a JSON object\n"
+    )
+
+
+def test_vectors_cut_short_are_refused(tmp_path: Path) -> None:
+    whole = tmp_path / "whole.jsonl"
+    opening = write(Open(handoff_id(0), HandoffOrder.SOURCE_FIRST))
+    opened = write(Opened(handoff_id(0)))
+    whole.write_text(f"{vectors_header(2)}\n{vector_line(opening, opened)}\n")
+    with pytest.raises(ProtocolError, match="the header counts 2 vectors, the file holds 1"):
+        replay_vectors(Driver(), whole, io.StringIO())

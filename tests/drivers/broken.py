@@ -1,5 +1,6 @@
 """Breaks the protocol at a handoff's third call, as its first argument says: `hang`, `exit`,
-`garbage` or `handoff` (an answer for another handoff).  The second argument is a file to
+`garbage` or `handoff` (an answer for another handoff); or at once, with `version` (it speaks
+another version of the protocol).  The second argument is a file to
 write the process ids into (its own, and a child's it starts so that a hang leaves two)."""
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from collections import Counter
 from pathlib import Path
 
 from handoff import HandoffCoordinatorCore, HandoffId
-from handoff.conform_driver import Answer, Call, Driver, Message, Reply, main
+from handoff.conform_driver import Answer, Call, Driver, Hello, Message, Reply, main
 
 HOW, PIDS = sys.argv[1], Path(sys.argv[2])
 OTHER = HandoffId(uuid.UUID(int=0xBAD))
@@ -26,6 +27,8 @@ class Broken(Driver):
 
     def respond(self, request: Message) -> Message:
         response = super().respond(request)
+        if HOW == "version" and isinstance(response, Hello):
+            return Hello(2, response.implementation)
         if HOW == "handoff" and isinstance(response, Reply) and self.made[response.handoff_id] == 3:
             return Reply(OTHER, response.answer)
         return response

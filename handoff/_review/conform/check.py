@@ -127,16 +127,15 @@ class Checker:
         made = sum(run.calls for run in runs)
         if found is None:
             return made, None
-        return made, self._shrink(model, paths[runs.index(found.run)])
+        return made, self._shrink(model, paths[runs.index(found.run)], found)
 
-    def _shrink(self, model: Model, calls: Sequence[Call]) -> Divergence:
-        """The divergence of `calls`, cut short, with every call deleted that it does not need.
+    def _shrink(self, model: Model, calls: Sequence[Call], found: Divergence) -> Divergence:
+        """`found`, the divergence of `calls`, with every call deleted that it does not need.
 
-        Each round sends every run one call shorter at once, and keeps the first that still
-        diverges, cut after its divergent call; it ends when none does.
+        The calls are cut after the divergent one; then each round sends every run one call
+        shorter at once, and keeps the first that still diverges, cut likewise; it ends when
+        none does.
         """
-        found = self._first(model, [run_of(model, calls, self._next_id())])
-        assert found is not None  # the implementation answered these calls so a moment ago
         calls = calls[: found.index]
         while True:
             candidates = [(*calls[:cut], *calls[cut + 1 :]) for cut in range(len(calls))]
