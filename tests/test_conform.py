@@ -11,7 +11,6 @@ drivers are `tests/drivers/`; the commands run in `tests/`, so `charts.families`
 from __future__ import annotations
 
 import functools
-import io
 import os
 import re
 import signal
@@ -24,36 +23,10 @@ import attrs
 import pytest
 
 from handoff import (
-    ConflictingOutcomeError,
-    ForeignFactError,
-    HandoffActionId,
     HandoffActionOutcome,
-    HandoffCompletion,
-    HandoffCoordinatorCore,
-    HandoffFact,
     HandoffOrder,
-    InvalidTransferTimingError,
-    OutOfOrderFactError,
-    UnknownActionError,
 )
-from handoff._review.conform.protocol import (
-    Answer,
-    CallRequest,
-    ErrorKind,
-    Hello,
-    Message,
-    Open,
-    Opened,
-    ProtocolError,
-    Reply,
-    read,
-    write,
-)
-from handoff._review.conform.suite import Model, Suite, build_suite, carried, handoff_id
-from handoff._review.conform.vectors import vector_line, vectors_header
-from handoff._review.environment import HANDOFF_ID, environment
-from handoff._runs.call import Call
-from handoff.conform_driver import Driver, DriverError, replay_vectors, serve
+from handoff._review.conform.suite import Model, Suite, build_suite
 
 TESTS = Path(__file__).resolve().parent
 DRIVERS = TESTS / "drivers"
@@ -116,7 +89,9 @@ def _commands(scratch: Path) -> dict[str, list[str]]:
     }  # fmt: skip
     for how in BROKEN:
         pids = str(scratch / f"{how}.pids")
-        commands[how] = _conform(*sf, "--timeout", "1", driver=_driver("broken", how, pids))
+        # Only a hang waits for the timeout: elsewhere it is long, however loaded the machine.
+        timeout = "1" if how == "hang" else "60"
+        commands[how] = _conform(*sf, "--timeout", timeout, driver=_driver("broken", how, pids))
     return commands
 
 
@@ -200,17 +175,6 @@ def test_a_user_chart_conforms_when_the_driver_runs_it_too(
     replayed = _replay(trace)
     assert replayed.returncode in (0, 1), replayed.stderr
     assert "DIVERGED" not in replayed.stdout
-
-
-def test_every_call_of_the_suite_is_one_the_wire_carries() -> None:
-    env = environment()
-    dropped = [call for call in env.facts if not carried(call)]
-    # NaN and the infinities are written as null: exactly those three timings are left out.
-    assert len(dropped) == 3
-    assert all(call.fact is not None and not call.usable for call in dropped)
-    suite = _suite(HandoffOrder.SOURCE_FIRST)
-    assert len(suite.cases) == len(suite.steps)
-    assert suite.calls == sum(len(path) + 1 for path, _ in suite.cases)
 
 
 # -- wrong answers -----------------------------------------------------------------------------
@@ -350,114 +314,3 @@ def _alive(pid: int) -> bool:
     except ProcessLookupError:
         return False
     return not Path(f"/proc/{pid}/stat").read_text().split(") ")[-1].startswith("Z")
-
-
-def test_a_missing_implementation_or_none_is_a_usage_error(tmp_path: Path) -> None:
-    for args, says in [
-        (_conform(), "give the implementation to check after --"),
-        (_conform(driver=["no-such-program-anywhere"]), "cannot start no-such-program-anywhere"),
-        (_conform("--timeout", "0", driver=REFERENCE), "--timeout: expected a number of seconds"),
-    ]:
-        done = subprocess.run(args, capture_output=True, text=True, cwd=tmp_path, check=False)
-        assert done.returncode == 2, done.stderr
-        assert done.stderr.startswith("handoff conform: error: "), done.stderr
-        assert says in done.stderr
-
-
-# -- the protocol ------------------------------------------------------------------------------
-
-
-def test_every_message_reads_back_as_written() -> None:
-    coordinator = HandoffCoordinatorCore(HANDOFF_ID, HandoffOrder.SOURCE_FIRST)
-    fresh = HandoffCoordinatorCore(HANDOFF_ID, HandoffOrder.DESTINATION_FIRST)
-    fact = HandoffFact.Canceled(HANDOFF_ID)
-    messages: list[Message] = [
-        Hello(1, "an engine"),
-        Open(handoff_id(3), HandoffOrder.DESTINATION_FIRST, 2.5),
-        Opened(handoff_id(3)),
-        CallRequest(HANDOFF_ID, Call.of_fact(fact)),
-        CallRequest(HANDOFF_ID, Call.of_outcome(HandoffActionId(4), OUTCOME)),
-        Reply(HANDOFF_ID, Answer.of(Call.start(), coordinator)),
-        Reply(HANDOFF_ID, Answer.of(Call.of_fact(HandoffFact.Failed(handoff_id(9))), coordinator)),
-        # Canceled before start(): nothing was issued, so it completes at once.
-        Reply(HANDOFF_ID, Answer.of(Call.of_fact(fact), fresh)),
-    ]  # fmt: skip
-    for message in messages:
-        assert read(write(message)) == message
-    completed = messages[-1]
-    assert isinstance(completed, Reply)
-    assert (completed.answer.complete, completed.answer.completion) == (
-        True,
-        HandoffCompletion.CANCELED,
-    )
-    refused = messages[-2]
-    assert isinstance(refused, Reply)
-    assert refused.answer.error is ErrorKind.FOREIGN_FACT
-    assert read(write(refused)).answer.message == refused.answer.message  # type: ignore[union-attr]
-
-
-def test_an_error_is_judged_by_its_kind_and_each_refusal_has_one() -> None:
-    said = Answer(error=ErrorKind.UNKNOWN_ACTION, message="the reference's words")
-    assert said == attrs.evolve(said, message="other words")
-    assert said != attrs.evolve(said, error=ErrorKind.CONFLICTING_OUTCOME)
-    named = {
-        ForeignFactError: "ForeignFact",
-        OutOfOrderFactError: "OutOfOrderFact",
-        UnknownActionError: "UnknownAction",
-        ConflictingOutcomeError: "ConflictingOutcome",
-        InvalidTransferTimingError: "InvalidTransferTiming",
-    }
-    assert {cls: ErrorKind.of(cls("x")).value for cls in named} == named
-
-
-@pytest.mark.parametrize(
-    ("line", "says"),
-    [
-        ("not json", "not JSON"),
-        ("[1]", "expected a JSON object"),
-        ('{"what":1}', 'expected one of the keys "hello", "open", "opened" or "handoff"'),
-        (
-            '{"handoff":"00000000-0000-0000-0000-000000000001","error":{"kind":"Oops",'
-            '"message":""},"complete":false,"completion":null,"lifecycle":[]}',
-            "$.error.kind: expected one of ForeignFact",
-        ),
-        (
-            '{"handoff":"00000000-0000-0000-0000-000000000001","issued":[],"complete":0,'
-            '"completion":null,"lifecycle":[]}',
-            "$.complete: expected true or false",
-        ),
-        ('{"handoff":"00000000-0000-0000-0000-000000000001","issued":[]}', "missing key"),
-    ],
-)
-def test_a_line_that_is_not_the_protocol_says_why(line: str, says: str) -> None:
-    with pytest.raises(ProtocolError, match=re.escape(says)):
-        read(line)
-
-
-# -- the reference driver ----------------------------------------------------------------------
-
-
-def test_the_driver_refuses_a_request_it_cannot_serve_in_one_line() -> None:
-    opening = write(Open(handoff_id(0), HandoffOrder.SOURCE_FIRST)).encode()
-    call = write(CallRequest(handoff_id(1), Call.start())).encode()
-    for lines, says in [
-        ([b"{}"], "line 1: expected one of the keys"),
-        ([opening, opening], f"handoff {handoff_id(0)} is open already"),
-        ([opening, call], f"a call for handoff {handoff_id(1)}, which was never opened"),
-    ]:
-        with pytest.raises(DriverError, match=re.escape(says)):
-            serve(Driver(), lines, io.StringIO())
-    done = subprocess.run(REFERENCE, input=b"[]\n", capture_output=True, cwd=TESTS, check=False)
-    assert done.returncode == 2
-    assert done.stderr == (
-        b"python -m handoff.conform_driver: error: line 1: expected a JSON object\n"
-    )
-
-
-def test_vectors_cut_short_are_refused(tmp_path: Path) -> None:
-    whole = tmp_path / "whole.jsonl"
-    opening = write(Open(handoff_id(0), HandoffOrder.SOURCE_FIRST))
-    opened = write(Opened(handoff_id(0)))
-    whole.write_text(f"{vectors_header(2)}\n{vector_line(opening, opened)}\n")
-    with pytest.raises(ProtocolError, match="the header counts 2 vectors, the file holds 1"):
-        replay_vectors(Driver(), whole, io.StringIO())

@@ -48,6 +48,7 @@ class Broken(Driver):
 
 
 if __name__ == "__main__":
-    helper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+    sleeper = [sys.executable, "-c", "import time; time.sleep(600)"]
+    helper = subprocess.Popen(sleeper, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
     PIDS.write_text(f"{os.getpid()} {helper.pid}\n")
     sys.exit(main([], driver=Broken))
