@@ -12,6 +12,7 @@ from pathlib import Path
 
 import attrs
 import pytest
+from drivers.wrong_noop_cancel import ForgetsCompletion
 
 from handoff import (
     ConflictingOutcomeError,
@@ -54,6 +55,7 @@ PYTHON = sys.executable
 REFERENCE = [PYTHON, "-m", "handoff.conform_driver"]
 OUTCOME = HandoffActionOutcome.failed("no room")
 SF = HandoffOrder.SOURCE_FIRST
+HEADER = vectors_header(1)
 
 
 def _driver(name: str, *args: str) -> list[str]:
@@ -189,6 +191,26 @@ def test_the_driver_refuses_a_request_it_cannot_serve_in_one_line(
     assert err == "python -m handoff.conform_driver: error: line 1: expected a JSON object\n"
 
 
+@pytest.mark.parametrize(
+    ("lines", "says"),
+    [
+        ([""], ':1: expected the header {"vectors":{"version":1,"lines":N}}'),
+        (['{"vectors":{"version":2,"lines":0}}'], ":1: vectors of protocol version 2"),
+        (['{"vectors":{"version":1,"lines":"1"}}'], ":1: lines must be a whole number"),
+        ([HEADER, "{"], ":2: not JSON"),
+        ([HEADER, '{"send":{}}'], ':2: expected {"send":…,"expect":…}'),
+        ([HEADER, '{"send":[],"expect":{}}'], ":2: $send: expected a JSON object"),
+        ([HEADER, '{"send":{"opened":"x"},"expect":{}}'], ":2: $send.opened: expected"),
+        ([HEADER, '{"send":{"x":1},"expect":{}}'], ":2: send: expected one of the keys"),
+    ],
+)
+def test_a_file_that_is_not_vectors_says_where(tmp_path: Path, lines: list[str], says: str) -> None:
+    path = tmp_path / "vectors.jsonl"
+    path.write_text("".join(line + "\n" for line in lines))
+    with pytest.raises(ProtocolError, match=re.escape(f"{path}{says}")):
+        replay_vectors(Driver(), path, io.StringIO())
+
+
 def test_vectors_cut_short_are_refused(tmp_path: Path) -> None:
     whole = tmp_path / "whole.jsonl"
     opening = write(Open(handoff_id(0), HandoffOrder.SOURCE_FIRST))
@@ -258,3 +280,7 @@ def test_conform_exports_vectors_and_shows_a_counterexample(
     with contextlib.redirect_stdout(io.StringIO()) as said:
         assert driver_main(["--vectors", str(vectors)]) == 0
     assert said.getvalue().startswith(f"OK {vectors} (")
+    wrong = io.StringIO()
+    assert not replay_vectors(ForgetsCompletion(), vectors, wrong)
+    assert wrong.getvalue().startswith(f"FAILED {vectors}:")
+    assert "expected: [#2 Complete]" in wrong.getvalue()
