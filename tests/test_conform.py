@@ -124,7 +124,7 @@ def _counterexamples(out: str) -> list[list[str]]:
     """The calls of each counterexample the report lists, in order."""
     found: list[list[str]] = []
     for line in out.splitlines():
-        if "the shortest run that shows it" in line:
+        if re.match(r"  (the shortest run|the walk) that shows it", line):
             found.append([])
         elif (listed := re.fullmatch(r"\s+\d+\. (.*)", line)) and found:
             found[-1].append(listed.group(1))
@@ -225,6 +225,7 @@ def test_a_divergence_only_walks_reach_is_shrunk_to_the_calls_it_needs(
     # run keeps exactly 20: one fewer is right, and any call more could be deleted.
     assert len(calls) == 20
     assert "the implementation answered: refused: UnknownAction" in result.out
+    assert "  the walk that shows it, shrunk, handoff " in result.out
     assert (scratch / "late.jsonl").read_text().count("\n") == 22  # header, calls, end
 
 

@@ -257,6 +257,7 @@ def test_a_walk_that_diverges_is_shrunk_and_a_conforming_one_is_not(suite: Suite
         assert made == 3 * 40
         assert found is not None
         assert len(found.calls) == 20  # the driver is right until a handoff's 20th call
+        assert found.shrunk
         assert found.actual.answer.error is ErrorKind.UNKNOWN_ACTION
         assert found.expected.answer.error is not ErrorKind.UNKNOWN_ACTION
     with Implementation(REFERENCE, 10.0) as implementation:

@@ -54,6 +54,8 @@ class Divergence:
     """The call's place in the run's requests (1: the first call)."""
     expected: Reply
     actual: Reply
+    shrunk: bool = False
+    """Found by a random walk and shrunk (else by the suite, breadth-first: a shortest run)."""
 
     @property
     def calls(self) -> tuple[Call, ...]:
@@ -142,7 +144,7 @@ class Checker:
             runs = [run_of(model, candidate, self._next_id()) for candidate in candidates]
             shorter = self._first(model, runs)
             if shorter is None:
-                return found
+                return attrs.evolve(found, shrunk=True)
             found = shorter
             calls = candidates[runs.index(shorter.run)][: shorter.index]
 

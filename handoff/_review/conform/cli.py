@@ -193,7 +193,10 @@ def _check(checker: Checker, suite: Suite, args: argparse.Namespace) -> Divergen
 
 def _report(divergence: Divergence) -> None:
     calls = divergence.calls
-    print(f"  the shortest run that shows it, handoff {divergence.run.handoff_id}:")
+    run = (
+        "the walk that shows it, shrunk" if divergence.shrunk else "the shortest run that shows it"
+    )
+    print(f"  {run}, handoff {divergence.run.handoff_id}:")
     for number, call in enumerate(calls, start=1):
         print(f"    {number:>2}. {call}")
     print(f"  chart state before call {len(calls)}: {divergence.chart_state()}")
