@@ -258,7 +258,7 @@ def walk(model: Model, rng: random.Random, length: int = WALK_LENGTH) -> tuple[C
             for key, action in configuration.issued
             if key not in answered
         ]
-        if rng.random() < 0.5 and (unanswered or usable):
+        if rng.random() < 0.5:
             call = rng.choice(unanswered + usable)
         else:
             call = rng.choice([call for call in env.calls(configuration.next_id) if carried(call)])
