@@ -27,6 +27,10 @@ _COMMANDS = {
         "simulate many handoffs under faults and check them",
     ),
     "replay": ("handoff._runs.replay_cli", "replay recorded traces against fresh coordinators"),
+    "conform": (
+        "handoff._review.conform.cli",
+        "hold an implementation that speaks the conformance protocol to the chart",
+    ),
     "export": (
         "handoff._review.spin.export",
         "write a chart and the review's world as a Promela model",

@@ -17,8 +17,15 @@ import handoff
 PACKAGE = Path(handoff.__file__).parent
 WINGS = ("handoff._runs", "handoff._review", "handoff._docs")
 # The command line sits above every wing: it is what dispatches into them.  So do the public
-# front doors of the docs wing: the drawing API and the Sphinx extension.
-COMMAND_LINE = {"handoff.__main__", "handoff._cli", "handoff.diagrams", "handoff.sphinx"}
+# front doors of the wings: the drawing API and the Sphinx extension of the docs wing, and the
+# reference driver of the conformance check, which speaks the review wing's protocol.
+COMMAND_LINE = {
+    "handoff.__main__",
+    "handoff._cli",
+    "handoff.conform_driver",
+    "handoff.diagrams",
+    "handoff.sphinx",
+}
 # Generated data, not logic: its length follows the charts, not anyone's writing.
 GENERATED = {"handoff._compile.generated_tables"}
 MAX_LINES = 800

@@ -65,7 +65,9 @@ __all__ = [
     "Trace",
     "TraceError",
     "Workers",
+    "call_fields",
     "call_object",
+    "read_call",
     "read_trace",
     "trace_text",
     "write_trace",
@@ -215,7 +217,8 @@ def _move_line(line: MoveLine) -> str:
     return "{" + text + "}"
 
 
-def _call_fields(call: Call) -> str:
+def call_fields(call: Call) -> str:
+    """The call's keys as a trace line spells them, without the braces (`"call":"start"`)."""
     text = f'"call":"{call.kind.value}"'
     if call.fact is not None:
         text += f',"fact":{wire.dumps(call.fact)}'
@@ -225,7 +228,7 @@ def _call_fields(call: Call) -> str:
 
 
 def _entry_line(entry: Entry) -> str:
-    text = _call_fields(entry.call)
+    text = call_fields(entry.call)
     if entry.expect is not None:
         text += ',"expect":[' + ",".join(map(wire.dumps, entry.expect)) + "]"
     if entry.expect_error is not None:
@@ -235,7 +238,7 @@ def _entry_line(entry: Entry) -> str:
 
 def call_object(call: Call) -> dict[str, Any]:
     """The call as a trace spells it, as JSON-ready values (for reports that embed calls)."""
-    return cast(dict[str, Any], parse("{" + _call_fields(call) + "}"))
+    return cast(dict[str, Any], parse("{" + call_fields(call) + "}"))
 
 
 # -- reading -------------------------------------------------------------------------------
@@ -331,17 +334,26 @@ def _check_end(end: _Line, count: int, unit: str = "calls") -> None:
         raise end.fail(f"the end line counts {stated[unit]!r} {unit}, the trace has {count}")
 
 
-def _entry(line: _Line, number: int) -> Entry:
+def read_call(where: str, data: dict[str, object], others: tuple[str, ...] = ()) -> Call:
+    """The call a parsed line spells, which may hold the keys `others` besides the call's.
+
+    A key that is neither, or a value the wire codecs refuse, is a `TraceError` placed at
+    `where`.
+    """
+    line = _Line(where, data)
     kind = line.value("call", CallKind)
-    line.only(("call", *_CALL_KEYS[kind], *_EXPECTATION_KEYS))
+    line.only(("call", *_CALL_KEYS[kind], *others))
     if kind is CallKind.FACT:
-        call = Call.of_fact(line.value("fact", HandoffFact))
-    elif kind is CallKind.OUTCOME:
-        call = Call.of_outcome(
+        return Call.of_fact(line.value("fact", HandoffFact))
+    if kind is CallKind.OUTCOME:
+        return Call.of_outcome(
             line.value("id", HandoffActionId), line.value("outcome", HandoffActionOutcome)
         )
-    else:
-        call = Call.start()
+    return Call.start()
+
+
+def _entry(line: _Line, number: int) -> Entry:
+    call = read_call(line.where, line.data, _EXPECTATION_KEYS)
     expect = line.expect() if "expect" in line.data else None
     expect_error = line.text("expect_error") if "expect_error" in line.data else None
     if expect is not None and expect_error is not None:

@@ -1,0 +1,245 @@
+"""Holding an implementation to the chart: send the runs, compare every answer, shrink.
+
+Runs are sent many at a time (`Implementation.exchange`) and judged in order, so the first
+divergence of the breadth-first suite is a shortest one.  A random walk that diverges is
+shrunk: cut after its first divergent call, then calls are deleted while it still diverges.
+An answer that is not the protocol, or names another handoff, is `Broken`: no answer to judge.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable, Iterator, Sequence
+
+import attrs
+
+from handoff._review.conform.child import Implementation, Misbehaved
+from handoff._review.conform.protocol import (
+    VERSION,
+    CallRequest,
+    Hello,
+    Message,
+    Open,
+    Opened,
+    ProtocolError,
+    Reply,
+    read,
+    write,
+)
+from handoff._review.conform.suite import Model, Run, Suite, handoff_id, run_of, walk
+from handoff._review.environment import environment
+from handoff._runs.call import Call
+from handoff._runs.replay import record
+from handoff._runs.trace import Entry, Trace
+from handoff._values.errors import HandoffError
+from handoff._values.values import HandoffId
+
+__all__ = ["Broken", "Checker", "Divergence"]
+
+_BATCH = 4_000
+"""Request lines in flight at once: enough that neither side waits for the other."""
+
+
+class Broken(Exception):
+    """The implementation broke the protocol; the message names the request it broke it at."""
+
+
+@attrs.frozen
+class Divergence:
+    """The first call of a run the implementation answered differently from the chart."""
+
+    model: Model
+    run: Run
+    index: int
+    """The call's place in the run's requests (1: the first call)."""
+    expected: Reply
+    actual: Reply
+    shrunk: bool = False
+    """Found by a random walk and shrunk (else by the suite, breadth-first: a shortest run)."""
+
+    @property
+    def calls(self) -> tuple[Call, ...]:
+        """The calls of the run up to and including the divergent one, in the words of the
+        review's environment (`on_fact(SourceHeld(bandwidth -1.0 GB/s))`)."""
+        worded = {call: call for call in environment(self.run.handoff_id).facts}
+        made = (_call(line) for line in self.run.requests[1 : self.index + 1])
+        return tuple(worded.get(call, call) for call in made)
+
+    def trace(self) -> Trace:
+        """The calls as a trace that expects the chart's answers (`handoff replay` reads it)."""
+        model = self.model
+        bare = Trace(
+            handoff_id=self.run.handoff_id,
+            order=model.order,
+            fallback_transfer_delay_ms=model.fallback_transfer_delay_ms,
+            entries=tuple(Entry(call) for call in self.calls),
+            chart=model.spec,
+            rules=model.rules,
+        )
+        return record(bare)
+
+    def chart_state(self) -> str:
+        """The chart state before the divergent call."""
+        coordinator = self.model.coordinator(self.run.handoff_id)
+        for call in self.calls[:-1]:
+            try:
+                call.send(coordinator)
+            except HandoffError:  # a refusal changes nothing
+                continue
+        return coordinator.chart_state
+
+
+class Checker:
+    """Speaks to one implementation process: the handshake, then runs, numbered throughout."""
+
+    def __init__(self, implementation: Implementation) -> None:
+        self.implementation = implementation
+        self.opened = 0
+        self.calls = 0
+
+    def hello(self) -> Hello:
+        """The handshake; `Broken` unless the implementation speaks this protocol version."""
+        request = write(Hello(VERSION, "handoff conform"))
+        try:
+            (line,) = self.implementation.exchange([request])
+        except Misbehaved as error:
+            raise _broken(error, _name(request)) from None
+        answer = _read(line, _name(request))
+        if not isinstance(answer, Hello):
+            raise Broken(f"the implementation answered the hello line with {_clip(line)}")
+        if answer.version != VERSION:
+            raise Broken(
+                f"the implementation speaks protocol version {answer.version}; "
+                f"handoff conform speaks version {VERSION}"
+            )
+        return answer
+
+    def suite(self, suite: Suite) -> Divergence | None:
+        """Send every case of `suite`; the first divergence, breadth-first (so a shortest)."""
+        first = self.opened
+        self.opened += len(suite.cases)
+        return self._first(suite.model, suite.runs(first))
+
+    def walks(self, model: Model, seed: int, count: int) -> tuple[int, Divergence | None]:
+        """`count` random walks from `seed`; the calls made, and a shrunk divergence if any."""
+        rng = random.Random(seed)
+        paths = [walk(model, rng) for _ in range(count)]
+        runs = [run_of(model, calls, self._next_id()) for calls in paths]
+        found = self._first(model, runs)
+        made = sum(run.calls for run in runs)
+        if found is None:
+            return made, None
+        return made, self._shrink(model, paths[runs.index(found.run)], found)
+
+    def _shrink(self, model: Model, calls: Sequence[Call], found: Divergence) -> Divergence:
+        """`found`, the divergence of `calls`, with every call deleted that it does not need.
+
+        The calls are cut after the divergent one; then each round sends every run one call
+        shorter at once, and keeps the first that still diverges, cut likewise; it ends when
+        none does.
+        """
+        calls = calls[: found.index]
+        while True:
+            candidates = [(*calls[:cut], *calls[cut + 1 :]) for cut in range(len(calls))]
+            runs = [run_of(model, candidate, self._next_id()) for candidate in candidates]
+            shorter = self._first(model, runs)
+            if shorter is None:
+                return attrs.evolve(found, shrunk=True)
+            found = shorter
+            calls = candidates[runs.index(shorter.run)][: shorter.index]
+
+    def _next_id(self) -> HandoffId:
+        self.opened += 1
+        return handoff_id(self.opened - 1)
+
+    def _first(self, model: Model, runs: Iterable[Run]) -> Divergence | None:
+        for batch in _batches(runs):
+            answers = self._exchange(batch)
+            start = 0
+            for run in batch:
+                found = self._judge(model, run, answers[start : start + len(run.requests)])
+                start += len(run.requests)
+                if found is not None:
+                    return found
+            extra = self.implementation.unasked()
+            if extra is not None:
+                last = _name(batch[-1].requests[-1]).removeprefix("to ")
+                raise Broken(
+                    f"the implementation wrote a line nobody asked for after {last}: {extra}"
+                )
+        return None
+
+    def _exchange(self, batch: Sequence[Run]) -> list[bytes]:
+        requests = [line for run in batch for line in run.requests]
+        self.calls += sum(run.calls for run in batch)
+        try:
+            return self.implementation.exchange(requests)
+        except Misbehaved as error:
+            raise _broken(error, _name(requests[error.index])) from None
+
+    def _judge(self, model: Model, run: Run, answers: Sequence[bytes]) -> Divergence | None:
+        for index, (request, expected, line) in enumerate(
+            zip(run.requests, run.expected, answers, strict=True)
+        ):
+            if line == expected.encode():  # the reference's own spelling: equal, no need to read
+                continue
+            where = _name(request)
+            answer = _read(line, where)
+            chart = read(expected)
+            if not isinstance(answer, type(chart)):
+                raise Broken(f"the implementation answered {_clip(line)} {where}")
+            if isinstance(answer, Opened | Reply) and answer.handoff_id != run.handoff_id:
+                raise Broken(f"the implementation answered for handoff {answer.handoff_id} {where}")
+            if isinstance(answer, Reply) and isinstance(chart, Reply) and answer != chart:
+                return Divergence(model, run, index, chart, answer)
+        return None
+
+
+def _batches(runs: Iterable[Run]) -> Iterator[list[Run]]:
+    batch: list[Run] = []
+    lines = 0
+    for run in runs:
+        batch.append(run)
+        lines += len(run.requests)
+        if lines >= _BATCH:
+            yield batch
+            batch, lines = [], 0
+    if batch:
+        yield batch
+
+
+def _broken(error: Misbehaved, where: str) -> Broken:
+    """What `error` means, said at the request `where` (`to start() of handoff …`)."""
+    if error.before:
+        where = "before answering " + where.removeprefix("to ")
+    return Broken(f"the implementation {error.reason} {where}")
+
+
+def _read(line: bytes, where: str) -> Message:
+    try:
+        return read(line)
+    except ProtocolError as error:
+        raise Broken(
+            f"the implementation printed what is not the protocol {where}: {error}: {_clip(line)}"
+        ) from None
+
+
+def _call(line: str) -> Call:
+    request = read(line)
+    assert isinstance(request, CallRequest)
+    return request.call
+
+
+def _name(request: str) -> str:
+    """The request in words, as a report names it: `to on_fact(Canceled) of handoff …`."""
+    message = read(request)
+    if isinstance(message, CallRequest):
+        return f"to {message.call} of handoff {message.handoff_id}"
+    if isinstance(message, Open):
+        return f"to the opening of handoff {message.handoff_id}"
+    return "to the hello line"
+
+
+def _clip(line: bytes) -> str:
+    text = line.decode("utf-8", errors="backslashreplace")
+    return repr(text if len(text) <= 200 else text[:200] + "…")

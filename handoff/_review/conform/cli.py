@@ -1,0 +1,205 @@
+"""`handoff conform -- COMMAND [ARGS…]`: hold an implementation to the chart, call by call.
+
+COMMAND is started once and spoken to in the protocol of docs/conformance.md.  For each order
+(or `--chart`), the suite reaches every configuration and makes every call from it, then
+`--walks` random walks from `--seed`; every answer is compared with the chart's.  Exit 0 when
+every answer agrees, 1 with the shortest counterexample when one does not (`--trace-out FILE`
+writes it as a trace `handoff replay` reads), 2 when the implementation breaks the protocol
+(no answer within `--timeout`, an exit, a line that is not the protocol, an answer for another
+handoff).  `--export FILE` writes the suites as test vectors instead of, or before, running.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import shlex
+import time
+from collections.abc import Sequence
+
+from handoff import _cli, _files
+from handoff._compile.lookup import spelling
+from handoff._compile.table import compiled
+from handoff._review.conform.check import Broken, Checker, Divergence
+from handoff._review.conform.child import Implementation
+from handoff._review.conform.suite import ChartCrashed, Model, Suite, build_suite
+from handoff._review.conform.vectors import vector_line, vectors_header
+from handoff._runs.trace import TraceError, write_trace
+
+__all__ = ["configure", "run"]
+
+
+class _BrokenProtocol(_cli.CommandError):
+    """The implementation broke the protocol: there is no answer to judge (exit 2)."""
+
+    status = 2
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """Add the conformance check's options."""
+    _cli.add_chart_options(parser, order="each", order_help="the chart(s) to hold it to")
+    parser.add_argument(
+        "--walks",
+        type=_cli.whole_number(0, 1_000_000),
+        default=100,
+        metavar="N",
+        help="random walks to make after the suite",
+    )
+    parser.add_argument(
+        "--seed",
+        type=_cli.whole_number(),
+        default=0,
+        metavar="S",
+        help="seed of the random walks: the same seed makes the same calls",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=_seconds,
+        default=10.0,
+        metavar="SECONDS",
+        help="how long the implementation may take to answer a call",
+    )
+    parser.add_argument(
+        "--trace-out",
+        type=_cli.new_file,
+        metavar="FILE",
+        help="write the first counterexample as a trace that `handoff replay` reads",
+    )
+    parser.add_argument(
+        "--export",
+        type=_cli.new_file,
+        metavar="FILE",
+        help="write the suites as test vectors (JSON Lines: each request and the answer it "
+        "must get) for an implementation's own test runner; COMMAND is then optional",
+    )
+    parser.add_argument(
+        "implementation",
+        nargs=argparse.REMAINDER,
+        metavar="-- COMMAND [ARGS…]",
+        help="the implementation to start, e.g. `-- python -m handoff.conform_driver`",
+    )
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not 0 < value < math.inf:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds above 0, got {text!r}")
+    return value
+
+
+def run(args: argparse.Namespace) -> int:
+    """Build the suites, export them, hold the implementation to them; the exit status."""
+    given = args.implementation
+    command = given[1:] if given[:1] == ["--"] else given
+    if not command and args.export is None:
+        raise _cli.UsageError(
+            "give the implementation to check after --, e.g. "
+            "`handoff conform -- python -m handoff.conform_driver` (or --export FILE)"
+        )
+    if not command:
+        _export(_suites(args), args)
+        return 0
+    began = time.perf_counter()
+    try:  # started first: it starts up while the suites are built
+        implementation = Implementation(command, args.timeout)
+    except OSError as error:
+        raise _cli.UsageError(f"cannot start {shlex.join(command)}: {error.strerror}") from None
+    with implementation:
+        suites = _suites(args)
+        built = time.perf_counter() - began
+        if args.export is not None:
+            _export(suites, args)
+        return _conform(suites, implementation, args, built)
+
+
+def _suites(args: argparse.Namespace) -> list[Suite]:
+    try:
+        return [build_suite(model) for model in _models(args)]
+    except ChartCrashed as error:
+        raise _cli.CommandError(str(error)) from None
+
+
+def _models(args: argparse.Namespace) -> list[Model]:
+    if args.chart:
+        return [Model(compiled(chart).order, chart, spelling(chart)) for chart in args.chart]
+    return [Model(order) for order in args.order]
+
+
+def _export(suites: Sequence[Suite], args: argparse.Namespace) -> None:
+    lines: list[str] = []
+    opened = 0
+    for suite in suites:
+        for run in suite.runs(opened):
+            lines += map(vector_line, run.requests, run.expected)
+        opened += len(suite.cases)
+    _files.write_text(
+        args.export, "".join(f"{line}\n" for line in [vectors_header(len(lines)), *lines])
+    )
+    print(f"wrote {len(lines):,} test vectors ({opened:,} handoffs) to {args.export}")
+
+
+def _conform(
+    suites: Sequence[Suite], implementation: Implementation, args: argparse.Namespace, built: float
+) -> int:
+    began = time.perf_counter()
+    checker = Checker(implementation)
+    first: Divergence | None = None
+    try:
+        hello = checker.hello()
+        name = hello.implementation or "unnamed"
+        print(f"conform {shlex.join(implementation.command)} ({name}, protocol {hello.version})")
+        for suite in suites:
+            found = _check(checker, suite, args)
+            first = first or found
+    except Broken as error:
+        raise _BrokenProtocol(str(error)) from None
+    wall = time.perf_counter() - began
+    rate = (
+        f"{checker.calls:,} calls in {wall:.1f} s, {checker.calls / wall:,.0f} calls/s; "
+        f"the suites took {built:.1f} s to build"
+    )
+    if first is None:
+        print(f"OK: every answer is the chart's ({rate})")
+        return 0
+    if args.trace_out is not None:
+        try:
+            write_trace(first.trace(), args.trace_out)
+        except TraceError as error:
+            raise _cli.CommandError(f"cannot write the counterexample: {error}") from None
+        replay = "`handoff replay` shows the chart's answers"
+        print(f"counterexample written to {args.trace_out} ({replay})")
+    print(f"DIVERGED ({rate})")
+    return 1
+
+
+def _check(checker: Checker, suite: Suite, args: argparse.Namespace) -> Divergence | None:
+    model = suite.model
+    said = (
+        f"{model.name}: {suite.configurations:,} configurations, {len(suite.cases):,} cases, "
+        f"{suite.calls:,} calls ({suite.covered})"
+    )
+    found = checker.suite(suite)
+    if found is None and args.walks:
+        made, found = checker.walks(model, args.seed, args.walks)
+        said += f"; {args.walks:,} walks from seed {args.seed}, {made:,} calls"
+    print(f"{said}: {'OK' if found is None else 'DIVERGED'}")
+    if found is not None:
+        _report(found)
+    return found
+
+
+def _report(divergence: Divergence) -> None:
+    calls = divergence.calls
+    run = (
+        "the walk that shows it, shrunk" if divergence.shrunk else "the shortest run that shows it"
+    )
+    print(f"  {run}, handoff {divergence.run.handoff_id}:")
+    for number, call in enumerate(calls, start=1):
+        print(f"    {number:>2}. {call}")
+    print(f"  chart state before call {len(calls)}: {divergence.chart_state()}")
+    handoff = divergence.run.handoff_id
+    print(f"  the chart answered:          {divergence.expected.answer.describe(handoff)}")
+    print(f"  the implementation answered: {divergence.actual.answer.describe(handoff)}")

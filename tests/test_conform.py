@@ -1,0 +1,317 @@
+"""`handoff conform` holds an implementation to the chart: the reference driver conforms, a
+driver with one wrong answer is caught with the shortest run that shows it, exported vectors
+replay green on the reference and red on a wrong driver, and a driver that breaks the protocol
+is one line, exit 2, with no process left behind.
+
+Every command runs once, in a subprocess, from a module-scoped fixture (all at once, so the
+suite waits for the slowest rather than for their sum); the tests read the results.  The
+drivers are `tests/drivers/`; the commands run in `tests/`, so `charts.families` is found.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import attrs
+import pytest
+
+from handoff import (
+    HandoffActionOutcome,
+    HandoffOrder,
+)
+from handoff._review.conform.suite import Model, Suite, build_suite
+
+TESTS = Path(__file__).resolve().parent
+DRIVERS = TESTS / "drivers"
+PYTHON = sys.executable
+REFERENCE = [PYTHON, "-m", "handoff.conform_driver"]
+CHART = "charts.families:CancelDestinationFirst"
+BROKEN = ("hang", "exit", "garbage", "handoff", "version")
+OUTCOME = HandoffActionOutcome.failed("no room")
+_SOURCE_FIRST = ("--order", "SourceFirst", "--walks", "0")
+
+
+@functools.cache
+def _suite(order: HandoffOrder) -> Suite:
+    return build_suite(Model(order))
+
+
+def _driver(name: str, *args: str) -> list[str]:
+    return [PYTHON, str(DRIVERS / f"{name}.py"), *args]
+
+
+def _conform(*args: str, driver: list[str] | None = None) -> list[str]:
+    return [PYTHON, "-m", "handoff", "conform", *args, *(["--", *driver] if driver else [])]
+
+
+@attrs.frozen
+class Ran:
+    status: int
+    out: str
+    err: str
+
+
+@pytest.fixture(scope="module")
+def scratch(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("conform")
+
+
+def _commands(scratch: Path) -> dict[str, list[str]]:
+    sf = _SOURCE_FIRST
+    commands = {
+        "reference": _conform("--walks", "10", driver=REFERENCE),
+        "user chart": _conform(
+            "--chart", CHART, "--walks", "10", driver=[*REFERENCE, "--chart", CHART]
+        ),
+        "user chart, shipped driver": _conform(
+            "--chart", CHART, "--walks", "0", "--trace-out", str(scratch / "chart.jsonl"),
+            driver=REFERENCE,
+        ),
+        "noop cancel": _conform(
+            "--walks", "0", "--trace-out", str(scratch / "noop.jsonl"),
+            driver=_driver("wrong_noop_cancel"),
+        ),
+        "reopened": _conform(*sf, driver=_driver("wrong_reopened")),
+        "late": _conform(
+            "--order", "SourceFirst", "--walks", "30", "--trace-out", str(scratch / "late.jsonl"),
+            driver=_driver("wrong_late"),
+        ),
+        "export": _conform(
+            "--order", "DestinationFirst", "--export", str(scratch / "vectors.jsonl")
+        ),
+    }  # fmt: skip
+    for how in BROKEN:
+        pids = str(scratch / f"{how}.pids")
+        # Only a hang waits for the timeout: elsewhere it is long, however loaded the machine.
+        timeout = "1" if how == "hang" else "60"
+        commands[how] = _conform(*sf, "--timeout", timeout, driver=_driver("broken", how, pids))
+    return commands
+
+
+def _start(args: list[str]) -> subprocess.Popen[str]:
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    return subprocess.Popen(
+        args, cwd=TESTS, env=env, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+
+
+def _finish(process: subprocess.Popen[str]) -> Ran:
+    out, err = process.communicate(timeout=600)
+    return Ran(process.returncode, out, err)
+
+
+@pytest.fixture(scope="module")
+def ran(scratch: Path) -> dict[str, Ran]:
+    started = {name: _start(args) for name, args in _commands(scratch).items()}
+    results = {name: _finish(process) for name, process in started.items()}
+    vectors = str(scratch / "vectors.jsonl")
+    replays = {
+        "vectors on the reference": _start([*REFERENCE, "--vectors", vectors]),
+        "vectors on a wrong driver": _start([*_driver("wrong_noop_cancel"), "--vectors", vectors]),
+    }
+    results |= {name: _finish(process) for name, process in replays.items()}
+    return results
+
+
+def _counterexamples(out: str) -> list[list[str]]:
+    """The calls of each counterexample the report lists, in order."""
+    found: list[list[str]] = []
+    for line in out.splitlines():
+        if re.match(r"  (the shortest run|the walk) that shows it", line):
+            found.append([])
+        elif (listed := re.fullmatch(r"\s+\d+\. (.*)", line)) and found:
+            found[-1].append(listed.group(1))
+    return found
+
+
+def _replay(trace: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [PYTHON, "-m", "handoff", "replay", str(trace)],
+        capture_output=True, text=True, cwd=TESTS, check=False,
+    )  # fmt: skip
+
+
+# -- conforming ------------------------------------------------------------------------------
+
+
+def test_the_reference_driver_conforms_on_both_orders(ran: dict[str, Ran]) -> None:
+    result = ran["reference"]
+    assert result.status == 0, result.err
+    for order in HandoffOrder:
+        suite = _suite(order)
+        line = next(line for line in result.out.splitlines() if line.startswith(order.value))
+        assert f"{suite.configurations:,} configurations" in line
+        assert f"{suite.calls:,} calls" in line
+        assert "14/14 states, 35/35 transitions" in line
+        assert line.endswith("10 walks from seed 0, 400 calls: OK")
+    assert "OK: every answer is the chart's" in result.out
+
+
+def test_a_user_chart_conforms_when_the_driver_runs_it_too(
+    ran: dict[str, Ran], scratch: Path
+) -> None:
+    result = ran["user chart"]
+    assert result.status == 0, result.err
+    assert f"chart {CHART}:" in result.out
+    # The chart cancels the destination first where the shipped one cancels the source first:
+    # they part at the first cleanup of both, after start, its acknowledgement and SourceHeld.
+    shipped = ran["user chart, shipped driver"]
+    assert shipped.status == 1, shipped.err
+    (calls,) = _counterexamples(shipped.out)
+    assert len(calls) == 4
+    assert "the chart answered:          [#2 CancelDestination, #3 CancelSource]" in shipped.out
+    assert "the implementation answered: [#2 CancelSource, #3 CancelDestination]" in shipped.out
+    # The trace names the chart, so `handoff replay` loads it and every answer is the chart's
+    # (the replay's monitors may still say where the chart differs from the SPEC: this one does).
+    trace = scratch / "chart.jsonl"
+    assert f'"chart":"{CHART}"' in trace.read_text().splitlines()[0]
+    replayed = _replay(trace)
+    assert replayed.returncode in (0, 1), replayed.stderr
+    assert "DIVERGED" not in replayed.stdout
+
+
+# -- wrong answers -----------------------------------------------------------------------------
+
+
+def test_a_forgotten_completion_in_a_cleanup_is_found_by_its_shortest_run(
+    ran: dict[str, Ran], scratch: Path
+) -> None:
+    result = ran["noop cancel"]
+    assert result.status == 1, result.err
+    source_first, destination_first = _counterexamples(result.out)
+    # SourceFirst reserves the destination only once the source holds the prefill: start, its
+    # acknowledgement and SourceHeld, then a failure (CancelSource #2, CancelDestination #3),
+    # the source's cancel done, and the destination's Noop that should complete: six calls.
+    assert len(source_first) == 6
+    assert (source_first[0], source_first[-1]) == ("start()", "on_action_outcome(3, Noop)")
+    # DestinationFirst reserves first: start, a failure (CancelDestination #1 alone), its Noop.
+    assert len(destination_first) == 3
+    assert destination_first[-1] == "on_action_outcome(1, Noop)"
+    assert "the implementation answered: []" in result.out
+    replayed = _replay(scratch / "noop.jsonl")
+    assert replayed.returncode == 0, replayed.stdout + replayed.stderr
+    assert "(6 calls)" in replayed.stdout
+
+
+def test_a_wrong_refusal_in_a_reopened_cleanup_is_found(ran: dict[str, Ran]) -> None:
+    result = ran["reopened"]
+    assert result.status == 1, result.err
+    (calls,) = _counterexamples(result.out)
+    # Nine calls reach a success (five steps and their acknowledgements, two facts), a
+    # failure reopens the cleanup (CancelDestination #6), and its failure is refused.
+    assert len(calls) == 11
+    assert calls[-1] == 'on_action_outcome(6, Failed("x"))'
+    assert "refused: CleanupActionFailed" in result.out
+    assert "refused: InvalidOutcome" in result.out
+
+
+def test_a_divergence_only_walks_reach_is_shrunk_to_the_calls_it_needs(
+    ran: dict[str, Ran], scratch: Path
+) -> None:
+    result = ran["late"]
+    assert result.status == 1, result.err
+    # No configuration's shortest run is 20 calls long: the suite passes, and walks are made
+    # only after a suite that passes.
+    assert "; 30 walks from seed 0, 1,200 calls: DIVERGED" in result.out
+    (calls,) = _counterexamples(result.out)
+    # The driver is right until a handoff's 20th call, and a walk is 40 calls; shrunk, the
+    # run keeps exactly 20: one fewer is right, and any call more could be deleted.
+    assert len(calls) == 20
+    assert "the implementation answered: refused: UnknownAction" in result.out
+    assert "  the walk that shows it, shrunk, handoff " in result.out
+    assert (scratch / "late.jsonl").read_text().count("\n") == 22  # header, calls, end
+
+
+# -- vectors -----------------------------------------------------------------------------------
+
+
+def test_exported_vectors_replay_green_on_the_reference_and_red_on_a_wrong_driver(
+    ran: dict[str, Ran],
+) -> None:
+    export = ran["export"]
+    assert export.status == 0, export.err
+    suite = _suite(HandoffOrder.DESTINATION_FIRST)
+    vectors = suite.calls + len(suite.cases)  # each handoff's opening, then its calls
+    assert f"wrote {vectors:,} test vectors ({len(suite.cases):,} handoffs)" in export.out
+    green = ran["vectors on the reference"]
+    assert (green.status, green.err) == (0, "")
+    assert f"({vectors} vectors)" in green.out
+    red = ran["vectors on a wrong driver"]
+    assert red.status == 1, red.err
+    assert red.out.startswith("FAILED ")
+    assert "expected: [#2 Complete]" in red.out
+    assert "answered: []" in red.out
+
+
+# -- a broken protocol -------------------------------------------------------------------------
+
+
+def test_a_driver_of_another_protocol_version_is_refused_at_the_hello(ran: dict[str, Ran]) -> None:
+    result = ran["version"]
+    assert result.status == 2, result.err
+    assert result.err == (
+        "handoff conform: error: the implementation speaks protocol version 2; "
+        "handoff conform speaks version 1\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("how", "says"),
+    [
+        ("hang", "gave no answer within 1 s to "),
+        ("exit", "exited with status 3 ('the driver gave up') before answering "),
+        ("garbage", "printed what is not the protocol to "),
+        ("handoff", "answered for handoff 00000000-0000-0000-0000-000000000bad to "),
+    ],
+)
+def test_a_driver_that_breaks_the_protocol_is_one_line_and_is_ended(
+    ran: dict[str, Ran], scratch: Path, how: str, says: str
+) -> None:
+    result = ran[how]
+    assert result.status == 2, result.err
+    assert result.err.count("\n") == 1
+    assert result.err.startswith(f"handoff conform: error: the implementation {says}")
+    assert " of handoff " in result.err  # names the call
+    pids = [int(pid) for pid in (scratch / f"{how}.pids").read_text().split()]
+    assert len(pids) == 2
+    assert _all_gone(pids)
+
+
+def test_ctrl_c_ends_the_implementation_with_the_check(tmp_path: Path) -> None:
+    pids = tmp_path / "hang.pids"
+    args = _conform(*_SOURCE_FIRST, "--timeout", "600", driver=_driver("broken", "hang", str(pids)))
+    check = _start(args)
+    deadline = time.monotonic() + 120
+    while not pids.with_suffix(".hanging").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    check.send_signal(signal.SIGINT)
+    ended = _finish(check)
+    assert ended.status == 130, ended.err
+    assert ended.err == "handoff conform: error: interrupted\n"
+    assert _all_gone([int(pid) for pid in pids.read_text().split()])
+
+
+def _all_gone(pids: list[int]) -> bool:
+    # The driver's own child is reparented when the group is killed, and reaped a moment later.
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        alive = [pid for pid in pids if _alive(pid)]
+        if not alive:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return not Path(f"/proc/{pid}/stat").read_text().split(") ")[-1].startswith("Z")
