@@ -289,6 +289,17 @@ CHART_HELP = (
 """How a command's `--chart` help reads unless it says more."""
 
 
+def add_seed(parser: argparse.ArgumentParser, what: str) -> None:
+    """`--seed S` (default 0): what the seed chooses, and that the same seed repeats it."""
+    parser.add_argument(
+        "--seed",
+        type=whole_number(),
+        default=0,
+        metavar="S",
+        help=f"seed of {what}: the same seed makes the same run",
+    )
+
+
 def add_chart_options(
     parser: argparse.ArgumentParser,
     *,

@@ -192,6 +192,11 @@ class HandoffCoordinatorCore:
         """An independent copy, for exploring alternatives from this point (compiled only)."""
         if self._interpreter is not None:
             raise TypeError("an interpreted coordinator cannot be forked")
+        return self._replica()
+
+    def _replica(self) -> HandoffCoordinatorCore:
+        """A copy sharing nothing mutable with this one (an interpreted one's interpreter
+        aside, which only the reachability walk, driving it through whole states, may share)."""
         twin = object.__new__(HandoffCoordinatorCore)
         for name in self.__slots__:
             setattr(twin, name, getattr(self, name))

@@ -18,8 +18,8 @@ from handoff._values.errors import HandoffError
 from handoff._values.messages import HandoffFact
 from handoff._values.timing import HandoffTransferTiming
 from handoff._values.values import (
+    ONE_OF_EACH_OUTCOME,
     HandoffActionId,
-    HandoffActionOutcome,
     HandoffId,
     HandoffOrder,
     KvTransferTimingMode,
@@ -88,14 +88,7 @@ _FACTS = (
     HandoffFact.TimedOut(handoff_id=BLANK_ID),
     HandoffFact.Canceled(handoff_id=BLANK_ID),
 )
-_OUTCOMES = (
-    HandoffActionOutcome.SUBMITTED,
-    HandoffActionOutcome.ACCEPTED,
-    HandoffActionOutcome.SCHEDULED,
-    HandoffActionOutcome.APPLIED,
-    HandoffActionOutcome.NOOP,
-    HandoffActionOutcome.failed(reason="x"),
-)
+_OUTCOMES = ONE_OF_EACH_OUTCOME
 
 
 def _explore(rules: Rules) -> set[Shape]:
@@ -109,7 +102,7 @@ def _explore(rules: Rules) -> set[Shape]:
     while frontier:
         coordinator = frontier.pop()
         for call in _calls(coordinator):
-            twin = _replica(coordinator)
+            twin = coordinator._replica()
             try:
                 call(twin)
             except HandoffError:
@@ -135,14 +128,3 @@ def _calls(coordinator: HandoffCoordinatorCore) -> Iterator[Any]:
             yield lambda c, key=key, outcome=outcome: c.on_action_outcome(
                 HandoffActionId(key), outcome
             )
-
-
-def _replica(c: HandoffCoordinatorCore) -> HandoffCoordinatorCore:
-    twin = object.__new__(HandoffCoordinatorCore)
-    for name in HandoffCoordinatorCore.__slots__:
-        setattr(twin, name, getattr(c, name))
-    twin._issued = dict(c._issued)
-    twin._outcomes = dict(c._outcomes)
-    twin._lifecycle = list(c._lifecycle)
-    twin._gate = [None]
-    return twin

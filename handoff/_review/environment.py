@@ -19,8 +19,8 @@ from handoff._runs.runtime import HANDOFF_ID
 from handoff._values.messages import HandoffFact
 from handoff._values.timing import HandoffTransferTiming
 from handoff._values.values import (
+    ONE_OF_EACH_OUTCOME,
     HandoffActionId,
-    HandoffActionOutcome,
     HandoffId,
     HandoffOrder,
     KvTransferTimingMode,
@@ -58,14 +58,7 @@ _UNUSABLE_TIMINGS = (
 )
 """Timings `validate_transfer_timing` refuses: each kind of bad bandwidth, and an overflow."""
 
-_OUTCOMES = (
-    HandoffActionOutcome.SUBMITTED,
-    HandoffActionOutcome.ACCEPTED,
-    HandoffActionOutcome.SCHEDULED,
-    HandoffActionOutcome.APPLIED,
-    HandoffActionOutcome.NOOP,
-    HandoffActionOutcome.failed("x"),
-)
+_OUTCOMES = ONE_OF_EACH_OUTCOME
 
 
 @attrs.frozen

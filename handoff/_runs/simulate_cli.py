@@ -62,13 +62,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         metavar="P",
         help="the chance, from 0 to 1, of injecting a fault at each opportunity",
     )
-    parser.add_argument(
-        "--seed",
-        type=_cli.whole_number(),
-        default=0,
-        metavar="S",
-        help="seed of the random choices: the same seed gives the same run",
-    )
+    _cli.add_seed(parser, "the random choices")
     _cli.add_chart_options(
         parser,
         order="each",

@@ -209,12 +209,8 @@ def _header(trace: Trace) -> str:
 
 
 def _move_line(line: MoveLine) -> str:
-    text = f'"move":{write_string(line.move)}'
-    if line.message is not None:
-        text += f',"message":{write_string(line.message)}'
-    if line.fact is not None:
-        text += f',"fact":{write_string(line.fact)}'
-    return "{" + text + "}"
+    fields = attrs.asdict(line)
+    return "{" + ",".join(f'"{k}":{write_string(v)}' for k, v in fields.items() if v) + "}"
 
 
 def call_fields(call: Call) -> str:

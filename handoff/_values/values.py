@@ -21,6 +21,7 @@ from handoff._values.validators import (
 )
 
 __all__ = [
+    "ONE_OF_EACH_OUTCOME",
     "EngineType",
     "HandoffActionId",
     "HandoffActionOutcome",
@@ -261,3 +262,14 @@ HandoffActionOutcome.ACCEPTED = HandoffActionOutcome(OutcomeKind.ACCEPTED)
 HandoffActionOutcome.SCHEDULED = HandoffActionOutcome(OutcomeKind.SCHEDULED)
 HandoffActionOutcome.APPLIED = HandoffActionOutcome(OutcomeKind.APPLIED)
 HandoffActionOutcome.NOOP = HandoffActionOutcome(OutcomeKind.NOOP)
+
+
+ONE_OF_EACH_OUTCOME = (
+    HandoffActionOutcome.SUBMITTED,
+    HandoffActionOutcome.ACCEPTED,
+    HandoffActionOutcome.SCHEDULED,
+    HandoffActionOutcome.APPLIED,
+    HandoffActionOutcome.NOOP,
+    HandoffActionOutcome.failed("x"),
+)
+"""An outcome of every kind, in the order the tools try them (a failure's reason is no matter)."""

@@ -45,13 +45,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="random walks to make after the suite",
     )
-    parser.add_argument(
-        "--seed",
-        type=_cli.whole_number(),
-        default=0,
-        metavar="S",
-        help="seed of the random walks: the same seed makes the same calls",
-    )
+    _cli.add_seed(parser, "the random walks")
     parser.add_argument(
         "--timeout",
         type=_seconds,

@@ -19,18 +19,8 @@ from handoff import wire
 from handoff._coordinator.core import HandoffCoordinatorCore
 from handoff._runs.call import Call
 from handoff._runs.trace import call_fields, read_call
-from handoff._values.errors import (
-    CleanupActionFailedError,
-    ConcurrentCallError,
-    ConflictingOutcomeError,
-    ForeignFactError,
-    HandoffError,
-    InvalidOutcomeError,
-    InvalidTransferTimingError,
-    OutOfOrderFactError,
-    TraceError,
-    UnknownActionError,
-)
+from handoff._values import errors
+from handoff._values.errors import HandoffError, TraceError
 from handoff._values.lifecycle import NormalizedHandoffEvent
 from handoff._values.messages import HandoffAction, IssuedHandoffAction
 from handoff._values.values import HandoffCompletion, HandoffId, HandoffOrder
@@ -88,16 +78,8 @@ class ErrorKind(enum.Enum):
         raise TypeError(f"{type(error).__name__} is no refusal of a call: {error}")
 
 
-_KINDS: dict[type, ErrorKind] = {
-    ForeignFactError: ErrorKind.FOREIGN_FACT,
-    OutOfOrderFactError: ErrorKind.OUT_OF_ORDER_FACT,
-    UnknownActionError: ErrorKind.UNKNOWN_ACTION,
-    ConflictingOutcomeError: ErrorKind.CONFLICTING_OUTCOME,
-    InvalidOutcomeError: ErrorKind.INVALID_OUTCOME,
-    CleanupActionFailedError: ErrorKind.CLEANUP_ACTION_FAILED,
-    InvalidTransferTimingError: ErrorKind.INVALID_TRANSFER_TIMING,
-    ConcurrentCallError: ErrorKind.CONCURRENT_CALL,
-}
+_KINDS: dict[type, ErrorKind] = {getattr(errors, f"{kind.value}Error"): kind for kind in ErrorKind}
+"""Each kind's error class, by the name the kind is spelled from."""
 
 
 class ProtocolError(Exception):
