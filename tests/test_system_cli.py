@@ -177,6 +177,9 @@ def test_explain_writes_the_sequence_diagram_and_traces_that_replay(
         assert f"participant {participant}" in sequence
     assert "Runtime->>Source: 3. no. 1 CancelSource" in sequence
     assert "Runtime->>Source: 4. no. 0 SubmitPrefill" in sequence
+    # What the coordinator issued is labelled (a bare `#` would start a Mermaid entity).
+    assert "Coordinator-->>Runtime: no. 0 SubmitPrefill (in flight)" in sequence
+    assert "Note over Coordinator: no. 2 Complete → canceled" in sequence
     assert "rect rgb(246, 213, 209)" in sequence
     assert "it overtook it" in sequence
     # The state diagram draws the coordinator's path: start, the fault, the Noop.

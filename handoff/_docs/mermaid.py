@@ -296,14 +296,14 @@ def mermaid_system_sequence(review: Review, verdict: Verdict, example: Counterex
         if number == last:
             lines += ["    rect rgb(246, 213, 209)", *body]
             lines.append(
-                f"    Note over {COORDINATOR},Destination: ✗ {_system_text(example.finding)}"
+                f"    Note over {COORDINATOR},Destination: ✗ {_system_note(example.finding)}"
             )
             lines.append("    end")
         else:
             lines += body
     for note in overtaken(example.steps):
-        lines.append(f"    Note over {RUNTIME},Destination: {_system_text(note)}")
-    words = _system_text(f"{prop.key.value}: {prop.words}")
+        lines.append(f"    Note over {RUNTIME},Destination: {_system_note(note)}")
+    words = _system_note(f"{prop.key.value}: {prop.words}")
     lines.append(f"    Note over {COORDINATOR},Destination: {words}")
     return "\n".join(lines) + "\n"
 
@@ -329,7 +329,8 @@ def _system_lines(number: int, step: TraceStep) -> Iterator[str]:
     if step.error is not None:
         yield f"{COORDINATOR}--x{RUNTIME}: refused: {_system_text(step.error)}"
     for item in step.issued:
-        name = f"#{item.id.value} {type(item.action).__name__}"
+        # Through the escaper: a bare `#` starts a Mermaid entity and the label is lost.
+        name = _system_text(f"#{item.id.value} {type(item.action).__name__}")
         if any(sent.action_id == item.id.value for sent in step.sent):
             yield f"{COORDINATOR}-->>{RUNTIME}: {name} (in flight)"
         else:
@@ -338,3 +339,8 @@ def _system_lines(number: int, step: TraceStep) -> Iterator[str]:
 
 def _system_text(text: str) -> str:
     return mermaid_text(text).replace(";", ",")
+
+
+def _system_note(text: str) -> str:
+    """A note across the lanes, broken into lines a docs column holds (as `_note` does)."""
+    return _note(text).replace(";", ",")
