@@ -1,8 +1,9 @@
 """What the contract forbids in a chart's text, refused when the chart class is defined.
 
 These rules hold whatever runs would show: a refusal speaks of one event and does nothing
-else; a rule that drops its event checks nothing; checks run in the SPEC's order (the timing, then the delay), only on the facts whose
-payload they judge; and a transition issuing `StartTransfer` checks the delay it sends.
+else; a rule that drops its event checks nothing; checks run in the SPEC's order (the timing,
+then the delay), only on the facts whose payload they judge; and a transition issuing
+`StartTransfer` checks the delay it sends.
 """
 
 from __future__ import annotations

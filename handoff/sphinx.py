@@ -45,7 +45,7 @@ from sphinx.environment import BuildEnvironment
 from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
-from handoff import diagrams
+from handoff import _files, diagrams
 from handoff._values import HandoffOrder
 
 if TYPE_CHECKING:
@@ -207,11 +207,9 @@ def _drawn(
         pass
     text = diagrams.draw(chart, kind, scenario=scenario, format=fmt)
     try:
-        cache.parent.mkdir(parents=True, exist_ok=True)
-        partial = cache.with_suffix(".partial")
-        partial.write_text(text, encoding="utf-8")
-        partial.replace(cache)
-    except OSError as error:  # a read-only build folder costs only speed
+        _files.make_directory(cache.parent)
+        _files.write_text(cache, text)  # whole or not at all, even through a Ctrl-C
+    except _files.OutputError as error:  # a read-only build folder costs only speed
         _LOG.info("handoff-diagram: cannot cache %s: %s", cache, error)
     return text
 

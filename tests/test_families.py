@@ -9,12 +9,23 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 
 import pytest
 from charts import families as family_charts
+from charts.discipline import AcceptsMismatchedOutcome
 from review_mutants import MUTANTS
 
+from handoff import (
+    ConflictingOutcomeError,
+    HandoffAction,
+    HandoffActionOutcome,
+    HandoffCompletion,
+    HandoffCoordinatorCore,
+    HandoffFact,
+    HandoffId,
+)
 from handoff.__main__ import main
 from handoff._chart_base import HandoffChart
 from handoff._review.explore import OrderReview, review, review_chart
@@ -166,3 +177,37 @@ def test_a_trace_naming_a_chart_that_cannot_be_loaded_says_what_to_do(
     error = capsys.readouterr().err
     assert "the trace was made on chart nowhere_at_all:Chart, which cannot be loaded" in error
     assert "give it with --chart MODULE:CLASS" in error
+
+
+def test_a_cleanup_failure_a_chart_takes_is_journaled_so_a_second_report_is_not_taken() -> None:
+    # RetryFailedCancel takes a failed CancelSource (issuing a new cancel) where the reference
+    # refuses it.  Taken, the report is journaled: the same report again is the duplicate the
+    # reference drops, another outcome for that action the conflict it refuses.
+    hid = HandoffId(uuid.UUID(int=7))
+    coordinator = HandoffCoordinatorCore(hid, chart=family_charts.RetryFailedCancel)
+    [submit] = coordinator.start()
+    assert coordinator.on_action_outcome(submit.id, HandoffActionOutcome.SUBMITTED) == []
+    [cancel] = coordinator.on_fact(HandoffFact.Canceled(hid))
+    assert isinstance(cancel.action, HandoffAction.CancelSource)
+    failed = HandoffActionOutcome.failed("busy")
+    [retry] = coordinator.on_action_outcome(cancel.id, failed)
+    assert isinstance(retry.action, HandoffAction.CancelSource)
+    assert retry.id != cancel.id
+    for _ in range(3):  # taken once, never again: no further cancels
+        assert coordinator.on_action_outcome(cancel.id, failed) == []
+    assert coordinator.chart_state == "retrying_source"
+    with pytest.raises(ConflictingOutcomeError, match=f"handoff action {cancel.id.value}"):
+        coordinator.on_action_outcome(cancel.id, HandoffActionOutcome.APPLIED)
+    [complete] = coordinator.on_action_outcome(retry.id, HandoffActionOutcome.APPLIED)
+    assert isinstance(complete.action, HandoffAction.Complete)
+    assert coordinator.completion is HandoffCompletion.CANCELED
+
+
+def test_a_mismatched_outcome_a_chart_takes_is_journaled() -> None:
+    hid = HandoffId(uuid.UUID(int=8))
+    coordinator = HandoffCoordinatorCore(hid, chart=AcceptsMismatchedOutcome)
+    [submit] = coordinator.start()
+    assert coordinator.on_action_outcome(submit.id, HandoffActionOutcome.APPLIED) == []
+    assert coordinator.on_action_outcome(submit.id, HandoffActionOutcome.APPLIED) == []
+    with pytest.raises(ConflictingOutcomeError):
+        coordinator.on_action_outcome(submit.id, HandoffActionOutcome.SUBMITTED)

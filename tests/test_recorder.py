@@ -132,6 +132,47 @@ def test_a_stream_is_written_line_by_line_and_left_open() -> None:
         recorded.start()
 
 
+def _interrupt(*_: object) -> None:
+    raise KeyboardInterrupt
+
+
+def test_a_recorder_interrupted_before_it_is_handed_out_leaves_no_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import handoff._recorder as recorder
+
+    path = tmp_path / "run.jsonl"
+
+    def made_then_interrupted(*args: Any, **kwargs: Any) -> Any:
+        open(*args, **kwargs).close()  # the file exists, nobody holds it
+        raise KeyboardInterrupt
+
+    for stage in ("open", "header"):
+        with monkeypatch.context() as patch:
+            if stage == "open":
+                patch.setattr(recorder, "open", made_then_interrupted, raising=False)
+            else:
+                patch.setattr(recorder.RecordingCoordinator, "_write", _interrupt)
+            with pytest.raises(KeyboardInterrupt):
+                handoff.record(HandoffCoordinatorCore(HID, HandoffOrder.SOURCE_FIRST), path)
+        assert list(tmp_path.iterdir()) == [], stage
+
+
+def test_a_recorder_interrupted_as_it_closes_still_closes_its_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    recorded = handoff.record(
+        HandoffCoordinatorCore(HID, HandoffOrder.SOURCE_FIRST), tmp_path / "run.jsonl"
+    )
+    recorded.start()
+    monkeypatch.setattr(type(recorded), "_write", _interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        recorded.close()
+    assert recorded._file.closed
+    # The trace has no end line: `handoff replay` refuses it until told it is complete.
+    assert (tmp_path / "run.jsonl").read_text().count("\n") == 2
+
+
 def test_only_a_fresh_coordinator_is_recorded() -> None:
     coordinator = HandoffCoordinatorCore(HID, HandoffOrder.SOURCE_FIRST)
     coordinator.start()

@@ -8,10 +8,17 @@ lets the definition through anyway shows the Table property catching the differe
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from handoff import DestinationFirstChart as DF
 from handoff import HandoffChart, Refusal, refused
 from handoff import SourceFirstChart as SF
+
+
+def _itself(state: Any) -> Any:
+    """`state.to.itself`, which python-statemachine leaves untyped."""
+    return state.to.itself
+
 
 # The charts are laid out as tables, one rule per line group; the formatter would fold them.
 # fmt: off
@@ -28,7 +35,7 @@ def checked_repeated_hold() -> type[HandoffChart]:
             )
             | refused(Refusal.PREFILL_NOT_SUBMITTED, SF.idle, SF.prefill_submitting)
             # The rule of this class: a check on a dropped repeat.
-            | SF.destination_reserving.to.itself(
+            | _itself(SF.destination_reserving)(
                 internal=True, validators="transfer_timing_is_valid", on="ignore"
             )
         )
@@ -52,7 +59,7 @@ def checked_repeated_reservation() -> type[HandoffChart]:
                 DF.destination_accepted, DF.prefill_submitting,
             )
             # The rule of this class: checks on a dropped repeat.
-            | DF.transfer_starting.to.itself(
+            | _itself(DF.transfer_starting)(
                 internal=True,
                 validators=["transfer_timing_is_valid", "transfer_delay_is_valid"],
                 on="ignore",
