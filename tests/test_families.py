@@ -15,7 +15,6 @@ from pathlib import Path
 import pytest
 from charts import families as family_charts
 from charts.discipline import AcceptsMismatchedOutcome
-from review_mutants import MUTANTS
 
 from handoff import (
     ConflictingOutcomeError,
@@ -28,7 +27,7 @@ from handoff import (
 )
 from handoff.__main__ import main
 from handoff._chart_base import HandoffChart
-from handoff._review.explore import OrderReview, review, review_chart
+from handoff._review.explore import OrderReview, review_chart
 from handoff._review.properties import PROPERTIES, Family, Key
 from handoff._review.report import DIFFERS, UNSAFE, exit_status, text, verdict_line
 
@@ -112,18 +111,6 @@ def test_the_report_says_where_the_time_went(
     assert "s (exploration " in header
     assert ", liveness " in header
     assert ", Table " in header
-
-
-def test_a_run_stopped_by_the_cut_is_reported_as_the_cut() -> None:
-    # Activating on every TransferCompleted grows the run without progress until Bound cuts it.
-    mutant = next(mutant for mutant in MUTANTS if mutant.name == "ActivateOnEveryReport")
-    found = review(mutant.compiled())
-    assert not found.verdict("Bound").holds
-    progress = found.verdict("L1")
-    assert progress.counterexample is not None
-    finding = progress.counterexample.finding
-    assert "no cooperative continuation reaches a completion" not in finding
-    assert "the exploration's cut (see Bound)" in finding
 
 
 def test_the_command_exits_by_family_and_json_carries_it(tmp_path: Path) -> None:
