@@ -242,15 +242,48 @@ def _optional_count(data: object) -> int | None:
     return None if data is None else _count(data)
 
 
+_TIMINGS: dict[tuple[object, ...], HandoffTransferTiming] = {}
+"""Timings read and validated before, by their fields: a deployment's handoffs share a few
+(one per model and link), and reading one anew is a third of a restore."""
+_TIMINGS_KEPT = 256
+
+
 def _optional_timing(data: object) -> HandoffTransferTiming | None:
     if data is None:
         return None
-    timing: HandoffTransferTiming = _codec(HandoffTransferTiming).read(data)
+    key = _timing_key(data)
+    timing = _TIMINGS.get(key) if key is not None else None
+    if timing is not None:
+        return timing
+    timing = _codec(HandoffTransferTiming).read(data)
     try:
         validate_transfer_timing(timing)
     except HandoffError as error:
         raise WireRefusal(f"a timing the coordinator refuses: {error}") from None
+    if key is not None:
+        if len(_TIMINGS) >= _TIMINGS_KEPT:
+            _TIMINGS.clear()
+        _TIMINGS[key] = timing
     return timing
+
+
+def _timing_key(data: object) -> tuple[object, ...] | None:
+    """The fields of a timing object, each with its type (`1` is not `1.0`, nor `True`) and a
+    float by its exact bits (`-0.0` is not `0.0`); None when a value is not a plain scalar."""
+    if type(data) is not dict:
+        return None
+    key = []
+    for name, value in data.items():
+        kind = type(value)
+        if kind is float:
+            value = value.hex()
+        elif kind not in _SCALARS:
+            return None
+        key.append((name, kind, value))
+    return tuple(key)
+
+
+_SCALARS = frozenset({str, int, bool, type(None)})
 
 
 @functools.cache
@@ -309,15 +342,19 @@ def _issued(fields: _Fields, handoff_id: HandoffId, next_id: int) -> Iterator[tu
             raise fields.refuse(
                 "issued", f"expected an action, one of {', '.join(_ACTIONS)}", at, "[1]"
             )
+        action = object.__new__(variant)
+        # Every field is checked here already (the id is the snapshot's own, read once): the
+        # action is filled in as its frozen class's constructor would, without the validators
+        # running again for each action of each restore.
+        object.__setattr__(action, "handoff_id", handoff_id)
         if variant is HandoffAction.StartTransfer:
             delay = item[2] if len(item) == 3 else -1.0
             if not (type(delay) in (int, float) and is_finite_non_negative(delay)):
                 raise fields.refuse("issued", 'expected [id, "StartTransfer", delay_ms]', at)
-            yield item[0], HandoffAction.StartTransfer(handoff_id, float(delay))
+            object.__setattr__(action, "delay_ms", float(delay))
         elif len(item) != 2:
             raise fields.refuse("issued", f'expected [id, "{item[1]}"]', at)
-        else:
-            yield item[0], variant(handoff_id)  # type: ignore[call-arg]
+        yield item[0], action
 
 
 def _outcomes(
