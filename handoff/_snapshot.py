@@ -27,7 +27,7 @@ import importlib
 import json
 import typing
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from handoff._binding import planned_delay
 from handoff._codec_table import codec_for
@@ -255,7 +255,7 @@ def _optional_timing(data: object) -> HandoffTransferTiming | None:
     timing = _TIMINGS.get(key) if key is not None else None
     if timing is not None:
         return timing
-    timing = _codec(HandoffTransferTiming).read(data)
+    timing = cast("HandoffTransferTiming", _codec(HandoffTransferTiming).read(data))
     try:
         validate_transfer_timing(timing)
     except HandoffError as error:
