@@ -334,27 +334,44 @@ def _pairs(fields: _Fields, key: str) -> Iterator[tuple[int, list[Any]]]:
 
 def _issued(fields: _Fields, handoff_id: HandoffId, next_id: int) -> Iterator[tuple[int, Any]]:
     for index, item in _pairs(fields, "issued"):
-        at = f"[{index}]"
         if item[0] >= next_id:
-            raise fields.refuse("issued", f"an id not yet issued (next_id is {next_id})", at, "[0]")
+            raise fields.refuse(
+                "issued", f"an id not yet issued (next_id is {next_id})", f"[{index}]", "[0]"
+            )
         variant = _ACTIONS.get(item[1]) if type(item[1]) is str else None
         if variant is None:
             raise fields.refuse(
-                "issued", f"expected an action, one of {', '.join(_ACTIONS)}", at, "[1]"
+                "issued", f"expected an action, one of {', '.join(_ACTIONS)}", f"[{index}]", "[1]"
             )
         action = object.__new__(variant)
         # Every field is checked here already (the id is the snapshot's own, read once): the
         # action is filled in as its frozen class's constructor would, without the validators
         # running again for each action of each restore.
         object.__setattr__(action, "handoff_id", handoff_id)
-        if variant is HandoffAction.StartTransfer:
+        if variant is _TRANSFER:
             delay = item[2] if len(item) == 3 else -1.0
             if not (type(delay) in (int, float) and is_finite_non_negative(delay)):
-                raise fields.refuse("issued", 'expected [id, "StartTransfer", delay_ms]', at)
+                raise fields.refuse(
+                    "issued", 'expected [id, "StartTransfer", delay_ms]', f"[{index}]"
+                )
             object.__setattr__(action, "delay_ms", float(delay))
         elif len(item) != 2:
-            raise fields.refuse("issued", f'expected [id, "{item[1]}"]', at)
+            raise fields.refuse("issued", f'expected [id, "{item[1]}"]', f"[{index}]")
         yield item[0], action
+
+
+_TRANSFER = HandoffAction.StartTransfer
+_OUTCOME_TEXTS = {
+    outcome.kind.value: outcome
+    for outcome in (
+        HandoffActionOutcome.SUBMITTED,
+        HandoffActionOutcome.ACCEPTED,
+        HandoffActionOutcome.SCHEDULED,
+        HandoffActionOutcome.APPLIED,
+        HandoffActionOutcome.NOOP,
+    )
+}
+"""The outcomes written as a bare string, read without the codec (a failure is an object)."""
 
 
 def _outcomes(
@@ -362,15 +379,20 @@ def _outcomes(
 ) -> Iterator[tuple[int, HandoffActionOutcome]]:
     codec = _codec(HandoffActionOutcome)
     for index, item in _pairs(fields, "outcomes"):
-        at = f"[{index}]"
         if item[0] not in issued:
-            raise fields.refuse("outcomes", "an outcome for an action the journal lacks", at, "[0]")
+            raise fields.refuse(
+                "outcomes", "an outcome for an action the journal lacks", f"[{index}]", "[0]"
+            )
         if len(item) != 2:
-            raise fields.refuse("outcomes", "expected [id, outcome]", at)
+            raise fields.refuse("outcomes", "expected [id, outcome]", f"[{index}]")
+        found = _OUTCOME_TEXTS.get(item[1]) if type(item[1]) is str else None
+        if found is not None:
+            yield item[0], found
+            continue
         try:
             yield item[0], codec.read(item[1])
         except WireRefusal as refusal:
-            refusal.segments.extend(["[1]", at, ".outcomes"])
+            refusal.segments.extend(["[1]", f"[{index}]", ".outcomes"])
             raise
 
 
