@@ -38,12 +38,20 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from docutils import nodes
-from docutils.parsers.rst import directives
-from sphinx.application import Sphinx
-from sphinx.environment import BuildEnvironment
-from sphinx.util import logging
-from sphinx.util.docutils import SphinxDirective
+try:
+    from docutils import nodes
+    from docutils.parsers.rst import directives
+    from sphinx.application import Sphinx
+    from sphinx.environment import BuildEnvironment
+    from sphinx.util import logging
+    from sphinx.util.docutils import SphinxDirective
+except ModuleNotFoundError as missing:  # one line that says what to install, not a bare name
+    package = (missing.name or "sphinx").partition(".")[0]
+    raise ModuleNotFoundError(
+        f"handoff.sphinx needs the sphinx extra ({package} is missing): "
+        "pip install 'kv-handoff[sphinx]'",
+        name=missing.name,
+    ) from None
 
 from handoff import _files, diagrams
 from handoff._values import HandoffOrder

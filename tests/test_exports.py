@@ -242,6 +242,24 @@ def test_the_version_is_the_installed_distributions_read_on_first_use() -> None:
     assert _run(code) == f"False {importlib.metadata.version('kv-handoff')} True"
 
 
+@pytest.mark.parametrize(
+    ("module", "needs", "extra"),
+    [("handoff.sphinx", "docutils", "sphinx"), ("handoff.sphinx", "sphinx", "sphinx")],
+)
+def test_an_extra_module_without_its_extra_says_what_to_install(
+    module: str, needs: str, extra: str
+) -> None:
+    # A package set to None in sys.modules is one Python cannot import, as if not installed.
+    code = f"import sys; sys.modules[{needs!r}] = None; import {module}"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 1
+    last = done.stderr.strip().splitlines()[-1]
+    assert last == (
+        f"ModuleNotFoundError: handoff.sphinx needs the {extra} extra ({needs} is missing): "
+        f"pip install 'kv-handoff[{extra}]'"
+    )
+
+
 def test_the_wire_loads_on_first_use_after_a_bare_import() -> None:
     code = (
         "import sys, handoff; before = 'handoff.wire' in sys.modules; "
