@@ -27,19 +27,18 @@ import importlib
 import json
 import typing
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any
 
 from handoff._binding import planned_delay
-from handoff._codec_table import codec_for
-from handoff._codecs import Codec
 from handoff._coordinator import HandoffCoordinatorCore
 from handoff._errors import HandoffError
 from handoff._json_text import WireRefusal, format_f64, key_segment, mismatch, parse
 from handoff._lifecycle import NormalizedHandoffEvent
 from handoff._messages import AnyHandoffAction, HandoffAction
 from handoff._reachable import BLANK_ID, Rules, Shape, TooManyConfigurations, prefixes, shape
+from handoff._snapshot_values import codec, count, optional_count, optional_timing
 from handoff._table import runtime_table
-from handoff._timing import HandoffTransferTiming, validate_transfer_timing
+from handoff._timing import HandoffTransferTiming
 from handoff._validators import USIZE_LIMIT, is_finite_non_negative
 from handoff._values import (
     HandoffActionOutcome,
@@ -47,9 +46,6 @@ from handoff._values import (
     HandoffId,
     HandoffOrder,
 )
-
-if TYPE_CHECKING:
-    pass
 
 __all__ = ["VERSION", "read", "write"]
 
@@ -79,10 +75,10 @@ def write(coordinator: HandoffCoordinatorCore) -> str:
     chart, states = _texts(c)
     issued = ",".join(_issued_entry(key, action) for key, action in c._issued.items())
     outcomes = ",".join(
-        f"[{key},{_codec(HandoffActionOutcome).write(c._outcomes[key])}]"
+        f"[{key},{codec(HandoffActionOutcome).write(c._outcomes[key])}]"
         for key in sorted(c._outcomes)
     )
-    timing = "null" if c._timing is None else _codec(HandoffTransferTiming).write(c._timing)
+    timing = "null" if c._timing is None else codec(HandoffTransferTiming).write(c._timing)
     tokens = "null" if c._tokens is None else str(c._tokens)
     lifecycle = ",".join(f'"{event.value}"' for event in c._lifecycle)
     completion = "null" if c._completion is None else f'"{c._completion.value}"'
@@ -222,70 +218,6 @@ def _find(module: str, name: str) -> object:
     return found
 
 
-_CODEC_CACHE: dict[type, Codec] = {}
-
-
-def _codec(cls: type) -> Codec:
-    codec = _CODEC_CACHE.get(cls)
-    if codec is None:
-        codec = _CODEC_CACHE[cls] = codec_for(cls, {})
-    return codec
-
-
-def _count(data: object) -> int:
-    if type(data) is int and 0 <= data < USIZE_LIMIT:
-        return data
-    raise mismatch("an unsigned 64-bit integer", data)
-
-
-def _optional_count(data: object) -> int | None:
-    return None if data is None else _count(data)
-
-
-_TIMINGS: dict[tuple[object, ...], HandoffTransferTiming] = {}
-"""Timings read and validated before, by their fields: a deployment's handoffs share a few
-(one per model and link), and reading one anew is a third of a restore."""
-_TIMINGS_KEPT = 256
-
-
-def _optional_timing(data: object) -> HandoffTransferTiming | None:
-    if data is None:
-        return None
-    key = _timing_key(data)
-    timing = _TIMINGS.get(key) if key is not None else None
-    if timing is not None:
-        return timing
-    timing = cast("HandoffTransferTiming", _codec(HandoffTransferTiming).read(data))
-    try:
-        validate_transfer_timing(timing)
-    except HandoffError as error:
-        raise WireRefusal(f"a timing the coordinator refuses: {error}") from None
-    if key is not None:
-        if len(_TIMINGS) >= _TIMINGS_KEPT:
-            _TIMINGS.clear()
-        _TIMINGS[key] = timing
-    return timing
-
-
-def _timing_key(data: object) -> tuple[object, ...] | None:
-    """The fields of a timing object, each with its type (`1` is not `1.0`, nor `True`) and a
-    float by its exact bits (`-0.0` is not `0.0`); None when a value is not a plain scalar."""
-    if type(data) is not dict:
-        return None
-    key = []
-    for name, value in data.items():
-        kind = type(value)
-        if kind is float:
-            value = value.hex()
-        elif kind not in _SCALARS:
-            return None
-        key.append((name, kind, value))
-    return tuple(key)
-
-
-_SCALARS = frozenset({str, int, bool, type(None)})
-
-
 @functools.cache
 def _blank(rules: Rules) -> HandoffCoordinatorCore:
     if isinstance(rules, HandoffOrder):
@@ -295,7 +227,7 @@ def _blank(rules: Rules) -> HandoffCoordinatorCore:
 
 def _built(fields: _Fields, rules: Rules) -> HandoffCoordinatorCore:
     data = fields.data
-    handoff_id = fields.read("handoff_id", _codec(HandoffId).read)
+    handoff_id = fields.read("handoff_id", codec(HandoffId).read)
     fallback = data["fallback_transfer_delay_ms"]
     if type(fallback) not in (int, float) or not is_finite_non_negative(fallback):
         raise fields.refuse("fallback_transfer_delay_ms", "expected a finite, non-negative number")
@@ -308,11 +240,11 @@ def _built(fields: _Fields, rules: Rules) -> HandoffCoordinatorCore:
     if type(state) is not str or state not in table.states:
         raise fields.refuse("state", f"expected a state of {table.name}, got {state!r}")
     restored._state = table.states.index(state)
-    restored._next_id = fields.read("next_id", _count)
+    restored._next_id = fields.read("next_id", count)
     restored._issued = dict(_issued(fields, handoff_id, restored._next_id))
     restored._outcomes = dict(_outcomes(fields, restored._issued))
-    restored._timing = fields.read("timing", _optional_timing)
-    restored._tokens = fields.read("tokens", _optional_count)
+    restored._timing = fields.read("timing", optional_timing)
+    restored._tokens = fields.read("tokens", optional_count)
     restored._lifecycle = fields.read("lifecycle", _events)
     restored._completion = fields.read("completion", _completion)
     return restored
@@ -377,7 +309,7 @@ _OUTCOME_TEXTS = {
 def _outcomes(
     fields: _Fields, issued: dict[int, Any]
 ) -> Iterator[tuple[int, HandoffActionOutcome]]:
-    codec = _codec(HandoffActionOutcome)
+    outcome_codec = codec(HandoffActionOutcome)
     for index, item in _pairs(fields, "outcomes"):
         if item[0] not in issued:
             raise fields.refuse(
@@ -390,7 +322,7 @@ def _outcomes(
             yield item[0], found
             continue
         try:
-            yield item[0], codec.read(item[1])
+            yield item[0], outcome_codec.read(item[1])
         except WireRefusal as refusal:
             refusal.segments.extend(["[1]", f"[{index}]", ".outcomes"])
             raise
