@@ -75,7 +75,9 @@ class RecordingCoordinator:
             self._write(self._header)
             return
         # Until the header is written nobody holds the recorder: whatever stops it (a full
-        # disk, a Ctrl-C even as the file is made) closes and removes the file it made.
+        # disk, a Ctrl-C even as the file is made) closes the file, and removes it if this
+        # recorder made it; a file that was there before is never removed.
+        made = not os.path.lexists(file)
         try:
             self._file = open(file, "w", encoding="utf-8", newline="")  # noqa: SIM115
             self._owned = True
@@ -83,7 +85,8 @@ class RecordingCoordinator:
         except BaseException:
             with contextlib.suppress(AttributeError, OSError):
                 self._file.close()
-            _files.discard(file)
+            if made:
+                _files.discard(file)
             raise
 
     # -- the coordinator's face --------------------------------------------------------

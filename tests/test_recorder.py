@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import os
 import random
 import re
 import subprocess
@@ -156,6 +157,14 @@ def test_a_recorder_interrupted_before_it_is_handed_out_leaves_no_file(
             with pytest.raises(KeyboardInterrupt):
                 handoff.record(HandoffCoordinatorCore(HID, HandoffOrder.SOURCE_FIRST), path)
         assert list(tmp_path.iterdir()) == [], stage
+    # A file that was there before is the user's: it is never removed, whatever happens.
+    path.write_text("kept\n")
+    path.chmod(0o444)
+    monkeypatch.setattr(recorder.RecordingCoordinator, "_write", _interrupt)
+    coordinator = HandoffCoordinatorCore(HID, HandoffOrder.SOURCE_FIRST)
+    with pytest.raises(PermissionError if os.geteuid() else KeyboardInterrupt):
+        handoff.record(coordinator, path)
+    assert path.exists()
 
 
 def test_a_recorder_interrupted_as_it_closes_still_closes_its_file(
