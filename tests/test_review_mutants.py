@@ -48,8 +48,8 @@ def reviews() -> _Reviews:
 
 
 def _each(mutants: Sequence[Mutant]) -> list[Any]:
-    """One parameter per mutant, grouped by mutant: under `--dist loadgroup` (`./dev test`)
-    the tests of one mutant share a worker and its review, and the mutants spread out."""
+    """One parameter per mutant; the `xdist_group` keeps a mutant's tests, and its review,
+    on one worker where grouping is honoured (`--dist loadgroup`)."""
     return [
         pytest.param(mutant, id=mutant.name, marks=pytest.mark.xdist_group(mutant.name))
         for mutant in mutants
