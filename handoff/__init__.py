@@ -154,6 +154,9 @@ _LAZY = {
 }
 
 if _typing.TYPE_CHECKING:
+    __version__: str
+    """The installed distribution's version (`kv-handoff`), read on first use."""
+
     from handoff import wire as wire
     from handoff._chart.base import HandoffChart, acknowledged, ignored, refused
     from handoff._chart.shipped import DestinationFirstChart, SourceFirstChart
@@ -171,6 +174,17 @@ else:
     # Hidden from type checkers, which would otherwise accept any attribute of the package.
 
     def __getattr__(name: str) -> object:
+        if name == "__version__":
+            # Read from the installed metadata on first use: importlib.metadata costs more
+            # than the coordinator's whole import.
+            from importlib import metadata
+
+            try:
+                version = metadata.version("kv-handoff")
+            except metadata.PackageNotFoundError:  # a source tree that was never installed
+                version = "0+unknown"
+            globals()[name] = version
+            return version
         module = _LAZY.get(name)
         if module is None:
             raise AttributeError(f"module 'handoff' has no attribute {name!r}")
@@ -182,7 +196,7 @@ else:
         return value
 
     def __dir__() -> list[str]:
-        return sorted({*globals(), *__all__, "wire"})
+        return sorted({*globals(), *__all__, "wire", "__version__"})
 
 
 # Tracebacks, reprs and pickles name `handoff.HandoffError`, never the private module that

@@ -16,7 +16,15 @@ import secrets
 import stat
 from pathlib import Path
 
-__all__ = ["OutputError", "make_directory", "refusal", "words", "write_bytes", "write_text"]
+__all__ = [
+    "OutputError",
+    "discard",
+    "make_directory",
+    "refusal",
+    "words",
+    "write_bytes",
+    "write_text",
+]
 
 _KINDS = (
     (stat.S_ISDIR, "a directory"),
@@ -90,17 +98,32 @@ def _replace(target: Path, data: bytes) -> None:
     except FileNotFoundError:
         mode = None
     # A short name of our own: the target's name may already be as long as a name can be.
-    partial = target.with_name(f".handoff-{secrets.token_hex(6)}.partial")
-    descriptor = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    partial = os.path.join(target.parent, f".handoff-{secrets.token_hex(6)}.partial")
+    # The open is inside the guard: a Ctrl-C landing after the file is made but before its
+    # descriptor has a name would otherwise leave it behind.
     try:
+        descriptor = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
         with os.fdopen(descriptor, "wb") as file:
             file.write(data)
             if mode is not None:
                 os.fchmod(file.fileno(), mode)
         os.replace(partial, target)
     except BaseException:  # a full disk, a Ctrl-C: no half-written file is left behind
-        partial.unlink(missing_ok=True)
+        discard(partial)
         raise
+
+
+def discard(path: str | os.PathLike[str]) -> None:
+    """Remove the file at `path` if there is one, even through more Ctrl-Cs: it is being
+    removed because the command is already ending."""
+    while True:
+        try:
+            os.unlink(path)
+        except KeyboardInterrupt:
+            continue
+        except OSError:  # gone already, or never made
+            return
+        return
 
 
 def words(error: OSError) -> str:

@@ -42,14 +42,22 @@ import types
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from docutils import nodes
-from docutils.parsers.rst import directives
-from sphinx.application import Sphinx
-from sphinx.environment import BuildEnvironment
-from sphinx.util import logging
-from sphinx.util.docutils import SphinxDirective
+try:
+    from docutils import nodes
+    from docutils.parsers.rst import directives
+    from sphinx.application import Sphinx
+    from sphinx.environment import BuildEnvironment
+    from sphinx.util import logging
+    from sphinx.util.docutils import SphinxDirective
+except ModuleNotFoundError as missing:  # one line that says what to install, not a bare name
+    package = (missing.name or "sphinx").partition(".")[0]
+    raise ModuleNotFoundError(
+        f"handoff.sphinx needs the sphinx extra ({package} is missing): "
+        "pip install 'kv-handoff[sphinx]'",
+        name=missing.name,
+    ) from None
 
-from handoff import diagrams
+from handoff import _files, diagrams
 from handoff._values.values import HandoffOrder
 
 if TYPE_CHECKING:
@@ -445,11 +453,9 @@ def _drawn(
         pass
     text = diagrams.draw(chart, kind, scenario=scenario, format=fmt)
     try:
-        cache.parent.mkdir(parents=True, exist_ok=True)
-        partial = cache.with_suffix(".partial")
-        partial.write_text(text, encoding="utf-8")
-        partial.replace(cache)
-    except OSError as error:  # a read-only build folder costs only speed
+        _files.make_directory(cache.parent)
+        _files.write_text(cache, text)  # whole or not at all, even through a Ctrl-C
+    except _files.OutputError as error:  # a read-only build folder costs only speed
         _LOG.info("handoff-diagram: cannot cache %s: %s", cache, error)
     return text
 

@@ -102,12 +102,13 @@ class Sandbox:
         *args: str | bytes,
         env: Mapping[str, str] | None = None,
         limit: Callable[[], None] | None = None,
+        stdout: int = subprocess.PIPE,
     ) -> subprocess.Popen[bytes]:
         return subprocess.Popen(
             [HANDOFF, *args],
             cwd=self.root,
             env=self.env(env),
-            stdout=subprocess.PIPE,
+            stdout=stdout,
             stderr=subprocess.PIPE,
             preexec_fn=limit,
         )

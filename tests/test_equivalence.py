@@ -7,22 +7,27 @@ python-statemachine instance of the same chart started in that state.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import attrs
 import pytest
+from charts.checked_drops import CHECKED_DROPS
 from statemachine import State
+from statemachine.exceptions import InvalidDefinition
 from support import ORDERS
 from test_derivation import CancelBothEarly, SettleBeforeRelease
 
 from handoff import HandoffOrder
 from handoff._chart.base import HandoffChart
+from handoff._chart.rules import text_problem
 from handoff._chart.shipped import CHARTS, SourceFirstChart
 from handoff._chart.vocabulary import ChartEvent
 from handoff._compile.interpreted import InterpretedChart
 from handoff._compile.table import compiled
 from handoff._coordinator.core import _plans
 from handoff._review.equivalence import Disagreement, compare, reachable
+from handoff._review.explore import review_chart
 
 CHARTS_UNDER_TEST = [*ORDERS, CancelBothEarly, SettleBeforeRelease]
 
@@ -43,7 +48,10 @@ def test_compiled_and_interpreted_agree_on_every_event_in_every_state(
     comparison = compare(chart)
     assert comparison.disagreements == ()
     assert comparison.holds
-    assert comparison.cells == len(compiled(_chart_class(chart)).states) * len(ChartEvent)
+    # Every event once in every state, and SourceHeld twice more: once per check, with a
+    # payload it refuses.
+    states = len(compiled(_chart_class(chart)).states)
+    assert comparison.cells == states * (len(ChartEvent) + 2)
 
 
 class Stubborn(HandoffChart):
@@ -94,9 +102,13 @@ def test_a_check_only_the_chart_runs_shows_under_an_unusable_payload() -> None:
     rows = list(map(list, table.rows))
     rows[cell.source][ChartEvent.SOURCE_HELD.index] = attrs.evolve(cell, checks=())
     lying = attrs.evolve(table, rows=tuple(map(tuple, rows)))
-    once = compare(SourceFirstChart, lying)
+    default = compare(SourceFirstChart, lying)
     found = compare(SourceFirstChart, lying, _payloads(environment()))
-    assert (once.cells, found.cells) == (252, 364)
+    assert (default.cells, found.cells) == (280, 364)
+    # The default payloads catch it too: one SourceHeld each check refuses.
+    assert {(cell.state, cell.event) for cell in default.disagreements} == {
+        ("prefill_running", ChartEvent.SOURCE_HELD)
+    }
     assert {(cell.state, cell.event) for cell in found.disagreements} == {
         ("prefill_running", ChartEvent.SOURCE_HELD)
     }
@@ -141,3 +153,50 @@ def test_a_table_state_the_chart_class_lacks_is_a_disagreement() -> None:
             "the chart class has no such state",
         )
     ]
+
+
+# -- a check on a dropped repeat: python-statemachine runs it, the table would not ----------
+
+
+@pytest.mark.parametrize("define", CHECKED_DROPS, ids=lambda define: define.__name__)
+def test_a_rule_that_drops_a_checked_repeat_is_refused_when_defined(
+    define: Callable[[], type[HandoffChart]],
+) -> None:
+    with pytest.raises(InvalidDefinition) as refusal:
+        define()
+    message = str(refusal.value)
+    chart = define.__name__.title().replace("_", "")
+    assert message.startswith(f"{chart}: transition source_held from ")  # the chart, the rule
+    assert "a rule that drops its event judges no payload" in message
+    assert 'drop validators= to drop every such call, or drop on="ignore" to take it' in message
+
+
+@pytest.mark.parametrize("define", CHECKED_DROPS, ids=lambda define: define.__name__)
+def test_the_table_property_catches_a_checked_repeat_let_through(
+    define: Callable[[], type[HandoffChart]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Were the definition check missing, the table would drop the repeat unjudged while
+    # python-statemachine refuses its bad payload: the comparison must say so.
+    import handoff._chart.base as chart_base
+
+    def lenient(transition: Any, named: Any) -> str | None:
+        problem = text_problem(transition, named)
+        return None if problem and problem.startswith("a rule that drops") else problem
+
+    monkeypatch.setattr(chart_base, "text_problem", lenient)
+    chart = define()
+    found = compare(chart).disagreements
+    assert found
+    assert {(cell.state, cell.event) for cell in found} == {
+        (CHECKED_DROPS[define], ChartEvent.SOURCE_HELD)
+    }
+    assert {cell.compiled for cell in found} == {"drops it"}
+    # A usable payload: checked and dropped by the chart, dropped unchecked by the table; an
+    # unusable one: refused by the chart alone.
+    said = sorted(cell.interpreted for cell in found)
+    assert said[0].startswith("check failed: invalid handoff transfer ")
+    assert said[-1].startswith("drops it, checks transfer_timing_is_valid")
+    verdict = review_chart(chart).verdict("Table")
+    assert not verdict.holds
+    assert any("the table drops it; python-statemachine check failed" in note
+               for note in verdict.notes)  # fmt: skip

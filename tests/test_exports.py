@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import pickle
 import subprocess
 import sys
@@ -202,6 +203,66 @@ def test_import_handoff_loads_neither_the_wire_nor_a_tool() -> None:
     assert "handoff._runs" not in loaded
     assert "handoff._review" not in loaded
     assert "handoff._docs" not in loaded
+
+
+RUNTIME_PATH = {
+    "handoff",
+    "handoff._binding",
+    "handoff._coordinator",
+    "handoff._copies",
+    "handoff._errors",
+    "handoff._lifecycle",
+    "handoff._messages",
+    "handoff._public",
+    "handoff._step",
+    "handoff._table",
+    "handoff._timing",
+    "handoff._validators",
+    "handoff._values",
+    "handoff._vocabulary",
+}
+"""Every module of the package `import handoff` loads: the coordinator and its values."""
+
+STANDARD_LIBRARY_NEEDED = {"uuid", "_uuid", "math"}
+"""What the coordinator needs of the standard library beyond what `attrs` loads already."""
+
+
+def test_import_handoff_loads_the_coordinator_and_nothing_else() -> None:
+    # Beside attrs, which the values are made of: a change that drags a writer, the wire,
+    # the snapshot or python-statemachine onto every worker's start-up shows here.
+    code = (
+        "import sys, attrs; before = set(sys.modules); import handoff; "
+        "print(' '.join(sorted(set(sys.modules) - before)))"
+    )
+    loaded = set(_run(code).split())
+    assert {name for name in loaded if name.split(".")[0] == "handoff"} == RUNTIME_PATH
+    assert {name for name in loaded if name.split(".")[0] != "handoff"} <= STANDARD_LIBRARY_NEEDED
+
+
+def test_the_version_is_the_installed_distributions_read_on_first_use() -> None:
+    code = (
+        "import sys, handoff; before = 'importlib.metadata' in sys.modules; "
+        "print(before, handoff.__version__, '__version__' in dir(handoff))"
+    )
+    assert _run(code) == f"False {importlib.metadata.version('kv-handoff')} True"
+
+
+@pytest.mark.parametrize(
+    ("module", "needs", "extra"),
+    [("handoff.sphinx", "docutils", "sphinx"), ("handoff.sphinx", "sphinx", "sphinx")],
+)
+def test_an_extra_module_without_its_extra_says_what_to_install(
+    module: str, needs: str, extra: str
+) -> None:
+    # A package set to None in sys.modules is one Python cannot import, as if not installed.
+    code = f"import sys; sys.modules[{needs!r}] = None; import {module}"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 1
+    last = done.stderr.strip().splitlines()[-1]
+    assert last == (
+        f"ModuleNotFoundError: handoff.sphinx needs the {extra} extra ({needs} is missing): "
+        f"pip install 'kv-handoff[{extra}]'"
+    )
 
 
 def test_the_wire_loads_on_first_use_after_a_bare_import() -> None:

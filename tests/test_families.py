@@ -9,15 +9,25 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 
 import pytest
 from charts import families as family_charts
-from review_mutants import MUTANTS
+from charts.discipline import AcceptsMismatchedOutcome
 
+from handoff import (
+    ConflictingOutcomeError,
+    HandoffAction,
+    HandoffActionOutcome,
+    HandoffCompletion,
+    HandoffCoordinatorCore,
+    HandoffFact,
+    HandoffId,
+)
 from handoff.__main__ import main
 from handoff._chart.base import HandoffChart
-from handoff._review.explore import Review, review, review_chart
+from handoff._review.explore import Review, review_chart
 from handoff._review.properties import PROPERTIES, Family, Key
 from handoff._review.report import DIFFERS, UNSAFE, exit_status, text, verdict_line
 
@@ -103,18 +113,6 @@ def test_the_report_says_where_the_time_went(
     assert ", Table " in header
 
 
-def test_a_run_stopped_by_the_cut_is_reported_as_the_cut() -> None:
-    # Activating on every TransferCompleted grows the run without progress until Bound cuts it.
-    mutant = next(mutant for mutant in MUTANTS if mutant.name == "ActivateOnEveryReport")
-    found = review(mutant.compiled())
-    assert not found.verdict("Bound").holds
-    progress = found.verdict("L1")
-    assert progress.counterexample is not None
-    finding = progress.counterexample.finding
-    assert "no cooperative continuation reaches a completion" not in finding
-    assert "the exploration's cut (see Bound)" in finding
-
-
 def test_the_command_exits_by_family_and_json_carries_it(tmp_path: Path) -> None:
     chart = "charts.families:DropEarlyTransfer"
     done = _handoff("review", "--chart", chart, "--format", "json")
@@ -166,3 +164,37 @@ def test_a_trace_naming_a_chart_that_cannot_be_loaded_says_what_to_do(
     error = capsys.readouterr().err
     assert "the trace was made on chart nowhere_at_all:Chart, which cannot be loaded" in error
     assert "give it with --chart MODULE:CLASS" in error
+
+
+def test_a_cleanup_failure_a_chart_takes_is_journaled_so_a_second_report_is_not_taken() -> None:
+    # RetryFailedCancel takes a failed CancelSource (issuing a new cancel) where the reference
+    # refuses it.  Taken, the report is journaled: the same report again is the duplicate the
+    # reference drops, another outcome for that action the conflict it refuses.
+    hid = HandoffId(uuid.UUID(int=7))
+    coordinator = HandoffCoordinatorCore(hid, chart=family_charts.RetryFailedCancel)
+    [submit] = coordinator.start()
+    assert coordinator.on_action_outcome(submit.id, HandoffActionOutcome.SUBMITTED) == []
+    [cancel] = coordinator.on_fact(HandoffFact.Canceled(hid))
+    assert isinstance(cancel.action, HandoffAction.CancelSource)
+    failed = HandoffActionOutcome.failed("busy")
+    [retry] = coordinator.on_action_outcome(cancel.id, failed)
+    assert isinstance(retry.action, HandoffAction.CancelSource)
+    assert retry.id != cancel.id
+    for _ in range(3):  # taken once, never again: no further cancels
+        assert coordinator.on_action_outcome(cancel.id, failed) == []
+    assert coordinator.chart_state == "retrying_source"
+    with pytest.raises(ConflictingOutcomeError, match=f"handoff action {cancel.id.value}"):
+        coordinator.on_action_outcome(cancel.id, HandoffActionOutcome.APPLIED)
+    [complete] = coordinator.on_action_outcome(retry.id, HandoffActionOutcome.APPLIED)
+    assert isinstance(complete.action, HandoffAction.Complete)
+    assert coordinator.completion is HandoffCompletion.CANCELED
+
+
+def test_a_mismatched_outcome_a_chart_takes_is_journaled() -> None:
+    hid = HandoffId(uuid.UUID(int=8))
+    coordinator = HandoffCoordinatorCore(hid, chart=AcceptsMismatchedOutcome)
+    [submit] = coordinator.start()
+    assert coordinator.on_action_outcome(submit.id, HandoffActionOutcome.APPLIED) == []
+    assert coordinator.on_action_outcome(submit.id, HandoffActionOutcome.APPLIED) == []
+    with pytest.raises(ConflictingOutcomeError):
+        coordinator.on_action_outcome(submit.id, HandoffActionOutcome.SUBMITTED)

@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from support import CHECKOUT_ONLY
 
 from handoff.__main__ import main
 from handoff._compile.table import TABLES_HINT
@@ -65,6 +66,7 @@ def _check(root: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, list[st
 # -- the committed files ---------------------------------------------------------------------
 
 
+@CHECKOUT_ONLY
 def test_the_committed_files_are_fresh(capsys: pytest.CaptureFixture[str]) -> None:
     status, out, _ = _check(ROOT, capsys)
     assert status == 0, "regenerate with `./dev generate`:\n" + "\n".join(out)

@@ -3,17 +3,20 @@
 A command writes a regular file or a missing path, whole or not at all; it follows a symbolic
 link to the file it names; it refuses a FIFO, a socket, a directory or a device, leaving it as
 it is; a full disk (here: a file-size limit) is one line naming the file, with the old file
-intact and no temporary file left.
+intact and no temporary file left; a Ctrl-C at any point of a write leaves the old file and
+no temporary one.
 """
 
 from __future__ import annotations
 
+import io
 import os
 import resource
 import socket
 import stat
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hostile import Sandbox, chart_module, failure, only_changed
@@ -183,17 +186,64 @@ def test_a_long_name_is_written_beside_a_short_temporary_one(tmp_path: Path) -> 
     assert [path.name for path in tmp_path.iterdir()] == [name]
 
 
+def _after(real: Callable[..., Any], *, close: bool = False) -> Callable[..., Any]:
+    """`real`, then a Ctrl-C landing just as it returns (`close`: its descriptor closed first,
+    so the test leaks none)."""
+
+    def interrupted(*args: Any) -> Any:
+        done = real(*args)
+        if close:
+            os.close(done)
+        raise KeyboardInterrupt
+
+    return interrupted
+
+
+def _before(*_: object) -> None:
+    raise KeyboardInterrupt
+
+
+class _HalfWriting(io.FileIO):
+    """A file whose write lands half its bytes, then a Ctrl-C."""
+
+    def write(self, data: Any) -> int:
+        super().write(bytes(data)[: len(data) // 2])
+        raise KeyboardInterrupt
+
+
+def _once_then(real: Callable[..., Any]) -> Callable[..., Any]:
+    """A Ctrl-C the first time, `real` after: a second Ctrl-C while the write cleans up."""
+    calls: list[None] = []
+
+    def interrupted(*args: Any) -> Any:
+        calls.append(None)
+        if len(calls) == 1:
+            raise KeyboardInterrupt
+        return real(*args)
+
+    return interrupted
+
+
+_STAGES: dict[str, dict[str, Callable[..., Any]]] = {
+    "the file made, its descriptor not yet named": {"open": _after(os.open, close=True)},
+    "the descriptor not yet a file object": {"fdopen": _before},
+    "half the bytes written": {"fdopen": lambda fd, mode: _HalfWriting(fd, "wb")},
+    "every byte written, the permissions set": {"fchmod": _after(os.fchmod)},
+    "the file whole, not yet renamed": {"replace": _before},
+    "again while the fresh file is removed": {"replace": _before, "unlink": _once_then(os.unlink)},
+}
+
+
+@pytest.mark.parametrize("stage", _STAGES)
 def test_an_interrupted_write_leaves_nothing(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stage: str
 ) -> None:
     target = tmp_path / "kept"
     target.write_bytes(OLD)
-
-    def interrupted(*_: object) -> None:
-        raise KeyboardInterrupt
-
-    monkeypatch.setattr(os, "replace", interrupted)
+    for name, replacement in _STAGES[stage].items():
+        monkeypatch.setattr(os, name, replacement)  # the writer's os, as it calls it
     with pytest.raises(KeyboardInterrupt):
-        _files.write_bytes(target, b"new")
+        _files.write_bytes(target, b"new text, long enough to be cut in half")
+    monkeypatch.undo()
     assert [path.name for path in tmp_path.iterdir()] == ["kept"]
     assert target.read_bytes() == OLD

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import os
 import random
 import re
 import subprocess
@@ -130,6 +131,55 @@ def test_a_stream_is_written_line_by_line_and_left_open() -> None:
     assert not stream.closed
     with pytest.raises(ValueError, match="the recorder is closed"):
         recorded.start()
+
+
+def _interrupt(*_: object) -> None:
+    raise KeyboardInterrupt
+
+
+def test_a_recorder_interrupted_before_it_is_handed_out_leaves_no_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import handoff._coordinator.recorder as recorder
+
+    path = tmp_path / "run.jsonl"
+
+    def made_then_interrupted(*args: Any, **kwargs: Any) -> Any:
+        open(*args, **kwargs).close()  # the file exists, nobody holds it
+        raise KeyboardInterrupt
+
+    for stage in ("open", "header"):
+        with monkeypatch.context() as patch:
+            if stage == "open":
+                patch.setattr(recorder, "open", made_then_interrupted, raising=False)
+            else:
+                patch.setattr(recorder.RecordingCoordinator, "_write", _interrupt)
+            with pytest.raises(KeyboardInterrupt):
+                handoff.record(HandoffCoordinatorCore(HID, HandoffOrder.SOURCE_FIRST), path)
+        assert list(tmp_path.iterdir()) == [], stage
+    # A file that was there before is the user's: it is never removed, whatever happens.
+    path.write_text("kept\n")
+    path.chmod(0o444)
+    monkeypatch.setattr(recorder.RecordingCoordinator, "_write", _interrupt)
+    coordinator = HandoffCoordinatorCore(HID, HandoffOrder.SOURCE_FIRST)
+    with pytest.raises(PermissionError if os.geteuid() else KeyboardInterrupt):
+        handoff.record(coordinator, path)
+    assert path.exists()
+
+
+def test_a_recorder_interrupted_as_it_closes_still_closes_its_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    recorded = handoff.record(
+        HandoffCoordinatorCore(HID, HandoffOrder.SOURCE_FIRST), tmp_path / "run.jsonl"
+    )
+    recorded.start()
+    monkeypatch.setattr(type(recorded), "_write", _interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        recorded.close()
+    assert recorded._file.closed
+    # The trace has no end line: `handoff replay` refuses it until told it is complete.
+    assert (tmp_path / "run.jsonl").read_text().count("\n") == 2
 
 
 def test_only_a_fresh_coordinator_is_recorded() -> None:

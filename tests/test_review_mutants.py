@@ -6,6 +6,7 @@ hand from the broken rule (see `review_mutants`); controls change only cells no 
 
 from __future__ import annotations
 
+import functools
 import types
 from collections import Counter
 from collections.abc import Sequence
@@ -25,12 +26,34 @@ from handoff._review.properties import Key, WorldKind, properties_of
 from handoff._review.verdict import TraceStep
 
 _CHART_MUTANTS = [m for m in MUTANTS if m.adapter is None]
+_BY_NAME = {mutant.name: mutant for mutant in (*MUTANTS, *CONTROLS)}
 
 
-@pytest.fixture(scope="module")
-def reviews() -> dict[str, Review]:
+@functools.cache
+def _review(name: str) -> Review:
     with pytest.MonkeyPatch.context() as patch:
-        return {m.name: m.review(patch) for m in (*MUTANTS, *CONTROLS)}
+        return _BY_NAME[name].review(patch)
+
+
+class _Reviews:
+    """Each mutant's review, made on first use and kept for the worker's other tests."""
+
+    def __getitem__(self, name: str) -> Review:
+        return _review(name)
+
+
+@pytest.fixture
+def reviews() -> _Reviews:
+    return _Reviews()
+
+
+def _each(mutants: Sequence[Mutant]) -> list[Any]:
+    """One parameter per mutant; the `xdist_group` keeps a mutant's tests, and its review,
+    on one worker where grouping is honoured (`--dist loadgroup`)."""
+    return [
+        pytest.param(mutant, id=mutant.name, marks=pytest.mark.xdist_group(mutant.name))
+        for mutant in mutants
+    ]
 
 
 def replay(chart: CompiledChart, calls: Sequence[Call]) -> tuple[TraceStep, ...]:
@@ -54,9 +77,9 @@ def test_the_suite_has_at_least_two_mutants_per_property() -> None:
     assert len({mutant.name for mutant in (*MUTANTS, *CONTROLS)}) == len(MUTANTS) + len(CONTROLS)
 
 
-@pytest.mark.parametrize("mutant", MUTANTS, ids=lambda mutant: mutant.name)
+@pytest.mark.parametrize("mutant", _each(MUTANTS))
 def test_each_mutant_is_rejected_by_the_expected_property(
-    reviews: dict[str, Review], mutant: Mutant
+    reviews: _Reviews, mutant: Mutant
 ) -> None:
     verdict = reviews[mutant.name].verdict(mutant.caught_by)
     assert not verdict.holds
@@ -76,17 +99,16 @@ def test_each_mutant_is_rejected_by_the_expected_property(
         assert len(example.steps) == mutant.calls
 
 
-@pytest.mark.parametrize("mutant", _CHART_MUTANTS, ids=lambda mutant: mutant.name)
-def test_a_counterexample_replays_to_the_same_steps(
-    reviews: dict[str, Review], mutant: Mutant
-) -> None:
+@pytest.mark.parametrize("mutant", _each(_CHART_MUTANTS))
+def test_a_counterexample_replays_to_the_same_steps(reviews: _Reviews, mutant: Mutant) -> None:
     example = reviews[mutant.name].verdict(mutant.caught_by).counterexample
     if example is not None:
         calls = list(example.made)
         assert replay(mutant.compiled(), calls) == example.steps
 
 
-def test_a_counterexample_is_a_shortest_one(reviews: dict[str, Review]) -> None:
+@pytest.mark.xdist_group("NoDestinationCancel")
+def test_a_counterexample_is_a_shortest_one(reviews: _Reviews) -> None:
     # By hand: the slot leaks as soon as the destination was asked to reserve and a failure
     # arrives; nothing shorter reaches a Complete with ReserveDestination issued.
     example = reviews["NoDestinationCancel"].verdict("S5").counterexample
@@ -107,8 +129,9 @@ def test_a_counterexample_is_a_shortest_one(reviews: dict[str, Review]) -> None:
     ]
 
 
+@pytest.mark.xdist_group("HeldRecordedAgain")
 def test_a_run_that_grows_without_progress_is_cut_with_its_growth(
-    reviews: dict[str, Review],
+    reviews: _Reviews,
 ) -> None:
     # Each repeated SourceHeld appends to the lifecycle and issues nothing: the third one is
     # cut, long before the exploration's guard.
@@ -119,7 +142,20 @@ def test_a_run_that_grows_without_progress_is_cut_with_its_growth(
     assert result.configurations < 4_000
 
 
-def test_completing_twice_is_caught_and_cut(reviews: dict[str, Review]) -> None:
+@pytest.mark.xdist_group("ActivateOnEveryReport")
+def test_a_run_stopped_by_the_cut_is_reported_as_the_cut(reviews: _Reviews) -> None:
+    # Activating on every TransferCompleted grows the run without progress until Bound cuts it.
+    found = reviews["ActivateOnEveryReport"]
+    assert not found.verdict("Bound").holds
+    progress = found.verdict("L1")
+    assert progress.counterexample is not None
+    finding = progress.counterexample.finding
+    assert "no cooperative continuation reaches a completion" not in finding
+    assert "the exploration's cut (see Bound)" in finding
+
+
+@pytest.mark.xdist_group("CompleteTwice")
+def test_completing_twice_is_caught_and_cut(reviews: _Reviews) -> None:
     example = reviews["CompleteTwice"].verdict("S4").counterexample
     assert example is not None
     assert [step.label for step in example.steps] == ["on_fact(Failed)"] * 2
@@ -128,14 +164,16 @@ def test_completing_twice_is_caught_and_cut(reviews: dict[str, Review]) -> None:
     assert "actions issued in one run (at most 9)" in bound.counterexample.finding
 
 
+@pytest.mark.xdist_group("UnreachableFailureKept")
 def test_a_control_changing_only_unreachable_cells_passes(
-    reviews: dict[str, Review],
+    reviews: _Reviews,
 ) -> None:
     assert reviews["UnreachableFailureKept"].failures() == ()
 
 
+@pytest.mark.xdist_group("UnreachableLeak")
 def test_a_control_with_an_unreachable_declared_transition_is_dead_code_only(
-    reviews: dict[str, Review],
+    reviews: _Reviews,
 ) -> None:
     result = reviews["UnreachableLeak"]
     assert [verdict.prop.key for verdict in result.failures()] == [Key.COVERAGE]

@@ -134,6 +134,32 @@ def test_a_transfer_delay_its_payloads_do_not_give_is_refused() -> None:
     assert refused.value.path == "$.issued[2][2]"
 
 
+def test_a_timing_read_before_never_stands_in_for_one_that_differs_in_type_or_sign() -> None:
+    # Restores keep the timings they have read; `4096.0` is not the count `4096`, `true` not
+    # `1`, and `-0.0` must come back as `-0.0`, however often the other was read first.
+    coordinator = HandoffCoordinatorCore(HID, SF)
+    [submit] = coordinator.start()
+    coordinator.on_action_outcome(submit.id, HandoffActionOutcome.SUBMITTED)
+    coordinator.on_fact(FACTS[0])
+    text = wire.dumps(coordinator)
+    timing = text[text.index('"timing":') + 9 : text.index(',"tokens"')]
+    assert '"full_prompt_tokens":' in timing
+    for _ in range(2):
+        assert wire.dumps(wire.loads(text, HandoffCoordinatorCore)) == text
+    tokens = timing.split('"full_prompt_tokens":')[1].split(",")[0]
+    for other in (f"{tokens}.0", "true" if tokens == "1" else f"{tokens}e0"):
+        changed = text.replace(
+            timing,
+            timing.replace(f'"full_prompt_tokens":{tokens}', f'"full_prompt_tokens":{other}'),
+        )
+        with pytest.raises(WireError, match=r"\.timing\.full_prompt_tokens"):
+            wire.loads(changed, HandoffCoordinatorCore)
+    bandwidth = timing.split('"bandwidth_gb_s":')[1].rstrip("}")
+    for zero in ("0.0", "-0.0", "0.0"):
+        zeroed = text.replace(f'"bandwidth_gb_s":{bandwidth}', f'"bandwidth_gb_s":{zero}')
+        assert wire.dumps(wire.loads(zeroed, HandoffCoordinatorCore)) == zeroed
+
+
 def test_a_coordinator_on_a_chart_that_cannot_be_named_has_no_snapshot() -> None:
     class Local(user_charts.FreesBoth):
         title = "Local"

@@ -14,11 +14,13 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from sphinx import deprecation
-from sphinx.cmd.build import build_main
 
 import handoff
 from handoff import diagrams
+
+_EXTRA = "the Sphinx directive's tests need the sphinx extra: pip install 'kv-handoff[sphinx]'"
+deprecation = pytest.importorskip("sphinx.deprecation", reason=_EXTRA)
+build_main = pytest.importorskip("sphinx.cmd.build", reason=_EXTRA).build_main
 
 ROOT = Path(__file__).parent.parent
 SPHINX_11 = getattr(deprecation, "RemovedInSphinx11Warning", PendingDeprecationWarning)

@@ -1,8 +1,9 @@
 """What the contract forbids in a chart's text, refused when the chart class is defined.
 
 These rules hold whatever runs would show: a refusal speaks of one event and does nothing
-else; checks run in the SPEC's order (the timing, then the delay), only on the facts whose
-payload they judge; and a transition issuing `StartTransfer` checks the delay it sends.
+else; a rule that drops its event checks nothing; checks run in the SPEC's order (the timing,
+then the delay), only on the facts whose payload they judge; and a transition issuing
+`StartTransfer` checks the delay it sends.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from handoff._chart.vocabulary import JOURNAL_REFUSALS, ChartEvent, Check, Effect, Refusal
+from handoff._chart.vocabulary import IGNORE, JOURNAL_REFUSALS, ChartEvent, Check, Effect, Refusal
 
 __all__ = ["text_problem"]
 
@@ -56,6 +57,12 @@ def text_problem(transition: Any, named: Callable[[Iterable[Any]], Iterator[str]
         return (
             f"checks {[check.value for check in checks]} run out of the SPEC's order: write "
             "transfer_timing_is_valid before transfer_delay_is_valid"
+        )
+    if checks and IGNORE in effects:
+        return (
+            f"a rule that drops its event judges no payload: python-statemachine would run "
+            f"{checks[0].value} before dropping the call, the compiled table drops it unjudged; "
+            'drop validators= to drop every such call, or drop on="ignore" to take it'
         )
     for check in checks:
         if not events <= _CHECK_EVENTS[check]:

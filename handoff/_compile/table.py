@@ -14,12 +14,10 @@ import enum
 import functools
 import os
 from collections.abc import Iterator
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from handoff import _files
 from handoff._chart.groups import entered, leaves, rule_for
 from handoff._chart.vocabulary import (
     IGNORE,
@@ -280,6 +278,11 @@ def stale_tables(path: str = GENERATED_TABLES) -> str | None:
 
 def write_tables(path: str = GENERATED_TABLES) -> bool:
     """Regenerate the module at `path` from the shipped charts; True when it changed."""
+    # The writer (pathlib, secrets) stays off the coordinator's import path: only this loads it.
+    from pathlib import Path
+
+    from handoff import _files
+
     if stale_tables(path) is None:
         return False
     _files.write_text(Path(path), generated_source())  # whole or not at all

@@ -130,7 +130,15 @@ class Keep:
     TOKENS = 3
 
 
-_KEEPS = {_E.SOURCE_HELD: Keep.TIMING, _E.DESTINATION_RESERVED: Keep.TOKENS}
+_KEEPS = {
+    _E.SOURCE_HELD: Keep.TIMING,
+    _E.DESTINATION_RESERVED: Keep.TOKENS,
+    # An outcome the reference refuses, once a chart takes it, is journaled like any
+    # acknowledgement: the same report again is then a duplicate, another one a conflict,
+    # instead of being taken anew (a chart retrying a failed cancel would retry per report).
+    _E.CLEANUP_ACTION_FAILED: Keep.OUTCOME,
+    _E.MISMATCHED_OUTCOME: Keep.OUTCOME,
+}
 
 Issue = tuple[Callable[..., AnyHandoffAction], HandoffCompletion | None]
 

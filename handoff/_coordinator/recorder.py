@@ -9,11 +9,12 @@ end line when it is closed.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 from typing import IO, TYPE_CHECKING, Any
 
-from handoff import wire
+from handoff import _files, wire
 from handoff._coordinator.binding import concurrent_call
 from handoff._coordinator.core import HandoffCoordinatorCore
 from handoff._values.errors import ConcurrentCallError, HandoffError
@@ -68,12 +69,25 @@ class RecordingCoordinator:
         self._guard = threading.Lock()
         self._calls = 0
         self._closed = False
-        if isinstance(file, str | os.PathLike):
-            self._file: IO[str] = open(file, "w", encoding="utf-8", newline="")  # noqa: SIM115
-            self._owned = True
-        else:
+        self._file: IO[str]
+        if not isinstance(file, str | os.PathLike):
             self._file, self._owned = file, False
-        self._write(self._header)
+            self._write(self._header)
+            return
+        # Until the header is written nobody holds the recorder: whatever stops it (a full
+        # disk, a Ctrl-C even as the file is made) closes the file, and removes it if this
+        # recorder made it; a file that was there before is never removed.
+        made = not os.path.lexists(file)
+        try:
+            self._file = open(file, "w", encoding="utf-8", newline="")  # noqa: SIM115
+            self._owned = True
+            self._write(self._header)
+        except BaseException:
+            with contextlib.suppress(AttributeError, OSError):
+                self._file.close()
+            if made:
+                _files.discard(file)
+            raise
 
     # -- the coordinator's face --------------------------------------------------------
 
@@ -182,9 +196,11 @@ class RecordingCoordinator:
             if self._closed:
                 return
             self._closed = True
-            self._write(f'{{"end":{{"calls":{self._calls}}}}}')
-            if self._owned:
-                self._file.close()
+            try:
+                self._write(f'{{"end":{{"calls":{self._calls}}}}}')
+            finally:  # a Ctrl-C in the write still closes the file
+                if self._owned:
+                    self._file.close()
 
     def __enter__(self) -> RecordingCoordinator:
         return self

@@ -28,9 +28,8 @@ import importlib
 import json
 import typing
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from handoff._compile.codec_table import codec_for
 from handoff._compile.table import runtime_table
 from handoff._coordinator.binding import planned_delay
 from handoff._coordinator.core import HandoffCoordinatorCore
@@ -42,10 +41,11 @@ from handoff._coordinator.reachable import (
     prefixes,
     shape,
 )
+from handoff._coordinator.snapshot_values import codec, count, optional_count, optional_timing
 from handoff._values.errors import HandoffError
 from handoff._values.lifecycle import NormalizedHandoffEvent
 from handoff._values.messages import AnyHandoffAction, HandoffAction
-from handoff._values.timing import HandoffTransferTiming, validate_transfer_timing
+from handoff._values.timing import HandoffTransferTiming
 from handoff._values.validators import USIZE_LIMIT, is_finite_non_negative
 from handoff._values.values import (
     HandoffActionOutcome,
@@ -53,11 +53,7 @@ from handoff._values.values import (
     HandoffId,
     HandoffOrder,
 )
-from handoff._wire.codecs import Codec
 from handoff._wire.json_text import WireRefusal, format_f64, key_segment, mismatch, parse
-
-if TYPE_CHECKING:
-    pass
 
 __all__ = ["VERSION", "read", "write"]
 
@@ -87,10 +83,10 @@ def write(coordinator: HandoffCoordinatorCore) -> str:
     chart, states = _texts(c)
     issued = ",".join(_issued_entry(key, action) for key, action in c._issued.items())
     outcomes = ",".join(
-        f"[{key},{_codec(HandoffActionOutcome).write(c._outcomes[key])}]"
+        f"[{key},{codec(HandoffActionOutcome).write(c._outcomes[key])}]"
         for key in sorted(c._outcomes)
     )
-    timing = "null" if c._timing is None else _codec(HandoffTransferTiming).write(c._timing)
+    timing = "null" if c._timing is None else codec(HandoffTransferTiming).write(c._timing)
     tokens = "null" if c._tokens is None else str(c._tokens)
     lifecycle = ",".join(f'"{event.value}"' for event in c._lifecycle)
     completion = "null" if c._completion is None else f'"{c._completion.value}"'
@@ -230,37 +226,6 @@ def _find(module: str, name: str) -> object:
     return found
 
 
-_CODEC_CACHE: dict[type, Codec] = {}
-
-
-def _codec(cls: type) -> Codec:
-    codec = _CODEC_CACHE.get(cls)
-    if codec is None:
-        codec = _CODEC_CACHE[cls] = codec_for(cls, {})
-    return codec
-
-
-def _count(data: object) -> int:
-    if type(data) is int and 0 <= data < USIZE_LIMIT:
-        return data
-    raise mismatch("an unsigned 64-bit integer", data)
-
-
-def _optional_count(data: object) -> int | None:
-    return None if data is None else _count(data)
-
-
-def _optional_timing(data: object) -> HandoffTransferTiming | None:
-    if data is None:
-        return None
-    timing: HandoffTransferTiming = _codec(HandoffTransferTiming).read(data)
-    try:
-        validate_transfer_timing(timing)
-    except HandoffError as error:
-        raise WireRefusal(f"a timing the coordinator refuses: {error}") from None
-    return timing
-
-
 @functools.cache
 def _blank(rules: Rules) -> HandoffCoordinatorCore:
     if isinstance(rules, HandoffOrder):
@@ -270,7 +235,7 @@ def _blank(rules: Rules) -> HandoffCoordinatorCore:
 
 def _built(fields: _Fields, rules: Rules) -> HandoffCoordinatorCore:
     data = fields.data
-    handoff_id = fields.read("handoff_id", _codec(HandoffId).read)
+    handoff_id = fields.read("handoff_id", codec(HandoffId).read)
     fallback = data["fallback_transfer_delay_ms"]
     if type(fallback) not in (int, float) or not is_finite_non_negative(fallback):
         raise fields.refuse("fallback_transfer_delay_ms", "expected a finite, non-negative number")
@@ -283,11 +248,11 @@ def _built(fields: _Fields, rules: Rules) -> HandoffCoordinatorCore:
     if type(state) is not str or state not in table.states:
         raise fields.refuse("state", f"expected a state of {table.name}, got {state!r}")
     restored._state = table.states.index(state)
-    restored._next_id = fields.read("next_id", _count)
+    restored._next_id = fields.read("next_id", count)
     restored._issued = dict(_issued(fields, handoff_id, restored._next_id))
     restored._outcomes = dict(_outcomes(fields, restored._issued))
-    restored._timing = fields.read("timing", _optional_timing)
-    restored._tokens = fields.read("tokens", _optional_count)
+    restored._timing = fields.read("timing", optional_timing)
+    restored._tokens = fields.read("tokens", optional_count)
     restored._lifecycle = fields.read("lifecycle", _events)
     restored._completion = fields.read("completion", _completion)
     return restored
@@ -309,39 +274,65 @@ def _pairs(fields: _Fields, key: str) -> Iterator[tuple[int, list[Any]]]:
 
 def _issued(fields: _Fields, handoff_id: HandoffId, next_id: int) -> Iterator[tuple[int, Any]]:
     for index, item in _pairs(fields, "issued"):
-        at = f"[{index}]"
         if item[0] >= next_id:
-            raise fields.refuse("issued", f"an id not yet issued (next_id is {next_id})", at, "[0]")
+            raise fields.refuse(
+                "issued", f"an id not yet issued (next_id is {next_id})", f"[{index}]", "[0]"
+            )
         variant = _ACTIONS.get(item[1]) if type(item[1]) is str else None
         if variant is None:
             raise fields.refuse(
-                "issued", f"expected an action, one of {', '.join(_ACTIONS)}", at, "[1]"
+                "issued", f"expected an action, one of {', '.join(_ACTIONS)}", f"[{index}]", "[1]"
             )
-        if variant is HandoffAction.StartTransfer:
+        action = object.__new__(variant)
+        # Every field is checked here already (the id is the snapshot's own, read once): the
+        # action is filled in as its frozen class's constructor would, without the validators
+        # running again for each action of each restore.
+        object.__setattr__(action, "handoff_id", handoff_id)
+        if variant is _TRANSFER:
             delay = item[2] if len(item) == 3 else -1.0
             if not (type(delay) in (int, float) and is_finite_non_negative(delay)):
-                raise fields.refuse("issued", 'expected [id, "StartTransfer", delay_ms]', at)
-            yield item[0], HandoffAction.StartTransfer(handoff_id, float(delay))
+                raise fields.refuse(
+                    "issued", 'expected [id, "StartTransfer", delay_ms]', f"[{index}]"
+                )
+            object.__setattr__(action, "delay_ms", float(delay))
         elif len(item) != 2:
-            raise fields.refuse("issued", f'expected [id, "{item[1]}"]', at)
-        else:
-            yield item[0], variant(handoff_id)  # type: ignore[call-arg]
+            raise fields.refuse("issued", f'expected [id, "{item[1]}"]', f"[{index}]")
+        yield item[0], action
+
+
+_TRANSFER = HandoffAction.StartTransfer
+_OUTCOME_TEXTS = {
+    outcome.kind.value: outcome
+    for outcome in (
+        HandoffActionOutcome.SUBMITTED,
+        HandoffActionOutcome.ACCEPTED,
+        HandoffActionOutcome.SCHEDULED,
+        HandoffActionOutcome.APPLIED,
+        HandoffActionOutcome.NOOP,
+    )
+}
+"""The outcomes written as a bare string, read without the codec (a failure is an object)."""
 
 
 def _outcomes(
     fields: _Fields, issued: dict[int, Any]
 ) -> Iterator[tuple[int, HandoffActionOutcome]]:
-    codec = _codec(HandoffActionOutcome)
+    outcome_codec = codec(HandoffActionOutcome)
     for index, item in _pairs(fields, "outcomes"):
-        at = f"[{index}]"
         if item[0] not in issued:
-            raise fields.refuse("outcomes", "an outcome for an action the journal lacks", at, "[0]")
+            raise fields.refuse(
+                "outcomes", "an outcome for an action the journal lacks", f"[{index}]", "[0]"
+            )
         if len(item) != 2:
-            raise fields.refuse("outcomes", "expected [id, outcome]", at)
+            raise fields.refuse("outcomes", "expected [id, outcome]", f"[{index}]")
+        found = _OUTCOME_TEXTS.get(item[1]) if type(item[1]) is str else None
+        if found is not None:
+            yield item[0], found
+            continue
         try:
-            yield item[0], codec.read(item[1])
+            yield item[0], outcome_codec.read(item[1])
         except WireRefusal as refusal:
-            refusal.segments.extend(["[1]", at, ".outcomes"])
+            refusal.segments.extend(["[1]", f"[{index}]", ".outcomes"])
             raise
 
 

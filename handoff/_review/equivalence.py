@@ -8,6 +8,7 @@ interpreter, and neither has to know about the other's checker.
 from __future__ import annotations
 
 import functools
+import math
 import uuid
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -46,6 +47,25 @@ _PAYLOADS: dict[ChartEvent, HandoffFact] = {
     ChartEvent.TERMINATED: HandoffFact.Canceled(_HANDOFF_ID),
 }
 """A valid payload of each fact event: the reachable states are found with these."""
+
+_UNUSABLE_HELD = (
+    # The timing check refuses a NaN bandwidth.
+    HandoffFact.SourceHeld(
+        _HANDOFF_ID, HandoffTransferTiming(KvTransferTimingMode.FULL_PROMPT, 10, 1024, math.nan)
+    ),
+    # The timing check passes (no full-prompt tokens, no delay); the delay check refuses the
+    # transfer of the reserved tokens, which overflows at so small a bandwidth.
+    HandoffFact.SourceHeld(
+        _HANDOFF_ID,
+        HandoffTransferTiming(KvTransferTimingMode.DESTINATION_MISSING, 0, 1024, 5e-324),
+    ),
+)
+_COMPARED: dict[ChartEvent, tuple[HandoffFact, ...]] = {
+    **{event: (fact,) for event, fact in _PAYLOADS.items()},
+    ChartEvent.SOURCE_HELD: (_PAYLOADS[ChartEvent.SOURCE_HELD], *_UNUSABLE_HELD),
+}
+"""What `compare` gives each fact event by default: one payload each check passes, and for
+`SourceHeld`, whose payload both checks judge, one that fails each."""
 
 
 @attrs.frozen
@@ -109,10 +129,11 @@ def compare(
     """Give every event, in every reachable state, to the compiled table and to
     python-statemachine started in that state (one instance per state); report where they
     differ.  A fact event is given once with each of its `payloads` (default: one valid
-    payload each), so a check that only one of the two runs is a disagreement.
+    payload each, and for `SourceHeld` one each check refuses), so a check that only one of
+    the two runs is a disagreement.
 
     `table`: the table to judge instead of the chart's own compilation (one under review)."""
-    facts = payloads if payloads is not None else {e: (f,) for e, f in _PAYLOADS.items()}
+    facts = payloads if payloads is not None else _COMPARED
     disagreements = []
     cells = 0
     found = reachable(chart, table)
@@ -181,6 +202,11 @@ def _compiled_cell(
 ) -> str:
     table = probe.table(coordinator)
     step = table.step(table.index(coordinator.chart_state), event)
+    # Described as the coordinator takes it (`handoff._coordinator.step.take`): a refusal or a drop
+    # comes before the checks and runs none, so a check the table carries but never runs
+    # is a disagreement, not a pass.
+    if step.refusal is not None or step.ignored:
+        return _describe(attrs.evolve(step, checks=()), None, table.states)
     try:
         delay = probe.run_checks(coordinator, step.checks, fact) if step.checks else None
     except HandoffError as error:

@@ -47,8 +47,8 @@ PINNED_VERSION = "6.5."
 """The Spin release the model is written for (Debian's `spin` package, 6.5.x)."""
 
 INSTALL_HINT = (
-    "Spin is not installed: as root, run `apt-get update && apt-get install -y spin` "
-    "(Debian's spin 6.5.x); `./dev` does this itself when run as root"
+    "Spin is not installed: install Spin 6.5.x so that `spin` is on the PATH (Debian and "
+    "Ubuntu: `apt-get install -y spin`; elsewhere: https://spinroot.com)"
 )
 
 OPTIMIZE = "-O0"
@@ -105,7 +105,7 @@ def spin_version() -> str:
     if found is None or not found.group(1).startswith(PINNED_VERSION):
         raise SpinUnavailableError(
             f"Spin {PINNED_VERSION}x is pinned, found {output.strip() or 'nothing'}; "
-            + INSTALL_HINT.replace("Spin is not installed: as", "as")
+            + INSTALL_HINT.replace("Spin is not installed: install", "install")
         )
     return output.strip()
 
