@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from handoff._chart.groups import entered, leaves, rule_for
 from handoff._chart.vocabulary import (
     IGNORE,
     JOURNAL_REFUSALS,
@@ -191,6 +190,9 @@ def compile_chart(chart: type[HandoffChart]) -> CompiledChart:
     A (state, event) pair the chart does not mention gets its event kind's default.  The
     table is flat: its states are those a handoff can be in, and a group's rules reach the
     states inside it (see `handoff._chart.groups`)."""
+    # Compiling a class is the tools' work, never the start-up's: its helpers load here.
+    from handoff._chart.groups import entered, leaves
+
     initial = chart.initial_state
     assert initial is not None, "a chart with states has an initial state"
     first = entered(initial)
@@ -221,6 +223,8 @@ def default_step(source: int, event: ChartEvent, *, complete: bool) -> Step:
 
 
 def _step(state: State, event: ChartEvent, index: dict[str, int], complete: bool) -> Step:
+    from handoff._chart.groups import entered, rule_for
+
     transition = rule_for(state, event.value)
     if transition is None:
         return default_step(index[state.id], event, complete=complete)
