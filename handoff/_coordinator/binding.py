@@ -192,31 +192,22 @@ def refusal_error(
     message = refusal.phrase.format(
         action_id=action_id.value if action_id is not None else "", outcome=outcome
     )
-    return refusal.error(
-        f"{message} ({_explain(refusal, state, issued, outcomes, action_id, outcome)})"
-    )
 
+    def shown() -> str:
+        if refusal is Refusal.UNKNOWN_ACTION:
+            return f"the journal holds {sorted(issued) or 'no action'}"
+        if action_id is None:
+            return f"the handoff is at {state!r}"
+        action = issued[action_id.value]
+        name = type(action).__name__
+        if refusal is Refusal.CONFLICTING_OUTCOME:
+            return f"{name} was already acknowledged {outcomes[action_id.value]}"
+        if refusal is Refusal.MISMATCHED_OUTCOME:
+            expected = " or ".join(kind.value for kind in FITTING[type(action)])
+            return f"{name} expects {expected}, got {outcome}"
+        return f"{name} reported {outcome}"
 
-def _explain(
-    refusal: Refusal,
-    state: str,
-    issued: dict[int, HandoffAction],
-    outcomes: dict[int, HandoffActionOutcome],
-    action_id: HandoffActionId | None,
-    outcome: object,
-) -> str:
-    if refusal is Refusal.UNKNOWN_ACTION:
-        return f"the journal holds {sorted(issued) or 'no action'}"
-    if action_id is None:
-        return f"the handoff is at {state!r}"
-    action = issued[action_id.value]
-    name = type(action).__name__
-    if refusal is Refusal.CONFLICTING_OUTCOME:
-        return f"{name} was already acknowledged {outcomes[action_id.value]}"
-    if refusal is Refusal.MISMATCHED_OUTCOME:
-        expected = " or ".join(kind.value for kind in FITTING[type(action)])
-        return f"{name} expects {expected}, got {outcome}"
-    return f"{name} reported {outcome}"
+    return refusal.error(f"{message} ({shown()})")
 
 
 def planned_delay(
