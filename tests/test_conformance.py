@@ -76,7 +76,8 @@ def test_event_values() -> None:
 
 
 def _imports(module: str) -> set[str]:
-    path = Path(handoff.__file__).parent / f"{module.removeprefix('handoff.')}.py"
+    parts = module.removeprefix("handoff.").split(".")
+    path = Path(handoff.__file__).parent.joinpath(*parts).with_suffix(".py")
     tree = ast.parse(path.read_text())
     found = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
     return {name for name in found if name and name.startswith("handoff.")}

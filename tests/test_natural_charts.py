@@ -137,7 +137,7 @@ def test_an_edited_shipped_chart_is_what_the_very_next_review_judges(tmp_path: P
     for folder in ("handoff", "docs", "diagrams"):
         shutil.copytree(REPO / folder, tmp_path / folder, ignore=shutil.ignore_patterns("*.pyc"))
     shutil.copy(REPO / "pyproject.toml", tmp_path / "pyproject.toml")
-    chart = tmp_path / "handoff" / "_chart.py"
+    chart = tmp_path / "handoff" / "_chart" / "shipped.py"
     text = chart.read_text(encoding="utf-8")
     assert text.count(_EDIT_FROM) == 1
     chart.write_text(text.replace(_EDIT_FROM, _EDIT_TO), encoding="utf-8")
