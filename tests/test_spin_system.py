@@ -8,6 +8,7 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
+from charts import SF_ALONE, SF_BOTH, states, without
 from support import spin_or_skip
 
 from handoff import HandoffOrder, SourceFirstChart
@@ -35,14 +36,10 @@ class Leaking(SourceFirstChart):
 
     terminated = (
         S.cancelling_source.from_(
-            S.prefill_submitting, S.prefill_running, S.destination_reserving, on="cancel_source"
+            *states(S, (*SF_ALONE, "destination_reserving")), on="cancel_source"
         )
         | S.cancelling_both.from_(
-            S.destination_accepted,
-            S.transfer_starting,
-            S.transferring,
-            S.activating,
-            S.releasing,
+            *states(S, without(SF_BOTH, "destination_reserving")),
             on=["cancel_source", "cancel_destination"],
         )
         | S.idle.to(S.canceled)

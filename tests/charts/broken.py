@@ -13,6 +13,7 @@ from typing import Any
 
 from statemachine.transition_list import TransitionList
 
+from charts import DF_ALONE, DF_BOTH, SF_ALONE, SF_BOTH, TAIL, without
 from handoff import DestinationFirstChart as DF
 from handoff import Refusal, refused
 from handoff import SourceFirstChart as SF
@@ -35,17 +36,6 @@ def _terminated(cleanup: Rule) -> Rule:
     )
 
 
-SF_ALONE = ("prefill_submitting", "prefill_running")
-"""Where SOURCE_FIRST's cleanup cancels the source alone: no destination asked yet."""
-DF_ALONE = ("destination_reserving", "destination_accepted")
-"""Where DESTINATION_FIRST's cleanup cancels the destination alone: no prefill asked yet."""
-TAIL = ("transfer_starting", "transferring", "activating", "releasing")
-SF_BOTH = (*DF_ALONE, *TAIL)
-"""Where SOURCE_FIRST's cleanup cancels both owners."""
-DF_BOTH = (*SF_ALONE, *TAIL)
-"""Where DESTINATION_FIRST's cleanup cancels both owners."""
-
-
 def cleanup(
     s: Chart,
     alone: str,
@@ -63,11 +53,6 @@ def cleanup(
     return getattr(s, f"cancelling_{alone}").from_(
         *(getattr(s, name) for name in from_alone), on=f"cancel_{alone}"
     ) | s.cancelling_both.from_(*(getattr(s, name) for name in from_both), on=cancels)
-
-
-def without(states: Iterable[str], *left_out: str) -> tuple[str, ...]:
-    """`states` but `left_out`."""
-    return tuple(state for state in states if state not in left_out)
 
 
 def _sf_cleanup(s: Chart, *, cancels: object = _BOTH) -> TransitionList:
