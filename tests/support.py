@@ -175,3 +175,9 @@ def spin_or_skip() -> str:
         if os.environ.get("CI") == "true":
             pytest.fail(f"CI must run the Spin cross-check: {error}")
         pytest.skip(str(error))
+
+
+def assert_contains(text: str, *pieces: str) -> None:
+    """Assert that each of `pieces` stands in `text`; a failure names every piece missing."""
+    missing = [piece for piece in pieces if piece not in text]
+    assert not missing, f"missing {missing} in:\n{text}"

@@ -9,7 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from charts import SF_ALONE, SF_BOTH, states, without
-from support import spin_or_skip
+from support import assert_contains, spin_or_skip
 
 from handoff import HandoffOrder, SourceFirstChart
 from handoff._compile.table import CompiledChart, compiled
@@ -96,13 +96,16 @@ def test_spin_and_the_explorer_break_the_same_system_properties(
 
 def test_the_model_tabulates_the_contract_and_names_what_it_checks() -> None:
     text = system_model(SF, System(TOMBSTONE))
-    assert "the workers' contract, 'tombstone', tabulated" in text
-    # A cancel (task 5) of an unknown request (memory 0) leaves a tombstone (memory 3).
-    assert "(t == 5 && m == 0) -> 3" in text
-    assert "ltl W4 {" in text
-    assert "ltl W5 {" in text
-    assert "assert(!W2_broken)" in text
-    assert "#define EARLY_SubmitPrefill (state == S_idle || state == S_prefill_submitting)" in text
+    assert_contains(
+        text,
+        "the workers' contract, 'tombstone', tabulated",
+        # A cancel (task 5) of an unknown request (memory 0) leaves a tombstone (memory 3).
+        "(t == 5 && m == 0) -> 3",
+        "ltl W4 {",
+        "ltl W5 {",
+        "assert(!W2_broken)",
+        "#define EARLY_SubmitPrefill (state == S_idle || state == S_prefill_submitting)",
+    )
     forgetful = system_model(SF, System(FORGETFUL))
     assert "(t == 5 && m == 0) -> 0" in forgetful
 
