@@ -1,4 +1,5 @@
-"""A scripted runtime for tests: drives a coordinator and remembers what it issued."""
+"""What the tests share: a scripted runtime that drives a coordinator and remembers what it
+issued, workers that fall silent, and small checks."""
 
 from __future__ import annotations
 
@@ -16,6 +17,15 @@ from handoff import (
     HandoffTransferTiming,
     IssuedHandoffAction,
     KvTransferTimingMode,
+)
+from handoff._runs.workers import (
+    FORGETFUL,
+    TOMBSTONE,
+    RequestMemory,
+    WorkerContract,
+    WorkerReaction,
+    WorkerReply,
+    WorkerTask,
 )
 
 HID = HandoffId(uuid.UUID(int=7))
@@ -181,3 +191,24 @@ def assert_contains(text: str, *pieces: str) -> None:
     """Assert that each of `pieces` stands in `text`; a failure names every piece missing."""
     missing = [piece for piece in pieces if piece not in text]
     assert not missing, f"missing {missing} in:\n{text}"
+
+
+class Silent(WorkerContract):
+    """Workers that never acknowledge `task` (leaving the request as `memory`) and otherwise
+    react as the contract `otherwise` does."""
+
+    def __init__(
+        self, name: str, task: WorkerTask, memory: RequestMemory, otherwise: WorkerContract
+    ) -> None:
+        self.name, self.task, self.memory, self.otherwise = name, task, memory, otherwise
+
+    def react(self, task: WorkerTask, memory: RequestMemory) -> WorkerReaction:
+        if task is self.task:
+            return WorkerReaction(self.memory, WorkerReply.SILENT)
+        return self.otherwise.react(task, memory)
+
+
+SILENT_CANCEL = Silent("silent-cancel", WorkerTask.CANCEL, RequestMemory.FREED, TOMBSTONE)
+"""Never acknowledges a cancel: cleanup waits for ever."""
+SILENT_TAKE = Silent("silent", WorkerTask.TAKE, RequestMemory.HELD, FORGETFUL)
+"""Never acknowledges a submission: nothing else of the handoff is then on its way."""

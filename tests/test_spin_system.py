@@ -9,7 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from charts import SF_ALONE, SF_BOTH, states, without
-from support import assert_contains, spin_or_skip
+from support import SILENT_CANCEL, assert_contains, spin_or_skip
 
 from handoff import HandoffOrder, SourceFirstChart
 from handoff._compile.table import CompiledChart, compiled
@@ -21,11 +21,7 @@ from handoff._review.system import System
 from handoff._runs.workers import (
     FORGETFUL,
     TOMBSTONE,
-    RequestMemory,
     WorkerContract,
-    WorkerReaction,
-    WorkerReply,
-    WorkerTask,
 )
 
 S = SourceFirstChart
@@ -47,24 +43,13 @@ class Leaking(SourceFirstChart):
     )
 
 
-class SilentCancel(WorkerContract):
-    """Never acknowledges a cancel: cleanup waits for ever."""
-
-    name = "silent-cancel"
-
-    def react(self, task: WorkerTask, memory: RequestMemory) -> WorkerReaction:
-        if task is WorkerTask.CANCEL:
-            return WorkerReaction(RequestMemory.FREED, WorkerReply.SILENT)
-        return TOMBSTONE.react(task, memory)
-
-
 SF, DF = compiled(HandoffOrder.SOURCE_FIRST), compiled(HandoffOrder.DESTINATION_FIRST)
 SYSTEMS: dict[str, tuple[CompiledChart, WorkerContract, set[Key]]] = {
     "forgetful SourceFirst": (SF, FORGETFUL, {Key("W1"), Key("W2")}),
     "forgetful DestinationFirst": (DF, FORGETFUL, {Key("W1"), Key("W2")}),
     "tombstone SourceFirst": (SF, TOMBSTONE, set()),
     "tombstone DestinationFirst": (DF, TOMBSTONE, set()),
-    "silent cancels": (SF, SilentCancel(), {Key("W4"), Key("W5")}),
+    "silent cancels": (SF, SILENT_CANCEL, {Key("W4"), Key("W5")}),
     "a leaking chart": (compiled(Leaking), TOMBSTONE, {Key("W1")}),
 }
 

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from support import SILENT_TAKE
 
 from handoff import HandoffAction, HandoffActionOutcome, HandoffId, HandoffOrder
 from handoff._runs.faults import Fault
@@ -191,18 +192,7 @@ def test_without_workers_no_delivery_is_delayed() -> None:
     assert report.ok
 
 
-class _SilentTake(WorkerContract):
-    """Never acknowledges a submission: nothing else of the handoff is then on its way."""
-
-    name = "silent"
-
-    def react(self, task: WorkerTask, memory: RequestMemory) -> WorkerReaction:
-        if task is T.TAKE:
-            return WorkerReaction(M.HELD, Y.SILENT)
-        return FORGETFUL.react(task, memory)
-
-
 def test_a_worker_that_never_acknowledges_leaves_handoffs_incomplete() -> None:
-    report = simulate(SimulationConfig(handoffs=200, seed=1, fault_rate=0.0, workers=_SilentTake()))
+    report = simulate(SimulationConfig(handoffs=200, seed=1, fault_rate=0.0, workers=SILENT_TAKE))
     assert report.incomplete == 200
     assert not report.ok
