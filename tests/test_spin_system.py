@@ -100,25 +100,35 @@ def test_spin_mirrors_any_order_delivery_only() -> None:
         run_spin(SF, system=System(TOMBSTONE, fifo=True))
 
 
+@pytest.mark.parametrize(
+    ("workers", "status", "lines"),
+    [
+        # The review's report, judged by Spin: W1 and W2 fail, and the explorer agrees.
+        (
+            "forgetful",
+            1,
+            (
+                "SourceFirst, forgetful workers, messages delivered in any order: ",
+                "UNSAFE: W1 (SourceFirst, forgetful workers), W2 (SourceFirst, forgetful workers)",
+                "SourceFirst: Spin agrees with the explorer",
+            ),
+        ),
+        (
+            "tombstone",
+            0,
+            (
+                "OK: all 7 properties hold for SourceFirst with tombstone workers",
+                "SourceFirst: Spin agrees with the explorer",
+            ),
+        ),
+    ],
+)
 def test_review_workers_engine_spin_reports_the_agreement(
-    capsys: pytest.CaptureFixture[str],
+    workers: str, status: int, lines: tuple[str, ...], capsys: pytest.CaptureFixture[str]
 ) -> None:
     spin_or_skip()
     from handoff.__main__ import main
 
-    assert (
-        main(["review", "--workers", "forgetful", "--engine", "spin", "--order", "SourceFirst"])
-        == 1
-    )
-    out = capsys.readouterr().out
-    # The review's report, judged by Spin: W1 and W2 fail, and the explorer agrees.
-    assert "SourceFirst, forgetful workers, messages delivered in any order: " in out
-    assert "UNSAFE: W1 (SourceFirst, forgetful workers), W2 (SourceFirst, forgetful workers)" in out
-    assert "SourceFirst: Spin agrees with the explorer" in out
-    assert (
-        main(["review", "--workers", "tombstone", "--engine", "spin", "--order", "SourceFirst"])
-        == 0
-    )
-    out = capsys.readouterr().out
-    assert "OK: all 7 properties hold for SourceFirst with tombstone workers" in out
-    assert "SourceFirst: Spin agrees with the explorer" in out
+    argv = ["review", "--workers", workers, "--engine", "spin", "--order", "SourceFirst"]
+    assert main(argv) == status
+    assert_contains(capsys.readouterr().out, *lines)
