@@ -58,6 +58,19 @@ FITTING = {
     CANCEL_DESTINATION: HandoffActionOutcome.APPLIED,
 }
 
+BAD_COUNTS: list[tuple[object, type[Exception]]] = [
+    (True, TypeError),
+    (False, TypeError),
+    (1.0, TypeError),
+    (0.0, TypeError),
+    (None, TypeError),
+    ("1", TypeError),
+    (-1, ValueError),
+    (2**64, ValueError),
+    (-(2**64), ValueError),
+]
+"""(value, exception) pairs every count field must refuse."""
+
 TERMINAL_FACTS = (HandoffFact.Failed, HandoffFact.TimedOut, HandoffFact.Canceled)
 
 # The success path of each order: the chart state after each step of a cooperative runtime.

@@ -11,6 +11,7 @@ import attrs
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from support import BAD_COUNTS
 
 from handoff import (
     EngineType,
@@ -26,19 +27,6 @@ from handoff._values import validators as validators
 from handoff._values.validators import check_count
 
 USIZE_MAX = 2**64 - 1
-
-# (value, exception) pairs every count field must refuse.
-BAD_COUNTS = [
-    (True, TypeError),
-    (False, TypeError),
-    (1.0, TypeError),
-    (0.0, TypeError),
-    (None, TypeError),
-    ("1", TypeError),
-    (-1, ValueError),
-    (2**64, ValueError),
-    (-(2**64), ValueError),
-]
 
 
 @attrs.frozen
