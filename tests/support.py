@@ -3,8 +3,12 @@ issued, workers that fall silent, and small checks."""
 
 from __future__ import annotations
 
+import sys
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+
+import pytest
 
 from handoff import (
     HandoffAction,
@@ -188,8 +192,6 @@ def spin_or_skip() -> str:
     """Spin's version; a test that needs Spin is skipped without it, and fails on CI."""
     import os
 
-    import pytest
-
     from handoff._review.spin.run import SpinUnavailableError, spin_version
 
     try:
@@ -225,3 +227,15 @@ SILENT_CANCEL = Silent("silent-cancel", WorkerTask.CANCEL, RequestMemory.FREED, 
 """Never acknowledges a cancel: cleanup waits for ever."""
 SILENT_TAKE = Silent("silent", WorkerTask.TAKE, RequestMemory.HELD, FORGETFUL)
 """Never acknowledges a submission: nothing else of the handoff is then on its way."""
+
+
+def module_beside(
+    folder: Path, monkeypatch: pytest.MonkeyPatch, name: str, text: str
+) -> Iterator[Path]:
+    """Write the module `name` into `folder` and work there, as a user running a command
+    beside a module of their own does; `sys.path` and the module cache are put back after."""
+    (folder / f"{name}.py").write_text(text)
+    monkeypatch.chdir(folder)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    yield folder
+    sys.modules.pop(name, None)

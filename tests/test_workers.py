@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from support import SILENT_TAKE
+from support import SILENT_TAKE, module_beside
 
 from handoff import HandoffAction, HandoffActionOutcome, HandoffId, HandoffOrder
 from handoff._runs.faults import Fault
@@ -127,11 +126,7 @@ class Broken(WorkerContract):
 
 @pytest.fixture
 def here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    (tmp_path / "my_workers.py").write_text(_CONTRACTS)
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(sys, "path", list(sys.path))
-    yield tmp_path
-    sys.modules.pop("my_workers", None)
+    yield from module_beside(tmp_path, monkeypatch, "my_workers", _CONTRACTS)
 
 
 def test_a_contract_is_found_by_name_or_as_module_name(here: Path) -> None:
