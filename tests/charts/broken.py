@@ -13,7 +13,7 @@ from typing import Any
 
 from statemachine.transition_list import TransitionList
 
-from charts import DF_ALONE, DF_BOTH, SF_ALONE, SF_BOTH, TAIL, without
+from charts import DF_ALONE, DF_BOTH, SF_ALONE, SF_BOTH, TAIL, states, without
 from handoff import DestinationFirstChart as DF
 from handoff import Refusal, refused
 from handoff import SourceFirstChart as SF
@@ -75,34 +75,16 @@ def _sf_reserved(s: Chart) -> TransitionList:
     return s.destination_accepted.to(
         s.transfer_starting, validators="transfer_delay_is_valid", on="start_transfer"
     ) | refused(
-        Refusal.OWNERSHIP_NOT_ACCEPTED,
-        s.idle,
-        s.prefill_submitting,
-        s.prefill_running,
-        s.destination_reserving,
+        Refusal.OWNERSHIP_NOT_ACCEPTED, *states(s, ("idle", *SF_ALONE, "destination_reserving"))
     )
 
 
 def _sf_too_early_for_transfer(s: Chart) -> TransitionList:
-    return refused(
-        Refusal.TRANSFER_NOT_SCHEDULED,
-        s.idle,
-        s.prefill_submitting,
-        s.prefill_running,
-        s.destination_reserving,
-        s.destination_accepted,
-    )
+    return refused(Refusal.TRANSFER_NOT_SCHEDULED, *states(s, ("idle", *SF_ALONE, *DF_ALONE)))
 
 
 def _df_too_early_for_transfer(s: Chart) -> TransitionList:
-    return refused(
-        Refusal.TRANSFER_NOT_SCHEDULED,
-        s.idle,
-        s.destination_reserving,
-        s.destination_accepted,
-        s.prefill_submitting,
-        s.prefill_running,
-    )
+    return refused(Refusal.TRANSFER_NOT_SCHEDULED, *states(s, ("idle", *DF_ALONE, *SF_ALONE)))
 
 
 def _activate(s: Chart) -> TransitionList:
