@@ -3,6 +3,7 @@ issued, workers that fall silent, and small checks."""
 
 from __future__ import annotations
 
+import subprocess
 import sys
 import uuid
 from collections.abc import Callable, Iterable, Iterator
@@ -239,3 +240,17 @@ def module_beside(
     monkeypatch.setattr(sys, "path", list(sys.path))
     yield folder
     sys.modules.pop(name, None)
+
+
+def run_handoff(
+    *argv: str, cwd: Path, timeout: float | None = None
+) -> subprocess.CompletedProcess[str]:
+    """The real `handoff` command, run from `cwd` by this interpreter, its output as text."""
+    return subprocess.run(
+        [sys.executable, "-m", "handoff", *argv],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
