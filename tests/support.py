@@ -1,9 +1,12 @@
-"""A scripted runtime for tests: drives a coordinator and remembers what it issued."""
+"""What the tests share: a scripted runtime that drives a coordinator and remembers what it
+issued, workers that fall silent, and small checks."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 import pytest
@@ -19,6 +22,15 @@ from handoff import (
     HandoffTransferTiming,
     IssuedHandoffAction,
     KvTransferTimingMode,
+)
+from handoff._runs.workers import (
+    FORGETFUL,
+    TOMBSTONE,
+    RequestMemory,
+    WorkerContract,
+    WorkerReaction,
+    WorkerReply,
+    WorkerTask,
 )
 
 HID = HandoffId(uuid.UUID(int=7))
@@ -58,6 +70,19 @@ FITTING = {
     CANCEL_SOURCE: HandoffActionOutcome.APPLIED,
     CANCEL_DESTINATION: HandoffActionOutcome.APPLIED,
 }
+
+BAD_COUNTS: list[tuple[object, type[Exception]]] = [
+    (True, TypeError),
+    (False, TypeError),
+    (1.0, TypeError),
+    (0.0, TypeError),
+    (None, TypeError),
+    ("1", TypeError),
+    (-1, ValueError),
+    (2**64, ValueError),
+    (-(2**64), ValueError),
+]
+"""(value, exception) pairs every count field must refuse."""
 
 TERMINAL_FACTS = (HandoffFact.Failed, HandoffFact.TimedOut, HandoffFact.Canceled)
 
@@ -176,8 +201,6 @@ def spin_or_skip() -> str:
     """Spin's version; a test that needs Spin is skipped without it, and fails on CI."""
     import os
 
-    import pytest
-
     from handoff._review.spin.run import SpinUnavailableError, spin_version
 
     try:
@@ -186,3 +209,56 @@ def spin_or_skip() -> str:
         if os.environ.get("CI") == "true":
             pytest.fail(f"CI must run the Spin cross-check: {error}")
         pytest.skip(str(error))
+
+
+def assert_contains(text: str, *pieces: str) -> None:
+    """Assert that each of `pieces` stands in `text`; a failure names every piece missing."""
+    missing = [piece for piece in pieces if piece not in text]
+    assert not missing, f"missing {missing} in:\n{text}"
+
+
+class Silent(WorkerContract):
+    """Workers that never acknowledge `task` (leaving the request as `memory`) and otherwise
+    react as the contract `otherwise` does."""
+
+    def __init__(
+        self, name: str, task: WorkerTask, memory: RequestMemory, otherwise: WorkerContract
+    ) -> None:
+        self.name, self.task, self.memory, self.otherwise = name, task, memory, otherwise
+
+    def react(self, task: WorkerTask, memory: RequestMemory) -> WorkerReaction:
+        if task is self.task:
+            return WorkerReaction(self.memory, WorkerReply.SILENT)
+        return self.otherwise.react(task, memory)
+
+
+SILENT_CANCEL = Silent("silent-cancel", WorkerTask.CANCEL, RequestMemory.FREED, TOMBSTONE)
+"""Never acknowledges a cancel: cleanup waits for ever."""
+SILENT_TAKE = Silent("silent", WorkerTask.TAKE, RequestMemory.HELD, FORGETFUL)
+"""Never acknowledges a submission: nothing else of the handoff is then on its way."""
+
+
+def module_beside(
+    folder: Path, monkeypatch: pytest.MonkeyPatch, name: str, text: str
+) -> Iterator[Path]:
+    """Write the module `name` into `folder` and work there, as a user running a command
+    beside a module of their own does; `sys.path` and the module cache are put back after."""
+    (folder / f"{name}.py").write_text(text)
+    monkeypatch.chdir(folder)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    yield folder
+    sys.modules.pop(name, None)
+
+
+def run_handoff(
+    *argv: str, cwd: Path, timeout: float | None = None
+) -> subprocess.CompletedProcess[str]:
+    """The real `handoff` command, run from `cwd` by this interpreter, its output as text."""
+    return subprocess.run(
+        [sys.executable, "-m", "handoff", *argv],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )

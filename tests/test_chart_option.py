@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from support import module_beside
 
 from handoff import SourceFirstChart, _cli
 from handoff.__main__ import main
@@ -39,11 +40,7 @@ class Leaking(SourceFirstChart):
 
 @pytest.fixture
 def here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    (tmp_path / "option_charts.py").write_text(_MODULE)
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(sys, "path", list(sys.path))
-    yield tmp_path
-    sys.modules.pop("option_charts", None)
+    yield from module_beside(tmp_path, monkeypatch, "option_charts", _MODULE)
 
 
 def test_the_type_imports_a_chart_from_the_current_directory(here: Path) -> None:

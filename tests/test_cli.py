@@ -19,6 +19,7 @@ from pathlib import Path
 
 import attrs
 import pytest
+from support import run_handoff
 
 from handoff import HandoffOrder, _cli
 from handoff.__main__ import _COMMANDS, main, parsers
@@ -161,14 +162,7 @@ def _tree(root: Path) -> dict[str, bytes]:
 
 
 def _handoff(argv: tuple[str, ...], cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "handoff", *argv],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    return run_handoff(*argv, cwd=cwd, timeout=120)
 
 
 @pytest.fixture(scope="module")

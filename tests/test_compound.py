@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from charts import SF_ALONE, SF_BOTH
 from charts.compound import (
     CancelDestinationOnly,
     CompoundSourceFirst,
@@ -112,17 +113,8 @@ def test_a_one_line_override_inside_a_group_is_the_flat_derived_chart() -> None:
 
 def test_the_shipped_charts_declare_their_groups() -> None:
     declared = {group.id: group.states for group in groups(SourceFirstChart)}
-    assert declared == {
-        "prefill": ("prefill_submitting", "prefill_running"),
-        "both_engaged": (
-            "destination_reserving",
-            "destination_accepted",
-            "transfer_starting",
-            "transferring",
-            "activating",
-            "releasing",
-        ),
-    }
+    # The groups are where the cleanup cancels the source alone, and both owners.
+    assert declared == {"prefill": SF_ALONE, "both_engaged": SF_BOTH}
     # Named as before the groups: derived charts and the docs spell states so.
     assert SourceFirstChart.transferring is SourceFirstChart.both_engaged.transferring
 

@@ -11,6 +11,7 @@ from typing import Any
 
 import attrs
 import pytest
+from support import BAD_COUNTS
 
 import handoff
 from handoff import (
@@ -205,13 +206,7 @@ class TestConstruction:
     )
     @pytest.mark.parametrize(
         ("value", "error"),
-        [
-            (True, TypeError),
-            (1.0, TypeError),
-            (None, TypeError),
-            (-1, ValueError),
-            (2**64, ValueError),
-        ],
+        BAD_COUNTS,
     )
     def test_counts_checked(self, field: str, value: object, error: type[Exception]) -> None:
         with pytest.raises(error, match=f"^{field} must be an int"):

@@ -159,16 +159,27 @@ def test_a_fact_of_another_handoff_is_refused_in_every_mode(
         runtime.fact(HandoffFact.TransferCompleted(OTHER_HID))
 
 
+def _refused_until_acknowledged(
+    runtime: Runtime,
+    report: Callable[[], object],
+    asking: str,
+    phrase: str,
+) -> None:
+    """`report` is refused with `phrase` from idle, and still once the chart is `asking` for
+    the action whose acknowledgement must come first."""
+    with pytest.raises(OutOfOrderFactError, match=phrase):
+        report()
+    runtime.advance_to(asking)
+    with pytest.raises(OutOfOrderFactError, match=phrase):
+        report()
+
+
 def test_source_held_before_the_prefill_submission_was_acknowledged(
     order: HandoffOrder, interpreted: bool
 ) -> None:
     runtime = Runtime(order, interpreted=interpreted)
     phrase = "source held before prefill submission was acknowledged"
-    with pytest.raises(OutOfOrderFactError, match=phrase):
-        runtime.source_held()
-    runtime.advance_to("prefill_submitting")
-    with pytest.raises(OutOfOrderFactError, match=phrase):
-        runtime.source_held()
+    _refused_until_acknowledged(runtime, runtime.source_held, "prefill_submitting", phrase)
     runtime.ack(SUBMIT)
     assert runtime.source_held() != []
 
@@ -213,11 +224,9 @@ def test_destination_reserved_before_ownership_was_accepted(
 ) -> None:
     runtime = Runtime(order, interpreted=interpreted)
     phrase = "destination reserved before ownership was accepted"
-    with pytest.raises(OutOfOrderFactError, match=phrase):
-        runtime.destination_reserved()
-    runtime.advance_to("destination_reserving")
-    with pytest.raises(OutOfOrderFactError, match=phrase):
-        runtime.destination_reserved()
+    _refused_until_acknowledged(
+        runtime, runtime.destination_reserved, "destination_reserving", phrase
+    )
     runtime.ack(RESERVE)
     assert runtime.destination_reserved() != []
     assert runtime.destination_reserved() == []  # a duplicate

@@ -52,14 +52,19 @@ def test_the_demo_can_reopen_after_success_and_clean_up_to_canceled(
     assert " 99." not in out
 
 
-def test_the_cooperative_runtime_acknowledges_then_reports_what_follows() -> None:
-    coordinator = HandoffCoordinatorCore(HANDOFF_ID, HandoffOrder.DESTINATION_FIRST)
-    runtime = CooperativeRuntime(DEMO_WORKLOAD)
+def _play_out(runtime: CooperativeRuntime, coordinator: HandoffCoordinatorCore) -> list[str]:
+    """Send the coordinator every call the runtime has left, answering each; the calls made."""
     calls = []
     while (call := runtime.next_call()) is not None:
         runtime.answered(call.send(coordinator))
         calls.append(call.describe())
-    assert calls == [
+    return calls
+
+
+def test_the_cooperative_runtime_acknowledges_then_reports_what_follows() -> None:
+    coordinator = HandoffCoordinatorCore(HANDOFF_ID, HandoffOrder.DESTINATION_FIRST)
+    runtime = CooperativeRuntime(DEMO_WORKLOAD)
+    assert _play_out(runtime, coordinator) == [
         "start()",
         "on_action_outcome(0, Accepted)",
         "on_fact(DestinationReserved(4000))",
@@ -80,12 +85,8 @@ def test_a_reported_fact_goes_ahead_of_what_is_still_to_do() -> None:
     assert first is not None
     runtime.answered(first.send(coordinator))
     runtime.report(HandoffFact.Canceled(HANDOFF_ID))
-    rest = []
-    while (call := runtime.next_call()) is not None:
-        runtime.answered(call.send(coordinator))
-        rest.append(call.describe())
     # SubmitPrefill #0 is still acknowledged after the cancel; CancelSource #1 then completes.
-    assert rest == [
+    assert _play_out(runtime, coordinator) == [
         "on_fact(Canceled)",
         "on_action_outcome(0, Submitted)",
         "on_fact(SourceHeld)",

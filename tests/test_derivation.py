@@ -7,6 +7,7 @@ the session runs: every other test (conformance, equivalence, review) runs with 
 from __future__ import annotations
 
 import pytest
+from charts import SF_ALONE, SF_BOTH, states
 from statemachine import State
 from statemachine.exceptions import InvalidDefinition
 from support import DF, HID, SF
@@ -26,15 +27,7 @@ class CancelBothEarly(SourceFirstChart):
     """The first attempt a user makes: redeclare one event with the parent's states."""
 
     action_failed = S.cancelling_both.from_(
-        S.prefill_submitting,
-        S.prefill_running,
-        S.destination_reserving,
-        S.destination_accepted,
-        S.transfer_starting,
-        S.transferring,
-        S.activating,
-        S.releasing,
-        on=["cancel_source", "cancel_destination"],
+        *states(S, (*SF_ALONE, *SF_BOTH)), on=["cancel_source", "cancel_destination"]
     )
 
 

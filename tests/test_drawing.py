@@ -11,6 +11,7 @@ from pathlib import Path
 
 import attrs
 import pytest
+from support import run_handoff
 
 from handoff import HandoffOrder, diagrams
 from handoff._compile.table import compiled
@@ -217,13 +218,7 @@ def test_the_rules_table_is_as_wide_as_its_column_and_breaks_long_words() -> Non
 
 
 def _handoff(cwd: Path, *argv: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "handoff", "diagrams", *argv],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    return run_handoff("diagrams", *argv, cwd=cwd)
 
 
 def _snapshot(folder: Path) -> dict[Path, bytes]:

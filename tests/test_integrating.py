@@ -7,6 +7,7 @@ import pickle
 import sys
 import threading
 import uuid
+from collections.abc import Iterator
 
 import pytest
 from walks import FACTS, HID, SF
@@ -36,84 +37,68 @@ from handoff import (
 # -- one caller at a time --------------------------------------------------------------------
 
 
-def test_two_threads_reporting_one_fact_never_issue_an_action_twice() -> None:
+def _race(
+    facts: tuple[AnyHandoffFact, AnyHandoffFact],
+) -> Iterator[tuple[HandoffCoordinatorCore, list[tuple[AnyHandoffFact, object]]]]:
+    """300 races of two threads, released together, each reporting one of `facts` to a
+    coordinator whose prefill was just submitted; yields the coordinator and, per thread in
+    the order they finished, what `on_fact` returned or the `ConcurrentCallError` it raised.
+    A tiny switch interval makes the threads interleave inside a call, where a race would bite."""
     interval = sys.getswitchinterval()
     sys.setswitchinterval(1e-6)
-    refused = 0
     try:
         for _ in range(300):
             coordinator = HandoffCoordinatorCore(HID, SF)
             [submit] = coordinator.start()
             coordinator.on_action_outcome(submit.id, HandoffActionOutcome.SUBMITTED)
-            answers: list[object] = []
+            answers: list[tuple[AnyHandoffFact, object]] = []
             barrier = threading.Barrier(2)
 
             def report(
                 fact: AnyHandoffFact,
-                out: list[object] = answers,
+                out: list[tuple[AnyHandoffFact, object]] = answers,
                 barrier: threading.Barrier = barrier,
                 coordinator: HandoffCoordinatorCore = coordinator,
             ) -> None:
                 barrier.wait()
                 try:
-                    out.append(coordinator.on_fact(fact))
+                    out.append((fact, coordinator.on_fact(fact)))
                 except ConcurrentCallError as error:
-                    out.append(error)
+                    out.append((fact, error))
 
-            threads = [threading.Thread(target=report, args=(FACTS[0],)) for _ in range(2)]
+            threads = [threading.Thread(target=report, args=(fact,)) for fact in facts]
             for thread in threads:
                 thread.start()
             for thread in threads:
                 thread.join()
-            issued = [answer for answer in answers if isinstance(answer, list) and answer]
-            assert len(issued) == 1, answers  # one ReserveDestination, never two
-            refused += sum(isinstance(answer, ConcurrentCallError) for answer in answers)
-            assert coordinator.lifecycle.count(coordinator.lifecycle[0]) == 1
-            assert [key for key, _ in coordinator.issued_actions()] == [
-                HandoffActionId(0),
-                HandoffActionId(1),
-            ]
+            yield coordinator, answers
     finally:
         sys.setswitchinterval(interval)
+
+
+def test_two_threads_reporting_one_fact_never_issue_an_action_twice() -> None:
+    refused = 0
+    for coordinator, reports in _race((FACTS[0], FACTS[0])):
+        answers = [answer for _, answer in reports]
+        issued = [answer for answer in answers if isinstance(answer, list) and answer]
+        assert len(issued) == 1, answers  # one ReserveDestination, never two
+        refused += sum(isinstance(answer, ConcurrentCallError) for answer in answers)
+        assert coordinator.lifecycle.count(coordinator.lifecycle[0]) == 1
+        assert [key for key, _ in coordinator.issued_actions()] == [
+            HandoffActionId(0),
+            HandoffActionId(1),
+        ]
     assert refused >= 0  # how often the race was caught varies; it is never silent
 
 
 def test_a_racing_fact_is_refused_out_loud_never_lost() -> None:
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)
-    try:
-        for _ in range(300):
-            coordinator = HandoffCoordinatorCore(HID, SF)
-            [submit] = coordinator.start()
-            coordinator.on_action_outcome(submit.id, HandoffActionOutcome.SUBMITTED)
-            taken: list[AnyHandoffFact] = []
-            barrier = threading.Barrier(2)
-
-            def report(
-                fact: AnyHandoffFact,
-                taken: list[AnyHandoffFact] = taken,
-                barrier: threading.Barrier = barrier,
-                coordinator: HandoffCoordinatorCore = coordinator,
-            ) -> None:
-                barrier.wait()
-                try:
-                    coordinator.on_fact(fact)
-                    taken.append(fact)
-                except ConcurrentCallError:
-                    pass
-
-            threads = [threading.Thread(target=report, args=(f,)) for f in (FACTS[0], FACTS[4])]
-            for thread in threads:
-                thread.start()
-            for thread in threads:
-                thread.join()
-            # Every fact the coordinator said it took shows in its state.
-            if FACTS[4] in taken:
-                assert coordinator.chart_state.startswith("cancelling")
-            if taken == [FACTS[0]]:
-                assert coordinator.chart_state == "destination_reserving"
-    finally:
-        sys.setswitchinterval(interval)
+    for coordinator, reports in _race((FACTS[0], FACTS[4])):
+        taken = [fact for fact, answer in reports if not isinstance(answer, ConcurrentCallError)]
+        # Every fact the coordinator said it took shows in its state.
+        if FACTS[4] in taken:
+            assert coordinator.chart_state.startswith("cancelling")
+        if taken == [FACTS[0]]:
+            assert coordinator.chart_state == "destination_reserving"
 
 
 def test_a_call_during_a_call_is_a_concurrent_call_error_and_changes_nothing() -> None:

@@ -11,6 +11,7 @@ from typing import Any
 
 import attrs
 import pytest
+from support import BAD_COUNTS
 
 from handoff import (
     AnyHandoffAction,
@@ -145,13 +146,7 @@ class TestFactFields:
 
     @pytest.mark.parametrize(
         ("tokens", "error"),
-        [
-            (True, TypeError),
-            (3.0, TypeError),
-            (None, TypeError),
-            (-1, ValueError),
-            (2**64, ValueError),
-        ],
+        [*BAD_COUNTS, (3.0, TypeError)],
     )
     def test_reserved_tokens_refused(self, tokens: object, error: type[Exception]) -> None:
         with pytest.raises(error, match=r"^transferable_prompt_tokens must be an int"):

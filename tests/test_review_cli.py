@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from review_mutants import MUTANTS
+from support import assert_contains
 from test_review_mutants import replay
 
 from handoff import (
@@ -75,12 +76,15 @@ def test_review_exits_1_with_the_counterexample(
     _failing(monkeypatch, _LEAK.compiled())
     assert main(["review", "--order", "source-first"]) == 1
     out = capsys.readouterr().out
-    assert "FAIL" in out
-    assert "S5 fails: CANCELED completion, yet the ReserveDestination was never canceled" in out
-    assert "shortest counterexample (5 calls):" in out
-    assert "   5. on_action_outcome(2, Applied)" in out
-    assert "-> canceled" in out
-    assert "issued #3 Complete" in out
+    assert_contains(
+        out,
+        "FAIL",
+        "S5 fails: CANCELED completion, yet the ReserveDestination was never canceled",
+        "shortest counterexample (5 calls):",
+        "   5. on_action_outcome(2, Applied)",
+        "-> canceled",
+        "issued #3 Complete",
+    )
 
 
 def test_trace_out_writes_a_replayable_counterexample(

@@ -14,6 +14,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from support import assert_contains
 
 import handoff
 from handoff import diagrams
@@ -110,14 +111,17 @@ def test_each_drawing_comes_from_one_directive(built: tuple[Path, Path, dict[Pat
     _, out, _ = built
     html = (out / "index.html").read_text()
     assert html.count('<svg style="max-width:100%;height:auto') == 4  # 3 states and a path
-    assert "SourceFirst handoff lifecycle" in html
-    assert "DestinationFirst handoff lifecycle" in html
-    assert "RetryingEngine handoff lifecycle" in html
-    assert 'aria-label="The destination-first lifecycle"' in html
-    assert 'style="overflow-x:auto;width:80%;margin-left:auto;margin-right:auto' in html
-    assert "title RetryingEngine: StartTransfer fails" in html
-    assert "SourceFirst: start, ok, SourceHeld, ok, Canceled, ok, ok" in html
-    assert '<table class="handoff-diagram handoff-rules' in html
+    assert_contains(
+        html,
+        "SourceFirst handoff lifecycle",
+        "DestinationFirst handoff lifecycle",
+        "RetryingEngine handoff lifecycle",
+        'aria-label="The destination-first lifecycle"',
+        'style="overflow-x:auto;width:80%;margin-left:auto;margin-right:auto',
+        "title RetryingEngine: StartTransfer fails",
+        "SourceFirst: start, ok, SourceHeld, ok, Canceled, ok, ok",
+        '<table class="handoff-diagram handoff-rules',
+    )
     assert html.count('class="mermaid"') == 2  # the sequence and the state diagram
     assert 'id="source-first"' in html
     assert "The shipped source-first chart" in html

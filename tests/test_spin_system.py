@@ -8,7 +8,8 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from support import spin_or_skip
+from charts import SF_ALONE, SF_BOTH, states, without
+from support import SILENT_CANCEL, assert_contains, spin_or_skip
 
 from handoff import HandoffOrder, SourceFirstChart
 from handoff._compile.table import CompiledChart, compiled
@@ -20,11 +21,7 @@ from handoff._review.system import System
 from handoff._runs.workers import (
     FORGETFUL,
     TOMBSTONE,
-    RequestMemory,
     WorkerContract,
-    WorkerReaction,
-    WorkerReply,
-    WorkerTask,
 )
 
 S = SourceFirstChart
@@ -35,30 +32,15 @@ class Leaking(SourceFirstChart):
 
     terminated = (
         S.cancelling_source.from_(
-            S.prefill_submitting, S.prefill_running, S.destination_reserving, on="cancel_source"
+            *states(S, (*SF_ALONE, "destination_reserving")), on="cancel_source"
         )
         | S.cancelling_both.from_(
-            S.destination_accepted,
-            S.transfer_starting,
-            S.transferring,
-            S.activating,
-            S.releasing,
+            *states(S, without(SF_BOTH, "destination_reserving")),
             on=["cancel_source", "cancel_destination"],
         )
         | S.idle.to(S.canceled)
         | S.succeeded.to(S.cancelling_destination, on="cancel_destination")
     )
-
-
-class SilentCancel(WorkerContract):
-    """Never acknowledges a cancel: cleanup waits for ever."""
-
-    name = "silent-cancel"
-
-    def react(self, task: WorkerTask, memory: RequestMemory) -> WorkerReaction:
-        if task is WorkerTask.CANCEL:
-            return WorkerReaction(RequestMemory.FREED, WorkerReply.SILENT)
-        return TOMBSTONE.react(task, memory)
 
 
 SF, DF = compiled(HandoffOrder.SOURCE_FIRST), compiled(HandoffOrder.DESTINATION_FIRST)
@@ -67,7 +49,7 @@ SYSTEMS: dict[str, tuple[CompiledChart, WorkerContract, set[Key]]] = {
     "forgetful DestinationFirst": (DF, FORGETFUL, {Key("W1"), Key("W2")}),
     "tombstone SourceFirst": (SF, TOMBSTONE, set()),
     "tombstone DestinationFirst": (DF, TOMBSTONE, set()),
-    "silent cancels": (SF, SilentCancel(), {Key("W4"), Key("W5")}),
+    "silent cancels": (SF, SILENT_CANCEL, {Key("W4"), Key("W5")}),
     "a leaking chart": (compiled(Leaking), TOMBSTONE, {Key("W1")}),
 }
 
@@ -99,13 +81,16 @@ def test_spin_and_the_explorer_break_the_same_system_properties(
 
 def test_the_model_tabulates_the_contract_and_names_what_it_checks() -> None:
     text = system_model(SF, System(TOMBSTONE))
-    assert "the workers' contract, 'tombstone', tabulated" in text
-    # A cancel (task 5) of an unknown request (memory 0) leaves a tombstone (memory 3).
-    assert "(t == 5 && m == 0) -> 3" in text
-    assert "ltl W4 {" in text
-    assert "ltl W5 {" in text
-    assert "assert(!W2_broken)" in text
-    assert "#define EARLY_SubmitPrefill (state == S_idle || state == S_prefill_submitting)" in text
+    assert_contains(
+        text,
+        "the workers' contract, 'tombstone', tabulated",
+        # A cancel (task 5) of an unknown request (memory 0) leaves a tombstone (memory 3).
+        "(t == 5 && m == 0) -> 3",
+        "ltl W4 {",
+        "ltl W5 {",
+        "assert(!W2_broken)",
+        "#define EARLY_SubmitPrefill (state == S_idle || state == S_prefill_submitting)",
+    )
     forgetful = system_model(SF, System(FORGETFUL))
     assert "(t == 5 && m == 0) -> 0" in forgetful
 
@@ -115,25 +100,35 @@ def test_spin_mirrors_any_order_delivery_only() -> None:
         run_spin(SF, system=System(TOMBSTONE, fifo=True))
 
 
+@pytest.mark.parametrize(
+    ("workers", "status", "lines"),
+    [
+        # The review's report, judged by Spin: W1 and W2 fail, and the explorer agrees.
+        (
+            "forgetful",
+            1,
+            (
+                "SourceFirst, forgetful workers, messages delivered in any order: ",
+                "UNSAFE: W1 (SourceFirst, forgetful workers), W2 (SourceFirst, forgetful workers)",
+                "SourceFirst: Spin agrees with the explorer",
+            ),
+        ),
+        (
+            "tombstone",
+            0,
+            (
+                "OK: all 7 properties hold for SourceFirst with tombstone workers",
+                "SourceFirst: Spin agrees with the explorer",
+            ),
+        ),
+    ],
+)
 def test_review_workers_engine_spin_reports_the_agreement(
-    capsys: pytest.CaptureFixture[str],
+    workers: str, status: int, lines: tuple[str, ...], capsys: pytest.CaptureFixture[str]
 ) -> None:
     spin_or_skip()
     from handoff.__main__ import main
 
-    assert (
-        main(["review", "--workers", "forgetful", "--engine", "spin", "--order", "SourceFirst"])
-        == 1
-    )
-    out = capsys.readouterr().out
-    # The review's report, judged by Spin: W1 and W2 fail, and the explorer agrees.
-    assert "SourceFirst, forgetful workers, messages delivered in any order: " in out
-    assert "UNSAFE: W1 (SourceFirst, forgetful workers), W2 (SourceFirst, forgetful workers)" in out
-    assert "SourceFirst: Spin agrees with the explorer" in out
-    assert (
-        main(["review", "--workers", "tombstone", "--engine", "spin", "--order", "SourceFirst"])
-        == 0
-    )
-    out = capsys.readouterr().out
-    assert "OK: all 7 properties hold for SourceFirst with tombstone workers" in out
-    assert "SourceFirst: Spin agrees with the explorer" in out
+    argv = ["review", "--workers", workers, "--engine", "spin", "--order", "SourceFirst"]
+    assert main(argv) == status
+    assert_contains(capsys.readouterr().out, *lines)

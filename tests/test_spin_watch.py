@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import pytest
 from review_mutants import MUTANTS
+from support import assert_contains
 
 from handoff import HandoffOrder
 from handoff._compile.table import compiled
@@ -72,13 +73,16 @@ def test_a_refusal_is_named_by_its_class_and_phrase() -> None:
 def test_the_model_judges_refusals_by_kind_and_payloads_by_the_spec() -> None:
     text = model(compiled(HandoffOrder.DESTINATION_FIRST))
     # The chart's refusals say which one; the adapter's timing check names each bad timing.
-    assert "result = REFUSED; refusal = R_OWNERSHIP_NOT_ACCEPTED" in text
-    assert "(t == 2 -> R_INVALID_BANDWIDTH : \\" in text
-    assert "(t == 6 -> R_INVALID_DELAY : \\" in text
-    # The SPEC's own view: the valid timing with 2**64 - 1 missing tokens overflows the delay.
-    assert "#define spec_delay_unusable(t, n) ((t == 1 && n == 2))" in text
-    # DESTINATION_FIRST issues ReserveDestination first, SubmitPrefill once reserved.
-    assert "#define FIRST A_ReserveDestination" in text
-    assert "#define READY seen_reserved" in text
+    assert_contains(
+        text,
+        "result = REFUSED; refusal = R_OWNERSHIP_NOT_ACCEPTED",
+        "(t == 2 -> R_INVALID_BANDWIDTH : \\",
+        "(t == 6 -> R_INVALID_DELAY : \\",
+        # The SPEC's own view: the valid timing with 2**64 - 1 missing tokens overflows the delay.
+        "#define spec_delay_unusable(t, n) ((t == 1 && n == 2))",
+        # DESTINATION_FIRST issues ReserveDestination first, SubmitPrefill once reserved.
+        "#define FIRST A_ReserveDestination",
+        "#define READY seen_reserved",
+    )
     for key, check in MIRRORED.items():
         assert (f"assert(!{key.value}_broken);" in text) is (check is SpinCheck.ASSERTION), key

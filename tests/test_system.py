@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from support import SILENT_CANCEL
 
 from handoff import HandoffCoordinatorCore, HandoffOrder
 from handoff._compile.table import compiled
@@ -25,7 +26,6 @@ from handoff._runs.workers import (
     WorkerContract,
     WorkerReaction,
     WorkerReply,
-    WorkerTask,
 )
 from handoff._values.errors import TraceError
 
@@ -130,19 +130,8 @@ def test_a_run_without_faults_only_succeeds() -> None:
     assert review.verdict("W5").checked == 0
 
 
-class _SilentCancel(WorkerContract):
-    """Never acknowledges a cancel: cleanup waits for ever."""
-
-    name = "silent-cancel"
-
-    def react(self, task: WorkerTask, memory: RequestMemory) -> WorkerReaction:
-        if task is WorkerTask.CANCEL:
-            return WorkerReaction(RequestMemory.FREED, WorkerReply.SILENT)
-        return TOMBSTONE.react(task, memory)
-
-
 def test_a_worker_that_never_acknowledges_a_cancel_breaks_liveness() -> None:
-    review = _review(HandoffOrder.SOURCE_FIRST, _SilentCancel())
+    review = _review(HandoffOrder.SOURCE_FIRST, SILENT_CANCEL)
     failing = {verdict.prop.key for verdict in review.failures()}
     assert failing == {Key.DELIVERIES_COMPLETE, Key.TERMINAL_CANCELS}
     stuck = review.verdict("W4").counterexample

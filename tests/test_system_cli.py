@@ -10,6 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from support import run_handoff
 
 _MODULE = """
 from handoff import SourceFirstChart
@@ -92,14 +93,7 @@ def done(tmp_path_factory: pytest.TempPathFactory) -> dict[str, subprocess.Compl
     (here / "my_contracts.py").write_text(_CONTRACTS)
 
     def run(argv: tuple[str, ...]) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "handoff", *argv],
-            cwd=here,
-            capture_output=True,
-            text=True,
-            timeout=300,
-            check=False,
-        )
+        return run_handoff(*argv, cwd=here, timeout=300)
 
     with ThreadPoolExecutor(max_workers=2) as pool:
         results = dict(zip(RUNS, pool.map(run, RUNS.values()), strict=True))
@@ -187,13 +181,7 @@ def test_explain_writes_the_sequence_diagram_and_traces_that_replay(
     assert "W2 fails in 3 calls" in state
     # The trace is the system run; replayed through the same system it breaks W2 again.
     for key in ("w1", "w2"):
-        replayed = subprocess.run(
-            [sys.executable, "-m", "handoff", "replay", f"out/source_first_forgetful_{key}.jsonl"],
-            cwd=here,
-            capture_output=True,
-            text=True,
-            check=False,
-        )
+        replayed = run_handoff("replay", f"out/source_first_forgetful_{key}.jsonl", cwd=here)
         assert replayed.returncode == 1, replayed.stdout + replayed.stderr
         assert f"VIOLATED out/source_first_forgetful_{key}.jsonl:" in replayed.stdout
         assert f": {key.upper()}\n" in replayed.stdout

@@ -12,6 +12,7 @@ import attrs
 import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
+from support import BAD_COUNTS
 
 from handoff import (
     HandoffCoordinatorCore,
@@ -196,13 +197,7 @@ class TestDelayTokenChoice:
     @pytest.mark.parametrize("mode", list(KvTransferTimingMode))
     @pytest.mark.parametrize(
         ("value", "error"),
-        [
-            (True, TypeError),
-            (1.0, TypeError),
-            (None, TypeError),
-            (-1, ValueError),
-            (2**64, ValueError),
-        ],
+        BAD_COUNTS,
     )
     def test_missing_tokens_checked_in_every_mode(
         self, mode: KvTransferTimingMode, value: object, error: type[Exception]

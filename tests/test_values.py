@@ -11,6 +11,7 @@ import attrs
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from support import BAD_COUNTS
 
 from handoff import (
     EngineType,
@@ -26,19 +27,6 @@ from handoff._values import validators as validators
 from handoff._values.validators import check_count
 
 USIZE_MAX = 2**64 - 1
-
-# (value, exception) pairs every count field must refuse.
-BAD_COUNTS = [
-    (True, TypeError),
-    (False, TypeError),
-    (1.0, TypeError),
-    (0.0, TypeError),
-    (None, TypeError),
-    ("1", TypeError),
-    (-1, ValueError),
-    (2**64, ValueError),
-    (-(2**64), ValueError),
-]
 
 
 @attrs.frozen
@@ -113,32 +101,34 @@ class TestHandoffId:
 
 
 class TestEnums:
-    def test_values_match_the_wire(self) -> None:
-        assert {e.name: e.value for e in EngineType} == {
-            "VLLM": "vllm",
-            "SGLANG": "sglang",
-            "TRTLLM": "trtllm",
-        }
-        assert {e.name: e.value for e in HandoffOrder} == {
-            "SOURCE_FIRST": "SourceFirst",
-            "DESTINATION_FIRST": "DestinationFirst",
-        }
-        assert {e.name: e.value for e in KvTransferTimingMode} == {
-            "FULL_PROMPT": "full_prompt",
-            "DESTINATION_MISSING": "destination_missing",
-        }
-        assert {e.name: e.value for e in HandoffCompletion} == {
-            "SUCCESS": "Success",
-            "CANCELED": "Canceled",
-        }
-        assert {e.name: e.value for e in OutcomeKind} == {
-            "SUBMITTED": "Submitted",
-            "ACCEPTED": "Accepted",
-            "SCHEDULED": "Scheduled",
-            "APPLIED": "Applied",
-            "NOOP": "Noop",
-            "FAILED": "Failed",
-        }
+    @pytest.mark.parametrize(
+        ("kind", "wire"),
+        [
+            (EngineType, {"VLLM": "vllm", "SGLANG": "sglang", "TRTLLM": "trtllm"}),
+            (
+                HandoffOrder,
+                {"SOURCE_FIRST": "SourceFirst", "DESTINATION_FIRST": "DestinationFirst"},
+            ),
+            (
+                KvTransferTimingMode,
+                {"FULL_PROMPT": "full_prompt", "DESTINATION_MISSING": "destination_missing"},
+            ),
+            (HandoffCompletion, {"SUCCESS": "Success", "CANCELED": "Canceled"}),
+            (
+                OutcomeKind,
+                {
+                    "SUBMITTED": "Submitted",
+                    "ACCEPTED": "Accepted",
+                    "SCHEDULED": "Scheduled",
+                    "APPLIED": "Applied",
+                    "NOOP": "Noop",
+                    "FAILED": "Failed",
+                },
+            ),
+        ],
+    )
+    def test_values_match_the_wire(self, kind: type[enum.Enum], wire: dict[str, str]) -> None:
+        assert {e.name: e.value for e in kind} == wire
 
     @pytest.mark.parametrize(
         "member",

@@ -499,74 +499,53 @@ TT = "$.SourceHeld.transfer_timing"
 CONFORMANCE_JSON = dumps(CONFORMANCE)
 CANCELED = '{"Canceled":{"handoff_id":' + H + "}}"
 LONG = "x" * 100
-MALFORMED: list[tuple[str, str | bytes, type, str]] = [
+Malformed = tuple[str, str | bytes, type, str]
+"""A case of malformed input: its name, the text, the type it is decoded as, the message."""
+
+
+def _bad_tokens(name: str, text: str, shown: str) -> Malformed:
+    """A SourceHeld whose timing's `full_prompt_tokens` is the JSON `text`, shown as `shown`."""
+    return (
+        name,
+        held(timing_with(full_prompt_tokens=text)),
+        HandoffFact,
+        f"{TT}.full_prompt_tokens: expected {COUNT_EXPECTED}, got {shown}",
+    )
+
+
+def _bad_action_id(name: str, text: str, shown: str) -> Malformed:
+    """An action id of the JSON `text`, which the message shows as `shown`."""
+    return (name, text, HandoffActionId, f"$: expected {COUNT_EXPECTED}, got {shown}")
+
+
+def _bad_conformance(name: str, edit: tuple[str, str], message: str) -> Malformed:
+    """The conformance fixture with one piece of its JSON replaced, `edit` = (old, new)."""
+    return (name, CONFORMANCE_JSON.replace(*edit), NormalizedHandoffConformance, message)
+
+
+def _bad_uuid(name: str, text: str) -> Malformed:
+    """A handoff id of the JSON string `text`, which the message quotes as it came."""
+    return (name, text, HandoffId, f"$: expected {UUID_EXPECTED}, got the string {text}")
+
+
+MALFORMED: list[Malformed] = [
     # counts
-    (
-        "negative count",
-        held(timing_with(full_prompt_tokens="-1")),
-        HandoffFact,
-        f"{TT}.full_prompt_tokens: expected {COUNT_EXPECTED}, got -1",
-    ),
-    (
-        "float count",
-        held(timing_with(full_prompt_tokens="10.0")),
-        HandoffFact,
-        f"{TT}.full_prompt_tokens: expected {COUNT_EXPECTED}, got 10.0",
-    ),
-    (
-        "exponent count",
-        held(timing_with(full_prompt_tokens="1e1")),
-        HandoffFact,
-        f"{TT}.full_prompt_tokens: expected {COUNT_EXPECTED}, got 10.0",
-    ),
-    (
-        "bool count",
-        held(timing_with(full_prompt_tokens="true")),
-        HandoffFact,
-        f"{TT}.full_prompt_tokens: expected {COUNT_EXPECTED}, got true",
-    ),
-    (
-        "string count",
-        held(timing_with(full_prompt_tokens='"10"')),
-        HandoffFact,
-        f'{TT}.full_prompt_tokens: expected {COUNT_EXPECTED}, got the string "10"',
-    ),
-    (
-        "count of 2**64",
-        held(timing_with(full_prompt_tokens="18446744073709551616")),
-        HandoffFact,
-        f"{TT}.full_prompt_tokens: expected {COUNT_EXPECTED}, got 18446744073709551616",
-    ),
-    (
-        "minus zero count",
-        "-0",
-        HandoffActionId,
-        f"$: expected {COUNT_EXPECTED}, got -0.0",
-    ),
-    (
-        "huge count",
-        "1" * 40,
-        HandoffActionId,
-        f"$: expected {COUNT_EXPECTED}, got an integer of 40 characters",
-    ),
+    _bad_tokens("negative count", "-1", "-1"),
+    _bad_tokens("float count", "10.0", "10.0"),
+    _bad_tokens("exponent count", "1e1", "10.0"),
+    _bad_tokens("bool count", "true", "true"),
+    _bad_tokens("string count", '"10"', 'the string "10"'),
+    _bad_tokens("count of 2**64", "18446744073709551616", "18446744073709551616"),
+    _bad_action_id("minus zero count", "-0", "-0.0"),
+    _bad_action_id("huge count", "1" * 40, "an integer of 40 characters"),
     (
         "optional count",
         held(timing_with(kv_bytes_per_token="-5")),
         HandoffFact,
         f"{TT}.kv_bytes_per_token: expected {COUNT_EXPECTED} or null, got -5",
     ),
-    (
-        "float action id",
-        "3.0",
-        HandoffActionId,
-        f"$: expected {COUNT_EXPECTED}, got 3.0",
-    ),
-    (
-        "string action id",
-        '"3"',
-        HandoffActionId,
-        f'$: expected {COUNT_EXPECTED}, got the string "3"',
-    ),
+    _bad_action_id("float action id", "3.0", "3.0"),
+    _bad_action_id("string action id", '"3"', 'the string "3"'),
     # floats
     (
         "string bandwidth",
@@ -600,22 +579,19 @@ MALFORMED: list[tuple[str, str | bytes, type, str]] = [
         HandoffOrder,
         '$: expected one of "SourceFirst", "DestinationFirst", got the string "source_first"',
     ),
-    (
+    _bad_conformance(
         "engine type capitalised",
-        CONFORMANCE_JSON.replace('"sglang"', '"SGLang"'),
-        NormalizedHandoffConformance,
+        ('"sglang"', '"SGLang"'),
         '$.engine_type: expected one of "vllm", "sglang", "trtllm", got the string "SGLang"',
     ),
-    (
+    _bad_conformance(
         "unknown lifecycle event",
-        CONFORMANCE_JSON.replace('"DestinationAccepted"', '"Nope"'),
-        NormalizedHandoffConformance,
+        ('"DestinationAccepted"', '"Nope"'),
         f'$.lifecycle[1]: expected one of {EVENTS}, got the string "Nope"',
     ),
-    (
+    _bad_conformance(
         "lifecycle not an array",
-        CONFORMANCE_JSON.replace('["SourceHeld","DestinationAccepted"]', '"SourceHeld"'),
-        NormalizedHandoffConformance,
+        ('["SourceHeld","DestinationAccepted"]', '"SourceHeld"'),
         '$.lifecycle: expected an array, got the string "SourceHeld"',
     ),
     (
@@ -663,16 +639,14 @@ MALFORMED: list[tuple[str, str | bytes, type, str]] = [
         HandoffFact,
         f"{TT}: expected a HandoffTransferTiming object, got an empty array",
     ),
-    (
+    _bad_conformance(
         "nested struct field",
-        CONFORMANCE_JSON.replace('"on_activation":4', '"on_activation":-4'),
-        NormalizedHandoffConformance,
+        ('"on_activation":4', '"on_activation":-4'),
         f"$.destination_stored.on_activation: expected {COUNT_EXPECTED}, got -4",
     ),
-    (
+    _bad_conformance(
         "number for a flag",
-        CONFORMANCE_JSON.replace('"source_drained":true', '"source_drained":1'),
-        NormalizedHandoffConformance,
+        ('"source_drained":true', '"source_drained":1'),
         "$.source_drained: expected true or false, got 1",
     ),
     (
@@ -694,18 +668,8 @@ MALFORMED: list[tuple[str, str | bytes, type, str]] = [
         HandoffFact,
         f'$.Canceled.handoff_id: expected {UUID_EXPECTED}, got the string "nope"',
     ),
-    (
-        "UUID without hyphens",
-        '"00000000000000000000000000000001"',
-        HandoffId,
-        f'$: expected {UUID_EXPECTED}, got the string "00000000000000000000000000000001"',
-    ),
-    (
-        "braced UUID",
-        '"{00000000-0000-0000-0000-000000000001}"',
-        HandoffId,
-        f'$: expected {UUID_EXPECTED}, got the string "{{00000000-0000-0000-0000-000000000001}}"',
-    ),
+    _bad_uuid("UUID without hyphens", '"00000000000000000000000000000001"'),
+    _bad_uuid("braced UUID", '"{00000000-0000-0000-0000-000000000001}"'),
     (
         "URN UUID",
         '"urn:uuid:00000000-0000-0000-0000-000000000001"',
@@ -713,24 +677,9 @@ MALFORMED: list[tuple[str, str | bytes, type, str]] = [
         f"$: expected {UUID_EXPECTED}, got the string "
         '"urn:uuid:00000000-0000-0000-0000-0000000"… (45 characters)',
     ),
-    (
-        "UUID with a non-hex digit",
-        '"0000000g-0000-0000-0000-000000000001"',
-        HandoffId,
-        f'$: expected {UUID_EXPECTED}, got the string "0000000g-0000-0000-0000-000000000001"',
-    ),
-    (
-        "UUID with moved hyphens",
-        '"000000000-000-0000-0000-000000000001"',
-        HandoffId,
-        f'$: expected {UUID_EXPECTED}, got the string "000000000-000-0000-0000-000000000001"',
-    ),
-    (
-        "UUID with a trailing newline",
-        '"00000000-0000-0000-0000-000000000001\\n"',
-        HandoffId,
-        f'$: expected {UUID_EXPECTED}, got the string "00000000-0000-0000-0000-000000000001\\n"',
-    ),
+    _bad_uuid("UUID with a non-hex digit", '"0000000g-0000-0000-0000-000000000001"'),
+    _bad_uuid("UUID with moved hyphens", '"000000000-000-0000-0000-000000000001"'),
+    _bad_uuid("UUID with a trailing newline", '"00000000-0000-0000-0000-000000000001\\n"'),
     (
         "UUID as a number",
         "1",
@@ -877,11 +826,8 @@ MALFORMED: list[tuple[str, str | bytes, type, str]] = [
         HandoffActionId,
         "$: malformed JSON: number out of range: 100000000000000000000000000000…",
     ),
-    (
-        "duplicate key where a count belongs",
-        '{"a":1,"a":2}',
-        HandoffActionId,
-        f'$: expected {COUNT_EXPECTED}, got an object repeating the key "a"',
+    _bad_action_id(
+        "duplicate key where a count belongs", '{"a":1,"a":2}', 'an object repeating the key "a"'
     ),
     (
         "duplicate key where a struct belongs",

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from support import SILENT_TAKE, module_beside
 
 from handoff import HandoffAction, HandoffActionOutcome, HandoffId, HandoffOrder
 from handoff._runs.faults import Fault
@@ -126,11 +126,7 @@ class Broken(WorkerContract):
 
 @pytest.fixture
 def here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    (tmp_path / "my_workers.py").write_text(_CONTRACTS)
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(sys, "path", list(sys.path))
-    yield tmp_path
-    sys.modules.pop("my_workers", None)
+    yield from module_beside(tmp_path, monkeypatch, "my_workers", _CONTRACTS)
 
 
 def test_a_contract_is_found_by_name_or_as_module_name(here: Path) -> None:
@@ -191,18 +187,7 @@ def test_without_workers_no_delivery_is_delayed() -> None:
     assert report.ok
 
 
-class _SilentTake(WorkerContract):
-    """Never acknowledges a submission: nothing else of the handoff is then on its way."""
-
-    name = "silent"
-
-    def react(self, task: WorkerTask, memory: RequestMemory) -> WorkerReaction:
-        if task is T.TAKE:
-            return WorkerReaction(M.HELD, Y.SILENT)
-        return FORGETFUL.react(task, memory)
-
-
 def test_a_worker_that_never_acknowledges_leaves_handoffs_incomplete() -> None:
-    report = simulate(SimulationConfig(handoffs=200, seed=1, fault_rate=0.0, workers=_SilentTake()))
+    report = simulate(SimulationConfig(handoffs=200, seed=1, fault_rate=0.0, workers=SILENT_TAKE))
     assert report.incomplete == 200
     assert not report.ok

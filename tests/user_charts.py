@@ -3,6 +3,8 @@ their chart: snapshots and recorded traces."""
 
 from __future__ import annotations
 
+from charts import SF_ALONE, SF_BOTH, states
+
 from handoff import SourceFirstChart
 
 S = SourceFirstChart
@@ -13,13 +15,5 @@ class FreesBoth(SourceFirstChart):
 
     title = "FreesBoth"
     action_failed = S.cancelling_source.from_(
-        S.prefill_submitting, S.prefill_running, on="cancel_source"
-    ) | S.cancelling_both.from_(
-        S.destination_reserving,
-        S.destination_accepted,
-        S.transfer_starting,
-        S.transferring,
-        S.activating,
-        S.releasing,
-        on=["cancel_source", "cancel_destination"],
-    )
+        *states(S, SF_ALONE), on="cancel_source"
+    ) | S.cancelling_both.from_(*states(S, SF_BOTH), on=["cancel_source", "cancel_destination"])

@@ -13,6 +13,7 @@ from typing import Any
 
 from statemachine.transition_list import TransitionList
 
+from charts import DF_ALONE, DF_BOTH, SF_ALONE, SF_BOTH, TAIL, states, without
 from handoff import DestinationFirstChart as DF
 from handoff import Refusal, refused
 from handoff import SourceFirstChart as SF
@@ -35,17 +36,6 @@ def _terminated(cleanup: Rule) -> Rule:
     )
 
 
-SF_ALONE = ("prefill_submitting", "prefill_running")
-"""Where SOURCE_FIRST's cleanup cancels the source alone: no destination asked yet."""
-DF_ALONE = ("destination_reserving", "destination_accepted")
-"""Where DESTINATION_FIRST's cleanup cancels the destination alone: no prefill asked yet."""
-TAIL = ("transfer_starting", "transferring", "activating", "releasing")
-SF_BOTH = (*DF_ALONE, *TAIL)
-"""Where SOURCE_FIRST's cleanup cancels both owners."""
-DF_BOTH = (*SF_ALONE, *TAIL)
-"""Where DESTINATION_FIRST's cleanup cancels both owners."""
-
-
 def cleanup(
     s: Chart,
     alone: str,
@@ -63,11 +53,6 @@ def cleanup(
     return getattr(s, f"cancelling_{alone}").from_(
         *(getattr(s, name) for name in from_alone), on=f"cancel_{alone}"
     ) | s.cancelling_both.from_(*(getattr(s, name) for name in from_both), on=cancels)
-
-
-def without(states: Iterable[str], *left_out: str) -> tuple[str, ...]:
-    """`states` but `left_out`."""
-    return tuple(state for state in states if state not in left_out)
 
 
 def _sf_cleanup(s: Chart, *, cancels: object = _BOTH) -> TransitionList:
@@ -90,34 +75,16 @@ def _sf_reserved(s: Chart) -> TransitionList:
     return s.destination_accepted.to(
         s.transfer_starting, validators="transfer_delay_is_valid", on="start_transfer"
     ) | refused(
-        Refusal.OWNERSHIP_NOT_ACCEPTED,
-        s.idle,
-        s.prefill_submitting,
-        s.prefill_running,
-        s.destination_reserving,
+        Refusal.OWNERSHIP_NOT_ACCEPTED, *states(s, ("idle", *SF_ALONE, "destination_reserving"))
     )
 
 
 def _sf_too_early_for_transfer(s: Chart) -> TransitionList:
-    return refused(
-        Refusal.TRANSFER_NOT_SCHEDULED,
-        s.idle,
-        s.prefill_submitting,
-        s.prefill_running,
-        s.destination_reserving,
-        s.destination_accepted,
-    )
+    return refused(Refusal.TRANSFER_NOT_SCHEDULED, *states(s, ("idle", *SF_ALONE, *DF_ALONE)))
 
 
 def _df_too_early_for_transfer(s: Chart) -> TransitionList:
-    return refused(
-        Refusal.TRANSFER_NOT_SCHEDULED,
-        s.idle,
-        s.destination_reserving,
-        s.destination_accepted,
-        s.prefill_submitting,
-        s.prefill_running,
-    )
+    return refused(Refusal.TRANSFER_NOT_SCHEDULED, *states(s, ("idle", *DF_ALONE, *SF_ALONE)))
 
 
 def _activate(s: Chart) -> TransitionList:

@@ -7,11 +7,8 @@ from __future__ import annotations
 
 from statemachine.transition_list import TransitionList
 
+from charts import DF_ALONE, DF_BOTH, SF_ALONE, SF_BOTH, without
 from charts.broken import (
-    DF_ALONE,
-    DF_BOTH,
-    SF_ALONE,
-    SF_BOTH,
     Chart,
     _activate,
     _df_cleanup,
@@ -19,7 +16,6 @@ from charts.broken import (
     _sf_reserved,
     _terminated,
     cleanup,
-    without,
 )
 from charts.broken import _sf_source_held as _held
 from charts.broken import _sf_too_early_for_transfer as _too_early

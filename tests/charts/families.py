@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from statemachine import State
 
+from charts import SF_ALONE, SF_BOTH, states, without
 from handoff import SourceFirstChart, ignored
 
 S = SourceFirstChart
@@ -32,12 +33,8 @@ class CancelDestinationFirst(SourceFirstChart):
     reference cancels the source first (Q1)."""
 
     action_failed = (
-        S.cancelling_source.from_(S.prefill_submitting, S.prefill_running, on="cancel_source")
-        | S.cancelling_both.from_(
-            S.destination_reserving, S.destination_accepted, S.transfer_starting,
-            S.transferring, S.activating, S.releasing,
-            on=["cancel_destination", "cancel_source"],
-        )
+        S.cancelling_source.from_(*states(S, SF_ALONE), on="cancel_source")
+        | S.cancelling_both.from_(*states(S, SF_BOTH), on=["cancel_destination", "cancel_source"])
     )
     terminated = (
         action_failed
@@ -73,12 +70,10 @@ class LeakReservation(SourceFirstChart):
     title = "SourceFirst"
     action_failed = (
         S.cancelling_source.from_(
-            S.prefill_submitting, S.prefill_running, S.destination_reserving,
-            on="cancel_source",
+            *states(S, (*SF_ALONE, "destination_reserving")), on="cancel_source"
         )
         | S.cancelling_both.from_(
-            S.destination_accepted, S.transfer_starting, S.transferring, S.activating,
-            S.releasing,
+            *states(S, without(SF_BOTH, "destination_reserving")),
             on=["cancel_source", "cancel_destination"],
         )
     )
