@@ -13,19 +13,8 @@ from collections.abc import Iterable, Iterator, Sequence
 
 import attrs
 
+from handoff._review.conform import protocol
 from handoff._review.conform.child import Implementation, Misbehaved
-from handoff._review.conform.protocol import (
-    VERSION,
-    CallRequest,
-    Hello,
-    Message,
-    Open,
-    Opened,
-    ProtocolError,
-    Reply,
-    read,
-    write,
-)
 from handoff._review.conform.suite import Model, Run, Suite, handoff_id, run_of, walk
 from handoff._review.environment import environment
 from handoff._runs.call import Call
@@ -52,8 +41,8 @@ class Divergence:
     run: Run
     index: int
     """The call's place in the run's requests (1: the first call)."""
-    expected: Reply
-    actual: Reply
+    expected: protocol.Reply
+    actual: protocol.Reply
     shrunk: bool = False
     """Found by a random walk and shrunk (else by the suite, breadth-first: a shortest run)."""
 
@@ -97,20 +86,20 @@ class Checker:
         self.opened = 0
         self.calls = 0
 
-    def hello(self) -> Hello:
+    def hello(self) -> protocol.Hello:
         """The handshake; `Broken` unless the implementation speaks this protocol version."""
-        request = write(Hello(VERSION, "handoff conform"))
+        request = protocol.write(protocol.Hello(protocol.VERSION, "handoff conform"))
         try:
             (line,) = self.implementation.exchange([request])
         except Misbehaved as error:
             raise _broken(error, _name(request)) from None
         answer = _read(line, _name(request))
-        if not isinstance(answer, Hello):
+        if not isinstance(answer, protocol.Hello):
             raise Broken(f"the implementation answered the hello line with {_clip(line)}")
-        if answer.version != VERSION:
+        if answer.version != protocol.VERSION:
             raise Broken(
                 f"the implementation speaks protocol version {answer.version}; "
-                f"handoff conform speaks version {VERSION}"
+                f"handoff conform speaks version {protocol.VERSION}"
             )
         return answer
 
@@ -185,12 +174,19 @@ class Checker:
                 continue
             where = _name(request)
             answer = _read(line, where)
-            chart = read(expected)
+            chart = protocol.read(expected)
             if not isinstance(answer, type(chart)):
                 raise Broken(f"the implementation answered {_clip(line)} {where}")
-            if isinstance(answer, Opened | Reply) and answer.handoff_id != run.handoff_id:
+            if (
+                isinstance(answer, protocol.Opened | protocol.Reply)
+                and answer.handoff_id != run.handoff_id
+            ):
                 raise Broken(f"the implementation answered for handoff {answer.handoff_id} {where}")
-            if isinstance(answer, Reply) and isinstance(chart, Reply) and answer != chart:
+            if (
+                isinstance(answer, protocol.Reply)
+                and isinstance(chart, protocol.Reply)
+                and answer != chart
+            ):
                 return Divergence(model, run, index, chart, answer)
         return None
 
@@ -215,27 +211,27 @@ def _broken(error: Misbehaved, where: str) -> Broken:
     return Broken(f"the implementation {error.reason} {where}")
 
 
-def _read(line: bytes, where: str) -> Message:
+def _read(line: bytes, where: str) -> protocol.Message:
     try:
-        return read(line)
-    except ProtocolError as error:
+        return protocol.read(line)
+    except protocol.ProtocolError as error:
         raise Broken(
             f"the implementation printed what is not the protocol {where}: {error}: {_clip(line)}"
         ) from None
 
 
 def _call(line: str) -> Call:
-    request = read(line)
-    assert isinstance(request, CallRequest)
+    request = protocol.read(line)
+    assert isinstance(request, protocol.CallRequest)
     return request.call
 
 
 def _name(request: str) -> str:
     """The request in words, as a report names it: `to on_fact(Canceled) of handoff …`."""
-    message = read(request)
-    if isinstance(message, CallRequest):
+    message = protocol.read(request)
+    if isinstance(message, protocol.CallRequest):
         return f"to {message.call} of handoff {message.handoff_id}"
-    if isinstance(message, Open):
+    if isinstance(message, protocol.Open):
         return f"to the opening of handoff {message.handoff_id}"
     return "to the hello line"
 
