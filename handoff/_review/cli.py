@@ -33,8 +33,9 @@ from handoff._review.report import (
     markdown,
     text,
 )
+from handoff._runs.faults import FAULTS_HELP, budget_argument, faults_argument
 from handoff._runs.trace import TraceError, read_trace, write_trace
-from handoff._runs.workers import WORKERS_HELP, contract_argument
+from handoff._runs.workers import WORKERS_HELP, Acknowledge, contract_argument
 from handoff._values.errors import HandoffError
 
 if TYPE_CHECKING:
@@ -83,6 +84,26 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "(default: in any order)",
     )
     parser.add_argument(
+        "--faults",
+        type=faults_argument,
+        metavar="FAULT,…",
+        help=f"with --workers: let a run suffer these faults too ({FAULTS_HELP}): a message "
+        "delivered twice, a message lost (the runtime reports TimedOut), a worker that "
+        "restarts and forgets the request",
+    )
+    parser.add_argument(
+        "--fault-budget",
+        type=budget_argument,
+        metavar="K",
+        help="with --faults: how many faults of each kind a run suffers at most (default 1)",
+    )
+    parser.add_argument(
+        "--acknowledge",
+        choices=[policy.value for policy in Acknowledge],
+        help="with --workers: when the runtime reports Submitted, Accepted and Scheduled: "
+        "on-reply, when the worker has done the work (default); on-send, as it sends the work",
+    )
+    parser.add_argument(
         "--trace-out",
         metavar="FILE",
         type=_cli.new_file,
@@ -98,16 +119,31 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def system_of(args: argparse.Namespace) -> System | None:
-    """The system `--workers` and `--fifo` name, or None for the chart alone."""
+    """The system `--workers`, `--fifo`, `--faults`, `--fault-budget` and `--acknowledge`
+    name, or None for the chart alone."""
     contract = getattr(args, "workers", None)
     fifo = getattr(args, "fifo", False)
+    injected = getattr(args, "faults", None)
+    budget = getattr(args, "fault_budget", None)
+    acknowledge = getattr(args, "acknowledge", None)
+    if budget is not None and injected is None:
+        raise _cli.UsageError("--fault-budget bounds the faults injected: give --faults too")
     if contract is None:
         if fifo:
             raise _cli.UsageError("--fifo orders the workers' messages: give --workers too")
+        for option, given in (("--faults", injected), ("--acknowledge", acknowledge)):
+            if given is not None:
+                raise _cli.UsageError(f"{option} is about the workers: give --workers too")
         return None
     from handoff._review.system import System  # the second world, loaded when asked for
 
-    return System(contract, fifo=fifo)
+    return System(
+        contract,
+        fifo=fifo,
+        injected=injected or frozenset(),
+        budget=1 if budget is None else budget,
+        acknowledge=Acknowledge(acknowledge or Acknowledge.ON_REPLY.value),
+    )
 
 
 def run(
