@@ -312,7 +312,8 @@ class Acknowledge(enum.Enum):
     """The worker's reply carries the acknowledgement: it has the work when it is reported."""
     ON_SEND = "on-send"
     """The runtime reports `Submitted`, `Accepted` or `Scheduled` as it sends the work, before
-    the worker has it (the asyncio runtime of docs/integrating.md); the worker then only
+    the worker has it (as docs/integrating.md's asyncio runtime does for `Submitted` and
+    `Scheduled`); the worker then only
     reports the work's fact, or `Failed` when it did not do it."""
 
 
