@@ -33,7 +33,7 @@ from handoff._review.report import (
     markdown,
     text,
 )
-from handoff._runs.faults import FAULTS_HELP, budget_argument, faults_argument
+from handoff._runs.faults import add_fault_options
 from handoff._runs.trace import TraceError, read_trace, write_trace
 from handoff._runs.workers import WORKERS_HELP, Acknowledge, contract_argument
 from handoff._values.errors import HandoffError
@@ -83,26 +83,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="with --workers: deliver each worker's messages in the order they were sent "
         "(default: in any order)",
     )
-    parser.add_argument(
-        "--faults",
-        type=faults_argument,
-        metavar="FAULT,…",
-        help=f"with --workers: let a run suffer these faults too ({FAULTS_HELP}): a message "
-        "delivered twice, a message lost (the runtime reports TimedOut), a worker that "
-        "restarts and forgets the request",
-    )
-    parser.add_argument(
-        "--fault-budget",
-        type=budget_argument,
-        metavar="K",
-        help="with --faults: how many faults of each kind a run suffers at most (default 1)",
-    )
-    parser.add_argument(
-        "--acknowledge",
-        choices=[policy.value for policy in Acknowledge],
-        help="with --workers: when the runtime reports Submitted, Accepted and Scheduled: "
-        "on-reply, when the worker has done the work (default); on-send, as it sends the work",
-    )
+    add_fault_options(parser)
     parser.add_argument(
         "--trace-out",
         metavar="FILE",

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import enum
 
+from handoff._runs.workers import Acknowledge
 from handoff._values.messages import HandoffFact
 from handoff._values.values import HandoffActionOutcome
 
@@ -21,6 +22,7 @@ __all__ = [
     "WITH_WORKERS",
     "Fault",
     "TerminalFact",
+    "add_fault_options",
     "budget_argument",
     "faults_argument",
 ]
@@ -143,3 +145,28 @@ def budget_argument(text: str) -> int:
         # Each unit of budget multiplies the configurations; past a few a review never ends.
         raise argparse.ArgumentTypeError(f"expected a whole number from 1 to 9, got {text!r}")
     return value
+
+
+def add_fault_options(parser: argparse.ArgumentParser) -> None:
+    """Declare `--faults`, `--fault-budget` and `--acknowledge`, as review and simulate take
+    them (both with `--workers`)."""
+    parser.add_argument(
+        "--faults",
+        type=faults_argument,
+        metavar="FAULT,…",
+        help=f"with --workers: let a handoff suffer these faults too ({FAULTS_HELP}): a "
+        "message delivered twice, a message lost (the runtime reports TimedOut), a worker "
+        "that restarts and forgets the request",
+    )
+    parser.add_argument(
+        "--fault-budget",
+        type=budget_argument,
+        metavar="K",
+        help="with --faults: how many faults of each kind a handoff suffers at most (default 1)",
+    )
+    parser.add_argument(
+        "--acknowledge",
+        choices=[policy.value for policy in Acknowledge],
+        help="with --workers: when the runtime reports Submitted, Accepted and Scheduled: "
+        "on-reply, when the worker has done the work (default); on-send, as it sends the work",
+    )
