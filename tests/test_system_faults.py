@@ -1,5 +1,5 @@
-"""The system review under injected faults (`--faults duplicate,lose,crash`, `--fault-budget`)
-and the runtime's acknowledgement policy (`--acknowledge on-reply|on-send`).
+"""The system review and the simulation under injected faults (`--faults duplicate,lose,crash`,
+`--fault-budget`) and the runtime's acknowledgement policy (`--acknowledge on-reply|on-send`).
 
 Each expected verdict is worked out from the contracts before it is asserted; the commands the
 issue names run for real, in subprocesses side by side.
@@ -48,6 +48,26 @@ RUNS = {
     "budget-alone": ("review", "--workers", "tombstone", "--fault-budget", "2"),
     "faults-alone": ("review", "--faults", "crash"),
     "spin-faults": ("review", "--workers", "tombstone", "--faults", "crash", "--engine", "spin"),
+    "simulate-crash": (
+        "simulate", "--workers", "tombstone", "--faults", "crash", "--fault-rate", "0.3",
+        "--handoffs", "3000",
+    ),
+    "simulate-duplicate": (
+        "simulate", "--workers", "tombstone", "--faults", "duplicate", "--fault-rate", "0.3",
+        "--handoffs", "3000",
+    ),
+    "simulate-lose": (
+        "simulate", "--workers", "tombstone", "--faults", "lose", "--handoffs", "3000",
+    ),
+    "simulate-on-reply": (
+        "simulate", "--chart", CHART, "--workers", "forgetful", "--acknowledge", "on-reply",
+        "--handoffs", "3000",
+    ),
+    "simulate-on-send": (
+        "simulate", "--chart", CHART, "--workers", "forgetful", "--acknowledge", "on-send",
+        "--handoffs", "3000",
+    ),
+    "simulate-faults-alone": ("simulate", "--faults", "lose"),
     "spin-on-send": (
         "review", "--workers", "tombstone", "--acknowledge", "on-send", "--engine", "spin",
     ),
@@ -164,6 +184,7 @@ def test_a_chart_that_waits_for_submitted_is_safe_only_when_the_worker_acknowled
         ("faults-alone", "--faults is about the workers: give --workers too"),
         ("spin-faults", "--engine spin does not mirror the faults crash yet: drop --faults"),
         ("spin-on-send", "--engine spin mirrors work acknowledged by the worker's reply only"),
+        ("simulate-faults-alone", "--faults is about the workers: give --workers too"),
     ],
 )
 def test_bad_values_are_one_line_and_exit_2(
@@ -173,7 +194,7 @@ def test_bad_values_are_one_line_and_exit_2(
     assert result.returncode == 2, result.stdout + result.stderr
     lines = [line for line in result.stderr.splitlines() if not line.startswith("usage:")]
     assert len(lines) == 1, result.stderr
-    assert lines[0].startswith("handoff review: error: ")
+    assert lines[0].startswith(f"handoff {RUNS[name][0]}: error: ")
     assert words in lines[0]
 
 
@@ -261,3 +282,45 @@ def test_a_trace_names_its_faults_and_policy_and_replays(tmp_path: Path) -> None
     assert again.workers == trace.workers
     replayed = replay_system_run(again)
     assert "W1" in {key.value for _line, key, _words in replayed.findings}
+
+
+def _held(result: subprocess.CompletedProcess[str]) -> int:
+    """The worker slots a simulation says are still held."""
+    line = next(line for line in result.stdout.splitlines() if "worker slots" in line)
+    return int(line.split()[2].replace(",", ""))
+
+
+def test_the_simulation_finds_what_the_review_finds(
+    done: dict[str, subprocess.CompletedProcess[str]],
+) -> None:
+    # The same faults at scale.  A restart injected as the late submission arrives forgets
+    # the tombstone its early cancel left, so tombstone workers hold slots (the review's W1);
+    # copies of work are dropped by tombstones, so duplicates leak nothing (the review: safe).
+    crash = done["simulate-crash"]
+    assert crash.returncode == 1, crash.stdout
+    assert _held(crash) > 0
+    assert "fault         crash" in crash.stdout
+    duplicate = done["simulate-duplicate"]
+    assert duplicate.returncode == 0, duplicate.stdout
+    assert _held(duplicate) == 0
+    assert "fault         duplicate  " in duplicate.stdout
+    # A lost action is never re-sent: some handoffs never complete (the review's W4).
+    lose = done["simulate-lose"]
+    assert lose.returncode == 1, lose.stdout
+    incomplete = next(line for line in lose.stdout.splitlines() if "incomplete" in line)
+    assert int(incomplete.split()[1].replace(",", "")) > 0
+
+
+def test_the_simulation_sees_the_acknowledgement_policy_as_the_review_does(
+    done: dict[str, subprocess.CompletedProcess[str]],
+) -> None:
+    # CancelOnceSubmitted cancels only work a worker acknowledged.  On reply no worker slot is
+    # left held (the review: W1 holds).  On send a cancel overtakes its submission and the
+    # forgetful source keeps the late one's slot (the review: W1 fails).  The simulation's own
+    # owner checks also flag this chart (it completes a failed submission without a cancel),
+    # so the slots are what is compared, not the exit status.
+    assert _held(done["simulate-on-reply"]) == 0, done["simulate-on-reply"].stdout
+    on_send = done["simulate-on-send"]
+    assert on_send.returncode == 1
+    assert _held(on_send) > 0
+    assert "(forgetful workers, work acknowledged on send)" in on_send.stdout
