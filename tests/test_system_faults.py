@@ -324,3 +324,33 @@ def test_the_simulation_sees_the_acknowledgement_policy_as_the_review_does(
     assert on_send.returncode == 1
     assert _held(on_send) > 0
     assert "(forgetful workers, work acknowledged on send)" in on_send.stdout
+
+
+def test_a_restart_is_drawn_and_described_where_it_happens() -> None:
+    from handoff._docs.mermaid import mermaid_system_sequence
+    from handoff._review.report import describe_step
+
+    # With tombstone workers and no FIFO, the only way to a leak is a restart between the
+    # early cancel (which left the tombstone) and the late submission: every W2
+    # counterexample must show the source restarting after the cancel it kept a tombstone for
+    # (six moves, as the issue found).
+    review = review_order(
+        HandoffOrder.SOURCE_FIRST,
+        system=System(TOMBSTONE, injected=frozenset({Fault.RESTART})),
+    )
+    verdict = review.verdict("W2")
+    example = verdict.counterexample
+    assert example is not None
+    # The fewest moves: start, a terminal fact, the cancel reaching the source, its Noop
+    # telling the coordinator, the restart, the late submission.
+    assert len(example.steps) == 6
+    kinds = [step.kind for step in example.steps]
+    assert MoveKind.RESTART in kinds
+    restart = kinds.index(MoveKind.RESTART)
+    before = [describe_step(step) for step in example.steps[:restart]]
+    assert any("CancelSource: remembers the request as canceled" in w for w in before)
+    assert describe_step(example.steps[restart]) == (
+        "the source restarts: it forgets the request and frees its slot"
+    )
+    sequence = mermaid_system_sequence(review, verdict, example)
+    assert f"Note over Source: {restart + 1}. restarts, forgets all" in sequence

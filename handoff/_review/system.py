@@ -9,6 +9,13 @@ Besides deliveries, the system may suffer up to `faults` faults in a run (`hando
 names them): a terminal fact (`Failed`, `TimedOut`, `Canceled`) reported to the coordinator,
 or a worker failing the work it was given (acknowledged as failed, memory unchanged).
 
+With `System.injected` (`--faults`), each up to `System.budget` times a run, offered after
+every other move so that a review without them is the review of before: a delivery that
+leaves a copy of its message in flight, a message lost (the runtime reports `TimedOut`), a
+worker restarting (forgetting the request).  With `Acknowledge.ON_SEND` the runtime puts the
+fitting acknowledgement of `SubmitPrefill`, `ReserveDestination` and `StartTransfer` in flight
+as it sends the work; the worker then reports only the work's fact, or `Failed`.
+
 The runtime's one policy: a fact the coordinator refuses as early (its acknowledgement is still
 in flight) stays in flight and is delivered again later; any other refused message is dropped.
 `Complete` is the runtime's own: it goes to no worker.
