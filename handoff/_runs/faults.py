@@ -112,7 +112,8 @@ SIMULATED = (
 """The faults the simulation injects, in report order (a `Failed` report is the review's)."""
 
 WITH_WORKERS = (*SIMULATED, Fault.DELAYED_DELIVERY)
-"""The faults the simulation injects when its handoffs have workers (`--workers`)."""
+"""The faults the simulation injects when its handoffs have workers (`--workers`); those of
+`NETWORK` asked for with `--faults` come after them."""
 
 NETWORK = (Fault.DUPLICATION, Fault.LOSS, Fault.RESTART)
 """The faults a system review explores only when asked (`--faults`), each within a budget;
