@@ -310,7 +310,10 @@ def mermaid_system_sequence(review: Review, verdict: Verdict, example: Counterex
 
 def _system_lines(number: int, step: TraceStep) -> Iterator[str]:
     message = step.message
-    if step.kind in (MoveKind.TO_WORKER, MoveKind.WORKER_FAILS):
+    if step.worker is not None:
+        yield f"Note over {_WORKER_LANES[step.worker.value]}: {number}. restarts, forgets all"
+        return
+    if step.call is None:
         assert message is not None
         assert step.reaction is not None
         lane = _WORKER_LANES[message.role.value]
@@ -320,11 +323,16 @@ def _system_lines(number: int, step: TraceStep) -> Iterator[str]:
         else:
             yield f"Note over {lane}: {step.reaction.memory.value}"
         for sent in step.sent:
-            yield f"{lane}-->>{RUNTIME}: {_system_text(sent.describe())} (in flight)"
+            source = RUNTIME if sent.copy else lane
+            target = lane if sent.copy else RUNTIME
+            yield f"{source}-->>{target}: {_system_text(sent.describe())} (in flight)"
         return
-    assert step.call is not None
     if step.kind is MoveKind.FAULT:
         yield f"Note over {RUNTIME}: fault"
+    if step.kind is MoveKind.LOSS and message is not None:
+        yield f"Note over {RUNTIME}: {_system_text(message.describe())} lost"
+    if step.kind is MoveKind.DUPLICATE and message is not None:
+        yield f"Note over {RUNTIME}: {_system_text(message.describe())} duplicated"
     yield f"{RUNTIME}->>{COORDINATOR}: {number}. {_system_text(str(step.call))}"
     if step.error is not None:
         yield f"{COORDINATOR}--x{RUNTIME}: refused: {_system_text(step.error)}"

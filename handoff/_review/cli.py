@@ -33,8 +33,9 @@ from handoff._review.report import (
     markdown,
     text,
 )
+from handoff._runs.faults import add_fault_options
 from handoff._runs.trace import TraceError, read_trace, write_trace
-from handoff._runs.workers import WORKERS_HELP, contract_argument
+from handoff._runs.workers import WORKERS_HELP, Acknowledge, contract_argument
 from handoff._values.errors import HandoffError
 
 if TYPE_CHECKING:
@@ -82,6 +83,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="with --workers: deliver each worker's messages in the order they were sent "
         "(default: in any order)",
     )
+    add_fault_options(parser)
     parser.add_argument(
         "--trace-out",
         metavar="FILE",
@@ -98,16 +100,31 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def system_of(args: argparse.Namespace) -> System | None:
-    """The system `--workers` and `--fifo` name, or None for the chart alone."""
+    """The system `--workers`, `--fifo`, `--faults`, `--fault-budget` and `--acknowledge`
+    name, or None for the chart alone."""
     contract = getattr(args, "workers", None)
     fifo = getattr(args, "fifo", False)
+    injected = getattr(args, "faults", None)
+    budget = getattr(args, "fault_budget", None)
+    acknowledge = getattr(args, "acknowledge", None)
+    if budget is not None and injected is None:
+        raise _cli.UsageError("--fault-budget bounds the faults injected: give --faults too")
     if contract is None:
         if fifo:
             raise _cli.UsageError("--fifo orders the workers' messages: give --workers too")
+        for option, given in (("--faults", injected), ("--acknowledge", acknowledge)):
+            if given is not None:
+                raise _cli.UsageError(f"{option} is about the workers: give --workers too")
         return None
     from handoff._review.system import System  # the second world, loaded when asked for
 
-    return System(contract, fifo=fifo)
+    return System(
+        contract,
+        fifo=fifo,
+        injected=injected or frozenset(),
+        budget=1 if budget is None else budget,
+        acknowledge=Acknowledge(acknowledge or Acknowledge.ON_REPLY.value),
+    )
 
 
 def run(

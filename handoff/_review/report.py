@@ -197,17 +197,25 @@ def describe_step(step: TraceStep) -> str:
         return (
             f"the runtime reports {step.call} -> {step.state}: {_answer(step.issued, step.error)}"
         )
+    if step.worker is not None:
+        return f"the {step.worker.value} restarts: it forgets the request and frees its slot"
     assert message is not None
-    if step.kind is MoveKind.TO_COORDINATOR:
+    if step.kind is MoveKind.LOSS:
         return (
-            f"the coordinator gets {message.describe()} from the {message.role.value}: "
+            f"{message.describe()} is lost; the runtime reports {step.call} -> {step.state}: "
+            f"{_answer(step.issued, step.error)}"
+        )
+    again = ", and a copy of it is sent again" if step.kind is MoveKind.DUPLICATE else ""
+    if step.call is not None:
+        return (
+            f"the coordinator gets {message.describe()} from the {message.role.value}{again}: "
             f"{step.call} -> {step.state}: {_answer(step.issued, step.error)}"
         )
     reaction = step.reaction
     assert reaction is not None
     did = "fails it" if step.kind is MoveKind.WORKER_FAILS else _MEMORY[reaction.memory]
-    sent = ", ".join(sent.describe() for sent in step.sent) or "nothing"
-    return f"the {message.role.value} gets {message.describe()}: {did}; sends {sent}"
+    sent = ", ".join(sent.describe() for sent in step.sent if not sent.copy) or "nothing"
+    return f"the {message.role.value} gets {message.describe()}{again}: {did}; sends {sent}"
 
 
 _MEMORY = {
@@ -451,7 +459,14 @@ def counterexample_trace(review: Review, example: Counterexample) -> Trace:
         chart = review.name
     system = review.system
     if system is not None:
-        workers = Workers(contract_spelling(system.contract), system.fifo, system.faults)
+        workers = Workers(
+            contract_spelling(system.contract),
+            system.fifo,
+            system.faults,
+            system.injected,
+            system.budget,
+            system.acknowledge,
+        )
         moves = tuple(line_of(step) for step in example.steps)
         return Trace(
             review.handoff_id,

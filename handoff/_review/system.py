@@ -9,6 +9,13 @@ Besides deliveries, the system may suffer up to `faults` faults in a run (`hando
 names them): a terminal fact (`Failed`, `TimedOut`, `Canceled`) reported to the coordinator,
 or a worker failing the work it was given (acknowledged as failed, memory unchanged).
 
+With `System.injected` (`--faults`), each up to `System.budget` times a run, offered after
+every other move so that a review without them is the review of before: a delivery that
+leaves a copy of its message in flight, a message lost (the runtime reports `TimedOut`), a
+worker restarting (forgetting the request).  With `Acknowledge.ON_SEND` the runtime puts the
+fitting acknowledgement of `SubmitPrefill`, `ReserveDestination` and `StartTransfer` in flight
+as it sends the work; the worker then reports only the work's fact, or `Failed`.
+
 The runtime's one policy: a fact the coordinator refuses as early (its acknowledgement is still
 in flight) stays in flight and is delivered again later; any other refused message is dropped.
 `Complete` is the runtime's own: it goes to no worker.
@@ -37,10 +44,11 @@ from handoff._review.properties import Key, WorldKind, prop
 from handoff._review.verdict import MoveKind, Tally, TraceStep, Verdict, path
 from handoff._review.world import Explored, Judge, Move, WorldBase, error_words
 from handoff._runs.call import Call
-from handoff._runs.faults import Fault
+from handoff._runs.faults import NETWORK, Fault
 from handoff._runs.runtime import DEMO_WORKLOAD, Workload
 from handoff._runs.trace import MoveLine, Trace
 from handoff._runs.workers import (
+    Acknowledge,
     ContractTable,
     Message,
     MessageKind,
@@ -51,12 +59,13 @@ from handoff._runs.workers import (
     WorkerReply,
     WorkerTask,
     find_contract,
+    on_send,
     outcome_of,
     role_of,
     task_of,
 )
 from handoff._values.errors import HandoffError, OutOfOrderFactError, TraceError
-from handoff._values.messages import HandoffAction
+from handoff._values.messages import HandoffAction, HandoffFact
 from handoff._values.values import HandoffActionId, HandoffCompletion
 
 __all__ = [
@@ -82,11 +91,28 @@ class System:
     """The most faults (terminal facts, failed work) a run suffers."""
     worker_failures: bool = True
     """Whether a worker may fail the work it was given (`Fault.FAILED_OUTCOME`)."""
+    injected: frozenset[Fault] = frozenset()
+    """The faults of `faults.NETWORK` a run may suffer too (`--faults`)."""
+    budget: int = 1
+    """How many of each injected fault a run suffers at most (`--fault-budget`)."""
+    acknowledge: Acknowledge = Acknowledge.ON_REPLY
+    """When the runtime acknowledges work that takes or moves KV (`--acknowledge`)."""
 
     def describe(self) -> str:
-        """`forgetful workers, messages delivered in any order`."""
+        """`forgetful workers, messages delivered in any order`, then the faults injected and
+        the acknowledgement policy when they are not the defaults."""
         delivery = "FIFO per worker" if self.fifo else "any order"
-        return f"{self.contract.name} workers, messages delivered in {delivery}"
+        words = f"{self.contract.name} workers, messages delivered in {delivery}"
+        if self.injected:
+            names = ", ".join(fault.value for fault in NETWORK if fault in self.injected)
+            words += f", faults {names} ({self.budget} each)"
+        if self.acknowledge is Acknowledge.ON_SEND:
+            words += ", work acknowledged on send"
+        return words
+
+    def allows(self, fault: Fault, spent: int) -> bool:
+        """Whether a run that suffered `spent` faults of kind `fault` may suffer one more."""
+        return fault in self.injected and spent < self.budget
 
 
 Flight = tuple[tuple[Message, ...], ...]
@@ -104,6 +130,11 @@ class SystemWatch(NamedTuple):
     """Workers whose freeing the coordinator was told of (a release or cancel acknowledged)."""
     faults: int = 0
     """Faults suffered so far."""
+    duplicated: int = 0
+    lost: int = 0
+    restarts: int = 0
+    restarted: frozenset[Role] = frozenset()
+    """Workers that restarted: they may have lost a request the coordinator handed over."""
 
 
 class SystemState(NamedTuple):
@@ -142,6 +173,8 @@ _CLEANUPS = (
 _FAILABLE = (WorkerTask.TAKE, WorkerTask.TRANSFER, WorkerTask.ACTIVATE)
 _FAILED_WORK = Fault.FAILED_OUTCOME.outcome
 _WORKER_MOVES = (MoveKind.TO_WORKER, MoveKind.WORKER_FAILS)
+_TERMINAL_MOVES = (MoveKind.FAULT, MoveKind.LOSS)
+"""Moves after which the handoff must end CANCELED (W5): a terminal fact, a loss's timeout."""
 _TERMINAL_FAULTS = (Fault.FAILURE, Fault.TIMEOUT, Fault.CANCELLATION)
 """The faults a run suffers as a terminal fact reported to the coordinator, at any time."""
 
@@ -217,6 +250,89 @@ class SystemWorld(WorldBase):
             for fact in self.terminal_facts:
                 call = Call.of_fact(fact)
                 yield self._call(coordinator, state, MoveKind.FAULT, None, call, state.flight)
+        if self.system.injected:
+            yield from self._injected(coordinator, state)
+
+    def _injected(self, coordinator: HandoffCoordinatorCore, state: SystemState) -> Iterator[_Raw]:
+        """The faults `--faults` asks for, each within its budget, after every other move (so
+        a review without them makes exactly the moves it made before)."""
+        watch, system = state.watch, self.system
+        for channel, message in self._deliverable(state):
+            if system.allows(Fault.DUPLICATION, watch.duplicated):
+                duplicated = self._duplicate(coordinator, state, channel, message)
+                if duplicated is not None:
+                    yield duplicated
+            if system.allows(Fault.LOSS, watch.lost):
+                yield self._lose(coordinator, state, channel, message)
+        if system.allows(Fault.RESTART, watch.restarts):
+            for role in Role:
+                if state.memory(role) is not RequestMemory.UNKNOWN:
+                    yield self._restart(coordinator, state, role)
+
+    def _duplicate(
+        self,
+        coordinator: HandoffCoordinatorCore,
+        state: SystemState,
+        channel: int,
+        message: Message,
+    ) -> _Raw | None:
+        """`message` is delivered and a copy of it sent again, behind what is in flight."""
+        copy = message._replace(copy=True)
+        flight = self._send(_without(state.flight, channel, message), [copy])
+        if message.kind is MessageKind.ACTION:
+            raw = self._perform(coordinator, state, message, flight, fail=False)
+        else:
+            call = _call_of(message)
+            raw = self._call(coordinator, state, MoveKind.TO_COORDINATOR, message, call, flight)
+        if raw.node is None or raw.loop:
+            # A crash is already the delivery's own finding; a refused early fact stays in
+            # flight anyway, so a copy of it adds nothing.
+            return None
+        after = raw.node.state
+        spent = after.watch._replace(duplicated=after.watch.duplicated + 1)
+        node = _Node(raw.node.coordinator, after._replace(watch=spent))
+        step = attrs.evolve(raw.step, kind=MoveKind.DUPLICATE, sent=(*raw.step.sent, copy))
+        return _Raw(step, node, raw.findings, fault=True)
+
+    def _lose(
+        self,
+        coordinator: HandoffCoordinatorCore,
+        state: SystemState,
+        channel: int,
+        message: Message,
+    ) -> _Raw:
+        """`message` vanishes; the runtime's timer for the handoff reports `TimedOut`.
+
+        The timeout is reported in the same move: a run in which other messages are
+        delivered between the loss and its notice is explored as those deliveries first."""
+        flight = _without(state.flight, channel, message)
+        call = Call.of_fact(HandoffFact.TimedOut(self.rules.handoff_id))
+        raw = self._call(coordinator, state, MoveKind.LOSS, None, call, flight)
+        step = attrs.evolve(raw.step, message=message)
+        if raw.node is None:
+            return _Raw(step, None, raw.findings, fault=True)
+        after = raw.node.state
+        spent = after.watch._replace(lost=after.watch.lost + 1)
+        node = _Node(raw.node.coordinator, after._replace(watch=spent))
+        return _Raw(step, node, raw.findings, fault=True)
+
+    def _restart(self, coordinator: HandoffCoordinatorCore, state: SystemState, role: Role) -> _Raw:
+        """The worker of `role` restarts: it forgets the request, tombstone and slot alike.
+
+        The coordinator is not told: a restart is seen only in what the worker does next."""
+        watch = state.watch
+        watch = watch._replace(restarts=watch.restarts + 1, restarted=watch.restarted | {role})
+        forgotten = RequestMemory.UNKNOWN
+        after = state._replace(
+            source=forgotten if role is Role.SOURCE else state.source,
+            destination=forgotten if role is Role.DESTINATION else state.destination,
+            watch=watch,
+        )
+        reaction = WorkerReaction(forgotten, WorkerReply.SILENT)
+        step = TraceStep(
+            None, coordinator.chart_state, kind=MoveKind.RESTART, reaction=reaction, worker=role
+        )
+        return _Raw(step, _Node(coordinator, after), (), fault=True)
 
     # -- moves -------------------------------------------------------------------------
 
@@ -249,10 +365,16 @@ class SystemWorld(WorldBase):
         )
         sent: list[Message] = []
         outcome = _FAILED_WORK if fail else outcome_of(action, reaction.reply)
+        fact = self.workload.fact_after(action) if reaction.reply is WorkerReply.DONE else None
+        if self._on_send(action):
+            # The runtime acknowledged the work as it sent it: what the worker did is told by
+            # the work's fact, or, when it did not do it, by the only word left: `Failed`.
+            outcome = None
+            if fail or reaction.reply is WorkerReply.FAILED:
+                fact = HandoffFact.Failed(self.rules.handoff_id)
         if outcome is not None:
             sent.append(Message(MessageKind.OUTCOME, message.action_id, role, action, outcome))
-        fact = self.workload.fact_after(action) if reaction.reply is WorkerReply.DONE else None
-        if fact is not None and not fail:
+        if fact is not None:
             sent.append(Message(MessageKind.FACT, message.action_id, role, action, fact=fact))
         watch = state.watch
         findings = list(_performed_findings(watch, message))
@@ -315,6 +437,12 @@ class SystemWorld(WorldBase):
             role = role_of(item.action)
             if role is not None:
                 sent.append(Message(MessageKind.ACTION, item.id.value, role, item.action))
+                acknowledged = on_send(item.action) if self._on_send(item.action) else None
+                if acknowledged is not None:
+                    ack = Message(
+                        MessageKind.OUTCOME, item.id.value, role, item.action, acknowledged
+                    )
+                    sent.append(ack)
         if message is not None and _tells_freed(message):
             watch = watch._replace(told=watch.told | {message.role})
             if state.memory(message.role) is _HELD:
@@ -330,6 +458,10 @@ class SystemWorld(WorldBase):
             call, twin.chart_state, issued, kind=kind, message=message, sent=tuple(sent)
         )
         return _Raw(step, _Node(twin, after), tuple(findings), fault)
+
+    def _on_send(self, action: HandoffAction) -> bool:
+        """Whether the runtime acknowledged `action` as it sent it."""
+        return self.system.acknowledge is Acknowledge.ON_SEND and on_send(action) is not None
 
     def _send(self, flight: Flight, sent: list[Message]) -> Flight:
         if not sent:
@@ -377,7 +509,7 @@ def _judged(
         checked.append(_ONLY_ISSUED)
     checked.append(_SLOT_FREED)
     checks = tuple((key, broken.get(key)) for key in checked)
-    if step.kind is MoveKind.FAULT:
+    if step.kind in _TERMINAL_MOVES:
         tags = Tag.TERMINAL
     else:
         tags = Tag.NONE if fault or loop else Tag.COOPERATIVE
@@ -386,8 +518,8 @@ def _judged(
     return Move(step, checks, after, after.state, tags, stays=loop)
 
 
-def _order(message: Message) -> tuple[int, int]:
-    return message.kind, message.action_id
+def _order(message: Message) -> tuple[int, int, bool]:
+    return message.kind, message.action_id, message.copy
 
 
 def _channel(message: Message) -> int:
@@ -425,7 +557,8 @@ def _performed_findings(watch: SystemWatch, message: Message) -> Iterator[Checke
     name = message.describe()
     if not watch.issued & bit:
         yield _ONLY_ISSUED, f"the {message.role.value} performed {name}, never issued"
-    elif watch.performed & bit:
+    elif watch.performed & bit and not message.copy:
+        # A copy is the network's doing, not the coordinator's: W3 judges what was issued.
         yield _ONLY_ISSUED, f"the {message.role.value} performed {name} a second time"
     elif role_of(message.action) is not message.role:
         yield _ONLY_ISSUED, f"{name} went to the {message.role.value}"
@@ -456,7 +589,10 @@ def completion_finding(state: SystemState, completion: HandoffCompletion | None)
     if completion is HandoffCompletion.SUCCESS and holders != [Role.DESTINATION]:
         if Role.SOURCE in holders:
             return "the handoff completed SUCCESS and the source still holds a KV slot"
-        return "the handoff completed SUCCESS and the destination holds no KV slot"
+        if Role.DESTINATION not in state.watch.restarted:
+            # A destination that restarted lost the request it was decoding: no chart can
+            # prevent that, and no slot leaks.
+            return "the handoff completed SUCCESS and the destination holds no KV slot"
     return None
 
 
@@ -605,6 +741,9 @@ _LINES = {
     MoveKind.TO_WORKER: "deliver",
     MoveKind.TO_COORDINATOR: "deliver",
     MoveKind.WORKER_FAILS: "fail",
+    MoveKind.DUPLICATE: "duplicate",
+    MoveKind.LOSS: "lose",
+    MoveKind.RESTART: "restart",
 }
 
 
@@ -614,6 +753,8 @@ def line_of(step: TraceStep) -> MoveLine:
         assert step.call is not None
         assert step.call.fact is not None
         return MoveLine(_LINES[step.kind], fact=type(step.call.fact).__name__)
+    if step.worker is not None:
+        return MoveLine(_LINES[step.kind], worker=step.worker.value)
     message = None if step.message is None else step.message.describe()
     return MoveLine(_LINES[step.kind], message=message)
 
@@ -680,7 +821,14 @@ def replay_system_run(trace: Trace) -> Replayed:
     assert workers is not None
     try:
         contract = find_contract(workers.contract)
-        system = System(contract, fifo=workers.fifo, faults=workers.faults)
+        system = System(
+            contract,
+            fifo=workers.fifo,
+            faults=workers.faults,
+            injected=workers.injected,
+            budget=workers.budget,
+            acknowledge=workers.acknowledge,
+        )
         rules = Rules(trace.order, trace.handoff_id, trace.fallback_transfer_delay_ms)
         world = SystemWorld(_table(trace), system, rules)
     except ValueError as error:

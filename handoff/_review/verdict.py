@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import attrs
 
 from handoff._review.environment import Call
-from handoff._runs.workers import Message, WorkerReaction
+from handoff._runs.workers import Message, Role, WorkerReaction
 from handoff._values.messages import IssuedHandoffAction
 
 if TYPE_CHECKING:
@@ -41,6 +41,12 @@ class MoveKind(enum.Enum):
     WORKER_FAILS = "worker fails the work"
     TO_COORDINATOR = "deliver to coordinator"
     FAULT = "terminal fact"
+    DUPLICATE = "deliver, leaving a copy in flight"
+    """With `--faults duplicate`: a delivery whose message the network delivers again later."""
+    LOSS = "message lost"
+    """With `--faults lose`: a message vanishes; the runtime reports `TimedOut` for it."""
+    RESTART = "worker restarts"
+    """With `--faults crash`: a worker forgets the request and frees its slot."""
 
 
 @attrs.frozen
@@ -63,12 +69,16 @@ class TraceStep:
     """The message the move delivered, if it delivered one."""
     reaction: WorkerReaction | None = None
     sent: tuple[Message, ...] = ()
+    worker: Role | None = None
+    """The worker that restarted (`MoveKind.RESTART`)."""
 
     @property
     def label(self) -> str:
         """The move in words: the call it made, or the message a worker got."""
         if self.call is not None:
             return self.call.label
+        if self.worker is not None:
+            return f"the {self.worker.value} restarts"
         assert self.message is not None
         return f"the {self.message.role.value} gets {self.message.describe()}"
 

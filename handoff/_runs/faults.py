@@ -8,12 +8,24 @@ and which of the two explore it: a fault the review's world has no move for yet 
 
 from __future__ import annotations
 
+import argparse
 import enum
 
+from handoff._runs.workers import Acknowledge
 from handoff._values.messages import HandoffFact
 from handoff._values.values import HandoffActionOutcome
 
-__all__ = ["SIMULATED", "WITH_WORKERS", "Fault", "TerminalFact"]
+__all__ = [
+    "FAULTS_HELP",
+    "NETWORK",
+    "SIMULATED",
+    "WITH_WORKERS",
+    "Fault",
+    "TerminalFact",
+    "add_fault_options",
+    "budget_argument",
+    "faults_argument",
+]
 
 TerminalFact = type[HandoffFact.Failed] | type[HandoffFact.TimedOut] | type[HandoffFact.Canceled]
 """A kind of fact that ends a handoff early."""
@@ -41,6 +53,12 @@ class Fault(enum.Enum):
     """A release or cancel is acknowledged as failed first, then done."""
     DELAYED_DELIVERY = "delayed delivery"
     """An action reaches its worker much later than usual, so a cancel may overtake it."""
+    DUPLICATION = "duplicate"
+    """A message is delivered twice: once now, and a copy later (at-least-once delivery)."""
+    LOSS = "lose"
+    """A message in flight is lost; the runtime notices it only as a timeout (`TimedOut`)."""
+    RESTART = "crash"
+    """A worker restarts: it forgets what it remembered (tombstones too) and frees its slots."""
 
     @property
     def outcome(self) -> HandoffActionOutcome:
@@ -77,6 +95,9 @@ _EXPLORED = {
     Fault.REORDERED_ACKNOWLEDGEMENT: "every order of delivery (not with --fifo)",
     Fault.CLEANUP_FAILURE: "not explored: a cleanup failure is refused and retried",
     Fault.DELAYED_DELIVERY: "every order of delivery (not with --fifo)",
+    Fault.DUPLICATION: "with --faults duplicate: a delivery that leaves a copy in flight",
+    Fault.LOSS: "with --faults lose: a message vanishes and the runtime reports TimedOut",
+    Fault.RESTART: "with --faults crash: a worker forgets the request and frees its slot",
 }
 
 SIMULATED = (
@@ -91,4 +112,62 @@ SIMULATED = (
 """The faults the simulation injects, in report order (a `Failed` report is the review's)."""
 
 WITH_WORKERS = (*SIMULATED, Fault.DELAYED_DELIVERY)
-"""The faults the simulation injects when its handoffs have workers (`--workers`)."""
+"""The faults the simulation injects when its handoffs have workers (`--workers`); those of
+`NETWORK` asked for with `--faults` come after them."""
+
+NETWORK = (Fault.DUPLICATION, Fault.LOSS, Fault.RESTART)
+"""The faults a system review explores only when asked (`--faults`), each within a budget;
+the value of each is its name on the command line."""
+
+FAULTS_HELP = ", ".join(fault.value for fault in NETWORK)
+
+
+def faults_argument(text: str) -> frozenset[Fault]:
+    """An argparse type: `duplicate,lose,crash`, any of them, each once."""
+    names = [name.strip().casefold() for name in text.split(",")]
+    found: set[Fault] = set()
+    for name in names:
+        fault = next((fault for fault in NETWORK if fault.value == name), None)
+        if fault is None:
+            raise argparse.ArgumentTypeError(
+                f"unknown fault {name!r}: expected a comma-separated list of {FAULTS_HELP}"
+            )
+        found.add(fault)
+    return frozenset(found)
+
+
+def budget_argument(text: str) -> int:
+    """An argparse type: how many faults of each kind a run may suffer (at least 1)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1 or value > 9:
+        # Each unit of budget multiplies the configurations; past a few a review never ends.
+        raise argparse.ArgumentTypeError(f"expected a whole number from 1 to 9, got {text!r}")
+    return value
+
+
+def add_fault_options(parser: argparse.ArgumentParser) -> None:
+    """Declare `--faults`, `--fault-budget` and `--acknowledge`, as review and simulate take
+    them (both with `--workers`)."""
+    parser.add_argument(
+        "--faults",
+        type=faults_argument,
+        metavar="FAULT,…",
+        help=f"with --workers: let a handoff suffer these faults too ({FAULTS_HELP}): a "
+        "message delivered twice, a message lost (the runtime reports TimedOut), a worker "
+        "that restarts and forgets the request",
+    )
+    parser.add_argument(
+        "--fault-budget",
+        type=budget_argument,
+        metavar="K",
+        help="with --faults: how many faults of each kind a handoff suffers at most (default 1)",
+    )
+    parser.add_argument(
+        "--acknowledge",
+        choices=[policy.value for policy in Acknowledge],
+        help="with --workers: when the runtime reports Submitted, Accepted and Scheduled: "
+        "on-reply, when the worker has done the work (default); on-send, as it sends the work",
+    )

@@ -14,7 +14,7 @@ import attrs
 from handoff import _cli, _files
 from handoff._compile.table import compiled
 from handoff._coordinator.core import HandoffCoordinatorCore
-from handoff._runs.faults import WITH_WORKERS
+from handoff._runs.faults import NETWORK, WITH_WORKERS, Fault, add_fault_options
 from handoff._runs.replay import record
 from handoff._runs.simulation import (
     FAULTS,
@@ -25,7 +25,7 @@ from handoff._runs.simulation import (
     simulate,
 )
 from handoff._runs.trace import TraceError, write_trace
-from handoff._runs.workers import WORKERS_HELP, contract_argument
+from handoff._runs.workers import WORKERS_HELP, Acknowledge, contract_argument
 from handoff._values.values import HandoffId, HandoffOrder
 
 if TYPE_CHECKING:
@@ -75,6 +75,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="carry each action to simulated workers that follow CONTRACT and count the KV "
         f"slots they still hold at the end: {WORKERS_HELP}",
     )
+    add_fault_options(parser)
     parser.add_argument(
         "--record-failures",
         type=_cli.output_directory,
@@ -101,7 +102,23 @@ def _maker(chart: type[HandoffChart]) -> MakeCoordinator:
     return make
 
 
+def _workers_options(args: argparse.Namespace) -> tuple[frozenset[Fault], int, Acknowledge]:
+    """What `--faults`, `--fault-budget` and `--acknowledge` ask of the workers."""
+    faults = getattr(args, "faults", None)
+    budget = getattr(args, "fault_budget", None)
+    acknowledge = getattr(args, "acknowledge", None)
+    if budget is not None and faults is None:
+        raise _cli.UsageError("--fault-budget bounds the faults injected: give --faults too")
+    if getattr(args, "workers", None) is None:
+        for option, given in (("--faults", faults), ("--acknowledge", acknowledge)):
+            if given is not None:
+                raise _cli.UsageError(f"{option} is about the workers: give --workers too")
+    policy = Acknowledge(acknowledge or Acknowledge.ON_REPLY.value)
+    return faults or frozenset(), 1 if budget is None else budget, policy
+
+
 def _simulate(args: argparse.Namespace, chart: type[HandoffChart] | None) -> int:
+    faults, budget, acknowledge = _workers_options(args)
     config = SimulationConfig(
         handoffs=args.handoffs,
         concurrency=args.concurrency,
@@ -110,6 +127,9 @@ def _simulate(args: argparse.Namespace, chart: type[HandoffChart] | None) -> int
         orders=args.order,
         record_calls=args.record_failures is not None,
         workers=getattr(args, "workers", None),
+        faults=faults,
+        fault_budget=budget,
+        acknowledge=acknowledge,
     )
     progress = _progress_bar(config.handoffs) if sys.stderr.isatty() else None
     name = None if chart is None else compiled(chart).name
@@ -179,7 +199,8 @@ def _print(
         f"{name} {count:,}" for name, count in sorted(report.completions.items())
     )
     print(f"  completions   {completions or 'none'} (reopened after success: {report.reopened:,})")
-    for fault in FAULTS if config.workers is None else WITH_WORKERS:
+    injected = tuple(fault for fault in NETWORK if fault in config.faults)
+    for fault in FAULTS if config.workers is None else (*WITH_WORKERS, *injected):
         print(f"  fault         {fault.value:28} {report.faults[fault]:>10,}")
     refusals = ", ".join(f"{name} {count:,}" for name, count in sorted(report.refusals.items()))
     print(f"  refused calls {refusals or 'none'}")
@@ -187,7 +208,11 @@ def _print(
     print(f"  leaks         {report.leaks:,}")
     print(f"  never ending  {report.endless:,}")
     if config.workers is not None:
-        print(f"  worker slots  {report.worker_slots:,} still held ({config.workers.name} workers)")
+        policy = ", work acknowledged on send" if config.acknowledge is Acknowledge.ON_SEND else ""
+        print(
+            f"  worker slots  {report.worker_slots:,} still held "
+            f"({config.workers.name} workers{policy})"
+        )
     print(
         f"  wall {wall:.2f} s, virtual {report.virtual_ms / 1000:.1f} s; "
         f"{report.handoffs / wall:,.0f} handoffs/s, {report.calls / wall:,.0f} calls/s"

@@ -6,10 +6,17 @@ latency (sometimes much later: the "delayed delivery" fault), so a cancel may ov
 submission it cancels.  The worker then reacts as its `WorkerContract` says, acknowledges,
 and reports the work's fact on its own; a fact the coordinator refuses as early is delivered
 again later.  A finished handoff is checked for the slots its workers still hold.
+
+With `faults` (`--faults`), each up to `budget` times a handoff, at the fault rate: an action
+is delivered twice (the copy later), or lost (the runtime reports `TimedOut` later), or its
+worker restarts just before it arrives (forgetting the request).  With `Acknowledge.ON_SEND`
+the runtime acknowledges work that takes or moves KV as it sends it, and the worker reports
+`Failed` for such work it did not do.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Generic, Protocol, TypeVar
 
 import attrs
@@ -18,6 +25,7 @@ from handoff._runs.call import Call
 from handoff._runs.faults import Fault
 from handoff._runs.runtime import Workload
 from handoff._runs.workers import (
+    Acknowledge,
     ContractTable,
     RequestMemory,
     Role,
@@ -25,13 +33,19 @@ from handoff._runs.workers import (
     WorkerReaction,
     WorkerReply,
     WorkerTask,
+    on_send,
     outcome_of,
     role_of,
     task_of,
 )
 from handoff._values.errors import HandoffError, OutOfOrderFactError
-from handoff._values.messages import HandoffAction, IssuedHandoffAction
-from handoff._values.values import HandoffActionId, HandoffActionOutcome, HandoffCompletion
+from handoff._values.messages import HandoffAction, HandoffFact, IssuedHandoffAction
+from handoff._values.values import (
+    HandoffActionId,
+    HandoffActionOutcome,
+    HandoffCompletion,
+    HandoffId,
+)
 
 __all__ = ["Delivery", "SimulatedWorkers", "WorkerSlots"]
 
@@ -41,6 +55,7 @@ _FAILED = Fault.FAILED_OUTCOME.outcome
 
 
 class _WorkerHandoff(Protocol):
+    handoff_id: HandoffId
     workload: Workload
     slots: WorkerSlots | None
     pending: int
@@ -81,6 +96,8 @@ class WorkerSlots:
 
     source: RequestMemory = RequestMemory.UNKNOWN
     destination: RequestMemory = RequestMemory.UNKNOWN
+    spent: Counter[Fault] = attrs.Factory(Counter)
+    """The injected faults (`--faults`) this handoff suffered, by kind."""
 
     def memory(self, role: Role) -> RequestMemory:
         """What the worker of `role` remembers."""
@@ -111,19 +128,53 @@ def _name(completion: HandoffCompletion | None) -> str:
 class SimulatedWorkers(Generic[H]):
     """The workers of every handoff in a simulation, following one contract."""
 
-    def __init__(self, contract: WorkerContract, world: _WorkerWorld[H]) -> None:
+    def __init__(
+        self,
+        contract: WorkerContract,
+        world: _WorkerWorld[H],
+        *,
+        faults: frozenset[Fault] = frozenset(),
+        budget: int = 1,
+        acknowledge: Acknowledge = Acknowledge.ON_REPLY,
+    ) -> None:
         self.table = ContractTable(contract)
         self.world = world
+        self.faults = faults
+        self.budget = budget
+        self.acknowledge = acknowledge
 
     def carry(self, handoff: H, item: IssuedHandoffAction) -> bool:
         """Send `item` to its worker; False for `Complete`, which no worker gets."""
         if role_of(item.action) is None:
             return False
+        if self._acknowledged_on_send(item.action):
+            outcome = on_send(item.action)
+            assert outcome is not None
+            self.world.send(handoff, item.id, outcome)
         delay = self.world.latency()
         if self.world.fault(Fault.DELAYED_DELIVERY):
             delay += self.world.uniform(5, 30)
+        if self._injects(handoff, Fault.LOSS):
+            # The runtime notices only that the handoff went quiet, after its timeout.
+            timed_out = Call.of_fact(HandoffFact.TimedOut(handoff.handoff_id))
+            self.world.at(delay + self.world.uniform(5, 30), handoff, timed_out)
+            return True
         self.world.at(delay, handoff, Delivery(item))
+        if self._injects(handoff, Fault.DUPLICATION):
+            self.world.at(delay + self.world.uniform(5, 30), handoff, Delivery(item))
         return True
+
+    def _injects(self, handoff: H, fault: Fault) -> bool:
+        """Whether `fault`, asked for and within the handoff's budget, happens now."""
+        assert handoff.slots is not None
+        spent = handoff.slots.spent
+        if fault not in self.faults or spent[fault] >= self.budget or not self.world.fault(fault):
+            return False
+        spent[fault] += 1
+        return True
+
+    def _acknowledged_on_send(self, action: HandoffAction) -> bool:
+        return self.acknowledge is Acknowledge.ON_SEND and on_send(action) is not None
 
     def arrive(self, handoff: H, delivery: Delivery) -> None:
         """The worker gets the action, reacts, acknowledges and reports what follows."""
@@ -132,6 +183,8 @@ class SimulatedWorkers(Generic[H]):
         role, task = role_of(action), task_of(action)
         assert role is not None
         assert handoff.slots is not None
+        if self._injects(handoff, Fault.RESTART):
+            handoff.slots.remember(role, RequestMemory.UNKNOWN)  # restarted, it forgot
         before = handoff.slots.memory(role)
         outcome: HandoffActionOutcome | None = _FAILED
         if task in _FAILABLE and self.world.fault(Fault.FAILED_OUTCOME):
@@ -140,9 +193,15 @@ class SimulatedWorkers(Generic[H]):
             reaction = self.table.react(task, before)
             outcome = outcome_of(action, reaction.reply)
         handoff.slots.remember(role, reaction.memory)
+        fact = handoff.workload.fact_after(action)
+        if self._acknowledged_on_send(action):
+            # Acknowledged as it was sent: undone work can only be reported as `Failed`.
+            outcome = None
+            if reaction.reply is WorkerReply.FAILED:
+                fact = HandoffFact.Failed(handoff.handoff_id)
+                self.world.at(self.world.latency(), handoff, Call.of_fact(fact))
         if outcome is not None:
             self._acknowledge(handoff, item, outcome)
-        fact = handoff.workload.fact_after(action)
         if fact is not None and reaction.reply is WorkerReply.DONE:
             self.world.at(self.world.fact_delay(handoff, type(action)), handoff, Call.of_fact(fact))
 

@@ -25,7 +25,7 @@ from handoff._runs.runtime import CANCELS, DONE_OUTCOMES, Workload, acknowledgem
 from handoff._runs.simulated_workers import Delivery, SimulatedWorkers, WorkerSlots
 from handoff._runs.simulation_report import HandoffRecord, SimulationReport
 from handoff._runs.trace import Entry
-from handoff._runs.workers import WorkerContract
+from handoff._runs.workers import Acknowledge, WorkerContract
 from handoff._values.errors import HandoffError
 from handoff._values.messages import HandoffAction, HandoffFact, IssuedHandoffAction
 from handoff._values.timing import HandoffTransferTiming
@@ -84,6 +84,12 @@ class SimulationConfig:
     """Keep every handoff's calls while it is in flight, for `HandoffRecord.calls`."""
     workers: WorkerContract | None = None
     """Carry each action to a worker that follows this contract (`handoff._runs.workers`)."""
+    faults: frozenset[Fault] = frozenset()
+    """With workers: the faults of `faults.NETWORK` injected too (`--faults`)."""
+    fault_budget: int = attrs.field(default=1, validator=attrs.validators.ge(1))
+    """How many of each injected fault one handoff suffers at most."""
+    acknowledge: Acknowledge = Acknowledge.ON_REPLY
+    """With workers: when work that takes or moves KV is acknowledged."""
 
     @fault_rate.validator
     def _check_rate(self, attribute: attrs.Attribute[float], value: float) -> None:
@@ -125,7 +131,17 @@ class _World:
         self.queue: list[tuple[float, int, _Handoff, Call | Delivery]] = []
         self.sequence = 0
         self.now = 0.0
-        self.workers = None if config.workers is None else SimulatedWorkers(config.workers, self)
+        self.workers = (
+            None
+            if config.workers is None
+            else SimulatedWorkers(
+                config.workers,
+                self,
+                faults=config.faults,
+                budget=config.fault_budget,
+                acknowledge=config.acknowledge,
+            )
+        )
 
     # -- scheduling --------------------------------------------------------------------
 

@@ -19,6 +19,11 @@ delivery, a worker failing its work or a terminal fact, as the review's report n
     {"move":"deliver","message":"#0 SubmitPrefill"}
     {"move":"fault","fact":"Canceled"}
     {"end":{"moves":3}}
+
+A run with faults injected (`--faults`) or work acknowledged on send names them in its
+workers too, `"injected":["duplicate"],"budget":1,"acknowledge":"on-send"` (each only when
+asked for), and its moves may `duplicate` or `lose` a message or `restart` a worker
+(`{"move":"restart","worker":"source"}`).
   Values are spelled exactly as `handoff.wire`
 spells them.  A call line may say what the call must answer: `expect` (the actions issued, in
 order) or `expect_error` (the whole message of the `HandoffError` raised).  The end line counts
@@ -41,6 +46,8 @@ from handoff._coordinator import probe as probe
 from handoff._coordinator.core import HandoffCoordinatorCore
 from handoff._runs import trace_file
 from handoff._runs.call import Call, CallKind
+from handoff._runs.faults import NETWORK, Fault
+from handoff._runs.workers import Acknowledge
 from handoff._values.errors import TraceError
 from handoff._values.messages import HandoffFact, IssuedHandoffAction
 from handoff._values.values import HandoffActionId, HandoffActionOutcome, HandoffId, HandoffOrder
@@ -77,7 +84,8 @@ T = TypeVar("T")
 
 _HEADER_KEYS = ("handoff_id", "order", "chart", "workers", "fallback_transfer_delay_ms")
 _WORKERS_KEYS = ("contract", "fifo", "faults")
-_MOVE_KEYS = ("move", "message", "fact")
+_WORKERS_OPTIONAL = ("injected", "budget", "acknowledge")
+_MOVE_KEYS = ("move", "message", "fact", "worker")
 _CALL_KEYS = {
     CallKind.START: (),
     CallKind.FACT: ("fact",),
@@ -112,6 +120,10 @@ class Workers:
     """A shipped contract's name, or `MODULE:NAME`."""
     fifo: bool = False
     faults: int = 2
+    injected: frozenset[Fault] = frozenset()
+    """The faults injected besides (`--faults`)."""
+    budget: int = 1
+    acknowledge: Acknowledge = Acknowledge.ON_REPLY
 
 
 @attrs.frozen
@@ -123,6 +135,8 @@ class MoveLine:
     """The message delivered or failed, as reports name it (`#0 SubmitPrefill`)."""
     fact: str | None = None
     """The terminal fact a fault reports (`Canceled`)."""
+    worker: str | None = None
+    """The worker that restarts (`source`, `destination`)."""
 
 
 @attrs.frozen
@@ -200,12 +214,23 @@ def _header(trace: Trace) -> str:
         fifo = "true" if workers.fifo else "false"
         chart += (
             f',"workers":{{"contract":{write_string(workers.contract)},"fifo":{fifo},'
-            f'"faults":{workers.faults}}}'
+            f'"faults":{workers.faults}{_workers_options(workers)}}}'
         )
     return (
         f'{{"handoff_id":{wire.dumps(trace.handoff_id)},"order":{wire.dumps(trace.order)}{chart},'
         f'"fallback_transfer_delay_ms":{format_f64(trace.fallback_transfer_delay_ms)}}}'
     )
+
+
+def _workers_options(workers: Workers) -> str:
+    """The workers' options that are not the defaults: a run without them reads as before."""
+    text = ""
+    if workers.injected:
+        names = ",".join(write_string(f.value) for f in NETWORK if f in workers.injected)
+        text += f',"injected":[{names}],"budget":{workers.budget}'
+    if workers.acknowledge is not Acknowledge.ON_REPLY:
+        text += f',"acknowledge":{write_string(workers.acknowledge.value)}'
+    return text
 
 
 def _move_line(line: MoveLine) -> str:
@@ -391,8 +416,12 @@ class _Line:
 
     def workers(self) -> Workers:
         data = self.data["workers"]
-        if not isinstance(data, dict) or set(data) != set(_WORKERS_KEYS):
-            raise self.fail('workers must be {"contract":NAME,"fifo":BOOL,"faults":N}')
+        known = set(_WORKERS_KEYS) | set(_WORKERS_OPTIONAL)
+        if not isinstance(data, dict) or not set(_WORKERS_KEYS) <= set(data) <= known:
+            raise self.fail(
+                'workers must be {"contract":NAME,"fifo":BOOL,"faults":N} and may add '
+                '"injected":[FAULT,…], "budget":N, "acknowledge":POLICY'
+            )
         contract, fifo, faults = (data[key] for key in _WORKERS_KEYS)
         if not isinstance(contract, str) or not contract:
             raise self.fail(f"workers: contract must be a name, got {contract!r}")
@@ -400,14 +429,34 @@ class _Line:
             raise self.fail(f"workers: fifo must be true or false, got {fifo!r}")
         if type(faults) is not int or faults < 0:
             raise self.fail(f"workers: faults must be a count, got {faults!r}")
-        return Workers(contract, fifo, faults)
+        return Workers(contract, fifo, faults, *self._workers_options(data))
+
+    def _workers_options(
+        self, data: dict[str, object]
+    ) -> tuple[frozenset[Fault], int, Acknowledge]:
+        names = data.get("injected", [])
+        faults = {fault.value: fault for fault in NETWORK}
+        if not isinstance(names, list) or not all(
+            isinstance(name, str) and name in faults for name in names
+        ):
+            choices = ", ".join(faults)
+            raise self.fail(f"workers: injected must be a list of {choices}, got {names!r}")
+        budget = data.get("budget", 1)
+        if type(budget) is not int or budget < 1:
+            raise self.fail(f"workers: budget must be a count from 1, got {budget!r}")
+        policies = {policy.value: policy for policy in Acknowledge}
+        policy = data.get("acknowledge", Acknowledge.ON_REPLY.value)
+        if policy not in policies:
+            choices = ", ".join(policies)
+            raise self.fail(f"workers: acknowledge must be one of {choices}, got {policy!r}")
+        return frozenset(faults[name] for name in names), budget, policies[str(policy)]
 
     def move(self) -> MoveLine:
         self.only(_MOVE_KEYS)
         texts = {key: self.text(key) for key in _MOVE_KEYS if key in self.data}
         if "move" not in texts:
             raise self.fail("missing 'move': a system run has one move a line")
-        return MoveLine(texts["move"], texts.get("message"), texts.get("fact"))
+        return MoveLine(texts["move"], texts.get("message"), texts.get("fact"), texts.get("worker"))
 
     def expect(self) -> tuple[IssuedHandoffAction, ...]:
         return cast(tuple[IssuedHandoffAction, ...], self._read("expect", _issued_list))

@@ -30,9 +30,11 @@ from handoff._values.values import HandoffActionOutcome
 
 __all__ = [
     "CONTRACTS",
+    "DROPPED",
     "FORGETFUL",
     "TOMBSTONE",
     "WORKERS_HELP",
+    "Acknowledge",
     "ContractTable",
     "Forgetful",
     "Message",
@@ -46,6 +48,7 @@ __all__ = [
     "WorkerTask",
     "contract_argument",
     "find_contract",
+    "on_send",
     "outcome_of",
     "role_of",
     "task_of",
@@ -134,14 +137,18 @@ class Message(NamedTuple):
     """The action, or the one acknowledged or followed."""
     outcome: HandoffActionOutcome | None = None
     fact: HandoffFact | None = None
+    copy: bool = False
+    """A second copy of a message already delivered (the network duplicated it)."""
 
     def describe(self) -> str:
-        """The message in words: `#0 SubmitPrefill`, `#0 Submitted`, `SourceHeld`."""
+        """The message in words: `#0 SubmitPrefill`, `#0 Submitted`, `SourceHeld`; a copy
+        is `#0 SubmitPrefill (copy)`."""
+        again = " (copy)" if self.copy else ""
         if self.kind is MessageKind.ACTION:
-            return f"#{self.action_id} {type(self.action).__name__}"
+            return f"#{self.action_id} {type(self.action).__name__}{again}"
         if self.kind is MessageKind.OUTCOME:
-            return f"#{self.action_id} {self.outcome}"
-        return type(self.fact).__name__
+            return f"#{self.action_id} {self.outcome}{again}"
+        return f"{type(self.fact).__name__}{again}"
 
 
 class WorkerContract:
@@ -296,6 +303,24 @@ _FITTING = {
 }
 
 DROPPED = HandoffActionOutcome.failed("dropped by the worker")
+
+
+class Acknowledge(enum.Enum):
+    """When the runtime acknowledges work that takes or moves KV; the value is its option."""
+
+    ON_REPLY = "on-reply"
+    """The worker's reply carries the acknowledgement: it has the work when it is reported."""
+    ON_SEND = "on-send"
+    """The runtime reports `Submitted`, `Accepted` or `Scheduled` as it sends the work, before
+    the worker has it (as docs/integrating.md's asyncio runtime does for `Submitted` and
+    `Scheduled`); the worker then only
+    reports the work's fact, or `Failed` when it did not do it."""
+
+
+def on_send(action: HandoffAction) -> HandoffActionOutcome | None:
+    """The acknowledgement an `ON_SEND` runtime reports as it sends `action` (None: the
+    worker's reply acknowledges it, as with `ON_REPLY`)."""
+    return _FITTING.get(type(action))
 
 
 def outcome_of(action: HandoffAction, reply: WorkerReply) -> HandoffActionOutcome | None:
