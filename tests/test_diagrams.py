@@ -389,7 +389,7 @@ def test_the_error_catalogue_lists_every_error_and_phrase() -> None:
 
 
 def test_the_phrases_raised_outside_the_chart_are_in_the_code() -> None:
-    code = "".join(path.read_text() for path in (ROOT / "handoff").glob("*.py"))
+    code = "".join(path.read_text() for path in (ROOT / "handoff").rglob("*.py"))
     for phrase, error in NON_CHART_PHRASES:
         assert phrase in code, phrase
         assert error.__name__ in code

@@ -50,7 +50,7 @@ def copy(tmp_path: Path) -> Path:
     """A copy of the committed generated files and docs, as a project root."""
     shutil.copytree(ROOT / "diagrams", tmp_path / "diagrams")
     shutil.copytree(ROOT / "docs", tmp_path / "docs")
-    (tmp_path / "handoff").mkdir()
+    (tmp_path / TABLES).parent.mkdir(parents=True)
     shutil.copy(ROOT / TABLES, tmp_path / TABLES)
     return tmp_path
 
@@ -354,7 +354,7 @@ def test_without_the_extra_the_start_up_table_is_still_checked_or_written(
         lambda name, *rest: None if name == "graphviz" else real(name, *rest),
     )
     tables = tmp_path / "handoff" / "_compile" / "generated_tables.py"
-    tables.parent.mkdir()
+    tables.parent.mkdir(parents=True)
     tables.write_text("# an old table\n", encoding="utf-8")
     (tmp_path / "docs").mkdir()
     assert project.generate(tmp_path / "docs", tmp_path, check=check) == 1
@@ -369,6 +369,4 @@ def test_without_the_extra_the_start_up_table_is_still_checked_or_written(
         assert tables.read_text(encoding="utf-8") == "# an old table\n"
     else:
         assert captured.out == f"wrote {tables}\n"
-        assert tables.read_text(encoding="utf-8") == (ROOT / "handoff" / tables.name).read_text(
-            encoding="utf-8"
-        )
+        assert tables.read_text(encoding="utf-8") == (ROOT / TABLES).read_text(encoding="utf-8")
