@@ -1,6 +1,6 @@
 """Cold docs builds with `handoff-diagram`: `sphinx-build -j 2` next to a serial build.
 
-Run: `./dev python benchmarks/bench_sphinx.py [--rounds N] [--pages N]`.
+Run: `./dev python benchmarks/bench_sphinx.py [--rounds N] [--pages N] [--without-drawings]`.
 
 A writer's small site (MyST pages, the writer's own chart beside the shipped ones, every kind
 of drawing, several to a page) is built from nothing into a fresh folder by a fresh
@@ -60,8 +60,9 @@ DRAWINGS = (
 three."""
 
 
-def write_site(folder: Path, pages: int) -> None:
-    """A writer's site of `pages` pages under an index, in `folder`."""
+def write_site(folder: Path, pages: int, *, drawn: bool = True) -> None:
+    """A writer's site of `pages` pages under an index, in `folder`; without `drawn`, each
+    directive is a code block of its text (Sphinx's own cost of the same pages)."""
     folder.mkdir(parents=True)
     extensions = ["myst_parser", "sphinxcontrib.mermaid", "handoff.sphinx"]
     (folder / "conf.py").write_text(f"extensions = {extensions!r}\nproject = 'writer'\n")
@@ -74,7 +75,8 @@ def write_site(folder: Path, pages: int) -> None:
         text = f"# Page {number}\n\n"
         for offset in range(3):
             chart, options = DRAWINGS[(3 * number + offset) % len(DRAWINGS)]
-            text += f"```{{handoff-diagram}} {chart}\n{options}```\n\nA paragraph.\n\n"
+            fence = "{handoff-diagram}" if drawn else "text"
+            text += f"```{fence} {chart}\n{options}```\n\nA paragraph.\n\n"
         (folder / f"{name}.md").write_text(text)
 
 
@@ -85,7 +87,9 @@ def build(source: Path, out: Path, jobs: int) -> tuple[float, float]:
     command = [sys.executable, "-m", "sphinx", "-q", "-W", "-j", str(jobs)]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     wall = time.perf_counter()
-    subprocess.run([*command, "-b", "html", str(source), str(out)], check=True)
+    # Run from the site's folder, as a writer does: `-m` puts the working folder first on the
+    # path, and a checkout's own folder would shadow the installed package.
+    subprocess.run([*command, "-b", "html", str(source), str(out)], check=True, cwd=source)
     wall = time.perf_counter() - wall
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -96,23 +100,29 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--pages", type=int, default=6)
+    parser.add_argument(
+        "--without-drawings",
+        action="store_true",
+        help="the same pages with code blocks for directives: what -j 2 costs Sphinx itself",
+    )
     args = parser.parse_args(argv)
     walls: dict[int, list[float]] = {1: [], 2: []}
     cpus: dict[int, list[float]] = {1: [], 2: []}
     with tempfile.TemporaryDirectory() as scratch:
         source = Path(scratch) / "site"
-        write_site(source, args.pages)
+        write_site(source, args.pages, drawn=not args.without_drawings)
         # Sphinx's own bytecode and the site's first import are paid once, by neither build.
         build(source, Path(scratch) / "out", 1)
         for _ in range(args.rounds):
             for jobs in (1, 2):
-                wall, cpu = build(source, Path(scratch) / "out", jobs)
-                walls[jobs].append(wall)
-                cpus[jobs].append(cpu)
+                taken, used = build(source, Path(scratch) / "out", jobs)
+                walls[jobs].append(taken)
+                cpus[jobs].append(used)
     wall = {jobs: statistics.median(found) for jobs, found in walls.items()}
     cpu = {jobs: statistics.median(found) for jobs, found in cpus.items()}
+    drawings = 0 if args.without_drawings else 3 * args.pages
     print(
-        f"cold sphinx-build of {args.pages + 1} pages ({3 * args.pages} drawings), "
+        f"cold sphinx-build of {args.pages + 1} pages ({drawings} drawings), "
         f"median of {args.rounds} rounds, {os.cpu_count()} cores"
     )
     print(f"  {'':<10} {'wall':>8} {'CPU':>8}")
