@@ -24,6 +24,7 @@ directive `handoff-diagram` (`handoff.sphinx`).
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 from collections.abc import Callable
 from importlib import metadata
@@ -263,6 +264,19 @@ def draw(
     if kind == "path":
         return path_diagram(chart, scenario, format=chosen, header=header)  # type: ignore[arg-type]
     return rules_table(chart, format=chosen)  # type: ignore[arg-type]
+
+
+def _warm_up() -> None:
+    """Draw a shipped chart once in every kind and format: every module a drawing needs is
+    then imported and the pinned Graphviz build compiled (most of a second), so processes
+    forked from this one (Sphinx's `-j` readers) draw at once instead of each paying again."""
+    from handoff._cli import CommandError
+
+    for kind, formats in FORMATS.items():
+        for format in formats:
+            # Without the diagrams extra the SVG and DOT kinds have nothing to warm.
+            with contextlib.suppress(DiagramError, CommandError):
+                draw(HandoffOrder.SOURCE_FIRST, kind, scenario="reopen", format=format)
 
 
 def _run(rules: HandoffOrder | type[HandoffChart], scenario: str) -> ScenarioRun:

@@ -500,11 +500,10 @@ def _before_read(app: Sphinx, env: BuildEnvironment, docnames: list[str]) -> Non
         sys.modules.pop(name, None)
     _IMPORTED.clear()
     if app.parallel > 1 and any(_draws(env, docname) for docname in docnames):
-        # Every reading process would compile the Graphviz engine (most of a second): the
-        # processes are forked from this one, so compiled here it is compiled once.
-        from handoff._docs.dot import warm_engine
-
-        warm_engine()
+        # The reading processes are forked from this one: each would import the drawing
+        # modules and compile the Graphviz engine anew (a second or more, the whole cost of a
+        # serial build's first drawing, paid once per process); done here, it is done once.
+        diagrams._warm_up()
 
 
 def _draws(env: BuildEnvironment, docname: str) -> bool:

@@ -173,6 +173,23 @@ def test_a_derived_chart_draws_its_own_rule(own_chart: type) -> None:
     assert "transfer_starting --> cancelling_destination : " in path
 
 
+def test_parallel_mermaid_arrows_spell_their_shared_label_once(own_chart: type) -> None:
+    text = diagrams.state_diagram(own_chart, format="mermaid")
+    arrows = re.findall(r"^\s*(\w+) --> (\w+): (.*)$", text, re.M)
+    into_both = [(source, label) for source, target, label in arrows if target == "cancelling_both"]
+    failed = "action_failed<br/>/ cancel_source,<br/>cancel_destination"
+    # The five states of "both engaged" but transfer_starting fail into cancelling_both alike.
+    assert [label for _, label in into_both if label.startswith("action_failed")] == [
+        failed,
+        *["action_failed / …"] * 4,
+    ]
+    assert ("both_engaged", "terminated<br/>/ cancel_source,<br/>cancel_destination") in into_both
+    # A label seen before but into another state is spelt out there in full.
+    into_source = [label for _, target, label in arrows if target == "cancelling_source"]
+    assert into_source.count("action_failed<br/>/ cancel_source") == 1
+    assert "terminated<br/>/ cancel_source" in into_source
+
+
 # -- the API --------------------------------------------------------------------------------
 
 

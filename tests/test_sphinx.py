@@ -8,6 +8,8 @@ import io
 import os
 import re
 import shutil
+import subprocess
+import sys
 import time
 import warnings
 from collections import Counter
@@ -472,6 +474,64 @@ def test_an_edit_in_the_parent_chart_module_is_drawn_on_the_next_build(
     assert new.read_text() == scratch.read_text() != drawn
     # The retry rules issue CancelDestination again: without them, fewer arrows say so.
     assert new.read_text().count("cancel_destination") < drawn.count("cancel_destination")
+
+
+# A fresh interpreter, so that no engine compiled by an earlier test stands in for the build's;
+# every compilation of the Graphviz engine is logged with the process that paid for it.
+PARALLEL_BUILD = """
+import os, sys, wasmtime
+from sphinx.cmd.build import main
+
+compile = wasmtime.Module.__init__
+def logged(self, *args, **kwargs):
+    with open("compiled.log", "a") as log:
+        log.write(f"{os.getpid()}\\n")
+    compile(self, *args, **kwargs)
+wasmtime.Module.__init__ = logged
+print(os.getpid())
+sys.exit(main(["-q", "-W", "-j", "2", "-b", "html", "site", "out"]))
+"""
+
+
+def test_a_parallel_build_compiles_the_engine_once_for_all_its_readers(tmp_path: Path) -> None:
+    pages = [f"page{number}" for number in range(4)]
+    toctree = "# Pages\n\n```{toctree}\n" + "\n".join(pages) + "\n```\n"
+    source = _site(tmp_path / "site", ["myst_parser", "handoff.sphinx"], toctree)
+    for name in pages:
+        (source / f"{name}.md").write_text(f"# {name}\n\n```{{handoff-diagram}} SourceFirst\n```\n")
+    done = subprocess.run(
+        [sys.executable, "-c", PARALLEL_BUILD], cwd=tmp_path, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "compiled.log").read_text().split() == [done.stdout.strip()]
+    for name in pages:
+        assert "SourceFirst handoff lifecycle" in (tmp_path / "out" / f"{name}.html").read_text()
+
+
+WARMED_DRAWING = """
+import sys
+from handoff import diagrams
+
+diagrams._warm_up()
+before = set(sys.modules)
+import retrying_engine
+for kind, formats in diagrams.FORMATS.items():
+    for format in formats:
+        diagrams.draw(
+            "retrying_engine:RetryingEngine", kind, scenario="fail:StartTransfer", format=format
+        )
+print(sorted(set(sys.modules) - before - {"retrying_engine"}))
+"""
+
+
+def test_after_the_warm_up_a_writers_drawing_imports_nothing_more(tmp_path: Path) -> None:
+    # What the readers of a parallel build would each import again is imported before they fork.
+    (tmp_path / "retrying_engine.py").write_text(RETRYING_ENGINE)
+    done = subprocess.run(
+        [sys.executable, "-c", WARMED_DRAWING], cwd=tmp_path, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
 
 
 # -- this project's own site ----------------------------------------------------------------

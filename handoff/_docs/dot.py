@@ -14,7 +14,6 @@ page says `data-theme="light"`.
 
 from __future__ import annotations
 
-import contextlib
 import re
 import textwrap
 from typing import Any
@@ -255,13 +254,6 @@ def _dark_style() -> str:
 
 
 _SVG_TAG = re.compile(r"<svg ")
-
-
-def warm_engine() -> None:
-    """Compile the pinned Graphviz build now (most of a second, once per process), so that
-    processes forked from this one draw at once."""
-    with contextlib.suppress(CommandError):
-        svg("digraph {}")
 
 
 def svg(dot: str, header: str = HEADER) -> str:

@@ -19,7 +19,7 @@ import textwrap
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
-from handoff._docs.diagram import CLEANUP, HEADER, SPINE, StateArrow, StateGraph
+from handoff._docs.diagram import CLEANUP, HEADER, SPINE, StateArrow, StateGraph, break_lines
 from handoff._docs.highlight import HighlightedGraph, Look
 from handoff._docs.sequence import COORDINATOR, DESTINATION, SOURCE, Arrow, Message
 from handoff._review.report import overtaken, review_title
@@ -90,14 +90,15 @@ def mermaid_state_diagram(graph: StateGraph, header: str = HEADER) -> str:
     ]
     lines += [f'    state "{_lines(node.lines)}" as {mermaid_id(node.id)}' for node in graph.nodes]
     lines.append(f"    [*] --> {mermaid_id(graph.nodes[0].id)}")
-    lines += _grouped(graph) if graph.groups else _banded(graph)
+    arrow = _Arrows()
+    lines += _grouped(graph, arrow) if graph.groups else _banded(graph, arrow)
     for group in (SPINE, CLEANUP):
         members = ",".join(mermaid_id(node.id) for node in graph.nodes if node.group == group)
         lines.append(f"    class {members} {group}")
     return "\n".join(lines) + "\n"
 
 
-def _banded(graph: StateGraph) -> list[str]:
+def _banded(graph: StateGraph, arrow: _Arrows) -> list[str]:
     """The arrows of a chart without groups: each run of spine states that clean up alike
     a box, with one arrow leaving it."""
     lines = []
@@ -106,20 +107,20 @@ def _banded(graph: StateGraph) -> list[str]:
     for run in runs:
         lines.append(f'    state "{_BAND}" as {_band(run)} {{')
         lines += [
-            f"    {_arrow(mermaid_id(edge.sources[0]), edge)}"
+            f"    {arrow(mermaid_id(edge.sources[0]), edge)}"
             for edge in graph.edges
             if _band_of(edge, inside) is run
         ]
         lines.append("    }")
     for edge in graph.edges:
         if len(edge.sources) > 1:
-            lines.append(_arrow(_band(edge), edge))
+            lines.append(arrow(_band(edge), edge))
         elif _band_of(edge, inside) is None:
-            lines.append(_arrow(mermaid_id(edge.sources[0]), edge))
+            lines.append(arrow(mermaid_id(edge.sources[0]), edge))
     return lines
 
 
-def _grouped(graph: StateGraph) -> list[str]:
+def _grouped(graph: StateGraph, arrow: _Arrows) -> list[str]:
     """The groups and arrows of a chart with groups: each group a composite state holding
     its states and the arrows between them, each rule on a group one arrow leaving it."""
     innermost = {state: group.id for group in graph.groups for state in group.states}
@@ -137,7 +138,7 @@ def _grouped(graph: StateGraph) -> list[str]:
             if inner.parent == group:
                 lines += block(inner.id, indent + "    ")
         lines += [
-            indent + _arrow(mermaid_id(edge.sources[0]), edge)
+            indent + arrow(mermaid_id(edge.sources[0]), edge)
             for edge in graph.edges
             if within(edge) == group
         ]
@@ -149,9 +150,9 @@ def _grouped(graph: StateGraph) -> list[str]:
             lines += block(group.id, "    ")
     for edge in graph.edges:
         if edge.group is not None:
-            lines.append(_arrow(mermaid_id(edge.group), edge))
+            lines.append(arrow(mermaid_id(edge.group), edge))
         elif within(edge) is None:
-            lines.append(_arrow(mermaid_id(edge.sources[0]), edge))
+            lines.append(arrow(mermaid_id(edge.sources[0]), edge))
     return lines
 
 
@@ -165,8 +166,22 @@ def _band(run: StateArrow) -> str:
     return f"band_{mermaid_id(run.sources[0])}"
 
 
-def _arrow(source: str, edge: StateArrow) -> str:
-    return f"    {source} --> {mermaid_id(edge.target)}: {_lines(edge.short_lines())}"
+class _Arrows:
+    """The arrow lines of one state diagram.  An arrow with the same label and target as one
+    already drawn says only its events and `/ …`: Mermaid sets a label beside each of several
+    parallel arrows, and five copies of a three-line label pile up where the arrows meet."""
+
+    def __init__(self) -> None:
+        self._drawn: set[tuple[str, str]] = set()
+
+    def __call__(self, source: str, edge: StateArrow) -> str:
+        label = _lines(edge.short_lines())
+        if (edge.target, label) in self._drawn:
+            events, *rest = edge.label_lines()
+            label = _lines(break_lines(events)) + (" / …" if rest else "")
+        else:
+            self._drawn.add((edge.target, label))
+        return f"    {source} --> {mermaid_id(edge.target)}: {label}"
 
 
 # -- a chart with marks -------------------------------------------------------------------
