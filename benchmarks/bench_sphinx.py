@@ -24,28 +24,8 @@ import tempfile
 import time
 from pathlib import Path
 
-CHART = '''
-from handoff import SourceFirstChart
-
-S = SourceFirstChart
-
-
-class RetryingEngine(SourceFirstChart):
-    """A failed transfer frees the destination only: the prefill is kept for a retry."""
-
-    action_failed = (
-        S.cancelling_source.from_(S.prefill_submitting, S.prefill_running, on="cancel_source")
-        | S.cancelling_both.from_(
-            S.destination_reserving,
-            S.destination_accepted,
-            S.transferring,
-            S.activating,
-            S.releasing,
-            on=["cancel_source", "cancel_destination"],
-        )
-        | S.transfer_starting.to(S.cancelling_destination, on="cancel_destination")
-    )
-'''
+CHART = (Path(__file__).parents[1] / "tests" / "charts" / "retrying_engine.py").read_text()
+"""The writer's chart the tests draw too, written beside the scratch site as their module."""
 
 DRAWINGS = (
     ("retrying_engine:RetryingEngine", ""),

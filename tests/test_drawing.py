@@ -21,28 +21,8 @@ from handoff._docs.highlight import RunMove, run_graph
 from handoff._docs.mermaid import mermaid_highlighted, mermaid_state_diagram, mermaid_text
 from handoff._docs.sequence import Scenario, ScenarioError, run_scenario
 
-RETRYING_ENGINE = '''
-from handoff import SourceFirstChart
-
-S = SourceFirstChart
-
-
-class RetryingEngine(SourceFirstChart):
-    """A failed transfer frees the destination only: the prefill is kept for a retry."""
-
-    action_failed = (
-        S.cancelling_source.from_(S.prefill_submitting, S.prefill_running, on="cancel_source")
-        | S.cancelling_both.from_(
-            S.destination_reserving,
-            S.destination_accepted,
-            S.transferring,
-            S.activating,
-            S.releasing,
-            on=["cancel_source", "cancel_destination"],
-        )
-        | S.transfer_starting.to(S.cancelling_destination, on="cancel_destination")
-    )
-'''
+RETRYING_ENGINE = (Path(__file__).parent / "charts" / "retrying_engine.py").read_text()
+"""A writer's chart, written beside a scratch site as their module `retrying_engine`."""
 
 ODD = [
     "retransferring_everything_once_more",
