@@ -315,20 +315,21 @@ def test_the_guard_cuts_an_exploration_and_bound_says_so(monkeypatch: pytest.Mon
 
 def test_a_cycle_of_deliveries_is_a_run_that_never_ends() -> None:
     from handoff._review.explore import _Explorer
-    from handoff._review.system import _End, _Liveness
+    from handoff._review.graph import End, Liveness
 
     explorer = _Explorer(_world(TOMBSTONE))
     explorer.explore()
-    liveness = _Liveness(explorer.explored())
+    found = explorer.explored()
+    liveness = Liveness(found.nodes, found.edges, found.parents)
     # Two configurations that deliver into each other, and one leading into them.
     edge = explorer.edges[0][0]
     liveness.deliveries[0:3] = [[edge._replace(target=n)] for n in (1, 2, 1)]
     ends = liveness._ends()
-    assert ends[1] & _End.STUCK
-    assert ends[0] & _End.STUCK
+    assert ends[1] & End.STUCK
+    assert ends[0] & End.STUCK
     assert liveness.cycles == {1}
     assert len(liveness._to_a_wrong_end(0, ends)) == 1
-    assert liveness._no_cancel(_End.SUCCESS) == (
+    assert liveness._no_cancel(End.SUCCESS) == (
         "after the terminal fact a run still ends with a SUCCESS"
     )
 

@@ -1,4 +1,5 @@
-"""Judgments over the whole explored graph: the liveness properties L1 and L2, and Coverage.
+"""Judgments over the whole explored graph: the liveness properties (L1 and L2 of the chart
+alone, W4 and W5 with workers), and Coverage.
 
 The explorer records, for every configuration, every call the environment may make from it
 and where the call led; L1 and L2 walk that graph backwards from the completions, Coverage
@@ -10,18 +11,29 @@ from __future__ import annotations
 import enum
 from collections import deque
 from collections.abc import Sequence
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import attrs
 
 from handoff._chart.vocabulary import EventKind
 from handoff._compile.table import CompiledChart, Step, StepKind
 from handoff._review.environment import Call, CallKind
-from handoff._review.properties import Property
-from handoff._review.verdict import DeadCell, Parents, Tally, TraceStep, Verdict
+from handoff._review.properties import Key, Property, prop
+from handoff._review.verdict import DeadCell, Parents, Tally, TraceStep, Verdict, path
 from handoff._review.watch import Mode, Seen, Watch, fits
+from handoff._values.values import HandoffCompletion
 
-__all__ = ["Edge", "Graph", "Tag", "cancellation", "coverage", "progress", "tag"]
+__all__ = [
+    "Edge",
+    "End",
+    "Graph",
+    "Liveness",
+    "Tag",
+    "cancellation",
+    "coverage",
+    "progress",
+    "tag",
+]
 
 
 class Tag(enum.IntFlag):
@@ -242,3 +254,133 @@ def _describe(chart: CompiledChart, cells: Sequence[Step]) -> str:
     if step.kind is StepKind.REFUSED:
         return f"{source} refuses {events}"
     return f"{source} --{events}--> {target}"
+
+
+# -- with workers: how every fault-free run ends (W4, W5) ---------------------------------
+
+
+class End(enum.IntFlag):
+    """How the fault-free runs from a configuration may end."""
+
+    SUCCESS = 1
+    CANCELED = 2
+    STUCK = 4
+    """Nothing more can be delivered and the handoff is not complete."""
+
+
+class Liveness:
+    """W4 and W5 over the graph of a world with workers: how every fault-free run from each
+    configuration ends, once every message in flight is delivered.  A node is read as a
+    coordinator and a system state (its `flight` of messages)."""
+
+    def __init__(
+        self, nodes: Sequence[Any], edges: Sequence[Sequence[Edge]], parents: Parents
+    ) -> None:
+        self.nodes = nodes
+        self.parents = parents
+        self.deliveries: list[list[Edge]] = [
+            [edge for edge in edges if edge.tags & Tag.COOPERATIVE and edge.target >= 0]
+            for edges in edges
+        ]
+        """Each configuration's fault-free moves (refused early facts left out)."""
+        self.terminal = [
+            edge.target
+            for edges in edges
+            for edge in edges
+            if edge.tags & Tag.TERMINAL and edge.target >= 0
+        ]
+        """The configurations a terminal fact led to."""
+        self.cycles: set[int] = set()
+        self._found: list[End] | None = None
+
+    def ends(self) -> list[End]:
+        if self._found is None:
+            self._found = self._ends()
+        return self._found
+
+    def _ended(self, node: int) -> bool:
+        return not self.deliveries[node] or node in self.cycles
+
+    def deliveries_complete(self) -> Verdict:
+        ends = self.ends()
+        tally = Tally()
+        for node in range(len(self.nodes)):
+            stuck = ends[node] & End.STUCK and self._ended(node)
+            tally.note(self._stuck(node) if stuck else None, self.parents, node)
+        return tally.verdict(prop(Key.DELIVERIES_COMPLETE))
+
+    def terminal_cancels(self) -> Verdict:
+        ends = self.ends()
+        tally = Tally()
+        for node in self.terminal:
+            if ends[node] & ~End.CANCELED:
+                words = self._no_cancel(ends[node])
+                tail = self._to_a_wrong_end(node, ends)
+                tally.note(words, self.parents, node, None, tail)
+            else:
+                tally.note(None, self.parents, node)
+        return tally.verdict(prop(Key.TERMINAL_CANCELS))
+
+    def _to_a_wrong_end(self, start: int, ends: Sequence[End]) -> list[TraceStep]:
+        """The deliveries from `start` to the nearest end that is not CANCELED."""
+        came: dict[int, tuple[int, TraceStep] | None] = {start: None}
+        queue = [start]
+        for node in queue:
+            if self._ended(node) and ends[node] & ~End.CANCELED:
+                return path(came, node)
+            for edge in self.deliveries[node]:
+                if edge.target not in came:
+                    came[edge.target] = (node, edge.step)
+                    queue.append(edge.target)
+        return []
+
+    def _ends(self) -> list[End]:
+        """For each configuration, how its fault-free runs may end (a cycle counts as stuck)."""
+        ends: list[End | None] = [None] * len(self.nodes)
+        following = [[edge.target for edge in edges] for edges in self.deliveries]
+        for root in range(len(self.nodes)):
+            if ends[root] is not None:
+                continue
+            stack = [(root, 0)]
+            on_path = {root}
+            while stack:
+                node, position = stack[-1]
+                if position < len(following[node]):
+                    stack[-1] = (node, position + 1)
+                    nxt = following[node][position]
+                    if nxt in on_path:
+                        ends[nxt] = End.STUCK  # a livelock: the run never ends
+                        self.cycles.add(nxt)
+                    elif ends[nxt] is None:
+                        stack.append((nxt, 0))
+                        on_path.add(nxt)
+                    continue
+                stack.pop()
+                on_path.discard(node)
+                ends[node] = self._end_of(node, [ends[n] for n in following[node]], ends[node])
+        return [end if end is not None else End.STUCK for end in ends]
+
+    def _end_of(self, node: int, following: Sequence[End | None], own: End | None) -> End:
+        end = own if own is not None else End(0)
+        if following:
+            for found in following:
+                end |= found if found is not None else End.STUCK
+            return end
+        coordinator = self.nodes[node].coordinator
+        if not coordinator.is_complete:
+            return end | End.STUCK
+        if coordinator.completion is HandoffCompletion.SUCCESS:
+            return end | End.SUCCESS
+        return end | End.CANCELED
+
+    def _stuck(self, node: int) -> str:
+        coordinator, state = self.nodes[node]
+        waiting = [message.describe() for channel in state.flight for message in channel]
+        what = f"only {', '.join(waiting)} in flight, refused" if waiting else "nothing in flight"
+        return f"the run ends with the handoff incomplete, in {coordinator.chart_state}: {what}"
+
+    @staticmethod
+    def _no_cancel(end: End) -> str:
+        if end & End.SUCCESS:
+            return "after the terminal fact a run still ends with a SUCCESS"
+        return "after the terminal fact a run ends with the handoff incomplete"

@@ -28,7 +28,6 @@ completion (W4), and after a terminal fact a CANCELED one (W5).
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Hashable, Iterable, Iterator, Sequence
 from typing import NamedTuple
 
@@ -38,10 +37,10 @@ from handoff._compile.table import CompiledChart, compiled
 from handoff._coordinator import probe as probe
 from handoff._coordinator.core import HandoffCoordinatorCore
 from handoff._review.environment import Rules
-from handoff._review.graph import Edge, Tag
+from handoff._review.graph import End, Liveness, Tag
 from handoff._review.monitors import Checked
 from handoff._review.properties import Key, WorldKind, prop
-from handoff._review.verdict import MoveKind, Tally, TraceStep, Verdict, path
+from handoff._review.verdict import MoveKind, TraceStep, Verdict
 from handoff._review.world import Explored, Judge, Move, WorldBase, error_words
 from handoff._runs.call import Call
 from handoff._runs.faults import NETWORK, Fault
@@ -477,7 +476,7 @@ class SystemWorld(WorldBase):
     # -- judging over the graph --------------------------------------------------------
 
     def judges(self, explored: Explored) -> dict[Key, Judge]:
-        liveness = _Liveness(explored)
+        liveness = Liveness(explored.nodes, explored.edges, explored.parents)
         return {
             Key.DELIVERIES_COMPLETE: liveness.deliveries_complete,
             Key.TERMINAL_CANCELS: liveness.terminal_cancels,
@@ -605,133 +604,6 @@ def _bound(explored: Explored) -> Verdict:
     return tally.verdict(prop(Key.BOUND), checked=count, summary=summary)
 
 
-# -- liveness ----------------------------------------------------------------------------
-
-
-class _End(enum.IntFlag):
-    """How the fault-free runs from a configuration may end."""
-
-    SUCCESS = 1
-    CANCELED = 2
-    STUCK = 4
-    """Nothing more can be delivered and the handoff is not complete."""
-
-
-class _Liveness:
-    """W4 and W5 over the explored graph: how every fault-free run from each configuration
-    ends, once every message in flight is delivered."""
-
-    def __init__(self, explored: Explored) -> None:
-        self.explored = explored
-        self.nodes: Sequence[_Node] = explored.nodes
-        self.deliveries: list[list[Edge]] = [
-            [edge for edge in edges if edge.tags & Tag.COOPERATIVE and edge.target >= 0]
-            for edges in explored.edges
-        ]
-        """Each configuration's fault-free moves (refused early facts left out)."""
-        self.terminal = [
-            edge.target
-            for edges in explored.edges
-            for edge in edges
-            if edge.tags & Tag.TERMINAL and edge.target >= 0
-        ]
-        """The configurations a terminal fact led to."""
-        self.cycles: set[int] = set()
-        self._found: list[_End] | None = None
-
-    def ends(self) -> list[_End]:
-        if self._found is None:
-            self._found = self._ends()
-        return self._found
-
-    def _ended(self, node: int) -> bool:
-        return not self.deliveries[node] or node in self.cycles
-
-    def deliveries_complete(self) -> Verdict:
-        ends = self.ends()
-        tally = Tally()
-        for node in range(len(self.nodes)):
-            stuck = ends[node] & _End.STUCK and self._ended(node)
-            tally.note(self._stuck(node) if stuck else None, self.explored.parents, node)
-        return tally.verdict(prop(Key.DELIVERIES_COMPLETE))
-
-    def terminal_cancels(self) -> Verdict:
-        ends = self.ends()
-        tally = Tally()
-        for node in self.terminal:
-            if ends[node] & ~_End.CANCELED:
-                words = self._no_cancel(ends[node])
-                tail = self._to_a_wrong_end(node, ends)
-                tally.note(words, self.explored.parents, node, None, tail)
-            else:
-                tally.note(None, self.explored.parents, node)
-        return tally.verdict(prop(Key.TERMINAL_CANCELS))
-
-    def _to_a_wrong_end(self, start: int, ends: Sequence[_End]) -> list[TraceStep]:
-        """The deliveries from `start` to the nearest end that is not CANCELED."""
-        came: dict[int, tuple[int, TraceStep] | None] = {start: None}
-        queue = [start]
-        for node in queue:
-            if self._ended(node) and ends[node] & ~_End.CANCELED:
-                return path(came, node)
-            for edge in self.deliveries[node]:
-                if edge.target not in came:
-                    came[edge.target] = (node, edge.step)
-                    queue.append(edge.target)
-        return []
-
-    def _ends(self) -> list[_End]:
-        """For each configuration, how its fault-free runs may end (a cycle counts as stuck)."""
-        ends: list[_End | None] = [None] * len(self.nodes)
-        following = [[edge.target for edge in edges] for edges in self.deliveries]
-        for root in range(len(self.nodes)):
-            if ends[root] is not None:
-                continue
-            stack = [(root, 0)]
-            on_path = {root}
-            while stack:
-                node, position = stack[-1]
-                if position < len(following[node]):
-                    stack[-1] = (node, position + 1)
-                    nxt = following[node][position]
-                    if nxt in on_path:
-                        ends[nxt] = _End.STUCK  # a livelock: the run never ends
-                        self.cycles.add(nxt)
-                    elif ends[nxt] is None:
-                        stack.append((nxt, 0))
-                        on_path.add(nxt)
-                    continue
-                stack.pop()
-                on_path.discard(node)
-                ends[node] = self._end_of(node, [ends[n] for n in following[node]], ends[node])
-        return [end if end is not None else _End.STUCK for end in ends]
-
-    def _end_of(self, node: int, following: Sequence[_End | None], own: _End | None) -> _End:
-        end = own if own is not None else _End(0)
-        if following:
-            for found in following:
-                end |= found if found is not None else _End.STUCK
-            return end
-        coordinator = self.nodes[node].coordinator
-        if not coordinator.is_complete:
-            return end | _End.STUCK
-        if coordinator.completion is HandoffCompletion.SUCCESS:
-            return end | _End.SUCCESS
-        return end | _End.CANCELED
-
-    def _stuck(self, node: int) -> str:
-        coordinator, state = self.nodes[node]
-        waiting = [message.describe() for channel in state.flight for message in channel]
-        what = f"only {', '.join(waiting)} in flight, refused" if waiting else "nothing in flight"
-        return f"the run ends with the handoff incomplete, in {coordinator.chart_state}: {what}"
-
-    @staticmethod
-    def _no_cancel(end: _End) -> str:
-        if end & _End.SUCCESS:
-            return "after the terminal fact a run still ends with a SUCCESS"
-        return "after the terminal fact a run ends with the handoff incomplete"
-
-
 # -- runs written down and replayed ----------------------------------------------------------
 
 
@@ -811,7 +683,7 @@ def _how_it_ended(node: _Node, *, terminal: bool) -> Iterator[Checked]:
     if terminal and not canceled:
         yield (
             Key.TERMINAL_CANCELS,
-            _Liveness._no_cancel(_End.SUCCESS if coordinator.is_complete else _End.STUCK),
+            Liveness._no_cancel(End.SUCCESS if coordinator.is_complete else End.STUCK),
         )
 
 
