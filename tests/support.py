@@ -3,6 +3,7 @@ issued, workers that fall silent, and small checks."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import uuid
@@ -251,9 +252,10 @@ def module_beside(
 
 
 def run_handoff(
-    *argv: str, cwd: Path, timeout: float | None = None
+    *argv: str, cwd: Path, timeout: float | None = None, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
-    """The real `handoff` command, run from `cwd` by this interpreter, its output as text."""
+    """The real `handoff` command, run from `cwd` by this interpreter, its output as text
+    (`env` adds to the environment)."""
     return subprocess.run(
         [sys.executable, "-m", "handoff", *argv],
         cwd=cwd,
@@ -261,4 +263,23 @@ def run_handoff(
         text=True,
         timeout=timeout,
         check=False,
+        env=None if env is None else {**os.environ, **env},
     )
+
+
+def run_side_by_side(
+    runs: dict[str, tuple[str, ...]], here: Path, env: dict[str, str] | None = None
+) -> dict[str, subprocess.CompletedProcess[str]]:
+    """Each command of `runs`, two at a time, from `here`; none may end in a traceback.
+    `"here"` holds the folder, for the tests that look at what the commands wrote."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def run(argv: tuple[str, ...]) -> subprocess.CompletedProcess[str]:
+        return run_handoff(*argv, cwd=here, timeout=300, env=env)
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        results = dict(zip(runs, pool.map(run, runs.values()), strict=True))
+    for name, result in results.items():
+        assert "Traceback" not in result.stderr, (name, result.stderr)
+    results["here"] = subprocess.CompletedProcess((), 0, str(here), "")
+    return results

@@ -6,11 +6,10 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from support import run_handoff
+from support import run_handoff, run_side_by_side
 
 _MODULE = """
 from handoff import SourceFirstChart
@@ -92,15 +91,7 @@ def done(tmp_path_factory: pytest.TempPathFactory) -> dict[str, subprocess.Compl
     (here / "my_charts.py").write_text(_MODULE)
     (here / "my_contracts.py").write_text(_CONTRACTS)
 
-    def run(argv: tuple[str, ...]) -> subprocess.CompletedProcess[str]:
-        return run_handoff(*argv, cwd=here, timeout=300)
-
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        results = dict(zip(RUNS, pool.map(run, RUNS.values()), strict=True))
-    for name, result in results.items():
-        assert "Traceback" not in result.stderr, (name, result.stderr)
-    results["here"] = subprocess.CompletedProcess((), 0, str(here), "")
-    return results
+    return run_side_by_side(RUNS, here)
 
 
 def test_forgetful_workers_fail_showing_the_cancel_overtaking_its_submission(

@@ -8,13 +8,11 @@ issue names run for real, in subprocesses side by side.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from support import run_handoff, run_side_by_side
 
 from handoff import HandoffOrder
 from handoff._compile.table import compiled
@@ -78,29 +76,12 @@ RUNS = {
 def done(tmp_path_factory: pytest.TempPathFactory) -> dict[str, subprocess.CompletedProcess[str]]:
     here = tmp_path_factory.mktemp("faults")
 
-    def run(argv: tuple[str, ...]) -> subprocess.CompletedProcess[str]:
-        return handoff(here, *argv)
-
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        results = dict(zip(RUNS, pool.map(run, RUNS.values()), strict=True))
-    for name, result in results.items():
-        assert "Traceback" not in result.stderr, (name, result.stderr)
-    results["here"] = subprocess.CompletedProcess((), 0, str(here), "")
-    return results
+    return run_side_by_side(RUNS, here, env={"PYTHONPATH": str(TESTS)})
 
 
 def handoff(here: Path, *argv: str) -> subprocess.CompletedProcess[str]:
     # The test charts are imported by module name, as a user's own would be from their path.
-    env = {"PYTHONPATH": str(TESTS)}
-    return subprocess.run(
-        [sys.executable, "-m", "handoff", *argv],
-        cwd=here,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-        env={**os.environ, **env},
-    )
+    return run_handoff(*argv, cwd=here, timeout=300, env={"PYTHONPATH": str(TESTS)})
 
 
 def test_a_restart_loses_the_tombstone_and_the_late_submission_is_taken(

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from statemachine import State
 
+from charts.retrying_engine import RetryingEngine
 from handoff import HandoffChart, HandoffOrder, Refusal, SourceFirstChart, ignored, refused
 
 _BOTH = ["cancel_source", "cancel_destination"]
@@ -99,22 +100,11 @@ class CancelDestinationOnly(CompoundSourceFirst):
 S = SourceFirstChart
 
 
-class FlatCancelDestinationOnly(SourceFirstChart):
-    """The same change written on flat states: every other engaged state restated."""
+class FlatCancelDestinationOnly(RetryingEngine):
+    """The same change written on flat states, every other engaged state restated: the
+    writer's chart of the drawing tests."""
 
     title = "CancelDestinationOnly"
-    action_failed = (
-        S.cancelling_source.from_(S.prefill_submitting, S.prefill_running, on="cancel_source")
-        | S.cancelling_both.from_(
-            S.destination_reserving,
-            S.destination_accepted,
-            S.transferring,
-            S.activating,
-            S.releasing,
-            on=_BOTH,
-        )
-        | S.transfer_starting.to(S.cancelling_destination, on="cancel_destination")
-    )
 
 
 class QuietReservation(CompoundSourceFirst):
