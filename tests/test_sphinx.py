@@ -27,7 +27,7 @@ build_main = pytest.importorskip("sphinx.cmd.build", reason=_EXTRA).build_main
 
 ROOT = Path(__file__).parent.parent
 SPHINX_11 = getattr(deprecation, "RemovedInSphinx11Warning", PendingDeprecationWarning)
-RETRYING_ENGINE = (Path(__file__).parent / "test_drawing.py").read_text().split("'''")[1]
+RETRYING_ENGINE = (Path(__file__).parent / "charts" / "retrying_engine.py").read_text()
 
 PAGE = """# A writer's page
 
