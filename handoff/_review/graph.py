@@ -31,7 +31,9 @@ __all__ = [
     "Tag",
     "cancellation",
     "coverage",
+    "no_cancel",
     "progress",
+    "stuck",
     "tag",
 ]
 
@@ -374,13 +376,23 @@ class Liveness:
         return end | End.CANCELED
 
     def _stuck(self, node: int) -> str:
-        coordinator, state = self.nodes[node]
-        waiting = [message.describe() for channel in state.flight for message in channel]
-        what = f"only {', '.join(waiting)} in flight, refused" if waiting else "nothing in flight"
-        return f"the run ends with the handoff incomplete, in {coordinator.chart_state}: {what}"
+        return stuck(self.nodes[node])
 
     @staticmethod
     def _no_cancel(end: End) -> str:
-        if end & End.SUCCESS:
-            return "after the terminal fact a run still ends with a SUCCESS"
-        return "after the terminal fact a run ends with the handoff incomplete"
+        return no_cancel(end)
+
+
+def stuck(node: Any) -> str:
+    """W4's words for a run that ends at `node` (a coordinator and its system state)."""
+    coordinator, state = node
+    waiting = [message.describe() for channel in state.flight for message in channel]
+    what = f"only {', '.join(waiting)} in flight, refused" if waiting else "nothing in flight"
+    return f"the run ends with the handoff incomplete, in {coordinator.chart_state}: {what}"
+
+
+def no_cancel(end: End) -> str:
+    """W5's words for a run after a terminal fact that ends as `end`, not CANCELED."""
+    if end & End.SUCCESS:
+        return "after the terminal fact a run still ends with a SUCCESS"
+    return "after the terminal fact a run ends with the handoff incomplete"

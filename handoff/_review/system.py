@@ -37,7 +37,7 @@ from handoff._compile.table import CompiledChart, compiled
 from handoff._coordinator import probe as probe
 from handoff._coordinator.core import HandoffCoordinatorCore
 from handoff._review.environment import Rules
-from handoff._review.graph import End, Liveness, Tag
+from handoff._review.graph import End, Liveness, Tag, no_cancel, stuck
 from handoff._review.monitors import Checked
 from handoff._review.properties import Key, WorldKind, prop
 from handoff._review.verdict import MoveKind, TraceStep, Verdict
@@ -673,18 +673,11 @@ def replay_moves(world: SystemWorld, lines: Sequence[MoveLine], first_line: int 
 
 
 def _how_it_ended(node: _Node, *, terminal: bool) -> Iterator[Checked]:
-    coordinator, state = node
+    coordinator = node.coordinator
     if not coordinator.is_complete:
-        waiting = [message.describe() for channel in state.flight for message in channel]
-        what = f"only {', '.join(waiting)} in flight, refused" if waiting else "nothing in flight"
-        words = f"the run ends with the handoff incomplete, in {coordinator.chart_state}: {what}"
-        yield Key.DELIVERIES_COMPLETE, words
-    canceled = coordinator.completion is HandoffCompletion.CANCELED
-    if terminal and not canceled:
-        yield (
-            Key.TERMINAL_CANCELS,
-            Liveness._no_cancel(End.SUCCESS if coordinator.is_complete else End.STUCK),
-        )
+        yield Key.DELIVERIES_COMPLETE, stuck(node)
+    if terminal and coordinator.completion is not HandoffCompletion.CANCELED:
+        yield Key.TERMINAL_CANCELS, no_cancel(End.SUCCESS if coordinator.is_complete else End.STUCK)
 
 
 def replay_system_run(trace: Trace) -> Replayed:
