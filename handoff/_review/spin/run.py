@@ -200,15 +200,15 @@ def _system_safety(folder: Path) -> tuple[int, int, set[Key]]:
 
 
 def _liveness(folder: Path, key: Key, read_trail: bool) -> tuple[int, Trail | None, bool]:
-    """An acceptance-cycle search for LTL formula `key`, the liveness modes switched on
-    (the system model has none: its formulas switch themselves); whether it failed."""
-    if not read_trail:
-        output = _run(["./pan", "-n", "-a", "-A", "-N", key.value], folder)
-        return _count(r"(\d+) states, stored", output), None, bool(_count(r"errors: (\d+)", output))
+    """An acceptance-cycle search for LTL formula `key`, the liveness modes switched on (the
+    system model reads no such switch: its formulas switch themselves); whether it failed,
+    and with `read_trail`, its trail."""
     output = _run(["./pan", _HASH, "-n", "-a", "-A", "-N", key.value], folder, live=True)
     states = _count(r"(\d+) states, stored", output)
     if _count(r"errors: (\d+)", output) == 0:
         return states, None, False
+    if not read_trail:
+        return states, None, True
     replay = ["./pan", _HASH, "-n", "-S", "-A", "-N", key.value, "-r", "model.pml.trail"]
     trail = _trail(_run(replay, folder, live=True))
     os.remove(folder / "model.pml.trail")
