@@ -2,8 +2,9 @@
 
 The review explores a fault as one more move a run may make (`handoff review --workers`);
 the simulation injects it with probability `fault_rate` at each chance (`handoff simulate`).
-Each fault says what it is in words, which kind of terminal fact it reports when it is one,
-and which of the two explore it: a fault the review's world has no move for yet says why.
+Each fault says what it is in words and which kind of terminal fact it reports when it is
+one; `SIMULATED`, `WITH_WORKERS` and `NETWORK` say which the simulation injects and which the
+review explores only when asked.
 """
 
 from __future__ import annotations
@@ -70,11 +71,6 @@ class Fault(enum.Enum):
         """The terminal fact this fault reports, if it reports one."""
         return _FACTS.get(self)
 
-    @property
-    def explored(self) -> str:
-        """How the review's system world explores it (`--workers`)."""
-        return _EXPLORED[self]
-
 
 _FAILED = HandoffActionOutcome.failed("injected fault")
 
@@ -83,21 +79,6 @@ _FACTS: dict[Fault, TerminalFact] = {
     Fault.TIMEOUT: HandoffFact.TimedOut,
     Fault.CANCELLATION: HandoffFact.Canceled,
     Fault.CANCELLATION_AFTER_SUCCESS: HandoffFact.Canceled,
-}
-
-_EXPLORED = {
-    Fault.FAILED_OUTCOME: "a move: the worker fails the work it was given",
-    Fault.FAILURE: "a move: the runtime reports Failed",
-    Fault.TIMEOUT: "a move: the runtime reports TimedOut",
-    Fault.CANCELLATION: "a move: the runtime reports Canceled",
-    Fault.CANCELLATION_AFTER_SUCCESS: "a terminal fact after a SUCCESS, as any other",
-    Fault.DUPLICATE_ACKNOWLEDGEMENT: "not explored: the runtime delivers each message once",
-    Fault.REORDERED_ACKNOWLEDGEMENT: "every order of delivery (not with --fifo)",
-    Fault.CLEANUP_FAILURE: "not explored: a cleanup failure is refused and retried",
-    Fault.DELAYED_DELIVERY: "every order of delivery (not with --fifo)",
-    Fault.DUPLICATION: "with --faults duplicate: a delivery that leaves a copy in flight",
-    Fault.LOSS: "with --faults lose: a message vanishes and the runtime reports TimedOut",
-    Fault.RESTART: "with --faults crash: a worker forgets the request and frees its slot",
 }
 
 SIMULATED = (
