@@ -8,6 +8,7 @@ side in worker processes, since most of Spin's time is spent compiling and searc
 
 from __future__ import annotations
 
+import multiprocessing
 import time
 from collections.abc import Mapping
 from concurrent.futures import ProcessPoolExecutor
@@ -107,5 +108,6 @@ def _agreement(item: tuple[str, CompiledChart]) -> Agreement:
 
 def cross_check(charts: Mapping[str, CompiledChart], workers: int) -> list[Agreement]:
     """Judge every chart both ways, `workers` charts at a time, in the order given."""
-    with ProcessPoolExecutor(workers) as pool:
+    spawned = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(workers, mp_context=spawned) as pool:
         return list(pool.map(_agreement, charts.items()))
