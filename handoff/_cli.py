@@ -155,10 +155,13 @@ def run(
     names the command's usage rather than the top level's.
     """
     _process.tolerant_streams()
+    status = 0
     try:
         with _process.DroppedInterrupts():
             status = _run(build, argv)
     except KeyboardInterrupt:  # a dropped Ctrl-C, delivered again as the command ended
+        if status == INTERRUPTED:
+            return status  # the command has said so already: one line
         return _fail("handoff", "interrupted", INTERRUPTED, fresh_line=True)
     return status
 

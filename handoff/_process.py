@@ -8,6 +8,7 @@ import signal
 import sys
 import threading
 import time
+from types import FrameType
 from typing import Any
 
 __all__ = ["DroppedInterrupts", "one_line", "silence_stdout", "tolerant_streams"]
@@ -19,14 +20,19 @@ class DroppedInterrupts:
     Ctrl-C that lands while a finalizer runs (python-statemachine's engines have one) is
     raised inside `__del__`, where Python can only report and drop it: the command would run
     on as if never interrupted.  Python hands it to `sys.unraisablehook` instead; this hook
-    delivers it again from another thread a moment later, once the finalizer has returned.
+    has a thread deliver it again a moment later, once the finalizer has returned, and again
+    whenever the delivery lands in another finalizer.  An interrupt that reaches the hook
+    itself waits for that thread too: raised there, Python would report the hook as broken.
+    Whatever is still on its way as the block ends lands inside it.
     """
 
     def __init__(self) -> None:
         self.pending = False
+        """A dropped interrupt waits to be delivered again."""
         self._delivered = False
         self._landed = False
         self._running = True
+        self._deliverer: threading.Thread | None = None
         self._lock = threading.Lock()
         self._previous = sys.unraisablehook
         self._previous_handler: Any = None
@@ -38,39 +44,53 @@ class DroppedInterrupts:
         return self
 
     def __exit__(self, *_: object) -> None:
-        with self._lock:
+        try:
+            with self._lock:
+                self._running = False  # nothing is delivered from now on
+            if self._previous_handler is not None:
+                # Python runs the signals still pending before it changes a handler: an
+                # interrupt delivered but not yet landed lands here, inside the block.
+                signal.signal(signal.SIGINT, self._previous_handler)
+                self._previous_handler = None
+        finally:
             sys.unraisablehook = self._previous
-            self._running = False
-            pending, self.pending = self.pending, False
-        if self._delivered and not self._landed:
-            # The interrupt is on its way to this thread: let it land here, inside the
-            # `with`, rather than a moment later wherever the caller has got to.
-            deadline = time.monotonic() + 1.0
-            while not self._landed and time.monotonic() < deadline:
-                time.sleep(0.001)
-        if self._previous_handler is not None:
-            signal.signal(signal.SIGINT, self._previous_handler)
-        if pending or (self._delivered and not self._landed):
+            if self._previous_handler is not None:  # an interrupt landed on the way out
+                signal.signal(signal.SIGINT, self._previous_handler)
+        if self.pending or (self._delivered and not self._landed):
+            self.pending = False
             raise KeyboardInterrupt  # the command ended before the interrupt reached it
 
-    def _interrupted(self, signum: int, frame: object) -> None:
+    def _interrupted(self, signum: int, frame: FrameType | None) -> None:
+        while frame is not None:
+            if frame.f_code is _HOOK_CODE:
+                self.pending = True  # the hook has its thread deliver it
+                return
+            frame = frame.f_back
         self._landed = True
         raise KeyboardInterrupt
 
     def _hook(self, unraisable: Any) -> None:
-        if not isinstance(unraisable.exc_value, KeyboardInterrupt):
+        if isinstance(unraisable.exc_value, KeyboardInterrupt):
+            self.pending = True
+        else:
             self._previous(unraisable)
-            return
-        self.pending = True
-        threading.Thread(target=self._deliver, daemon=True).start()
+        if self.pending and self._deliverer is None:
+            self._deliverer = threading.Thread(target=self._deliver, daemon=True)
+            self._deliverer.start()
 
     def _deliver(self) -> None:
-        time.sleep(0.01)
-        with self._lock:
-            if self._running and self.pending:
-                self.pending = False
-                self._delivered, self._landed = True, False
-                _thread.interrupt_main()
+        while True:
+            time.sleep(0.01)  # the finalizer that dropped it returns meanwhile
+            with self._lock:
+                if not self._running:
+                    return
+                if self.pending:
+                    self.pending = False
+                    self._delivered, self._landed = True, False
+                    _thread.interrupt_main()
+
+
+_HOOK_CODE = DroppedInterrupts._hook.__code__
 
 
 def one_line(text: str) -> str:

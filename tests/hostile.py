@@ -49,6 +49,25 @@ DESTINATION_FIRST_LOOP = """
 TWO_LINE_TITLE = LOOPING.replace('"CancelsForever"', '"Two\\nLines"')
 
 
+# The command line, told to print "started" as the command's own code begins, past starting
+# Python, loading and parsing: a test that interrupts a command at some moment of its work
+# waits for that line, not for a guess at how long start-up takes on a busy machine.
+ANNOUNCING = """
+import importlib, sys
+from handoff.__main__ import _COMMANDS, main
+
+module = importlib.import_module(_COMMANDS[sys.argv[1]][0])
+run = module.run
+
+def announced(*args, **kwargs):
+    print("started", flush=True)
+    return run(*args, **kwargs)
+
+module.run = announced
+sys.exit(main(sys.argv[1:]))
+"""
+
+
 def chart_module(base: str = "SourceFirstChart", **bodies: str) -> str:
     """A module defining one chart class per keyword, named by it, derived from `base`."""
     head = f"from handoff import {base}\n\nS = {base}\n"
@@ -112,6 +131,20 @@ class Sandbox:
             stderr=subprocess.PIPE,
             preexec_fn=limit,
         )
+
+    def start_announced(self, *args: str) -> subprocess.Popen[bytes]:
+        """Start the command with `ANNOUNCING`; returns once its own code has begun."""
+        process = subprocess.Popen(
+            [sys.executable, "-c", ANNOUNCING, *args],
+            cwd=self.root,
+            env=self.env(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        assert process.stdout is not None
+        started = process.stdout.readline()
+        assert started == b"started\n", (started, process.stderr and process.stderr.read())
+        return process
 
     def run(
         self,

@@ -84,7 +84,7 @@ def ran(box: Sandbox) -> dict[tuple[str, str], Ran]:
     before = box.snapshot()
     with ThreadPoolExecutor(max_workers=4) as pool:
         futures = {
-            (command, chart): pool.submit(box.run, *COMMANDS[command], chart, timeout=60)
+            (command, chart): pool.submit(box.run, *COMMANDS[command], chart, timeout=300)
             for command, chart, _ in CASES
         }
         results = {case: future.result() for case, future in futures.items()}

@@ -168,7 +168,7 @@ def test_a_folder_that_cannot_be_one_is_refused_before_the_run(
 ) -> None:
     make(box.root)
     before = box.snapshot()
-    ran = box.run("simulate", "--handoffs", "1e9", "--record-failures", "loop", timeout=20)
+    ran = box.run("simulate", "--handoffs", "1e9", "--record-failures", "loop")
     failure(ran, 2, "--record-failures: ", says)
     only_changed(before, box.snapshot())
 

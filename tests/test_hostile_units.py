@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import io
+import signal
 import sys
 import time
 import types
@@ -125,6 +126,25 @@ def test_an_unraisable_interrupt_is_delivered_again(monkeypatch: pytest.MonkeyPa
     assert delivered == [True]
     assert len(other) == 1
     assert not seen[0].pending
+
+
+def test_an_interrupt_that_reaches_the_hook_lands_after_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    returned: list[bool] = []
+
+    def run() -> None:
+        with _process.DroppedInterrupts() as dropped:
+            # Ctrl-C arrives while the hook reports another error: raised there, Python would
+            # report the hook itself as broken, and drop the interrupt with it.
+            monkeypatch.setattr(dropped, "_previous", lambda _: signal.raise_signal(signal.SIGINT))
+            sys.unraisablehook(types.SimpleNamespace(exc_value=ValueError()))
+            returned.append(True)
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:  # the thread delivers it here, in a moment
+                time.sleep(0.01)
+
+    with pytest.raises(KeyboardInterrupt):
+        run()
+    assert returned == [True]
 
 
 def test_a_path_that_cannot_be_looked_at_is_a_bad_value(tmp_path: Path) -> None:

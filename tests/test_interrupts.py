@@ -52,7 +52,7 @@ _DROPPING = """
 def test_an_interrupt_a_finalizer_dropped_still_ends_the_command(work: int) -> None:
     script = textwrap.dedent(_DROPPING.format(work=work))
     done = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=300
     )
     assert done.returncode == 130, done
     assert "ran to the end" not in done.stdout or work == 10
@@ -63,23 +63,23 @@ def test_an_interrupt_a_finalizer_dropped_still_ends_the_command(work: int) -> N
 
 
 def _interrupt(box: Sandbox, after: float, *args: str) -> subprocess.Popen[bytes]:
-    process = box.start(*args)
-    time.sleep(after)
+    """`args` run, interrupted `after` seconds into the command's own work."""
+    process = box.start_announced(*args)
+    time.sleep(after)  # a moment of the work, not a guess at start-up: any moment will do
     process.send_signal(signal.SIGINT)
     return process
 
 
-@pytest.mark.parametrize("after", [0.5, 1.0, 2.0])
+@pytest.mark.parametrize("after", [0.0, 0.5, 2.0])
 def test_the_review_interrupted_ends_at_once(tmp_path: Path, after: float) -> None:
     box = Sandbox(tmp_path)
     (box.root / "loops.py").write_text(chart_module(Looping=LOOPING))
     before = box.snapshot()
     charts = ("--chart", "loops:Looping") * 4  # long enough to be interrupted while it works
-    ran = finish(_interrupt(box, after, "review", *charts, "--trace-out", "t.jsonl"), timeout=30)
+    ran = finish(_interrupt(box, after, "review", *charts, "--trace-out", "t.jsonl"), timeout=300)
     assert ran.status == 130, ran
     assert "Traceback" not in ran.err
-    # Early on the command line may not yet know its command: then it is plain `handoff`.
-    assert ran.err in ("handoff: error: interrupted\n", "handoff review: error: interrupted\n")
+    assert ran.err == "handoff review: error: interrupted\n"
     only_changed(before, box.snapshot())
 
 
@@ -104,7 +104,7 @@ def test_ctrl_c_while_the_command_line_loads_is_quiet(module: str) -> None:
     it; `handoff._review.cli` is the command's own module, loaded while the line is parsed."""
     script = _IMPORTING.format(module=module)
     done = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=300
     )
     assert done.returncode == 130, done
     assert "Traceback" not in done.stderr
@@ -117,12 +117,12 @@ def test_an_interrupted_simulation_keeps_every_trace_it_recorded(tmp_path: Path)
     (box.root / "loops.py").write_text(chart_module(Looping=LOOPING))
     args = ("simulate", "--chart", "loops:Looping", "--handoffs", "10000000", "--fault-rate", "0.5")
     process = box.start(*args, "--record-failures", "failures")
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + 300
     while len(list((box.root / "failures").glob("*.jsonl"))) < 20:
         assert time.monotonic() < deadline, "no failure recorded"
         time.sleep(0.05)
     process.send_signal(signal.SIGINT)
-    ran = finish(process, timeout=30)
+    ran = finish(process, timeout=300)
     assert ran.status == 130
     assert ran.err.endswith("handoff simulate: error: interrupted\n"), ran.err
     assert "Traceback" not in ran.err

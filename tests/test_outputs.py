@@ -64,7 +64,7 @@ def test_what_is_not_a_regular_file_is_refused_untouched(
 ) -> None:
     before = box.snapshot()
     null = os.stat(os.devnull)
-    failure(box.run(*argv, timeout=30), 2, says, "not a regular file")
+    failure(box.run(*argv), 2, says, "not a regular file")
     only_changed(before, box.snapshot())
     assert stat.S_ISCHR(os.stat(os.devnull).st_mode)
     assert os.stat(os.devnull).st_ino == null.st_ino

@@ -64,7 +64,7 @@ def ran(box: Sandbox) -> Iterator[dict[tuple[str, str], Ran]]:
     before = box.snapshot()
     with ThreadPoolExecutor(max_workers=4) as pool:
         futures = {
-            (driver, chart): pool.submit(box.run, *DRIVERS[driver], chart, timeout=60)
+            (driver, chart): pool.submit(box.run, *DRIVERS[driver], chart, timeout=300)
             for driver, chart in CASES
         }
         yield {case: future.result() for case, future in futures.items()}
