@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from handoff import (
     HandoffAction,
@@ -44,6 +45,20 @@ TIMING_DELAY_MS = 10240.0 / 1.5e9 * 1000.0
 SF = HandoffOrder.SOURCE_FIRST
 DF = HandoffOrder.DESTINATION_FIRST
 ORDERS = (SF, DF)
+
+ON_CI = os.environ.get("CI", "").lower() in ("true", "1")
+"""Whether the suite runs under CI (`CI=true`, as CI services and `.ci/run` set it)."""
+HYPOTHESIS_PROFILE = os.environ.get("HYPOTHESIS_PROFILE", "ci" if ON_CI else "dev")
+"""The Hypothesis profile the suite loads (tests/conftest.py): `ci` under CI, else `dev`."""
+
+
+def slow_property(ci_examples: int) -> settings:
+    """The loaded profile's settings for a slow property test: under the `ci` profile it
+    tries `ci_examples` (derandomized, the same ones every run), elsewhere the full budget."""
+    if HYPOTHESIS_PROFILE == "ci":
+        return settings(max_examples=ci_examples)
+    return settings()
+
 
 CHECKOUT_ONLY = pytest.mark.skipif(
     # `.git` is a directory in a clone and a file in a worktree.
@@ -200,14 +215,12 @@ class Runtime:
 
 def spin_or_skip() -> str:
     """Spin's version; a test that needs Spin is skipped without it, and fails on CI."""
-    import os
-
     from handoff._review.spin.run import SpinUnavailableError, spin_version
 
     try:
         return spin_version()
     except SpinUnavailableError as error:
-        if os.environ.get("CI") == "true":
+        if ON_CI:
             pytest.fail(f"CI must run the Spin cross-check: {error}")
         pytest.skip(str(error))
 

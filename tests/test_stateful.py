@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
-from support import HID, ORDERS, OTHER_HID
+from support import HID, ORDERS, OTHER_HID, slow_property
 
 from handoff import (
     HandoffAction,
@@ -237,4 +237,7 @@ def _answer(
         return ("error", (type(error), str(error)))
 
 
+# Each example runs up to 40 calls on the compiled coordinator and its interpreted twin:
+# the slowest property of the suite (21 s for the 300 examples CI once gave it, here).
 TestHandoffProtocol = HandoffProtocol.TestCase
+TestHandoffProtocol.settings = slow_property(ci_examples=40)
