@@ -48,8 +48,9 @@ def reviews() -> _Reviews:
 
 
 def _each(mutants: Sequence[Mutant]) -> list[Any]:
-    """One parameter per mutant; the `xdist_group` keeps a mutant's tests, and its review,
-    on one worker where grouping is honoured (`--dist loadgroup`)."""
+    """One parameter per mutant: under `--dist loadfile` the suite's scheduler (conftest.py)
+    keeps a mutant's tests, and its review, on one worker, and spreads the mutants over the
+    workers; the `xdist_group` says the same to `--dist loadgroup`."""
     return [
         pytest.param(mutant, id=mutant.name, marks=pytest.mark.xdist_group(mutant.name))
         for mutant in mutants
