@@ -27,7 +27,7 @@ import functools
 import importlib
 import json
 import typing
-from collections.abc import Iterator
+import uuid
 from typing import Any
 
 from handoff._compile.table import runtime_table
@@ -53,6 +53,7 @@ from handoff._values.values import (
     HandoffId,
     HandoffOrder,
 )
+from handoff._wire.codecs import UUID_TEXT as _UUID_TEXT
 from handoff._wire.json_text import WireRefusal, format_f64, key_segment, mismatch, parse
 
 __all__ = ["VERSION", "read", "write"]
@@ -235,7 +236,9 @@ def _blank(rules: Rules) -> HandoffCoordinatorCore:
 
 def _built(fields: _Fields, rules: Rules) -> HandoffCoordinatorCore:
     data = fields.data
-    handoff_id = fields.read("handoff_id", codec(HandoffId).read)
+    handoff_id = _handoff_id(data["handoff_id"])
+    if handoff_id is None:
+        raise fields.refuse("handoff_id", mismatch(_UUID.expected, data["handoff_id"]).reason)
     fallback = data["fallback_transfer_delay_ms"]
     if type(fallback) not in (int, float) or not is_finite_non_negative(fallback):
         raise fields.refuse("fallback_transfer_delay_ms", "expected a finite, non-negative number")
@@ -248,41 +251,83 @@ def _built(fields: _Fields, rules: Rules) -> HandoffCoordinatorCore:
     if type(state) is not str or state not in table.states:
         raise fields.refuse("state", f"expected a state of {table.name}, got {state!r}")
     restored._state = table.states.index(state)
-    restored._next_id = fields.read("next_id", count)
-    restored._issued = dict(_issued(fields, handoff_id, restored._next_id))
-    restored._outcomes = dict(_outcomes(fields, restored._issued))
-    restored._timing = fields.read("timing", optional_timing)
-    restored._tokens = fields.read("tokens", optional_count)
-    restored._lifecycle = fields.read("lifecycle", _events)
-    restored._completion = fields.read("completion", _completion)
+    # Each field read in turn; a refusal from inside one is named by the field's key.
+    key = "next_id"
+    try:
+        restored._next_id = next_id = count(data[key])
+        key = "issued"
+        restored._issued = issued = _issued(data[key], handoff_id, next_id)
+        key = "outcomes"
+        restored._outcomes = _outcomes(data[key], issued)
+        key = "timing"
+        restored._timing = optional_timing(data[key])
+        key = "tokens"
+        restored._tokens = optional_count(data[key])
+        key = "lifecycle"
+        restored._lifecycle = _events(data[key])
+        key = "completion"
+        restored._completion = _completion(data[key])
+    except WireRefusal as refusal:
+        refusal.segments.append(key_segment(key))
+        raise
     return restored
 
 
-def _pairs(fields: _Fields, key: str) -> Iterator[tuple[int, list[Any]]]:
-    items = fields.data[key]
+_UUID = codec(HandoffId)
+
+
+def _handoff_id(data: object) -> HandoffId | None:
+    """The handoff id `data` writes, or None.  Its text is checked whole by the codec's
+    pattern, so the UUID is built from its digits, and the id filled in as its frozen class's
+    constructor would (a UUID is all it holds): no converter or validator runs again."""
+    if type(data) is not str or _UUID_TEXT.match(data) is None:
+        return None
+    value = object.__new__(uuid.UUID)
+    object.__setattr__(value, "int", int(data.replace("-", ""), 16))
+    object.__setattr__(value, "is_safe", uuid.SafeUUID.unknown)
+    handoff_id = object.__new__(HandoffId)
+    object.__setattr__(handoff_id, "uuid", value)
+    return handoff_id
+
+
+def _refused(reason: str, *segments: str) -> WireRefusal:
+    """A refusal at `segments`, innermost first."""
+    refusal = WireRefusal(reason)
+    refusal.segments.extend(segments)
+    return refusal
+
+
+def _entry(item: object, previous: int) -> bool:
+    """Whether `item` is an `[id, …]` array whose id is above `previous`."""
+    return (
+        type(item) is list
+        and len(item) >= 2
+        and type(item[0]) is int
+        and previous < item[0] < USIZE_LIMIT
+    )
+
+
+def _not_an_entry(item: object, index: int) -> WireRefusal:
+    """The refusal of array entry `index`, which `_entry` refused."""
+    if type(item) is not list or len(item) < 2:
+        return WireRefusal("expected an array [id, …]", f"[{index}]")
+    return _refused("expected an id above the one before it", "[0]", f"[{index}]")
+
+
+def _issued(items: object, handoff_id: HandoffId, next_id: int) -> dict[int, Any]:
     if type(items) is not list:
-        raise fields.refuse(key, mismatch("an array", items).reason)
+        raise mismatch("an array", items)
+    issued: dict[int, Any] = {}
     previous = -1
     for index, item in enumerate(items):
-        if type(item) is not list or len(item) < 2:
-            raise fields.refuse(key, "expected an array [id, …]", f"[{index}]")
-        if type(item[0]) is not int or not previous < item[0] < USIZE_LIMIT:
-            raise fields.refuse(key, "expected an id above the one before it", f"[{index}]", "[0]")
-        previous = item[0]
-        yield index, item
-
-
-def _issued(fields: _Fields, handoff_id: HandoffId, next_id: int) -> Iterator[tuple[int, Any]]:
-    for index, item in _pairs(fields, "issued"):
-        if item[0] >= next_id:
-            raise fields.refuse(
-                "issued", f"an id not yet issued (next_id is {next_id})", f"[{index}]", "[0]"
-            )
+        if not _entry(item, previous):
+            raise _not_an_entry(item, index)
+        previous = key = item[0]
+        if key >= next_id:
+            raise _refused(f"an id not yet issued (next_id is {next_id})", "[0]", f"[{index}]")
         variant = _ACTIONS.get(item[1]) if type(item[1]) is str else None
         if variant is None:
-            raise fields.refuse(
-                "issued", f"expected an action, one of {', '.join(_ACTIONS)}", f"[{index}]", "[1]"
-            )
+            raise _refused(f"expected an action, one of {', '.join(_ACTIONS)}", "[1]", f"[{index}]")
         action = object.__new__(variant)
         # Every field is checked here already (the id is the snapshot's own, read once): the
         # action is filled in as its frozen class's constructor would, without the validators
@@ -291,13 +336,12 @@ def _issued(fields: _Fields, handoff_id: HandoffId, next_id: int) -> Iterator[tu
         if variant is _TRANSFER:
             delay = item[2] if len(item) == 3 else -1.0
             if not (type(delay) in (int, float) and is_finite_non_negative(delay)):
-                raise fields.refuse(
-                    "issued", 'expected [id, "StartTransfer", delay_ms]', f"[{index}]"
-                )
+                raise WireRefusal('expected [id, "StartTransfer", delay_ms]', f"[{index}]")
             object.__setattr__(action, "delay_ms", float(delay))
         elif len(item) != 2:
-            raise fields.refuse("issued", f'expected [id, "{item[1]}"]', f"[{index}]")
-        yield item[0], action
+            raise WireRefusal(f'expected [id, "{item[1]}"]', f"[{index}]")
+        issued[key] = action
+    return issued
 
 
 _TRANSFER = HandoffAction.StartTransfer
@@ -314,26 +358,28 @@ _OUTCOME_TEXTS = {
 """The outcomes written as a bare string, read without the codec (a failure is an object)."""
 
 
-def _outcomes(
-    fields: _Fields, issued: dict[int, Any]
-) -> Iterator[tuple[int, HandoffActionOutcome]]:
-    outcome_codec = codec(HandoffActionOutcome)
-    for index, item in _pairs(fields, "outcomes"):
-        if item[0] not in issued:
-            raise fields.refuse(
-                "outcomes", "an outcome for an action the journal lacks", f"[{index}]", "[0]"
-            )
+def _outcomes(items: object, issued: dict[int, Any]) -> dict[int, HandoffActionOutcome]:
+    if type(items) is not list:
+        raise mismatch("an array", items)
+    outcomes: dict[int, HandoffActionOutcome] = {}
+    previous = -1
+    for index, item in enumerate(items):
+        if not _entry(item, previous):
+            raise _not_an_entry(item, index)
+        previous = key = item[0]
+        if key not in issued:
+            raise _refused("an outcome for an action the journal lacks", "[0]", f"[{index}]")
         if len(item) != 2:
-            raise fields.refuse("outcomes", "expected [id, outcome]", f"[{index}]")
+            raise WireRefusal("expected [id, outcome]", f"[{index}]")
         found = _OUTCOME_TEXTS.get(item[1]) if type(item[1]) is str else None
-        if found is not None:
-            yield item[0], found
-            continue
-        try:
-            yield item[0], outcome_codec.read(item[1])
-        except WireRefusal as refusal:
-            refusal.segments.extend(["[1]", f"[{index}]", ".outcomes"])
-            raise
+        if found is None:
+            try:
+                found = codec(HandoffActionOutcome).read(item[1])
+            except WireRefusal as refusal:
+                refusal.segments.extend(["[1]", f"[{index}]"])
+                raise
+        outcomes[key] = found
+    return outcomes
 
 
 def _events(data: object) -> list[NormalizedHandoffEvent]:

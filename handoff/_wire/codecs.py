@@ -29,6 +29,7 @@ from handoff._wire.json_text import (
 )
 
 __all__ = [
+    "UUID_TEXT",
     "ActionId",
     "Array",
     "Bool",
@@ -185,7 +186,8 @@ class UnitEnum(Codec):
         raise mismatch(self.expected, data)
 
 
-_UUID_TEXT = re.compile(r"[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}\Z")
+UUID_TEXT = re.compile(r"[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}\Z")
+"""A hyphenated UUID, whole: what a handoff id is written as."""
 
 
 class Uuid(Codec):
@@ -195,7 +197,7 @@ class Uuid(Codec):
         return f'"{value.uuid}"'
 
     def read(self, data: object) -> HandoffId:
-        if type(data) is str and _UUID_TEXT.match(data):
+        if type(data) is str and UUID_TEXT.match(data):
             return _construct(HandoffId, uuid.UUID(data))
         raise mismatch(self.expected, data)
 
