@@ -102,11 +102,14 @@ __all__ = [
     "NormalizedStoredTiming",
     "OutOfOrderFactError",
     "OutcomeKind",
+    "PerRole",
     "PropertyVerdict",
     "RecordingCoordinator",
     "Refusal",
     "RequestMemory",
+    "Slots",
     "SourceFirstChart",
+    "SystemView",
     "TraceCheck",
     "TraceError",
     "UnknownActionError",
@@ -147,6 +150,9 @@ _LAZY = {
     "record": "handoff._coordinator.recorder",
     "RecordingCoordinator": "handoff._coordinator.recorder",
     "RequestMemory": "handoff._runs.workers",
+    "PerRole": "handoff._runs.workers",
+    "Slots": "handoff._runs.workers",
+    "SystemView": "handoff._runs.worker_state",
     "WorkerContract": "handoff._runs.workers",
     "WorkerReaction": "handoff._runs.workers",
     "WorkerReply": "handoff._runs.workers",
@@ -162,8 +168,11 @@ if _typing.TYPE_CHECKING:
     from handoff._chart.shipped import DestinationFirstChart, SourceFirstChart
     from handoff._coordinator.recorder import RecordingCoordinator, record
     from handoff._review.trace_check import PropertyVerdict, TraceCheck, check_trace
+    from handoff._runs.worker_state import SystemView
     from handoff._runs.workers import (
+        PerRole,
         RequestMemory,
+        Slots,
         WorkerContract,
         WorkerReaction,
         WorkerReply,

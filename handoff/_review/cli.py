@@ -35,7 +35,14 @@ from handoff._review.report import (
 )
 from handoff._runs.faults import add_fault_options
 from handoff._runs.trace import TraceError, read_trace, write_trace
-from handoff._runs.workers import WORKERS_HELP, Acknowledge, contract_argument
+from handoff._compile.lookup import _import as import_module
+from handoff._review.properties import Property, own_property
+from handoff._runs.workers import (
+    DEFAULT_ACKNOWLEDGE,
+    WORKERS_HELP,
+    Acknowledge,
+    contract_argument,
+)
 from handoff._values.errors import HandoffError
 
 if TYPE_CHECKING:
@@ -85,6 +92,27 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     add_fault_options(parser)
     parser.add_argument(
+        "--concurrency",
+        type=concurrency_argument,
+        metavar="N",
+        help="with --workers: N handoffs live at once, sharing the source and the destination "
+        "worker (default 1; from 1 to 4)",
+    )
+    parser.add_argument(
+        "--property",
+        type=property_argument,
+        action="append",
+        metavar="MODULE:NAME",
+        help="with --workers: judge a property of your own too, a function of a "
+        "handoff.SystemView returning True where it holds (repeat for several)",
+    )
+    parser.add_argument(
+        "--no-symmetry",
+        action="store_true",
+        help="with --concurrency: count configurations that differ only by which handoff is "
+        "which apart (slower; the verdicts are the same)",
+    )
+    parser.add_argument(
         "--trace-out",
         metavar="FILE",
         type=_cli.new_file,
@@ -107,14 +135,27 @@ def system_of(args: argparse.Namespace) -> System | None:
     injected = getattr(args, "faults", None)
     budget = getattr(args, "fault_budget", None)
     acknowledge = getattr(args, "acknowledge", None)
+    slots = getattr(args, "slots", None)
+    concurrency = getattr(args, "concurrency", None)
+    properties = getattr(args, "property", None)
+    symmetry = not getattr(args, "no_symmetry", False)
     if budget is not None and injected is None:
         raise _cli.UsageError("--fault-budget bounds the faults injected: give --faults too")
     if contract is None:
         if fifo:
             raise _cli.UsageError("--fifo orders the workers' messages: give --workers too")
-        for option, given in (("--faults", injected), ("--acknowledge", acknowledge)):
+        about_workers = (
+            ("--faults", injected),
+            ("--acknowledge", acknowledge),
+            ("--slots", slots),
+            ("--concurrency", concurrency),
+            ("--property", properties),
+        )
+        for option, given in about_workers:
             if given is not None:
                 raise _cli.UsageError(f"{option} is about the workers: give --workers too")
+        if not symmetry:
+            raise _cli.UsageError("--no-symmetry is about shared workers: give --workers too")
         return None
     from handoff._review.system import System  # the second world, loaded when asked for
 
@@ -123,8 +164,46 @@ def system_of(args: argparse.Namespace) -> System | None:
         fifo=fifo,
         injected=injected or frozenset(),
         budget=1 if budget is None else budget,
-        acknowledge=Acknowledge(acknowledge or Acknowledge.ON_REPLY.value),
+        acknowledge=Acknowledge(acknowledge or DEFAULT_ACKNOWLEDGE.value),
+        concurrency=1 if concurrency is None else concurrency,
+        slots=slots,
+        properties=tuple(properties or ()),
+        symmetry=symmetry,
     )
+
+
+def concurrency_argument(text: str) -> int:
+    """An argparse type: how many handoffs share the workers in a review (1 to 4)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if not 1 <= value <= 4:
+        # Each handoff multiplies the configurations: past a few a review never ends.
+        raise argparse.ArgumentTypeError(f"expected a whole number from 1 to 4, got {text!r}")
+    return value
+
+
+def property_argument(text: str) -> Property:
+    """An argparse type: `MODULE:NAME`, a function of a `handoff.SystemView`."""
+    module_name, colon, name = (part.strip() for part in text.partition(":"))
+    if not (colon and module_name and name):
+        raise argparse.ArgumentTypeError(
+            f"expected MODULE:NAME, a function of a handoff.SystemView, got {text!r}"
+        )
+    try:
+        module = import_module(module_name)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+    found: object = module
+    for part in name.split("."):
+        found = getattr(found, part, None)
+    if not callable(found):
+        raise argparse.ArgumentTypeError(
+            f"{text}: module {module_name} has no function {name}; a property is a function "
+            "of a handoff.SystemView returning True where it holds"
+        )
+    return own_property(found, name)
 
 
 def run(

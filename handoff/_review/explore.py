@@ -203,6 +203,21 @@ def explore_from(coordinator: HandoffCoordinatorCore, watch: Watch, rules: Rules
 # -- the exploration -----------------------------------------------------------------------
 
 
+def _between(
+    reached: tuple[int, ...] | None, stored: tuple[int, ...] | None
+) -> tuple[int, ...] | None:
+    """For a move that reached a configuration stored numbered otherwise: the number in the
+    configuration reached of each handoff of the stored one (None: the same numbers)."""
+    if reached == stored:
+        return None
+    count = len(reached or stored or ())
+    into_key = stored or tuple(range(count))
+    from_key = [0] * count
+    for mine, keyed in enumerate(reached or range(count)):
+        from_key[keyed] = mine
+    return tuple(from_key[into_key[n]] for n in range(count))
+
+
 class _Explorer:
     """Breadth-first exploration of one world, keeping what the verdicts need."""
 
@@ -212,6 +227,8 @@ class _Explorer:
         self.nodes: list[Any] = [node]
         self.index: dict[Hashable, int] = {key: 0}
         self.parents: list[tuple[int, TraceStep] | None] = [None]
+        self.renamings: list[tuple[int, ...] | None] = [None]
+        """How each stored configuration's key renumbers its handoffs (None: it does not)."""
         self.edges: list[list[Edge]] = []
         self.tallies = {entry.key: Tally() for entry in world.properties}
         self.transitions = 0
@@ -238,7 +255,9 @@ class _Explorer:
         if move.stays:
             return Edge(move.step, node, move.tags)
         target = self._reach(node, move)
-        return Edge(move.step, target, move.tags if target >= 0 else move.tags | Tag.CUT)
+        if target < 0:
+            return Edge(move.step, target, move.tags | Tag.CUT)
+        return Edge(move.step, target, move.tags, _between(move.renamed, self.renamings[target]))
 
     def _reach(self, node: int, move: Move) -> int:
         """The index of the configuration `move` leads to, added when new; -1 when the run is
@@ -257,6 +276,7 @@ class _Explorer:
         self.index[move.key] = len(self.nodes)
         self.nodes.append(move.node)
         self.parents.append((node, move.step))
+        self.renamings.append(move.renamed)
         self.world.reached(move.node)
         return len(self.nodes) - 1
 

@@ -58,6 +58,9 @@ class Edge(NamedTuple):
     target: int
     """The configuration the call led to (-1: the run was cut off, or the call crashed)."""
     tags: Tag
+    renamed: tuple[int, ...] | None = None
+    """Where the handoffs are interchangeable: the number in the configuration the move
+    reached of each handoff as `target` numbers it (None: the same)."""
 
 
 def tag(call: Call, watch: Watch, *, accepted: bool) -> Tag:
@@ -271,9 +274,11 @@ class End(enum.IntFlag):
 
 
 class Liveness:
-    """W4 and W5 over the graph of a world with workers: how every fault-free run from each
-    configuration ends, once every message in flight is delivered.  A node is read as a
-    coordinator and a system state (its `flight` of messages)."""
+    """W4, W5 and W7 over the graph of a world with workers: how every fault-free run from each
+    configuration ends, once every message in flight is delivered.  A node says how a run that
+    ends there ended (`end()`: for every handoff; `end(terminated=True)`: for those a
+    terminal fact was reported for, `terminated` saying whether there is one) and why it is
+    stuck (`stuck()`)."""
 
     def __init__(
         self, nodes: Sequence[Any], edges: Sequence[Sequence[Edge]], parents: Parents
@@ -285,20 +290,16 @@ class Liveness:
             for edges in edges
         ]
         """Each configuration's fault-free moves (refused early facts left out)."""
-        self.terminal = [
-            edge.target
-            for edges in edges
-            for edge in edges
-            if edge.tags & Tag.TERMINAL and edge.target >= 0
-        ]
-        """The configurations a terminal fact led to."""
         self.cycles: set[int] = set()
-        self._found: list[End] | None = None
+        self._found: dict[bool, list[End]] = {}
 
-    def ends(self) -> list[End]:
-        if self._found is None:
-            self._found = self._ends()
-        return self._found
+    def ends(self, terminated: bool = False) -> list[End]:
+        """For each configuration, how its fault-free runs may end for every handoff
+        (`terminated`: for those a terminal fact was reported for)."""
+        found = self._found.get(terminated)
+        if found is None:
+            found = self._found[terminated] = self._ends(terminated)
+        return found
 
     def _ended(self, node: int) -> bool:
         return not self.deliveries[node] or node in self.cycles
@@ -308,35 +309,50 @@ class Liveness:
         tally = Tally()
         for node in range(len(self.nodes)):
             stuck = ends[node] & End.STUCK and self._ended(node)
-            tally.note(self._stuck(node) if stuck else None, self.parents, node)
+            tally.note(self.nodes[node].stuck() if stuck else None, self.parents, node)
         return tally.verdict(prop(Key.DELIVERIES_COMPLETE))
 
     def terminal_cancels(self) -> Verdict:
-        ends = self.ends()
+        """W5 at every configuration where a fault-free run ends: each handoff a terminal fact
+        was reported for is complete CANCELED there (so, from each terminal fact, every run
+        that delivers what is in flight ends CANCELED)."""
+        self.ends()  # finds the cycles
         tally = Tally()
-        for node in self.terminal:
-            if ends[node] & ~End.CANCELED:
-                words = self._no_cancel(ends[node])
-                tail = self._to_a_wrong_end(node, ends)
-                tally.note(words, self.parents, node, None, tail)
-            else:
-                tally.note(None, self.parents, node)
+        for node, found in enumerate(self.nodes):
+            if not self._ended(node) or not found.terminated:
+                continue
+            end = found.end(terminated=True)
+            tally.note(no_cancel(end) if end is not End.CANCELED else None, self.parents, node)
         return tally.verdict(prop(Key.TERMINAL_CANCELS))
 
-    def _to_a_wrong_end(self, start: int, ends: Sequence[End]) -> list[TraceStep]:
-        """The deliveries from `start` to the nearest end that is not CANCELED."""
-        came: dict[int, tuple[int, TraceStep] | None] = {start: None}
+    def every_handoff_succeeds(self) -> Verdict:
+        """W7: from the first configuration, every run with no fault at all ends with every
+        handoff complete SUCCESS."""
+        ends = self.ends()
+        tally = Tally()
+        if ends[0] & ~End.SUCCESS:
+            tail, end = self._to_a_wrong_end(0, ends, End.SUCCESS)
+            tally.note(_not_every_success(self.nodes[end].end()), self.parents, 0, None, tail)
+        else:
+            tally.note(None, self.parents, 0)
+        return tally.verdict(prop(Key.EVERY_HANDOFF_SUCCEEDS), summary="runs with no fault")
+
+    def _to_a_wrong_end(
+        self, start: int, ends: Sequence[End], right: End
+    ) -> tuple[list[TraceStep], int]:
+        """The deliveries from `start` to the nearest end that is not `right`, and that end."""
+        came: dict[int, tuple[int, Edge] | None] = {start: None}
         queue = [start]
         for node in queue:
-            if self._ended(node) and ends[node] & ~End.CANCELED:
-                return path(came, node)
+            if self._ended(node) and ends[node] & ~right:
+                return _steps(came, node), node
             for edge in self.deliveries[node]:
                 if edge.target not in came:
-                    came[edge.target] = (node, edge.step)
+                    came[edge.target] = (node, edge)
                     queue.append(edge.target)
-        return []
+        return [], start
 
-    def _ends(self) -> list[End]:
+    def _ends(self, terminated: bool) -> list[End]:
         """For each configuration, how its fault-free runs may end (a cycle counts as stuck)."""
         ends: list[End | None] = [None] * len(self.nodes)
         following = [[edge.target for edge in edges] for edges in self.deliveries]
@@ -359,36 +375,49 @@ class Liveness:
                     continue
                 stack.pop()
                 on_path.discard(node)
-                ends[node] = self._end_of(node, [ends[n] for n in following[node]], ends[node])
+                end = ends[node] if ends[node] is not None else End(0)
+                if following[node]:
+                    for found in (ends[n] for n in following[node]):
+                        end |= found if found is not None else End.STUCK
+                else:
+                    end |= self.nodes[node].end(terminated)
+                ends[node] = end
         return [end if end is not None else End.STUCK for end in ends]
 
-    def _end_of(self, node: int, following: Sequence[End | None], own: End | None) -> End:
-        end = own if own is not None else End(0)
-        if following:
-            for found in following:
-                end |= found if found is not None else End.STUCK
-            return end
-        coordinator = self.nodes[node].coordinator
-        if not coordinator.is_complete:
-            return end | End.STUCK
-        if coordinator.completion is HandoffCompletion.SUCCESS:
-            return end | End.SUCCESS
-        return end | End.CANCELED
 
-    def _stuck(self, node: int) -> str:
-        return stuck(self.nodes[node])
+def _steps(came: dict[int, tuple[int, Edge] | None], node: int) -> list[TraceStep]:
+    """The moves to `node`, each numbering the handoffs as the run's first configuration
+    does (a configuration stored for interchangeable handoffs may number them otherwise)."""
+    edges: list[Edge] = []
+    link = came[node]
+    while link is not None:
+        node, edge = link
+        edges.append(edge)
+        link = came[node]
+    steps: list[TraceStep] = []
+    names: list[int] | None = None
+    """Each handoff's number in the run, by its number in the configuration reached."""
+    for edge in reversed(edges):
+        step = edge.step
+        steps.append(step if names is None else step.renumbered(names))
+        if edge.renamed is not None:
+            current = names or list(range(len(edge.renamed)))
+            names = [current[edge.renamed[n]] for n in range(len(edge.renamed))]
+    return steps
 
-    @staticmethod
-    def _no_cancel(end: End) -> str:
-        return no_cancel(end)
+
+def _not_every_success(end: End) -> str:
+    if end & End.STUCK:
+        return "with no fault at all, a run ends with a handoff incomplete"
+    return "with no fault at all, a run ends with a handoff CANCELED"
 
 
-def stuck(node: Any) -> str:
-    """W4's words for a run that ends at `node` (a coordinator and its system state)."""
-    coordinator, state = node
-    waiting = [message.describe() for channel in state.flight for message in channel]
-    what = f"only {', '.join(waiting)} in flight, refused" if waiting else "nothing in flight"
-    return f"the run ends with the handoff incomplete, in {coordinator.chart_state}: {what}"
+def stuck(where: str, what: str, *, several: bool = False) -> str:
+    """W4's words for a run that ends with the handoff (or, `several`, handoffs) incomplete
+    `where`, with `what` in flight."""
+    if several:
+        return f"the run ends with handoffs incomplete ({where}): {what}"
+    return f"the run ends with the handoff incomplete, in {where}: {what}"
 
 
 def no_cancel(end: End) -> str:

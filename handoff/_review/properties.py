@@ -11,6 +11,8 @@ the table the coordinator runs is the chart as python-statemachine reads it.
 from __future__ import annotations
 
 import enum
+from collections.abc import Callable
+from typing import Any
 
 import attrs
 
@@ -22,6 +24,7 @@ __all__ = [
     "Family",
     "Judged",
     "Key",
+    "OwnKey",
     "Property",
     "SpinCheck",
     "WorldKind",
@@ -32,6 +35,8 @@ __all__ = [
 
 class Key(enum.Enum):
     """Every property the review checks; the value is its short name in reports."""
+
+    __hash__ = object.__hash__  # a singleton: identity hashes in C, `Enum` by its name
 
     ACTIVATE_AFTER_TRANSFER = "S1"
     RELEASE_AFTER_ACTIVATION = "S2"
@@ -59,6 +64,15 @@ class Key(enum.Enum):
     ONLY_ISSUED_WORK = "W3"
     DELIVERIES_COMPLETE = "W4"
     TERMINAL_CANCELS = "W5"
+    ONE_SLOT_PER_REQUEST = "W6"
+    EVERY_HANDOFF_SUCCEEDS = "W7"
+
+
+@attrs.frozen
+class OwnKey:
+    """The key of a property of one's own (`--property MODULE:NAME`): its name in reports."""
+
+    value: str
 
 
 class WorldKind(enum.Enum):
@@ -117,7 +131,7 @@ class Property:
     says why); `worlds`, in which worlds it is judged.
     """
 
-    key: Key
+    key: Key | OwnKey
     title: str
     words: str
     unit: str
@@ -130,6 +144,8 @@ class Property:
     unmirrored: str = ""
     """Why Spin does not check it, when `spin` is None."""
     worlds: frozenset[WorldKind] = _ALONE
+    predicate: Callable[[Any], object] | None = attrs.field(default=None, eq=False)
+    """A property of one's own: the function judging each configuration's `SystemView`."""
 
 
 def _p(
@@ -379,12 +395,39 @@ PROPERTIES = (
         Family.SAFETY,
         "a failed, timed-out or canceled request must free both owners, or its cache leaks",
         "a terminal fact leads to CANCELED",
-        "terminal facts reported",
+        "runs ended after a terminal fact",
         "After a terminal fact (`Failed`, `TimedOut`, `Canceled`) every run that delivers "
         "every message in flight ends with the handoff complete CANCELED, including after a "
-        "success (the reopened cleanup).",
+        "success (the reopened cleanup): judged at every configuration where such a run ends.",
         Judged.GRAPH,
         SpinCheck.LTL,
+        worlds=_WITH_WORKERS,
+    ),
+    _p(
+        Key.ONE_SLOT_PER_REQUEST,
+        Family.SAFETY,
+        "a second slot for one request is KV no cleanup frees: the request's one cancel frees one",
+        "no worker holds two slots for one request",
+        "moves",
+        "No worker ever holds more than one KV slot for one request: work that takes a slot "
+        "is taken once per request, a redelivered copy included.",
+        None,
+        None,
+        "the Promela workers hold at most one slot per request",
+        worlds=_WITH_WORKERS,
+    ),
+    _p(
+        Key.EVERY_HANDOFF_SUCCEEDS,
+        Family.SAFETY,
+        "workers that let no handoff succeed when nothing goes wrong serve no request at all",
+        "with no fault, every handoff succeeds",
+        "runs with no fault",
+        "From the first configuration, every run with no fault at all (no terminal fact, no "
+        "failed work, nothing injected) that delivers every message in flight ends with every "
+        "handoff complete SUCCESS.",
+        Judged.GRAPH,
+        None,
+        "judged over the explored graph from the first configuration; not yet a Promela formula",
         worlds=_WITH_WORKERS,
     ),
     _p(
@@ -425,12 +468,33 @@ PROPERTIES = (
     ),
 )
 
-_BY_KEY = {entry.key: entry for entry in PROPERTIES}
+_BY_KEY: dict[Key | OwnKey, Property] = {entry.key: entry for entry in PROPERTIES}
 
 
 def prop(key: Key) -> Property:
     """The property `key` names."""
     return _BY_KEY[key]
+
+
+def own_property(predicate: Callable[[Any], object], name: str) -> Property:
+    """A property of one's own judged at every system configuration: `predicate` takes a
+    `handoff.SystemView` and returns True where the property holds (False, or a string saying
+    why, where it does not).  Its title is its docstring's first line, else its name."""
+    doc = (getattr(predicate, "__doc__", None) or "").strip().splitlines()
+    title = doc[0].rstrip(".") if doc else name
+    return Property(
+        OwnKey(name),
+        title,
+        f"Your property {name}: {title}, at every configuration the system reaches.",
+        "configurations",
+        Family.SAFETY,
+        "a property of your own: breaking it is what you said must not happen",
+        Judged.EDGE,
+        None,
+        "a Python function of the configuration: Spin's model has no Python to call",
+        _WITH_WORKERS,
+        predicate,
+    )
 
 
 def properties_of(world: WorldKind) -> tuple[Property, ...]:

@@ -34,6 +34,8 @@ __all__ = [
 class MoveKind(enum.Enum):
     """What one move of a run is: a call the environment makes, or, with workers, who moved."""
 
+    __hash__ = object.__hash__  # a singleton: identity hashes in C, `Enum` by its name
+
     CALL = "call"
     """The environment calls the coordinator (the chart reviewed alone)."""
     START = "start"
@@ -71,6 +73,23 @@ class TraceStep:
     sent: tuple[Message, ...] = ()
     worker: Role | None = None
     """The worker that restarted (`MoveKind.RESTART`)."""
+    handoff: int | None = None
+    """Whose move it is, when several handoffs share the workers (None: the only one)."""
+
+    def renumbered(self, names: list[int]) -> TraceStep:
+        """The same move with handoff n called `names[n]`."""
+
+        def rename(message: Message | None) -> Message | None:
+            if message is None or message.handoff is None:
+                return message
+            return message._replace(handoff=names[message.handoff])
+
+        return attrs.evolve(
+            self,
+            message=rename(self.message),
+            sent=tuple(rename(message) or message for message in self.sent),
+            handoff=None if self.handoff is None else names[self.handoff],
+        )
 
     @property
     def label(self) -> str:

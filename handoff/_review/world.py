@@ -52,6 +52,9 @@ class Move(NamedTuple):
     """The move leaves the configuration as it was (a dropped call, a fact kept in flight)."""
     cut: str | None = None
     """Why the run is cut off here, when it is one that never ends (Bound)."""
+    renamed: tuple[int, ...] | None = None
+    """How `key` renumbers the handoffs of `node` (`renamed[n]`: handoff n's number in the
+    key), when handoffs are interchangeable; None: as they are."""
 
 
 @attrs.frozen

@@ -47,6 +47,8 @@ class CallKind(enum.Enum):
     FACT = "fact"
     OUTCOME = "outcome"
 
+    __hash__ = object.__hash__  # a singleton: identity is cheaper than Enum's hash of its name
+
 
 def _check_arguments(call: Call, attribute: attrs.Attribute[Any], value: object) -> None:
     # A call carries exactly the arguments its method takes, so `send` never guesses.
@@ -66,7 +68,7 @@ _ARGUMENTS = {
 }
 
 
-@attrs.frozen
+@attrs.frozen(cache_hash=True)
 class Call:
     """One call to a coordinator.
 

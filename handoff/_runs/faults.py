@@ -26,6 +26,7 @@ __all__ = [
     "add_fault_options",
     "budget_argument",
     "faults_argument",
+    "slots_argument",
 ]
 
 TerminalFact = type[HandoffFact.Failed] | type[HandoffFact.TimedOut] | type[HandoffFact.Canceled]
@@ -34,6 +35,8 @@ TerminalFact = type[HandoffFact.Failed] | type[HandoffFact.TimedOut] | type[Hand
 
 class Fault(enum.Enum):
     """One kind of fault; the value is its name in reports."""
+
+    __hash__ = object.__hash__  # a singleton: identity hashes in C, `Enum` by its name
 
     FAILED_OUTCOME = "failed outcome"
     """A worker fails the work it was given (a submission, a reservation, a transfer, an
@@ -129,9 +132,27 @@ def budget_argument(text: str) -> int:
     return value
 
 
+def slots_argument(text: str) -> int:
+    """An argparse type: how many KV slots each worker holds at most (at least 1)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number from 1, got {text!r}")
+    return value
+
+
 def add_fault_options(parser: argparse.ArgumentParser) -> None:
-    """Declare `--faults`, `--fault-budget` and `--acknowledge`, as review and simulate take
-    them (both with `--workers`)."""
+    """Declare `--faults`, `--fault-budget`, `--acknowledge` and `--slots`, as review and
+    simulate take them (both with `--workers`)."""
+    parser.add_argument(
+        "--slots",
+        type=slots_argument,
+        metavar="C",
+        help="with --workers: each worker holds at most C KV slots and refuses work that "
+        "would take one more (default: unbounded)",
+    )
     parser.add_argument(
         "--faults",
         type=faults_argument,

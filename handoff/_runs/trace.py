@@ -84,8 +84,8 @@ T = TypeVar("T")
 
 _HEADER_KEYS = ("handoff_id", "order", "chart", "workers", "fallback_transfer_delay_ms")
 _WORKERS_KEYS = ("contract", "fifo", "faults")
-_WORKERS_OPTIONAL = ("injected", "budget", "acknowledge")
-_MOVE_KEYS = ("move", "message", "fact", "worker")
+_WORKERS_OPTIONAL = ("injected", "budget", "acknowledge", "concurrency", "slots")
+_MOVE_KEYS = ("move", "message", "fact", "worker", "handoff")
 _CALL_KEYS = {
     CallKind.START: (),
     CallKind.FACT: ("fact",),
@@ -124,6 +124,10 @@ class Workers:
     """The faults injected besides (`--faults`)."""
     budget: int = 1
     acknowledge: Acknowledge = Acknowledge.ON_REPLY
+    concurrency: int = 1
+    """How many handoffs shared the workers."""
+    slots: int | None = None
+    """How many slots each worker held at most (None: unbounded)."""
 
 
 @attrs.frozen
@@ -137,6 +141,8 @@ class MoveLine:
     """The terminal fact a fault reports (`Canceled`)."""
     worker: str | None = None
     """The worker that restarts (`source`, `destination`)."""
+    handoff: str | None = None
+    """The handoff a start or a fault is for, when several share the workers (`h2`)."""
 
 
 @attrs.frozen
@@ -230,6 +236,10 @@ def _workers_options(workers: Workers) -> str:
         text += f',"injected":[{names}],"budget":{workers.budget}'
     if workers.acknowledge is not Acknowledge.ON_REPLY:
         text += f',"acknowledge":{write_string(workers.acknowledge.value)}'
+    if workers.concurrency != 1:
+        text += f',"concurrency":{workers.concurrency}'
+    if workers.slots is not None:
+        text += f',"slots":{workers.slots}'
     return text
 
 
@@ -420,7 +430,8 @@ class _Line:
         if not isinstance(data, dict) or not set(_WORKERS_KEYS) <= set(data) <= known:
             raise self.fail(
                 'workers must be {"contract":NAME,"fifo":BOOL,"faults":N} and may add '
-                '"injected":[FAULT,…], "budget":N, "acknowledge":POLICY'
+                '"injected":[FAULT,…], "budget":N, "acknowledge":POLICY, "concurrency":N, '
+                '"slots":N'
             )
         contract, fifo, faults = (data[key] for key in _WORKERS_KEYS)
         if not isinstance(contract, str) or not contract:
@@ -429,7 +440,13 @@ class _Line:
             raise self.fail(f"workers: fifo must be true or false, got {fifo!r}")
         if type(faults) is not int or faults < 0:
             raise self.fail(f"workers: faults must be a count, got {faults!r}")
-        return Workers(contract, fifo, faults, *self._workers_options(data))
+        injected, budget, acknowledge = self._workers_options(data)
+        concurrency, slots = data.get("concurrency", 1), data.get("slots")
+        if type(concurrency) is not int or not 1 <= concurrency <= 9:
+            raise self.fail(f"workers: concurrency must be a count from 1 to 9, got {concurrency!r}")
+        if slots is not None and (type(slots) is not int or slots < 1):
+            raise self.fail(f"workers: slots must be a count from 1, got {slots!r}")
+        return Workers(contract, fifo, faults, injected, budget, acknowledge, concurrency, slots)
 
     def _workers_options(
         self, data: dict[str, object]
@@ -456,7 +473,13 @@ class _Line:
         texts = {key: self.text(key) for key in _MOVE_KEYS if key in self.data}
         if "move" not in texts:
             raise self.fail("missing 'move': a system run has one move a line")
-        return MoveLine(texts["move"], texts.get("message"), texts.get("fact"), texts.get("worker"))
+        return MoveLine(
+            texts["move"],
+            texts.get("message"),
+            texts.get("fact"),
+            texts.get("worker"),
+            texts.get("handoff"),
+        )
 
     def expect(self) -> tuple[IssuedHandoffAction, ...]:
         return cast(tuple[IssuedHandoffAction, ...], self._read("expect", _issued_list))

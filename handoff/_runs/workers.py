@@ -10,16 +10,22 @@ it replies (`WorkerReply`).  A worker that takes the work and replies `DONE` goe
 report the work's fact (`SourceHeld`, `DestinationReserved`, `TransferCompleted`).
 
 Two contracts ship: `FORGETFUL` answers a cancel for a request it has not seen `NOOP` and
-forgets it, so a submission that arrives after its own cancel is run and its slot held for
-ever; `TOMBSTONE` remembers the cancel and drops the late work.  Write your own by
-subclassing `WorkerContract` and overriding `react`; the model review
-(`handoff review --workers MODULE:NAME`) and the simulation take it as they take these.
+forgets it (and forgets a request once its slot is freed), so a submission that arrives after
+its own cancel is run and its slot held for ever; `TOMBSTONE` remembers the cancel and drops
+the late work.  `tombstone:K` (`Tombstone(remembers=K)`) remembers only the last K requests it
+holds no slot for, as a worker with bounded memory does.  Write your own by subclassing
+`WorkerContract` and overriding `react`: it may remember any hashable value (`initial` is what
+it remembers of a request it never saw), take or free a slot as it says (`Slots`), answer
+several ways (return a tuple of reactions: each is explored), or differ per role (`PerRole`).
+The model review (`handoff review --workers MODULE:NAME`) and the simulation take it as they
+take these.
 """
 
 from __future__ import annotations
 
 import argparse
 import enum
+from collections.abc import Hashable, Iterable
 from typing import Any, NamedTuple
 
 import attrs
@@ -30,6 +36,7 @@ from handoff._values.values import HandoffActionOutcome
 
 __all__ = [
     "CONTRACTS",
+    "DEFAULT_ACKNOWLEDGE",
     "DROPPED",
     "FORGETFUL",
     "TOMBSTONE",
@@ -39,8 +46,10 @@ __all__ = [
     "Forgetful",
     "Message",
     "MessageKind",
+    "PerRole",
     "RequestMemory",
     "Role",
+    "Slots",
     "Tombstone",
     "WorkerContract",
     "WorkerReaction",
@@ -55,14 +64,21 @@ __all__ = [
 ]
 
 
-class Role(enum.Enum):
+class _Singleton(enum.Enum):
+    """An enum whose members hash by identity: each is its own singleton, and a review hashes
+    millions of configurations holding them."""
+
+    __hash__ = object.__hash__
+
+
+class Role(_Singleton):
     """Which worker an action goes to."""
 
     SOURCE = "source"
     DESTINATION = "destination"
 
 
-class WorkerTask(enum.Enum):
+class WorkerTask(_Singleton):
     """What an action asks of the worker it goes to."""
 
     TAKE = "take"
@@ -77,7 +93,7 @@ class WorkerTask(enum.Enum):
     """`CancelSource` or `CancelDestination`: free the slot, the request is over."""
 
 
-class RequestMemory(enum.Enum):
+class RequestMemory(_Singleton):
     """What a worker remembers of one request id."""
 
     UNKNOWN = "unknown"
@@ -90,7 +106,7 @@ class RequestMemory(enum.Enum):
     """A cancel came before any work: a tombstone, remembered so that late work is dropped."""
 
 
-class WorkerReply(enum.Enum):
+class WorkerReply(_Singleton):
     """How a worker acknowledges an action."""
 
     DONE = "done"
@@ -103,17 +119,53 @@ class WorkerReply(enum.Enum):
     """No acknowledgement at all."""
 
 
+class Slots(_Singleton):
+    """What a reaction does to the KV slots the worker holds for the request."""
+
+    TAKE = "take"
+    """Takes one more slot (a second one when it already holds one)."""
+    FREE = "free"
+    """Frees every slot it holds for the request."""
+    KEEP = "keep"
+    """Leaves the slots as they are."""
+
+
+def _hashable(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if not isinstance(value, Hashable):
+        raise TypeError(f"a worker's memory must be hashable, got {value!r}")
+    hash(value)
+
+
 @attrs.frozen
 class WorkerReaction:
-    """What a worker does with one task: what it remembers afterwards, how it replies."""
+    """What a worker does with one task: what it remembers afterwards, how it replies, and what
+    it does to the request's slots.
 
-    memory: RequestMemory = attrs.field(validator=attrs.validators.instance_of(RequestMemory))
+    `slots` None is the usual reading of the four shipped memories: entering `HELD` takes a
+    slot, leaving it frees the request's slots, anything else keeps them.
+    """
+
+    memory: Hashable = attrs.field(validator=_hashable)
     reply: WorkerReply = attrs.field(validator=attrs.validators.instance_of(WorkerReply))
+    slots: Slots | None = attrs.field(
+        default=None, validator=attrs.validators.optional(attrs.validators.instance_of(Slots))
+    )
 
     @property
     def holds(self) -> bool:
-        """Whether the worker holds a KV slot for the request afterwards."""
+        """Whether the worker remembers the request as holding a KV slot afterwards."""
         return self.memory is RequestMemory.HELD
+
+    def change(self, before: Hashable) -> Slots:
+        """What this reaction does to the slots of a request remembered as `before`."""
+        if self.slots is not None:
+            return self.slots
+        held_before = before is RequestMemory.HELD
+        if self.holds and not held_before:
+            return Slots.TAKE
+        if held_before and not self.holds:
+            return Slots.FREE
+        return Slots.KEEP
 
 
 class MessageKind(enum.IntEnum):
@@ -126,7 +178,10 @@ class MessageKind(enum.IntEnum):
 
 
 class Message(NamedTuple):
-    """One message in flight: an action to a worker, or an outcome or fact back from it."""
+    """One message in flight: an action to a worker, or an outcome or fact back from it.
+
+    With several handoffs sharing the workers, `handoff` says whose it is (0, 1, …): each
+    handoff's request is known to the workers by that number."""
 
     kind: MessageKind
     action_id: int
@@ -139,33 +194,49 @@ class Message(NamedTuple):
     fact: HandoffFact | None = None
     copy: bool = False
     """A second copy of a message already delivered (the network duplicated it)."""
+    handoff: int | None = None
+    """Whose message it is, when several handoffs share the workers (None: the only one)."""
 
     def describe(self) -> str:
         """The message in words: `#0 SubmitPrefill`, `#0 Submitted`, `SourceHeld`; a copy
-        is `#0 SubmitPrefill (copy)`."""
+        is `#0 SubmitPrefill (copy)`; another handoff's, `h2 #0 SubmitPrefill`."""
         again = " (copy)" if self.copy else ""
+        whose = "" if self.handoff is None else f"h{self.handoff + 1} "
         if self.kind is MessageKind.ACTION:
-            return f"#{self.action_id} {type(self.action).__name__}{again}"
+            return f"{whose}#{self.action_id} {type(self.action).__name__}{again}"
         if self.kind is MessageKind.OUTCOME:
-            return f"#{self.action_id} {self.outcome}{again}"
-        return f"{type(self.fact).__name__}{again}"
+            return f"{whose}#{self.action_id} {self.outcome}{again}"
+        return f"{whose}{type(self.fact).__name__}{again}"
 
 
 class WorkerContract:
     """How workers treat each task; subclass it and override `react` to write your own.
 
     `react` must be a pure function of its two arguments: the review tabulates it once, for
-    every task and memory, and the simulation looks answers up in that table.
+    every task and every memory it can reach from `initial`, and the simulation looks answers
+    up in that table.  It returns one `WorkerReaction`, or several (a tuple): a worker that may
+    answer either way, each explored.
     """
 
     name = "workers"
     """The contract's name in reports."""
     summary = ""
     """One sentence saying what the contract promises, for reports."""
+    initial: Hashable = RequestMemory.UNKNOWN
+    """What the worker remembers of a request it never saw (or forgot)."""
+    remembers: int | None = None
+    """How many requests it remembers while holding no slot for them, the last ones first
+    forgotten last (None: every one)."""
 
-    def react(self, task: WorkerTask, memory: RequestMemory) -> WorkerReaction:
+    def react(
+        self, task: WorkerTask, memory: Any
+    ) -> WorkerReaction | tuple[WorkerReaction, ...]:
         """What the worker does with `task` for a request it remembers as `memory`."""
         raise NotImplementedError(f"{type(self).__name__} must define react(task, memory)")
+
+    def for_role(self, role: Role) -> WorkerContract:
+        """The contract the worker of `role` follows: this one, unless it differs per role."""
+        return self
 
     def __repr__(self) -> str:
         return f"<handoff worker contract {self.name!r}>"
@@ -185,28 +256,45 @@ class Forgetful(WorkerContract):
         "a later submission or reservation for it is taken"
     )
 
-    def react(self, task: WorkerTask, memory: RequestMemory) -> WorkerReaction:
-        """Take every submission; free what is held on release or cancel; `NOOP` otherwise."""
+    def react(self, task: WorkerTask, memory: Any) -> WorkerReaction:
+        """Take every submission (one more slot each); free what is held on release or cancel,
+        and forget the request; `NOOP` otherwise."""
         held = memory is _M.HELD
         if task is WorkerTask.TAKE:
-            return _R(_M.HELD, _Y.DONE)
+            return _R(_M.HELD, _Y.DONE, Slots.TAKE)
         if task in (WorkerTask.TRANSFER, WorkerTask.ACTIVATE):
             return _R(memory, _Y.DONE if held else _Y.FAILED)
         if held:
-            return _R(_M.FREED, _Y.DONE)
+            return _R(self._freed, _Y.DONE)
         return _R(memory, _Y.NOOP)
+
+    _freed: RequestMemory = _M.UNKNOWN
+    """What a release or cancel of a held slot leaves remembered."""
 
 
 class Tombstone(Forgetful):
-    """Every canceled request id is remembered, and later work for it dropped (`FAILED`)."""
+    """Every canceled request id is remembered, and later work for it dropped (`FAILED`);
+    `Tombstone(remembers=K)` remembers only the last K."""
 
     name = "tombstone"
     summary = (
         "a worker remembers every canceled request id and drops later work for it, "
         "acknowledging it as failed"
     )
+    _freed = _M.FREED
 
-    def react(self, task: WorkerTask, memory: RequestMemory) -> WorkerReaction:
+    def __init__(self, remembers: int | None = None) -> None:
+        if remembers is not None:
+            if type(remembers) is not int or remembers < 1:
+                raise ValueError(f"tombstone:K remembers K ≥ 1 requests, got {remembers!r}")
+            self.remembers = remembers
+            self.name = f"tombstone:{remembers}"
+            self.summary = (
+                f"as tombstone, but a worker remembers only the last {remembers} request "
+                f"id{'s' if remembers > 1 else ''} it holds no slot for"
+            )
+
+    def react(self, task: WorkerTask, memory: Any) -> WorkerReaction:
         """As `Forgetful`, but a cancel leaves a tombstone and work after a cancel is dropped."""
         if task is WorkerTask.TAKE and memory in (_M.CANCELED, _M.FREED):
             return _R(memory, _Y.FAILED)
@@ -215,63 +303,172 @@ class Tombstone(Forgetful):
         return super().react(task, memory)
 
 
+class PerRole(WorkerContract):
+    """Workers that differ per role: the source follows one contract, the destination another."""
+
+    def __init__(self, source: WorkerContract, destination: WorkerContract) -> None:
+        self.source = source
+        self.destination = destination
+        self.name = f"source={source.name},destination={destination.name}"
+        self.summary = f"the source: {source.summary}; the destination: {destination.summary}"
+
+    def for_role(self, role: Role) -> WorkerContract:
+        return self.source if role is Role.SOURCE else self.destination
+
+    def react(self, task: WorkerTask, memory: Any) -> WorkerReaction | tuple[WorkerReaction, ...]:
+        raise TypeError(f"{self.name}: ask for_role(role) which contract a worker follows")
+
+
 FORGETFUL = Forgetful()
 TOMBSTONE = Tombstone()
 CONTRACTS: dict[str, WorkerContract] = {FORGETFUL.name: FORGETFUL, TOMBSTONE.name: TOMBSTONE}
 """The shipped contracts, by name."""
 
+MEMORY_LIMIT = 64
+"""The most memories a contract may reach from its `initial` one: a model needs a finite set."""
+
 
 class ContractTable:
-    """A contract tabulated for every task and memory, checked once: what the tools run.
+    """A contract tabulated per role, for every task and every memory it reaches from its
+    `initial` one, checked once: what the tools run.
 
-    Raises ValueError naming the contract and the cell when `react` raises or answers
-    something that is not a `WorkerReaction`.
+    Raises ValueError naming the contract and the cell when `react` raises, answers something
+    that is not a `WorkerReaction`, answers differently when asked again, or reaches more than
+    `MEMORY_LIMIT` memories.
     """
 
     def __init__(self, contract: WorkerContract) -> None:
         self.contract = contract
         self.name = str(contract.name)
-        self._cells = {
-            (task, memory): _reaction(contract, task, memory)
-            for task in WorkerTask
-            for memory in RequestMemory
-        }
+        self._cells: dict[tuple[Role, WorkerTask, Hashable], tuple[WorkerReaction, ...]] = {}
+        self._memories: dict[Role, tuple[Hashable, ...]] = {}
+        self._of_role = {role: _role_contract(contract, role) for role in Role}
+        for role, own in self._of_role.items():
+            self._memories[role] = self._tabulate(role, own)
 
-    def react(self, task: WorkerTask, memory: RequestMemory) -> WorkerReaction:
-        """The contract's reaction, looked up."""
-        return self._cells[task, memory]
+    def _tabulate(self, role: Role, contract: WorkerContract) -> tuple[Hashable, ...]:
+        initial = _initial(contract)
+        found: dict[Hashable, None] = {initial: None}
+        queue = [initial]
+        for memory in queue:  # grows as new memories are reached
+            for task in WorkerTask:
+                reactions = _reactions(contract, task, memory)
+                self._cells[role, task, memory] = reactions
+                for reaction in reactions:
+                    if reaction.memory not in found:
+                        if len(found) >= MEMORY_LIMIT:
+                            raise ValueError(
+                                f"worker contract {contract.name!r} reaches more than "
+                                f"{MEMORY_LIMIT} memories from {initial!r}: a model needs a "
+                                "finite set of them"
+                            )
+                        found[reaction.memory] = None
+                        queue.append(reaction.memory)
+        return tuple(found)
+
+    def initial(self, role: Role) -> Hashable:
+        """What the worker of `role` remembers of a request it never saw."""
+        return self._memories[role][0]
+
+    def remembers(self, role: Role) -> int | None:
+        """How many requests the worker of `role` remembers holding no slot (None: all)."""
+        return self._of_role[role].remembers
+
+    def memories(self, role: Role) -> tuple[Hashable, ...]:
+        """Every memory the worker of `role` can reach, `initial` first."""
+        return self._memories[role]
+
+    def reactions(
+        self, task: WorkerTask, memory: Hashable, role: Role = Role.SOURCE
+    ) -> tuple[WorkerReaction, ...]:
+        """Every way the worker of `role` may react, looked up."""
+        return self._cells[role, task, memory]
+
+    def react(
+        self, task: WorkerTask, memory: Hashable, role: Role = Role.SOURCE
+    ) -> WorkerReaction:
+        """The reaction of a worker that answers one way, looked up (the first of several)."""
+        return self._cells[role, task, memory][0]
+
+    @property
+    def deterministic(self) -> bool:
+        """Whether every cell has one reaction and both roles follow one contract."""
+        one = all(len(reactions) == 1 for reactions in self._cells.values())
+        return one and self._of_role[Role.SOURCE] is self._of_role[Role.DESTINATION]
 
     def __repr__(self) -> str:
         return f"<handoff contract table {self.name!r}>"
 
 
-def _reaction(contract: WorkerContract, task: WorkerTask, memory: RequestMemory) -> WorkerReaction:
-    where = f"worker contract {contract.name!r}: react({task.name}, {memory.name})"
+def _role_contract(contract: WorkerContract, role: Role) -> WorkerContract:
+    try:
+        found = contract.for_role(role)
+    except Exception as error:  # a user's contract may raise anything
+        raise ValueError(
+            f"worker contract {contract.name!r}: for_role({role.name}) raised "
+            f"{type(error).__name__}: {error}"
+        ) from None
+    if not isinstance(found, WorkerContract):
+        raise ValueError(
+            f"worker contract {contract.name!r}: for_role({role.name}) returned {found!r}; "
+            "expected a WorkerContract"
+        )
+    return found
+
+
+def _initial(contract: WorkerContract) -> Hashable:
+    initial = contract.initial
+    try:
+        hash(initial)
+    except TypeError:
+        raise ValueError(
+            f"worker contract {contract.name!r}: initial must be hashable, got {initial!r}"
+        ) from None
+    return initial
+
+
+def _reactions(
+    contract: WorkerContract, task: WorkerTask, memory: Hashable
+) -> tuple[WorkerReaction, ...]:
+    where = f"worker contract {contract.name!r}: react({task.name}, {_memory_name(memory)})"
     first, again = (_react(contract, task, memory, where) for _ in range(2))
-    if first != again:
+    if set(first) != set(again):
         # A contract that keeps hidden state would be tabulated once per order and behave
         # differently in every tool: refuse it rather than judge a table it does not follow.
         raise ValueError(
-            f"{where} answered {_words(first)}, then {_words(again)}: react must be a pure "
-            "function of task and memory (keep no state on the contract)"
+            f"{where} answered {_all_words(first)}, then {_all_words(again)}: react must be a "
+            "pure function of task and memory (keep no state on the contract)"
         )
     return first
 
 
 def _react(
-    contract: WorkerContract, task: WorkerTask, memory: RequestMemory, where: str
-) -> WorkerReaction:
+    contract: WorkerContract, task: WorkerTask, memory: Hashable, where: str
+) -> tuple[WorkerReaction, ...]:
     try:
-        found = contract.react(task, memory)
+        found: object = contract.react(task, memory)
+        answers = tuple(found) if isinstance(found, Iterable) else (found,)
     except Exception as error:  # a user's contract may raise anything
         raise ValueError(f"{where} raised {type(error).__name__}: {error}") from None
-    if not isinstance(found, WorkerReaction):
-        raise ValueError(f"{where} returned {found!r}; expected a WorkerReaction")
-    return found
+    if not answers:
+        raise ValueError(f"{where} returned no reaction; expected at least one WorkerReaction")
+    for answer in answers:
+        if not isinstance(answer, WorkerReaction):
+            raise ValueError(f"{where} returned {found!r}; expected a WorkerReaction")
+    return tuple(dict.fromkeys(answers))  # each once, in the contract's order
+
+
+def _memory_name(memory: Hashable) -> str:
+    return memory.name if isinstance(memory, RequestMemory) else repr(memory)
+
+
+def _all_words(reactions: tuple[WorkerReaction, ...]) -> str:
+    return " or ".join(_words(reaction) for reaction in reactions)
 
 
 def _words(reaction: WorkerReaction) -> str:
-    return f"({reaction.memory.name}, {reaction.reply.name})"
+    slots = "" if reaction.slots is None else f", {reaction.slots.name}"
+    return f"({_memory_name(reaction.memory)}, {reaction.reply.name}{slots})"
 
 
 _TASKS: dict[type[HandoffAction], tuple[Role, WorkerTask]] = {
@@ -317,6 +514,10 @@ class Acknowledge(enum.Enum):
     reports the work's fact, or `Failed` when it did not do it."""
 
 
+DEFAULT_ACKNOWLEDGE = Acknowledge.ON_REPLY
+"""The policy a review and a simulation assume unless told (`--acknowledge`)."""
+
+
 def on_send(action: HandoffAction) -> HandoffActionOutcome | None:
     """The acknowledgement an `ON_SEND` runtime reports as it sends `action` (None: the
     worker's reply acknowledges it, as with `ON_REPLY`)."""
@@ -335,18 +536,29 @@ def outcome_of(action: HandoffAction, reply: WorkerReply) -> HandoffActionOutcom
 
 
 def find_contract(text: str) -> WorkerContract:
-    """The contract `text` names: a shipped one (`forgetful`, `tombstone`) or `MODULE:NAME`.
+    """The contract `text` names: a shipped one (`forgetful`, `tombstone`), `tombstone:K` (the
+    last K requests remembered), `source=A,destination=B` (one contract per role, each
+    named as here), or `MODULE:NAME`.
 
     NAME is a `WorkerContract` instance or a subclass built without arguments.  Raises
     ValueError saying what is wrong and what would be right.
     """
+    if "=" in text:
+        return _per_role(text)
     shipped = CONTRACTS.get(text.strip().casefold())
     if shipped is not None:
         return shipped
     module_name, colon, name = (part.strip() for part in text.partition(":"))
+    if module_name.casefold() == TOMBSTONE.name and colon:
+        if not name.isdecimal() or int(name) < 1:
+            raise ValueError(f"{text!r}: tombstone:K remembers K requests, K a count from 1")
+        return Tombstone(remembers=int(name))
     if not (colon and module_name and name):
         choices = ", ".join(CONTRACTS)
-        raise ValueError(f"unknown worker contract {text!r}: expected {choices} or MODULE:NAME")
+        raise ValueError(
+            f"unknown worker contract {text!r}: expected {choices}, tombstone:K, "
+            "source=A,destination=B or MODULE:NAME"
+        )
     found = _attribute(import_module(module_name), module_name, name)
     if isinstance(found, type) and issubclass(found, WorkerContract):
         try:
@@ -356,6 +568,20 @@ def find_contract(text: str) -> WorkerContract:
     if not isinstance(found, WorkerContract):
         raise ValueError(f"{text} is not a worker contract: derive it from WorkerContract")
     return found
+
+
+def _per_role(text: str) -> WorkerContract:
+    named: dict[str, WorkerContract] = {}
+    for part in text.split(","):
+        role, equals, contract = (piece.strip() for piece in part.partition("="))
+        if not equals or role not in ("source", "destination") or role in named:
+            raise ValueError(
+                f"{text!r}: name one contract per role, as source=A,destination=B"
+            )
+        named[role] = find_contract(contract)
+    if len(named) != 2:
+        raise ValueError(f"{text!r}: name a contract for both roles, as source=A,destination=B")
+    return PerRole(named["source"], named["destination"])
 
 
 def contract_argument(text: str) -> WorkerContract:
@@ -372,8 +598,8 @@ def contract_argument(text: str) -> WorkerContract:
 
 WORKERS_HELP = (
     "forgetful (a cancel for an unseen request is answered Noop and forgotten), tombstone "
-    "(canceled ids are remembered and late work dropped), or MODULE:NAME, a WorkerContract "
-    "of your own"
+    "(canceled ids are remembered and late work dropped), tombstone:K (only the last K), "
+    "source=A,destination=B (one per role), or MODULE:NAME, a WorkerContract of your own"
 )
 """How every command's `--workers` help ends."""
 
@@ -388,5 +614,13 @@ def _attribute(module: Any, module_name: str, name: str) -> Any:
 
 
 # A contract of one's own derives from `handoff.WorkerContract`: the names say so.
-for _exported in (RequestMemory, WorkerContract, WorkerReaction, WorkerReply, WorkerTask):
+for _exported in (
+    PerRole,
+    RequestMemory,
+    Slots,
+    WorkerContract,
+    WorkerReaction,
+    WorkerReply,
+    WorkerTask,
+):
     _exported.__module__ = "handoff"

@@ -57,7 +57,7 @@ class HandoffFact:
         raise TypeError("HandoffFact is abstract: construct a variant such as HandoffFact.Failed")
 
 
-@attrs.frozen
+@attrs.frozen(cache_hash=True)
 class SourceHeld(HandoffFact):
     """The source finished prefill and holds the prompt's KV cache, ready to transfer."""
 
@@ -67,7 +67,7 @@ class SourceHeld(HandoffFact):
     )
 
 
-@attrs.frozen
+@attrs.frozen(cache_hash=True)
 class DestinationReserved(HandoffFact):
     """The destination reserved room; it still lacks `transferable_prompt_tokens` tokens of KV."""
 
@@ -81,7 +81,7 @@ class DestinationReserved(HandoffFact):
 # is still equal only to itself and prints as `HandoffFact.Failed(handoff_id=...)`.
 
 
-@attrs.frozen
+@attrs.frozen(cache_hash=True)
 class _IdOnlyFact(HandoffFact):
     """The base of the fact variants whose only field is the handoff id."""
 
@@ -142,7 +142,7 @@ class HandoffAction:
 # Actions are built on every coordinator step, so each field has exactly one cheap check.
 
 
-@attrs.frozen
+@attrs.frozen(cache_hash=True)
 class _IdOnlyAction(HandoffAction):
     """The base of the action variants whose only field is the handoff id (see `_IdOnlyFact`)."""
 
@@ -161,7 +161,7 @@ class ReserveDestination(_IdOnlyAction):
     __slots__ = ()
 
 
-@attrs.frozen
+@attrs.frozen(cache_hash=True)
 class StartTransfer(HandoffAction):
     """Move the KV cache, modelled to take `delay_ms` milliseconds; acknowledged SCHEDULED."""
 
@@ -242,7 +242,7 @@ def _check_action(instance: object, attribute: attrs.Attribute[Any], value: obje
         raise wrong_type(attribute.name, "a HandoffAction variant", value)
 
 
-@attrs.frozen
+@attrs.frozen(cache_hash=True)
 class IssuedHandoffAction:
     """An action together with the id its outcome must be reported under.
 

@@ -24,7 +24,7 @@ from handoff._values.values import KvTransferTimingMode
 __all__ = ["HandoffTransferTiming", "validate_transfer_delay_ms", "validate_transfer_timing"]
 
 
-@attrs.frozen
+@attrs.frozen(cache_hash=True)
 class HandoffTransferTiming:
     """What the source reports about a prompt's KV cache, enough to model the transfer delay.
 

@@ -47,8 +47,12 @@ class HandoffEnum(enum.Enum):
     def __format__(self, spec: str) -> str:
         return format(str(self._value_), spec)
 
+    # A member is its own singleton: hashing it by identity is right, and far cheaper than
+    # `Enum`'s hash of its name (a review hashes millions of configurations).
+    __hash__ = object.__hash__
 
-@attrs.frozen(order=True)
+
+@attrs.frozen(order=True, cache_hash=True)
 class HandoffId:
     """Names one handoff; every fact and action carries the id of the handoff it belongs to.
 
@@ -175,7 +179,7 @@ class OutcomeKind(HandoffEnum):
     FAILED = "Failed"
 
 
-@attrs.frozen(order=True)
+@attrs.frozen(order=True, cache_hash=True)
 class HandoffActionId:
     """Names one issued action; a coordinator numbers actions 0, 1, 2, … and never reuses one.
 
@@ -213,7 +217,7 @@ def _check_reason(
         raise wrong_type(attribute.name, expected, value)
 
 
-@attrs.frozen
+@attrs.frozen(cache_hash=True)
 class HandoffActionOutcome:
     """The runtime's acknowledgement of one issued action; equal when kind and reason are equal.
 

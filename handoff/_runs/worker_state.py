@@ -1,0 +1,243 @@
+"""A worker serving many requests: what it remembers of each, the slots it holds, its bounds.
+
+One prefill worker (the *source*) and one decode worker (the *destination*) serve every live
+handoff.  Each knows a handoff's request by the handoff's number, and remembers of it what its
+contract says (`WorkerContract.react`), the KV slots it holds for it (`Slots`) and which of its
+actions it already did: a worker that remembers a request ignores a second copy of work it did
+(at-least-once delivery is answered by an idempotent worker), while one that forgot the
+request takes the copy as new work.
+
+A worker forgets a request once it remembers nothing of it but its contract's `initial`
+memory and holds no slot; a contract with bounded memory (`WorkerContract.remembers`, as
+`tombstone:K`) forgets the request that has been idle (remembered, holding no slot) longest
+when it would remember one idle request too many; a worker with `--slots C` refuses (`FAILED`) work that would take its C+1st slot; a worker
+that restarts forgets everything and frees every slot.  The model review and the simulation
+use this one model, so that what one finds the other can.
+
+`SystemView` is the public view of one system configuration that properties of one's own
+(`handoff review --property MODULE:NAME`) judge.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping, Sequence
+from typing import NamedTuple
+
+import attrs
+
+from handoff._runs.workers import (
+    ContractTable,
+    Message,
+    Role,
+    Slots,
+    WorkerReaction,
+    WorkerReply,
+    WorkerTask,
+)
+from handoff._values.values import HandoffCompletion
+
+__all__ = [
+    "HandoffView",
+    "Remembered",
+    "SystemView",
+    "Worker",
+    "WorkerState",
+    "WorkerView",
+]
+
+
+class Remembered(NamedTuple):
+    """What a worker remembers of one request."""
+
+    request: int
+    memory: Hashable
+    slots: int
+    """KV slots held for the request."""
+    done: int
+    """Bit n set: the worker did (or refused) the request's action n."""
+
+
+class WorkerState(NamedTuple):
+    """What one worker remembers, of every request it remembers: first those it holds slots
+    for, by request; then the idle ones (remembered, holding no slot), the longest idle first
+    when the worker's memory is bounded (by request when not: then nothing depends on the
+    order).  A value, so that equal states are one configuration."""
+
+    entries: tuple[Remembered, ...] = ()
+
+    def find(self, request: int) -> Remembered | None:
+        """The worker's memory of `request`, if it remembers it."""
+        for entry in self.entries:
+            if entry[0] == request:
+                return entry
+        return None
+
+    def slots(self, request: int) -> int:
+        """The KV slots it holds for `request`."""
+        entry = self.find(request)
+        return 0 if entry is None else entry.slots
+
+    @property
+    def held(self) -> int:
+        """The KV slots it holds, for every request."""
+        return sum(entry.slots for entry in self.entries)
+
+    def idle(self, request: int) -> bool:
+        """Whether it remembers `request` while holding no slot for it."""
+        entry = self.find(request)
+        return entry is not None and not entry.slots
+
+    def relabel(self, renamed: Sequence[int], *, ordered: bool) -> WorkerState:
+        """The same memories with request n known as `renamed[n]` (`ordered`: the idle ones
+        keep their order, as a worker with bounded memory needs)."""
+        make = tuple.__new__
+        held = sorted(
+            (make(Remembered, (renamed[e[0]], *e[1:])) for e in self.entries if e.slots),
+        )
+        idle = [make(Remembered, (renamed[e[0]], *e[1:])) for e in self.entries if not e.slots]
+        if not ordered:
+            idle.sort(key=_request)
+        return WorkerState((*held, *idle))
+
+
+def _request(entry: Remembered) -> int:
+    return entry[0]
+
+
+class Worker:
+    """The worker of one role: its contract's table, its memory bound and its slot bound."""
+
+    def __init__(self, table: ContractTable, role: Role, slots: int | None = None) -> None:
+        self.table = table
+        self.role = role
+        self.slots = slots
+        self.initial = table.initial(role)
+        self.remembers = table.remembers(role)
+
+    def memory(self, state: WorkerState, request: int) -> Hashable:
+        """What the worker remembers of `request` (its contract's `initial`: nothing)."""
+        entry = state.find(request)
+        return self.initial if entry is None else entry.memory
+
+    def react(
+        self, state: WorkerState, request: int, action_id: int, task: WorkerTask
+    ) -> tuple[tuple[WorkerState, WorkerReaction], ...]:
+        """Every way the worker may take `task` (action `action_id` of `request`): what it
+        remembers afterwards, and the reaction it had."""
+        entry = state.find(request)
+        bit = 1 << action_id
+        if entry is not None and entry.done & bit:
+            return ((state, WorkerReaction(entry.memory, WorkerReply.SILENT, Slots.KEEP)),)
+        before = self.initial if entry is None else entry.memory
+        held = 0 if entry is None else entry.slots
+        done = (0 if entry is None else entry.done) | bit
+        found = []
+        for reaction in self.table.reactions(task, before, self.role):
+            change = reaction.change(before)
+            if change is Slots.TAKE and self.slots is not None and state.held >= self.slots:
+                reaction = WorkerReaction(before, WorkerReply.FAILED, Slots.KEEP)  # full
+                change = Slots.KEEP
+            slots = held + 1 if change is Slots.TAKE else 0 if change is Slots.FREE else held
+            found.append((self._remember(state, request, reaction.memory, slots, done), reaction))
+        return tuple(found)
+
+    def fail(self, state: WorkerState, request: int, action_id: int) -> WorkerState:
+        """The worker fails the work (a fault): it remembers only that it saw it."""
+        entry = state.find(request)
+        if entry is None:
+            return self._remember(state, request, self.initial, 0, 1 << action_id)
+        return self._remember(state, request, entry.memory, entry.slots, entry.done | 1 << action_id)
+
+    def _remember(
+        self, state: WorkerState, request: int, memory: Hashable, slots: int, done: int
+    ) -> WorkerState:
+        entry = state.find(request)
+        if entry is not None and entry == (request, memory, slots, done):
+            return state
+        was_idle = entry is not None and not entry.slots
+        held = [other for other in state.entries if other.slots and other[0] != request]
+        idle = [other for other in state.entries if not other.slots]
+        new = Remembered(request, memory, slots, done)
+        if slots:
+            held.append(new)
+            held.sort(key=_request)
+            idle = [other for other in idle if other[0] != request]
+        elif memory == self.initial:  # forgotten
+            idle = [other for other in idle if other[0] != request]
+        elif was_idle:  # still idle: it keeps its place
+            idle = [new if other[0] == request else other for other in idle]
+        else:
+            idle.append(new)
+            if self.remembers is None:
+                idle.sort(key=_request)
+            else:
+                del idle[: max(0, len(idle) - self.remembers)]
+        return WorkerState((*held, *idle))
+
+    def local(self, before: WorkerState, after: WorkerState, request: int) -> bool:
+        """Whether a move of `request` taking this worker from `before` to `after` commutes
+        with every other request's move on it: it neither needs nor changes the worker's idle
+        requests when they compete for a bounded memory, and no slot bound couples them."""
+        if self.slots is not None:
+            return False
+        if self.remembers is None:
+            return True
+        return not before.idle(request) and not after.idle(request)
+
+
+# -- the public view of a system configuration ---------------------------------------------
+
+
+@attrs.frozen
+class HandoffView:
+    """One handoff as a property sees it."""
+
+    state: str
+    """Its chart state id (`"Idle"` before it starts)."""
+    completion: HandoffCompletion | None
+    """How it completed, once complete."""
+    started: bool
+
+
+@attrs.frozen
+class WorkerView:
+    """One worker as a property sees it: per handoff number, the slots it holds and what it
+    remembers (only the requests it remembers are keys)."""
+
+    role: Role
+    slots: Mapping[int, int]
+    memory: Mapping[int, Hashable]
+
+    @property
+    def held(self) -> int:
+        """The slots it holds, for every handoff."""
+        return sum(self.slots.values())
+
+
+@attrs.frozen
+class SystemView:
+    """One configuration of the system a review explores, as a property of one's own sees it.
+
+    A property is a function of a `SystemView` returning True where it holds (or a string, or
+    False, where it does not: the string says why); `handoff review --workers … --property
+    MODULE:NAME` judges it at every configuration and reports its shortest counterexample.
+    """
+
+    handoffs: tuple[HandoffView, ...]
+    source: WorkerView
+    destination: WorkerView
+    in_flight: tuple[Message, ...]
+    """Every message in flight (each names its handoff's number when there are several)."""
+
+    def worker(self, role: Role) -> WorkerView:
+        """The worker of `role`."""
+        return self.source if role is Role.SOURCE else self.destination
+
+
+def worker_view(role: Role, state: WorkerState) -> WorkerView:
+    """What a property sees of a worker."""
+    return WorkerView(
+        role,
+        {entry.request: entry.slots for entry in state.entries if entry.slots},
+        {entry.request: entry.memory for entry in state.entries},
+    )
