@@ -93,10 +93,13 @@ __all__ = [
     "HandoffId",
     "HandoffOrder",
     "HandoffTransferTiming",
+    "HandoffView",
     "InvalidOutcomeError",
     "InvalidTransferTimingError",
     "IssuedHandoffAction",
     "KvTransferTimingMode",
+    "Message",
+    "MessageKind",
     "NormalizedHandoffConformance",
     "NormalizedHandoffEvent",
     "NormalizedStoredTiming",
@@ -107,6 +110,7 @@ __all__ = [
     "RecordingCoordinator",
     "Refusal",
     "RequestMemory",
+    "Role",
     "Slots",
     "SourceFirstChart",
     "SystemView",
@@ -118,6 +122,7 @@ __all__ = [
     "WorkerReaction",
     "WorkerReply",
     "WorkerTask",
+    "WorkerView",
     "acknowledged",
     "check_trace",
     "expected_normalized_handoff",
@@ -153,6 +158,11 @@ _LAZY = {
     "PerRole": "handoff._runs.workers",
     "Slots": "handoff._runs.workers",
     "SystemView": "handoff._runs.worker_state",
+    "HandoffView": "handoff._runs.worker_state",
+    "WorkerView": "handoff._runs.worker_state",
+    "Message": "handoff._runs.workers",
+    "MessageKind": "handoff._runs.workers",
+    "Role": "handoff._runs.workers",
     "WorkerContract": "handoff._runs.workers",
     "WorkerReaction": "handoff._runs.workers",
     "WorkerReply": "handoff._runs.workers",
@@ -168,10 +178,13 @@ if _typing.TYPE_CHECKING:
     from handoff._chart.shipped import DestinationFirstChart, SourceFirstChart
     from handoff._coordinator.recorder import RecordingCoordinator, record
     from handoff._review.trace_check import PropertyVerdict, TraceCheck, check_trace
-    from handoff._runs.worker_state import SystemView
+    from handoff._runs.worker_state import HandoffView, SystemView, WorkerView
     from handoff._runs.workers import (
+        Message,
+        MessageKind,
         PerRole,
         RequestMemory,
+        Role,
         Slots,
         WorkerContract,
         WorkerReaction,

@@ -240,7 +240,9 @@ class Silent(WorkerContract):
     ) -> None:
         self.name, self.task, self.memory, self.otherwise = name, task, memory, otherwise
 
-    def react(self, task: WorkerTask, memory: RequestMemory) -> WorkerReaction:
+    def react(
+        self, task: WorkerTask, memory: RequestMemory
+    ) -> WorkerReaction | tuple[WorkerReaction, ...]:
         if task is self.task:
             return WorkerReaction(self.memory, WorkerReply.SILENT)
         return self.otherwise.react(task, memory)

@@ -78,6 +78,15 @@ EXTRA_NAMES = {
     "WorkerReply",
     "WorkerTask",
     "RequestMemory",
+    "PerRole",
+    "Role",
+    "Slots",
+    "Message",
+    "MessageKind",
+    # a system configuration as a property of one's own sees it
+    "SystemView",
+    "HandoffView",
+    "WorkerView",
 }
 
 UNION_ALIASES = {"AnyHandoffFact": handoff.HandoffFact, "AnyHandoffAction": handoff.HandoffAction}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from unittest.mock import ANY
 
 import pytest
 from support import SILENT_CANCEL
@@ -12,7 +13,7 @@ from handoff import HandoffCoordinatorCore, HandoffOrder
 from handoff._compile.table import compiled
 from handoff._review.environment import Rules
 from handoff._review.explore import Review, review_order
-from handoff._review.properties import GUARDS, Key, WorldKind
+from handoff._review.properties import GUARDS, AnyKey, Key, WorldKind
 from handoff._review.report import counterexample_trace, json_report, markdown, overtaken, text
 from handoff._review.system import System, SystemWorld, line_of, replay_moves
 from handoff._review.verdict import Counterexample, MoveKind
@@ -23,6 +24,7 @@ from handoff._runs.workers import (
     Message,
     MessageKind,
     RequestMemory,
+    Slots,
     WorkerContract,
     WorkerReaction,
     WorkerReply,
@@ -46,7 +48,7 @@ def _world(
     return SystemWorld(compiled(order), System(contract), Rules(order))
 
 
-def _keys(world: SystemWorld, example: Counterexample) -> tuple[Key, ...]:
+def _keys(world: SystemWorld, example: Counterexample) -> tuple[AnyKey, ...]:
     """The properties replaying `example`'s moves in `world` breaks, first broken first."""
     replayed = replay_moves(world, [line_of(step) for step in example.steps])
     assert replayed.moves == len(example.steps)
@@ -86,7 +88,9 @@ def test_forgetful_workers_fail_with_a_cancel_overtaking_its_submission(
     ]
     delivered = [step.message.describe() for step in example.steps if step.message is not None]
     assert delivered == [f"#1 {cancel}", f"#0 {work}", "#1 Noop"]
-    assert example.steps[3].reaction == WorkerReaction(RequestMemory.HELD, WorkerReply.DONE)
+    assert example.steps[3].reaction == WorkerReaction(
+        RequestMemory.HELD, WorkerReply.DONE, Slots.TAKE
+    )
     assert example.finding == (
         f"the coordinator was told the {worker}'s slot was freed (#1 Noop) while the "
         f"{worker} holds it"
@@ -98,7 +102,7 @@ def test_forgetful_workers_fail_with_a_cancel_overtaking_its_submission(
     # W1 waits for the run to go quiet: the same overtaking, then the rest delivered.
     w1 = review.verdict("W1").counterexample
     assert w1 is not None
-    assert w1.finding.startswith("the handoff completed CANCELED and, with nothing in flight")
+    assert w1.finding.startswith("the handoff completed CANCELED and, with nothing of it in flight")
     assert all(not step.sent or step.kind is not MoveKind.TO_COORDINATOR for step in w1.steps[-2:])
 
 
@@ -269,7 +273,8 @@ def test_the_reports_name_the_system_and_the_overtaking(
         passing.rstrip()
         .splitlines()[-1]
         .startswith(
-            "OK: all 7 properties hold for SourceFirst and DestinationFirst with tombstone workers"
+            # W1-W5, the two built-ins of one's own world (W6, W7), Errors and Bound.
+            "OK: all 9 properties hold for SourceFirst and DestinationFirst with tombstone workers"
         )
     )
     data = json_report(list(forgetful.values()))
@@ -315,7 +320,7 @@ def test_the_guard_cuts_an_exploration_and_bound_says_so(monkeypatch: pytest.Mon
 
 def test_a_cycle_of_deliveries_is_a_run_that_never_ends() -> None:
     from handoff._review.explore import _Explorer
-    from handoff._review.graph import End, Liveness
+    from handoff._review.graph import End, Liveness, no_cancel
 
     explorer = _Explorer(_world(TOMBSTONE))
     explorer.explore()
@@ -324,36 +329,44 @@ def test_a_cycle_of_deliveries_is_a_run_that_never_ends() -> None:
     # Two configurations that deliver into each other, and one leading into them.
     edge = explorer.edges[0][0]
     liveness.deliveries[0:3] = [[edge._replace(target=n)] for n in (1, 2, 1)]
-    ends = liveness._ends()
+    ends = liveness._ends(terminated=False)
     assert ends[1] & End.STUCK
     assert ends[0] & End.STUCK
     assert liveness.cycles == {1}
-    assert len(liveness._to_a_wrong_end(0, ends)) == 1
-    assert liveness._no_cancel(End.SUCCESS) == (
-        "after the terminal fact a run still ends with a SUCCESS"
-    )
+    # From 0, one delivery reaches the cycle: the nearest end that is not a SUCCESS.
+    assert liveness._to_a_wrong_end(0, ends, End.SUCCESS) == ([ANY], 1)
+    assert no_cancel(End.SUCCESS) == "after the terminal fact a run still ends with a SUCCESS"
 
 
 def test_w1_at_success_wants_the_destination_holding_and_the_source_free() -> None:
     from handoff import HandoffCompletion
     from handoff._review.system import completion_finding
+    from handoff._runs.worker_state import Remembered, WorkerState
 
     node, _key = _world(TOMBSTONE).root()
     root = node.state
-    held, free = RequestMemory.HELD, RequestMemory.FREED
+    held = WorkerState((Remembered(0, RequestMemory.HELD, 1, 0),))
+    free = WorkerState((Remembered(0, RequestMemory.FREED, 0, 0),))
+    # Another request's slot is not this handoff's.
+    other = WorkerState((Remembered(1, RequestMemory.HELD, 1, 0),))
     success = HandoffCompletion.SUCCESS
     assert completion_finding(root._replace(source=free, destination=held), success) is None
     assert completion_finding(root._replace(source=held, destination=held), success) == (
-        "the handoff completed SUCCESS and the source still holds a KV slot"
+        "the handoff completed SUCCESS and the source still holds a KV slot for it"
     )
     assert completion_finding(root._replace(source=free, destination=free), success) == (
-        "the handoff completed SUCCESS and the destination holds no KV slot"
+        "the handoff completed SUCCESS and the destination holds no KV slot for it"
+    )
+    assert completion_finding(root._replace(source=other, destination=other), success) == (
+        "the handoff completed SUCCESS and the destination holds no KV slot for it"
     )
     both = completion_finding(
-        root._replace(source=held, destination=held), HandoffCompletion.CANCELED
+        root._replace(source=held, destination=held), HandoffCompletion.CANCELED, handoff=0
     )
-    assert both is not None
-    assert both.endswith("the source and the destination holds a KV slot")
+    assert both == (
+        "h1 completed CANCELED and, with nothing of it in flight, the source and the "
+        "destination holds a KV slot for it"
+    )
 
 
 def test_w3_names_work_never_issued_or_sent_to_the_wrong_worker() -> None:

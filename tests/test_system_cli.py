@@ -100,7 +100,10 @@ def test_forgetful_workers_fail_showing_the_cancel_overtaking_its_submission(
     result = done["forgetful"]
     assert result.returncode == 1
     out = result.stdout
-    assert "W1 fails: the handoff completed CANCELED and, with nothing in flight, the source" in out
+    assert (
+        "W1 fails: the handoff completed CANCELED and, with nothing of it in flight, the source"
+        in out
+    )
     assert "W2 fails: the coordinator was told the destination's slot was freed" in out
     assert "the cancel #1 CancelSource reached the source before #0 SubmitPrefill" in out
     assert "the cancel #1 CancelDestination reached the destination before #0 Reserve" in out
@@ -135,8 +138,8 @@ def test_a_chart_of_ones_own_is_reviewed_in_its_system(
     leaking = done["leaking"]
     assert leaking.returncode == 1
     assert (
-        "W1 fails: the handoff completed CANCELED and, with nothing in flight, the destination "
-        "holds a KV slot" in leaking.stdout
+        "W1 fails: the handoff completed CANCELED and, with nothing of it in flight, the "
+        "destination holds a KV slot" in leaking.stdout
     )
 
 

@@ -96,7 +96,7 @@ def test_a_restart_loses_the_tombstone_and_the_late_submission_is_taken(
     out = result.stdout
     assert "tombstone workers, messages delivered in any order, faults crash (1 each)" in out
     assert "W2 fails: " in out
-    assert "W1 fails: the handoff completed CANCELED and, with nothing in flight" in out
+    assert "W1 fails: the handoff completed CANCELED and, with nothing of it in flight" in out
     assert "restarts: it forgets the request and frees its slot" in out
     # The trace names the fault, so replaying it makes the restart again and breaks W2 again.
     trace = read_trace(Path(done["here"].stdout) / "crash.jsonl")

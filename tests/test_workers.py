@@ -19,6 +19,7 @@ from handoff._runs.workers import (
     ContractTable,
     RequestMemory,
     Role,
+    Slots,
     WorkerContract,
     WorkerReaction,
     WorkerReply,
@@ -37,9 +38,11 @@ def test_forgetful_takes_work_after_its_own_cancel() -> None:
     # The cancel of an unseen request is answered Noop and forgotten...
     assert FORGETFUL.react(T.CANCEL, M.UNKNOWN) == WorkerReaction(M.UNKNOWN, Y.NOOP)
     # ...so the late submission is taken, and its slot held.
-    assert FORGETFUL.react(T.TAKE, M.UNKNOWN) == WorkerReaction(M.HELD, Y.DONE)
-    assert FORGETFUL.react(T.CANCEL, M.HELD) == WorkerReaction(M.FREED, Y.DONE)
-    assert FORGETFUL.react(T.RELEASE, M.HELD) == WorkerReaction(M.FREED, Y.DONE)
+    assert FORGETFUL.react(T.TAKE, M.UNKNOWN) == WorkerReaction(M.HELD, Y.DONE, Slots.TAKE)
+    # It forgets a request once it frees it, so every copy of a submission takes a slot.
+    assert FORGETFUL.react(T.TAKE, M.HELD) == WorkerReaction(M.HELD, Y.DONE, Slots.TAKE)
+    assert FORGETFUL.react(T.CANCEL, M.HELD) == WorkerReaction(M.UNKNOWN, Y.DONE)
+    assert FORGETFUL.react(T.RELEASE, M.HELD) == WorkerReaction(M.UNKNOWN, Y.DONE)
     assert FORGETFUL.react(T.RELEASE, M.FREED) == WorkerReaction(M.FREED, Y.NOOP)
     assert FORGETFUL.react(T.TRANSFER, M.HELD) == WorkerReaction(M.HELD, Y.DONE)
     assert FORGETFUL.react(T.ACTIVATE, M.FREED) == WorkerReaction(M.FREED, Y.FAILED)
@@ -51,7 +54,8 @@ def test_tombstone_remembers_the_cancel_and_drops_the_late_work() -> None:
     assert TOMBSTONE.react(T.TAKE, M.FREED) == WorkerReaction(M.FREED, Y.FAILED)
     assert not TOMBSTONE.react(T.TAKE, M.CANCELED).holds
     # Everything else as the forgetful worker does.
-    assert TOMBSTONE.react(T.TAKE, M.UNKNOWN) == WorkerReaction(M.HELD, Y.DONE)
+    assert TOMBSTONE.react(T.TAKE, M.UNKNOWN) == WorkerReaction(M.HELD, Y.DONE, Slots.TAKE)
+    # Unlike it, a tombstone worker remembers what it freed.
     assert TOMBSTONE.react(T.CANCEL, M.HELD) == WorkerReaction(M.FREED, Y.DONE)
 
 
@@ -104,7 +108,9 @@ def test_a_contract_is_tabulated_once_and_checked_cell_by_cell() -> None:
     with pytest.raises(NotImplementedError, match="must define react"):
         WorkerContract().react(T.TAKE, M.UNKNOWN)
     with pytest.raises(TypeError):
-        WorkerReaction("held", Y.DONE)  # type: ignore[arg-type]
+        WorkerReaction(M.HELD, "done")  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        WorkerReaction([], Y.DONE)  # type: ignore[arg-type]  # a memory must be hashable
     assert repr(FORGETFUL) == "<handoff worker contract 'forgetful'>"
     assert "tombstone" in repr(table)
 
@@ -142,7 +148,8 @@ def test_a_contract_is_found_by_name_or_as_module_name(here: Path) -> None:
     [
         (
             "sloppy",
-            "unknown worker contract 'sloppy': expected forgetful, tombstone or MODULE:NAME",
+            "unknown worker contract 'sloppy': expected forgetful, tombstone, tombstone:K, "
+            "source=A,destination=B or MODULE:NAME",
         ),
         ("my_workers:Nothing", "module my_workers has no Nothing"),
         ("my_workers:NOT_ONE", "is not a worker contract"),

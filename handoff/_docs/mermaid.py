@@ -24,6 +24,7 @@ from handoff._docs.highlight import HighlightedGraph, Look
 from handoff._docs.sequence import COORDINATOR, DESTINATION, SOURCE, Arrow, Message
 from handoff._review.report import overtaken, review_title
 from handoff._review.verdict import MoveKind, TraceStep
+from handoff._runs.workers import memory_name
 
 if TYPE_CHECKING:
     from handoff._review.explore import Review
@@ -336,7 +337,7 @@ def _system_lines(number: int, step: TraceStep) -> Iterator[str]:
         if step.kind is MoveKind.WORKER_FAILS:
             yield f"Note over {lane}: fails the work"
         else:
-            yield f"Note over {lane}: {step.reaction.memory.value}"
+            yield f"Note over {lane}: {memory_name(step.reaction.memory)}"
         for sent in step.sent:
             source = RUNTIME if sent.copy else lane
             target = lane if sent.copy else RUNTIME

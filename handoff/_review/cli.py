@@ -25,7 +25,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from handoff import _cli
+from handoff._compile.lookup import _import as import_module
 from handoff._review.explore import Review, review_chart, review_order
+from handoff._review.properties import Property, own_property
 from handoff._review.report import (
     counterexample_trace,
     exit_status,
@@ -35,8 +37,6 @@ from handoff._review.report import (
 )
 from handoff._runs.faults import add_fault_options
 from handoff._runs.trace import TraceError, read_trace, write_trace
-from handoff._compile.lookup import _import as import_module
-from handoff._review.properties import Property, own_property
 from handoff._runs.workers import (
     DEFAULT_ACKNOWLEDGE,
     WORKERS_HELP,

@@ -30,7 +30,7 @@ from handoff._coordinator import probe as probe
 from handoff._coordinator.core import HandoffCoordinatorCore
 from handoff._review.environment import HANDOFF_ID, Rules, environment
 from handoff._review.graph import Edge, Graph, Tag
-from handoff._review.properties import Family, Key, Property, WorldKind
+from handoff._review.properties import AnyKey, Family, Key, Property, WorldKind
 from handoff._review.system import System, SystemWorld
 from handoff._review.verdict import Tally, TraceStep, Verdict
 from handoff._review.watch import Watch
@@ -86,10 +86,14 @@ class Review:
         """Whether every property holds."""
         return all(verdict.holds for verdict in self.verdicts)
 
-    def verdict(self, key: Key | str) -> Verdict:
-        """The verdict of property `key` (a `Key`, or its short name: "S1", "W1", …)."""
-        key = key if isinstance(key, Key) else Key(key)
-        return next(verdict for verdict in self.verdicts if verdict.prop.key is key)
+    def verdict(self, key: AnyKey | str) -> Verdict:
+        """The verdict of property `key` (a key, or its short name: "S1", "W1", …, or the
+        name of a property of one's own)."""
+        for verdict in self.verdicts:
+            found = verdict.prop.key
+            if found == key or found.value == key:
+                return verdict
+        raise KeyError(f"no property {key!r} in this review")
 
     @property
     def safe(self) -> bool:
@@ -108,7 +112,7 @@ class Review:
 
 
 _SAFETY = Family.SAFETY
-_PHASES = {
+_PHASES: dict[AnyKey, str] = {
     Key.EQUIVALENCE: "Table",
     Key.PROGRESS: "liveness",
     Key.CANCELLATION: "liveness",

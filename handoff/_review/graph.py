@@ -19,9 +19,8 @@ from handoff._chart.vocabulary import EventKind
 from handoff._compile.table import CompiledChart, Step, StepKind
 from handoff._review.environment import Call, CallKind
 from handoff._review.properties import Key, Property, prop
-from handoff._review.verdict import DeadCell, Parents, Tally, TraceStep, Verdict, path
+from handoff._review.verdict import DeadCell, Parents, Tally, TraceStep, Verdict
 from handoff._review.watch import Mode, Seen, Watch, fits
-from handoff._values.values import HandoffCompletion
 
 __all__ = [
     "Edge",
@@ -93,7 +92,7 @@ def progress(prop: Property, graph: Graph) -> Verdict:
     done = [watch.mode is Mode.COMPLETE for watch in graph.watches]
     can_complete = _backward(graph, done, Tag.COOPERATIVE)
     cut = [
-        any(tags & Tag.CUT and tags & Tag.COOPERATIVE for _step, _target, tags in edges)
+        any(tags & Tag.CUT and tags & Tag.COOPERATIVE for _step, _target, tags, _renamed in edges)
         for edges in graph.edges
     ]
     meets_cut = _backward(graph, cut, Tag.COOPERATIVE)
@@ -139,7 +138,7 @@ def cancellation(prop: Property, graph: Graph) -> Verdict:
             continue
         stuck = [
             edge
-            for edge, target, tags in edges
+            for edge, target, tags, _renamed in edges
             if tags & Tag.TERMINAL and not (target >= 0 and can_cancel[target])
         ]
         if stuck:
@@ -154,7 +153,7 @@ def _backward(graph: Graph, targets: list[bool], tag: Tag) -> list[bool]:
     """Which configurations reach a target along edges carrying `tag`."""
     incoming: list[list[int]] = [[] for _ in graph.watches]
     for source, edges in enumerate(graph.edges):
-        for _edge, target, tags in edges:
+        for _edge, target, tags, _renamed in edges:
             if tags & tag and target >= 0 and target != source:
                 incoming[target].append(source)
     reached = list(targets)
@@ -173,7 +172,7 @@ def _usable_reach(graph: Graph) -> tuple[list[int], list[tuple[int, TraceStep] |
     order = [0]
     visited = {0}
     for node in order:  # grows while it is walked: breadth-first
-        for edge, target, tags in graph.edges[node]:
+        for edge, target, tags, _renamed in graph.edges[node]:
             if target >= 0 and target not in visited and not tags & Tag.UNUSABLE:
                 visited.add(target)
                 parents[target] = (node, edge)
@@ -375,9 +374,11 @@ class Liveness:
                     continue
                 stack.pop()
                 on_path.discard(node)
-                end = ends[node] if ends[node] is not None else End(0)
+                known = ends[node]
+                end = known if known is not None else End(0)
                 if following[node]:
-                    for found in (ends[n] for n in following[node]):
+                    for n in following[node]:
+                        found = ends[n]
                         end |= found if found is not None else End.STUCK
                 else:
                     end |= self.nodes[node].end(terminated)

@@ -18,7 +18,7 @@ from handoff._review.environment import Rules
 from handoff._review.explore import explore_from
 from handoff._review.graph import cancellation, progress
 from handoff._review.monitors import judge_edge
-from handoff._review.properties import PROPERTIES, Judged, Key, prop
+from handoff._review.properties import PROPERTIES, AnyKey, Judged, Key, prop
 from handoff._review.verdict import Verdict
 from handoff._review.watch import Watch
 from handoff._runs.call import Call
@@ -88,8 +88,8 @@ def property_words(key: Key) -> str:
     return f"{key.value} ({prop(key).title})"
 
 
-def _finding(key: Key, text: str) -> Finding:
-    return Finding(key, prop(key).title, text)
+def _finding(key: AnyKey, text: str) -> Finding:
+    return Finding(key, prop(key).title if isinstance(key, Key) else key.value, text)
 
 
 def _ahead(verdict: Verdict) -> Iterator[Finding]:
@@ -101,7 +101,7 @@ def _ahead(verdict: Verdict) -> Iterator[Finding]:
     if example.steps:
         calls = ", ".join(str(step.call) for step in example.steps)
         text += f" (reached by {len(example.steps)} more calls: {calls})"
-    yield _finding(verdict.prop.key, text)
+    yield Finding(verdict.prop.key, verdict.prop.title, text)
 
 
 def judge_system_run(trace: Trace) -> list[tuple[int, str, str]]:

@@ -21,7 +21,7 @@ from handoff._coordinator.core import HandoffCoordinatorCore
 from handoff._coordinator.probe import Configuration
 from handoff._review.environment import Call, CallKind, Rules
 from handoff._review.progress import changed, first_of_kind, overrun, progressed
-from handoff._review.properties import Key
+from handoff._review.properties import AnyKey, Key
 from handoff._review.watch import (
     CANCELS,
     Mode,
@@ -44,7 +44,7 @@ from handoff._values.values import HandoffOrder
 __all__ = ["Checked", "EdgeVerdict", "Observation", "judge_edge", "observe"]
 
 _A = HandoffAction
-Checked = tuple[Key, str | None]
+Checked = tuple[AnyKey, str | None]
 """A property checked at a call, and what broke it (None: it held)."""
 
 

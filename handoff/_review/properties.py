@@ -75,6 +75,10 @@ class OwnKey:
     value: str
 
 
+AnyKey = Key | OwnKey
+"""A shipped property's key, or one of one's own."""
+
+
 class WorldKind(enum.Enum):
     """The world a chart is reviewed in: what may happen next to its coordinator."""
 
@@ -411,7 +415,7 @@ PROPERTIES = (
         "moves",
         "No worker ever holds more than one KV slot for one request: work that takes a slot "
         "is taken once per request, a redelivered copy included.",
-        None,
+        Judged.EDGE,
         None,
         "the Promela workers hold at most one slot per request",
         worlds=_WITH_WORKERS,

@@ -10,7 +10,7 @@ committed markdown report with the same function.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Hashable, Iterator, Sequence
 from typing import Any
 
 from handoff._review.environment import Call
@@ -35,6 +35,7 @@ from handoff._runs.workers import (
     Role,
     WorkerContract,
     WorkerTask,
+    memory_name,
     role_of,
     task_of,
 )
@@ -213,7 +214,7 @@ def describe_step(step: TraceStep) -> str:
         )
     reaction = step.reaction
     assert reaction is not None
-    did = "fails it" if step.kind is MoveKind.WORKER_FAILS else _MEMORY[reaction.memory]
+    did = "fails it" if step.kind is MoveKind.WORKER_FAILS else memory_words(reaction.memory)
     sent = ", ".join(sent.describe() for sent in step.sent if not sent.copy) or "nothing"
     return f"the {message.role.value} gets {message.describe()}{again}: {did}; sends {sent}"
 
@@ -224,6 +225,13 @@ _MEMORY = {
     RequestMemory.FREED: "holds no slot for it (freed)",
     RequestMemory.CANCELED: "remembers the request as canceled",
 }
+
+
+def memory_words(memory: Hashable) -> str:
+    """What a worker remembering `memory` of a request does, in a report's words."""
+    if isinstance(memory, RequestMemory):
+        return _MEMORY[memory]
+    return f"remembers {memory_name(memory)}"
 
 
 def overtaken(steps: Sequence[TraceStep]) -> Iterator[str]:
@@ -442,7 +450,7 @@ def _json_step(step: TraceStep) -> dict[str, Any]:
         "error": step.error,
         "message": None if message is None else message.describe(),
         "worker": None if message is None else message.role.value,
-        "memory": None if reaction is None else reaction.memory.value,
+        "memory": None if reaction is None else memory_name(reaction.memory),
         "sent": [sent.describe() for sent in step.sent],
         "words": describe_step(step) if step.kind is not MoveKind.CALL else None,
     }

@@ -2,10 +2,10 @@
 
 A system configuration is each handoff's coordinator configuration (`System.concurrency` of
 them, live at once), what each worker remembers of each request and the slots it holds for it
-(`handoff._runs.worker_state`), the messages in flight and what the runtime has seen.  The runtime carries each issued action to its worker as a message, and
-each acknowledgement and fact back to the coordinator as another; any message in flight may
-be delivered next (or, with `fifo`, the first of each worker's channel in each direction).
-Besides deliveries, the system may suffer up to `faults` faults in a run (`handoff._runs.faults`
+(`handoff._runs.worker_state`), the messages in flight and what the runtime has seen.  The
+runtime carries each issued action to its worker as a message, and each acknowledgement and
+fact back to the coordinator as another; any message in flight may be delivered next (or, with
+`fifo`, the first of each worker's channel in each direction).  Besides deliveries, the system may suffer up to `faults` faults in a run (`handoff._runs.faults`
 names them): a terminal fact (`Failed`, `TimedOut`, `Canceled`) reported to the coordinator,
 or a worker failing the work it was given (acknowledged as failed, memory unchanged).
 
@@ -43,7 +43,7 @@ from handoff._coordinator.probe import Configuration
 from handoff._review.environment import Rules
 from handoff._review.graph import End, Liveness, Tag, no_cancel, stuck
 from handoff._review.monitors import Checked
-from handoff._review.properties import Key, Property, WorldKind, prop
+from handoff._review.properties import AnyKey, Key, Property, WorldKind, prop
 from handoff._review.verdict import MoveKind, TraceStep, Verdict
 from handoff._review.world import Explored, Judge, Move, WorldBase, error_words
 from handoff._runs.call import Call
@@ -274,9 +274,10 @@ class SystemWorld(WorldBase):
         self.several = system.concurrency > 1
         self.ordered = tuple(self.workers[role].remembers is not None for role in Role)
         """Whether the order of the requests each worker remembers idle matters."""
-        self.reduce = self.several and system.symmetry and not system.properties
+        self.reduce = self.several and system.symmetry and not system.properties and not system.fifo
         """Whether to explore commuting moves in one order (a property of one's own may
-        look at anything, so it sees every order)."""
+        look at anything, so it sees every order; with FIFO delivery, two handoffs' messages
+        queued on one channel do not commute)."""
         self._configurations: dict[Configuration, int] = {}
         self._transitions: dict[tuple[int, Call, int | None], _Transition] = {}
         self._keys: dict[SystemState, tuple[SystemState, tuple[int, ...] | None]] = {}
@@ -514,9 +515,7 @@ class SystemWorld(WorldBase):
         delivered between the loss and its notice is explored as those deliveries first."""
         flight = _without(state.flight, channel, message)
         call = Call.of_fact(HandoffFact.TimedOut(self.rules.handoff_id))
-        raw = self._call(
-            coordinators, state, _number(message), MoveKind.LOSS, None, call, flight
-        )
+        raw = self._call(coordinators, state, _number(message), MoveKind.LOSS, None, call, flight)
         step = attrs.evolve(raw.step, message=message)
         if raw.node is None:
             return _Raw(step, None, raw.findings, fault=True)
@@ -576,7 +575,9 @@ class SystemWorld(WorldBase):
         task = task_of(action)
         if fail:
             memory = worker.memory(before, handoff)
-            reactions = ((worker.fail(before, handoff, message.action_id), _failed(memory)),)
+            reactions: tuple[tuple[WorkerState, WorkerReaction], ...] = (
+                (worker.fail(before, handoff, message.action_id), _failed(memory)),
+            )
         else:
             reactions = worker.react(before, handoff, message.action_id, task)
         for memory_after, reaction in reactions:
@@ -607,9 +608,13 @@ class SystemWorld(WorldBase):
             if fail or reaction.reply is WorkerReply.FAILED:
                 fact = HandoffFact.Failed(self.rules.handoff_id)
         if outcome is not None:
-            sent.append(Message(MessageKind.OUTCOME, message.action_id, role, action, outcome, handoff=tag))
+            sent.append(
+                Message(MessageKind.OUTCOME, message.action_id, role, action, outcome, handoff=tag)
+            )
         if fact is not None:
-            sent.append(Message(MessageKind.FACT, message.action_id, role, action, fact=fact, handoff=tag))
+            sent.append(
+                Message(MessageKind.FACT, message.action_id, role, action, fact=fact, handoff=tag)
+            )
         watch = state.watches[handoff]
         findings = list(_performed_findings(watch, message))
         slots = memory_after.slots(handoff)
@@ -703,7 +708,9 @@ class SystemWorld(WorldBase):
             issued = tuple(call.send(twin))
         except HandoffError as error:
             early = isinstance(error, OutOfOrderFactError)
-            found = _Transition(coordinator, configuration, twin.chart_state, error=error_words(error), early=early)
+            found = _Transition(
+                coordinator, configuration, twin.chart_state, error=error_words(error), early=early
+            )
         except Exception as error:  # a crash is a finding, not a reason to stop reviewing
             found = _Transition(None, configuration, twin.chart_state, error=error_words(error))
         else:
@@ -714,7 +721,9 @@ class SystemWorld(WorldBase):
                 role = role_of(item.action)
                 if role is None:
                     continue
-                sent.append(Message(MessageKind.ACTION, item.id.value, role, item.action, handoff=tag))
+                sent.append(
+                    Message(MessageKind.ACTION, item.id.value, role, item.action, handoff=tag)
+                )
                 acknowledged = on_send(item.action) if self._on_send(item.action) else None
                 if acknowledged is not None:
                     sent.append(
@@ -735,8 +744,7 @@ class SystemWorld(WorldBase):
     def _intern(self, coordinator: HandoffCoordinatorCore) -> int:
         """The number of `coordinator`'s configuration: equal configurations, one number."""
         configuration = probe.configuration(coordinator)
-        number = self._configurations.setdefault(configuration, len(self._configurations))
-        return number
+        return self._configurations.setdefault(configuration, len(self._configurations))
 
     def _on_send(self, action: HandoffAction) -> bool:
         """Whether the runtime acknowledged `action` as it sent it."""
@@ -781,7 +789,7 @@ class SystemWorld(WorldBase):
 
     # -- judging over the graph --------------------------------------------------------
 
-    def judges(self, explored: Explored) -> dict[Key, Judge]:
+    def judges(self, explored: Explored) -> dict[AnyKey, Judge]:
         liveness = Liveness(explored.nodes, explored.edges, explored.parents)
         return {
             Key.DELIVERIES_COMPLETE: liveness.deliveries_complete,
@@ -892,9 +900,7 @@ def _told_while_held(message: Message) -> str:
 
 
 def _two_slots(role: Role, message: Message, slots: int) -> str:
-    return (
-        f"the {role.value} holds {slots} KV slots for one request after {message.describe()}"
-    )
+    return f"the {role.value} holds {slots} KV slots for one request after {message.describe()}"
 
 
 def completion_finding(
@@ -943,7 +949,7 @@ def judge_own(entry: Property, view: SystemView) -> str | None:
 
 
 def canonical(
-    state: SystemState, ordered: tuple[bool, bool] = (True, True)
+    state: SystemState, ordered: tuple[bool, ...] = (True, True)
 ) -> tuple[SystemState, tuple[int, ...] | None]:
     """`state` with its handoffs numbered in a canonical order: configurations that differ only
     by which handoff is which get one key (symmetry reduction).
@@ -959,7 +965,7 @@ def canonical(
     fifo = len(state.flight) > 1  # in any order, a message's place says nothing
     for channel, messages in enumerate(state.flight):
         for position, message in enumerate(messages):
-            number = message[_HANDOFF]
+            number: int | None = message[_HANDOFF]  # type: ignore[assignment]
             places[0 if number is None else number].append(
                 (channel, position, message[:_HANDOFF]) if fifo else message[:_HANDOFF]
             )
@@ -985,7 +991,10 @@ def canonical(
         renamed[old] = new
     make = tuple.__new__
     flight = tuple(
-        tuple(make(Message, (*message[:_HANDOFF], renamed[message[_HANDOFF]])) for message in channel)
+        tuple(
+            make(Message, (*message[:_HANDOFF], renamed[message[_HANDOFF]]))  # type: ignore[index]
+            for message in channel
+        )
         for channel in state.flight
     )
     if not fifo:
@@ -1016,7 +1025,7 @@ def _remembered(worker: WorkerState, ordered: bool) -> dict[int, tuple[object, .
 
 
 _HANDOFF = Message._fields.index("handoff")
-assert _HANDOFF == len(Message._fields) - 1
+assert len(Message._fields) - 1 == _HANDOFF
 
 
 def _bound(explored: Explored) -> Verdict:
@@ -1065,7 +1074,7 @@ class Replayed:
     with the line that broke it."""
 
     moves: int
-    findings: tuple[tuple[int, Key, str], ...]
+    findings: tuple[tuple[int, AnyKey, str], ...]
 
 
 def replay_moves(world: SystemWorld, lines: Sequence[MoveLine], first_line: int = 2) -> Replayed:
@@ -1076,7 +1085,7 @@ def replay_moves(world: SystemWorld, lines: Sequence[MoveLine], first_line: int 
     a counterexample to either ends so.
     """
     node, _key = world.root()
-    found: dict[Key, tuple[int, Key, str]] = {}
+    found: dict[AnyKey, tuple[int, AnyKey, str]] = {}
 
     def note(number: int, checks: Iterable[Checked]) -> None:
         for key, words in checks:

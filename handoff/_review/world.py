@@ -27,7 +27,7 @@ from handoff._review.environment import MAX_ACTIONS, Call, Environment, Rules
 from handoff._review.equivalence import compare
 from handoff._review.graph import Edge, Graph, Tag, cancellation, coverage, progress, tag
 from handoff._review.monitors import Checked, judge_edge
-from handoff._review.properties import GUARDS, Key, Property, WorldKind, prop, properties_of
+from handoff._review.properties import GUARDS, AnyKey, Key, Property, WorldKind, prop, properties_of
 from handoff._review.verdict import Parents, Tally, TraceStep, Verdict
 from handoff._review.watch import Watch
 from handoff._values.errors import HandoffError
@@ -65,7 +65,7 @@ class Explored:
     edges: Sequence[Sequence[Edge]]
     """`edges[node]`: every move from configuration `node` and where it led."""
     parents: Parents
-    tallies: dict[Key, Tally]
+    tallies: dict[AnyKey, Tally]
     cut: bool
     """Whether some run was cut off (Bound)."""
 
@@ -105,7 +105,7 @@ class World(Protocol):
         """A move reached a configuration not seen before (for what the world counts)."""
         ...
 
-    def judges(self, explored: Explored) -> dict[Key, Judge]:
+    def judges(self, explored: Explored) -> dict[AnyKey, Judge]:
         """The verdicts a tally of checks does not give: each judged over the graph."""
         ...
 
@@ -221,7 +221,7 @@ class ChartWorld(WorldBase):
 
     # -- judging over the graph --
 
-    def judges(self, explored: Explored) -> dict[Key, Judge]:
+    def judges(self, explored: Explored) -> dict[AnyKey, Judge]:
         graph = self.graph(explored)
         return {
             Key.PROGRESS: lambda: progress(prop(Key.PROGRESS), graph),

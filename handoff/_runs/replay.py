@@ -10,7 +10,6 @@ finding is a `Violation`.  `record` fills in a trace's expectations from a repla
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Callable, Iterable, Sequence
 from typing import Protocol
 
@@ -67,12 +66,19 @@ class CallResult:
         return _actions(self.issued)
 
 
+class PropertyName(Protocol):
+    """What names a property: a key whose value is its short name ("S1", or one's own)."""
+
+    @property
+    def value(self) -> str: ...
+
+
 @attrs.frozen
 class Finding:
     """A property a monitor judged broken, and how."""
 
-    key: enum.Enum
-    """The property, whose value is its short name ("S1"): the judge's own enum."""
+    key: PropertyName
+    """The property, whose value is its short name ("S1"): the judge's own key."""
     title: str
     message: str
 
@@ -152,7 +158,7 @@ def replay(
     coordinator = trace.coordinator() if coordinator is None else coordinator
     judges = [make(trace) for make in monitors]
     divergence: Divergence | None = None
-    violations: dict[enum.Enum, Violation] = {}
+    violations: dict[PropertyName, Violation] = {}
     line = 1
     for number, entry in enumerate(trace.entries, start=2):
         line = entry.line or number

@@ -17,6 +17,7 @@ the runtime acknowledges work that takes or moves KV as it sends it, and the wor
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Hashable
 from typing import Generic, Protocol, TypeVar
 
 import attrs
@@ -94,16 +95,16 @@ class Delivery:
 class WorkerSlots:
     """What one handoff's two workers remember of its request."""
 
-    source: RequestMemory = RequestMemory.UNKNOWN
-    destination: RequestMemory = RequestMemory.UNKNOWN
+    source: Hashable = RequestMemory.UNKNOWN
+    destination: Hashable = RequestMemory.UNKNOWN
     spent: Counter[Fault] = attrs.Factory(Counter)
     """The injected faults (`--faults`) this handoff suffered, by kind."""
 
-    def memory(self, role: Role) -> RequestMemory:
+    def memory(self, role: Role) -> Hashable:
         """What the worker of `role` remembers."""
         return self.source if role is Role.SOURCE else self.destination
 
-    def remember(self, role: Role, memory: RequestMemory) -> None:
+    def remember(self, role: Role, memory: Hashable) -> None:
         """Set what the worker of `role` remembers."""
         if role is Role.SOURCE:
             self.source = memory

@@ -443,7 +443,9 @@ class _Line:
         injected, budget, acknowledge = self._workers_options(data)
         concurrency, slots = data.get("concurrency", 1), data.get("slots")
         if type(concurrency) is not int or not 1 <= concurrency <= 9:
-            raise self.fail(f"workers: concurrency must be a count from 1 to 9, got {concurrency!r}")
+            raise self.fail(
+                f"workers: concurrency must be a count from 1 to 9, got {concurrency!r}"
+            )
         if slots is not None and (type(slots) is not int or slots < 1):
             raise self.fail(f"workers: slots must be a count from 1, got {slots!r}")
         return Workers(contract, fifo, faults, injected, budget, acknowledge, concurrency, slots)

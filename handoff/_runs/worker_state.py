@@ -10,9 +10,10 @@ request takes the copy as new work.
 A worker forgets a request once it remembers nothing of it but its contract's `initial`
 memory and holds no slot; a contract with bounded memory (`WorkerContract.remembers`, as
 `tombstone:K`) forgets the request that has been idle (remembered, holding no slot) longest
-when it would remember one idle request too many; a worker with `--slots C` refuses (`FAILED`) work that would take its C+1st slot; a worker
-that restarts forgets everything and frees every slot.  The model review and the simulation
-use this one model, so that what one finds the other can.
+when it would remember one idle request too many; a worker with `--slots C` refuses
+(`FAILED`) work that would take its C+1st slot; a worker that restarts forgets everything and
+frees every slot.  The system review explores this model (the simulation does not share it
+yet: it gives each handoff workers of its own).
 
 `SystemView` is the public view of one system configuration that properties of one's own
 (`handoff review --property MODULE:NAME`) judge.
@@ -146,7 +147,9 @@ class Worker:
         entry = state.find(request)
         if entry is None:
             return self._remember(state, request, self.initial, 0, 1 << action_id)
-        return self._remember(state, request, entry.memory, entry.slots, entry.done | 1 << action_id)
+        return self._remember(
+            state, request, entry.memory, entry.slots, entry.done | 1 << action_id
+        )
 
     def _remember(
         self, state: WorkerState, request: int, memory: Hashable, slots: int, done: int
@@ -241,3 +244,8 @@ def worker_view(role: Role, state: WorkerState) -> WorkerView:
         {entry.request: entry.slots for entry in state.entries if entry.slots},
         {entry.request: entry.memory for entry in state.entries},
     )
+
+
+# A property of one's own reads these: the names say `handoff`.
+for _exported in (HandoffView, SystemView, WorkerView):
+    _exported.__module__ = "handoff"

@@ -168,6 +168,12 @@ class WorkerReaction:
         return Slots.KEEP
 
 
+def memory_name(memory: Hashable) -> str:
+    """How reports and pictures name a memory: a shipped one by its value, any other as
+    Python writes it."""
+    return memory.value if isinstance(memory, RequestMemory) else repr(memory)
+
+
 class MessageKind(enum.IntEnum):
     """What a message between the runtime's coordinator and a worker carries; the value orders
     messages canonically."""
@@ -228,9 +234,7 @@ class WorkerContract:
     """How many requests it remembers while holding no slot for them, the last ones first
     forgotten last (None: every one)."""
 
-    def react(
-        self, task: WorkerTask, memory: Any
-    ) -> WorkerReaction | tuple[WorkerReaction, ...]:
+    def react(self, task: WorkerTask, memory: Any) -> WorkerReaction | tuple[WorkerReaction, ...]:
         """What the worker does with `task` for a request it remembers as `memory`."""
         raise NotImplementedError(f"{type(self).__name__} must define react(task, memory)")
 
@@ -384,9 +388,7 @@ class ContractTable:
         """Every way the worker of `role` may react, looked up."""
         return self._cells[role, task, memory]
 
-    def react(
-        self, task: WorkerTask, memory: Hashable, role: Role = Role.SOURCE
-    ) -> WorkerReaction:
+    def react(self, task: WorkerTask, memory: Hashable, role: Role = Role.SOURCE) -> WorkerReaction:
         """The reaction of a worker that answers one way, looked up (the first of several)."""
         return self._cells[role, task, memory][0]
 
@@ -575,9 +577,7 @@ def _per_role(text: str) -> WorkerContract:
     for part in text.split(","):
         role, equals, contract = (piece.strip() for piece in part.partition("="))
         if not equals or role not in ("source", "destination") or role in named:
-            raise ValueError(
-                f"{text!r}: name one contract per role, as source=A,destination=B"
-            )
+            raise ValueError(f"{text!r}: name one contract per role, as source=A,destination=B")
         named[role] = find_contract(contract)
     if len(named) != 2:
         raise ValueError(f"{text!r}: name a contract for both roles, as source=A,destination=B")
@@ -615,7 +615,10 @@ def _attribute(module: Any, module_name: str, name: str) -> Any:
 
 # A contract of one's own derives from `handoff.WorkerContract`: the names say so.
 for _exported in (
+    Message,
+    MessageKind,
     PerRole,
+    Role,
     RequestMemory,
     Slots,
     WorkerContract,

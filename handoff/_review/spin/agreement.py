@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import multiprocessing
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from concurrent.futures import ProcessPoolExecutor
 from typing import TYPE_CHECKING
 
@@ -22,6 +22,7 @@ from handoff._review.properties import Key, WorldKind
 from handoff._review.spin.cli import UNCONFIRMED, spin_review
 from handoff._review.spin.properties import mirrored
 from handoff._review.spin.run import SpinUnavailableError
+from handoff._review.verdict import Verdict
 
 if TYPE_CHECKING:
     from handoff._review.system import System
@@ -73,7 +74,7 @@ def agreement(name: str, chart: CompiledChart, system: System | None = None) -> 
     began = time.perf_counter()
     ours = review(chart, system=system)
     world = WorldKind.CHART if system is None else WorldKind.SYSTEM
-    review_fails = frozenset(v.prop.key for v in ours.failures()) & set(mirrored(world))
+    review_fails = frozenset(_shipped(ours.failures())) & set(mirrored(world))
     try:
         theirs, found = spin_review(chart, system)
     except SpinUnavailableError as error:
@@ -81,14 +82,17 @@ def agreement(name: str, chart: CompiledChart, system: System | None = None) -> 
         return Agreement(name, review_fails, nothing, nothing, 0, 0, {}, 0.0, str(error))
     failing = theirs.failures()
     unconfirmed = frozenset(
-        v.prop.key
-        for v in failing
-        if system is None and (v.counterexample is None or UNCONFIRMED in v.counterexample.finding)
+        _shipped(
+            v
+            for v in failing
+            if system is None
+            and (v.counterexample is None or UNCONFIRMED in v.counterexample.finding)
+        )
     )
     return Agreement(
         name=name,
         review_fails=review_fails,
-        spin_fails=frozenset(v.prop.key for v in failing),
+        spin_fails=frozenset(_shipped(failing)),
         unconfirmed=unconfirmed,
         configurations=ours.configurations,
         states=found.states,
@@ -111,3 +115,10 @@ def cross_check(charts: Mapping[str, CompiledChart], workers: int) -> list[Agree
     spawned = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(workers, mp_context=spawned) as pool:
         return list(pool.map(_agreement, charts.items()))
+
+
+def _shipped(verdicts: Iterable[Verdict]) -> Iterator[Key]:
+    """The shipped properties among `verdicts` (Spin mirrors no property of one's own)."""
+    for verdict in verdicts:
+        if isinstance(verdict.prop.key, Key):
+            yield verdict.prop.key

@@ -22,6 +22,7 @@ from handoff._review.report import exit_status
 from handoff._review.spin.properties import mirrored, not_mirrored
 from handoff._review.spin.replay import confirm
 from handoff._review.spin.run import SpinRun, SpinUnavailableError, run_spin
+from handoff._review.spin.system import unmirrored
 from handoff._review.verdict import Counterexample, Verdict
 from handoff._runs.workers import Acknowledge
 
@@ -58,6 +59,8 @@ def run(
             "--engine spin mirrors work acknowledged by the worker's reply only: "
             "drop --acknowledge on-send"
         )
+    if system is not None and (why := unmirrored(system)) is not None:
+        raise _cli.UsageError(f"--engine spin mirrors {why}")
     if system is not None and (args.trace_out is not None or args.explain is not None):
         raise _cli.UsageError(
             "--engine spin writes no system counterexample: drop --trace-out, --explain"

@@ -34,12 +34,18 @@ __all__ = [
 
 def mirrored(world: WorldKind) -> dict[Key, SpinCheck]:
     """The properties Spin checks in `world`'s model, and how (read off each record)."""
-    return {p.key: p.spin for p in properties_of(world) if p.spin is not None}
+    return {
+        p.key: p.spin for p in properties_of(world) if p.spin is not None and isinstance(p.key, Key)
+    }
 
 
 def not_mirrored(world: WorldKind) -> dict[Key, str]:
     """The properties of `world` Spin does not check, and why."""
-    return {p.key: p.unmirrored for p in properties_of(world) if p.spin is None}
+    return {
+        p.key: p.unmirrored
+        for p in properties_of(world)
+        if p.spin is None and isinstance(p.key, Key)
+    }
 
 
 MIRRORED = mirrored(WorldKind.CHART)

@@ -27,7 +27,7 @@ from handoff._review.environment import Call, environment
 from handoff._review.properties import Key, SpinCheck, WorldKind
 from handoff._review.spin.model import model
 from handoff._review.spin.properties import mirrored
-from handoff._review.spin.system import system_model
+from handoff._review.spin.system import system_model, unmirrored
 from handoff._review.spin.vocabulary import calls
 
 if TYPE_CHECKING:
@@ -117,6 +117,8 @@ def run_spin(
     read back the trails (alone only: a system trail is not replayed)."""
     if system is not None and system.fifo:
         raise ValueError("Spin mirrors messages delivered in any order only, not FIFO")
+    if system is not None and (why := unmirrored(system)) is not None:
+        raise ValueError(f"Spin mirrors {why}")
     version = spin_version()
     began = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="handoff-spin-") as scratch:

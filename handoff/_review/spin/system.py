@@ -19,7 +19,7 @@ from handoff._review.spin import model as promela
 from handoff._review.spin.coordinator import coordinator, event_rules, journal_rules
 from handoff._review.spin.vocabulary import event_name
 from handoff._review.system import System
-from handoff._runs.workers import ContractTable, RequestMemory, WorkerReply, WorkerTask
+from handoff._runs.workers import ContractTable, RequestMemory, Role, WorkerReply, WorkerTask
 from handoff._values.errors import OutOfOrderFactError
 
 __all__ = ["system_model"]
@@ -76,13 +76,38 @@ _MEMORIES = list(RequestMemory)
 _REPLIES = list(WorkerReply)
 
 
+def unmirrored(system: System) -> str | None:
+    """Why Spin cannot judge `system` yet, as the option to drop (None: it can)."""
+    if system.concurrency > 1:
+        return "one handoff at a time: drop --concurrency"
+    if system.slots is not None:
+        return "workers with unbounded slots only: drop --slots"
+    if system.properties:
+        return "the shipped properties only: drop --property"
+    table = ContractTable(system.contract)
+    if system.contract.for_role(Role.SOURCE) is not system.contract.for_role(Role.DESTINATION):
+        return "one contract for both roles only: give one contract"
+    if not table.deterministic:
+        return "a contract answering one way only: give a deterministic contract"
+    if table.remembers(Role.SOURCE) is not None:
+        return "workers remembering every request only: give an unbounded contract"
+    if not all(isinstance(memory, RequestMemory) for memory in table.memories(Role.SOURCE)):
+        return "a contract remembering the four RequestMemory values only"
+    return None
+
+
 def _table(table: ContractTable, field: str) -> str:
-    """The contract's `memory` or `reply` for task t and memory m, as nested choices."""
+    """The contract's `memory` or `reply` for task t and memory m, as nested choices (a
+    memory the contract never reaches has no cell)."""
     cells = []
+    reached = table.memories(Role.SOURCE)
     for task_number, task in enumerate(WorkerTask, start=1):
         for memory_number, memory in enumerate(RequestMemory):
+            if memory not in reached:
+                continue
             reaction = table.react(task, memory)
             if field == "memory":
+                assert isinstance(reaction.memory, RequestMemory)  # `unmirrored` says so
                 number = _MEMORIES.index(reaction.memory)
             else:
                 number = _REPLIES.index(reaction.reply) + 1
