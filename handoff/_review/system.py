@@ -7,7 +7,8 @@ runtime carries each issued action to its worker as a message, and each acknowle
 fact back to the coordinator as another; any message in flight may be delivered next (or, with
 `fifo`, the first of each worker's channel in each direction).  Besides deliveries, the system
 may suffer up to `faults` faults in a run (`handoff._runs.faults` names them): a terminal fact
-(`Failed`, `TimedOut`, `Canceled`) reported to the coordinator, or a worker failing the work it was given (acknowledged as failed, memory unchanged).
+(`Failed`, `TimedOut`, `Canceled`) reported to the coordinator, or a worker failing the work
+it was given (acknowledged as failed, memory unchanged).
 
 With `System.injected` (`--faults`), each up to `System.budget` times a run, offered after
 every other move so that a review without them is the review of before: a delivery that
