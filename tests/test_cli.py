@@ -135,7 +135,8 @@ BAD = [
     *each(
         ("review --workers", "simulate --workers"),
         ("sloppy",),
-        "{option}: unknown worker contract 'sloppy': expected forgetful, tombstone or MODULE:NAME",
+        "{option}: unknown worker contract 'sloppy': expected forgetful, tombstone, tombstone:K, "
+        "source=A,destination=B or MODULE:NAME",
     ),
     bad("review --workers nowhere:X", 2, "--workers: no module nowhere"),
     bad("review --fifo", 2, "--fifo orders the workers' messages: give --workers too"),

@@ -15,7 +15,8 @@ from handoff._review.environment import Rules
 from handoff._review.explore import Review, review_order
 from handoff._review.properties import GUARDS, AnyKey, Key, WorldKind
 from handoff._review.report import counterexample_trace, json_report, markdown, overtaken, text
-from handoff._review.system import System, SystemWorld, line_of, replay_moves
+from handoff._review.system import System, SystemWorld
+from handoff._review.system_replay import line_of, replay_moves
 from handoff._review.verdict import Counterexample, MoveKind
 from handoff._runs.trace import read_trace, trace_text
 from handoff._runs.workers import (
@@ -340,7 +341,7 @@ def test_a_cycle_of_deliveries_is_a_run_that_never_ends() -> None:
 
 def test_w1_at_success_wants_the_destination_holding_and_the_source_free() -> None:
     from handoff import HandoffCompletion
-    from handoff._review.system import completion_finding
+    from handoff._review.system_state import completion_finding
     from handoff._runs.worker_state import Remembered, WorkerState
 
     node, _key = _world(TOMBSTONE).root()

@@ -25,9 +25,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from handoff import _cli
-from handoff._compile.lookup import _import as import_module
 from handoff._review.explore import Review, review_chart, review_order
-from handoff._review.properties import Property, own_property
+from handoff._review.properties import Property, find_property
 from handoff._review.report import (
     counterexample_trace,
     exit_status,
@@ -186,24 +185,10 @@ def concurrency_argument(text: str) -> int:
 
 def property_argument(text: str) -> Property:
     """An argparse type: `MODULE:NAME`, a function of a `handoff.SystemView`."""
-    module_name, colon, name = (part.strip() for part in text.partition(":"))
-    if not (colon and module_name and name):
-        raise argparse.ArgumentTypeError(
-            f"expected MODULE:NAME, a function of a handoff.SystemView, got {text!r}"
-        )
     try:
-        module = import_module(module_name)
+        return find_property(text)
     except ValueError as error:
         raise argparse.ArgumentTypeError(str(error)) from None
-    found: object = module
-    for part in name.split("."):
-        found = getattr(found, part, None)
-    if not callable(found):
-        raise argparse.ArgumentTypeError(
-            f"{text}: module {module_name} has no function {name}; a property is a function "
-            "of a handoff.SystemView returning True where it holds"
-        )
-    return own_property(found, name)
 
 
 def run(

@@ -106,7 +106,7 @@ def _ahead(verdict: Verdict) -> Iterator[Finding]:
 
 def judge_system_run(trace: Trace) -> list[tuple[int, str, str]]:
     """Replay a run of the chart with its workers; what it broke, first broken first."""
-    from handoff._review.system import replay_system_run  # the system world, when asked for
+    from handoff._review.system_replay import replay_system_run  # the system world, when asked for
 
     replayed = replay_system_run(trace)
     return [(line, key.value, words) for line, key, words in replayed.findings]

@@ -73,6 +73,8 @@ class OwnKey:
     """The key of a property of one's own (`--property MODULE:NAME`): its name in reports."""
 
     value: str
+    spelling: str = ""
+    """How it was named, `MODULE:NAME` (a trace records it, so that a replay judges it too)."""
 
 
 AnyKey = Key | OwnKey
@@ -480,14 +482,14 @@ def prop(key: Key) -> Property:
     return _BY_KEY[key]
 
 
-def own_property(predicate: Callable[[Any], object], name: str) -> Property:
+def own_property(predicate: Callable[[Any], object], name: str, spelling: str = "") -> Property:
     """A property of one's own judged at every system configuration: `predicate` takes a
     `handoff.SystemView` and returns True where the property holds (False, or a string saying
     why, where it does not).  Its title is its docstring's first line, else its name."""
     doc = (getattr(predicate, "__doc__", None) or "").strip().splitlines()
     title = doc[0].rstrip(".") if doc else name
     return Property(
-        OwnKey(name),
+        OwnKey(name, spelling),
         title,
         f"Your property {name}: {title}, at every configuration the system reaches.",
         "configurations",
@@ -499,6 +501,26 @@ def own_property(predicate: Callable[[Any], object], name: str) -> Property:
         _WITH_WORKERS,
         predicate,
     )
+
+
+def find_property(text: str) -> Property:
+    """The property of one's own `MODULE:NAME` names: a function of a `handoff.SystemView`
+    (MODULE imported from the current directory or the Python path).  ValueError says why
+    not."""
+    from handoff._compile.lookup import _import  # a module of one's own, when asked for
+
+    module_name, colon, name = (part.strip() for part in text.partition(":"))
+    if not (colon and module_name and name):
+        raise ValueError(f"expected MODULE:NAME, a function of a handoff.SystemView, got {text!r}")
+    found: object = _import(module_name)
+    for part in name.split("."):
+        found = getattr(found, part, None)
+    if not callable(found):
+        raise ValueError(
+            f"{text}: module {module_name} has no function {name}; a property is a function "
+            "of a handoff.SystemView returning True where it holds"
+        )
+    return own_property(found, name, f"{module_name}:{name}")
 
 
 def properties_of(world: WorldKind) -> tuple[Property, ...]:

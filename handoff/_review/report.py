@@ -20,11 +20,12 @@ from handoff._review.properties import (
     Family,
     Judged,
     Key,
+    OwnKey,
     Property,
     WorldKind,
     properties_of,
 )
-from handoff._review.system import line_of
+from handoff._review.system_replay import line_of
 from handoff._review.verdict import Counterexample, MoveKind, TraceStep, Verdict
 from handoff._runs.replay import record
 from handoff._runs.trace import Entry, Trace, Workers, call_object
@@ -474,6 +475,11 @@ def counterexample_trace(review: Review, example: Counterexample) -> Trace:
             system.injected,
             system.budget,
             system.acknowledge,
+            system.concurrency,
+            system.slots,
+            tuple(
+                entry.key.spelling for entry in system.properties if isinstance(entry.key, OwnKey)
+            ),
         )
         moves = tuple(line_of(step) for step in example.steps)
         return Trace(

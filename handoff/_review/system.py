@@ -37,20 +37,32 @@ from typing import NamedTuple, TypeVar
 
 import attrs
 
-from handoff._compile.table import CompiledChart, compiled
+from handoff._compile.table import CompiledChart
 from handoff._coordinator import probe as probe
 from handoff._coordinator.core import HandoffCoordinatorCore
 from handoff._coordinator.probe import Configuration
 from handoff._review.environment import Rules
-from handoff._review.graph import End, Liveness, Tag, no_cancel, stuck
+from handoff._review.graph import Liveness, Tag
 from handoff._review.monitors import Checked
 from handoff._review.properties import AnyKey, Key, Property, WorldKind, prop
+from handoff._review.system_state import (
+    Flight,
+    Spent,
+    System,
+    SystemState,
+    SystemWatch,
+    _Node,
+    _number,
+    _order,
+    canonical,
+    completion_finding,
+    judge_own,
+)
 from handoff._review.verdict import MoveKind, TraceStep, Verdict
 from handoff._review.world import Explored, Judge, Move, WorldBase, error_words
 from handoff._runs.call import Call
-from handoff._runs.faults import NETWORK, Fault
+from handoff._runs.faults import Fault
 from handoff._runs.runtime import DEMO_WORKLOAD, Workload
-from handoff._runs.trace import MoveLine, Trace
 from handoff._runs.worker_state import HandoffView, SystemView, Worker, WorkerState, worker_view
 from handoff._runs.workers import (
     Acknowledge,
@@ -59,180 +71,21 @@ from handoff._runs.workers import (
     MessageKind,
     Role,
     Slots,
-    WorkerContract,
     WorkerReaction,
     WorkerReply,
     WorkerTask,
-    find_contract,
     on_send,
     outcome_of,
     role_of,
     task_of,
 )
-from handoff._values.errors import HandoffError, OutOfOrderFactError, TraceError
+from handoff._values.errors import HandoffError, OutOfOrderFactError
 from handoff._values.messages import HandoffAction, HandoffFact, IssuedHandoffAction
-from handoff._values.values import HandoffActionId, HandoffCompletion
-
-__all__ = [
-    "Spent",
-    "System",
-    "SystemState",
-    "SystemWatch",
-    "SystemWorld",
-    "canonical",
-    "completion_finding",
-    "line_of",
-    "replay_moves",
-    "replay_system_run",
-]
-
+from handoff._values.values import HandoffActionId
 
 T = TypeVar("T")
 
-
-@attrs.frozen
-class System:
-    """How the system around the coordinators behaves: its workers, delivery and faults."""
-
-    contract: WorkerContract
-    fifo: bool = False
-    """Deliver each worker's messages, in each direction, in the order they were sent."""
-    faults: int = 2
-    """The most faults (terminal facts, failed work) a run suffers."""
-    worker_failures: bool = True
-    """Whether a worker may fail the work it was given (`Fault.FAILED_OUTCOME`)."""
-    injected: frozenset[Fault] = frozenset()
-    """The faults of `faults.NETWORK` a run may suffer too (`--faults`)."""
-    budget: int = 1
-    """How many of each injected fault a run suffers at most (`--fault-budget`)."""
-    acknowledge: Acknowledge = Acknowledge.ON_REPLY
-    """When the runtime acknowledges work that takes or moves KV (`--acknowledge`)."""
-    concurrency: int = attrs.field(default=1, validator=attrs.validators.ge(1))
-    """How many handoffs are live at once, sharing the two workers (`--concurrency`)."""
-    slots: int | None = attrs.field(
-        default=None, validator=attrs.validators.optional(attrs.validators.ge(1))
-    )
-    """How many KV slots each worker holds at most (`--slots`; None: unbounded)."""
-    properties: tuple[Property, ...] = ()
-    """Properties of one's own (`--property`), judged at every configuration."""
-    symmetry: bool = True
-    """Count configurations that differ only by which handoff is which once, and explore the
-    moves of one handoff that commute with every other handoff's in one order only."""
-
-    def describe(self) -> str:
-        """`forgetful workers, messages delivered in any order`, then the handoffs sharing the
-        workers, their slots, the faults injected and the acknowledgement policy when they
-        are not the defaults."""
-        delivery = "FIFO per worker" if self.fifo else "any order"
-        words = f"{self.contract.name} workers, messages delivered in {delivery}"
-        if self.concurrency > 1:
-            words += f", {self.concurrency} handoffs sharing them"
-        if self.slots is not None:
-            words += f", {self.slots} slot{'s' if self.slots > 1 else ''} per worker"
-        if self.injected:
-            names = ", ".join(fault.value for fault in NETWORK if fault in self.injected)
-            words += f", faults {names} ({self.budget} each)"
-        if self.acknowledge is Acknowledge.ON_SEND:
-            words += ", work acknowledged on send"
-        return words
-
-    def allows(self, fault: Fault, spent: int) -> bool:
-        """Whether a run that suffered `spent` faults of kind `fault` may suffer one more."""
-        return fault in self.injected and spent < self.budget
-
-
-Flight = tuple[tuple[Message, ...], ...]
-
-
-class SystemWatch(NamedTuple):
-    """What the runtime has seen of one handoff, for the properties: ids issued and performed,
-    frees told."""
-
-    started: bool = False
-    issued: int = 0
-    """Bit n set: action n was issued."""
-    performed: int = 0
-    """Bit n set: action n was performed by a worker."""
-    told: frozenset[Role] = frozenset()
-    """Workers whose freeing the coordinator was told of (a release or cancel acknowledged)."""
-    terminated: bool = False
-    """A terminal fact was reported for the handoff (a fault, or a loss's timeout): every run
-    must then end with it CANCELED (W5)."""
-
-
-class Spent(NamedTuple):
-    """The faults a run suffered so far, for every handoff."""
-
-    faults: int = 0
-    """Terminal facts and failed work."""
-    duplicated: int = 0
-    lost: int = 0
-    restarts: int = 0
-    restarted: frozenset[Role] = frozenset()
-    """Workers that restarted: they may have lost a request the coordinator handed over."""
-
-
-class SystemState(NamedTuple):
-    """One system configuration: what decides everything after it."""
-
-    coordinators: tuple[int, ...]
-    """Each handoff's coordinator configuration, by number (`SystemWorld._intern`)."""
-    source: WorkerState
-    destination: WorkerState
-    flight: Flight
-    """Messages in flight: one channel, canonically sorted (any order), or four, in order."""
-    watches: tuple[SystemWatch, ...]
-    spent: Spent
-
-    def worker(self, role: Role) -> WorkerState:
-        """What the worker of `role` remembers."""
-        return self.source if role is Role.SOURCE else self.destination
-
-    @property
-    def quiet(self) -> bool:
-        """Nothing in flight."""
-        return not any(self.flight)
-
-    def quiet_for(self, handoff: int | None) -> bool:
-        """Nothing of `handoff`'s in flight (None: the only handoff's)."""
-        return all(message.handoff != handoff for channel in self.flight for message in channel)
-
-
-class _Node(NamedTuple):
-    coordinators: tuple[HandoffCoordinatorCore, ...]
-    state: SystemState
-
-    def end(self, terminated: bool = False) -> End:
-        """How the run that ends here ended, for every handoff (`terminated`: for those a
-        terminal fact was reported for)."""
-        chosen = [
-            coordinator
-            for coordinator, watch in zip(self.coordinators, self.state.watches, strict=True)
-            if watch.terminated or not terminated
-        ]
-        if not all(coordinator.is_complete for coordinator in chosen):
-            return End.STUCK
-        if all(c.completion is HandoffCompletion.SUCCESS for c in chosen):
-            return End.SUCCESS
-        return End.CANCELED
-
-    @property
-    def terminated(self) -> bool:
-        """Whether a terminal fact was reported for some handoff."""
-        return any(watch.terminated for watch in self.state.watches)
-
-    def stuck(self) -> str:
-        """W4's words for a run that ends here."""
-        waiting = [message.describe() for channel in self.state.flight for message in channel]
-        what = f"only {', '.join(waiting)} in flight, refused" if waiting else "nothing in flight"
-        if len(self.coordinators) == 1:
-            return stuck(self.coordinators[0].chart_state, what)
-        states = ", ".join(
-            f"h{n + 1} in {c.chart_state}"
-            for n, c in enumerate(self.coordinators)
-            if not c.is_complete
-        )
-        return stuck(states, what, several=True)
+__all__ = ["Spent", "System", "SystemState", "SystemWatch", "SystemWorld", "canonical"]
 
 
 _SLOT_FREED = Key.NO_SLOT_AFTER_FREED
@@ -832,16 +685,8 @@ def _failed(memory: Hashable) -> WorkerReaction:
     return WorkerReaction(memory, WorkerReply.FAILED, Slots.KEEP)
 
 
-def _number(message: Message) -> int:
-    return 0 if message.handoff is None else message.handoff
-
-
 def _replaced(items: tuple[T, ...], index: int, value: T) -> tuple[T, ...]:
     return (*items[:index], value, *items[index + 1 :])
-
-
-def _order(message: Message) -> tuple[int, int, int, bool]:
-    return _number(message), message.kind, message.action_id, message.copy
 
 
 def _channel(message: Message) -> int:
@@ -904,131 +749,6 @@ def _two_slots(role: Role, message: Message, slots: int) -> str:
     return f"the {role.value} holds {slots} KV slots for one request after {message.describe()}"
 
 
-def completion_finding(
-    state: SystemState, completion: HandoffCompletion | None, handoff: int | None = None
-) -> str | None:
-    """W1 for a complete handoff with nothing of its own in flight: which worker holds a slot
-    for its request that it must not."""
-    number = _number_of(handoff)
-    holders = [role for role in Role if state.worker(role).slots(number)]
-    whose = "the handoff" if handoff is None else f"h{handoff + 1}"
-    if completion is HandoffCompletion.CANCELED and holders:
-        who = " and the ".join(role.value for role in holders)
-        return (
-            f"{whose} completed CANCELED and, with nothing of it in flight, the {who} holds a "
-            "KV slot for it"
-        )
-    if completion is HandoffCompletion.SUCCESS and holders != [Role.DESTINATION]:
-        if Role.SOURCE in holders:
-            return f"{whose} completed SUCCESS and the source still holds a KV slot for it"
-        if Role.DESTINATION not in state.spent.restarted:
-            # A destination that restarted lost the request it was decoding: no chart can
-            # prevent that, and no slot leaks.
-            return f"{whose} completed SUCCESS and the destination holds no KV slot for it"
-    return None
-
-
-def _number_of(handoff: int | None) -> int:
-    return 0 if handoff is None else handoff
-
-
-def judge_own(entry: Property, view: SystemView) -> str | None:
-    """A property of one's own at one configuration: None where it holds, else why not."""
-    predicate = entry.predicate
-    assert predicate is not None
-    try:
-        found = predicate(view)
-    except Exception as error:  # a user's predicate may raise anything
-        return f"the property {entry.key.value} raised {type(error).__name__}: {error}"
-    if found is True:
-        return None
-    if isinstance(found, str) and found:
-        return found
-    if found is False or found is None or found == "":
-        return f"{entry.title} does not hold"
-    return f"the property {entry.key.value} returned {found!r}; expected True, False or a reason"
-
-
-def canonical(
-    state: SystemState, ordered: tuple[bool, ...] = (True, True)
-) -> tuple[SystemState, tuple[int, ...] | None]:
-    """`state` with its handoffs numbered in a canonical order: configurations that differ only
-    by which handoff is which get one key (symmetry reduction).
-
-    Each handoff is ordered by everything about it that no renumbering changes (its
-    coordinator, what each worker remembers of it and how recently, its messages and their
-    places in flight); handoffs alike in all of that are interchangeable, so any order of
-    them gives the same state.  Also says how it renumbered them (None: it did not).
-    `ordered` says, for the source and the destination, whether the order of the requests it
-    remembers idle matters (a bounded memory forgets the longest idle first)."""
-    count = len(state.coordinators)
-    places: list[list[object]] = [[] for _ in range(count)]
-    fifo = len(state.flight) > 1  # in any order, a message's place says nothing
-    for channel, messages in enumerate(state.flight):
-        for position, message in enumerate(messages):
-            number: int | None = message[_HANDOFF]  # type: ignore[assignment]
-            places[0 if number is None else number].append(
-                (channel, position, message[:_HANDOFF]) if fifo else message[:_HANDOFF]
-            )
-    source = _remembered(state.source, ordered[0])
-    destination = _remembered(state.destination, ordered[1])
-    signatures = [
-        hash(
-            (
-                state.coordinators[n],
-                state.watches[n],
-                source.get(n),
-                destination.get(n),
-                tuple(places[n]),
-            )
-        )
-        for n in range(count)
-    ]
-    order = sorted(range(count), key=signatures.__getitem__)
-    if all(old == new for new, old in enumerate(order)):
-        return state, None
-    renamed = [0] * count
-    for new, old in enumerate(order):
-        renamed[old] = new
-    make = tuple.__new__
-    flight = tuple(
-        tuple(
-            make(Message, (*message[:_HANDOFF], renamed[message[_HANDOFF]]))  # type: ignore[index]
-            for message in channel
-        )
-        for channel in state.flight
-    )
-    if not fifo:
-        flight = (tuple(sorted(flight[0], key=_order)),)
-    keyed = SystemState(
-        tuple(state.coordinators[old] for old in order),
-        state.source.relabel(renamed, ordered=ordered[0]),
-        state.destination.relabel(renamed, ordered=ordered[1]),
-        flight,
-        tuple(state.watches[old] for old in order),
-        state.spent,
-    )
-    return keyed, tuple(renamed)
-
-
-def _remembered(worker: WorkerState, ordered: bool) -> dict[int, tuple[object, ...]]:
-    """What a worker remembers of each request, and, when it matters, how long it has been
-    idle (a place no renumbering changes)."""
-    found: dict[int, tuple[object, ...]] = {}
-    place = 0
-    for entry in worker.entries:
-        if entry.slots or not ordered:
-            found[entry[0]] = entry[1:]
-        else:
-            found[entry[0]] = (place, *entry[1:])
-            place += 1
-    return found
-
-
-_HANDOFF = Message._fields.index("handoff")
-assert len(Message._fields) - 1 == _HANDOFF
-
-
 def _bound(explored: Explored) -> Verdict:
     count = len(explored.nodes)
     summary = f"{count:,} configurations, every run to its end"
@@ -1039,109 +759,3 @@ def _bound(explored: Explored) -> Verdict:
 
 
 # -- runs written down and replayed ----------------------------------------------------------
-
-
-_LINES = {
-    MoveKind.START: "start",
-    MoveKind.FAULT: "fault",
-    MoveKind.TO_WORKER: "deliver",
-    MoveKind.TO_COORDINATOR: "deliver",
-    MoveKind.WORKER_FAILS: "fail",
-    MoveKind.DUPLICATE: "duplicate",
-    MoveKind.LOSS: "lose",
-    MoveKind.RESTART: "restart",
-}
-
-
-def line_of(step: TraceStep) -> MoveLine:
-    """One system move as a trace line: what moved, named as the report names it (with several
-    handoffs, a start or a fault names its handoff, `h2`)."""
-    whose = None if step.handoff is None else f"h{step.handoff + 1}"
-    if step.kind is MoveKind.FAULT:
-        assert step.call is not None
-        assert step.call.fact is not None
-        return MoveLine(_LINES[step.kind], fact=type(step.call.fact).__name__, handoff=whose)
-    if step.worker is not None:
-        return MoveLine(_LINES[step.kind], worker=step.worker.value)
-    if step.kind is MoveKind.START:
-        return MoveLine(_LINES[step.kind], handoff=whose)
-    message = None if step.message is None else step.message.describe()
-    return MoveLine(_LINES[step.kind], message=message)
-
-
-@attrs.frozen
-class Replayed:
-    """What a replayed system run broke, move by move: each property once, first broken first,
-    with the line that broke it."""
-
-    moves: int
-    findings: tuple[tuple[int, AnyKey, str], ...]
-
-
-def replay_moves(world: SystemWorld, lines: Sequence[MoveLine], first_line: int = 2) -> Replayed:
-    """Make each move again from the system's first configuration and judge them; raises
-    TraceError for a move the system cannot make where the trace makes it.
-
-    Where the run ends with nothing more to deliver, W4 and W5 are judged on how it ended:
-    a counterexample to either ends so.
-    """
-    node, _key = world.root()
-    found: dict[AnyKey, tuple[int, AnyKey, str]] = {}
-
-    def note(number: int, checks: Iterable[Checked]) -> None:
-        for key, words in checks:
-            if words is not None:
-                found.setdefault(key, (number, key, words))
-
-    number = first_line - 1
-    for number, wanted in enumerate(lines, start=first_line):
-        move = next((m for m in world.moves(node) if line_of(m.step) == wanted), None)
-        if move is None:
-            raise TraceError(f"line {number}: the system cannot make the move {wanted} here")
-        note(number, move.checks)
-        if move.node is None:
-            return Replayed(len(lines), tuple(found.values()))
-        node = move.node
-        note(number, world.checks(node))
-    if not any(move.tags & Tag.COOPERATIVE and move.node is not None for move in world.moves(node)):
-        note(number, _how_it_ended(node))
-    return Replayed(len(lines), tuple(found.values()))
-
-
-def _how_it_ended(node: _Node) -> Iterator[Checked]:
-    if node.end() & End.STUCK:
-        yield Key.DELIVERIES_COMPLETE, node.stuck()
-    if node.terminated:
-        end = node.end(terminated=True)
-        if end is not End.CANCELED:
-            yield Key.TERMINAL_CANCELS, no_cancel(end)
-
-
-def replay_system_run(trace: Trace) -> Replayed:
-    """Replay a system run's trace on its chart with the workers its header names."""
-    workers = trace.workers
-    assert workers is not None
-    try:
-        contract = find_contract(workers.contract)
-        system = System(
-            contract,
-            fifo=workers.fifo,
-            faults=workers.faults,
-            injected=workers.injected,
-            budget=workers.budget,
-            acknowledge=workers.acknowledge,
-            concurrency=workers.concurrency,
-            slots=workers.slots,
-        )
-        rules = Rules(trace.order, trace.handoff_id, trace.fallback_transfer_delay_ms)
-        world = SystemWorld(_table(trace), system, rules)
-    except ValueError as error:
-        raise TraceError(f"the trace's workers {workers.contract!r}: {error}") from None
-    return replay_moves(world, trace.moves)
-
-
-def _table(trace: Trace) -> CompiledChart:
-    rules = trace.rules
-    if isinstance(rules, CompiledChart):
-        return rules
-    return compiled(trace.order if rules is None else rules)

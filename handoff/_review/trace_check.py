@@ -160,7 +160,7 @@ def check_trace(
 
 def _check_system_run(path: Path, recorded: Trace, table: CompiledChart | None) -> TraceCheck:
     """A run of the chart with its workers, replayed move by move and judged."""
-    from handoff._review.system import replay_system_run  # the system world, when asked for
+    from handoff._review.system_replay import replay_system_run  # the system world, when asked for
 
     replayed = replay_system_run(recorded)
     broken = {key.value: (line, words) for line, key, words in replayed.findings}

@@ -84,7 +84,7 @@ T = TypeVar("T")
 
 _HEADER_KEYS = ("handoff_id", "order", "chart", "workers", "fallback_transfer_delay_ms")
 _WORKERS_KEYS = ("contract", "fifo", "faults")
-_WORKERS_OPTIONAL = ("injected", "budget", "acknowledge", "concurrency", "slots")
+_WORKERS_OPTIONAL = ("injected", "budget", "acknowledge", "concurrency", "slots", "properties")
 _MOVE_KEYS = ("move", "message", "fact", "worker", "handoff")
 _CALL_KEYS = {
     CallKind.START: (),
@@ -128,6 +128,8 @@ class Workers:
     """How many handoffs shared the workers."""
     slots: int | None = None
     """How many slots each worker held at most (None: unbounded)."""
+    properties: tuple[str, ...] = ()
+    """The properties of one's own judged too, as `MODULE:NAME`."""
 
 
 @attrs.frozen
@@ -240,6 +242,8 @@ def _workers_options(workers: Workers) -> str:
         text += f',"concurrency":{workers.concurrency}'
     if workers.slots is not None:
         text += f',"slots":{workers.slots}'
+    if workers.properties:
+        text += f',"properties":[{",".join(map(write_string, workers.properties))}]'
     return text
 
 
@@ -431,7 +435,7 @@ class _Line:
             raise self.fail(
                 'workers must be {"contract":NAME,"fifo":BOOL,"faults":N} and may add '
                 '"injected":[FAULT,…], "budget":N, "acknowledge":POLICY, "concurrency":N, '
-                '"slots":N'
+                '"slots":N, "properties":[MODULE:NAME,…]'
             )
         contract, fifo, faults = (data[key] for key in _WORKERS_KEYS)
         if not isinstance(contract, str) or not contract:
@@ -448,7 +452,17 @@ class _Line:
             )
         if slots is not None and (type(slots) is not int or slots < 1):
             raise self.fail(f"workers: slots must be a count from 1, got {slots!r}")
-        return Workers(contract, fifo, faults, injected, budget, acknowledge, concurrency, slots)
+        properties = data.get("properties", [])
+        if not isinstance(properties, list) or not all(
+            isinstance(item, str) and item for item in properties
+        ):
+            raise self.fail(
+                f"workers: properties must be a list of MODULE:NAME, got {properties!r}"
+            )
+        return Workers(
+            contract, fifo, faults, injected, budget, acknowledge, concurrency, slots,
+            tuple(properties),
+        )  # fmt: skip
 
     def _workers_options(
         self, data: dict[str, object]

@@ -1,0 +1,133 @@
+"""System runs written down as move lines and replayed through the system world
+(`handoff._review.system`)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+
+import attrs
+
+from handoff._compile.table import CompiledChart, compiled
+from handoff._coordinator import probe as probe
+from handoff._review.environment import Rules
+from handoff._review.graph import End, Tag, no_cancel
+from handoff._review.monitors import Checked
+from handoff._review.properties import AnyKey, Key, find_property
+from handoff._review.verdict import MoveKind, TraceStep
+from handoff._runs.trace import MoveLine, Trace
+from handoff._runs.workers import (
+    find_contract,
+)
+from handoff._values.errors import TraceError
+
+__all__ = ["Replayed", "line_of", "replay_moves", "replay_system_run"]
+
+
+from handoff._review.system import SystemWorld
+from handoff._review.system_state import System, _Node
+
+_LINES = {
+    MoveKind.START: "start",
+    MoveKind.FAULT: "fault",
+    MoveKind.TO_WORKER: "deliver",
+    MoveKind.TO_COORDINATOR: "deliver",
+    MoveKind.WORKER_FAILS: "fail",
+    MoveKind.DUPLICATE: "duplicate",
+    MoveKind.LOSS: "lose",
+    MoveKind.RESTART: "restart",
+}
+
+
+def line_of(step: TraceStep) -> MoveLine:
+    """One system move as a trace line: what moved, named as the report names it (with several
+    handoffs, a start or a fault names its handoff, `h2`)."""
+    whose = None if step.handoff is None else f"h{step.handoff + 1}"
+    if step.kind is MoveKind.FAULT:
+        assert step.call is not None
+        assert step.call.fact is not None
+        return MoveLine(_LINES[step.kind], fact=type(step.call.fact).__name__, handoff=whose)
+    if step.worker is not None:
+        return MoveLine(_LINES[step.kind], worker=step.worker.value)
+    if step.kind is MoveKind.START:
+        return MoveLine(_LINES[step.kind], handoff=whose)
+    message = None if step.message is None else step.message.describe()
+    return MoveLine(_LINES[step.kind], message=message)
+
+
+@attrs.frozen
+class Replayed:
+    """What a replayed system run broke, move by move: each property once, first broken first,
+    with the line that broke it."""
+
+    moves: int
+    findings: tuple[tuple[int, AnyKey, str], ...]
+
+
+def replay_moves(world: SystemWorld, lines: Sequence[MoveLine], first_line: int = 2) -> Replayed:
+    """Make each move again from the system's first configuration and judge them; raises
+    TraceError for a move the system cannot make where the trace makes it.
+
+    Where the run ends with nothing more to deliver, W4 and W5 are judged on how it ended:
+    a counterexample to either ends so.
+    """
+    node, _key = world.root()
+    found: dict[AnyKey, tuple[int, AnyKey, str]] = {}
+
+    def note(number: int, checks: Iterable[Checked]) -> None:
+        for key, words in checks:
+            if words is not None:
+                found.setdefault(key, (number, key, words))
+
+    number = first_line - 1
+    for number, wanted in enumerate(lines, start=first_line):
+        move = next((m for m in world.moves(node) if line_of(m.step) == wanted), None)
+        if move is None:
+            raise TraceError(f"line {number}: the system cannot make the move {wanted} here")
+        note(number, move.checks)
+        if move.node is None:
+            return Replayed(len(lines), tuple(found.values()))
+        node = move.node
+        note(number, world.checks(node))
+    if not any(move.tags & Tag.COOPERATIVE and move.node is not None for move in world.moves(node)):
+        note(number, _how_it_ended(node))
+    return Replayed(len(lines), tuple(found.values()))
+
+
+def _how_it_ended(node: _Node) -> Iterator[Checked]:
+    if node.end() & End.STUCK:
+        yield Key.DELIVERIES_COMPLETE, node.stuck()
+    if node.terminated:
+        end = node.end(terminated=True)
+        if end is not End.CANCELED:
+            yield Key.TERMINAL_CANCELS, no_cancel(end)
+
+
+def replay_system_run(trace: Trace) -> Replayed:
+    """Replay a system run's trace on its chart with the workers its header names."""
+    workers = trace.workers
+    assert workers is not None
+    try:
+        contract = find_contract(workers.contract)
+        system = System(
+            contract,
+            fifo=workers.fifo,
+            faults=workers.faults,
+            injected=workers.injected,
+            budget=workers.budget,
+            acknowledge=workers.acknowledge,
+            concurrency=workers.concurrency,
+            slots=workers.slots,
+            properties=tuple(map(find_property, workers.properties)),
+        )
+        rules = Rules(trace.order, trace.handoff_id, trace.fallback_transfer_delay_ms)
+        world = SystemWorld(_table(trace), system, rules)
+    except ValueError as error:
+        raise TraceError(f"the trace's workers {workers.contract!r}: {error}") from None
+    return replay_moves(world, trace.moves)
+
+
+def _table(trace: Trace) -> CompiledChart:
+    rules = trace.rules
+    if isinstance(rules, CompiledChart):
+        return rules
+    return compiled(trace.order if rules is None else rules)
