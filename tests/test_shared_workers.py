@@ -1,0 +1,307 @@
+"""Handoffs sharing their workers (`--concurrency`), bounded memories and slots, contracts per
+role, hashable and nondeterministic contracts, the properties W6 and W7, and properties of
+one's own: each verdict below is worked out from the contract, not copied from a run."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Hashable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from handoff import HandoffOrder, SystemView
+from handoff._review.explore import Review, review_order
+from handoff._review.properties import Key, find_property, own_property
+from handoff._review.spin.system import unmirrored
+from handoff._review.system import System
+from handoff._review.system_replay import line_of, replay_moves
+from handoff._review.system_state import judge_own
+from handoff._runs.workers import (
+    FORGETFUL,
+    TOMBSTONE,
+    ContractTable,
+    PerRole,
+    RequestMemory,
+    Role,
+    Slots,
+    Tombstone,
+    WorkerContract,
+    WorkerReaction,
+    WorkerReply,
+    WorkerTask,
+    find_contract,
+)
+
+SF = HandoffOrder.SOURCE_FIRST
+M, T, Y = RequestMemory, WorkerTask, WorkerReply
+
+
+def _review(contract: WorkerContract, **options: Any) -> Review:
+    return review_order(SF, system=System(contract, **options))
+
+
+def _failing(review: Review) -> set[object]:
+    return {verdict.prop.key for verdict in review.failures()}
+
+
+@pytest.fixture(scope="module")
+def shared() -> dict[str, Review]:
+    """tombstone workers shared by two handoffs, with and without symmetry reduction."""
+    return {
+        "reduced": _review(TOMBSTONE, concurrency=2),
+        "full": _review(TOMBSTONE, concurrency=2, symmetry=False),
+    }
+
+
+def test_tombstones_kept_for_every_request_keep_two_handoffs_safe(
+    shared: dict[str, Review],
+) -> None:
+    # Each request has its own tombstone, so what keeps one handoff safe keeps two.
+    assert _failing(shared["reduced"]) == set()
+    assert _failing(shared["full"]) == set()
+    # Two interchangeable handoffs: a configuration and its mirror image are counted once.
+    assert shared["reduced"].configurations < shared["full"].configurations
+
+
+def test_one_tombstone_for_two_handoffs_leaks_the_evicted_ones_late_work() -> None:
+    # h2's cancel evicts h1's tombstone; h1's late submission is then taken after h1 was told
+    # Noop: W2 breaks, and W1 once h1 completes CANCELED.
+    review = _review(Tombstone(remembers=1), concurrency=2)
+    assert {Key.NO_SLOT_AFTER_FREED, Key.SLOTS_AT_COMPLETION} <= _failing(review)
+    example = review.verdict("W2").counterexample
+    assert example is not None
+    assert {step.handoff for step in example.steps if step.handoff is not None} == {0, 1}
+
+
+def test_a_reduced_review_judges_as_the_full_one() -> None:
+    worlds = [
+        (FORGETFUL, {"faults": 0}),
+        (TOMBSTONE, {"faults": 1}),
+    ]
+    for contract, options in worlds:
+        reduced = _review(contract, concurrency=2, **options)
+        full = _review(contract, concurrency=2, symmetry=False, **options)
+        assert _failing(reduced) == _failing(full), (contract, options)
+
+
+def test_a_shared_run_replays_move_by_move() -> None:
+    system = System(FORGETFUL, concurrency=2)
+    review = review_order(SF, system=system)
+    example = review.verdict("W2").counterexample
+    assert example is not None
+    from handoff._compile.table import compiled
+    from handoff._review.environment import Rules
+    from handoff._review.system import SystemWorld
+
+    world = SystemWorld(compiled(SF), system, Rules(SF))
+    replayed = replay_moves(world, [line_of(step) for step in example.steps])
+    assert replayed.moves == len(example.steps)
+    assert Key.NO_SLOT_AFTER_FREED in {key for _line, key, _words in replayed.findings}
+
+
+# -- contracts -----------------------------------------------------------------------------
+
+
+class _SecondSlot(Tombstone):
+    """Activating takes a second slot for the request it already holds one for."""
+
+    name = "second-slot"
+
+    def react(self, task: WorkerTask, memory: Any) -> WorkerReaction:
+        if task is T.ACTIVATE and memory is M.HELD:
+            return WorkerReaction(M.HELD, Y.DONE, Slots.TAKE)
+        return super().react(task, memory)
+
+
+class _Refusing(Tombstone):
+    """Takes no work at all: every submission and reservation fails."""
+
+    name = "refusing"
+
+    def react(self, task: WorkerTask, memory: Any) -> WorkerReaction:
+        if task is T.TAKE and memory is M.UNKNOWN:
+            return WorkerReaction(memory, Y.FAILED)
+        return super().react(task, memory)
+
+
+class _Maybe(WorkerContract):
+    """A take may succeed or fail: two reactions, both explored."""
+
+    name = "maybe"
+
+    def react(self, task: WorkerTask, memory: Any) -> WorkerReaction | tuple[WorkerReaction, ...]:
+        if task is T.TAKE and memory is M.UNKNOWN:
+            return (TOMBSTONE.react(task, memory), WorkerReaction(memory, Y.FAILED))
+        return TOMBSTONE.react(task, memory)
+
+
+class _Counting(WorkerContract):
+    """Remembers any hashable value: how many tasks it saw for the request, up to 3."""
+
+    name = "counting"
+    initial: Hashable = 0
+
+    def react(self, task: WorkerTask, memory: Any) -> WorkerReaction:
+        return WorkerReaction(min(memory + 1, 3), Y.DONE if task is not T.CANCEL else Y.NOOP)
+
+
+def test_a_second_slot_for_one_request_breaks_w6() -> None:
+    review = _review(_SecondSlot())
+    assert Key.ONE_SLOT_PER_REQUEST in _failing(review)
+    example = review.verdict("W6").counterexample
+    assert example is not None
+    assert "holds 2 KV slots for one request" in example.finding
+
+
+def test_workers_that_let_nothing_succeed_break_w7_only_there() -> None:
+    failing = _failing(_review(_Refusing()))
+    assert Key.EVERY_HANDOFF_SUCCEEDS in failing
+    assert Key.NO_SLOT_AFTER_FREED not in failing
+
+
+def test_a_nondeterministic_contract_explores_every_answer() -> None:
+    table = ContractTable(_Maybe())
+    assert not table.deterministic
+    assert len(table.reactions(T.TAKE, M.UNKNOWN)) == 2
+    assert table.react(T.TAKE, M.UNKNOWN).reply is Y.DONE
+    # Failing a take is what a worker failure already does: no new leak, and more runs.
+    maybe = _review(_Maybe(), faults=0)
+    plain = _review(TOMBSTONE, faults=0)
+    assert maybe.configurations > plain.configurations
+    assert Key.NO_SLOT_AFTER_FREED not in _failing(maybe)
+
+
+def test_a_contract_may_remember_any_hashable_value() -> None:
+    table = ContractTable(_Counting())
+    assert table.initial(Role.SOURCE) == 0
+    assert table.memories(Role.SOURCE) == (0, 1, 2, 3)
+    assert unmirrored(System(_Counting())) == (
+        "a contract remembering the four RequestMemory values only"
+    )
+
+
+def test_contracts_by_name_per_role_and_bounded() -> None:
+    bounded = find_contract("tombstone:2")
+    assert bounded.name == "tombstone:2"
+    assert bounded.remembers == 2
+    split = find_contract("source=tombstone,destination=forgetful")
+    assert isinstance(split, PerRole)
+    assert split.for_role(Role.SOURCE) is TOMBSTONE
+    assert split.for_role(Role.DESTINATION) is FORGETFUL
+    for bad in ("tombstone:0", "tombstone:x", "source=tombstone"):
+        with pytest.raises(ValueError, match="tombstone"):
+            find_contract(bad)
+
+
+def test_a_slot_bound_refuses_the_work_beyond_it() -> None:
+    # One slot per worker, two handoffs: the second submission is refused (FAILED) while the
+    # first holds the slot; a refused take holds nothing, so no request gets two slots.
+    review = _review(TOMBSTONE, concurrency=2, slots=1, faults=0)
+    assert Key.ONE_SLOT_PER_REQUEST not in _failing(review)
+    assert review.configurations > 0
+
+
+def test_spin_says_in_one_line_what_it_does_not_mirror() -> None:
+    assert unmirrored(System(TOMBSTONE)) is None
+    assert unmirrored(System(TOMBSTONE, concurrency=2)) == (
+        "one handoff at a time: drop --concurrency"
+    )
+    assert unmirrored(System(TOMBSTONE, slots=1)) == (
+        "workers with unbounded slots only: drop --slots"
+    )
+    mine = own_property(lambda view: True, "mine")
+    assert unmirrored(System(TOMBSTONE, properties=(mine,))) == (
+        "the shipped properties only: drop --property"
+    )
+    assert unmirrored(System(PerRole(TOMBSTONE, FORGETFUL))) == (
+        "one contract for both roles only: give one contract"
+    )
+    assert unmirrored(System(_Maybe())) == (
+        "a contract answering one way only: give a deterministic contract"
+    )
+    assert unmirrored(System(Tombstone(remembers=1))) == (
+        "workers remembering every request only: give an unbounded contract"
+    )
+
+
+# -- properties of one's own -------------------------------------------------------------
+
+
+def _at_most_one_source_slot(view: SystemView) -> bool:
+    """The source holds at most one KV slot at a time."""
+    return view.source.held <= 1
+
+
+def test_a_property_of_ones_own_fails_with_its_shortest_counterexample() -> None:
+    mine = own_property(_at_most_one_source_slot, "one_slot")
+    review = _review(TOMBSTONE, concurrency=2, properties=(mine,), faults=0)
+    verdict = review.verdict("one_slot")
+    assert not verdict.holds
+    example = verdict.counterexample
+    assert example is not None
+    # Shortest: both handoffs start, and each submission reaches the source.
+    assert len(example.steps) == 4
+    assert example.finding == "The source holds at most one KV slot at a time does not hold"
+
+
+def test_what_a_predicate_answers_is_judged() -> None:
+    def answer(value: object) -> str | None:
+        return judge_own(own_property(lambda view: value, "p"), None)  # type: ignore[arg-type]
+
+    assert answer(True) is None
+    assert answer(False) == "p does not hold"
+    assert answer("h1 is late") == "h1 is late"
+    assert answer(3) == "the property p returned 3; expected True, False or a reason"
+
+    def raising(view: SystemView) -> bool:
+        raise KeyError("nope")
+
+    assert judge_own(own_property(raising, "r"), None) == (  # type: ignore[arg-type]
+        "the property r raised KeyError: 'nope'"
+    )
+
+
+def test_a_property_is_found_by_module_and_name(tmp_path: Path, monkeypatch: Any) -> None:
+    (tmp_path / "props_here.py").write_text(
+        "def fine(view):\n    '''Always.'''\n    return True\nNOT_ONE = 3\n", encoding="utf-8"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    found = find_property("props_here:fine")
+    assert found.title == "Always"
+    assert found.key.value == "fine"
+    with pytest.raises(ValueError, match="expected MODULE:NAME"):
+        find_property("fine")
+    with pytest.raises(ValueError, match="has no function NOT_ONE"):
+        find_property("props_here:NOT_ONE")
+
+
+def test_a_property_written_from_the_docs_fails_and_its_trace_replays(tmp_path: Path) -> None:
+    (tmp_path / "myprops.py").write_text(
+        "def at_most_one_source_slot(view):\n"
+        '    """The source holds at most one KV slot at a time."""\n'
+        "    return view.source.held <= 1\n",
+        encoding="utf-8",
+    )
+    command = [sys.executable, "-m", "handoff"]
+    reviewed = subprocess.run(
+        [*command, "review", "--order", "SourceFirst", "--workers", "tombstone",
+         "--concurrency", "2", "--fifo", "--property", "myprops:at_most_one_source_slot",
+         "--trace-out", "bad.jsonl"],
+        cwd=tmp_path, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert reviewed.returncode == 1, reviewed.stdout + reviewed.stderr
+    assert "UNSAFE: at_most_one_source_slot" in reviewed.stdout
+    replayed = subprocess.run(
+        [*command, "replay", "bad.jsonl"], cwd=tmp_path, capture_output=True, text=True,
+        check=False,
+    )  # fmt: skip
+    assert replayed.returncode == 1, replayed.stdout + replayed.stderr
+    assert "VIOLATED bad.jsonl:" in replayed.stdout
+    assert "at_most_one_source_slot" in replayed.stdout
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name != "__pycache__") == [
+        "bad.jsonl",
+        "myprops.py",
+    ]
