@@ -15,6 +15,7 @@ import pytest
 from handoff import HandoffOrder, SystemView
 from handoff._review.explore import Review, review_order
 from handoff._review.properties import Key, find_property, own_property
+from handoff._review.report import describe_step, overtaken
 from handoff._review.spin.system import unmirrored
 from handoff._review.system import System
 from handoff._review.system_replay import line_of, replay_moves
@@ -74,6 +75,16 @@ def test_one_tombstone_for_two_handoffs_leaks_the_evicted_ones_late_work() -> No
     example = review.verdict("W2").counterexample
     assert example is not None
     assert {step.handoff for step in example.steps if step.handoff is not None} == {0, 1}
+    # In words, each move says whose it is, and each handoff's overtaking is told once: both
+    # cancels reach the source before their handoff's submission (h2's evicts h1's tombstone).
+    words = [describe_step(step) for step in example.steps]
+    assert words[0].startswith("the runtime calls h1's start() -> ")
+    assert any(word.startswith("the runtime calls h2's start() -> ") for word in words)
+    assert sorted(overtaken(example.steps)) == [
+        f"the cancel h{n} #1 CancelSource reached the source before h{n} #0 SubmitPrefill, the "
+        "work it cancels: it overtook it"
+        for n in (1, 2)
+    ]
 
 
 def test_a_reduced_review_judges_as_the_full_one() -> None:

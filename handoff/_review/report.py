@@ -193,11 +193,17 @@ def _moves_counterexample(verdict: Verdict, example: Counterexample) -> list[str
 def describe_step(step: TraceStep) -> str:
     """One move in words: who got what, and what followed."""
     message = step.message
+    # Several handoffs share the workers: say whose coordinator the runtime calls.
+    whose = "" if step.handoff is None else f"h{step.handoff + 1}'s "
     if step.kind is MoveKind.START:
-        return f"the runtime calls start() -> {step.state}: {_answer(step.issued, step.error)}"
-    if step.kind in (MoveKind.FAULT, MoveKind.CALL):
         return (
-            f"the runtime reports {step.call} -> {step.state}: {_answer(step.issued, step.error)}"
+            f"the runtime calls {whose}start() -> {step.state}: {_answer(step.issued, step.error)}"
+        )
+    if step.kind in (MoveKind.FAULT, MoveKind.CALL):
+        to = "" if step.handoff is None else f" to h{step.handoff + 1}"
+        return (
+            f"the runtime reports {step.call}{to} -> {step.state}: "
+            f"{_answer(step.issued, step.error)}"
         )
     if step.worker is not None:
         return f"the {step.worker.value} restarts: it forgets the request and frees its slot"
@@ -236,23 +242,35 @@ def memory_words(memory: Hashable) -> str:
 
 
 def overtaken(steps: Sequence[TraceStep]) -> Iterator[str]:
-    """Each cancel that reached its worker before the work it cancels: overtaking it."""
-    delivered: set[int] = set()
+    """Each cancel that reached its worker before the work it cancels: overtaking it.
+
+    Action ids count per handoff, so a delivery is known by its handoff and id; each cancel
+    is named once, with the first of its handoff's work it overtook."""
+    delivered: set[tuple[int | None, int]] = set()
     for step in steps:
         message = step.message
         if message is None or message.kind is not MessageKind.ACTION:
             continue
-        delivered.add(message.action_id)
+        delivered.add((message.handoff, message.action_id))
         if task_of(message.action) is not WorkerTask.CANCEL:
             continue
-        for earlier in steps:
-            work = next((item for item in earlier.issued if _takes(item, message.role)), None)
-            if work is not None and work.id.value not in delivered:
-                yield (
-                    f"the cancel #{message.action_id} {type(message.action).__name__} reached "
-                    f"the {message.role.value} before #{work.id.value} "
-                    f"{type(work.action).__name__}, the work it cancels: it overtook it"
-                )
+        work = next(
+            (
+                item
+                for earlier in steps
+                if earlier.handoff == message.handoff
+                for item in earlier.issued
+                if _takes(item, message.role) and (message.handoff, item.id.value) not in delivered
+            ),
+            None,
+        )
+        if work is not None:
+            whose = "" if message.handoff is None else f"h{message.handoff + 1} "
+            yield (
+                f"the cancel {whose}#{message.action_id} {type(message.action).__name__} "
+                f"reached the {message.role.value} before {whose}#{work.id.value} "
+                f"{type(work.action).__name__}, the work it cancels: it overtook it"
+            )
 
 
 def _takes(item: IssuedHandoffAction, role: Role) -> bool:
