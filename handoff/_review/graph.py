@@ -19,7 +19,7 @@ from handoff._chart.vocabulary import EventKind
 from handoff._compile.table import CompiledChart, Step, StepKind
 from handoff._review.environment import Call, CallKind
 from handoff._review.properties import Key, Property, prop
-from handoff._review.verdict import DeadCell, Parents, Tally, TraceStep, Verdict
+from handoff._review.verdict import DeadCell, Parents, Tally, TraceStep, Verdict, path
 from handoff._review.watch import Mode, Seen, Watch, fits
 
 __all__ = [
@@ -389,16 +389,10 @@ class Liveness:
 def _steps(came: dict[int, tuple[int, Edge] | None], node: int) -> list[TraceStep]:
     """The moves to `node`, each numbering the handoffs as the run's first configuration
     does (a configuration stored for interchangeable handoffs may number them otherwise)."""
-    edges: list[Edge] = []
-    link = came[node]
-    while link is not None:
-        node, edge = link
-        edges.append(edge)
-        link = came[node]
     steps: list[TraceStep] = []
     names: list[int] | None = None
     """Each handoff's number in the run, by its number in the configuration reached."""
-    for edge in reversed(edges):
+    for edge in path(came, node):
         step = edge.step
         steps.append(step if names is None else step.renumbered(names))
         if edge.renamed is not None:

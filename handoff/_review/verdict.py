@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 import attrs
 
@@ -155,18 +155,22 @@ Parents = Sequence[tuple[int, TraceStep] | None]
 """For each configuration, the configuration and the call that first reached it (None: root)."""
 
 
+T = TypeVar("T")
+
+
 def path(
-    parents: Parents | Mapping[int, tuple[int, TraceStep] | None], node: int
-) -> list[TraceStep]:
-    """The run that first reached configuration `node` (`parents` by index, or by node)."""
-    steps: list[TraceStep] = []
+    parents: Sequence[tuple[int, T] | None] | Mapping[int, tuple[int, T] | None], node: int
+) -> list[T]:
+    """The links that first reached configuration `node`, first one first (`parents` by
+    index, or by node): the moves of a run, or whatever each link carries."""
+    links: list[T] = []
     link = parents[node]
     while link is not None:
         node, edge = link
-        steps.append(edge)
+        links.append(edge)
         link = parents[node]
-    steps.reverse()
-    return steps
+    links.reverse()
+    return links
 
 
 @attrs.define
