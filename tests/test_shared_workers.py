@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support import run_handoff
 
 from handoff import HandoffOrder, SystemView
 from handoff._review.explore import Review, review_order
@@ -316,3 +317,21 @@ def test_a_property_written_from_the_docs_fails_and_its_trace_replays(tmp_path: 
         "bad.jsonl",
         "myprops.py",
     ]
+
+
+def test_a_chart_that_reserves_a_second_destination_slot_breaks_w6(tmp_path: Path) -> None:
+    # ReservesTwice issues a second ReserveDestination once the first is accepted.  A tombstone
+    # destination drops work only for a request it remembers as canceled or freed; this one is
+    # held, so it takes the second reservation as one more slot: two slots for one request.
+    tests = Path(__file__).parent
+    reviewed = run_handoff(
+        "review", "--chart", "charts.reservation:ReservesTwice", "--workers", "tombstone",
+        cwd=tmp_path, env={"PYTHONPATH": str(tests)},
+    )  # fmt: skip
+    assert reviewed.returncode == 1, reviewed.stdout + reviewed.stderr
+    out = reviewed.stdout
+    assert "W6 fails: the destination holds 2 KV slots for one request after #2 " in out
+    # The shortest run: the source is held, the destination accepts #1, the chart asks again.
+    assert "issued #2 ReserveDestination" in out
+    assert "the destination gets #2 ReserveDestination: holds a KV slot for it" in out
+    assert "UNSAFE: W6 (ReservesTwice, tombstone workers)" in out
