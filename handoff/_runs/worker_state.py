@@ -12,8 +12,8 @@ memory and holds no slot; a contract with bounded memory (`WorkerContract.rememb
 `tombstone:K`) forgets the request that has been idle (remembered, holding no slot) longest
 when it would remember one idle request too many; a worker with `--slots C` refuses
 (`FAILED`) work that would take its C+1st slot; a worker that restarts forgets everything and
-frees every slot.  The system review explores this model (the simulation does not share it
-yet: it gives each handoff workers of its own).
+frees every slot.  The system review explores this model; the simulation runs it
+(`handoff._runs.simulated_workers`), one source and one destination for every live handoff.
 
 `SystemView` is the public view of one system configuration that properties of one's own
 (`handoff review --property MODULE:NAME`) judge.
@@ -87,6 +87,12 @@ class WorkerState(NamedTuple):
         """Whether it remembers `request` while holding no slot for it."""
         entry = self.find(request)
         return entry is not None and not entry.slots
+
+    def without(self, request: int) -> WorkerState:
+        """The worker with `request` gone from its memory and its slots: the simulation lets a
+        request go once nothing of it is left in flight (decode took over a SUCCESS, or an
+        unbounded memory no longer needs what it remembers of it)."""
+        return WorkerState(tuple(entry for entry in self.entries if entry[0] != request))
 
     def relabel(self, renamed: Sequence[int], *, ordered: bool) -> WorkerState:
         """The same memories with request n known as `renamed[n]` (`ordered`: the idle ones
