@@ -18,10 +18,10 @@ simulation), after any other completion neither does, and a handoff that never c
 counted with whatever it still holds.
 
 With `faults` (`--faults`), each up to `budget` times a handoff, at the fault rate: an action
-is delivered twice (the copy later), or lost (the runtime reports `TimedOut` later), or its
-worker restarts just before it arrives.  With `Acknowledge.ON_SEND` the runtime acknowledges
-work that takes or moves KV as it sends it, and the worker reports `Failed` for such work it
-did not do.
+is delivered twice (a copy is sent again as it arrives, behind what is on its way), or lost
+(the runtime reports `TimedOut` later), or its worker restarts just before it arrives (every
+handoff's requests forgotten).  With `Acknowledge.ON_SEND` the runtime acknowledges work that
+takes or moves KV as it sends it, and the worker reports `Failed` for such work it did not do.
 """
 
 from __future__ import annotations
@@ -130,6 +130,8 @@ class Delivery:
     """An action on its way to its worker."""
 
     item: IssuedHandoffAction
+    copy: bool = False
+    """A copy the network sent again as it delivered the action (`--faults duplicate`)."""
 
 
 @attrs.frozen
@@ -193,8 +195,6 @@ class SimulatedWorkers(Generic[H]):
             self.world.at(delay + self.world.uniform(5, 30), handoff, timed_out)
             return True
         self.world.at(delay, handoff, Delivery(item), (role, True))
-        if self._injects(handoff, Fault.DUPLICATION):
-            self.world.at(delay + self.world.uniform(5, 30), handoff, Delivery(item), (role, True))
         return True
 
     def _injects(self, handoff: H, fault: Fault) -> bool:
@@ -215,6 +215,12 @@ class SimulatedWorkers(Generic[H]):
         role, task = role_of(action), task_of(action)
         assert role is not None
         back = (role, False)
+        if not delivery.copy and self._injects(handoff, Fault.DUPLICATION):
+            # The network delivers the action and sends a copy again, behind what is on its
+            # way to the worker now (as the review's duplicate): with FIFO delivery the copy
+            # comes after a cancel sent meanwhile.
+            copy = Delivery(item, copy=True)
+            self.world.at(self.world.uniform(5, 30), handoff, copy, (role, True))
         if self._injects(handoff, Fault.RESTART):
             self.restart(role)
         worker, before = self.workers[role], self.states[role]
