@@ -11,22 +11,27 @@ verdict of "clean" is measured on a run where the leaking contract leaks.
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from support import SILENT_TAKE, run_handoff, run_side_by_side
 
 from handoff._runs import simulation
 from handoff._runs.faults import Fault
 from handoff._runs.simulated_workers import SimulatedWorkers
 from handoff._runs.simulation import SimulationConfig, SimulationReport, simulate
+from handoff._runs.worker_state import Remembered, Worker, WorkerBook, WorkerState
 from handoff._runs.workers import (
     FORGETFUL,
     TOMBSTONE,
     Acknowledge,
+    ContractTable,
     RequestMemory,
+    Role,
     Tombstone,
     WorkerReaction,
     WorkerReply,
@@ -216,7 +221,7 @@ def test_a_slot_bound_is_the_shared_workers_bound(monkeypatch: pytest.MonkeyPatc
 
     def watched(self: SimulatedWorkers[Any], handoff: Any, delivery: Any) -> None:
         arrive(self, handoff, delivery)
-        most["held"] = max(most["held"], *(state.held for state in self.states.values()))
+        most["held"] = max(most["held"], *(book.held for book in self.books.values()))
 
     monkeypatch.setattr(SimulatedWorkers, "arrive", watched)
     bounded = _run(300, workers=TOMBSTONE, slots=1)
@@ -272,3 +277,66 @@ def test_fifo_delivers_each_workers_messages_in_the_order_sent(
     _run(100, fifo=True, **options)
     assert len({channel for channel, _ in sent}) == 4
     assert not list(_overtaken(sent))
+
+
+# -- one model, two stores -------------------------------------------------------------------------
+
+_CONTRACTS = (FORGETFUL, TOMBSTONE, Tombstone(1), Tombstone(2))
+_STEPS = st.lists(
+    st.tuples(
+        st.integers(0, 3),  # the request
+        st.integers(0, 5),  # the action id
+        st.sampled_from(WorkerTask) | st.none(),  # None: the worker fails the work
+    ),
+    max_size=40,
+)
+
+
+@given(
+    contract=st.sampled_from(_CONTRACTS),
+    slots=st.sampled_from((None, 1, 2)),
+    steps=_STEPS,
+)
+def test_the_simulations_book_remembers_what_the_reviews_state_does(
+    contract: Any, slots: int | None, steps: list[tuple[int, int, WorkerTask | None]]
+) -> None:
+    # The simulation keeps each worker's memory in a WorkerBook, changed in place, the review
+    # in a WorkerState value; both go through the same Worker rules.  Any sequence of work,
+    # on a few requests competing for a bounded memory and slots, leaves both remembering the
+    # same entries in the same order, and the worker reacting the same way.
+    worker = Worker(ContractTable(contract), Role.SOURCE, slots)
+    state, book = WorkerState(), WorkerBook()
+    ordered = worker.remembers is not None
+    for request, action_id, task in steps:
+        if task is None:
+            state = worker.fail(state, request, action_id)
+            worker.fail_in(book, request, action_id)
+        else:
+            ((state, expected),) = worker.react(state, request, action_id, task)
+            assert worker.take(book, request, action_id, task, _first) == expected
+        assert book.state(ordered) == state
+        assert book.held == state.held
+        assert [book.idle(n) for n in range(4)] == [state.idle(n) for n in range(4)]
+
+
+def _first(ways: Sequence[tuple[Remembered, WorkerReaction]]) -> tuple[Remembered, WorkerReaction]:
+    return ways[0]
+
+
+@pytest.mark.parametrize(
+    ("options", "says"),
+    [
+        (("--fifo",), "--fifo orders the workers' messages: give --workers too"),
+        (("--slots", "2"), "--slots is about the workers: give --workers too"),
+        (("--workers", "tombstone", "--slots", "0"), "--slots: expected a whole number from 1"),
+    ],
+)
+def test_the_workers_options_alone_are_one_line_and_exit_2(
+    options: tuple[str, ...], says: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from handoff.__main__ import main
+
+    assert main(["simulate", "--handoffs", "1", *options]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1, err
+    assert says in err

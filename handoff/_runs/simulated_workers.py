@@ -3,14 +3,14 @@
 Without workers the simulation acknowledges an action the moment it is issued.  With them
 (`SimulationConfig.workers`) each action is a message that reaches its worker after its own
 latency (sometimes much later: the "delayed delivery" fault), so a cancel may overtake the
-submission it cancels.  The two workers are the system review's (`handoff._runs.worker_state`:
-a `Worker` and its `WorkerState`), shared by every live handoff and knowing each request by
-its handoff's number: a bounded memory (`tombstone:K`) forgets the longest-idle request of any
-handoff, a slot bound (`--slots C`) refuses work beyond C slots held for all of them, and a
-restart forgets every request and frees every slot.  The worker reacts as its contract says,
-acknowledges, and reports the work's fact on its own; a fact the coordinator refuses as early
-is delivered again later.  With `fifo`, each worker's messages, in each direction, arrive in
-the order they were sent (each channel's clock never runs backwards).
+submission it cancels.  The two workers are the system review's (`handoff._runs.worker_state`: a
+`Worker`, its memory kept in a `WorkerBook`), shared by every live handoff and knowing each
+request by its handoff's number: a bounded memory (`tombstone:K`) forgets the longest-idle
+request of any handoff, a slot bound (`--slots C`) refuses work beyond C slots held for all of
+them, and a restart forgets every request and frees every slot.  The worker reacts as its
+contract says, acknowledges, and reports the work's fact on its own; a fact the coordinator
+refuses as early is delivered again later.  With `fifo`, each worker's messages, in each
+direction, arrive in the order they were sent (each channel's clock never runs backwards).
 
 A handoff with nothing left in flight is settled (`SimulatedWorkers.settle`): after SUCCESS
 exactly the destination holds the request's slot (decode owns it, and the request leaves the
@@ -35,7 +35,7 @@ import attrs
 from handoff._runs.call import Call
 from handoff._runs.faults import Fault
 from handoff._runs.runtime import Workload
-from handoff._runs.worker_state import Worker, WorkerState
+from handoff._runs.worker_state import Worker, WorkerBook
 from handoff._runs.workers import (
     Acknowledge,
     ContractTable,
@@ -169,7 +169,7 @@ class SimulatedWorkers(Generic[H]):
         self.budget = budget
         self.acknowledge = acknowledge
         self.workers = {role: Worker(self.table, role, slots) for role in Role}
-        self.states = {role: WorkerState() for role in Role}
+        self.books = {role: WorkerBook() for role in Role}
         """What each worker remembers, of every request."""
         self.restarts = dict.fromkeys(Role, 0)
 
@@ -223,17 +223,15 @@ class SimulatedWorkers(Generic[H]):
             self.world.at(self.world.uniform(5, 30), handoff, copy, (role, True))
         if self._injects(handoff, Fault.RESTART):
             self.restart(role)
-        worker, before = self.workers[role], self.states[role]
+        worker, book = self.workers[role], self.books[role]
         request, action_id = handoff.number, item.id.value
         outcome: HandoffActionOutcome | None = _FAILED
         if task in _FAILABLE and self.world.fault(Fault.FAILED_OUTCOME):
-            reaction = WorkerReaction(worker.memory(before, request), WorkerReply.FAILED)
-            after = worker.fail(before, request, action_id)
+            reaction = WorkerReaction(worker.memory(book, request), WorkerReply.FAILED)
+            worker.fail_in(book, request, action_id)
         else:
-            ways = worker.react(before, request, action_id, task)
-            after, reaction = ways[0] if len(ways) == 1 else self.world.choice(ways)
+            reaction = worker.take(book, request, action_id, task, self.world.choice)
             outcome = outcome_of(action, reaction.reply)
-        self.states[role] = after
         fact = handoff.workload.fact_after(action)
         if self._acknowledged_on_send(action):
             # Acknowledged as it was sent: undone work can only be reported as `Failed`.
@@ -251,7 +249,7 @@ class SimulatedWorkers(Generic[H]):
 
     def restart(self, role: Role) -> None:
         """The worker of `role` restarts: it forgets every request and frees every slot."""
-        self.states[role] = WorkerState()
+        self.books[role] = WorkerBook()
         self.restarts[role] += 1
 
     def refused(self, handoff: H, call: Call, error: HandoffError) -> None:
@@ -276,7 +274,7 @@ class SimulatedWorkers(Generic[H]):
         the live requests as a real worker's would.
         """
         request = handoff.number
-        source, destination = (self.states[role].slots(request) for role in Role)
+        source, destination = (self.books[role].slots(request) for role in Role)
         problems: list[str] = []
         lost = False
         if completion is None:
@@ -310,18 +308,18 @@ class SimulatedWorkers(Generic[H]):
                         f"{_name(completion)}{SHARED}"
                     )
         for role in Role:
-            if self.workers[role].remembers is None and self.states[role].idle(request):
+            if self.workers[role].remembers is None and self.books[role].idle(request):
                 self._let_go(role, request)
         return Settled(tuple(problems), held, lost)
 
     def _let_go(self, role: Role, request: int) -> None:
-        self.states[role] = self.states[role].without(request)
+        self.books[role].forget(request)
 
     def held(self) -> dict[int, int]:
         """The slots each worker still holds, by request, for both workers together."""
         found: Counter[int] = Counter()
-        for state in self.states.values():
-            for entry in state.entries:
+        for book in self.books.values():
+            for entry in book.entries:
                 if entry.slots:
                     found[entry.request] += entry.slots
         return dict(found)
