@@ -172,6 +172,8 @@ class SimulatedWorkers(Generic[H]):
         self.books = {role: WorkerBook() for role in Role}
         """What each worker remembers, of every request."""
         self.restarts = dict.fromkeys(Role, 0)
+        self.leaked: set[int] = set()
+        """The requests settled with slots held against their completion."""
 
     def begin(self, handoff: H) -> None:
         """A handoff begins: the workers know nothing of its request yet."""
@@ -307,6 +309,8 @@ class SimulatedWorkers(Generic[H]):
                         f"leaked a worker slot: the {role.value} holds it after "
                         f"{_name(completion)}{SHARED}"
                     )
+        if held:
+            self.leaked.add(request)
         for role in Role:
             if self.workers[role].remembers is None and self.books[role].idle(request):
                 self._let_go(role, request)

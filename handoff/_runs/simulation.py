@@ -89,7 +89,8 @@ class SimulationConfig:
     record_calls: bool = False
     """Keep every handoff's calls while it is in flight, for `HandoffRecord.calls`."""
     workers: WorkerContract | None = None
-    """Carry each action to a worker that follows this contract (`handoff._runs.workers`)."""
+    """Carry each action to the source or the destination worker, both following this
+    contract (`handoff._runs.workers`) and shared by every live handoff."""
     faults: frozenset[Fault] = frozenset()
     """With workers: the faults of `faults.NETWORK` injected too (`--faults`)."""
     fault_budget: int = attrs.field(default=1, validator=attrs.validators.ge(1))
@@ -367,9 +368,12 @@ def simulate(
     report.virtual_ms = world.now
     assert in_flight == 0
     if world.workers is not None:
-        report.still_held = sum(world.workers.held().values())
+        held = world.workers.held()
+        report.still_held = sum(held.values())
         # Nothing of a finished handoff is in flight: no slot is taken for it after it was
-        # settled, so every slot still held is one settled as held against its completion.
+        # settled, and a SUCCESS's destination slot left with it, so every slot still held is
+        # one its handoff was settled as holding against its completion.
+        assert set(held) <= world.workers.leaked, sorted(set(held) - world.workers.leaked)
         assert report.still_held <= report.worker_slots
     return report
 
