@@ -292,8 +292,14 @@ class SimulatedWorkers(Generic[H]):
             if source:
                 problems.append(f"leaked a worker slot: the source holds it after SUCCESS{SHARED}")
             if destination:
-                self._let_go(Role.DESTINATION, request)
-            elif self.restarts[Role.DESTINATION] == handoff.restarts:
+                self.books[Role.DESTINATION].hand_over(request)
+            if destination > 1:
+                held += destination - 1
+                problems.append(
+                    f"leaked a worker slot: the destination holds {destination} KV slots for "
+                    f"the request after SUCCESS, and decode owns one{SHARED}"
+                )
+            elif not destination and self.restarts[Role.DESTINATION] == handoff.restarts:
                 # A destination that restarted lost the request it was decoding: no chart can
                 # prevent that (the review excuses it too).
                 lost = True

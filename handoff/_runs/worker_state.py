@@ -181,6 +181,17 @@ class WorkerBook:
             self.held -= entry.slots
             self._idle.pop(request, None)
 
+    def hand_over(self, request: int) -> None:
+        """Decode takes one of the slots held for `request` (it succeeded): the request is
+        gone from the worker when that was its only one."""
+        entry = self._entries.get(request)
+        if entry is None or not entry.slots:
+            return
+        if entry.slots == 1:
+            self.forget(request)
+        else:
+            self.put(entry._replace(slots=entry.slots - 1), _Place.HELD, None)
+
     def put(self, new: Remembered, place: _Place, remembers: int | None) -> None:
         """Keep `new` where `place` says, forgetting the longest idle beyond `remembers`."""
         request = new[0]
