@@ -276,7 +276,7 @@ def _left(result: subprocess.CompletedProcess[str]) -> int:
     """The worker slots a simulation says were held as their handoffs ended: the slots held at
     its end, and those a restart freed after their handoff ended."""
     line = next(line for line in result.stdout.splitlines() if "worker slots" in line)
-    if "were held as their handoffs ended" not in line:
+    if "held as their handoffs ended" not in line:
         return _held(result)
     return int(line.split("; ")[1].split()[0].replace(",", ""))
 

@@ -212,7 +212,7 @@ def _freed(report: SimulationReport) -> str:
     if report.worker_slots == report.still_held:
         return ""
     return (
-        f"; {report.worker_slots:,} were held as their handoffs ended, "
+        f"; {report.worker_slots:,} held as their handoffs ended, "
         f"a restart freed {report.worker_slots - report.still_held:,}"
     )
 
