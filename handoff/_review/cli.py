@@ -83,12 +83,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "worker following CONTRACT and the messages in flight between them; "
         f"{WORKERS_HELP}",
     )
-    parser.add_argument(
-        "--fifo",
-        action="store_true",
-        help="with --workers: deliver each worker's messages in the order they were sent "
-        "(default: in any order)",
-    )
     add_fault_options(parser)
     parser.add_argument(
         "--concurrency",

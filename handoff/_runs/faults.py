@@ -144,8 +144,14 @@ def slots_argument(text: str) -> int:
 
 
 def add_fault_options(parser: argparse.ArgumentParser) -> None:
-    """Declare `--faults`, `--fault-budget`, `--acknowledge` and `--slots`, as review and
-    simulate take them (both with `--workers`)."""
+    """Declare `--fifo`, `--slots`, `--faults`, `--fault-budget` and `--acknowledge`, as
+    review and simulate take them (both with `--workers`)."""
+    parser.add_argument(
+        "--fifo",
+        action="store_true",
+        help="with --workers: deliver each worker's messages in the order they were sent "
+        "(default: in any order)",
+    )
     parser.add_argument(
         "--slots",
         type=slots_argument,

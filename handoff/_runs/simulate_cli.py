@@ -7,7 +7,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypedDict
 
 import attrs
 
@@ -53,7 +53,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
         type=_cli.whole_number(1, MAX_CONCURRENCY, _MEMORY_LIMIT),
         default=100,
         metavar="C",
-        help="how many handoffs are in flight at once; memory grows with it",
+        help="how many handoffs are in flight at once (with --workers, sharing the source "
+        "and the destination worker); memory grows with it",
     )
     parser.add_argument(
         "--fault-rate",
@@ -102,23 +103,41 @@ def _maker(chart: type[HandoffChart]) -> MakeCoordinator:
     return make
 
 
-def _workers_options(args: argparse.Namespace) -> tuple[frozenset[Fault], int, Acknowledge]:
-    """What `--faults`, `--fault-budget` and `--acknowledge` ask of the workers."""
+class _WorkersOptions(TypedDict):
+    faults: frozenset[Fault]
+    fault_budget: int
+    acknowledge: Acknowledge
+    fifo: bool
+    slots: int | None
+
+
+def _workers_options(args: argparse.Namespace) -> _WorkersOptions:
+    """What `--fifo`, `--slots`, `--faults`, `--fault-budget` and `--acknowledge` ask of the
+    workers, as `SimulationConfig` fields."""
     faults = getattr(args, "faults", None)
     budget = getattr(args, "fault_budget", None)
     acknowledge = getattr(args, "acknowledge", None)
+    fifo = getattr(args, "fifo", False)
+    slots = getattr(args, "slots", None)
     if budget is not None and faults is None:
         raise _cli.UsageError("--fault-budget bounds the faults injected: give --faults too")
     if getattr(args, "workers", None) is None:
-        for option, given in (("--faults", faults), ("--acknowledge", acknowledge)):
+        if fifo:
+            raise _cli.UsageError("--fifo orders the workers' messages: give --workers too")
+        about = (("--faults", faults), ("--acknowledge", acknowledge), ("--slots", slots))
+        for option, given in about:
             if given is not None:
                 raise _cli.UsageError(f"{option} is about the workers: give --workers too")
-    policy = Acknowledge(acknowledge or Acknowledge.ON_REPLY.value)
-    return faults or frozenset(), 1 if budget is None else budget, policy
+    return _WorkersOptions(
+        faults=faults or frozenset(),
+        fault_budget=1 if budget is None else budget,
+        acknowledge=Acknowledge(acknowledge or Acknowledge.ON_REPLY.value),
+        fifo=fifo,
+        slots=slots,
+    )
 
 
 def _simulate(args: argparse.Namespace, chart: type[HandoffChart] | None) -> int:
-    faults, budget, acknowledge = _workers_options(args)
     config = SimulationConfig(
         handoffs=args.handoffs,
         concurrency=args.concurrency,
@@ -127,9 +146,7 @@ def _simulate(args: argparse.Namespace, chart: type[HandoffChart] | None) -> int
         orders=args.order,
         record_calls=args.record_failures is not None,
         workers=getattr(args, "workers", None),
-        faults=faults,
-        fault_budget=budget,
-        acknowledge=acknowledge,
+        **_workers_options(args),
     )
     progress = _progress_bar(config.handoffs) if sys.stderr.isatty() else None
     name = None if chart is None else compiled(chart).name
@@ -172,9 +189,32 @@ def _recorder(directory: Path, chart: str | None) -> Callable[[HandoffRecord], N
             write_trace(attrs.evolve(trace, chart=chart), path)
         except TraceError as error:
             raise _cli.CommandError(f"cannot record the failures: {error}") from None
-        print(f"recorded {path}")
+        print(f"recorded {path}: {'; '.join(violation.problems)}")
 
     return write
+
+
+def _workers_words(config: SimulationConfig) -> str:
+    """`tombstone workers`, then how they deliver and bound, when not the defaults."""
+    assert config.workers is not None
+    words = f"{config.workers.name} workers"
+    if config.fifo:
+        words += ", FIFO per worker"
+    if config.slots is not None:
+        words += f", {config.slots} slot{'s' if config.slots > 1 else ''} per worker"
+    if config.acknowledge is Acknowledge.ON_SEND:
+        words += ", work acknowledged on send"
+    return words
+
+
+def _freed(report: SimulationReport) -> str:
+    """What restarts freed of the slots handoffs left held as they ended."""
+    if report.worker_slots == report.still_held:
+        return ""
+    return (
+        f"; {report.worker_slots:,} held as their handoffs ended, "
+        f"a restart freed {report.worker_slots - report.still_held:,}"
+    )
 
 
 def _progress_bar(total: int) -> Callable[[int], None]:
@@ -208,11 +248,9 @@ def _print(
     print(f"  leaks         {report.leaks:,}")
     print(f"  never ending  {report.endless:,}")
     if config.workers is not None:
-        policy = ", work acknowledged on send" if config.acknowledge is Acknowledge.ON_SEND else ""
-        print(
-            f"  worker slots  {report.worker_slots:,} still held "
-            f"({config.workers.name} workers{policy})"
-        )
+        held = f"{report.still_held:,} still held ({_workers_words(config)})"
+        print(f"  worker slots  {held}{_freed(report)}")
+        print(f"  lost KV       {report.lost:,} (SUCCESS with no destination slot)")
     print(
         f"  wall {wall:.2f} s, virtual {report.virtual_ms / 1000:.1f} s; "
         f"{report.handoffs / wall:,.0f} handoffs/s, {report.calls / wall:,.0f} calls/s"

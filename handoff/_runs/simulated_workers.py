@@ -1,23 +1,33 @@
-"""The simulation's workers: each action travels to its worker, which follows a contract.
+"""The simulation's workers: one source and one destination serving every live handoff.
 
 Without workers the simulation acknowledges an action the moment it is issued.  With them
 (`SimulationConfig.workers`) each action is a message that reaches its worker after its own
 latency (sometimes much later: the "delayed delivery" fault), so a cancel may overtake the
-submission it cancels.  The worker then reacts as its `WorkerContract` says, acknowledges,
-and reports the work's fact on its own; a fact the coordinator refuses as early is delivered
-again later.  A finished handoff is checked for the slots its workers still hold.
+submission it cancels.  The two workers are the system review's (`handoff._runs.worker_state`: a
+`Worker`, its memory kept in a `WorkerBook`), shared by every live handoff and knowing each
+request by its handoff's number: a bounded memory (`tombstone:K`) forgets the longest-idle
+request of any handoff, a slot bound (`--slots C`) refuses work beyond C slots held for all of
+them, and a restart forgets every request and frees every slot.  The worker reacts as its
+contract says, acknowledges, and reports the work's fact on its own; a fact the coordinator
+refuses as early is delivered again later.  With `fifo`, each worker's messages, in each
+direction, arrive in the order they were sent (each channel's clock never runs backwards).
+
+A handoff with nothing left in flight is settled (`SimulatedWorkers.settle`): after SUCCESS
+exactly the destination holds the request's slot (decode owns it, and the request leaves the
+simulation), after any other completion neither does, and a handoff that never completed is
+counted with whatever it still holds.
 
 With `faults` (`--faults`), each up to `budget` times a handoff, at the fault rate: an action
-is delivered twice (the copy later), or lost (the runtime reports `TimedOut` later), or its
-worker restarts just before it arrives (forgetting the request).  With `Acknowledge.ON_SEND`
-the runtime acknowledges work that takes or moves KV as it sends it, and the worker reports
-`Failed` for such work it did not do.
+is delivered twice (a copy is sent again as it arrives, behind what is on its way), or lost
+(the runtime reports `TimedOut` later), or its worker restarts just before it arrives (every
+handoff's requests forgotten).  With `Acknowledge.ON_SEND` the runtime acknowledges work that
+takes or moves KV as it sends it, and the worker reports `Failed` for such work it did not do.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Hashable
+from collections.abc import Sequence
 from typing import Generic, Protocol, TypeVar
 
 import attrs
@@ -25,10 +35,10 @@ import attrs
 from handoff._runs.call import Call
 from handoff._runs.faults import Fault
 from handoff._runs.runtime import Workload
+from handoff._runs.worker_state import Worker, WorkerBook
 from handoff._runs.workers import (
     Acknowledge,
     ContractTable,
-    RequestMemory,
     Role,
     WorkerContract,
     WorkerReaction,
@@ -48,28 +58,52 @@ from handoff._values.values import (
     HandoffId,
 )
 
-__all__ = ["Delivery", "SimulatedWorkers", "WorkerSlots"]
+__all__ = ["Channel", "Delivery", "Settled", "SimulatedWorkers"]
 
 
 _FAILABLE = (WorkerTask.TAKE, WorkerTask.TRANSFER, WorkerTask.ACTIVATE)
 _FAILED = Fault.FAILED_OUTCOME.outcome
+_CANCELS = (HandoffAction.CancelSource, HandoffAction.CancelDestination)
+
+Channel = tuple[Role, bool]
+"""A worker's messages in one direction: its role, and True towards it (False: from it)."""
+
+SHARED = (
+    " (the trace has this handoff's calls only: the workers are shared, and what they did for "
+    "other handoffs, such as forgetting this request to remember theirs or restarting, is not "
+    "in it)"
+)
+"""Said of a worker's slot a trace cannot explain by itself."""
 
 
 class _WorkerHandoff(Protocol):
+    number: int
+    """The request's number, by which the workers know it."""
     handoff_id: HandoffId
     workload: Workload
-    slots: WorkerSlots | None
     pending: int
+    spent: Counter[Fault]
+    """The injected faults (`--faults`) this handoff suffered, by kind."""
+    restarts: int
+    """How many times the destination had restarted when the handoff began."""
 
 
 H = TypeVar("H", bound=_WorkerHandoff)
 H_contra = TypeVar("H_contra", bound=_WorkerHandoff, contravariant=True)
+T = TypeVar("T")
 
 
 class _WorkerWorld(Protocol[H_contra]):
     """What the workers need of the simulation: its clock, its faults, its sends."""
 
-    def at(self, delay: float, handoff: H_contra, call: Call | Delivery, /) -> None: ...
+    def at(
+        self,
+        delay: float,
+        handoff: H_contra,
+        call: Call | Delivery,
+        channel: Channel | None = None,
+        /,
+    ) -> float: ...
 
     def fault(self, kind: Fault, /) -> bool: ...
 
@@ -77,8 +111,15 @@ class _WorkerWorld(Protocol[H_contra]):
 
     def uniform(self, low: float, high: float, /) -> float: ...
 
+    def choice(self, options: Sequence[T], /) -> T: ...
+
     def send(
-        self, handoff: H_contra, action_id: HandoffActionId, outcome: HandoffActionOutcome, /
+        self,
+        handoff: H_contra,
+        action_id: HandoffActionId,
+        outcome: HandoffActionOutcome,
+        channel: Channel | None = None,
+        /,
     ) -> None: ...
 
     def fact_delay(self, handoff: H_contra, kind: type, /) -> float: ...
@@ -89,37 +130,19 @@ class Delivery:
     """An action on its way to its worker."""
 
     item: IssuedHandoffAction
+    copy: bool = False
+    """A copy the network sent again as it delivered the action (`--faults duplicate`)."""
 
 
-@attrs.define
-class WorkerSlots:
-    """What one handoff's two workers remember of its request."""
+@attrs.frozen
+class Settled:
+    """What the workers hold for a handoff with nothing left in flight, judged."""
 
-    source: Hashable = RequestMemory.UNKNOWN
-    destination: Hashable = RequestMemory.UNKNOWN
-    spent: Counter[Fault] = attrs.Factory(Counter)
-    """The injected faults (`--faults`) this handoff suffered, by kind."""
-
-    def memory(self, role: Role) -> Hashable:
-        """What the worker of `role` remembers."""
-        return self.source if role is Role.SOURCE else self.destination
-
-    def remember(self, role: Role, memory: Hashable) -> None:
-        """Set what the worker of `role` remembers."""
-        if role is Role.SOURCE:
-            self.source = memory
-        else:
-            self.destination = memory
-
-    def leaks(self, completion: HandoffCompletion | None) -> list[str]:
-        """The slots held once nothing is in flight that the completion says must be free."""
-        held = [role for role in Role if self.memory(role) is RequestMemory.HELD]
-        if completion is HandoffCompletion.SUCCESS:
-            held = [role for role in held if role is Role.SOURCE]
-        return [
-            f"leaked a worker slot: the {role.value} holds it after {_name(completion)}"
-            for role in held
-        ]
+    problems: tuple[str, ...] = ()
+    held: int = 0
+    """Slots held for the request that its completion says must be free."""
+    lost: bool = False
+    """It completed SUCCESS and the destination holds no slot for it: the KV is gone."""
 
 
 def _name(completion: HandoffCompletion | None) -> str:
@@ -127,7 +150,8 @@ def _name(completion: HandoffCompletion | None) -> str:
 
 
 class SimulatedWorkers(Generic[H]):
-    """The workers of every handoff in a simulation, following one contract."""
+    """The source and the destination of a simulation, following one contract, shared by
+    every handoff."""
 
     def __init__(
         self,
@@ -137,21 +161,33 @@ class SimulatedWorkers(Generic[H]):
         faults: frozenset[Fault] = frozenset(),
         budget: int = 1,
         acknowledge: Acknowledge = Acknowledge.ON_REPLY,
+        slots: int | None = None,
     ) -> None:
         self.table = ContractTable(contract)
         self.world = world
         self.faults = faults
         self.budget = budget
         self.acknowledge = acknowledge
+        self.workers = {role: Worker(self.table, role, slots) for role in Role}
+        self.books = {role: WorkerBook() for role in Role}
+        """What each worker remembers, of every request."""
+        self.restarts = dict.fromkeys(Role, 0)
+        self.leaked: set[int] = set()
+        """The requests settled with slots held against their completion."""
+
+    def begin(self, handoff: H) -> None:
+        """A handoff begins: the workers know nothing of its request yet."""
+        handoff.restarts = self.restarts[Role.DESTINATION]
 
     def carry(self, handoff: H, item: IssuedHandoffAction) -> bool:
         """Send `item` to its worker; False for `Complete`, which no worker gets."""
-        if role_of(item.action) is None:
+        role = role_of(item.action)
+        if role is None:
             return False
         if self._acknowledged_on_send(item.action):
             outcome = on_send(item.action)
             assert outcome is not None
-            self.world.send(handoff, item.id, outcome)
+            self.world.send(handoff, item.id, outcome, (role, False))
         delay = self.world.latency()
         if self.world.fault(Fault.DELAYED_DELIVERY):
             delay += self.world.uniform(5, 30)
@@ -160,15 +196,12 @@ class SimulatedWorkers(Generic[H]):
             timed_out = Call.of_fact(HandoffFact.TimedOut(handoff.handoff_id))
             self.world.at(delay + self.world.uniform(5, 30), handoff, timed_out)
             return True
-        self.world.at(delay, handoff, Delivery(item))
-        if self._injects(handoff, Fault.DUPLICATION):
-            self.world.at(delay + self.world.uniform(5, 30), handoff, Delivery(item))
+        self.world.at(delay, handoff, Delivery(item), (role, True))
         return True
 
     def _injects(self, handoff: H, fault: Fault) -> bool:
         """Whether `fault`, asked for and within the handoff's budget, happens now."""
-        assert handoff.slots is not None
-        spent = handoff.slots.spent
+        spent = handoff.spent
         if fault not in self.faults or spent[fault] >= self.budget or not self.world.fault(fault):
             return False
         spent[fault] += 1
@@ -183,44 +216,120 @@ class SimulatedWorkers(Generic[H]):
         action = item.action
         role, task = role_of(action), task_of(action)
         assert role is not None
-        assert handoff.slots is not None
+        back = (role, False)
+        if not delivery.copy and self._injects(handoff, Fault.DUPLICATION):
+            # The network delivers the action and sends a copy again, behind what is on its
+            # way to the worker now (as the review's duplicate): with FIFO delivery the copy
+            # comes after a cancel sent meanwhile.
+            copy = Delivery(item, copy=True)
+            self.world.at(self.world.uniform(5, 30), handoff, copy, (role, True))
         if self._injects(handoff, Fault.RESTART):
-            handoff.slots.remember(role, RequestMemory.UNKNOWN)  # restarted, it forgot
-        before = handoff.slots.memory(role)
+            self.restart(role)
+        worker, book = self.workers[role], self.books[role]
+        request, action_id = handoff.number, item.id.value
         outcome: HandoffActionOutcome | None = _FAILED
         if task in _FAILABLE and self.world.fault(Fault.FAILED_OUTCOME):
-            reaction = WorkerReaction(before, WorkerReply.FAILED)
+            reaction = WorkerReaction(worker.memory(book, request), WorkerReply.FAILED)
+            worker.fail_in(book, request, action_id)
         else:
-            reaction = self.table.react(task, before)
+            reaction = worker.take(book, request, action_id, task, self.world.choice)
             outcome = outcome_of(action, reaction.reply)
-        handoff.slots.remember(role, reaction.memory)
         fact = handoff.workload.fact_after(action)
         if self._acknowledged_on_send(action):
             # Acknowledged as it was sent: undone work can only be reported as `Failed`.
             outcome = None
             if reaction.reply is WorkerReply.FAILED:
                 fact = HandoffFact.Failed(handoff.handoff_id)
-                self.world.at(self.world.latency(), handoff, Call.of_fact(fact))
+                self.world.at(self.world.latency(), handoff, Call.of_fact(fact), back)
         if outcome is not None:
-            self._acknowledge(handoff, item, outcome)
+            if isinstance(action, _CANCELS) and self.world.fault(Fault.CLEANUP_FAILURE):
+                self.world.send(handoff, item.id, _FAILED, back)
+            self.world.send(handoff, item.id, outcome, back)
         if fact is not None and reaction.reply is WorkerReply.DONE:
-            self.world.at(self.world.fact_delay(handoff, type(action)), handoff, Call.of_fact(fact))
+            delay = self.world.fact_delay(handoff, type(action))
+            self.world.at(delay, handoff, Call.of_fact(fact), back)
 
-    def _acknowledge(
-        self, handoff: H, item: IssuedHandoffAction, outcome: HandoffActionOutcome
-    ) -> None:
-        cancel = isinstance(
-            item.action, (HandoffAction.CancelSource, HandoffAction.CancelDestination)
-        )
-        if cancel and self.world.fault(Fault.CLEANUP_FAILURE):
-            self.world.send(handoff, item.id, _FAILED)
-        self.world.send(handoff, item.id, outcome)
+    def restart(self, role: Role) -> None:
+        """The worker of `role` restarts: it forgets every request and frees every slot."""
+        self.books[role] = WorkerBook()
+        self.restarts[role] += 1
 
     def refused(self, handoff: H, call: Call, error: HandoffError) -> None:
         """A fact refused as early (its acknowledgement still on its way) is reported again.
 
         Only while something else of the handoff is on its way: else no acknowledgement is
-        coming, and the fact is dropped.
+        coming, and the fact is dropped.  The runtime reports it again, on no worker's
+        channel: a worker sent it once.
         """
         if isinstance(error, OutOfOrderFactError) and call.fact is not None and handoff.pending:
             self.world.at(self.world.latency(), handoff, call)
+
+    def settle(self, handoff: H, completion: HandoffCompletion | None) -> Settled:
+        """Judge the slots the workers hold for `handoff`, which has nothing left in flight
+        and ended with `completion` (None: it never completed), and let the request go.
+
+        After SUCCESS exactly the destination holds the slot: decode owns it, and the request
+        leaves the destination (decode finishes at once, for the simulation: the slot is free
+        for the next handoff).  A slot held against the completion stays held: a leak.  A
+        worker whose memory is unbounded forgets what it remembers idle of the request (no
+        message of it is left to need it); one with bounded memory keeps it, competing with
+        the live requests as a real worker's would.
+        """
+        request = handoff.number
+        source, destination = (self.books[role].slots(request) for role in Role)
+        problems: list[str] = []
+        lost = False
+        if completion is None:
+            for role, slots in ((Role.SOURCE, source), (Role.DESTINATION, destination)):
+                if slots:
+                    problems.append(
+                        f"a worker slot held by a handoff that never completed: the "
+                        f"{role.value} holds {slots}{SHARED}"
+                    )
+            held = source + destination
+        elif completion is HandoffCompletion.SUCCESS:
+            held = source
+            if source:
+                problems.append(f"leaked a worker slot: the source holds it after SUCCESS{SHARED}")
+            if destination:
+                self.books[Role.DESTINATION].hand_over(request)
+            if destination > 1:
+                held += destination - 1
+                problems.append(
+                    f"leaked a worker slot: the destination holds {destination} KV slots for "
+                    f"the request after SUCCESS, and decode owns one{SHARED}"
+                )
+            elif not destination and self.restarts[Role.DESTINATION] == handoff.restarts:
+                # A destination that restarted lost the request it was decoding: no chart can
+                # prevent that (the review excuses it too).
+                lost = True
+                problems.append(
+                    "lost the KV: completed SUCCESS and the destination holds no slot for "
+                    f"the request, so decode has nothing to run{SHARED}"
+                )
+        else:
+            held = source + destination
+            for role, slots in ((Role.SOURCE, source), (Role.DESTINATION, destination)):
+                if slots:
+                    problems.append(
+                        f"leaked a worker slot: the {role.value} holds it after "
+                        f"{_name(completion)}{SHARED}"
+                    )
+        if held:
+            self.leaked.add(request)
+        for role in Role:
+            if self.workers[role].remembers is None and self.books[role].idle(request):
+                self._let_go(role, request)
+        return Settled(tuple(problems), held, lost)
+
+    def _let_go(self, role: Role, request: int) -> None:
+        self.books[role].forget(request)
+
+    def held(self) -> dict[int, int]:
+        """The slots each worker still holds, by request, for both workers together."""
+        found: Counter[int] = Counter()
+        for book in self.books.values():
+            for entry in book.entries:
+                if entry.slots:
+                    found[entry.request] += entry.slots
+        return dict(found)

@@ -1,11 +1,13 @@
 """A discrete-event simulation: many handoffs, simulated workers, injected faults, checks.
 
-A virtual clock orders every acknowledgement and fact.  Each handoff gets a simulated
-source and destination that acknowledge the coordinator's actions after random latencies
-and report the facts those actions lead to (`TransferCompleted` after the issued delay).
-With probability `fault_rate` at each opportunity a fault is injected.  A handoff with
-nothing left in flight is checked (completed, no owner leaked) and forgotten: memory is
-bounded by the concurrency.  One that never ends is cut as the review cuts a run, and fails.
+A virtual clock orders every acknowledgement and fact.  A simulated source and destination
+acknowledge the coordinator's actions after random latencies and report the facts those
+actions lead to (`TransferCompleted` after the issued delay); with `SimulationConfig.workers`
+they are the system review's two workers, shared by every live handoff
+(`handoff._runs.simulated_workers`).  With probability `fault_rate` at each opportunity a
+fault is injected.  A handoff with nothing left in flight is checked (completed, no owner
+leaked, the workers' slots as its completion says) and forgotten: memory is bounded by the
+concurrency.  One that never ends is cut as the review cuts a run, and fails.
 """
 
 from __future__ import annotations
@@ -13,7 +15,9 @@ from __future__ import annotations
 import heapq
 import random
 import uuid
-from collections.abc import Callable, Iterable, Iterator
+from collections import Counter
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
+from typing import TypeVar
 
 import attrs
 
@@ -22,7 +26,7 @@ from handoff._runs.bound import loop, overrun
 from handoff._runs.call import Call, Coordinator
 from handoff._runs.faults import SIMULATED, Fault
 from handoff._runs.runtime import CANCELS, DONE_OUTCOMES, Workload, acknowledgement
-from handoff._runs.simulated_workers import Delivery, SimulatedWorkers, WorkerSlots
+from handoff._runs.simulated_workers import Channel, Delivery, SimulatedWorkers
 from handoff._runs.simulation_report import HandoffRecord, SimulationReport
 from handoff._runs.trace import Entry
 from handoff._runs.workers import Acknowledge, WorkerContract
@@ -51,6 +55,8 @@ __all__ = [
 FAULTS = SIMULATED
 """Every fault the simulation injects, each with probability `fault_rate` at its chance."""
 
+
+T = TypeVar("T")
 
 MakeCoordinator = Callable[[HandoffId, HandoffOrder, float], Coordinator]
 
@@ -83,13 +89,21 @@ class SimulationConfig:
     record_calls: bool = False
     """Keep every handoff's calls while it is in flight, for `HandoffRecord.calls`."""
     workers: WorkerContract | None = None
-    """Carry each action to a worker that follows this contract (`handoff._runs.workers`)."""
+    """Carry each action to the source or the destination worker, both following this
+    contract (`handoff._runs.workers`) and shared by every live handoff."""
     faults: frozenset[Fault] = frozenset()
     """With workers: the faults of `faults.NETWORK` injected too (`--faults`)."""
     fault_budget: int = attrs.field(default=1, validator=attrs.validators.ge(1))
     """How many of each injected fault one handoff suffers at most."""
     acknowledge: Acknowledge = Acknowledge.ON_REPLY
     """With workers: when work that takes or moves KV is acknowledged."""
+    fifo: bool = False
+    """With workers: deliver each worker's messages, in each direction, in the order they
+    were sent (`--fifo`); else in any order."""
+    slots: int | None = attrs.field(
+        default=None, validator=attrs.validators.optional(attrs.validators.ge(1))
+    )
+    """With workers: how many KV slots each worker holds at most (`--slots`)."""
 
     @fault_rate.validator
     def _check_rate(self, attribute: attrs.Attribute[float], value: float) -> None:
@@ -101,6 +115,8 @@ class SimulationConfig:
 class _Handoff:
     """One handoff in flight: its coordinator and what its workers have seen."""
 
+    number: int
+    """Its place among the handoffs: the workers know its request by it."""
     handoff_id: HandoffId
     order: HandoffOrder
     coordinator: Coordinator
@@ -113,8 +129,10 @@ class _Handoff:
     completions: list[HandoffCompletion | None] = attrs.Factory(list)
     transfer_delay_ms: float = 0.0
     calls: list[Entry] | None = None
-    slots: WorkerSlots | None = None
-    """What the workers remember of the request, when the simulation has workers."""
+    spent: Counter[Fault] = attrs.Factory(Counter)
+    """The injected faults (`--faults`) this handoff suffered, by kind."""
+    restarts: int = 0
+    """How many times the destination had restarted when the handoff began."""
     runaway: str | None = None  # why it was cut as one that never ends: no more calls are made
 
 
@@ -131,6 +149,8 @@ class _World:
         self.queue: list[tuple[float, int, _Handoff, Call | Delivery]] = []
         self.sequence = 0
         self.now = 0.0
+        self.channels: dict[Hashable, float] = {}
+        """With `fifo`: when each worker channel's last message arrives."""
         self.workers = (
             None
             if config.workers is None
@@ -140,15 +160,29 @@ class _World:
                 faults=config.faults,
                 budget=config.fault_budget,
                 acknowledge=config.acknowledge,
+                slots=config.slots,
             )
         )
 
     # -- scheduling --------------------------------------------------------------------
 
-    def at(self, delay: float, handoff: _Handoff, call: Call | Delivery) -> None:
+    def at(
+        self,
+        delay: float,
+        handoff: _Handoff,
+        call: Call | Delivery,
+        channel: Channel | None = None,
+    ) -> float:
+        """Deliver `call` after `delay` (on a worker's `channel`: with `fifo`, never before
+        what was sent on it earlier; ties go in the order sent); when it arrives."""
+        when = self.now + delay
+        if channel is not None and self.config.fifo:
+            when = max(when, self.channels.get(channel, 0.0))
+            self.channels[channel] = when
         self.sequence += 1
         handoff.pending += 1
-        heapq.heappush(self.queue, (self.now + delay, self.sequence, handoff, call))
+        heapq.heappush(self.queue, (when, self.sequence, handoff, call))
+        return when
 
     def fault(self, kind: Fault) -> bool:
         if self.rng.random() < self.config.fault_rate:
@@ -162,6 +196,9 @@ class _World:
     def uniform(self, low: float, high: float) -> float:
         return self.rng.uniform(low, high)
 
+    def choice(self, options: Sequence[T]) -> T:
+        return self.rng.choice(options)
+
     # -- a handoff's life ----------------------------------------------------------------
 
     def begin(self, number: int) -> None:
@@ -170,8 +207,9 @@ class _World:
         coordinator = self.make(handoff_id, order, self.config.fallback_transfer_delay_ms)
         # Each request lacks its own number of prompt tokens at the destination.
         workload = Workload(_TIMING, self.rng.randrange(0, 2049))
-        handoff = _Handoff(handoff_id, order, coordinator, workload)
-        handoff.slots = None if self.workers is None else WorkerSlots()
+        handoff = _Handoff(number, handoff_id, order, coordinator, workload)
+        if self.workers is not None:
+            self.workers.begin(handoff)
         if self.config.record_calls:
             handoff.calls = []
         self.at(0.0, handoff, Call.start())
@@ -240,15 +278,19 @@ class _World:
         self.send(handoff, item.id, outcome)
 
     def send(
-        self, handoff: _Handoff, action_id: HandoffActionId, outcome: HandoffActionOutcome
+        self,
+        handoff: _Handoff,
+        action_id: HandoffActionId,
+        outcome: HandoffActionOutcome,
+        channel: Channel | None = None,
     ) -> None:
         delay = self.latency()
         if self.fault(Fault.REORDERED_ACKNOWLEDGEMENT):
             delay += self.rng.uniform(5, 30)
         call = Call.of_outcome(action_id, outcome)
-        self.at(delay, handoff, call)
+        self.at(delay, handoff, call, channel)
         if self.fault(Fault.DUPLICATE_ACKNOWLEDGEMENT):
-            self.at(delay + self.latency(), handoff, call)
+            self.at(delay + self.latency(), handoff, call, channel)
 
     def acknowledged(
         self, handoff: _Handoff, action_id: HandoffActionId, outcome: HandoffActionOutcome
@@ -315,7 +357,7 @@ def simulate(
         world.deliver(handoff, call)
         if handoff.pending:
             continue
-        _finish(handoff, config, report, failed or report.violations.append)
+        _finish(world, handoff, report, failed or report.violations.append)
         in_flight -= 1
         if progress is not None and report.handoffs % step == 0:
             progress(report.handoffs)
@@ -325,25 +367,37 @@ def simulate(
             in_flight += 1
     report.virtual_ms = world.now
     assert in_flight == 0
+    if world.workers is not None:
+        held = world.workers.held()
+        report.still_held = sum(held.values())
+        # Nothing of a finished handoff is in flight: no slot is taken for it after it was
+        # settled, and a SUCCESS's destination slot left with it, so every slot still held is
+        # one its handoff was settled as holding against its completion.
+        assert set(held) <= world.workers.leaked, sorted(set(held) - world.workers.leaked)
+        assert report.still_held <= report.worker_slots
     return report
 
 
-def _finish(
-    handoff: _Handoff, config: SimulationConfig, report: SimulationReport, keep: _Keep
-) -> None:
+def _finish(world: _World, handoff: _Handoff, report: SimulationReport, keep: _Keep) -> None:
+    config = world.config
     report.handoffs += 1
     if handoff.runaway is not None:
         report.endless += 1
         report.runaway = report.runaway or handoff.runaway
     problems = list(_problems(handoff))
     final = handoff.coordinator.completion
+    if world.workers is not None:
+        ended = final if handoff.runaway is None and handoff.coordinator.is_complete else None
+        settled = world.workers.settle(handoff, ended)
+        problems.extend(settled.problems)
+        report.worker_slots += settled.held
+        report.lost += settled.lost
     report.completions[final.name if final is not None else "none"] += 1
     report.reopened += len(handoff.completions) > 1
     if not handoff.coordinator.is_complete:
         report.incomplete += 1
     if any("leaked" in problem for problem in problems):
         report.leaks += 1
-    report.worker_slots += sum("worker slot" in problem for problem in problems)
     if problems:
         keep(
             HandoffRecord(
@@ -364,8 +418,6 @@ def _problems(handoff: _Handoff) -> Iterator[str]:
     if not coordinator.is_complete:
         yield "never completed"
         return
-    if handoff.slots is not None:
-        yield from handoff.slots.leaks(coordinator.completion)
     issued = {type(action) for action in handoff.issued.values()}
     done = handoff.done
     final = coordinator.completion

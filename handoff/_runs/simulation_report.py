@@ -44,7 +44,12 @@ class SimulationReport:
     faults: Counter[Fault] = attrs.Factory(Counter)
     leaks: int = 0
     worker_slots: int = 0
-    """Slots workers still hold once nothing is in flight, that the completion says are free."""
+    """Slots the workers held for a handoff once nothing of it was in flight, that its
+    completion says are free (every slot, for a handoff that never completed)."""
+    still_held: int = 0
+    """Of those, the slots the workers still hold at the end (a restart frees the rest)."""
+    lost: int = 0
+    """Handoffs that completed SUCCESS with no destination slot for their request: KV lost."""
     incomplete: int = 0
     calls: int = 0
     refusals: Counter[str] = attrs.Factory(Counter)
@@ -59,5 +64,11 @@ class SimulationReport:
 
     @property
     def ok(self) -> bool:
-        """Every handoff completed and no owner leaked."""
-        return self.leaks == 0 and self.incomplete == 0 and self.endless == 0
+        """Every handoff completed, no owner leaked and no KV was lost."""
+        return (
+            self.leaks == 0
+            and self.incomplete == 0
+            and self.endless == 0
+            and self.worker_slots == 0
+            and self.lost == 0
+        )

@@ -12,8 +12,11 @@ memory and holds no slot; a contract with bounded memory (`WorkerContract.rememb
 `tombstone:K`) forgets the request that has been idle (remembered, holding no slot) longest
 when it would remember one idle request too many; a worker with `--slots C` refuses
 (`FAILED`) work that would take its C+1st slot; a worker that restarts forgets everything and
-frees every slot.  The system review explores this model (the simulation does not share it
-yet: it gives each handoff workers of its own).
+frees every slot.  The system review explores this model, each worker's memory a value
+(`WorkerState`) so that equal memories are one configuration; the simulation runs it
+(`handoff._runs.simulated_workers`), one source and one destination for every live handoff,
+each worker's memory kept in a `WorkerBook`: the same entries indexed by request and changed
+in place, by the same rules (`Worker`), for the thousands of requests a simulation serves.
 
 `SystemView` is the public view of one system configuration that properties of one's own
 (`handoff review --property MODULE:NAME`) judge.
@@ -21,8 +24,9 @@ yet: it gives each handoff workers of its own).
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping, Sequence
-from typing import NamedTuple
+import enum
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from typing import NamedTuple, Protocol
 
 import attrs
 
@@ -39,9 +43,11 @@ from handoff._values.values import HandoffCompletion
 
 __all__ = [
     "HandoffView",
+    "Memory",
     "Remembered",
     "SystemView",
     "Worker",
+    "WorkerBook",
     "WorkerState",
     "WorkerView",
 ]
@@ -105,6 +111,109 @@ def _request(entry: Remembered) -> int:
     return entry[0]
 
 
+class _Place(enum.Enum):
+    """Where a worker keeps what it now remembers of a request (`Worker.place`)."""
+
+    HELD = enum.auto()
+    """Among the requests it holds slots for."""
+    FORGOTTEN = enum.auto()
+    """Nowhere: it remembers nothing of the request but `initial`, and holds no slot."""
+    STAYS = enum.auto()
+    """Idle still: in its place among the idle requests."""
+    IDLE = enum.auto()
+    """Newly idle: the most recently idle, evicting the longest idle beyond a bounded memory."""
+
+
+class Memory(Protocol):
+    """What a worker's rules read of its memory: a `WorkerState` (the review's, a value) or a
+    `WorkerBook` (the simulation's, indexed for thousands of requests)."""
+
+    def find(self, request: int, /) -> Remembered | None: ...
+
+    @property
+    def held(self) -> int: ...
+
+
+class WorkerBook:
+    """One worker's memory as the simulation keeps it: the entries of a `WorkerState`, by
+    request, changed in place by `Worker.take` and `Worker.fail_in` (so that a worker serving
+    a thousand live handoffs finds and changes one request's memory in constant time)."""
+
+    def __init__(self) -> None:
+        self._entries: dict[int, Remembered] = {}
+        self._idle: dict[int, None] = {}
+        """The idle requests, the longest idle first."""
+        self.held = 0
+        """The KV slots it holds, for every request."""
+
+    def find(self, request: int) -> Remembered | None:
+        """The worker's memory of `request`, if it remembers it."""
+        return self._entries.get(request)
+
+    def slots(self, request: int) -> int:
+        """The KV slots it holds for `request`."""
+        entry = self._entries.get(request)
+        return 0 if entry is None else entry.slots
+
+    def idle(self, request: int) -> bool:
+        """Whether it remembers `request` while holding no slot for it."""
+        return request in self._idle
+
+    @property
+    def entries(self) -> tuple[Remembered, ...]:
+        """Every request it remembers."""
+        return tuple(self._entries.values())
+
+    def state(self, ordered: bool) -> WorkerState:
+        """The same memories as a `WorkerState` (`ordered`: the worker's memory is bounded)."""
+        held = sorted(entry for entry in self._entries.values() if entry.slots)
+        idle = [self._entries[request] for request in self._idle]
+        if not ordered:
+            idle.sort(key=_request)
+        return WorkerState((*held, *idle))
+
+    def forget(self, request: int) -> None:
+        """`request` gone from its memory and its slots: the simulation lets a request go once
+        nothing of it is left in flight (decode took over a SUCCESS, or an unbounded memory no
+        longer needs what it remembers of it)."""
+        entry = self._entries.pop(request, None)
+        if entry is not None:
+            self.held -= entry.slots
+            self._idle.pop(request, None)
+
+    def hand_over(self, request: int) -> None:
+        """Decode takes one of the slots held for `request` (it succeeded): the request is
+        gone from the worker when that was its only one."""
+        entry = self._entries.get(request)
+        if entry is None or not entry.slots:
+            return
+        if entry.slots == 1:
+            self.forget(request)
+        else:
+            self.put(entry._replace(slots=entry.slots - 1), _Place.HELD, None)
+
+    def put(self, new: Remembered, place: _Place, remembers: int | None) -> None:
+        """Keep `new` where `place` says, forgetting the longest idle beyond `remembers`."""
+        request = new[0]
+        old = self._entries.get(request)
+        if old is not None:
+            self.held -= old.slots
+        if place is _Place.FORGOTTEN:
+            self._entries.pop(request, None)
+            self._idle.pop(request, None)
+            return
+        self._entries[request] = new
+        if place is _Place.HELD:
+            self._idle.pop(request, None)
+            self.held += new.slots
+        elif place is _Place.IDLE:
+            self._idle[request] = None
+            while remembers is not None and len(self._idle) > remembers:
+                evicted = next(iter(self._idle))
+                del self._idle[evicted]
+                del self._entries[evicted]
+
+
 class Worker:
     """The worker of one role: its contract's table, its memory bound and its slot bound."""
 
@@ -115,7 +224,7 @@ class Worker:
         self.initial = table.initial(role)
         self.remembers = table.remembers(role)
 
-    def memory(self, state: WorkerState, request: int) -> Hashable:
+    def memory(self, state: Memory, request: int) -> Hashable:
         """What the worker remembers of `request` (its contract's `initial`: nothing)."""
         entry = state.find(request)
         return self.initial if entry is None else entry.memory
@@ -125,10 +234,35 @@ class Worker:
     ) -> tuple[tuple[WorkerState, WorkerReaction], ...]:
         """Every way the worker may take `task` (action `action_id` of `request`): what it
         remembers afterwards, and the reaction it had."""
+        return tuple(
+            (self._remember(state, new), reaction)
+            for new, reaction in self._ways(state, request, action_id, task)
+        )
+
+    def take(
+        self,
+        book: WorkerBook,
+        request: int,
+        action_id: int,
+        task: WorkerTask,
+        choose: Callable[
+            [Sequence[tuple[Remembered, WorkerReaction]]], tuple[Remembered, WorkerReaction]
+        ],
+    ) -> WorkerReaction:
+        """The worker takes `task` as `react` says, in one of its ways (`choose`: of several),
+        changing `book`; the reaction it had."""
+        ways = self._ways(book, request, action_id, task)
+        new, reaction = ways[0] if len(ways) == 1 else choose(ways)
+        self._record(book, new)
+        return reaction
+
+    def _ways(
+        self, state: Memory, request: int, action_id: int, task: WorkerTask
+    ) -> list[tuple[Remembered, WorkerReaction]]:
         entry = state.find(request)
         bit = 1 << action_id
         if entry is not None and entry.done & bit:
-            return ((state, WorkerReaction(entry.memory, WorkerReply.SILENT, Slots.KEEP)),)
+            return [(entry, WorkerReaction(entry.memory, WorkerReply.SILENT, Slots.KEEP))]
         before = self.initial if entry is None else entry.memory
         held = 0 if entry is None else entry.slots
         done = (0 if entry is None else entry.done) | bit
@@ -139,35 +273,53 @@ class Worker:
                 reaction = WorkerReaction(before, WorkerReply.FAILED, Slots.KEEP)  # full
                 change = Slots.KEEP
             slots = held + 1 if change is Slots.TAKE else 0 if change is Slots.FREE else held
-            found.append((self._remember(state, request, reaction.memory, slots, done), reaction))
-        return tuple(found)
+            found.append((Remembered(request, reaction.memory, slots, done), reaction))
+        return found
 
     def fail(self, state: WorkerState, request: int, action_id: int) -> WorkerState:
         """The worker fails the work (a fault): it remembers only that it saw it."""
+        return self._remember(state, self._failed(state, request, action_id))
+
+    def fail_in(self, book: WorkerBook, request: int, action_id: int) -> None:
+        """`fail`, changing `book`."""
+        self._record(book, self._failed(book, request, action_id))
+
+    def _failed(self, state: Memory, request: int, action_id: int) -> Remembered:
         entry = state.find(request)
         if entry is None:
-            return self._remember(state, request, self.initial, 0, 1 << action_id)
-        return self._remember(
-            state, request, entry.memory, entry.slots, entry.done | 1 << action_id
-        )
+            return Remembered(request, self.initial, 0, 1 << action_id)
+        return Remembered(request, entry.memory, entry.slots, entry.done | 1 << action_id)
 
-    def _remember(
-        self, state: WorkerState, request: int, memory: Hashable, slots: int, done: int
-    ) -> WorkerState:
+    def place(self, entry: Remembered | None, new: Remembered) -> _Place:
+        """Where the worker keeps `new`, having remembered `entry` of its request before."""
+        if new.slots:
+            return _Place.HELD
+        if new.memory == self.initial:
+            return _Place.FORGOTTEN
+        if entry is not None and not entry.slots:
+            return _Place.STAYS
+        return _Place.IDLE
+
+    def _record(self, book: WorkerBook, new: Remembered) -> None:
+        entry = book.find(new[0])
+        if entry != new:
+            book.put(new, self.place(entry, new), self.remembers)
+
+    def _remember(self, state: WorkerState, new: Remembered) -> WorkerState:
+        request = new[0]
         entry = state.find(request)
-        if entry is not None and entry == (request, memory, slots, done):
+        if entry is not None and entry == new:
             return state
-        was_idle = entry is not None and not entry.slots
+        place = self.place(entry, new)
         held = [other for other in state.entries if other.slots and other[0] != request]
         idle = [other for other in state.entries if not other.slots]
-        new = Remembered(request, memory, slots, done)
-        if slots:
+        if place is _Place.HELD:
             held.append(new)
             held.sort(key=_request)
             idle = [other for other in idle if other[0] != request]
-        elif memory == self.initial:  # forgotten
+        elif place is _Place.FORGOTTEN:
             idle = [other for other in idle if other[0] != request]
-        elif was_idle:  # still idle: it keeps its place
+        elif place is _Place.STAYS:
             idle = [new if other[0] == request else other for other in idle]
         else:
             idle.append(new)
