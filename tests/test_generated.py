@@ -24,7 +24,14 @@ from handoff._docs.generated import (
 from handoff._values.values import HandoffOrder
 
 ROOT = Path(__file__).parent.parent
-DOCS = ["errors.md", "lifecycle.md", "model-review.md", "ordering-rules.md", "writing-a-chart.md"]
+DOCS = [
+    "errors.md",
+    "integrating.md",
+    "lifecycle.md",
+    "model-review.md",
+    "ordering-rules.md",
+    "writing-a-chart.md",
+]
 DIAGRAMS = sorted(
     f"{file_stem(order)}{suffix}"
     for order in HandoffOrder
@@ -372,3 +379,56 @@ def test_without_the_extra_the_start_up_table_is_still_checked_or_written(
     else:
         assert captured.out == f"wrote {tables}\n"
         assert tables.read_text(encoding="utf-8") == (ROOT / TABLES).read_text(encoding="utf-8")
+
+
+# -- the verdict table of docs/integrating.md ------------------------------------------------
+
+
+def _verdicts() -> dict[tuple[str, str, str, str], tuple[str, str]]:
+    """The committed table: (workers, delivery, handoffs, fault) -> (on reply, on send)."""
+    text = (ROOT / "docs" / "integrating.md").read_text(encoding="utf-8")
+    begin, end = (
+        "<!-- BEGIN GENERATED: system-verdicts -->",
+        "<!-- END GENERATED: system-verdicts -->",
+    )
+    rows = text.split(begin)[1].split(end)[0].strip().splitlines()[2:]
+    found = {}
+    for row in rows:
+        workers, delivery, handoffs, fault, reply, send = (
+            cell.strip() for cell in row.strip("|").split("|")
+        )
+        found[workers, delivery, handoffs, fault] = (reply, send)
+    return found
+
+
+def test_what_integrating_md_says_is_what_its_table_shows() -> None:
+    # The prose under the table reads these cells; if a regenerated table says otherwise,
+    # the prose must change with it.
+    table = _verdicts()
+    any_order, fifo = "any order", "FIFO per worker"
+
+    def both(workers: str, delivery: str, handoffs: int, fault: str) -> str:
+        reply, send = table[workers, delivery, str(handoffs), fault]
+        assert reply == send, "the prose says both policies agree in every row"
+        return reply
+
+    assert len(table) == 2 * 2 * 4 - 1 + 5
+    # A tombstone must outlive every message in flight: one per request, not the last one.
+    assert both("tombstone", any_order, 1, "none") == "safe"
+    assert both("tombstone", any_order, 2, "none") == "safe"
+    assert both("tombstone:1", any_order, 2, "none") == "leaks (W1, W2)"
+    assert both("tombstone:1", fifo, 2, "none") == "safe"
+    # ... and survive a restart, unless the worker's messages come in order.
+    assert both("tombstone", any_order, 1, "crash") == "leaks (W1, W2)"
+    assert both("tombstone", fifo, 1, "crash") == "safe"
+    assert both("forgetful", fifo, 1, "crash") == "safe"
+    # FIFO alone does not survive redelivery; tombstones do, in either order.
+    assert both("forgetful", fifo, 1, "none") == "safe"
+    assert both("forgetful", fifo, 2, "none") == "safe"
+    assert both("forgetful", fifo, 1, "duplicate") == "leaks (W1, W2)"
+    assert both("tombstone", any_order, 1, "duplicate") == "safe"
+    assert both("tombstone", fifo, 1, "duplicate") == "safe"
+    # A lost action hangs the handoff whatever the workers keep.
+    for workers in ("forgetful", "tombstone"):
+        for delivery in (any_order, fifo):
+            assert "hangs (W4, W5)" in both(workers, delivery, 1, "lose")

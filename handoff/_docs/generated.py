@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 from handoff._compile.table import GENERATED_TABLES, generated_source
 from handoff._docs.diagram import file_stem, header, state_graph
 from handoff._docs.dot import dot_source, svg
+from handoff._docs.integration import verdict_table
 from handoff._docs.mermaid import mermaid_sequence, mermaid_state_diagram
 from handoff._docs.sections import (
     chart_words,
@@ -129,6 +130,7 @@ def doc_sections(diagrams: Mapping[str, str]) -> dict[str, dict[str, str]]:
         pictures[f"{stem}.cancel-sequence"] = _mermaid(diagrams[f"{stem}.cancel.sequence.mmd"])
     return {
         "errors.md": error_catalogue(),
+        "integrating.md": {"system-verdicts": _system_verdicts()},
         "lifecycle.md": pictures | lifecycle_tables(),
         "model-review.md": {
             "model-review": _model_review(),
@@ -142,6 +144,11 @@ def doc_sections(diagrams: Mapping[str, str]) -> dict[str, dict[str, str]]:
 @functools.cache
 def _model_review() -> str:
     return markdown([review_order(order) for order in HandoffOrder])
+
+
+@functools.cache
+def _system_verdicts() -> str:
+    return verdict_table()
 
 
 def _mermaid(text: str) -> str:

@@ -122,16 +122,18 @@ def _moves_word(review: Review) -> str:
 
 def _text_order(review: Review) -> str:
     width = max(len(prop.title) for prop in review.properties)
+    # A property of one's own is keyed by its function's name, which may be long.
+    keys = max(9, *(len(prop.key.value) + 1 for prop in review.properties))
     lines = [
         f"{review_title(review)}: {review.configurations:,} configurations, "
         f"{review.transitions:,} {_moves_word(review)} explored in {review.seconds:.2f} s"
         f"{_phases(review)}",
         "",
-        f"  {'':9}{'property':<{width}}  verdict  checked",
+        f"  {'':{keys}}{'property':<{width}}  verdict  checked",
     ]
     for verdict in review.verdicts:
         lines.append(
-            f"  {verdict.prop.key.value:<9}{verdict.prop.title:<{width}}  "
+            f"  {verdict.prop.key.value:<{keys}}{verdict.prop.title:<{width}}  "
             f"{_verdict_word(verdict):<7}  {_checked(verdict)}"
         )
     lines += [f"  {v.prop.key.value}: {note}" for v in review.verdicts for note in v.notes]
