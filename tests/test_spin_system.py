@@ -95,8 +95,10 @@ def test_the_model_tabulates_the_contract_and_names_what_it_checks() -> None:
     assert "(t == 5 && m == 0) -> 0" in forgetful
 
 
-def test_spin_mirrors_any_order_delivery_only() -> None:
-    with pytest.raises(ValueError, match="not FIFO"):
+def test_run_spin_refuses_what_unmirrored_names() -> None:
+    with pytest.raises(
+        ValueError, match=r"^Spin mirrors messages delivered in any order: drop --fifo$"
+    ):
         run_spin(SF, system=System(TOMBSTONE, fifo=True))
 
 

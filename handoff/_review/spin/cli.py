@@ -24,7 +24,6 @@ from handoff._review.spin.replay import confirm
 from handoff._review.spin.run import SpinRun, SpinUnavailableError, run_spin
 from handoff._review.spin.system import unmirrored
 from handoff._review.verdict import Counterexample, Verdict
-from handoff._runs.workers import Acknowledge
 
 if TYPE_CHECKING:
     from handoff._review.system import System
@@ -47,18 +46,6 @@ def run(
     """
     if args.format != "text":
         raise _cli.UsageError("--engine spin reports as text only: drop --format")
-    if system is not None and system.fifo:
-        raise _cli.UsageError("--engine spin mirrors messages delivered in any order: drop --fifo")
-    if system is not None and system.injected:
-        names = ", ".join(sorted(fault.value for fault in system.injected))
-        raise _cli.UsageError(
-            f"--engine spin does not mirror the faults {names} yet: drop --faults"
-        )
-    if system is not None and system.acknowledge is not Acknowledge.ON_REPLY:
-        raise _cli.UsageError(
-            "--engine spin mirrors work acknowledged by the worker's reply only: "
-            "drop --acknowledge on-send"
-        )
     if system is not None and (why := unmirrored(system)) is not None:
         raise _cli.UsageError(f"--engine spin mirrors {why}")
     if system is not None and (args.trace_out is not None or args.explain is not None):

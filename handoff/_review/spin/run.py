@@ -115,8 +115,6 @@ def run_spin(
 ) -> SpinRun:
     """Generate `chart`'s model (alone, or in `system`), verify every mirrored property,
     read back the trails (alone only: a system trail is not replayed)."""
-    if system is not None and system.fifo:
-        raise ValueError("Spin mirrors messages delivered in any order only, not FIFO")
     if system is not None and (why := unmirrored(system)) is not None:
         raise ValueError(f"Spin mirrors {why}")
     version = spin_version()

@@ -19,10 +19,17 @@ from handoff._review.spin import model as promela
 from handoff._review.spin.coordinator import coordinator, event_rules, journal_rules
 from handoff._review.spin.vocabulary import event_name
 from handoff._review.system import System
-from handoff._runs.workers import ContractTable, RequestMemory, Role, WorkerReply, WorkerTask
+from handoff._runs.workers import (
+    Acknowledge,
+    ContractTable,
+    RequestMemory,
+    Role,
+    WorkerReply,
+    WorkerTask,
+)
 from handoff._values.errors import OutOfOrderFactError
 
-__all__ = ["system_model"]
+__all__ = ["system_model", "unmirrored"]
 
 _FACTS = (
     ("A_SubmitPrefill", "F_SourceHeld", ChartEvent.SOURCE_HELD, "c_timing = 1"),
@@ -77,7 +84,15 @@ _REPLIES = list(WorkerReply)
 
 
 def unmirrored(system: System) -> str | None:
-    """Why Spin cannot judge `system` yet, as the option to drop (None: it can)."""
+    """Why Spin cannot judge `system` yet, in words naming the option to drop (None: it can):
+    the one place that says so, for `handoff review --engine spin` and `run_spin` alike."""
+    if system.fifo:
+        return "messages delivered in any order: drop --fifo"
+    if system.injected:
+        names = ", ".join(sorted(fault.value for fault in system.injected))
+        return f"none of the faults {names} yet: drop --faults"
+    if system.acknowledge is not Acknowledge.ON_REPLY:
+        return "work acknowledged by the worker's reply only: drop --acknowledge on-send"
     if system.concurrency > 1:
         return "one handoff at a time: drop --concurrency"
     if system.slots is not None:
