@@ -21,7 +21,6 @@ from handoff._review.system import System
 from handoff._runs.workers import (
     FORGETFUL,
     TOMBSTONE,
-    WorkerContract,
 )
 
 S = SourceFirstChart
@@ -44,13 +43,23 @@ class Leaking(SourceFirstChart):
 
 
 SF, DF = compiled(HandoffOrder.SOURCE_FIRST), compiled(HandoffOrder.DESTINATION_FIRST)
-SYSTEMS: dict[str, tuple[CompiledChart, WorkerContract, set[Key]]] = {
-    "forgetful SourceFirst": (SF, FORGETFUL, {Key("W1"), Key("W2")}),
-    "forgetful DestinationFirst": (DF, FORGETFUL, {Key("W1"), Key("W2")}),
-    "tombstone SourceFirst": (SF, TOMBSTONE, set()),
-    "tombstone DestinationFirst": (DF, TOMBSTONE, set()),
-    "silent cancels": (SF, SILENT_CANCEL, {Key("W4"), Key("W5")}),
-    "a leaking chart": (compiled(Leaking), TOMBSTONE, {Key("W1")}),
+W1, W2, W4, W5 = Key("W1"), Key("W2"), Key("W4"), Key("W5")
+SYSTEMS: dict[str, tuple[CompiledChart, System, set[Key]]] = {
+    # A forgetful worker answers a cancel that overtook the work Noop and then takes the late
+    # work: a slot held after the handoff ended CANCELED (W1), after it was told freed (W2).
+    "forgetful SourceFirst": (SF, System(FORGETFUL), {W1, W2}),
+    "forgetful DestinationFirst": (DF, System(FORGETFUL), {W1, W2}),
+    "tombstone SourceFirst": (SF, System(TOMBSTONE), set()),
+    "tombstone DestinationFirst": (DF, System(TOMBSTONE), set()),
+    "silent cancels": (SF, System(SILENT_CANCEL), {W4, W5}),
+    "a leaking chart": (compiled(Leaking), System(TOMBSTONE), {W1}),
+    # FIFO per worker: a cancel can no longer overtake the work it cancels, so even forgetful
+    # workers never see one first; a cancel never acknowledged, or a destination the chart
+    # never cancels, is as wrong in order as out of it.
+    "forgetful SourceFirst, FIFO": (SF, System(FORGETFUL, fifo=True), set()),
+    "forgetful DestinationFirst, FIFO": (DF, System(FORGETFUL, fifo=True), set()),
+    "silent cancels, FIFO": (SF, System(SILENT_CANCEL, fifo=True), {W4, W5}),
+    "a leaking chart, FIFO": (compiled(Leaking), System(TOMBSTONE, fifo=True), {W1}),
 }
 
 
@@ -59,8 +68,8 @@ def agreements() -> dict[str, Agreement]:
     spin_or_skip()
 
     def check(name: str) -> Agreement:
-        chart, contract, _ = SYSTEMS[name]
-        return agreement(name, chart, System(contract))
+        chart, system, _ = SYSTEMS[name]
+        return agreement(name, chart, system)
 
     with ThreadPoolExecutor(max_workers=2) as pool:
         return dict(zip(SYSTEMS, pool.map(check, SYSTEMS), strict=True))
@@ -76,7 +85,7 @@ def test_spin_and_the_explorer_break_the_same_system_properties(
     assert found.spin_fails == expected
     assert found.agree, found.line()
     assert found.states > 0
-    assert set(found.liveness_states) == {Key("W4"), Key("W5")}
+    assert set(found.liveness_states) == {W4, W5}
 
 
 def test_the_model_tabulates_the_contract_and_names_what_it_checks() -> None:
@@ -93,13 +102,21 @@ def test_the_model_tabulates_the_contract_and_names_what_it_checks() -> None:
     )
     forgetful = system_model(SF, System(FORGETFUL))
     assert "(t == 5 && m == 0) -> 0" in forgetful
+    # Any order: one sorted multiset, every message deliverable; FIFO: four channels, each
+    # delivering its first message only.
+    assert "#define CHANNELS 1 " in text
+    assert "q[0].n > 3 && DELIVERABLE(q[0].m[3])" in text
+    fifo = system_model(SF, System(TOMBSTONE, fifo=True))
+    assert "#define CHANNELS 4 " in fifo
+    assert "q[3].n > 0 && DELIVERABLE(q[3].m[0])" in fifo
+    assert "q[0].n > 1" not in fifo
 
 
 def test_run_spin_refuses_what_unmirrored_names() -> None:
     with pytest.raises(
-        ValueError, match=r"^Spin mirrors messages delivered in any order: drop --fifo$"
+        ValueError, match=r"^Spin mirrors one handoff at a time: drop --concurrency$"
     ):
-        run_spin(SF, system=System(TOMBSTONE, fifo=True))
+        run_spin(SF, system=System(TOMBSTONE, concurrency=2))
 
 
 @pytest.mark.parametrize(
