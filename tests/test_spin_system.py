@@ -6,6 +6,7 @@ Spin must be installed, as for tests/test_spin.py (skipped elsewhere, never unde
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import pytest
 from charts import SF_ALONE, SF_BOTH, states, without
@@ -18,6 +19,7 @@ from handoff._review.spin.agreement import Agreement, agreement
 from handoff._review.spin.run import run_spin
 from handoff._review.spin.system import system_model
 from handoff._review.system import System
+from handoff._runs.faults import Fault
 from handoff._runs.workers import (
     FORGETFUL,
     TOMBSTONE,
@@ -44,6 +46,8 @@ class Leaking(SourceFirstChart):
 
 SF, DF = compiled(HandoffOrder.SOURCE_FIRST), compiled(HandoffOrder.DESTINATION_FIRST)
 W1, W2, W4, W5 = Key("W1"), Key("W2"), Key("W4"), Key("W5")
+CRASH, LOSE = frozenset({Fault.RESTART}), frozenset({Fault.LOSS})
+FIFO_DUP: dict[str, Any] = {"fifo": True, "injected": frozenset({Fault.DUPLICATION})}
 SYSTEMS: dict[str, tuple[CompiledChart, System, set[Key]]] = {
     # A forgetful worker answers a cancel that overtook the work Noop and then takes the late
     # work: a slot held after the handoff ended CANCELED (W1), after it was told freed (W2).
@@ -60,6 +64,19 @@ SYSTEMS: dict[str, tuple[CompiledChart, System, set[Key]]] = {
     "forgetful DestinationFirst, FIFO": (DF, System(FORGETFUL, fifo=True), set()),
     "silent cancels, FIFO": (SF, System(SILENT_CANCEL, fifo=True), {W4, W5}),
     "a leaking chart, FIFO": (compiled(Leaking), System(TOMBSTONE, fifo=True), {W1}),
+    # A restart forgets the tombstone: the submission a cancel overtook is then taken, after
+    # the source was told freed (W2) and, once it is delivered, for a CANCELED handoff (W1).
+    "tombstone SourceFirst, crash": (SF, System(TOMBSTONE, injected=CRASH), {W1, W2}),
+    "tombstone DestinationFirst, crash": (DF, System(TOMBSTONE, injected=CRASH), {W1, W2}),
+    # FIFO, but a duplicated submission's copy goes behind the cancel queued after it: a
+    # forgetful worker frees, forgets, and takes the copy as new work; a tombstone drops it.
+    "forgetful SourceFirst, FIFO, duplicate": (SF, System(FORGETFUL, **FIFO_DUP), {W1, W2}),
+    "forgetful DestinationFirst, FIFO, duplicate": (DF, System(FORGETFUL, **FIFO_DUP), {W1, W2}),
+    "tombstone SourceFirst, FIFO, duplicate": (SF, System(TOMBSTONE, **FIFO_DUP), set()),
+    "tombstone DestinationFirst, FIFO, duplicate": (DF, System(TOMBSTONE, **FIFO_DUP), set()),
+    # A lost cancel is never sent again: its timeout leaves the cleanup waiting for ever.
+    "tombstone SourceFirst, lose": (SF, System(TOMBSTONE, injected=LOSE), {W4, W5}),
+    "tombstone DestinationFirst, lose": (DF, System(TOMBSTONE, injected=LOSE), {W4, W5}),
 }
 
 
@@ -110,6 +127,21 @@ def test_the_model_tabulates_the_contract_and_names_what_it_checks() -> None:
     assert "#define CHANNELS 4 " in fifo
     assert "q[3].n > 0 && DELIVERABLE(q[3].m[0])" in fifo
     assert "q[0].n > 1" not in fifo
+    # Each fault --faults injects is a move of its own, within its budget; none without it.
+    assert "MV_DUPLICATE;" not in text
+    faulty = system_model(SF, System(TOMBSTONE, injected=CRASH | LOSE, budget=2))
+    assert_contains(
+        faulty,
+        "#define BUDGET 2",
+        "restarts < BUDGET && mem[1] != M_INITIAL -> mv = MV_RESTART; k = 1",
+        "lost < BUDGET && q[0].n > 7 -> mv = MV_LOSE",
+        "#define QMAX 8",
+    )
+    # In any order, every place a message may be in is a choice; a copy needs one more.
+    assert "q[0].n > 8" not in faulty
+    copies = system_model(SF, System(TOMBSTONE, injected=frozenset({Fault.DUPLICATION})))
+    assert_contains(copies, "#define QMAX 9", "q[0].n > 8 && DELIVERABLE(q[0].m[8])")
+    assert "MV_DUPLICATE;" not in faulty
 
 
 def test_run_spin_refuses_what_unmirrored_names() -> None:
@@ -140,6 +172,17 @@ def test_run_spin_refuses_what_unmirrored_names() -> None:
                 "SourceFirst: Spin agrees with the explorer",
             ),
         ),
+        # A fault injected: a restart forgets the tombstone (see SYSTEMS), and both say so.
+        (
+            "tombstone --faults crash",
+            1,
+            (
+                "SourceFirst, tombstone workers, messages delivered in any order, faults crash "
+                "(1 each): ",
+                "UNSAFE: W1 (SourceFirst, tombstone workers), W2 (SourceFirst, tombstone workers)",
+                "SourceFirst: Spin agrees with the explorer",
+            ),
+        ),
     ],
 )
 def test_review_workers_engine_spin_reports_the_agreement(
@@ -148,6 +191,6 @@ def test_review_workers_engine_spin_reports_the_agreement(
     spin_or_skip()
     from handoff.__main__ import main
 
-    argv = ["review", "--workers", workers, "--engine", "spin", "--order", "SourceFirst"]
+    argv = ["review", "--workers", *workers.split(), "--engine", "spin", "--order", "SourceFirst"]
     assert main(argv) == status
     assert_contains(capsys.readouterr().out, *lines)

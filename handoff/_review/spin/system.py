@@ -92,9 +92,6 @@ _REPLIES = list(WorkerReply)
 def unmirrored(system: System) -> str | None:
     """Why Spin cannot judge `system` yet, in words naming the option to drop (None: it can):
     the one place that says so, for `handoff review --engine spin` and `run_spin` alike."""
-    if system.injected:
-        names = ", ".join(sorted(fault.value for fault in system.injected))
-        return f"none of the faults {names} yet: drop --faults"
     if system.acknowledge is not Acknowledge.ON_REPLY:
         return "work acknowledged by the worker's reply only: drop --acknowledge on-send"
     if system.concurrency > 1:
@@ -195,7 +192,7 @@ def _runtime(chart: CompiledChart, options: System) -> str:
             f"#define MAX_FAULTS {options.faults}",
             f"#define BUDGET {options.budget}            /* of each fault --faults injects */",
             f"#define CHANNELS {channels}          /* {_DELIVERY[options.fifo]} */",
-            f"#define QMAX {_QMAX + options.budget * (Fault.DUPLICATION in injected)}",
+            f"#define QMAX {_qmax(options)}",
             f"#define ON_SEND {int(options.acknowledge is Acknowledge.ON_SEND)}",
             f"#define COPIES {int(Fault.DUPLICATION in injected)}",
             f"#define M_INITIAL {_initial(options)}",
@@ -250,6 +247,10 @@ _DELIVERY = {False: "any order: one multiset", True: "FIFO per worker and direct
 _QMAX = 8
 """Messages one channel holds (one more per duplicate the budget allows); a run that would
 overflow it breaks Bound, so a model too small shows as a disagreement, never a pass."""
+
+
+def _qmax(options: System) -> int:
+    return _QMAX + options.budget * (Fault.DUPLICATION in options.injected)
 
 
 def _moves(options: System) -> str:
@@ -439,7 +440,7 @@ inline judge() {{
 
 def _process(options: System) -> str:
     choices = []
-    places = range(_QMAX + options.budget) if not options.fifo else range(1)
+    places = range(_qmax(options) if not options.fifo else 1)
     channels = range(_CHANNELS if options.fifo else 1)
     injected = options.injected
     faulty = "!stopped && !calm"
