@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from charts import SF_ALONE, SF_BOTH, states, without
+from charts.acknowledgement import CancelOnceSubmitted
 from support import SILENT_CANCEL, assert_contains, spin_or_skip
 
 from handoff import HandoffOrder, SourceFirstChart
@@ -23,6 +24,7 @@ from handoff._runs.faults import Fault
 from handoff._runs.workers import (
     FORGETFUL,
     TOMBSTONE,
+    Acknowledge,
 )
 
 S = SourceFirstChart
@@ -47,6 +49,8 @@ class Leaking(SourceFirstChart):
 SF, DF = compiled(HandoffOrder.SOURCE_FIRST), compiled(HandoffOrder.DESTINATION_FIRST)
 W1, W2, W4, W5 = Key("W1"), Key("W2"), Key("W4"), Key("W5")
 CRASH, LOSE = frozenset({Fault.RESTART}), frozenset({Fault.LOSS})
+ON_SEND = Acknowledge.ON_SEND
+AWAITS = compiled(CancelOnceSubmitted)
 FIFO_DUP: dict[str, Any] = {"fifo": True, "injected": frozenset({Fault.DUPLICATION})}
 SYSTEMS: dict[str, tuple[CompiledChart, System, set[Key]]] = {
     # A forgetful worker answers a cancel that overtook the work Noop and then takes the late
@@ -77,6 +81,20 @@ SYSTEMS: dict[str, tuple[CompiledChart, System, set[Key]]] = {
     # A lost cancel is never sent again: its timeout leaves the cleanup waiting for ever.
     "tombstone SourceFirst, lose": (SF, System(TOMBSTONE, injected=LOSE), {W4, W5}),
     "tombstone DestinationFirst, lose": (DF, System(TOMBSTONE, injected=LOSE), {W4, W5}),
+    # Acknowledged on send, a cancel may still overtake the work: forgetful workers leak as
+    # on reply, tombstones do not.  A chart that cancels only once the work is acknowledged
+    # (charts.acknowledgement) is safe on reply, even with forgetful workers, and leaks on
+    # send, where the acknowledgement says nothing of where the work is.
+    "forgetful SourceFirst, on send": (SF, System(FORGETFUL, acknowledge=ON_SEND), {W1, W2}),
+    "forgetful DestinationFirst, on send": (DF, System(FORGETFUL, acknowledge=ON_SEND), {W1, W2}),
+    "tombstone SourceFirst, on send": (SF, System(TOMBSTONE, acknowledge=ON_SEND), set()),
+    "tombstone DestinationFirst, on send": (DF, System(TOMBSTONE, acknowledge=ON_SEND), set()),
+    "cancel once submitted, forgetful, on reply": (AWAITS, System(FORGETFUL), set()),
+    "cancel once submitted, forgetful, on send": (
+        AWAITS,
+        System(FORGETFUL, acknowledge=ON_SEND),
+        {W1, W2},
+    ),
 }
 
 

@@ -66,9 +66,6 @@ RUNS = {
         "--handoffs", "3000",
     ),
     "simulate-faults-alone": ("simulate", "--faults", "lose"),
-    "spin-on-send": (
-        "review", "--workers", "tombstone", "--acknowledge", "on-send", "--engine", "spin",
-    ),
 }  # fmt: skip
 
 
@@ -163,7 +160,6 @@ def test_a_chart_that_waits_for_submitted_is_safe_only_when_the_worker_acknowled
         ("bad-budget", "--fault-budget: expected a whole number from 1 to 9, got '-1'"),
         ("budget-alone", "--fault-budget bounds the faults injected: give --faults too"),
         ("faults-alone", "--faults is about the workers: give --workers too"),
-        ("spin-on-send", "--engine spin mirrors work acknowledged by the worker's reply only"),
         ("simulate-faults-alone", "--faults is about the workers: give --workers too"),
     ],
 )

@@ -92,8 +92,6 @@ _REPLIES = list(WorkerReply)
 def unmirrored(system: System) -> str | None:
     """Why Spin cannot judge `system` yet, in words naming the option to drop (None: it can):
     the one place that says so, for `handoff review --engine spin` and `run_spin` alike."""
-    if system.acknowledge is not Acknowledge.ON_REPLY:
-        return "work acknowledged by the worker's reply only: drop --acknowledge on-send"
     if system.concurrency > 1:
         return "one handoff at a time: drop --concurrency"
     if system.slots is not None:
