@@ -25,6 +25,7 @@ from handoff._runs.workers import (
     FORGETFUL,
     TOMBSTONE,
     Acknowledge,
+    Tombstone,
 )
 
 S = SourceFirstChart
@@ -89,6 +90,14 @@ SYSTEMS: dict[str, tuple[CompiledChart, System, set[Key]]] = {
     "forgetful DestinationFirst, on send": (DF, System(FORGETFUL, acknowledge=ON_SEND), {W1, W2}),
     "tombstone SourceFirst, on send": (SF, System(TOMBSTONE, acknowledge=ON_SEND), set()),
     "tombstone DestinationFirst, on send": (DF, System(TOMBSTONE, acknowledge=ON_SEND), set()),
+    # One handoff is one request: a worker remembering only the last idle one never forgets
+    # it, and a crash forgets it all the same (as for unbounded tombstones).
+    "tombstone:1 SourceFirst, crash": (
+        SF,
+        System(Tombstone(remembers=1), injected=CRASH),
+        {W1, W2},
+    ),
+    "tombstone:1 DestinationFirst": (DF, System(Tombstone(remembers=1)), set()),
     "cancel once submitted, forgetful, on reply": (AWAITS, System(FORGETFUL), set()),
     "cancel once submitted, forgetful, on send": (
         AWAITS,

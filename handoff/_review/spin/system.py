@@ -103,8 +103,9 @@ def unmirrored(system: System) -> str | None:
         return "one contract for both roles only: give one contract"
     if not table.deterministic:
         return "a contract answering one way only: give a deterministic contract"
-    if table.remembers(Role.SOURCE) is not None:
-        return "workers remembering every request only: give an unbounded contract"
+    # A bounded memory (`tombstone:K`, K >= 1) forgets the longest idle request when it would
+    # remember one idle request too many: with one handoff there is only one request, never
+    # forgotten, so such workers are mirrored as unbounded ones.
     if not all(isinstance(memory, RequestMemory) for memory in table.memories(Role.SOURCE)):
         return "a contract remembering the four RequestMemory values only"
     return None
