@@ -25,6 +25,7 @@ from handoff._runs.workers import (
     FORGETFUL,
     TOMBSTONE,
     Acknowledge,
+    PerRole,
     Tombstone,
 )
 
@@ -51,6 +52,7 @@ SF, DF = compiled(HandoffOrder.SOURCE_FIRST), compiled(HandoffOrder.DESTINATION_
 W1, W2, W4, W5 = Key("W1"), Key("W2"), Key("W4"), Key("W5")
 CRASH, LOSE = frozenset({Fault.RESTART}), frozenset({Fault.LOSS})
 ON_SEND = Acknowledge.ON_SEND
+MIXED = PerRole(TOMBSTONE, FORGETFUL)
 AWAITS = compiled(CancelOnceSubmitted)
 FIFO_DUP: dict[str, Any] = {"fifo": True, "injected": frozenset({Fault.DUPLICATION})}
 SYSTEMS: dict[str, tuple[CompiledChart, System, set[Key]]] = {
@@ -98,6 +100,9 @@ SYSTEMS: dict[str, tuple[CompiledChart, System, set[Key]]] = {
         {W1, W2},
     ),
     "tombstone:1 DestinationFirst": (DF, System(Tombstone(remembers=1)), set()),
+    # A contract per role: the forgetful destination leaks as forgetful workers do.
+    "source tombstone, destination forgetful, SourceFirst": (SF, System(MIXED), {W1, W2}),
+    "source tombstone, destination forgetful, DestinationFirst": (DF, System(MIXED), {W1, W2}),
     "cancel once submitted, forgetful, on reply": (AWAITS, System(FORGETFUL), set()),
     "cancel once submitted, forgetful, on send": (
         AWAITS,
@@ -136,7 +141,7 @@ def test_the_model_tabulates_the_contract_and_names_what_it_checks() -> None:
     text = system_model(SF, System(TOMBSTONE))
     assert_contains(
         text,
-        "the workers' contract, 'tombstone', tabulated",
+        "the workers' contract, 'tombstone', tabulated: r, t, m",
         # A cancel (task 5) of an unknown request (memory 0) leaves a tombstone (memory 3).
         "(t == 5 && m == 0) -> 3",
         "ltl W4 {",
@@ -146,6 +151,10 @@ def test_the_model_tabulates_the_contract_and_names_what_it_checks() -> None:
     )
     forgetful = system_model(SF, System(FORGETFUL))
     assert "(t == 5 && m == 0) -> 0" in forgetful
+    # A contract per role: each role's cells, the role asked.
+    mixed = system_model(SF, System(MIXED))
+    assert_contains(mixed, "(r == 0 && t == 5 && m == 0) -> 3", "(r == 1 && t == 5 && m == 0) -> 0")
+    assert "(r == " not in text
     # Any order: one sorted multiset, every message deliverable; FIFO: four channels, each
     # delivering its first message only.
     assert "#define CHANNELS 1 " in text
@@ -160,7 +169,7 @@ def test_the_model_tabulates_the_contract_and_names_what_it_checks() -> None:
     assert_contains(
         faulty,
         "#define BUDGET 2",
-        "restarts < BUDGET && mem[1] != M_INITIAL -> mv = MV_RESTART; k = 1",
+        "restarts < BUDGET && mem[1] != M_INITIAL(1) -> mv = MV_RESTART; k = 1",
         "lost < BUDGET && q[0].n > 7 -> mv = MV_LOSE",
         "#define QMAX 8",
     )

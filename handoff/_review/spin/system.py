@@ -18,6 +18,8 @@ fitting outcome in flight beside the work, and the worker answers with the work'
 
 from __future__ import annotations
 
+from collections.abc import Hashable
+
 from handoff._chart.vocabulary import ChartEvent
 from handoff._compile.table import CompiledChart, StepKind
 from handoff._review.spin import model as promela
@@ -75,8 +77,9 @@ def _header(chart: CompiledChart, options: System) -> str:
 
    What this models: the {chart.name} chart's coordinator ({chart.order.value}) with a source
    and a destination worker following the {options.contract.name!r} contract, and a runtime
-   carrying each action to its worker and each outcome and fact back ({options.describe()});
-   at most {options.faults} faults a run (a terminal fact, or a worker failing work).
+   carrying each action to its worker and each outcome and fact back; at most
+   {options.faults} faults a run (a terminal fact, or a worker failing work).
+   The system: {options.describe()}.
 
    How to run it (exhaustive):
      build:     spin -o2 -a model.pml && gcc -DNOFAIR -o pan pan.c
@@ -99,38 +102,59 @@ def unmirrored(system: System) -> str | None:
     if system.properties:
         return "the shipped properties only: drop --property"
     table = ContractTable(system.contract)
-    if system.contract.for_role(Role.SOURCE) is not system.contract.for_role(Role.DESTINATION):
-        return "one contract for both roles only: give one contract"
-    if not table.deterministic:
+    cells = (
+        table.reactions(task, memory, role)
+        for role in Role
+        for task in WorkerTask
+        for memory in table.memories(role)
+    )
+    if any(len(reactions) > 1 for reactions in cells):
         return "a contract answering one way only: give a deterministic contract"
     # A bounded memory (`tombstone:K`, K >= 1) forgets the longest idle request when it would
     # remember one idle request too many: with one handoff there is only one request, never
     # forgotten, so such workers are mirrored as unbounded ones.
-    if not all(isinstance(memory, RequestMemory) for memory in table.memories(Role.SOURCE)):
+    if not all(
+        isinstance(memory, RequestMemory) for role in Role for memory in table.memories(role)
+    ):
         return "a contract remembering the four RequestMemory values only"
     return None
 
 
 def _table(table: ContractTable, field: str) -> str:
-    """The contract's `memory` or `reply` for task t and memory m, as nested choices (a
-    memory the contract never reaches has no cell)."""
+    """The contract's `memory` or `reply` for role r, task t and memory m, as nested choices
+    (a memory the contract never reaches has no cell; the role is asked only when the two
+    workers follow different contracts)."""
     cells = []
-    reached = table.memories(Role.SOURCE)
-    for task_number, task in enumerate(WorkerTask, start=1):
-        for memory_number, memory in enumerate(RequestMemory):
-            if memory not in reached:
-                continue
-            reaction = table.react(task, memory)
-            if field == "memory":
-                assert isinstance(reaction.memory, RequestMemory)  # `unmirrored` says so
-                number = _MEMORIES.index(reaction.memory)
-            else:
-                number = _REPLIES.index(reaction.reply) + 1
-            cells.append(f"(t == {task_number} && m == {memory_number}) -> {number}")
+    roles = _roles(table)
+    for role_number, role in enumerate(roles):
+        whose = f"r == {role_number} && " if len(roles) > 1 else ""
+        reached = table.memories(role)
+        for task_number, task in enumerate(WorkerTask, start=1):
+            for memory_number, memory in enumerate(RequestMemory):
+                if memory not in reached:
+                    continue
+                reaction = table.react(task, memory, role)
+                if field == "memory":
+                    number = _number(reaction.memory)
+                else:
+                    number = _REPLIES.index(reaction.reply) + 1
+                cells.append(f"({whose}t == {task_number} && m == {memory_number}) -> {number}")
     text = "0"
     for cell in reversed(cells):
         text = f"({cell} : {text})"
     return text
+
+
+def _number(memory: Hashable) -> int:
+    assert isinstance(memory, RequestMemory)  # `unmirrored` says so
+    return _MEMORIES.index(memory)
+
+
+def _roles(table: ContractTable) -> tuple[Role, ...]:
+    """The roles whose contracts differ: the source's alone when both follow one."""
+    contract = table.contract
+    same = contract.for_role(Role.SOURCE) is contract.for_role(Role.DESTINATION)
+    return (Role.SOURCE,) if same else tuple(Role)
 
 
 def _contract(table: ContractTable) -> str:
@@ -139,12 +163,17 @@ def _contract(table: ContractTable) -> str:
     replies = [f"#define Y_{reply.name} {n}" for n, reply in enumerate(WorkerReply, start=1)]
     return "\n".join(
         [
-            f"/* -- the workers' contract, {table.name!r}, tabulated: task t, memory m -- */",
+            f"/* -- the workers' contract, {table.name!r}, tabulated: r, t, m -- */",
             *tasks,
             *memories,
             *replies,
-            f"#define REACT_MEMORY(t, m) {_table(table, 'memory')}",
-            f"#define REACT_REPLY(t, m) {_table(table, 'reply')}",
+            f"#define REACT_MEMORY(r, t, m) {_table(table, 'memory')}",
+            f"#define REACT_REPLY(r, t, m) {_table(table, 'reply')}",
+            *(
+                f"#define M_INITIAL_{n} {_number(table.initial(role))}"
+                for n, role in enumerate(Role)
+            ),
+            "#define M_INITIAL(W) (W == 0 -> M_INITIAL_0 : M_INITIAL_1)",
             "#define DESTINATION_WORK(A) (A == A_ReserveDestination || "
             "A == A_ActivateDestination || A == A_CancelDestination)",
             "#define ROLE(A) (DESTINATION_WORK(A) -> 1 : 0)",
@@ -194,7 +223,6 @@ def _runtime(chart: CompiledChart, options: System) -> str:
             f"#define QMAX {_qmax(options)}",
             f"#define ON_SEND {int(options.acknowledge is Acknowledge.ON_SEND)}",
             f"#define COPIES {int(Fault.DUPLICATION in injected)}",
-            f"#define M_INITIAL {_initial(options)}",
             "/* A message: the action id times 16, plus what it carries: the action itself, the",
             "   work's fact, a Failed fact (the worker's word for work acknowledged on send that",
             "   it did not do), or an outcome kind. */",
@@ -210,7 +238,7 @@ def _runtime(chart: CompiledChart, options: System) -> str:
             "typedef Queue { byte m[QMAX]; byte n };",
             "Queue q[CHANNELS];       /* in flight: one sorted multiset, or each worker's four "
             "channels in order */",
-            "byte mem[2] = M_INITIAL; /* what the source (0) and destination (1) remember */",
+            "byte mem[2];             /* what the source (0) and destination (1) remember */",
             "short done[2];           /* bit k: the worker did (or failed) action k, as long as "
             "it remembers the request */",
             "byte kind_of[LOG_SIZE];  /* the action issued with each id; never cleared */",
@@ -231,13 +259,6 @@ def _runtime(chart: CompiledChart, options: System) -> str:
             f"#define EARLY_terminated ({_early(chart, ChartEvent.TERMINATED)})",
         ]
     )
-
-
-def _initial(options: System) -> int:
-    """The number of what a worker remembers of a request it never saw."""
-    initial = ContractTable(options.contract).initial(Role.SOURCE)
-    assert isinstance(initial, RequestMemory)  # `unmirrored` says so
-    return _MEMORIES.index(initial)
 
 
 _CHANNELS = 4
@@ -263,7 +284,8 @@ def _moves(options: System) -> str:
     )
     channel = "(IS_ACT(M) -> 0 : 2) + ROLE(kind_of[ID(M)])" if options.fifo else "0"
     remember = (
-        "  if :: mem[w] != M_INITIAL -> done[w] = done[w] | (1 << k) :: else -> done[w] = 0 fi;\n"
+        "  if :: mem[w] != M_INITIAL(w) -> done[w] = done[w] | (1 << k)\n"
+        "  :: else -> done[w] = 0 fi;\n"
         if Fault.DUPLICATION in options.injected
         else ""
     )
@@ -387,8 +409,8 @@ inline perform() {{
   :: mv == MV_FAIL -> c_out = Y_FAILED; faults++
   :: mv != MV_FAIL && DONE_BEFORE(w, k) -> c_out = Y_SILENT
   :: else ->
-       c_out = REACT_REPLY(TASK(kind_of[k]), mem[w]);
-       mem[w] = REACT_MEMORY(TASK(kind_of[k]), mem[w])
+       c_out = REACT_REPLY(w, TASK(kind_of[k]), mem[w]);
+       mem[w] = REACT_MEMORY(w, TASK(kind_of[k]), mem[w])
   fi;
 {remember}  if :: mem[w] == M_HELD && told[w] -> W2_broken = 1 :: else -> skip fi;
   if
@@ -467,7 +489,7 @@ def _process(options: System) -> str:
                 )
     if Fault.RESTART in injected:
         choices += [
-            f"       :: {faulty} && restarts < BUDGET && mem[{role}] != M_INITIAL -> "
+            f"       :: {faulty} && restarts < BUDGET && mem[{role}] != M_INITIAL({role}) -> "
             f"mv = MV_RESTART; k = {role}"
             for role in (0, 1)
         ]
@@ -479,7 +501,10 @@ def _process(options: System) -> str:
     return f"""\
 /* -- the system: one move at a time, chosen among those enabled, then made in one step -- */
 active proctype system() {{
-  d_step {{ c_kind = K_START; c_event = E_start; call_coordinator(); started = 1; judge() }};
+  d_step {{
+    mem[0] = M_INITIAL_0; mem[1] = M_INITIAL_1;
+    c_kind = K_START; c_event = E_start; call_coordinator(); started = 1; judge()
+  }};
 end:
   do
   :: atomic {{
@@ -496,7 +521,7 @@ end:
               dequeue(); lost++; terminated = 1;
               c_kind = K_FACT; c_fact = F_TimedOut; c_event = E_terminated
          :: mv == MV_RESTART ->     /* the worker forgets every request, frees every slot */
-              mem[k] = M_INITIAL; done[k] = 0; restarted[k] = 1; restarts++
+              mem[k] = M_INITIAL(k); done[k] = 0; restarted[k] = 1; restarts++
          :: mv == MV_TERMINAL -> terminated = 1; c_kind = K_FACT; c_event = E_terminated; faults++
          :: mv == MV_CALM -> calm = 1
          fi
