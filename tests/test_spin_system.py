@@ -17,9 +17,12 @@ from handoff import HandoffOrder, SourceFirstChart
 from handoff._compile.table import CompiledChart, compiled
 from handoff._review.properties import Key
 from handoff._review.spin.agreement import Agreement, agreement
-from handoff._review.spin.run import run_spin
-from handoff._review.spin.system import system_model
+from handoff._review.spin.replay import confirm_system
+from handoff._review.spin.run import Trail, run_spin
+from handoff._review.spin.system import G_ACT, G_OUT, Move, system_model
+from handoff._review.spin.vocabulary import FACTS, OUTCOME_KINDS
 from handoff._review.system import System
+from handoff._review.verdict import MoveKind
 from handoff._runs.faults import Fault
 from handoff._runs.workers import (
     FORGETFUL,
@@ -28,6 +31,8 @@ from handoff._runs.workers import (
     PerRole,
     Tombstone,
 )
+from handoff._values.messages import HandoffFact
+from handoff._values.values import OutcomeKind
 
 S = SourceFirstChart
 
@@ -208,7 +213,9 @@ def test_run_spin_refuses_what_unmirrored_names() -> None:
             (
                 "SourceFirst, tombstone workers, messages delivered in any order, faults crash "
                 "(1 each): ",
-                "UNSAFE: W1 (SourceFirst, tombstone workers), W2 (SourceFirst, tombstone workers)",
+                # Spin's trail, replayed through the explorer's world, told in its words.
+                "the destination restarts: it forgets the request and frees its slot",
+                "holds a KV slot for it (Spin trail, replayed)",
                 "SourceFirst: Spin agrees with the explorer",
             ),
         ),
@@ -223,3 +230,45 @@ def test_review_workers_engine_spin_reports_the_agreement(
     argv = ["review", "--workers", *workers.split(), "--engine", "spin", "--order", "SourceFirst"]
     assert main(argv) == status
     assert_contains(capsys.readouterr().out, *lines)
+
+
+def _code(action_id: int, carried: int) -> int:
+    return action_id * 16 + carried
+
+
+FAILED = FACTS.index(HandoffFact.Failed) + 1
+NOOP = G_OUT + OUTCOME_KINDS.index(OutcomeKind.NOOP) + 1
+# Forgetful workers, SourceFirst: a failure before the submission arrives cancels it; the
+# source answers the cancel Noop, the coordinator takes that as freed, and then the late
+# submission takes a slot (W2).  As the model prints its moves: MOVE mv what id.
+OVERTAKEN = (
+    (Move.START, 0, 0),
+    (Move.TERMINAL, FAILED, 0),
+    (Move.DELIVER, _code(1, G_ACT), 1),
+    (Move.CALM, 0, 0),
+    (Move.DELIVER, _code(1, NOOP), 1),
+    (Move.DELIVER, _code(0, G_ACT), 0),
+)
+
+
+def test_a_system_trail_is_confirmed_by_the_explorers_world_move_by_move() -> None:
+    system = System(FORGETFUL)
+    found = confirm_system(SF, system, W2, Trail((), moves=OVERTAKEN))
+    assert found.finding is not None
+    assert "took a KV slot for #0 SubmitPrefill after the coordinator was told" in found.finding
+    assert [step.kind for step in found.steps] == [
+        MoveKind.START,
+        MoveKind.FAULT,
+        MoveKind.TO_WORKER,
+        MoveKind.TO_COORDINATOR,
+        MoveKind.TO_WORKER,
+    ]
+    # Stopped short of the violation, the same run confirms nothing; a move the world cannot
+    # make (the cancel, never issued without the failure) confirms nothing either; nor does
+    # a trail of a property the run does not break.
+    assert confirm_system(SF, system, W2, Trail((), moves=OVERTAKEN[:-1])).finding is None
+    impossible = (OVERTAKEN[0], *OVERTAKEN[2:])
+    assert confirm_system(SF, system, W2, Trail((), moves=impossible)).finding is None
+    assert confirm_system(SF, system, W1, Trail((), moves=OVERTAKEN)).finding is None
+    # With tombstones the same moves leave a tombstone: the late submission is dropped.
+    assert confirm_system(SF, System(TOMBSTONE), W2, Trail((), moves=OVERTAKEN)).finding is None

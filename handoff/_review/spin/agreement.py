@@ -85,8 +85,7 @@ def agreement(name: str, chart: CompiledChart, system: System | None = None) -> 
         _shipped(
             v
             for v in failing
-            if system is None
-            and (v.counterexample is None or UNCONFIRMED in v.counterexample.finding)
+            if v.counterexample is None or UNCONFIRMED in v.counterexample.finding
         )
     )
     return Agreement(

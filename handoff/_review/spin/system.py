@@ -18,6 +18,7 @@ fitting outcome in flight beside the work, and the worker answers with the work'
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Hashable
 
 from handoff._chart.vocabulary import ChartEvent
@@ -37,7 +38,7 @@ from handoff._runs.workers import (
 )
 from handoff._values.errors import OutOfOrderFactError
 
-__all__ = ["system_model", "unmirrored"]
+__all__ = ["G_ACT", "G_FACT", "G_FAILED", "G_OUT", "Move", "system_model", "unmirrored"]
 
 _FACTS = (
     ("A_SubmitPrefill", "F_SourceHeld", ChartEvent.SOURCE_HELD, "c_timing = 1"),
@@ -226,10 +227,10 @@ def _runtime(chart: CompiledChart, options: System) -> str:
             "/* A message: the action id times 16, plus what it carries: the action itself, the",
             "   work's fact, a Failed fact (the worker's word for work acknowledged on send that",
             "   it did not do), or an outcome kind. */",
-            "#define G_ACT 1",
-            "#define G_FACT 2",
-            "#define G_FAILED 3",
-            "#define G_OUT 3              /* G_OUT + O_<kind>: an outcome */",
+            f"#define G_ACT {G_ACT}",
+            f"#define G_FACT {G_FACT}",
+            f"#define G_FAILED {G_FAILED}",
+            f"#define G_OUT {G_OUT}              /* G_OUT + O_<kind>: an outcome */",
             "#define MSG(K, G) ((K) * 16 + (G))",
             "#define ID(M) ((M) / 16)",
             "#define WHAT(M) ((M) % 16)",
@@ -259,6 +260,30 @@ def _runtime(chart: CompiledChart, options: System) -> str:
             f"#define EARLY_terminated ({_early(chart, ChartEvent.TERMINATED)})",
         ]
     )
+
+
+G_ACT, G_FACT, G_FAILED = 1, 2, 3
+"""What a message carries (its code is its action id times 16 plus this): the action, the
+work's fact, a `Failed` fact."""
+G_OUT = 3
+"""An outcome of kind n (numbered from 1, `OUTCOME_KINDS`) is G_OUT + n."""
+
+
+class Move(enum.IntEnum):
+    """The moves of the system model, as it numbers them (and prints them: `MOVE mv what id`)."""
+
+    START = 0
+    DELIVER = 1
+    FAIL = 2
+    TERMINAL = 3
+    CALM = 4
+    DUPLICATE = 5
+    LOSE = 6
+    RESTART = 7
+
+
+def _move_names() -> str:
+    return "\n".join(f"#define MV_{move.name} {move.value}" for move in Move if move)
 
 
 _CHANNELS = 4
@@ -291,13 +316,7 @@ def _moves(options: System) -> str:
     )
     return f"""\
 /* -- the moves: a call to the coordinator, a worker's reaction -- */
-#define MV_DELIVER 1
-#define MV_FAIL 2
-#define MV_TERMINAL 3
-#define MV_CALM 4
-#define MV_DUPLICATE 5
-#define MV_LOSE 6
-#define MV_RESTART 7
+{_move_names()}
 byte mv = 0;
 #define FACT_EARLY(K) ({early})
 #define EARLY(M) ((WHAT(M) == G_FACT && FACT_EARLY(ID(M))) || \\
@@ -502,7 +521,7 @@ def _process(options: System) -> str:
 /* -- the system: one move at a time, chosen among those enabled, then made in one step -- */
 active proctype system() {{
   d_step {{
-    mem[0] = M_INITIAL_0; mem[1] = M_INITIAL_1;
+    mem[0] = M_INITIAL_0; mem[1] = M_INITIAL_1; printf("MOVE 0 0 0\\n");
     c_kind = K_START; c_event = E_start; call_coordinator(); started = 1; judge()
   }};
 end:
@@ -524,7 +543,9 @@ end:
               mem[k] = M_INITIAL(k); done[k] = 0; restarted[k] = 1; restarts++
          :: mv == MV_TERMINAL -> terminated = 1; c_kind = K_FACT; c_event = E_terminated; faults++
          :: mv == MV_CALM -> calm = 1
-         fi
+         fi;
+         /* what moved, read back from a trail: the move, its message (or fact), its id */
+         printf("MOVE %d %d %d\\n", mv, (mv == MV_TERMINAL -> c_fact : qm), k)
        }};
        d_step {{ if :: c_kind != 0 -> call_coordinator() :: else -> skip fi }};
        d_step {{ judge(); mv = 0; k = 0; qc = 0; qp = 0; qm = 0 }}
