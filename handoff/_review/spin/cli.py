@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 __all__ = ["UNCONFIRMED", "run", "spin_review"]
 
 UNCONFIRMED = "the real coordinator does not confirm Spin's trail"
-UNREAD = "Spin's trail of a system run is not read back"
+UNREAD = "Spin wrote no trail for it"
 
 
 def run(
