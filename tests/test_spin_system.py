@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from charts import SF_ALONE, SF_BOTH, states, without
 from charts.acknowledgement import CancelOnceSubmitted
-from support import SILENT_CANCEL, assert_contains, spin_or_skip
+from support import SILENT_CANCEL, SecondSlot, assert_contains, spin_or_skip
 
 from handoff import HandoffOrder, SourceFirstChart
 from handoff._compile.table import CompiledChart, compiled
@@ -54,7 +54,7 @@ class Leaking(SourceFirstChart):
 
 
 SF, DF = compiled(HandoffOrder.SOURCE_FIRST), compiled(HandoffOrder.DESTINATION_FIRST)
-W1, W2, W4, W5 = Key("W1"), Key("W2"), Key("W4"), Key("W5")
+W1, W2, W4, W5, W6 = Key("W1"), Key("W2"), Key("W4"), Key("W5"), Key("W6")
 CRASH, LOSE = frozenset({Fault.RESTART}), frozenset({Fault.LOSS})
 ON_SEND = Acknowledge.ON_SEND
 MIXED = PerRole(TOMBSTONE, FORGETFUL)
@@ -105,6 +105,10 @@ SYSTEMS: dict[str, tuple[CompiledChart, System, set[Key]]] = {
         System(Tombstone(remembers=1), injected=CRASH),
         {W1, W2},
     ),
+    # Slots counted: activating takes a second slot for one request (W6), unless the worker
+    # holds one slot at most (--slots 1), when the activation is refused instead.
+    "second slot, SourceFirst": (SF, System(SecondSlot()), {W6}),
+    "second slot, DestinationFirst, one slot": (DF, System(SecondSlot(), slots=1), set()),
     # A contract per role: the forgetful destination leaks as forgetful workers do.
     "source tombstone, destination forgetful, SourceFirst": (SF, System(MIXED), {W1, W2}),
 }
@@ -149,6 +153,13 @@ def test_the_model_tabulates_the_contract_and_names_what_it_checks() -> None:
     )
     forgetful = system_model(SF, System(FORGETFUL))
     assert "(t == 5 && m == 0) -> 0" in forgetful
+    # Slots follow the contract's reactions (SL_TAKE 1, SL_FREE 2, SL_KEEP 3): a take on an
+    # unknown request (task 1, memory 0) takes one, a cancel of a held one (task 5, memory 1)
+    # frees it, a cancel of an unknown one keeps none.
+    slots = next(line for line in text.splitlines() if line.startswith("#define REACT_SLOTS"))
+    assert_contains(
+        slots, "(t == 1 && m == 0) -> 1 :", "(t == 5 && m == 1) -> 2 :", "(t == 5 && m == 0) -> 3 :"
+    )
     # A contract per role: each role's cells, the role asked.
     mixed = system_model(SF, System(MIXED))
     assert_contains(mixed, "(r == 0 && t == 5 && m == 0) -> 3", "(r == 1 && t == 5 && m == 0) -> 0")
@@ -167,7 +178,7 @@ def test_the_model_tabulates_the_contract_and_names_what_it_checks() -> None:
     assert_contains(
         faulty,
         "#define BUDGET 2",
-        "restarts < BUDGET && mem[1] != M_INITIAL(1) -> mv = MV_RESTART; k = 1",
+        "restarts < BUDGET && REMEMBERS(1) -> mv = MV_RESTART; k = 1",
         "lost < BUDGET && q[0].n > 7 -> mv = MV_LOSE",
         "#define QMAX 8",
     )
@@ -202,7 +213,9 @@ def test_run_spin_refuses_what_unmirrored_names() -> None:
             "tombstone",
             0,
             (
-                "OK: all 7 properties hold for SourceFirst with tombstone workers",
+                # Every system property but W7, which Spin does not mirror.
+                "OK: all 8 properties hold for SourceFirst with tombstone workers",
+                "; not mirrored: W7\n",
                 "SourceFirst: Spin agrees with the explorer",
             ),
         ),

@@ -33,6 +33,7 @@ from handoff._runs.workers import (
     ContractTable,
     RequestMemory,
     Role,
+    Slots,
     WorkerReply,
     WorkerTask,
 )
@@ -91,6 +92,7 @@ def _header(chart: CompiledChart, options: System) -> str:
 
 _MEMORIES = list(RequestMemory)
 _REPLIES = list(WorkerReply)
+_SLOTS = list(Slots)
 
 
 def unmirrored(system: System) -> str | None:
@@ -98,8 +100,6 @@ def unmirrored(system: System) -> str | None:
     the one place that says so, for `handoff review --engine spin` and `run_spin` alike."""
     if system.concurrency > 1:
         return "one handoff at a time: drop --concurrency"
-    if system.slots is not None:
-        return "workers with unbounded slots only: drop --slots"
     if system.properties:
         return "the shipped properties only: drop --property"
     table = ContractTable(system.contract)
@@ -122,7 +122,8 @@ def unmirrored(system: System) -> str | None:
 
 
 def _table(table: ContractTable, field: str) -> str:
-    """The contract's `memory` or `reply` for role r, task t and memory m, as nested choices
+    """The contract's `memory`, `reply` or `slots` (what it does to the request's slots) for
+    role r, task t and memory m, as nested choices
     (a memory the contract never reaches has no cell; the role is asked only when the two
     workers follow different contracts)."""
     cells = []
@@ -137,6 +138,8 @@ def _table(table: ContractTable, field: str) -> str:
                 reaction = table.react(task, memory, role)
                 if field == "memory":
                     number = _number(reaction.memory)
+                elif field == "slots":
+                    number = _SLOTS.index(reaction.change(memory)) + 1
                 else:
                     number = _REPLIES.index(reaction.reply) + 1
                 cells.append(f"({whose}t == {task_number} && m == {memory_number}) -> {number}")
@@ -170,6 +173,8 @@ def _contract(table: ContractTable) -> str:
             *replies,
             f"#define REACT_MEMORY(r, t, m) {_table(table, 'memory')}",
             f"#define REACT_REPLY(r, t, m) {_table(table, 'reply')}",
+            *(f"#define SL_{change.name} {n}" for n, change in enumerate(Slots, start=1)),
+            f"#define REACT_SLOTS(r, t, m) {_table(table, 'slots')}",
             *(
                 f"#define M_INITIAL_{n} {_number(table.initial(role))}"
                 for n, role in enumerate(Role)
@@ -240,6 +245,9 @@ def _runtime(chart: CompiledChart, options: System) -> str:
             "Queue q[CHANNELS];       /* in flight: one sorted multiset, or each worker's four "
             "channels in order */",
             "byte mem[2];             /* what the source (0) and destination (1) remember */",
+            "byte held[2];            /* the KV slots each holds for the request */",
+            f"#define SLOT_BOUND {options.slots or 0}      /* --slots; 0: unbounded */",
+            "#define REMEMBERS(W) (mem[W] != M_INITIAL(W) || held[W] > 0)",
             "short done[2];           /* bit k: the worker did (or failed) action k, as long as "
             "it remembers the request */",
             "byte kind_of[LOG_SIZE];  /* the action issued with each id; never cleared */",
@@ -251,7 +259,7 @@ def _runtime(chart: CompiledChart, options: System) -> str:
             "bit started = 0;",
             "bit calm = 0;                /* no more faults: deliveries only (W4, W5) */",
             "bit terminated = 0;          /* a terminal fact was reported (W5) */",
-            "bit W1_broken, W2_broken, W3_broken, Bound_broken, Errors_broken;",
+            "bit W1_broken, W2_broken, W3_broken, W6_broken, Bound_broken, Errors_broken;",
             "byte k, w, qc, qp, qm, nm, x, y, freeing;",
             f"#define COMPLETE ({complete})",
             f"#define QUIET ({quiet})",
@@ -309,8 +317,7 @@ def _moves(options: System) -> str:
     )
     channel = "(IS_ACT(M) -> 0 : 2) + ROLE(kind_of[ID(M)])" if options.fifo else "0"
     remember = (
-        "  if :: mem[w] != M_INITIAL(w) -> done[w] = done[w] | (1 << k)\n"
-        "  :: else -> done[w] = 0 fi;\n"
+        "  if :: REMEMBERS(w) -> done[w] = done[w] | (1 << k)\n  :: else -> done[w] = 0 fi;\n"
         if Fault.DUPLICATION in options.injected
         else ""
     )
@@ -369,7 +376,7 @@ inline call_coordinator() {{
   if
   :: freeing != 0 && result != CRASHED && result != REFUSED ->
        w = freeing - 1;
-       if :: mem[w] == M_HELD -> W2_broken = 1 :: else -> skip fi;
+       if :: held[w] > 0 -> W2_broken = 1 :: else -> skip fi;
        told[w] = 1; w = 0
   :: else -> skip
   fi;
@@ -428,10 +435,22 @@ inline perform() {{
   :: mv == MV_FAIL -> c_out = Y_FAILED; faults++
   :: mv != MV_FAIL && DONE_BEFORE(w, k) -> c_out = Y_SILENT
   :: else ->
-       c_out = REACT_REPLY(w, TASK(kind_of[k]), mem[w]);
-       mem[w] = REACT_MEMORY(w, TASK(kind_of[k]), mem[w])
+       x = REACT_SLOTS(w, TASK(kind_of[k]), mem[w]);
+       if
+       :: x == SL_TAKE && SLOT_BOUND > 0 && held[w] >= SLOT_BOUND -> c_out = Y_FAILED  /* full */
+       :: else ->
+            c_out = REACT_REPLY(w, TASK(kind_of[k]), mem[w]);
+            mem[w] = REACT_MEMORY(w, TASK(kind_of[k]), mem[w]);
+            if
+            :: x == SL_TAKE -> held[w]++
+            :: x == SL_FREE -> held[w] = 0
+            :: else -> skip
+            fi
+       fi;
+       x = 0
   fi;
-{remember}  if :: mem[w] == M_HELD && told[w] -> W2_broken = 1 :: else -> skip fi;
+{remember}  if :: held[w] > 0 && told[w] -> W2_broken = 1 :: else -> skip fi;
+  if :: held[w] > 1 -> W6_broken = 1 :: else -> skip fi;
   if
   :: ACK_ON_SEND(kind_of[k]) ->
        /* acknowledged as sent: the work's fact says it was done, Failed that it was not */
@@ -464,15 +483,16 @@ inline deliver() {{
 
 inline judge() {{
   if
-  :: ENDED && completion == C_CANCELED && (mem[0] == M_HELD || mem[1] == M_HELD) -> W1_broken = 1
-  :: ENDED && completion == C_SUCCESS && (mem[0] == M_HELD ||
-       (mem[1] != M_HELD && !restarted[1])) -> W1_broken = 1
+  :: ENDED && completion == C_CANCELED && (held[0] > 0 || held[1] > 0) -> W1_broken = 1
+  :: ENDED && completion == C_SUCCESS && (held[0] > 0 || (held[1] == 0 && !restarted[1])) ->
+       W1_broken = 1
   :: else -> skip
   fi;
   if :: next_id > MAX_ID -> Bound_broken = 1; stopped = 1 :: else -> skip fi;
   assert(!W1_broken);
   assert(!W2_broken);
   assert(!W3_broken);
+  assert(!W6_broken);
   assert(!Bound_broken);
   assert(!Errors_broken)
 }}"""
@@ -508,7 +528,7 @@ def _process(options: System) -> str:
                 )
     if Fault.RESTART in injected:
         choices += [
-            f"       :: {faulty} && restarts < BUDGET && mem[{role}] != M_INITIAL({role}) -> "
+            f"       :: {faulty} && restarts < BUDGET && REMEMBERS({role}) -> "
             f"mv = MV_RESTART; k = {role}"
             for role in (0, 1)
         ]
@@ -540,7 +560,7 @@ end:
               dequeue(); lost++; terminated = 1;
               c_kind = K_FACT; c_fact = F_TimedOut; c_event = E_terminated
          :: mv == MV_RESTART ->     /* the worker forgets every request, frees every slot */
-              mem[k] = M_INITIAL(k); done[k] = 0; restarted[k] = 1; restarts++
+              mem[k] = M_INITIAL(k); held[k] = 0; done[k] = 0; restarted[k] = 1; restarts++
          :: mv == MV_TERMINAL -> terminated = 1; c_kind = K_FACT; c_event = E_terminated; faults++
          :: mv == MV_CALM -> calm = 1
          fi;
