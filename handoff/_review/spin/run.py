@@ -88,7 +88,7 @@ class SpinRun:
     liveness_states: dict[Key, int]
     """States stored by each LTL search (configurations × mode × round-robin turn)."""
     trails: dict[Key, Trail | None]
-    """Per mirrored property: None when it holds or its trail is not read back, else its
+    """Per mirrored property: None when it holds, else its
     first counterexample."""
     seconds: float
     broken: frozenset[Key] = frozenset()
