@@ -29,6 +29,8 @@ from handoff._runs.workers import (
     FORGETFUL,
     TOMBSTONE,
     RequestMemory,
+    Slots,
+    Tombstone,
     WorkerContract,
     WorkerReaction,
     WorkerReply,
@@ -246,6 +248,17 @@ class Silent(WorkerContract):
         if task is self.task:
             return WorkerReaction(self.memory, WorkerReply.SILENT)
         return self.otherwise.react(task, memory)
+
+
+class SecondSlot(Tombstone):
+    """Activating takes a second slot for the request it already holds one for."""
+
+    name = "second-slot"
+
+    def react(self, task: WorkerTask, memory: RequestMemory) -> WorkerReaction:
+        if task is WorkerTask.ACTIVATE and memory is RequestMemory.HELD:
+            return WorkerReaction(RequestMemory.HELD, WorkerReply.DONE, Slots.TAKE)
+        return super().react(task, memory)
 
 
 SILENT_CANCEL = Silent("silent-cancel", WorkerTask.CANCEL, RequestMemory.FREED, TOMBSTONE)

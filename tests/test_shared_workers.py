@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import run_handoff
+from support import SecondSlot, run_handoff
 
 from handoff import HandoffOrder, SystemView
 from handoff._review.explore import Review, review_order
@@ -21,14 +21,15 @@ from handoff._review.spin.system import unmirrored
 from handoff._review.system import System
 from handoff._review.system_replay import line_of, replay_moves
 from handoff._review.system_state import judge_own
+from handoff._runs.faults import Fault
 from handoff._runs.workers import (
     FORGETFUL,
     TOMBSTONE,
+    Acknowledge,
     ContractTable,
     PerRole,
     RequestMemory,
     Role,
-    Slots,
     Tombstone,
     WorkerContract,
     WorkerReaction,
@@ -117,17 +118,6 @@ def test_a_shared_run_replays_move_by_move() -> None:
 # -- contracts -----------------------------------------------------------------------------
 
 
-class _SecondSlot(Tombstone):
-    """Activating takes a second slot for the request it already holds one for."""
-
-    name = "second-slot"
-
-    def react(self, task: WorkerTask, memory: Any) -> WorkerReaction:
-        if task is T.ACTIVATE and memory is M.HELD:
-            return WorkerReaction(M.HELD, Y.DONE, Slots.TAKE)
-        return super().react(task, memory)
-
-
 class _Refusing(Tombstone):
     """Takes no work at all: every submission and reservation fails."""
 
@@ -161,7 +151,7 @@ class _Counting(WorkerContract):
 
 
 def test_a_second_slot_for_one_request_breaks_w6() -> None:
-    review = _review(_SecondSlot())
+    review = _review(SecondSlot())
     assert Key.ONE_SLOT_PER_REQUEST in _failing(review)
     example = review.verdict("W6").counterexample
     assert example is not None
@@ -218,25 +208,25 @@ def test_a_slot_bound_refuses_the_work_beyond_it() -> None:
 
 def test_spin_says_in_one_line_what_it_does_not_mirror() -> None:
     assert unmirrored(System(TOMBSTONE)) is None
+    assert unmirrored(System(TOMBSTONE, fifo=True)) is None
+    # Spin mirrors every world of one handoff the shipped contracts make: FIFO or not, every
+    # fault injected, either acknowledgement (tests/test_spin_system.py checks they agree).
+    everything = frozenset({Fault.DUPLICATION, Fault.LOSS, Fault.RESTART})
+    assert unmirrored(System(FORGETFUL, injected=everything, budget=3)) is None
+    assert unmirrored(System(TOMBSTONE, acknowledge=Acknowledge.ON_SEND)) is None
     assert unmirrored(System(TOMBSTONE, concurrency=2)) == (
         "one handoff at a time: drop --concurrency"
     )
-    assert unmirrored(System(TOMBSTONE, slots=1)) == (
-        "workers with unbounded slots only: drop --slots"
-    )
+    assert unmirrored(System(TOMBSTONE, slots=1)) is None
     mine = own_property(lambda view: True, "mine")
     assert unmirrored(System(TOMBSTONE, properties=(mine,))) == (
         "the shipped properties only: drop --property"
     )
-    assert unmirrored(System(PerRole(TOMBSTONE, FORGETFUL))) == (
-        "one contract for both roles only: give one contract"
-    )
+    assert unmirrored(System(PerRole(TOMBSTONE, FORGETFUL))) is None
     assert unmirrored(System(_Maybe())) == (
         "a contract answering one way only: give a deterministic contract"
     )
-    assert unmirrored(System(Tombstone(remembers=1))) == (
-        "workers remembering every request only: give an unbounded contract"
-    )
+    assert unmirrored(System(Tombstone(remembers=1))) is None
 
 
 # -- properties of one's own -------------------------------------------------------------

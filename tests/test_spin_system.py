@@ -6,23 +6,33 @@ Spin must be installed, as for tests/test_spin.py (skipped elsewhere, never unde
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import pytest
 from charts import SF_ALONE, SF_BOTH, states, without
-from support import SILENT_CANCEL, assert_contains, spin_or_skip
+from charts.acknowledgement import CancelOnceSubmitted
+from support import SILENT_CANCEL, SecondSlot, assert_contains, spin_or_skip
 
 from handoff import HandoffOrder, SourceFirstChart
 from handoff._compile.table import CompiledChart, compiled
 from handoff._review.properties import Key
 from handoff._review.spin.agreement import Agreement, agreement
-from handoff._review.spin.run import run_spin
-from handoff._review.spin.system import system_model
+from handoff._review.spin.replay import confirm_system
+from handoff._review.spin.run import Trail, run_spin
+from handoff._review.spin.system import G_ACT, G_OUT, Move, system_model
+from handoff._review.spin.vocabulary import FACTS, OUTCOME_KINDS
 from handoff._review.system import System
+from handoff._review.verdict import MoveKind
+from handoff._runs.faults import Fault
 from handoff._runs.workers import (
     FORGETFUL,
     TOMBSTONE,
-    WorkerContract,
+    Acknowledge,
+    PerRole,
+    Tombstone,
 )
+from handoff._values.messages import HandoffFact
+from handoff._values.values import OutcomeKind
 
 S = SourceFirstChart
 
@@ -44,13 +54,63 @@ class Leaking(SourceFirstChart):
 
 
 SF, DF = compiled(HandoffOrder.SOURCE_FIRST), compiled(HandoffOrder.DESTINATION_FIRST)
-SYSTEMS: dict[str, tuple[CompiledChart, WorkerContract, set[Key]]] = {
-    "forgetful SourceFirst": (SF, FORGETFUL, {Key("W1"), Key("W2")}),
-    "forgetful DestinationFirst": (DF, FORGETFUL, {Key("W1"), Key("W2")}),
-    "tombstone SourceFirst": (SF, TOMBSTONE, set()),
-    "tombstone DestinationFirst": (DF, TOMBSTONE, set()),
-    "silent cancels": (SF, SILENT_CANCEL, {Key("W4"), Key("W5")}),
-    "a leaking chart": (compiled(Leaking), TOMBSTONE, {Key("W1")}),
+W1, W2, W4, W5, W6 = Key("W1"), Key("W2"), Key("W4"), Key("W5"), Key("W6")
+CRASH, LOSE = frozenset({Fault.RESTART}), frozenset({Fault.LOSS})
+ON_SEND = Acknowledge.ON_SEND
+MIXED = PerRole(TOMBSTONE, FORGETFUL)
+AWAITS = compiled(CancelOnceSubmitted)
+FIFO_DUP: dict[str, Any] = {"fifo": True, "injected": frozenset({Fault.DUPLICATION})}
+SYSTEMS: dict[str, tuple[CompiledChart, System, set[Key]]] = {
+    # A forgetful worker answers a cancel that overtook the work Noop and then takes the late
+    # work: a slot held after the handoff ended CANCELED (W1), after it was told freed (W2).
+    "forgetful SourceFirst": (SF, System(FORGETFUL), {W1, W2}),
+    "forgetful DestinationFirst": (DF, System(FORGETFUL), {W1, W2}),
+    "tombstone SourceFirst": (SF, System(TOMBSTONE), set()),
+    "tombstone DestinationFirst": (DF, System(TOMBSTONE), set()),
+    "silent cancels": (SF, System(SILENT_CANCEL), {W4, W5}),
+    "a leaking chart": (compiled(Leaking), System(TOMBSTONE), {W1}),
+    # FIFO per worker: a cancel can no longer overtake the work it cancels, so even forgetful
+    # workers never see one first.
+    "forgetful SourceFirst, FIFO": (SF, System(FORGETFUL, fifo=True), set()),
+    "forgetful DestinationFirst, FIFO": (DF, System(FORGETFUL, fifo=True), set()),
+    # A restart forgets the tombstone: the submission a cancel overtook is then taken, after
+    # the source was told freed (W2) and, once it is delivered, for a CANCELED handoff (W1).
+    "tombstone SourceFirst, crash": (SF, System(TOMBSTONE, injected=CRASH), {W1, W2}),
+    "tombstone DestinationFirst, crash": (DF, System(TOMBSTONE, injected=CRASH), {W1, W2}),
+    # FIFO, but a duplicated submission's copy goes behind the cancel queued after it: a
+    # forgetful worker frees, forgets, and takes the copy as new work; a tombstone drops it.
+    "forgetful SourceFirst, FIFO, duplicate": (SF, System(FORGETFUL, **FIFO_DUP), {W1, W2}),
+    "forgetful DestinationFirst, FIFO, duplicate": (DF, System(FORGETFUL, **FIFO_DUP), {W1, W2}),
+    "tombstone SourceFirst, FIFO, duplicate": (SF, System(TOMBSTONE, **FIFO_DUP), set()),
+    "tombstone DestinationFirst, FIFO, duplicate": (DF, System(TOMBSTONE, **FIFO_DUP), set()),
+    # A lost cancel is never sent again: its timeout leaves the cleanup waiting for ever.
+    "tombstone SourceFirst, lose": (SF, System(TOMBSTONE, injected=LOSE), {W4, W5}),
+    "tombstone DestinationFirst, lose": (DF, System(TOMBSTONE, injected=LOSE), {W4, W5}),
+    # Acknowledged on send, a cancel may still overtake the work: forgetful workers leak as
+    # on reply.  A chart that cancels only once the work is acknowledged (charts.
+    # acknowledgement) is safe on reply, even with forgetful workers, and leaks on send,
+    # where the acknowledgement says nothing of where the work is.
+    "forgetful SourceFirst, on send": (SF, System(FORGETFUL, acknowledge=ON_SEND), {W1, W2}),
+    "forgetful DestinationFirst, on send": (DF, System(FORGETFUL, acknowledge=ON_SEND), {W1, W2}),
+    "cancel once submitted, forgetful, on reply": (AWAITS, System(FORGETFUL), set()),
+    "cancel once submitted, forgetful, on send": (
+        AWAITS,
+        System(FORGETFUL, acknowledge=ON_SEND),
+        {W1, W2},
+    ),
+    # One handoff is one request: a worker remembering only the last idle one never forgets
+    # it, and a crash forgets it all the same, as for unbounded tombstones.
+    "tombstone:1 SourceFirst, crash": (
+        SF,
+        System(Tombstone(remembers=1), injected=CRASH),
+        {W1, W2},
+    ),
+    # Slots counted: activating takes a second slot for one request (W6), unless the worker
+    # holds one slot at most (--slots 1), when the activation is refused instead.
+    "second slot, SourceFirst": (SF, System(SecondSlot()), {W6}),
+    "second slot, DestinationFirst, one slot": (DF, System(SecondSlot(), slots=1), set()),
+    # A contract per role: the forgetful destination leaks as forgetful workers do.
+    "source tombstone, destination forgetful, SourceFirst": (SF, System(MIXED), {W1, W2}),
 }
 
 
@@ -59,8 +119,8 @@ def agreements() -> dict[str, Agreement]:
     spin_or_skip()
 
     def check(name: str) -> Agreement:
-        chart, contract, _ = SYSTEMS[name]
-        return agreement(name, chart, System(contract))
+        chart, system, _ = SYSTEMS[name]
+        return agreement(name, chart, system)
 
     with ThreadPoolExecutor(max_workers=2) as pool:
         return dict(zip(SYSTEMS, pool.map(check, SYSTEMS), strict=True))
@@ -76,14 +136,14 @@ def test_spin_and_the_explorer_break_the_same_system_properties(
     assert found.spin_fails == expected
     assert found.agree, found.line()
     assert found.states > 0
-    assert set(found.liveness_states) == {Key("W4"), Key("W5")}
+    assert set(found.liveness_states) == {W4, W5}
 
 
 def test_the_model_tabulates_the_contract_and_names_what_it_checks() -> None:
     text = system_model(SF, System(TOMBSTONE))
     assert_contains(
         text,
-        "the workers' contract, 'tombstone', tabulated",
+        "the workers' contract, 'tombstone', tabulated: r, t, m",
         # A cancel (task 5) of an unknown request (memory 0) leaves a tombstone (memory 3).
         "(t == 5 && m == 0) -> 3",
         "ltl W4 {",
@@ -93,11 +153,47 @@ def test_the_model_tabulates_the_contract_and_names_what_it_checks() -> None:
     )
     forgetful = system_model(SF, System(FORGETFUL))
     assert "(t == 5 && m == 0) -> 0" in forgetful
+    # Slots follow the contract's reactions (SL_TAKE 1, SL_FREE 2, SL_KEEP 3): a take on an
+    # unknown request (task 1, memory 0) takes one, a cancel of a held one (task 5, memory 1)
+    # frees it, a cancel of an unknown one keeps none.
+    slots = next(line for line in text.splitlines() if line.startswith("#define REACT_SLOTS"))
+    assert_contains(
+        slots, "(t == 1 && m == 0) -> 1 :", "(t == 5 && m == 1) -> 2 :", "(t == 5 && m == 0) -> 3 :"
+    )
+    # A contract per role: each role's cells, the role asked.
+    mixed = system_model(SF, System(MIXED))
+    assert_contains(mixed, "(r == 0 && t == 5 && m == 0) -> 3", "(r == 1 && t == 5 && m == 0) -> 0")
+    assert "(r == " not in text
+    # Any order: one sorted multiset, every message deliverable; FIFO: four channels, each
+    # delivering its first message only.
+    assert "#define CHANNELS 1 " in text
+    assert "q[0].n > 3 && DELIVERABLE(q[0].m[3])" in text
+    fifo = system_model(SF, System(TOMBSTONE, fifo=True))
+    assert "#define CHANNELS 4 " in fifo
+    assert "q[3].n > 0 && DELIVERABLE(q[3].m[0])" in fifo
+    assert "q[0].n > 1" not in fifo
+    # Each fault --faults injects is a move of its own, within its budget; none without it.
+    assert "MV_DUPLICATE;" not in text
+    faulty = system_model(SF, System(TOMBSTONE, injected=CRASH | LOSE, budget=2))
+    assert_contains(
+        faulty,
+        "#define BUDGET 2",
+        "restarts < BUDGET && REMEMBERS(1) -> mv = MV_RESTART; k = 1",
+        "lost < BUDGET && q[0].n > 7 -> mv = MV_LOSE",
+        "#define QMAX 8",
+    )
+    # In any order, every place a message may be in is a choice; a copy needs one more.
+    assert "q[0].n > 8" not in faulty
+    copies = system_model(SF, System(TOMBSTONE, injected=frozenset({Fault.DUPLICATION})))
+    assert_contains(copies, "#define QMAX 9", "q[0].n > 8 && DELIVERABLE(q[0].m[8])")
+    assert "MV_DUPLICATE;" not in faulty
 
 
-def test_spin_mirrors_any_order_delivery_only() -> None:
-    with pytest.raises(ValueError, match="not FIFO"):
-        run_spin(SF, system=System(TOMBSTONE, fifo=True))
+def test_run_spin_refuses_what_unmirrored_names() -> None:
+    with pytest.raises(
+        ValueError, match=r"^Spin mirrors one handoff at a time: drop --concurrency$"
+    ):
+        run_spin(SF, system=System(TOMBSTONE, concurrency=2))
 
 
 @pytest.mark.parametrize(
@@ -117,7 +213,22 @@ def test_spin_mirrors_any_order_delivery_only() -> None:
             "tombstone",
             0,
             (
-                "OK: all 7 properties hold for SourceFirst with tombstone workers",
+                # Every system property but W7, which Spin does not mirror.
+                "OK: all 8 properties hold for SourceFirst with tombstone workers",
+                "; not mirrored: W7\n",
+                "SourceFirst: Spin agrees with the explorer",
+            ),
+        ),
+        # A fault injected: a restart forgets the tombstone (see SYSTEMS), and both say so.
+        (
+            "tombstone --faults crash",
+            1,
+            (
+                "SourceFirst, tombstone workers, messages delivered in any order, faults crash "
+                "(1 each): ",
+                # Spin's trail, replayed through the explorer's world, told in its words.
+                "the destination restarts: it forgets the request and frees its slot",
+                "holds a KV slot for it (Spin trail, replayed)",
                 "SourceFirst: Spin agrees with the explorer",
             ),
         ),
@@ -129,6 +240,48 @@ def test_review_workers_engine_spin_reports_the_agreement(
     spin_or_skip()
     from handoff.__main__ import main
 
-    argv = ["review", "--workers", workers, "--engine", "spin", "--order", "SourceFirst"]
+    argv = ["review", "--workers", *workers.split(), "--engine", "spin", "--order", "SourceFirst"]
     assert main(argv) == status
     assert_contains(capsys.readouterr().out, *lines)
+
+
+def _code(action_id: int, carried: int) -> int:
+    return action_id * 16 + carried
+
+
+FAILED = FACTS.index(HandoffFact.Failed) + 1
+NOOP = G_OUT + OUTCOME_KINDS.index(OutcomeKind.NOOP) + 1
+# Forgetful workers, SourceFirst: a failure before the submission arrives cancels it; the
+# source answers the cancel Noop, the coordinator takes that as freed, and then the late
+# submission takes a slot (W2).  As the model prints its moves: MOVE mv what id.
+OVERTAKEN = (
+    (Move.START, 0, 0),
+    (Move.TERMINAL, FAILED, 0),
+    (Move.DELIVER, _code(1, G_ACT), 1),
+    (Move.CALM, 0, 0),
+    (Move.DELIVER, _code(1, NOOP), 1),
+    (Move.DELIVER, _code(0, G_ACT), 0),
+)
+
+
+def test_a_system_trail_is_confirmed_by_the_explorers_world_move_by_move() -> None:
+    system = System(FORGETFUL)
+    found = confirm_system(SF, system, W2, Trail((), moves=OVERTAKEN))
+    assert found.finding is not None
+    assert "took a KV slot for #0 SubmitPrefill after the coordinator was told" in found.finding
+    assert [step.kind for step in found.steps] == [
+        MoveKind.START,
+        MoveKind.FAULT,
+        MoveKind.TO_WORKER,
+        MoveKind.TO_COORDINATOR,
+        MoveKind.TO_WORKER,
+    ]
+    # Stopped short of the violation, the same run confirms nothing; a move the world cannot
+    # make (the cancel, never issued without the failure) confirms nothing either; nor does
+    # a trail of a property the run does not break.
+    assert confirm_system(SF, system, W2, Trail((), moves=OVERTAKEN[:-1])).finding is None
+    impossible = (OVERTAKEN[0], *OVERTAKEN[2:])
+    assert confirm_system(SF, system, W2, Trail((), moves=impossible)).finding is None
+    assert confirm_system(SF, system, W1, Trail((), moves=OVERTAKEN)).finding is None
+    # With tombstones the same moves leave a tombstone: the late submission is dropped.
+    assert confirm_system(SF, System(TOMBSTONE), W2, Trail((), moves=OVERTAKEN)).finding is None

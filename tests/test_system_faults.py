@@ -46,7 +46,6 @@ RUNS = {
     "bad-budget": ("review", "--workers", "tombstone", "--faults", "crash", "--fault-budget", "-1"),
     "budget-alone": ("review", "--workers", "tombstone", "--fault-budget", "2"),
     "faults-alone": ("review", "--faults", "crash"),
-    "spin-faults": ("review", "--workers", "tombstone", "--faults", "crash", "--engine", "spin"),
     "simulate-crash": (
         "simulate", "--workers", "tombstone", "--faults", "crash", "--fault-rate", "0.3",
         "--handoffs", "3000",
@@ -67,9 +66,6 @@ RUNS = {
         "--handoffs", "3000",
     ),
     "simulate-faults-alone": ("simulate", "--faults", "lose"),
-    "spin-on-send": (
-        "review", "--workers", "tombstone", "--acknowledge", "on-send", "--engine", "spin",
-    ),
 }  # fmt: skip
 
 
@@ -164,8 +160,6 @@ def test_a_chart_that_waits_for_submitted_is_safe_only_when_the_worker_acknowled
         ("bad-budget", "--fault-budget: expected a whole number from 1 to 9, got '-1'"),
         ("budget-alone", "--fault-budget bounds the faults injected: give --faults too"),
         ("faults-alone", "--faults is about the workers: give --workers too"),
-        ("spin-faults", "--engine spin does not mirror the faults crash yet: drop --faults"),
-        ("spin-on-send", "--engine spin mirrors work acknowledged by the worker's reply only"),
         ("simulate-faults-alone", "--faults is about the workers: give --workers too"),
     ],
 )

@@ -418,8 +418,6 @@ PROPERTIES = (
         "No worker ever holds more than one KV slot for one request: work that takes a slot "
         "is taken once per request, a redelivered copy included.",
         Judged.EDGE,
-        None,
-        "the Promela workers hold at most one slot per request",
         worlds=_WITH_WORKERS,
     ),
     _p(

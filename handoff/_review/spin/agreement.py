@@ -85,8 +85,7 @@ def agreement(name: str, chart: CompiledChart, system: System | None = None) -> 
         _shipped(
             v
             for v in failing
-            if system is None
-            and (v.counterexample is None or UNCONFIRMED in v.counterexample.finding)
+            if v.counterexample is None or UNCONFIRMED in v.counterexample.finding
         )
     )
     return Agreement(
@@ -106,15 +105,22 @@ def _names(keys: frozenset[Key]) -> list[str]:
     return sorted(key.value for key in keys)
 
 
-def _agreement(item: tuple[str, CompiledChart]) -> Agreement:
+def _agreement(item: tuple[str, CompiledChart, System | None]) -> Agreement:
     return agreement(*item)
 
 
-def cross_check(charts: Mapping[str, CompiledChart], workers: int) -> list[Agreement]:
-    """Judge every chart both ways, `workers` charts at a time, in the order given."""
+def cross_check(
+    charts: Mapping[str, CompiledChart],
+    workers: int,
+    systems: Mapping[str, System] | None = None,
+) -> list[Agreement]:
+    """Judge every chart both ways (in the system `systems` names for it, if any, else alone),
+    `workers` charts at a time, in the order given."""
     spawned = multiprocessing.get_context("spawn")
+    given = systems or {}
+    items = [(name, chart, given.get(name)) for name, chart in charts.items()]
     with ProcessPoolExecutor(workers, mp_context=spawned) as pool:
-        return list(pool.map(_agreement, charts.items()))
+        return list(pool.map(_agreement, items))
 
 
 def _shipped(verdicts: Iterable[Verdict]) -> Iterator[Key]:

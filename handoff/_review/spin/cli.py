@@ -3,8 +3,9 @@
 Each property Spin mirrors in the world reviewed gets a verdict.  Alone, a failing one shows
 Spin's trail as the review's calls, replayed through the real coordinator, with the finding
 the review's own monitors make of it; a trail the real coordinator does not confirm fails the
-cross-check.  With workers, Spin's trails are not read back: the report names the broken
-properties, and the explorer reviews the same system beside Spin, which must agree with it.
+cross-check.  With workers, a trail is replayed through the explorer's system world
+(`handoff._review.spin.replay.confirm_system`) and reported in its words, and the explorer
+reviews the same system beside Spin, which must agree with it.
 """
 
 from __future__ import annotations
@@ -20,11 +21,10 @@ from handoff._review.explore import Review, review
 from handoff._review.properties import Key, SpinCheck, WorldKind, prop, properties_of
 from handoff._review.report import exit_status
 from handoff._review.spin.properties import mirrored, not_mirrored
-from handoff._review.spin.replay import confirm
+from handoff._review.spin.replay import confirm, confirm_system
 from handoff._review.spin.run import SpinRun, SpinUnavailableError, run_spin
 from handoff._review.spin.system import unmirrored
 from handoff._review.verdict import Counterexample, Verdict
-from handoff._runs.workers import Acknowledge
 
 if TYPE_CHECKING:
     from handoff._review.system import System
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 __all__ = ["UNCONFIRMED", "run", "spin_review"]
 
 UNCONFIRMED = "the real coordinator does not confirm Spin's trail"
-UNREAD = "Spin's trail of a system run is not read back"
+UNREAD = "Spin wrote no trail for it"
 
 
 def run(
@@ -47,18 +47,6 @@ def run(
     """
     if args.format != "text":
         raise _cli.UsageError("--engine spin reports as text only: drop --format")
-    if system is not None and system.fifo:
-        raise _cli.UsageError("--engine spin mirrors messages delivered in any order: drop --fifo")
-    if system is not None and system.injected:
-        names = ", ".join(sorted(fault.value for fault in system.injected))
-        raise _cli.UsageError(
-            f"--engine spin does not mirror the faults {names} yet: drop --faults"
-        )
-    if system is not None and system.acknowledge is not Acknowledge.ON_REPLY:
-        raise _cli.UsageError(
-            "--engine spin mirrors work acknowledged by the worker's reply only: "
-            "drop --acknowledge on-send"
-        )
     if system is not None and (why := unmirrored(system)) is not None:
         raise _cli.UsageError(f"--engine spin mirrors {why}")
     if system is not None and (args.trace_out is not None or args.explain is not None):
@@ -97,7 +85,7 @@ def spin_review(chart: CompiledChart, system: System | None = None) -> tuple[Rev
     found = run_spin(chart, system=system)
     checks = mirrored(found.world)
     verdicts = tuple(
-        _verdict(chart, found, entry.key, checks[entry.key])
+        _verdict(chart, found, entry.key, checks[entry.key], system)
         for entry in properties_of(found.world)
         if entry.key in checks
     )
@@ -115,10 +103,14 @@ def spin_review(chart: CompiledChart, system: System | None = None) -> tuple[Rev
     return spun, found
 
 
-def _verdict(chart: CompiledChart, found: SpinRun, key: Key, check: SpinCheck) -> Verdict:
+def _verdict(
+    chart: CompiledChart, found: SpinRun, key: Key, check: SpinCheck, system: System | None
+) -> Verdict:
     if check is SpinCheck.LTL:
         states = found.liveness_states[key]
-        summary = f"Spin: LTL {key.value} over {states:,} states (fair round robin)"
+        # Alone, the environment's calls are fair; with workers, a calm run only delivers.
+        fairness = " (fair round robin)" if system is None else ""
+        summary = f"Spin: LTL {key.value} over {states:,} states{fairness}"
     else:
         states = found.states
         summary = f"Spin: assertion over {states:,} states"
@@ -127,7 +119,10 @@ def _verdict(chart: CompiledChart, found: SpinRun, key: Key, check: SpinCheck) -
     trail = found.trails.get(key)
     if trail is None:
         return Verdict(prop(key), states, 1, summary=summary, notes=(UNREAD,))
-    confirmation = confirm(chart, key, trail)
+    if system is None:
+        confirmation = confirm(chart, key, trail)
+    else:
+        confirmation = confirm_system(chart, system, key, trail)
     finding = confirmation.finding or UNCONFIRMED
     if trail.crash is not None:
         finding = f"{finding}; Spin: the adapter's assertion '{trail.crash}' fired"

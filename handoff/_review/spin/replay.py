@@ -24,12 +24,19 @@ from handoff._review.monitors import judge_edge
 from handoff._review.progress import overrun
 from handoff._review.properties import Judged, Key, prop
 from handoff._review.spin.run import Trail
-from handoff._review.verdict import TraceStep
+from handoff._review.spin.system import G_ACT, G_FACT, G_FAILED, G_OUT, Move
+from handoff._review.spin.vocabulary import FACTS, OUTCOME_KINDS
+from handoff._review.system import SystemWorld
+from handoff._review.system_replay import line_of, replay_moves
+from handoff._review.system_state import System, _Node
+from handoff._review.verdict import MoveKind, TraceStep
 from handoff._review.watch import Mode, Seen, Watch
 from handoff._runs.replay import CallResult
+from handoff._runs.workers import Message, MessageKind, Role
 from handoff._values.errors import HandoffError
+from handoff._values.messages import HandoffFact
 
-__all__ = ["Confirmation", "confirm"]
+__all__ = ["Confirmation", "confirm", "confirm_system"]
 
 
 @attrs.frozen
@@ -70,6 +77,77 @@ def confirm(chart: CompiledChart, key: Key, trail: Trail) -> Confirmation:
     if key is Key.ERRORS and not _same_crash(trail.crash, steps[at].error):
         return Confirmation(steps, None)
     return Confirmation(steps, finding)
+
+
+def confirm_system(chart: CompiledChart, system: System, key: Key, trail: Trail) -> Confirmation:
+    """Replay a trail of the system model through the explorer's system world and judge
+    property `key` there, as `handoff replay` judges a system run (`replay_moves`).
+
+    Each move the model made is matched to the world's move that moves the same thing (the
+    same kind of move, and message, fact or worker).  The trail is confirmed when every move
+    is one the world can make and the world finds `key` broken: a safety property by the last
+    move and no move before, W4 or W5 where the run ends with nothing more to deliver."""
+    world = SystemWorld(chart, system, Rules(chart.order))
+    node: _Node | None = world.root()[0]
+    steps: list[TraceStep] = []
+    for made in trail.moves:
+        if made[0] == Move.CALM:
+            continue  # the model's switch into deliveries only: no move of the world
+        assert node is not None
+        found = next((move for move in world.moves(node) if _moves_alike(move.step, made)), None)
+        if found is None:
+            return Confirmation(tuple(steps), None)
+        steps.append(found.step)
+        node = found.node
+        if node is None:  # a crash ends the run, in the model too
+            break
+    replayed = replay_moves(world, [line_of(step) for step in steps])
+    for number, broken, words in replayed.findings:
+        last = number - 1 == len(steps)  # the first line replayed is line 2
+        if broken == key and (last or prop(key).judged is Judged.GRAPH):
+            return Confirmation(tuple(steps), words)
+    return Confirmation(tuple(steps), None)
+
+
+_DELIVERIES = {
+    Move.DELIVER: (MoveKind.TO_WORKER, MoveKind.TO_COORDINATOR),
+    Move.FAIL: (MoveKind.WORKER_FAILS,),
+    Move.DUPLICATE: (MoveKind.DUPLICATE,),
+    Move.LOSE: (MoveKind.LOSS,),
+}
+
+
+def _moves_alike(step: TraceStep, made: tuple[int, int, int]) -> bool:
+    """Whether the world's move `step` is the model's move `made` (`MOVE mv what id`)."""
+    mv, what, number = made
+    if mv == Move.START:
+        return step.kind is MoveKind.START
+    if mv == Move.TERMINAL:
+        fact = None if step.call is None else step.call.fact
+        return step.kind is MoveKind.FAULT and FACTS.index(type(fact)) + 1 == what
+    if mv == Move.RESTART:
+        return step.kind is MoveKind.RESTART and step.worker is list(Role)[number]
+    kinds = _DELIVERIES.get(Move(mv), ())
+    return step.kind in kinds and step.message is not None and _carries(step.message, what)
+
+
+def _carries(message: Message, code: int) -> bool:
+    """Whether `message` is the model's message `code` (its action id times 16, plus what it
+    carries)."""
+    carried = code % 16
+    if message.action_id != code // 16:
+        return False
+    if carried == G_ACT:
+        return message.kind is MessageKind.ACTION
+    if carried in (G_FACT, G_FAILED):
+        failed = isinstance(message.fact, HandoffFact.Failed)
+        return message.kind is MessageKind.FACT and failed == (carried == G_FAILED)
+    outcome = message.outcome
+    return (
+        message.kind is MessageKind.OUTCOME
+        and outcome is not None
+        and OUTCOME_KINDS.index(outcome.kind) + 1 == carried - G_OUT
+    )
 
 
 def _same_crash(crash: str | None, raised: str | None) -> bool:

@@ -72,6 +72,9 @@ class Trail:
     """For a liveness trail: how many calls were made before the environment changed mode."""
     crash: str | None = None
     """The adapter assertion the model's crash stands in for, if its last call crashed."""
+    moves: tuple[tuple[int, int, int], ...] = ()
+    """For a system trail: each move the model made, as it printed it (`MOVE mv what id`:
+    the kind of move, the message or fact it moved, the action id or worker)."""
 
 
 @attrs.frozen
@@ -85,7 +88,7 @@ class SpinRun:
     liveness_states: dict[Key, int]
     """States stored by each LTL search (configurations × mode × round-robin turn)."""
     trails: dict[Key, Trail | None]
-    """Per mirrored property: None when it holds or its trail is not read back, else its
+    """Per mirrored property: None when it holds, else its
     first counterexample."""
     seconds: float
     broken: frozenset[Key] = frozenset()
@@ -114,9 +117,7 @@ def run_spin(
     chart: CompiledChart, workdir: Path | None = None, *, system: System | None = None
 ) -> SpinRun:
     """Generate `chart`'s model (alone, or in `system`), verify every mirrored property,
-    read back the trails (alone only: a system trail is not replayed)."""
-    if system is not None and system.fifo:
-        raise ValueError("Spin mirrors messages delivered in any order only, not FIFO")
+    read back the trails."""
     if system is not None and (why := unmirrored(system)) is not None:
         raise ValueError(f"Spin mirrors {why}")
     version = spin_version()
@@ -131,13 +132,13 @@ def run_spin(
             states, transitions, trails = _safety(folder)
             broken = {key for key, trail in trails.items() if trail is not None}
         else:
-            states, transitions, broken = _system_safety(folder)
-            trails = {}
+            states, transitions, trails = _safety(folder, system=True)
+            broken = {key for key, trail in trails.items() if trail is not None}
         world = WorldKind.CHART if system is None else WorldKind.SYSTEM
         liveness_states = {}
         for key, check in mirrored(world).items():
             if check is SpinCheck.LTL:
-                liveness_states[key], trail, failed = _liveness(folder, key, system is None)
+                liveness_states[key], trail, failed = _liveness(folder, key)
                 trails[key] = trail
                 if failed:
                     broken.add(key)
@@ -162,17 +163,20 @@ def _build(folder: Path) -> None:
     _run(["gcc", OPTIMIZE, "-w", "-DNOFAIR", "-o", "pan", "pan.c"], folder)
 
 
-def _safety(folder: Path) -> tuple[int, int, dict[Key, Trail | None]]:
+def _safety(folder: Path, *, system: bool = False) -> tuple[int, int, dict[Key, Trail | None]]:
     """One search counting every error; then, per property broken, its first trail.
 
     Writing a trail for every error (`-e`) costs more than the search on a chart broken in
     many configurations, so the search only counts them; the same search, stopped at the
     first error of a property (`-cN`, deterministic), then writes that property's trail.
+    The system model (`system`) has no invalid end states to report (`-E`): its runs end
+    where nothing more can move.
     """
-    output = _run(["./pan", _HASH, "-n", "-c0"], folder)
+    flags = ["./pan", _HASH, "-n", *(["-E"] if system else [])]
+    output = _run([*flags, "-c0"], folder)
     trails: dict[Key, Trail | None] = {}
     for key, number in _first_errors(output).items():
-        _run(["./pan", _HASH, "-n", f"-c{number}"], folder)
+        _run([*flags, f"-c{number}"], folder)
         # -A: replay the whole trail, past any other property it broke on the way.
         replay = _run(["./pan", _HASH, "-n", "-S", "-A", "-r", "model.pml.trail"], folder)
         os.remove(folder / "model.pml.trail")
@@ -194,23 +198,14 @@ def _first_errors(output: str) -> dict[Key, int]:
     return first
 
 
-def _system_safety(folder: Path) -> tuple[int, int, set[Key]]:
-    """The system model's safety search: every assertion, counted, no trail read back."""
-    output = _run(["./pan", "-n", "-c0", "-E"], folder)
-    broken = set(_first_errors(output))
-    return _count(r"(\d+) states, stored", output), _count(r"(\d+) transitions", output), broken
-
-
-def _liveness(folder: Path, key: Key, read_trail: bool) -> tuple[int, Trail | None, bool]:
+def _liveness(folder: Path, key: Key) -> tuple[int, Trail | None, bool]:
     """An acceptance-cycle search for LTL formula `key`, the liveness modes switched on (the
     system model reads no such switch: its formulas switch themselves); whether it failed,
-    and with `read_trail`, its trail."""
+    and its trail."""
     output = _run(["./pan", _HASH, "-n", "-a", "-A", "-N", key.value], folder, live=True)
     states = _count(r"(\d+) states, stored", output)
     if _count(r"errors: (\d+)", output) == 0:
         return states, None, False
-    if not read_trail:
-        return states, None, True
     replay = ["./pan", _HASH, "-n", "-S", "-A", "-N", key.value, "-r", "model.pml.trail"]
     trail = _trail(_run(replay, folder, live=True))
     os.remove(folder / "model.pml.trail")
@@ -224,15 +219,19 @@ _LIVE = "HANDOFF_SPIN_LIVENESS"
 def _trail(replay: str) -> Trail:
     """The calls a replayed trail made, and where its environment changed mode."""
     made: list[Call] = []
+    moves: list[tuple[int, int, int]] = []
     switch = crash = None
     for line in replay.splitlines():
         if line.startswith("CALL "):
             made.append(_CALLS[int(line.split()[1])])
+        elif line.startswith("MOVE "):
+            mv, what, number = map(int, line.split()[1:4])
+            moves.append((mv, what, number))
         elif line.startswith("MODE ") and switch is None:
             switch = len(made)
         elif line.startswith("CRASH "):
             crash = line.removeprefix("CRASH ").strip()
-    return Trail(tuple(made), switch, crash)
+    return Trail(tuple(made), switch, crash, tuple(moves))
 
 
 def _count(pattern: str, output: str) -> int:

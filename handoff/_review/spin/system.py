@@ -2,27 +2,44 @@
 
 The coordinator part is the one `handoff export promela` writes (`handoff._review.spin.model`),
 read off the compiled chart.  Around it: the two workers' memories and the contract as two
-tables (`handoff._runs.workers.ContractTable`), the runtime's messages in flight as one flag
-(or outcome kind) per action id, and the faults.  Messages are delivered in any order (the
-FIFO option is not mirrored).  W1 to W3 are assertions; W4 and W5 LTL formulas over a calm
-mode the model may switch into at any time, after which no fault happens (deliveries only),
-and a cancelling mode that first reports one terminal fact.  A fact the coordinator would
-refuse as early is not delivered until it would be taken: the Python model's self-loop.
+tables (`handoff._runs.workers.ContractTable`), the messages in flight and the faults, as the
+explorer has them (`handoff._review.system`).  A message is one byte (its action id and what
+it carries); in flight, they are one sorted multiset, any of them deliverable next, or with
+`fifo` four channels (to each worker, from each), each delivering its first.  W1 to W3 are
+assertions; W4 and W5 LTL formulas over a calm mode the model may switch into at any time,
+after which no fault happens (deliveries only).  A fact the coordinator would refuse as early
+is not delivered until it would be taken: the Python model's self-loop.  The injected faults
+(`--faults`) are moves of their own, each within its budget: a delivery leaving a copy behind
+(a worker remembers which work it did while it remembers the request, and ignores the copy),
+a loss reported as `TimedOut`, a worker's restart.  Acknowledged on send, the runtime puts the
+fitting outcome in flight beside the work, and the worker answers with the work's fact or
+`Failed`.  What Spin cannot judge, `unmirrored` says in one line.
 """
 
 from __future__ import annotations
 
+import enum
+from collections.abc import Hashable
+
 from handoff._chart.vocabulary import ChartEvent
 from handoff._compile.table import CompiledChart, StepKind
-from handoff._review.environment import MAX_ACTIONS
 from handoff._review.spin import model as promela
 from handoff._review.spin.coordinator import coordinator, event_rules, journal_rules
 from handoff._review.spin.vocabulary import event_name
 from handoff._review.system import System
-from handoff._runs.workers import ContractTable, RequestMemory, Role, WorkerReply, WorkerTask
+from handoff._runs.faults import Fault
+from handoff._runs.workers import (
+    Acknowledge,
+    ContractTable,
+    RequestMemory,
+    Role,
+    Slots,
+    WorkerReply,
+    WorkerTask,
+)
 from handoff._values.errors import OutOfOrderFactError
 
-__all__ = ["system_model"]
+__all__ = ["G_ACT", "G_FACT", "G_FAILED", "G_OUT", "Move", "system_model", "unmirrored"]
 
 _FACTS = (
     ("A_SubmitPrefill", "F_SourceHeld", ChartEvent.SOURCE_HELD, "c_timing = 1"),
@@ -49,8 +66,8 @@ def system_model(chart: CompiledChart, options: System) -> str:
         coordinator(),
         _contract(ContractTable(options.contract)),
         _runtime(chart, options),
-        _moves(),
-        _process(),
+        _moves(options),
+        _process(options),
         _liveness(chart),
     ]
     return "\n\n".join(sections) + "\n"
@@ -62,8 +79,9 @@ def _header(chart: CompiledChart, options: System) -> str:
 
    What this models: the {chart.name} chart's coordinator ({chart.order.value}) with a source
    and a destination worker following the {options.contract.name!r} contract, and a runtime
-   carrying each action to its worker and each outcome and fact back, delivered in any
-   order; at most {options.faults} faults a run (a terminal fact, or a worker failing work).
+   carrying each action to its worker and each outcome and fact back; at most
+   {options.faults} faults a run (a terminal fact, or a worker failing work).
+   The system: {options.describe()}.
 
    How to run it (exhaustive):
      build:     spin -o2 -a model.pml && gcc -DNOFAIR -o pan pan.c
@@ -74,48 +92,73 @@ def _header(chart: CompiledChart, options: System) -> str:
 
 _MEMORIES = list(RequestMemory)
 _REPLIES = list(WorkerReply)
+_SLOTS = list(Slots)
 
 
 def unmirrored(system: System) -> str | None:
-    """Why Spin cannot judge `system` yet, as the option to drop (None: it can)."""
+    """Why Spin cannot judge `system` yet, in words naming the option to drop (None: it can):
+    the one place that says so, for `handoff review --engine spin` and `run_spin` alike."""
     if system.concurrency > 1:
         return "one handoff at a time: drop --concurrency"
-    if system.slots is not None:
-        return "workers with unbounded slots only: drop --slots"
     if system.properties:
         return "the shipped properties only: drop --property"
     table = ContractTable(system.contract)
-    if system.contract.for_role(Role.SOURCE) is not system.contract.for_role(Role.DESTINATION):
-        return "one contract for both roles only: give one contract"
-    if not table.deterministic:
+    cells = (
+        table.reactions(task, memory, role)
+        for role in Role
+        for task in WorkerTask
+        for memory in table.memories(role)
+    )
+    if any(len(reactions) > 1 for reactions in cells):
         return "a contract answering one way only: give a deterministic contract"
-    if table.remembers(Role.SOURCE) is not None:
-        return "workers remembering every request only: give an unbounded contract"
-    if not all(isinstance(memory, RequestMemory) for memory in table.memories(Role.SOURCE)):
+    # A bounded memory (`tombstone:K`, K >= 1) forgets the longest idle request when it would
+    # remember one idle request too many: with one handoff there is only one request, never
+    # forgotten, so such workers are mirrored as unbounded ones.
+    if not all(
+        isinstance(memory, RequestMemory) for role in Role for memory in table.memories(role)
+    ):
         return "a contract remembering the four RequestMemory values only"
     return None
 
 
 def _table(table: ContractTable, field: str) -> str:
-    """The contract's `memory` or `reply` for task t and memory m, as nested choices (a
-    memory the contract never reaches has no cell)."""
+    """The contract's `memory`, `reply` or `slots` (what it does to the request's slots) for
+    role r, task t and memory m, as nested choices
+    (a memory the contract never reaches has no cell; the role is asked only when the two
+    workers follow different contracts)."""
     cells = []
-    reached = table.memories(Role.SOURCE)
-    for task_number, task in enumerate(WorkerTask, start=1):
-        for memory_number, memory in enumerate(RequestMemory):
-            if memory not in reached:
-                continue
-            reaction = table.react(task, memory)
-            if field == "memory":
-                assert isinstance(reaction.memory, RequestMemory)  # `unmirrored` says so
-                number = _MEMORIES.index(reaction.memory)
-            else:
-                number = _REPLIES.index(reaction.reply) + 1
-            cells.append(f"(t == {task_number} && m == {memory_number}) -> {number}")
+    roles = _roles(table)
+    for role_number, role in enumerate(roles):
+        whose = f"r == {role_number} && " if len(roles) > 1 else ""
+        reached = table.memories(role)
+        for task_number, task in enumerate(WorkerTask, start=1):
+            for memory_number, memory in enumerate(RequestMemory):
+                if memory not in reached:
+                    continue
+                reaction = table.react(task, memory, role)
+                if field == "memory":
+                    number = _number(reaction.memory)
+                elif field == "slots":
+                    number = _SLOTS.index(reaction.change(memory)) + 1
+                else:
+                    number = _REPLIES.index(reaction.reply) + 1
+                cells.append(f"({whose}t == {task_number} && m == {memory_number}) -> {number}")
     text = "0"
     for cell in reversed(cells):
         text = f"({cell} : {text})"
     return text
+
+
+def _number(memory: Hashable) -> int:
+    assert isinstance(memory, RequestMemory)  # `unmirrored` says so
+    return _MEMORIES.index(memory)
+
+
+def _roles(table: ContractTable) -> tuple[Role, ...]:
+    """The roles whose contracts differ: the source's alone when both follow one."""
+    contract = table.contract
+    same = contract.for_role(Role.SOURCE) is contract.for_role(Role.DESTINATION)
+    return (Role.SOURCE,) if same else tuple(Role)
 
 
 def _contract(table: ContractTable) -> str:
@@ -124,12 +167,19 @@ def _contract(table: ContractTable) -> str:
     replies = [f"#define Y_{reply.name} {n}" for n, reply in enumerate(WorkerReply, start=1)]
     return "\n".join(
         [
-            f"/* -- the workers' contract, {table.name!r}, tabulated: task t, memory m -- */",
+            f"/* -- the workers' contract, {table.name!r}, tabulated: r, t, m -- */",
             *tasks,
             *memories,
             *replies,
-            f"#define REACT_MEMORY(t, m) {_table(table, 'memory')}",
-            f"#define REACT_REPLY(t, m) {_table(table, 'reply')}",
+            f"#define REACT_MEMORY(r, t, m) {_table(table, 'memory')}",
+            f"#define REACT_REPLY(r, t, m) {_table(table, 'reply')}",
+            *(f"#define SL_{change.name} {n}" for n, change in enumerate(Slots, start=1)),
+            f"#define REACT_SLOTS(r, t, m) {_table(table, 'slots')}",
+            *(
+                f"#define M_INITIAL_{n} {_number(table.initial(role))}"
+                for n, role in enumerate(Role)
+            ),
+            "#define M_INITIAL(W) (W == 0 -> M_INITIAL_0 : M_INITIAL_1)",
             "#define DESTINATION_WORK(A) (A == A_ReserveDestination || "
             "A == A_ActivateDestination || A == A_CancelDestination)",
             "#define ROLE(A) (DESTINATION_WORK(A) -> 1 : 0)",
@@ -167,43 +217,154 @@ def _runtime(chart: CompiledChart, options: System) -> str:
     early = [
         f"#define EARLY_{action[2:]} ({_early(chart, event)})" for action, _, event, _ in _FACTS
     ]
+    channels = _CHANNELS if options.fifo else 1
+    quiet = " && ".join(f"q[{c}].n == 0" for c in range(channels))
+    injected = options.injected
     return "\n".join(
         [
             "/* -- the runtime: what it issued, what is in flight, what it was told -- */",
             f"#define MAX_FAULTS {options.faults}",
+            f"#define BUDGET {options.budget}            /* of each fault --faults injects */",
+            f"#define CHANNELS {channels}          /* {_DELIVERY[options.fifo]} */",
+            f"#define QMAX {_qmax(options)}",
+            f"#define ON_SEND {int(options.acknowledge is Acknowledge.ON_SEND)}",
+            f"#define COPIES {int(Fault.DUPLICATION in injected)}",
+            "/* A message: the action id times 16, plus what it carries: the action itself, the",
+            "   work's fact, a Failed fact (the worker's word for work acknowledged on send that",
+            "   it did not do), or an outcome kind. */",
+            f"#define G_ACT {G_ACT}",
+            f"#define G_FACT {G_FACT}",
+            f"#define G_FAILED {G_FAILED}",
+            f"#define G_OUT {G_OUT}              /* G_OUT + O_<kind>: an outcome */",
+            "#define MSG(K, G) ((K) * 16 + (G))",
+            "#define ID(M) ((M) / 16)",
+            "#define WHAT(M) ((M) % 16)",
+            "#define IS_ACT(M) (WHAT(M) == G_ACT)",
+            "#define IS_FACT(M) (WHAT(M) == G_FACT || WHAT(M) == G_FAILED)",
+            "typedef Queue { byte m[QMAX]; byte n };",
+            "Queue q[CHANNELS];       /* in flight: one sorted multiset, or each worker's four "
+            "channels in order */",
             "byte mem[2];             /* what the source (0) and destination (1) remember */",
+            "byte held[2];            /* the KV slots each holds for the request */",
+            f"#define SLOT_BOUND {options.slots or 0}      /* --slots; 0: unbounded */",
+            "#define REMEMBERS(W) (mem[W] != M_INITIAL(W) || held[W] > 0)",
+            "short done[2];           /* bit k: the worker did (or failed) action k, as long as "
+            "it remembers the request */",
             "byte kind_of[LOG_SIZE];  /* the action issued with each id; never cleared */",
-            "bit act[LOG_SIZE];       /* the action with this id is on its way to its worker */",
-            "byte ack[LOG_SIZE];          /* the outcome kind on its way back for this id */",
-            "bit fct[LOG_SIZE];           /* the fact that follows this id's work, on its way */",
             "bit performed[LOG_SIZE];",
             "bit told[2];             /* the coordinator was told this worker freed its slot */",
-            "byte inflight = 0;",
+            "bit restarted[2];        /* this worker restarted (--faults crash) */",
             "byte faults = 0;",
+            "byte duplicated = 0, lost = 0, restarts = 0;",
             "bit started = 0;",
             "bit calm = 0;                /* no more faults: deliveries only (W4, W5) */",
-            "bit cancelling = 0;          /* a terminal fact began the calm (W5) */",
-            "bit W1_broken, W2_broken, W3_broken, Bound_broken, Errors_broken;",
-            "byte k, w;",
+            "bit terminated = 0;          /* a terminal fact was reported (W5) */",
+            "bit W1_broken, W2_broken, W3_broken, W6_broken, Bound_broken, Errors_broken;",
+            "byte k, w, qc, qp, qm, nm, x, y, freeing;",
             f"#define COMPLETE ({complete})",
-            "#define QUIET (inflight == 0)",
+            f"#define QUIET ({quiet})",
             "#define ENDED (QUIET && started && COMPLETE)",
             *early,
+            f"#define EARLY_terminated ({_early(chart, ChartEvent.TERMINATED)})",
         ]
     )
 
 
-def _moves() -> str:
+G_ACT, G_FACT, G_FAILED = 1, 2, 3
+"""What a message carries (its code is its action id times 16 plus this): the action, the
+work's fact, a `Failed` fact."""
+G_OUT = 3
+"""An outcome of kind n (numbered from 1, `OUTCOME_KINDS`) is G_OUT + n."""
+
+
+class Move(enum.IntEnum):
+    """The moves of the system model, as it numbers them (and prints them: `MOVE mv what id`)."""
+
+    START = 0
+    DELIVER = 1
+    FAIL = 2
+    TERMINAL = 3
+    CALM = 4
+    DUPLICATE = 5
+    LOSE = 6
+    RESTART = 7
+
+
+def _move_names() -> str:
+    return "\n".join(f"#define MV_{move.name} {move.value}" for move in Move if move)
+
+
+_CHANNELS = 4
+"""With FIFO delivery: actions to the source, to the destination, replies from each."""
+_DELIVERY = {False: "any order: one multiset", True: "FIFO per worker and direction"}
+_QMAX = 8
+"""Messages one channel holds (one more per duplicate the budget allows); a run that would
+overflow it breaks Bound, so a model too small shows as a disagreement, never a pass."""
+
+
+def _qmax(options: System) -> int:
+    return _QMAX + options.budget * (Fault.DUPLICATION in options.injected)
+
+
+def _moves(options: System) -> str:
     facts = "\n".join(
-        f"  :: kind_of[k] == {action} -> c_fact = {fact}; c_event = {event_name(event)}; {payload}"
+        f"     :: kind_of[k] == {action} -> c_fact = {fact}; c_event = {event_name(event)}; "
+        f"{payload}"
         for action, fact, event, payload in _FACTS
     )
     early = " || ".join(
         f"(kind_of[K] == {action} && EARLY_{action[2:]})" for action, _, _, _ in _FACTS
     )
+    channel = "(IS_ACT(M) -> 0 : 2) + ROLE(kind_of[ID(M)])" if options.fifo else "0"
+    remember = (
+        "  if :: REMEMBERS(w) -> done[w] = done[w] | (1 << k)\n  :: else -> done[w] = 0 fi;\n"
+        if Fault.DUPLICATION in options.injected
+        else ""
+    )
     return f"""\
 /* -- the moves: a call to the coordinator, a worker's reaction -- */
+{_move_names()}
+byte mv = 0;
 #define FACT_EARLY(K) ({early})
+#define EARLY(M) ((WHAT(M) == G_FACT && FACT_EARLY(ID(M))) || \\
+                  (WHAT(M) == G_FAILED && EARLY_terminated))
+#define DELIVERABLE(M) (!EARLY(M))
+#define CHANNEL(M) ({channel})
+#define SORTED {int(not options.fifo)}
+#define ACK_ON_SEND(A) (ON_SEND && HAS_FACT(A))
+#define DONE_BEFORE(W, K) (COPIES && ((done[W] >> (K)) & 1))
+
+/* Put message nm in flight: behind its channel's last (FIFO), or in its sorted place. */
+inline enqueue() {{
+  x = CHANNEL(nm);
+  if
+  :: q[x].n >= QMAX -> Bound_broken = 1; stopped = 1
+  :: else ->
+       y = q[x].n;
+       if
+       :: SORTED ->
+            do
+            :: y > 0 && q[x].m[y - 1] > nm -> q[x].m[y] = q[x].m[y - 1]; y--
+            :: else -> break
+            od
+       :: else -> skip
+       fi;
+       q[x].m[y] = nm; q[x].n++
+  fi;
+  nm = 0; x = 0; y = 0
+}}
+
+/* Take the chosen message (channel qc, place qp) out of flight, into qm; k: its id. */
+inline dequeue() {{
+  qm = q[qc].m[qp];
+  y = qp;
+  do
+  :: y + 1 < q[qc].n -> q[qc].m[y] = q[qc].m[y + 1]; y++
+  :: else -> break
+  od;
+  q[qc].n--; q[qc].m[q[qc].n] = 0; y = 0;
+  k = ID(qm)
+}}
 
 inline call_coordinator() {{
   result = TAKEN; delay = 0; nout = 0;
@@ -212,12 +373,25 @@ inline call_coordinator() {{
   :: result == CRASHED -> Errors_broken = 1; stopped = 1
   :: else -> skip
   fi;
+  if
+  :: freeing != 0 && result != CRASHED && result != REFUSED ->
+       w = freeing - 1;
+       if :: held[w] > 0 -> W2_broken = 1 :: else -> skip fi;
+       told[w] = 1; w = 0
+  :: else -> skip
+  fi;
+  freeing = 0;
   for (j : 0 .. MOST_PER_CALL - 1) {{
     if
     :: j < nout && result != CRASHED && result != REFUSED ->
          kind_of[out_id[j]] = out[j];
          if
-         :: out[j] != A_Complete -> act[out_id[j]] = 1; inflight++
+         :: out[j] != A_Complete ->
+              nm = MSG(out_id[j], G_ACT); enqueue();
+              if
+              :: ACK_ON_SEND(out[j]) -> nm = MSG(out_id[j], G_OUT + FITTING(out[j])); enqueue()
+              :: else -> skip
+              fi
          :: else -> skip
          fi
     :: else -> skip
@@ -230,115 +404,171 @@ inline call_coordinator() {{
 }}
 
 inline take_fact() {{
-  fct[k] = 0; inflight--;
   c_kind = K_FACT;
   if
+  :: WHAT(qm) == G_FAILED -> c_fact = F_Failed; c_event = E_terminated
+  :: else ->
+     if
 {facts}
+     fi
   fi
 }}
 
+/* An outcome for the coordinator; one that says a worker freed its slot is told, once the
+   coordinator takes it (call_coordinator). */
 inline take_outcome() {{
-  c_kind = K_OUTCOME; c_id = k; c_out = ack[k];
-  ack[k] = 0; inflight--;
+  c_kind = K_OUTCOME; c_id = k; c_out = WHAT(qm) - G_OUT;
   if
-  :: CLEANUP(kind_of[k]) && c_out != O_Failed ->
-       w = ROLE(kind_of[k]);
-       if :: mem[w] == M_HELD -> W2_broken = 1 :: else -> skip fi;
-       told[w] = 1
+  :: CLEANUP(kind_of[k]) && c_out != O_Failed -> freeing = ROLE(kind_of[k]) + 1
   :: else -> skip
-  fi;
-  w = 0
+  fi
 }}
 
-inline perform(FAIL) {{
-  act[k] = 0; inflight--;
+/* The worker gets action k: does what its contract says (MV_FAIL: fails it, a fault), or, when
+   it remembers having done it, stays silent; then replies. */
+inline perform() {{
   w = ROLE(kind_of[k]);
-  if :: performed[k] -> W3_broken = 1 :: else -> skip fi;
+  /* A second delivery of an action is the network's copy: W3 judges what was issued. */
+  if :: performed[k] && !COPIES -> W3_broken = 1 :: else -> skip fi;
   performed[k] = 1;
   if
-  :: FAIL -> ack[k] = O_Failed; inflight++; faults++
+  :: mv == MV_FAIL -> c_out = Y_FAILED; faults++
+  :: mv != MV_FAIL && DONE_BEFORE(w, k) -> c_out = Y_SILENT
   :: else ->
-       c_out = REACT_REPLY(TASK(kind_of[k]), mem[w]);
-       mem[w] = REACT_MEMORY(TASK(kind_of[k]), mem[w]);
-       if :: mem[w] == M_HELD && told[w] -> W2_broken = 1 :: else -> skip fi;
+       x = REACT_SLOTS(w, TASK(kind_of[k]), mem[w]);
        if
-       :: OUTCOME(kind_of[k], c_out) != 0 -> ack[k] = OUTCOME(kind_of[k], c_out); inflight++
-       :: else -> skip
+       :: x == SL_TAKE && SLOT_BOUND > 0 && held[w] >= SLOT_BOUND -> c_out = Y_FAILED  /* full */
+       :: else ->
+            c_out = REACT_REPLY(w, TASK(kind_of[k]), mem[w]);
+            mem[w] = REACT_MEMORY(w, TASK(kind_of[k]), mem[w]);
+            if
+            :: x == SL_TAKE -> held[w]++
+            :: x == SL_FREE -> held[w] = 0
+            :: else -> skip
+            fi
        fi;
-       if
-       :: c_out == Y_DONE && HAS_FACT(kind_of[k]) -> fct[k] = 1; inflight++
-       :: else -> skip
-       fi;
-       c_out = 0
+       x = 0
   fi;
-  w = 0
+{remember}  if :: held[w] > 0 && told[w] -> W2_broken = 1 :: else -> skip fi;
+  if :: held[w] > 1 -> W6_broken = 1 :: else -> skip fi;
+  if
+  :: ACK_ON_SEND(kind_of[k]) ->
+       /* acknowledged as sent: the work's fact says it was done, Failed that it was not */
+       if
+       :: c_out == Y_FAILED -> nm = MSG(k, G_FAILED); enqueue()
+       :: c_out == Y_DONE -> nm = MSG(k, G_FACT); enqueue()
+       :: else -> skip
+       fi
+  :: else ->
+       if
+       :: OUTCOME(kind_of[k], c_out) != 0 ->
+            nm = MSG(k, G_OUT + OUTCOME(kind_of[k], c_out)); enqueue()
+       :: else -> skip
+       fi;
+       if
+       :: c_out == Y_DONE && HAS_FACT(kind_of[k]) -> nm = MSG(k, G_FACT); enqueue()
+       :: else -> skip
+       fi
+  fi;
+  c_out = 0; w = 0
+}}
+
+inline deliver() {{
+  if
+  :: IS_ACT(qm) -> perform()
+  :: IS_FACT(qm) -> take_fact()
+  :: else -> take_outcome()
+  fi
 }}
 
 inline judge() {{
   if
-  :: ENDED && completion == C_CANCELED && (mem[0] == M_HELD || mem[1] == M_HELD) -> W1_broken = 1
-  :: ENDED && completion == C_SUCCESS && (mem[0] == M_HELD || mem[1] != M_HELD) -> W1_broken = 1
+  :: ENDED && completion == C_CANCELED && (held[0] > 0 || held[1] > 0) -> W1_broken = 1
+  :: ENDED && completion == C_SUCCESS && (held[0] > 0 || (held[1] == 0 && !restarted[1])) ->
+       W1_broken = 1
   :: else -> skip
   fi;
   if :: next_id > MAX_ID -> Bound_broken = 1; stopped = 1 :: else -> skip fi;
   assert(!W1_broken);
   assert(!W2_broken);
   assert(!W3_broken);
+  assert(!W6_broken);
   assert(!Bound_broken);
   assert(!Errors_broken)
 }}"""
 
 
-def _process() -> str:
+def _process(options: System) -> str:
     choices = []
-    for k in range(MAX_ACTIONS + 1):
+    places = range(_qmax(options) if not options.fifo else 1)
+    channels = range(_CHANNELS if options.fifo else 1)
+    injected = options.injected
+    faulty = "!stopped && !calm"
+    for c in channels:
+        for p in places:
+            here = f"q[{c}].n > {p}"
+            m = f"q[{c}].m[{p}]"
+            at = f"qc = {c}; qp = {p}"
+            choices.append(
+                f"       :: !stopped && {here} && DELIVERABLE({m}) -> mv = MV_DELIVER; {at}"
+            )
+            if options.worker_failures:
+                choices.append(
+                    f"       :: {faulty} && faults < MAX_FAULTS && {here} && IS_ACT({m}) && "
+                    f"FAILABLE(kind_of[ID({m})]) -> mv = MV_FAIL; {at}"
+                )
+            if Fault.DUPLICATION in injected:
+                choices.append(
+                    f"       :: {faulty} && duplicated < BUDGET && {here} && DELIVERABLE({m}) -> "
+                    f"mv = MV_DUPLICATE; {at}"
+                )
+            if Fault.LOSS in injected:
+                choices.append(
+                    f"       :: {faulty} && lost < BUDGET && {here} -> mv = MV_LOSE; {at}"
+                )
+    if Fault.RESTART in injected:
         choices += [
-            f"       :: !stopped && act[{k}] -> mv = MV_PERFORM; k = {k}",
-            f"       :: !stopped && act[{k}] && !calm && faults < MAX_FAULTS && "
-            f"FAILABLE(kind_of[{k}]) -> mv = MV_FAIL; k = {k}",
-            f"       :: !stopped && ack[{k}] != 0 -> mv = MV_OUTCOME; k = {k}",
-            f"       :: !stopped && fct[{k}] && !FACT_EARLY({k}) -> mv = MV_FACT; k = {k}",
+            f"       :: {faulty} && restarts < BUDGET && REMEMBERS({role}) -> "
+            f"mv = MV_RESTART; k = {role}"
+            for role in (0, 1)
         ]
     choices += [
-        f"       :: !stopped && !calm && faults < MAX_FAULTS -> mv = MV_TERMINAL; c_fact = {fact}"
+        f"       :: {faulty} && faults < MAX_FAULTS -> mv = MV_TERMINAL; c_fact = {fact}"
         for fact in _TERMINAL
     ]
     body = "\n".join(choices)
     return f"""\
 /* -- the system: one move at a time, chosen among those enabled, then made in one step -- */
-#define MV_PERFORM 1
-#define MV_FAIL 2
-#define MV_OUTCOME 3
-#define MV_FACT 4
-#define MV_TERMINAL 5
-#define MV_CALM 6
-#define MV_CANCELLING 7
-byte mv = 0;
-
 active proctype system() {{
-  d_step {{ c_kind = K_START; c_event = E_start; call_coordinator(); started = 1; judge() }};
+  d_step {{
+    mem[0] = M_INITIAL_0; mem[1] = M_INITIAL_1; printf("MOVE 0 0 0\\n");
+    c_kind = K_START; c_event = E_start; call_coordinator(); started = 1; judge()
+  }};
 end:
   do
   :: atomic {{
        if
 {body}
        :: !stopped && !calm -> mv = MV_CALM
-       :: !stopped && !calm && faults < MAX_FAULTS -> mv = MV_CANCELLING; c_fact = F_Canceled
        fi;
        d_step {{
          if
-         :: mv == MV_PERFORM -> perform(0)
-         :: mv == MV_FAIL -> perform(1)
-         :: mv == MV_OUTCOME -> take_outcome()
-         :: mv == MV_FACT -> take_fact()
-         :: mv == MV_TERMINAL || mv == MV_CANCELLING ->
-              cancelling = (mv == MV_CANCELLING); calm = cancelling;
-              c_kind = K_FACT; c_event = E_terminated; faults++
+         :: mv == MV_DELIVER || mv == MV_FAIL -> dequeue(); deliver()
+         :: mv == MV_DUPLICATE ->   /* delivered, and a copy sent again behind it */
+              dequeue(); nm = qm; enqueue(); duplicated++; deliver()
+         :: mv == MV_LOSE ->        /* lost; the runtime's timer reports TimedOut */
+              dequeue(); lost++; terminated = 1;
+              c_kind = K_FACT; c_fact = F_TimedOut; c_event = E_terminated
+         :: mv == MV_RESTART ->     /* the worker forgets every request, frees every slot */
+              mem[k] = M_INITIAL(k); held[k] = 0; done[k] = 0; restarted[k] = 1; restarts++
+         :: mv == MV_TERMINAL -> terminated = 1; c_kind = K_FACT; c_event = E_terminated; faults++
          :: mv == MV_CALM -> calm = 1
-         fi
+         fi;
+         /* what moved, read back from a trail: the move, its message (or fact), its id */
+         printf("MOVE %d %d %d\\n", mv, (mv == MV_TERMINAL -> c_fact : qm), k)
        }};
        d_step {{ if :: c_kind != 0 -> call_coordinator() :: else -> skip fi }};
-       d_step {{ judge(); mv = 0; k = 0 }}
+       d_step {{ judge(); mv = 0; k = 0; qc = 0; qp = 0; qm = 0 }}
      }}
   od
 }}"""
@@ -349,7 +579,8 @@ def _liveness(chart: CompiledChart) -> str:
 /* -- liveness.  Fairness: none needed.  Once calm the system only delivers, and every
       delivery consumes a message, so a calm run is finite unless the chart loops; a
       calm run that ends (no delivery possible) with the handoff incomplete, or never
-      ends, breaks W4.  W5: after the terminal fact that began a cancelling calm, every
-      run ends complete CANCELED.  An early fact waits until the coordinator would take it. -- */
+      ends, breaks W4.  W5: once calm after a terminal fact (reported, or a lost message's
+      timeout), every run ends complete CANCELED.  An early fact waits until the
+      coordinator would take it. -- */
 ltl W4 { [] (calm -> <> (QUIET && COMPLETE)) }
-ltl W5 { [] (cancelling -> <> (QUIET && COMPLETE && completion == C_CANCELED)) }"""
+ltl W5 { [] ((calm && terminated) -> <> (QUIET && COMPLETE && completion == C_CANCELED)) }"""
