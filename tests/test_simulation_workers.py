@@ -76,11 +76,16 @@ def test_one_tombstone_shared_by_eight_handoffs_leaks_and_unbounded_ones_do_not(
     leaks = _count(bounded, "  leaks")
     assert leaks > 1
     # No restart here: every slot left held as its handoff ended is still held at the end.
-    assert _line(bounded, "  worker slots").endswith("still held (tombstone:1 workers)")
+    assert _line(bounded, "  worker slots").endswith(
+        "still held (tombstone:1 workers, work acknowledged on send)"
+    )
     assert _count(bounded, "  worker slots") >= leaks
     assert bounded.stdout.rstrip().endswith("FAILED")
     assert unbounded.returncode == 0, unbounded.stdout
-    assert "  worker slots  0 still held (tombstone workers)" in unbounded.stdout
+    assert (
+        "  worker slots  0 still held (tombstone workers, work acknowledged on send)"
+        in unbounded.stdout
+    )
     assert "  lost KV       0 " in unbounded.stdout
     assert _count(unbounded, "  fault         delayed delivery") > 100  # the cancels overtook
 

@@ -92,7 +92,11 @@ SYSTEMS: dict[str, tuple[CompiledChart, System, set[Key]]] = {
     # where the acknowledgement says nothing of where the work is.
     "forgetful SourceFirst, on send": (SF, System(FORGETFUL, acknowledge=ON_SEND), {W1, W2}),
     "forgetful DestinationFirst, on send": (DF, System(FORGETFUL, acknowledge=ON_SEND), {W1, W2}),
-    "cancel once submitted, forgetful, on reply": (AWAITS, System(FORGETFUL), set()),
+    "cancel once submitted, forgetful, on reply": (
+        AWAITS,
+        System(FORGETFUL, acknowledge=Acknowledge.ON_REPLY),
+        set(),
+    ),
     "cancel once submitted, forgetful, on send": (
         AWAITS,
         System(FORGETFUL, acknowledge=ON_SEND),
@@ -204,7 +208,9 @@ def test_run_spin_refuses_what_unmirrored_names() -> None:
             "forgetful",
             1,
             (
-                "SourceFirst, forgetful workers, messages delivered in any order: ",
+                # The default policy is the weaker one, on send, and the heading says it.
+                "SourceFirst, forgetful workers, messages delivered in any order, work "
+                "acknowledged on send: ",
                 "UNSAFE: W1 (SourceFirst, forgetful workers), W2 (SourceFirst, forgetful workers)",
                 "SourceFirst: Spin agrees with the explorer",
             ),
@@ -225,7 +231,7 @@ def test_run_spin_refuses_what_unmirrored_names() -> None:
             1,
             (
                 "SourceFirst, tombstone workers, messages delivered in any order, faults crash "
-                "(1 each): ",
+                "(1 each), work acknowledged on send: ",
                 # Spin's trail, replayed through the explorer's world, told in its words.
                 "the destination restarts: it forgets the request and frees its slot",
                 "holds a KV slot for it (Spin trail, replayed)",

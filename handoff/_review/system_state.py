@@ -15,6 +15,7 @@ from handoff._review.properties import Property
 from handoff._runs.faults import NETWORK, Fault
 from handoff._runs.worker_state import SystemView, WorkerState
 from handoff._runs.workers import (
+    DEFAULT_ACKNOWLEDGE,
     Acknowledge,
     Message,
     Role,
@@ -48,7 +49,7 @@ class System:
     """The faults of `faults.NETWORK` a run may suffer too (`--faults`)."""
     budget: int = 1
     """How many of each injected fault a run suffers at most (`--fault-budget`)."""
-    acknowledge: Acknowledge = Acknowledge.ON_REPLY
+    acknowledge: Acknowledge = DEFAULT_ACKNOWLEDGE
     """When the runtime acknowledges work that takes or moves KV (`--acknowledge`)."""
     concurrency: int = attrs.field(default=1, validator=attrs.validators.ge(1))
     """How many handoffs are live at once, sharing the two workers (`--concurrency`)."""
@@ -64,8 +65,8 @@ class System:
 
     def describe(self) -> str:
         """`forgetful workers, messages delivered in any order`, then the handoffs sharing the
-        workers, their slots, the faults injected and the acknowledgement policy when they
-        are not the defaults."""
+        workers and their slots, the faults injected when they are not the defaults, and when
+        work is acknowledged (always said: the policy decides some verdicts)."""
         delivery = "FIFO per worker" if self.fifo else "any order"
         words = f"{self.contract.name} workers, messages delivered in {delivery}"
         if self.concurrency > 1:
@@ -75,9 +76,7 @@ class System:
         if self.injected:
             names = ", ".join(fault.value for fault in NETWORK if fault in self.injected)
             words += f", faults {names} ({self.budget} each)"
-        if self.acknowledge is Acknowledge.ON_SEND:
-            words += ", work acknowledged on send"
-        return words
+        return f"{words}, {self.acknowledge.words}"
 
     def allows(self, fault: Fault, spent: int) -> bool:
         """Whether a run that suffered `spent` faults of kind `fault` may suffer one more."""

@@ -177,5 +177,7 @@ def add_fault_options(parser: argparse.ArgumentParser) -> None:
         "--acknowledge",
         choices=[policy.value for policy in Acknowledge],
         help="with --workers: when the runtime reports Submitted, Accepted and Scheduled: "
-        "on-reply, when the worker has done the work (default); on-send, as it sends the work",
+        "on-send, as it sends the work, before the worker has it (default: the weaker "
+        "guarantee, as the documented asyncio runtime gives it); on-reply, once the worker "
+        "has done the work",
     )

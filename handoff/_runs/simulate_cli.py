@@ -25,7 +25,7 @@ from handoff._runs.simulation import (
     simulate,
 )
 from handoff._runs.trace import TraceError, write_trace
-from handoff._runs.workers import WORKERS_HELP, Acknowledge, contract_argument
+from handoff._runs.workers import DEFAULT_ACKNOWLEDGE, WORKERS_HELP, Acknowledge, contract_argument
 from handoff._values.values import HandoffId, HandoffOrder
 
 if TYPE_CHECKING:
@@ -131,7 +131,7 @@ def _workers_options(args: argparse.Namespace) -> _WorkersOptions:
     return _WorkersOptions(
         faults=faults or frozenset(),
         fault_budget=1 if budget is None else budget,
-        acknowledge=Acknowledge(acknowledge or Acknowledge.ON_REPLY.value),
+        acknowledge=Acknowledge(acknowledge or DEFAULT_ACKNOWLEDGE.value),
         fifo=fifo,
         slots=slots,
     )
@@ -195,16 +195,15 @@ def _recorder(directory: Path, chart: str | None) -> Callable[[HandoffRecord], N
 
 
 def _workers_words(config: SimulationConfig) -> str:
-    """`tombstone workers`, then how they deliver and bound, when not the defaults."""
+    """`tombstone workers`, then how they deliver and bound when not the defaults, and when
+    work is acknowledged (always said: the policy decides some verdicts)."""
     assert config.workers is not None
     words = f"{config.workers.name} workers"
     if config.fifo:
         words += ", FIFO per worker"
     if config.slots is not None:
         words += f", {config.slots} slot{'s' if config.slots > 1 else ''} per worker"
-    if config.acknowledge is Acknowledge.ON_SEND:
-        words += ", work acknowledged on send"
-    return words
+    return f"{words}, {config.acknowledge.words}"
 
 
 def _freed(report: SimulationReport) -> str:

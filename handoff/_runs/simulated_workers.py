@@ -37,6 +37,7 @@ from handoff._runs.faults import Fault
 from handoff._runs.runtime import Workload
 from handoff._runs.worker_state import Worker, WorkerBook
 from handoff._runs.workers import (
+    DEFAULT_ACKNOWLEDGE,
     Acknowledge,
     ContractTable,
     Role,
@@ -160,7 +161,7 @@ class SimulatedWorkers(Generic[H]):
         *,
         faults: frozenset[Fault] = frozenset(),
         budget: int = 1,
-        acknowledge: Acknowledge = Acknowledge.ON_REPLY,
+        acknowledge: Acknowledge = DEFAULT_ACKNOWLEDGE,
         slots: int | None = None,
     ) -> None:
         self.table = ContractTable(contract)

@@ -29,7 +29,7 @@ from handoff._runs.runtime import CANCELS, DONE_OUTCOMES, Workload, acknowledgem
 from handoff._runs.simulated_workers import Channel, Delivery, SimulatedWorkers
 from handoff._runs.simulation_report import HandoffRecord, SimulationReport
 from handoff._runs.trace import Entry
-from handoff._runs.workers import Acknowledge, WorkerContract
+from handoff._runs.workers import DEFAULT_ACKNOWLEDGE, Acknowledge, WorkerContract
 from handoff._values.errors import HandoffError
 from handoff._values.messages import HandoffAction, HandoffFact, IssuedHandoffAction
 from handoff._values.timing import HandoffTransferTiming
@@ -95,7 +95,7 @@ class SimulationConfig:
     """With workers: the faults of `faults.NETWORK` injected too (`--faults`)."""
     fault_budget: int = attrs.field(default=1, validator=attrs.validators.ge(1))
     """How many of each injected fault one handoff suffers at most."""
-    acknowledge: Acknowledge = Acknowledge.ON_REPLY
+    acknowledge: Acknowledge = DEFAULT_ACKNOWLEDGE
     """With workers: when work that takes or moves KV is acknowledged."""
     fifo: bool = False
     """With workers: deliver each worker's messages, in each direction, in the order they

@@ -515,9 +515,17 @@ class Acknowledge(enum.Enum):
     `Scheduled`); the worker then only
     reports the work's fact, or `Failed` when it did not do it."""
 
+    @property
+    def words(self) -> str:
+        """The policy in a report's words: `work acknowledged on send`."""
+        when = "on send" if self is Acknowledge.ON_SEND else "on the worker's reply"
+        return f"work acknowledged {when}"
 
-DEFAULT_ACKNOWLEDGE = Acknowledge.ON_REPLY
-"""The policy a review and a simulation assume unless told (`--acknowledge`)."""
+
+DEFAULT_ACKNOWLEDGE = Acknowledge.ON_SEND
+"""The policy a review and a simulation assume unless told (`--acknowledge`): the weaker
+guarantee, as the documented asyncio runtime gives it.  A trace without the field was made
+under `ON_REPLY` (the default until this one), and is read so."""
 
 
 def on_send(action: HandoffAction) -> HandoffActionOutcome | None:
