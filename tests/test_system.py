@@ -22,6 +22,7 @@ from handoff._runs.trace import read_trace, trace_text
 from handoff._runs.workers import (
     FORGETFUL,
     TOMBSTONE,
+    Acknowledge,
     Message,
     MessageKind,
     RequestMemory,
@@ -398,3 +399,16 @@ def test_a_refused_call_is_described_with_its_error() -> None:
 
     step = TraceStep(Call.start(), "idle", error="HandoffError: no", kind=MoveKind.START)
     assert describe_step(step) == "the runtime calls start() -> idle: refused, HandoffError: no"
+
+
+def test_an_acknowledgement_sent_on_send_comes_from_the_runtime_in_words() -> None:
+    # On send, the runtime puts Submitted in flight beside the work, so the coordinator hears
+    # it from the runtime; on reply the source's own reply carries it.  Each forgetful review
+    # fails, and its counterexamples deliver Submitted somewhere: the words name the sender.
+    senders = {}
+    for policy in Acknowledge:
+        report = text([_review(HandoffOrder.SOURCE_FIRST, FORGETFUL, acknowledge=policy)])
+        delivered = [line for line in report.splitlines() if "gets #0 Submitted from the " in line]
+        assert delivered, report
+        senders[policy] = {line.split(" from the ")[1].split(":")[0] for line in delivered}
+    assert senders == {Acknowledge.ON_SEND: {"runtime"}, Acknowledge.ON_REPLY: {"source"}}

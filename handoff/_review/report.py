@@ -10,7 +10,7 @@ committed markdown report with the same function.
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Iterator, Sequence
+from collections.abc import Collection, Hashable, Iterator, Sequence
 from typing import Any
 
 from handoff._review.environment import Call
@@ -31,6 +31,7 @@ from handoff._runs.replay import record
 from handoff._runs.trace import Entry, Trace, Workers, call_object
 from handoff._runs.workers import (
     CONTRACTS,
+    Message,
     MessageKind,
     RequestMemory,
     Role,
@@ -185,15 +186,30 @@ def _moves_counterexample(verdict: Verdict, example: Counterexample) -> list[str
         f"{verdict.prop.key.value} fails: {example.finding}",
         f"shortest counterexample ({len(example.steps)} moves):",
     ]
+    by_runtime = runtime_acknowledged(example.steps)
     lines += [
-        f"  {number:>2}. {describe_step(step)}" for number, step in enumerate(example.steps, 1)
+        f"  {number:>2}. {describe_step(step, by_runtime)}"
+        for number, step in enumerate(example.steps, 1)
     ]
     lines += [f"  {note}" for note in overtaken(example.steps)]
     return lines
 
 
-def describe_step(step: TraceStep) -> str:
-    """One move in words: who got what, and what followed."""
+def runtime_acknowledged(steps: Sequence[TraceStep]) -> frozenset[Message]:
+    """The acknowledgements the runtime put in flight itself, as it sent the work (on send):
+    those a move of the coordinator's sent, where a worker's own come from its moves."""
+    return frozenset(
+        sent
+        for step in steps
+        if step.call is not None
+        for sent in step.sent
+        if sent.kind is MessageKind.OUTCOME
+    )
+
+
+def describe_step(step: TraceStep, by_runtime: Collection[Message] = ()) -> str:
+    """One move in words: who got what, and what followed (an acknowledgement among
+    `by_runtime` comes from the runtime, not from the worker: `runtime_acknowledged`)."""
     message = step.message
     # Several handoffs share the workers: say whose coordinator the runtime calls.
     whose = "" if step.handoff is None else f"h{step.handoff + 1}'s "
@@ -217,8 +233,10 @@ def describe_step(step: TraceStep) -> str:
         )
     again = ", and a copy of it is sent again" if step.kind is MoveKind.DUPLICATE else ""
     if step.call is not None:
+        original = message._replace(copy=False)  # a copy comes from where the original did
+        sender = "runtime" if original in by_runtime else message.role.value
         return (
-            f"the coordinator gets {message.describe()} from the {message.role.value}{again}: "
+            f"the coordinator gets {message.describe()} from the {sender}{again}: "
             f"{step.call} -> {step.state}: {_answer(step.issued, step.error)}"
         )
     reaction = step.reaction
@@ -453,14 +471,15 @@ def _json_verdict(verdict: Verdict) -> dict[str, Any]:
 
 
 def _json_counterexample(example: Counterexample) -> dict[str, Any]:
+    by_runtime = runtime_acknowledged(example.steps)
     return {
         "finding": example.finding,
         "overtaken": list(overtaken(example.steps)),
-        "steps": [_json_step(step) for step in example.steps],
+        "steps": [_json_step(step, by_runtime) for step in example.steps],
     }
 
 
-def _json_step(step: TraceStep) -> dict[str, Any]:
+def _json_step(step: TraceStep, by_runtime: Collection[Message]) -> dict[str, Any]:
     """One move: the call it made, if any, and with workers who moved and what followed."""
     message, reaction = step.message, step.reaction
     return {
@@ -473,7 +492,7 @@ def _json_step(step: TraceStep) -> dict[str, Any]:
         "worker": None if message is None else message.role.value,
         "memory": None if reaction is None else memory_name(reaction.memory),
         "sent": [sent.describe() for sent in step.sent],
-        "words": describe_step(step) if step.kind is not MoveKind.CALL else None,
+        "words": describe_step(step, by_runtime) if step.kind is not MoveKind.CALL else None,
     }
 
 
