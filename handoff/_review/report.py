@@ -149,7 +149,7 @@ def _text_counterexample(verdict: Verdict, example: Counterexample) -> list[str]
         return _moves_counterexample(verdict, example)
     lines = [
         f"{verdict.prop.key.value} fails: {example.finding}",
-        f"shortest counterexample ({len(example.steps)} calls):",
+        example.heading,
     ]
     call_width = max((len(str(step.call)) for step in example.steps), default=0)
     state_width = max((len(step.state) for step in example.steps), default=0)
@@ -184,7 +184,7 @@ def _moves_counterexample(verdict: Verdict, example: Counterexample) -> list[str
     """A system counterexample in words, one move a line, and how a cancel overtook its work."""
     lines = [
         f"{verdict.prop.key.value} fails: {example.finding}",
-        f"shortest counterexample ({len(example.steps)} moves):",
+        example.heading,
     ]
     by_runtime = runtime_acknowledged(example.steps)
     lines += [

@@ -104,10 +104,20 @@ class TraceStep:
 
 @attrs.frozen
 class Counterexample:
-    """A shortest run that breaks a property."""
+    """A shortest run that breaks a property (`shortest` False: a run Spin's depth-first
+    search found first, confirmed in the review's world, not the shortest one)."""
 
     steps: tuple[TraceStep, ...]
     finding: str
+    shortest: bool = True
+
+    @property
+    def heading(self) -> str:
+        """`shortest counterexample (5 moves):`, or `counterexample (Spin's first, …)`."""
+        unit = "moves" if any(step.kind is not MoveKind.CALL for step in self.steps) else "calls"
+        if self.shortest:
+            return f"shortest counterexample ({len(self.steps)} {unit}):"
+        return f"counterexample (the first Spin found, {len(self.steps)} {unit}):"
 
     @property
     def calls(self) -> tuple[TraceStep, ...]:

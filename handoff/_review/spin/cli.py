@@ -126,5 +126,7 @@ def _verdict(
     finding = confirmation.finding or UNCONFIRMED
     if trail.crash is not None:
         finding = f"{finding}; Spin: the adapter's assertion '{trail.crash}' fired"
-    example = Counterexample(confirmation.steps, f"{finding} (Spin trail, replayed)")
+    example = Counterexample(
+        confirmation.steps, f"{finding} (Spin trail, replayed)", shortest=False
+    )
     return Verdict(prop(key), states, 1, example, summary=summary)
