@@ -261,6 +261,17 @@ class SecondSlot(Tombstone):
         return super().react(task, memory)
 
 
+class Refusing(Tombstone):
+    """Takes no work at all: every submission and reservation fails."""
+
+    name = "refusing"
+
+    def react(self, task: WorkerTask, memory: RequestMemory) -> WorkerReaction:
+        if task is WorkerTask.TAKE and memory is RequestMemory.UNKNOWN:
+            return WorkerReaction(memory, WorkerReply.FAILED)
+        return super().react(task, memory)
+
+
 SILENT_CANCEL = Silent("silent-cancel", WorkerTask.CANCEL, RequestMemory.FREED, TOMBSTONE)
 """Never acknowledges a cancel: cleanup waits for ever."""
 SILENT_TAKE = Silent("silent", WorkerTask.TAKE, RequestMemory.HELD, FORGETFUL)

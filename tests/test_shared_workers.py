@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import SecondSlot, run_handoff
+from support import Refusing, SecondSlot, run_handoff
 
 from handoff import HandoffOrder, SystemView
 from handoff._review.explore import Review, review_order
@@ -118,17 +118,6 @@ def test_a_shared_run_replays_move_by_move() -> None:
 # -- contracts -----------------------------------------------------------------------------
 
 
-class _Refusing(Tombstone):
-    """Takes no work at all: every submission and reservation fails."""
-
-    name = "refusing"
-
-    def react(self, task: WorkerTask, memory: Any) -> WorkerReaction:
-        if task is T.TAKE and memory is M.UNKNOWN:
-            return WorkerReaction(memory, Y.FAILED)
-        return super().react(task, memory)
-
-
 class _Maybe(WorkerContract):
     """A take may succeed or fail: two reactions, both explored."""
 
@@ -159,7 +148,7 @@ def test_a_second_slot_for_one_request_breaks_w6() -> None:
 
 
 def test_workers_that_let_nothing_succeed_break_w7_only_there() -> None:
-    failing = _failing(_review(_Refusing()))
+    failing = _failing(_review(Refusing()))
     assert Key.EVERY_HANDOFF_SUCCEEDS in failing
     assert Key.NO_SLOT_AFTER_FREED not in failing
 

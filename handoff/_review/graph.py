@@ -331,7 +331,7 @@ class Liveness:
         tally = Tally()
         if ends[0] & ~End.SUCCESS:
             tail, end = self._to_a_wrong_end(0, ends, End.SUCCESS)
-            tally.note(_not_every_success(self.nodes[end].end()), self.parents, 0, None, tail)
+            tally.note(not_every_success(self.nodes[end].end()), self.parents, 0, None, tail)
         else:
             tally.note(None, self.parents, 0)
         return tally.verdict(prop(Key.EVERY_HANDOFF_SUCCEEDS), summary="runs with no fault")
@@ -401,7 +401,8 @@ def _steps(came: dict[int, tuple[int, Edge] | None], node: int) -> list[TraceSte
     return steps
 
 
-def _not_every_success(end: End) -> str:
+def not_every_success(end: End) -> str:
+    """W7's words for a run with no fault that ended `end`, not every handoff SUCCESS."""
     if end & End.STUCK:
         return "with no fault at all, a run ends with a handoff incomplete"
     return "with no fault at all, a run ends with a handoff CANCELED"

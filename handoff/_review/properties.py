@@ -430,8 +430,7 @@ PROPERTIES = (
         "failed work, nothing injected) that delivers every message in flight ends with every "
         "handoff complete SUCCESS.",
         Judged.GRAPH,
-        None,
-        "judged over the explored graph from the first configuration; not yet a Promela formula",
+        SpinCheck.LTL,
         worlds=_WITH_WORKERS,
     ),
     _p(

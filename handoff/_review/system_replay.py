@@ -10,7 +10,7 @@ import attrs
 from handoff._compile.table import CompiledChart, compiled
 from handoff._coordinator import probe as probe
 from handoff._review.environment import Rules
-from handoff._review.graph import End, Tag, no_cancel
+from handoff._review.graph import End, Tag, no_cancel, not_every_success
 from handoff._review.monitors import Checked
 from handoff._review.properties import AnyKey, Key, find_property
 from handoff._review.verdict import MoveKind, TraceStep
@@ -67,8 +67,8 @@ def replay_moves(world: SystemWorld, lines: Sequence[MoveLine], first_line: int 
     """Make each move again from the system's first configuration and judge them; raises
     TraceError for a move the system cannot make where the trace makes it.
 
-    Where the run ends with nothing more to deliver, W4 and W5 are judged on how it ended:
-    a counterexample to either ends so.
+    Where the run ends with nothing more to deliver, W4 and W5 are judged on how it ended,
+    and W7 too when no move of it was a fault: a counterexample to any of them ends so.
     """
     node, _key = world.root()
     found: dict[AnyKey, tuple[int, AnyKey, str]] = {}
@@ -79,23 +79,30 @@ def replay_moves(world: SystemWorld, lines: Sequence[MoveLine], first_line: int 
                 found.setdefault(key, (number, key, words))
 
     number = first_line - 1
+    fault_free = True
+    """No move so far was a fault (a terminal fact, failed work, anything injected)."""
     for number, wanted in enumerate(lines, start=first_line):
         move = next((m for m in world.moves(node) if line_of(m.step) == wanted), None)
         if move is None:
             raise TraceError(f"line {number}: the system cannot make the move {wanted} here")
+        fault_free = fault_free and (
+            move.step.kind is MoveKind.START or bool(move.tags & Tag.COOPERATIVE)
+        )
         note(number, move.checks)
         if move.node is None:
             return Replayed(len(lines), tuple(found.values()))
         node = move.node
         note(number, world.checks(node))
     if not any(move.tags & Tag.COOPERATIVE and move.node is not None for move in world.moves(node)):
-        note(number, _how_it_ended(node))
+        note(number, _how_it_ended(node, fault_free=fault_free))
     return Replayed(len(lines), tuple(found.values()))
 
 
-def _how_it_ended(node: _Node) -> Iterator[Checked]:
+def _how_it_ended(node: _Node, *, fault_free: bool) -> Iterator[Checked]:
     if node.end() & End.STUCK:
         yield Key.DELIVERIES_COMPLETE, node.stuck()
+    if fault_free and node.end() is not End.SUCCESS:
+        yield Key.EVERY_HANDOFF_SUCCEEDS, not_every_success(node.end())
     if node.terminated:
         end = node.end(terminated=True)
         if end is not End.CANCELED:

@@ -63,8 +63,9 @@ def run(
     reviews = [spin for spin, _ in found]
     out.write(text(reviews))
     world = WorldKind.CHART if system is None else WorldKind.SYSTEM
-    unchecked = ", ".join(key.value for key in not_mirrored(world)) or "none"
-    out.write(f"checked by {found[0][1].version}; not mirrored: {unchecked}\n")
+    unchecked = ", ".join(key.value for key in not_mirrored(world))
+    coverage = f"not mirrored: {unchecked}" if unchecked else "every property mirrored"
+    out.write(f"checked by {found[0][1].version}; {coverage}\n")
     status = exit_status(reviews, safety_only=getattr(args, "safety_only", False))
     if system is None:
         return status

@@ -257,13 +257,16 @@ def _runtime(chart: CompiledChart, options: System) -> str:
             "byte faults = 0;",
             "byte duplicated = 0, lost = 0, restarts = 0;",
             "bit started = 0;",
-            "bit calm = 0;                /* no more faults: deliveries only (W4, W5) */",
+            "bit calm = 0;                /* no more faults: deliveries only (W4, W5, W7) */",
             "bit terminated = 0;          /* a terminal fact was reported (W5) */",
             "bit W1_broken, W2_broken, W3_broken, W6_broken, Bound_broken, Errors_broken;",
             "byte k, w, qc, qp, qm, nm, x, y, freeing;",
             f"#define COMPLETE ({complete})",
             f"#define QUIET ({quiet})",
             "#define ENDED (QUIET && started && COMPLETE)",
+            "/* no fault so far: no terminal fact, no failed work, nothing injected (W7) */",
+            "#define FAULT_FREE (faults == 0 && duplicated == 0 && lost == 0 && restarts == 0 "
+            "&& !terminated)",
             *early,
             f"#define EARLY_terminated ({_early(chart, ChartEvent.TERMINATED)})",
         ]
@@ -580,7 +583,9 @@ def _liveness(chart: CompiledChart) -> str:
       delivery consumes a message, so a calm run is finite unless the chart loops; a
       calm run that ends (no delivery possible) with the handoff incomplete, or never
       ends, breaks W4.  W5: once calm after a terminal fact (reported, or a lost message's
-      timeout), every run ends complete CANCELED.  An early fact waits until the
-      coordinator would take it. -- */
+      timeout), every run ends complete CANCELED.  W7: once calm with no fault so far (so
+      the whole run is fault-free), every run ends complete SUCCESS.  An early fact waits
+      until the coordinator would take it. -- */
 ltl W4 { [] (calm -> <> (QUIET && COMPLETE)) }
-ltl W5 { [] ((calm && terminated) -> <> (QUIET && COMPLETE && completion == C_CANCELED)) }"""
+ltl W5 { [] ((calm && terminated) -> <> (QUIET && COMPLETE && completion == C_CANCELED)) }
+ltl W7 { [] ((calm && FAULT_FREE) -> <> (QUIET && COMPLETE && completion == C_SUCCESS)) }"""
