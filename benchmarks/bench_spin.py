@@ -1,13 +1,19 @@
-"""The whole Spin cross-check: both shipped charts and every chart mutant, timed.
+"""The whole Spin cross-check, timed: both shipped charts and every chart mutant, or
+(`--systems`) every system world of one handoff.
 
-Run: `./dev python benchmarks/bench_spin.py [--workers N] [--optimize=-O1]`.
+Run: `./dev python benchmarks/bench_spin.py [--systems] [--workers N] [--optimize=-O1]`.
 
 Each chart is reviewed by the explorer and by Spin (model generated, `pan` compiled and
 searched for safety and for each LTL property, every trail replayed through the real
-coordinator), one chart per worker process, so compilations run side by side.  Prints one
-line per chart, then the wall time; exits 1 when Spin and the review disagree on a mirrored
-property or a trail is not confirmed.  `--optimize` sets the C compiler's optimisation level
-for `pan` (compile time against search time).
+coordinator), one chart per worker process, so compilations run side by side.  With
+`--systems`, each world is a shipped chart with its workers instead: for each order, contract
+(`forgetful`, `tombstone`), delivery (any order, `--fifo`) and fault injected (none,
+`duplicate`, `lose`, `crash`), acknowledged on send (the default), and for each contract also
+on the worker's reply; each trail is replayed through the explorer's system world.  Prints one
+line per chart or world, then the wall time (and, for systems, Spin's states over the
+explorer's configurations); exits 1 when Spin and the review disagree on a mirrored property
+or a trail is not confirmed.  `--optimize` sets the C compiler's optimisation level for `pan`
+(compile time against search time).
 """
 
 from __future__ import annotations
@@ -24,9 +30,15 @@ from review_mutants import MUTANTS
 
 from handoff import HandoffOrder
 from handoff._compile.table import CompiledChart, compiled
+from handoff._review.properties import WorldKind
 from handoff._review.spin import run as spin
-from handoff._review.spin.agreement import cross_check
-from handoff._review.spin.properties import MIRRORED
+from handoff._review.spin.agreement import Agreement, cross_check
+from handoff._review.spin.properties import mirrored
+from handoff._review.system import System
+from handoff._runs.faults import Fault
+from handoff._runs.workers import CONTRACTS, Acknowledge
+
+FAULTS = (None, Fault.DUPLICATION, Fault.LOSS, Fault.RESTART)
 
 
 def charts() -> dict[str, CompiledChart]:
@@ -36,28 +48,58 @@ def charts() -> dict[str, CompiledChart]:
     return found
 
 
+def worlds() -> dict[str, tuple[CompiledChart, System]]:
+    """Every world of the table in docs/model-review.md, both orders, and on reply."""
+    found: dict[str, tuple[CompiledChart, System]] = {}
+    for order in HandoffOrder:
+        chart = compiled(order)
+        for contract in CONTRACTS.values():
+            for fifo in (False, True):
+                for fault in FAULTS:
+                    injected = frozenset() if fault is None else frozenset({fault})
+                    system = System(contract, fifo=fifo, injected=injected)
+                    found[f"{order.value}, {system.describe()}"] = (chart, system)
+            system = System(contract, acknowledge=Acknowledge.ON_REPLY)
+            found[f"{order.value}, {system.describe()}"] = (chart, system)
+    return found
+
+
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__)
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--systems", action="store_true", help="the system worlds, not charts")
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--optimize", default=spin.OPTIMIZE, help="gcc's -O level for pan")
     args = parser.parse_args()
     spin.OPTIMIZE = args.optimize  # the workers are forked: they inherit it
-    names = charts()
+    if args.systems:
+        found = worlds()
+        names = {name: chart for name, (chart, _) in found.items()}
+        systems = {name: system for name, (_, system) in found.items()}
+    else:
+        names, systems = charts(), None
     began, cpu = time.perf_counter(), os.times()
-    results = cross_check(names, args.workers)
+    results: list[Agreement] = cross_check(names, args.workers, systems)
     wall = time.perf_counter() - began
     after = os.times()
     used = sum(after[k] - cpu[k] for k in range(4))
     for result in results:
         print(result.line())
     agreed = sum(result.agree for result in results)
-    load = os.getloadavg()[0]
-    print(
-        f"{agreed}/{len(names)} charts agree on {sorted(MIRRORED)}; wall {wall:.1f} s, "
-        f"CPU {used:.0f} s with {args.workers} workers, pan built with {args.optimize}; "
-        f"load average {load:.1f}"
+    world = WorldKind.SYSTEM if args.systems else WorldKind.CHART
+    keys = sorted(key.value for key in mirrored(world))
+    ratios = [r.states / r.configurations for r in results if r.configurations and args.systems]
+    states = (
+        f"Spin states / explorer configurations {min(ratios):.2f}-{max(ratios):.2f}; "
+        if ratios
+        else ""
     )
-    return 0 if agreed == len(names) else 1
+    kind = "worlds" if args.systems else "charts"
+    print(
+        f"{agreed}/{len(results)} {kind} agree on {keys}; {states}wall {wall:.1f} s, "
+        f"CPU {used:.0f} s with {args.workers} workers, pan built with {args.optimize}; "
+        f"load average {os.getloadavg()[0]:.1f}"
+    )
+    return 0 if agreed == len(results) else 1
 
 
 if __name__ == "__main__":
