@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import re
 import subprocess
-import sys
 from pathlib import Path
+
+from support import run_handoff
 
 ROOT = Path(__file__).parent.parent
 PAGE = ROOT / "docs" / "properties.md"
@@ -21,13 +22,7 @@ def _words(text: str) -> str:
 
 
 def _handoff(folder: Path, *argv: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "handoff", *argv],
-        cwd=folder,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    return run_handoff(*argv, cwd=folder)
 
 
 def test_the_worked_example_fails_as_the_page_says_and_its_trace_fails_again(

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from support import SILENT_TAKE, run_handoff, run_side_by_side
+from support import SILENT_TAKE, SecondSlot, run_handoff, run_side_by_side
 
 from handoff._runs import simulation
 from handoff._runs.faults import Fault
@@ -32,7 +32,6 @@ from handoff._runs.workers import (
     ContractTable,
     RequestMemory,
     Role,
-    Slots,
     Tombstone,
     WorkerReaction,
     WorkerReply,
@@ -207,21 +206,10 @@ def test_success_without_the_destinations_slot_is_lost_kv() -> None:
     assert _run(50, workers=TOMBSTONE, fault_rate=0.0).ok
 
 
-class _Doubles(Tombstone):
-    """Takes a second slot for the request as it activates it."""
-
-    name = "doubles-on-activate"
-
-    def react(self, task: WorkerTask, memory: Any) -> WorkerReaction:
-        if task is WorkerTask.ACTIVATE and memory is RequestMemory.HELD:
-            return WorkerReaction(RequestMemory.HELD, WorkerReply.DONE, Slots.TAKE)
-        return super().react(task, memory)
-
-
 def test_decode_owns_one_slot_after_success_and_a_second_one_leaks() -> None:
     # Every handoff succeeds with two destination slots: decode takes one, the other is held
     # for ever, and the end of the run finds exactly those still held.
-    report = _run(30, workers=_Doubles(), fault_rate=0.0)
+    report = _run(30, workers=SecondSlot(), fault_rate=0.0)
     assert report.completions["SUCCESS"] == 30
     assert report.leaks == report.worker_slots == report.still_held == 30
     assert report.lost == 0
