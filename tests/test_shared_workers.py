@@ -4,6 +4,7 @@ one's own: each verdict below is worked out from the contract, not copied from a
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from collections.abc import Hashable
@@ -16,7 +17,7 @@ from support import Refusing, SecondSlot, run_handoff
 from handoff import HandoffOrder, SystemView
 from handoff._review.explore import Review, review_order
 from handoff._review.properties import Key, find_property, own_property
-from handoff._review.report import describe_step, overtaken
+from handoff._review.report import contract_spelling, describe_step, overtaken
 from handoff._review.spin.system import unmirrored
 from handoff._review.system import System
 from handoff._review.system_replay import line_of, replay_moves
@@ -323,3 +324,29 @@ def test_a_chart_that_reserves_a_second_destination_slot_breaks_w6(tmp_path: Pat
     assert "issued #2 ReserveDestination" in out
     assert "the destination gets #2 ReserveDestination: holds a KV slot for it" in out
     assert "UNSAFE: W6 (ReservesTwice, tombstone workers)" in out
+
+
+def test_a_bounded_or_per_role_contract_is_spelled_so_its_trace_replays_in_its_world(
+    tmp_path: Path,
+) -> None:
+    # A trace names the contract as `--workers` does, bound included: replayed with unbounded
+    # tombstones, the eviction run could not be made (h2's tombstone would still be there).
+    assert contract_spelling(Tombstone(remembers=1)) == "tombstone:1"
+    mixed = PerRole(Tombstone(remembers=2), FORGETFUL)
+    assert contract_spelling(mixed) == "source=tombstone:2,destination=forgetful"
+    assert find_contract(contract_spelling(mixed)).name == mixed.name
+    reviewed = run_handoff(
+        "review", "--order", "SourceFirst", "--workers", "tombstone:1", "--concurrency", "2",
+        "--failures", "1", "--trace-out", "evicted.jsonl", cwd=tmp_path,
+    )  # fmt: skip
+    assert reviewed.returncode == 1, reviewed.stdout + reviewed.stderr
+    # --failures bounds the terminal facts and failed works of a run, and the heading says so.
+    assert "2 handoffs sharing them, at most 1 failure a run, work acknowledged on send: " in (
+        reviewed.stdout
+    )
+    header = json.loads((tmp_path / "evicted.jsonl").read_text(encoding="utf-8").splitlines()[0])
+    assert header["workers"]["contract"] == "tombstone:1"
+    assert header["workers"]["faults"] == 1
+    replayed = run_handoff("replay", "evicted.jsonl", cwd=tmp_path)
+    assert replayed.returncode == 1, replayed.stdout + replayed.stderr
+    assert "VIOLATED evicted.jsonl:" in replayed.stdout

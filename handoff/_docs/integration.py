@@ -10,9 +10,9 @@ finding (docs/performance.md measures them):
 
 * SourceFirst only: the two shipped charts are mirror images with the same configuration
   counts and verdicts (`benchmarks/bench_system.py` prints both);
-* each run suffers at most one terminal fact or failed work (`System.faults`), besides the
-  injected fault: with one handoff every verdict is the one of the review's default of two
-  (measured for every row), while two handoffs with two such faults take over 50,000
+* each run suffers at most one terminal fact or failed work (`System.faults`, `--failures 1`),
+  besides the injected fault: with one handoff every verdict is the one of the review's
+  default of two (measured for every row), while two handoffs with two such faults take over 50,000
   configurations for `tombstone:1` instead of about a thousand;
 * forgetful workers, in any order, are not reviewed under `duplicate` (`_LEFT_OUT`); two
   handoffs are reviewed without injected faults (with them, one world alone takes up to

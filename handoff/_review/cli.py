@@ -85,6 +85,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     add_fault_options(parser)
     parser.add_argument(
+        "--failures",
+        type=failures_argument,
+        metavar="K",
+        help="with --workers: how many terminal facts (Failed, TimedOut, Canceled) and failed "
+        "works a run suffers at most, besides --faults (default 2; from 0 to 4)",
+    )
+    parser.add_argument(
         "--concurrency",
         type=concurrency_argument,
         metavar="N",
@@ -130,6 +137,7 @@ def system_of(args: argparse.Namespace) -> System | None:
     acknowledge = getattr(args, "acknowledge", None)
     slots = getattr(args, "slots", None)
     concurrency = getattr(args, "concurrency", None)
+    failures = getattr(args, "failures", None)
     properties = getattr(args, "property", None)
     symmetry = not getattr(args, "no_symmetry", False)
     if budget is not None and injected is None:
@@ -142,6 +150,7 @@ def system_of(args: argparse.Namespace) -> System | None:
             ("--acknowledge", acknowledge),
             ("--slots", slots),
             ("--concurrency", concurrency),
+            ("--failures", failures),
             ("--property", properties),
         )
         for option, given in about_workers:
@@ -151,10 +160,12 @@ def system_of(args: argparse.Namespace) -> System | None:
             raise _cli.UsageError("--no-symmetry is about shared workers: give --workers too")
         return None
     from handoff._review.system import System  # the second world, loaded when asked for
+    from handoff._review.system_state import DEFAULT_FAILURES
 
     return System(
         contract,
         fifo=fifo,
+        faults=DEFAULT_FAILURES if failures is None else failures,
         injected=injected or frozenset(),
         budget=1 if budget is None else budget,
         acknowledge=Acknowledge(acknowledge or DEFAULT_ACKNOWLEDGE.value),
@@ -163,6 +174,18 @@ def system_of(args: argparse.Namespace) -> System | None:
         properties=tuple(properties or ()),
         symmetry=symmetry,
     )
+
+
+def failures_argument(text: str) -> int:
+    """An argparse type: how many terminal facts and failed works a run suffers (0 to 4)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if not 0 <= value <= 4:
+        # Each one more multiplies the configurations: past a few a review never ends.
+        raise argparse.ArgumentTypeError(f"expected a whole number from 0 to 4, got {text!r}")
+    return value
 
 
 def concurrency_argument(text: str) -> int:

@@ -33,8 +33,10 @@ from handoff._runs.workers import (
     CONTRACTS,
     Message,
     MessageKind,
+    PerRole,
     RequestMemory,
     Role,
+    Tombstone,
     WorkerContract,
     WorkerTask,
     memory_name,
@@ -539,9 +541,15 @@ def counterexample_trace(review: Review, example: Counterexample) -> Trace:
 
 def contract_spelling(contract: WorkerContract) -> str:
     """How a trace names `contract` so `find_contract` finds it again: a shipped contract's
-    name, or `MODULE:CLASS` of a contract of one's own."""
+    name, `tombstone:K`, `source=A,destination=B` (each spelled so), or `MODULE:CLASS` of a
+    contract of one's own."""
     if CONTRACTS.get(contract.name) is contract:
         return contract.name
+    if type(contract) is Tombstone and contract.remembers is not None:
+        return contract.name  # tombstone:K, which names the bound
+    if isinstance(contract, PerRole):
+        source, destination = (contract_spelling(contract.for_role(role)) for role in Role)
+        return f"source={source},destination={destination}"
     kind = type(contract)
     return f"{kind.__module__}:{kind.__qualname__}"
 

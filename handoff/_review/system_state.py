@@ -24,6 +24,7 @@ from handoff._runs.workers import (
 from handoff._values.values import HandoffCompletion
 
 __all__ = [
+    "DEFAULT_FAILURES",
     "Spent",
     "System",
     "SystemState",
@@ -34,6 +35,10 @@ __all__ = [
 ]
 
 
+DEFAULT_FAILURES = 2
+"""How many terminal facts and failed works a run suffers unless told (`--failures`)."""
+
+
 @attrs.frozen
 class System:
     """How the system around the coordinators behaves: its workers, delivery and faults."""
@@ -41,8 +46,8 @@ class System:
     contract: WorkerContract
     fifo: bool = False
     """Deliver each worker's messages, in each direction, in the order they were sent."""
-    faults: int = 2
-    """The most faults (terminal facts, failed work) a run suffers."""
+    faults: int = DEFAULT_FAILURES
+    """The most faults (terminal facts, failed work) a run suffers (`--failures`)."""
     worker_failures: bool = True
     """Whether a worker may fail the work it was given (`Fault.FAILED_OUTCOME`)."""
     injected: frozenset[Fault] = frozenset()
@@ -73,6 +78,8 @@ class System:
             words += f", {self.concurrency} handoffs sharing them"
         if self.slots is not None:
             words += f", {self.slots} slot{'s' if self.slots > 1 else ''} per worker"
+        if self.faults != DEFAULT_FAILURES:
+            words += f", at most {self.faults} failure{'s' if self.faults != 1 else ''} a run"
         if self.injected:
             names = ", ".join(fault.value for fault in NETWORK if fault in self.injected)
             words += f", faults {names} ({self.budget} each)"

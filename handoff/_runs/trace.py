@@ -146,6 +146,10 @@ class MoveLine:
     handoff: str | None = None
     """The handoff a start or a fault is for, when several share the workers (`h2`)."""
 
+    def __str__(self) -> str:
+        """The move as its trace line spells it: `{"move":"start","handoff":"h2"}`."""
+        return _move_line(self)
+
 
 @attrs.frozen
 class Trace:
