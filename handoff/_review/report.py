@@ -147,7 +147,7 @@ def _text_order(review: Review) -> str:
 
 
 def _text_counterexample(verdict: Verdict, example: Counterexample) -> list[str]:
-    if any(step.kind is not MoveKind.CALL for step in example.steps):
+    if example.with_workers:
         return _moves_counterexample(verdict, example)
     lines = [
         f"{verdict.prop.key.value} fails: {example.finding}",

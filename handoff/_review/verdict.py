@@ -112,9 +112,14 @@ class Counterexample:
     shortest: bool = True
 
     @property
+    def with_workers(self) -> bool:
+        """Whether the run has moves besides calls: it was found with workers."""
+        return any(step.kind is not MoveKind.CALL for step in self.steps)
+
+    @property
     def heading(self) -> str:
-        """`shortest counterexample (5 moves):`, or `counterexample (Spin's first, …)`."""
-        unit = "moves" if any(step.kind is not MoveKind.CALL for step in self.steps) else "calls"
+        """`shortest counterexample (5 moves):`, or `counterexample (the first Spin found, …)`."""
+        unit = "moves" if self.with_workers else "calls"
         if self.shortest:
             return f"shortest counterexample ({len(self.steps)} {unit}):"
         return f"counterexample (the first Spin found, {len(self.steps)} {unit}):"
