@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
-from support import HYPOTHESIS_PROFILE
+from support import HYPOTHESIS_PROFILE, SessionCache
 
 settings.register_profile("dev", max_examples=150, stateful_step_count=40, deadline=None)
 settings.register_profile(
@@ -24,6 +24,13 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow],
 )
 settings.load_profile(HYPOTHESIS_PROFILE)
+
+
+@pytest.fixture(scope="session")
+def session_cache(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> SessionCache:
+    """What the workers of this session make once and share (see `support.SessionCache`)."""
+    root = tmp_path_factory.getbasetemp()
+    return SessionCache((root if worker_id == "master" else root.parent) / "shared")
 
 
 _SPREAD = "tests/test_review_mutants.py"

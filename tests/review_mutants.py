@@ -17,6 +17,7 @@ import attrs
 import pytest
 from charts import broken as c
 from charts import discipline as d
+from support import SessionCache
 
 from handoff._chart.base import HandoffChart
 from handoff._chart.shipped import DestinationFirstChart, SourceFirstChart
@@ -78,6 +79,10 @@ class Mutant:
                 self.adapter(patch)
             source = self.chart if isinstance(self.chart, type) else None
             return review(self.compiled(), source=source)
+
+    def shared_review(self, cache: SessionCache) -> Review:
+        """The mutant's review, made once in the test session by the first worker asking."""
+        return cache.get(f"review-{self.name}", lambda: self.review(pytest.MonkeyPatch()))
 
 
 def _ids_skip(patch: pytest.MonkeyPatch) -> None:

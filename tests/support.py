@@ -3,12 +3,15 @@ issued, workers that fall silent, and small checks."""
 
 from __future__ import annotations
 
+import fcntl
 import os
+import pickle
 import subprocess
 import sys
 import uuid
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 from hypothesis import settings
@@ -36,6 +39,8 @@ from handoff._runs.workers import (
     WorkerReply,
     WorkerTask,
 )
+
+T = TypeVar("T")
 
 HID = HandoffId(uuid.UUID(int=7))
 OTHER_HID = HandoffId(uuid.UUID(int=8))
@@ -322,3 +327,40 @@ def run_side_by_side(
         assert "Traceback" not in result.stderr, (name, result.stderr)
     results["here"] = subprocess.CompletedProcess((), 0, str(here), "")
     return results
+
+
+class SessionCache:
+    """Values made once per test session and shared by its workers (pytest-xdist runs one
+    process per core): each is pickled into `folder`, the folder the workers' temporary
+    folders share, and the first worker asking for a value makes it while the others wait
+    (each value has its own lock file).  Only values made by pure functions of their key
+    belong here: the mutant reviews most modules judge."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self._made: dict[str, object] = {}
+
+    def get(self, key: str, make: Callable[[], T]) -> T:
+        """The value of `key`, made by `make()` by whichever worker asked first."""
+        if key not in self._made:
+            path = self.folder / f"{key}.pickle"
+            with (self.folder / f"{key}.lock").open("w") as lock:
+                fcntl.flock(lock, fcntl.LOCK_EX)
+                if path.is_file():
+                    self._made[key] = pickle.loads(path.read_bytes())
+                else:
+                    self._made[key] = made = make()
+                    partial = path.with_suffix(".partial")
+                    partial.write_bytes(pickle.dumps(made))
+                    partial.replace(path)
+        return self._made[key]  # type: ignore[return-value]
+
+    def ready(self, key: str) -> object | None:
+        """The value of `key` if some worker has made it already, else None (never waits)."""
+        if key not in self._made:
+            path = self.folder / f"{key}.pickle"
+            if not path.is_file():
+                return None
+            self._made[key] = pickle.loads(path.read_bytes())
+        return self._made[key]

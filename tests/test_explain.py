@@ -26,6 +26,7 @@ import attrs
 import pytest
 from charts import broken, discipline
 from review_mutants import MUTANTS, Mutant
+from support import SessionCache
 
 import handoff
 from handoff.__main__ import main, parsers
@@ -35,6 +36,7 @@ from handoff._docs.explain import write_explain
 from handoff._review import world
 from handoff._review.equivalence import Comparison
 from handoff._review.properties import Family, Key, WorldKind, prop, properties_of
+from handoff._review.report import exit_status
 
 TESTS = Path(__file__).parent
 
@@ -141,8 +143,17 @@ def _command(argv: list[str]) -> tuple[int, str, str]:
     return status, out.getvalue(), err.getvalue()
 
 
+_BY_THE_COMMAND = ("S1", "S2", "S4", "S5", "S8", "R1", "Q1", "Errors")
+"""The properties whose mutants `handoff review --explain` explains here, in this process:
+those of a quick review.  The others' explain sets are written from the mutant's review as
+the suite makes it once (tests/test_review_mutants.py judges the same reviews), by the
+function the command calls (`write_explain`), with the command's exit status."""
+
+
 @pytest.fixture(scope="module")
-def explained(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Explained]:
+def explained(
+    tmp_path_factory: pytest.TempPathFactory, session_cache: SessionCache
+) -> dict[str, Explained]:
     root = tmp_path_factory.mktemp("explained")
     support = root / "broken"
     support.mkdir()
@@ -155,6 +166,12 @@ def explained(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Explained]:
         "import pytest\nfrom review_mutants import MUTANTS\n\n"
         f"next(m for m in MUTANTS if m.name == {CHOSEN['S7']!r}).adapter(pytest.MonkeyPatch())\n"
     )
+    # Made before the reviews below skip Table: the cache keeps whole reviews.
+    shared = {
+        key: _BY_NAME[name].shared_review(session_cache)
+        for key, name in CHOSEN.items()
+        if key not in _BY_THE_COMMAND
+    }
     built = {}
     with pytest.MonkeyPatch.context() as patch:
         patch.syspath_prepend(str(TESTS))
@@ -164,13 +181,15 @@ def explained(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Explained]:
             mutant = _BY_NAME[name]
             spec = _spec(mutant)
             directory = root / name
-            if mutant.adapter is None:
+            if key in _BY_THE_COMMAND:
                 status, _, err = _command(["review", "--chart", spec, "--explain", str(directory)])
             else:
-                # Only the review runs the broken adapter: the trace's expectations are the
-                # real coordinator's answers, as for every other mutant.
-                review = mutant.review(patch)
-                status = 0 if review.holds else 1
+                # An adapter mutant (S7) is always explained so: only its review runs the
+                # broken adapter, and the trace's expectations are the real coordinator's.
+                review = shared[key]
+                if mutant.adapter is None:  # named as `--chart` names it
+                    review = attrs.evolve(review, origin=spec)
+                status = exit_status([review])
                 err = "".join(f"{line}\n" for line in write_explain([review], directory))
             # A table or an adapter keeps the shipped chart's name: "source_first_errors".
             stem = _stem(mutant.compiled().name, key)

@@ -6,7 +6,6 @@ hand from the broken rule (see `review_mutants`); controls change only cells no 
 
 from __future__ import annotations
 
-import functools
 import types
 from collections import Counter
 from collections.abc import Sequence
@@ -15,6 +14,7 @@ from typing import Any
 import attrs
 import pytest
 from review_mutants import CONTROLS, MUTANTS, Mutant
+from support import SessionCache
 
 from handoff import HandoffOrder
 from handoff._chart.shipped import CHARTS
@@ -29,22 +29,20 @@ _CHART_MUTANTS = [m for m in MUTANTS if m.adapter is None]
 _BY_NAME = {mutant.name: mutant for mutant in (*MUTANTS, *CONTROLS)}
 
 
-@functools.cache
-def _review(name: str) -> Review:
-    with pytest.MonkeyPatch.context() as patch:
-        return _BY_NAME[name].review(patch)
-
-
+@attrs.frozen
 class _Reviews:
-    """Each mutant's review, made on first use and kept for the worker's other tests."""
+    """Each mutant's review, made on first use by the session's first worker asking, and
+    kept for every other test (tests/test_spin.py and tests/test_explain.py judge them too)."""
+
+    cache: SessionCache
 
     def __getitem__(self, name: str) -> Review:
-        return _review(name)
+        return _BY_NAME[name].shared_review(self.cache)
 
 
 @pytest.fixture
-def reviews() -> _Reviews:
-    return _Reviews()
+def reviews(session_cache: SessionCache) -> _Reviews:
+    return _Reviews(session_cache)
 
 
 def _each(mutants: Sequence[Mutant]) -> list[Any]:

@@ -15,12 +15,13 @@ import attrs
 import pytest
 from charts.broken import ReleaseBeforeActivation
 from review_mutants import MUTANTS
-from support import spin_or_skip
+from support import SessionCache, spin_or_skip
 
 from handoff import HandoffOrder
 from handoff.__main__ import main
 from handoff._compile.table import CompiledChart, compile_chart, compiled
 from handoff._review.environment import MAX_ACTIONS, environment
+from handoff._review.explore import Review, review
 from handoff._review.properties import Key, SpinCheck, WorldKind, properties_of
 from handoff._review.spin import run as spin_module
 from handoff._review.spin.agreement import Agreement, agreement, cross_check
@@ -53,11 +54,31 @@ ALL_CHARTS: dict[str, CompiledChart] = {
 SHIPPED = ("SourceFirst", "DestinationFirst")
 
 
+class _Reviews(dict[str, Review]):
+    """Each chart's review, made on first use here (a mutant's is shared with the other
+    modules judging it: tests/test_review_mutants.py)."""
+
+    def __init__(self, cache: SessionCache) -> None:
+        super().__init__()
+        self.cache = cache
+
+    def __missing__(self, name: str) -> Review:
+        mutant = _MUTANTS.get(name)
+        made = review(ALL_CHARTS[name]) if mutant is None else mutant.shared_review(self.cache)
+        self[name] = made
+        return made
+
+
+_MUTANTS = {mutant.name: mutant for mutant in MUTANTS}
+
+
 @pytest.fixture(scope="module")
-def agreements() -> dict[str, Agreement]:
-    """Every chart judged by the review and by Spin, two charts at a time."""
+def agreements(session_cache: SessionCache) -> dict[str, Agreement]:
+    """Every chart judged by the review and by Spin: the reviews in this process, Spin two
+    charts at a time beside them."""
     spin_or_skip()
-    return {found.name: found for found in cross_check(ALL_CHARTS, workers=2)}
+    found = cross_check(ALL_CHARTS, workers=2, reviews=_Reviews(session_cache))
+    return {each.name: each for each in found}
 
 
 # -- agreement ---------------------------------------------------------------------------

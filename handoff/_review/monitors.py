@@ -115,17 +115,20 @@ def judge_edge(
     after: HandoffCoordinatorCore,
     issued: Sequence[IssuedHandoffAction],
     error: HandoffError | None,
+    *,
+    after_configuration: Configuration | None = None,
 ) -> EdgeVerdict:
     """Judge `call`, made on a coordinator in configuration `before`, now `after`.
 
     `watch` is what the environment saw before the call, `stalls` the run's growths without
-    progress so far; the call issued `issued` or raised `error`.
+    progress so far; the call issued `issued` or raised `error`.  `after_configuration` is
+    `after`'s configuration when the caller has it already.
     """
     completes = any(isinstance(item.action, _A.Complete) for item in issued)
     lifecycle = after.lifecycle if completes else None
     seen = observe(rules, watch, call, issued, error, lifecycle)
     findings = list(seen.findings)
-    configuration = probe.configuration(after)
+    configuration = after_configuration or probe.configuration(after)
     if error is not None or (seen.answer is SpecAnswer.DROP and not issued):
         moved = configuration != before
         findings.append((Key.NO_EFFECT, changed(call, error) if moved else None))

@@ -31,7 +31,7 @@ from handoff._review.properties import GUARDS, AnyKey, Key, Property, WorldKind,
 from handoff._review.verdict import Parents, Tally, TraceStep, Verdict
 from handoff._review.watch import Watch
 from handoff._values.errors import HandoffError
-from handoff._values.messages import HandoffFact
+from handoff._values.messages import HandoffFact, IssuedHandoffAction
 from handoff._values.values import HandoffOrder
 
 __all__ = ["ChartWorld", "Explored", "Judge", "Move", "World", "WorldBase", "error_words"]
@@ -137,6 +137,19 @@ class _ChartNode(NamedTuple):
     stalls: int
 
 
+class _Sent(NamedTuple):
+    """A call made on a coordinator: what it answered, before any monitor judged it."""
+
+    call: Call
+    edge: TraceStep
+    twin: HandoffCoordinatorCore
+    """The coordinator after the call (never changed again: the nodes reaching it share it)."""
+    configuration: Configuration | None
+    issued: tuple[IssuedHandoffAction, ...]
+    error: HandoffError | None
+    crashed: bool = False
+
+
 class ChartWorld(WorldBase):
     """The chart alone: from every configuration the environment makes every call it may make,
     and the monitors judge each call from what the environment saw."""
@@ -166,20 +179,31 @@ class ChartWorld(WorldBase):
         self.longest_run = 0
         self.deferred = 0
         self.source: HandoffOrder | type[HandoffChart] = chart.order if source is None else source
+        self._sent: dict[tuple[Configuration, int], tuple[_Sent, ...]] = {}
+        """Every call's answer from a coordinator configuration, by that configuration and
+        the next action id the environment saw: configurations reached along several runs
+        (with different watches) answer each call once (the coordinator is deterministic, and
+        the configuration is everything that decides its future)."""
 
     def root(self) -> tuple[_ChartNode, Hashable]:
         return self._root, (self._root.configuration, self._root.watch)
 
     def moves(self, node: _ChartNode) -> Iterator[Move]:
-        for call in self.env.calls(node.watch.next_id):
-            yield self._try(node, call)
+        sent = self._sent.get((node.configuration, node.watch.next_id))
+        if sent is None:
+            calls = tuple(self.env.calls(node.watch.next_id))
+            sent = tuple(self._send(node.coordinator, call) for call in calls)
+            self._sent[node.configuration, node.watch.next_id] = sent
+        for answer in sent:
+            yield self._judge(node, answer)
 
     def reached(self, node: _ChartNode) -> None:
         self.covered_states.add(self.state_index[node.coordinator.chart_state])
 
-    def _try(self, node: _ChartNode, call: Call) -> Move:
-        twin = node.coordinator.fork()
-        step = self._step(node.coordinator, call)
+    def _send(self, coordinator: HandoffCoordinatorCore, call: Call) -> _Sent:
+        """Make `call` on a copy of `coordinator` (kept as it is)."""
+        twin = coordinator.fork()
+        step = self._step(coordinator, call)
         error: HandoffError | None = None
         try:
             issued = tuple(call.send(twin))
@@ -187,24 +211,39 @@ class ChartWorld(WorldBase):
             issued, error = (), raised
         except Exception as raised:  # a crash is a finding, not a reason to stop reviewing
             edge = TraceStep(call, twin.chart_state, (), error_words(raised))
-            return Move(edge, ((Key.ERRORS, edge.error),), None)
+            return _Sent(call, edge, twin, None, (), None, crashed=True)
         edge = TraceStep(
             call, twin.chart_state, issued, None if error is None else error_words(error)
         )
         self._cover(step, refused=error is not None)
+        return _Sent(call, edge, twin, probe.configuration(twin), issued, error)
+
+    def _judge(self, node: _ChartNode, sent: _Sent) -> Move:
+        """The move `sent` makes from `node`, judged from what the environment saw there."""
+        edge, call = sent.edge, sent.call
+        if sent.crashed:
+            return Move(edge, ((Key.ERRORS, edge.error),), None)
         watch = node.watch
         verdict = judge_edge(
-            self.rules, watch, node.stalls, call, node.configuration, twin, issued, error
+            self.rules,
+            watch,
+            node.stalls,
+            call,
+            node.configuration,
+            sent.twin,
+            sent.issued,
+            sent.error,
+            after_configuration=sent.configuration,
         )
         self.deferred += verdict.observation.deferred
         checks = ((Key.ERRORS, None), *verdict.findings)
-        tags = tag(call, watch, accepted=error is None)
+        tags = tag(call, watch, accepted=sent.error is None)
         if verdict.still:
             return Move(edge, checks, node, tags=tags, stays=True)
         after = verdict.observation.watch
         self.longest_run = max(self.longest_run, len(after.issued))
         cut = None if verdict.overrun is None else f"cut off: {verdict.overrun}"
-        following = _ChartNode(twin, verdict.configuration, after, verdict.stalls)
+        following = _ChartNode(sent.twin, verdict.configuration, after, verdict.stalls)
         return Move(edge, checks, following, (verdict.configuration, after), tags, cut=cut)
 
     def _cover(self, step: Step | None, *, refused: bool) -> None:

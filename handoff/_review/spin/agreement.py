@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import attrs
 
 from handoff._compile.table import CompiledChart
-from handoff._review.explore import review
+from handoff._review.explore import Review, review
 from handoff._review.properties import Key, WorldKind
 from handoff._review.spin.cli import UNCONFIRMED, spin_review
 from handoff._review.spin.properties import mirrored
@@ -69,10 +69,14 @@ class Agreement:
         )
 
 
-def agreement(name: str, chart: CompiledChart, system: System | None = None) -> Agreement:
-    """Judge `chart`, alone or in `system`, with the review and with Spin."""
+def agreement(
+    name: str, chart: CompiledChart, system: System | None = None, ours: Review | None = None
+) -> Agreement:
+    """Judge `chart`, alone or in `system`, with the review (`ours`, when it is made already)
+    and with Spin."""
     began = time.perf_counter()
-    ours = review(chart, system=system)
+    if ours is None:
+        ours = review(chart, system=system)
     world = WorldKind.CHART if system is None else WorldKind.SYSTEM
     review_fails = frozenset(_shipped(ours.failures())) & set(mirrored(world))
     try:
@@ -105,7 +109,7 @@ def _names(keys: frozenset[Key]) -> list[str]:
     return sorted(key.value for key in keys)
 
 
-def _agreement(item: tuple[str, CompiledChart, System | None]) -> Agreement:
+def _agreement(item: tuple[str, CompiledChart, System | None, Review | None]) -> Agreement:
     return agreement(*item)
 
 
@@ -113,14 +117,26 @@ def cross_check(
     charts: Mapping[str, CompiledChart],
     workers: int,
     systems: Mapping[str, System] | None = None,
+    reviews: Mapping[str, Review] | None = None,
 ) -> list[Agreement]:
     """Judge every chart both ways (in the system `systems` names for it, if any, else alone),
-    `workers` charts at a time, in the order given."""
+    `workers` charts at a time, in the order given.
+
+    With `reviews`, the review's verdicts on each chart are `reviews[name]`, made in this
+    process, one at a time while the workers run Spin on the charts before it (a mapping
+    that makes each on first use, or keeps those made already, spends no worker on them).
+    """
     spawned = multiprocessing.get_context("spawn")
     given = systems or {}
-    items = [(name, chart, given.get(name)) for name, chart in charts.items()]
     with ProcessPoolExecutor(workers, mp_context=spawned) as pool:
-        return list(pool.map(_agreement, items))
+        waiting = [
+            pool.submit(
+                _agreement,
+                (name, chart, given.get(name), None if reviews is None else reviews[name]),
+            )
+            for name, chart in charts.items()
+        ]
+        return [future.result() for future in waiting]
 
 
 def _shipped(verdicts: Iterable[Verdict]) -> Iterator[Key]:
