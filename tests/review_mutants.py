@@ -80,9 +80,14 @@ class Mutant:
             source = self.chart if isinstance(self.chart, type) else None
             return review(self.compiled(), source=source)
 
+    @property
+    def shared_key(self) -> str:
+        """What the session's cache keeps the mutant's review under."""
+        return f"review-{self.name}"
+
     def shared_review(self, cache: SessionCache) -> Review:
         """The mutant's review, made once in the test session by the first worker asking."""
-        return cache.get(f"review-{self.name}", lambda: self.review(pytest.MonkeyPatch()))
+        return cache.get(self.shared_key, lambda: self.review(pytest.MonkeyPatch()))
 
 
 def _ids_skip(patch: pytest.MonkeyPatch) -> None:

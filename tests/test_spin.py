@@ -14,14 +14,14 @@ from pathlib import Path
 import attrs
 import pytest
 from charts.broken import ReleaseBeforeActivation
-from review_mutants import MUTANTS
+from review_mutants import MUTANTS, Mutant
 from support import SessionCache, spin_or_skip
 
 from handoff import HandoffOrder
 from handoff.__main__ import main
 from handoff._compile.table import CompiledChart, compile_chart, compiled
 from handoff._review.environment import MAX_ACTIONS, environment
-from handoff._review.explore import Review, review
+from handoff._review.explore import review
 from handoff._review.properties import Key, SpinCheck, WorldKind, properties_of
 from handoff._review.spin import run as spin_module
 from handoff._review.spin.agreement import Agreement, agreement, cross_check
@@ -54,31 +54,19 @@ ALL_CHARTS: dict[str, CompiledChart] = {
 SHIPPED = ("SourceFirst", "DestinationFirst")
 
 
-class _Reviews(dict[str, Review]):
-    """Each chart's review, made on first use here (a mutant's is shared with the other
-    modules judging it: tests/test_review_mutants.py)."""
-
-    def __init__(self, cache: SessionCache) -> None:
-        super().__init__()
-        self.cache = cache
-
-    def __missing__(self, name: str) -> Review:
-        mutant = _MUTANTS.get(name)
-        made = review(ALL_CHARTS[name]) if mutant is None else mutant.shared_review(self.cache)
-        self[name] = made
-        return made
-
-
-_MUTANTS = {mutant.name: mutant for mutant in MUTANTS}
-
-
 @pytest.fixture(scope="module")
 def agreements(session_cache: SessionCache) -> dict[str, Agreement]:
-    """Every chart judged by the review and by Spin: the reviews in this process, Spin two
-    charts at a time beside them."""
+    """Every chart judged by the review and by Spin, two charts at a time; a mutant's review
+    is the one the session made already (tests/test_review_mutants.py), if it has."""
     spin_or_skip()
-    found = cross_check(ALL_CHARTS, workers=2, reviews=_Reviews(session_cache))
+    made = {mutant.name: mutant.shared_review(session_cache) for mutant in _made(session_cache)}
+    found = cross_check(ALL_CHARTS, workers=2, reviews=made)
     return {each.name: each for each in found}
+
+
+def _made(cache: SessionCache) -> list[Mutant]:
+    """The chart mutants whose review the session has made already."""
+    return [m for m in MUTANTS if m.name in ALL_CHARTS and cache.ready(m.shared_key) is not None]
 
 
 # -- agreement ---------------------------------------------------------------------------
@@ -147,6 +135,19 @@ def test_a_chart_spin_cannot_judge_is_a_disagreement_with_its_reason(
     assert not found.agree
     assert "DISAGREE" in found.line()
     assert INSTALL_HINT in found.line()
+
+
+def test_a_review_given_to_the_cross_check_is_the_one_judged(spin_installed: str) -> None:
+    # The shipped chart's model, judged against a broken chart's review: they cannot agree,
+    # unless the cross-check reviewed the chart itself.
+    broken = review(ALL_CHARTS["NoDestinationCancel"])
+    (found,) = cross_check(
+        {"SourceFirst": ALL_CHARTS["SourceFirst"]}, 1, reviews={"SourceFirst": broken}
+    )
+    assert Key.OWNERS_FREED in found.review_fails
+    assert not found.spin_fails
+    assert not found.agree
+    assert found.configurations == broken.configurations
 
 
 def test_a_re_recording_chart_in_process_breaks_s6_and_bound(spin_installed: str) -> None:

@@ -122,17 +122,17 @@ def cross_check(
     """Judge every chart both ways (in the system `systems` names for it, if any, else alone),
     `workers` charts at a time, in the order given.
 
-    With `reviews`, the review's verdicts on each chart are `reviews[name]`, made in this
-    process, one at a time while the workers run Spin on the charts before it (a mapping
-    that makes each on first use, or keeps those made already, spends no worker on them).
+    A chart `reviews` names is judged by the review made already (`reviews[name]`); the
+    workers review the others.
     """
     spawned = multiprocessing.get_context("spawn")
     given = systems or {}
+    made = reviews or {}
     with ProcessPoolExecutor(workers, mp_context=spawned) as pool:
         waiting = [
             pool.submit(
                 _agreement,
-                (name, chart, given.get(name), None if reviews is None else reviews[name]),
+                (name, chart, given.get(name), made.get(name)),
             )
             for name, chart in charts.items()
         ]
