@@ -19,6 +19,7 @@ fitting outcome in flight beside the work, and the worker answers with the work'
 from __future__ import annotations
 
 import enum
+import re
 from collections.abc import Hashable
 
 from handoff._chart.vocabulary import ChartEvent
@@ -59,8 +60,8 @@ def system_model(chart: CompiledChart, options: System) -> str:
     sections = [
         _header(chart, options),
         promela._names(chart),
+        _coordinators(chart, options),
         promela._payload_rules(chart, 0.0),
-        promela._variables(chart),
         journal_rules(),
         *(event_rules(chart, event) for event in ChartEvent),
         coordinator(),
@@ -68,9 +69,33 @@ def system_model(chart: CompiledChart, options: System) -> str:
         _runtime(chart, options),
         _moves(options),
         _process(options),
-        _liveness(chart),
+        _liveness(),
     ]
     return "\n\n".join(sections) + "\n"
+
+
+def _coordinators(chart: CompiledChart, options: System) -> str:
+    """Each handoff's coordinator variables (those `handoff._review.spin.model` declares for
+    one), and the names the coordinator part uses for them: those of handoff `hc`, the one
+    being called."""
+    fields = re.findall(r"^byte (\w+)(\[\w+\])?", promela.CONFIGURATION, re.MULTILINE)
+    declared = " ".join(f"byte h_{name}{size};" for name, size in fields)
+    names = [f"#define {name} co[hc].h_{name}" for name, _ in fields]
+    return "\n".join(
+        [
+            promela._sizes(chart),
+            "",
+            f"#define HANDOFFS {options.concurrency}      /* live at once, sharing the workers */",
+            "/* -- each handoff's coordinator: chart state, journal, payloads kept, lifecycle -- */",
+            f"typedef Coordinator {{ {declared} }};",
+            "Coordinator co[HANDOFFS];",
+            "byte hc = 0;                 /* the handoff being called or moved (0 between moves) */",
+            *names,
+            "bit stopped = 0;             /* a crash or a cut-off run: the system stops */",
+            "",
+            promela.SCRATCH,
+        ]
+    )
 
 
 def _header(chart: CompiledChart, options: System) -> str:
@@ -98,8 +123,6 @@ _SLOTS = list(Slots)
 def unmirrored(system: System) -> str | None:
     """Why Spin cannot judge `system` yet, in words naming the option to drop (None: it can):
     the one place that says so, for `handoff review --engine spin` and `run_spin` alike."""
-    if system.concurrency > 1:
-        return "one handoff at a time: drop --concurrency"
     if system.properties:
         return "the shipped properties only: drop --property"
     table = ContractTable(system.contract)
@@ -111,9 +134,6 @@ def unmirrored(system: System) -> str | None:
     )
     if any(len(reactions) > 1 for reactions in cells):
         return "a contract answering one way only: give a deterministic contract"
-    # A bounded memory (`tombstone:K`, K >= 1) forgets the longest idle request when it would
-    # remember one idle request too many: with one handoff there is only one request, never
-    # forgotten, so such workers are mirrored as unbounded ones.
     if not all(
         isinstance(memory, RequestMemory) for role in Role for memory in table.memories(role)
     ):
@@ -180,6 +200,14 @@ def _contract(table: ContractTable) -> str:
                 for n, role in enumerate(Role)
             ),
             "#define M_INITIAL(W) (W == 0 -> M_INITIAL_0 : M_INITIAL_1)",
+            "/* a memory bounded to K idle requests (tombstone:K): BOUNDED, and K */",
+            *(
+                f"#define BOUNDED_{n} {int(table.remembers(role) is not None)}"
+                for n, role in enumerate(Role)
+            ),
+            *(f"#define BOUND_{n} {table.remembers(role) or 0}" for n, role in enumerate(Role)),
+            "#define BOUNDED(W) (W == 0 -> BOUNDED_0 : BOUNDED_1)",
+            "#define BOUND(W) (W == 0 -> BOUND_0 : BOUND_1)",
             "#define DESTINATION_WORK(A) (A == A_ReserveDestination || "
             "A == A_ActivateDestination || A == A_CancelDestination)",
             "#define ROLE(A) (DESTINATION_WORK(A) -> 1 : 0)",
@@ -202,8 +230,9 @@ def _contract(table: ContractTable) -> str:
 
 
 def _early(chart: CompiledChart, event: ChartEvent) -> str:
+    """The chart states of handoff H in which `event`'s fact comes too early."""
     states = [
-        f"state == S_{chart.states[step.source]}"
+        f"co[H].h_state == S_{chart.states[step.source]}"
         for step in (chart.step(n, event) for n in range(len(chart.states)))
         if step.kind is StepKind.REFUSED
         and step.refusal is not None
@@ -212,14 +241,20 @@ def _early(chart: CompiledChart, event: ChartEvent) -> str:
     return " || ".join(states) or "false"
 
 
+def _each(options: System, term: str, join: str) -> str:
+    """`term` for every handoff ({h} its number), joined by `join`."""
+    return f" {join} ".join(term.format(h=h) for h in range(options.concurrency))
+
+
 def _runtime(chart: CompiledChart, options: System) -> str:
-    complete = " || ".join(f"state == {n}" for n in sorted(chart.complete)) or "false"
+    complete = " || ".join(f"co[H].h_state == {n}" for n in sorted(chart.complete)) or "false"
     early = [
-        f"#define EARLY_{action[2:]} ({_early(chart, event)})" for action, _, event, _ in _FACTS
+        f"#define EARLY_{action[2:]}(H) ({_early(chart, event)})" for action, _, event, _ in _FACTS
     ]
     channels = _CHANNELS if options.fifo else 1
     quiet = " && ".join(f"q[{c}].n == 0" for c in range(channels))
     injected = options.injected
+    several = options.concurrency > 1
     return "\n".join(
         [
             "/* -- the runtime: what it issued, what is in flight, what it was told -- */",
@@ -229,59 +264,94 @@ def _runtime(chart: CompiledChart, options: System) -> str:
             f"#define QMAX {_qmax(options)}",
             f"#define ON_SEND {int(options.acknowledge is Acknowledge.ON_SEND)}",
             f"#define COPIES {int(Fault.DUPLICATION in injected)}",
-            "/* A message: the action id times 16, plus what it carries: the action itself, the",
-            "   work's fact, a Failed fact (the worker's word for work acknowledged on send that",
-            "   it did not do), or an outcome kind. */",
+            "/* A message: its handoff times 256, plus its action id times 16, plus what it",
+            "   carries: the action itself, the work's fact, a Failed fact (the worker's word for",
+            "   work acknowledged on send that it did not do), or an outcome kind. */",
             f"#define G_ACT {G_ACT}",
             f"#define G_FACT {G_FACT}",
             f"#define G_FAILED {G_FAILED}",
             f"#define G_OUT {G_OUT}              /* G_OUT + O_<kind>: an outcome */",
-            "#define MSG(K, G) ((K) * 16 + (G))",
-            "#define ID(M) ((M) / 16)",
+            "#define MSG(H, K, G) (((H) * 16 + (K)) * 16 + (G))",
+            "#define HANDOFF_OF(M) ((M) / 256)",
+            "#define ID(M) (((M) / 16) % 16)",
             "#define WHAT(M) ((M) % 16)",
             "#define IS_ACT(M) (WHAT(M) == G_ACT)",
             "#define IS_FACT(M) (WHAT(M) == G_FACT || WHAT(M) == G_FAILED)",
-            "typedef Queue { byte m[QMAX]; byte n };",
+            f"typedef Queue {{ {'short' if several else 'byte'} m[QMAX]; byte n }};",
             "Queue q[CHANNELS];       /* in flight: one sorted multiset, or each worker's four "
             "channels in order */",
-            "byte mem[2];             /* what the source (0) and destination (1) remember */",
-            "byte held[2];            /* the KV slots each holds for the request */",
+            "byte inflight[HANDOFFS]; /* how many of each handoff's messages are in flight */",
+            "/* Each worker's memory of each request (a request is a handoff: worker w's of",
+            "   request r is at w * HANDOFFS + r): what it remembers, the KV slots it holds, and",
+            "   (bit k) that it did (or failed) action k, as long as it remembers the request. */",
+            "byte mem[2 * HANDOFFS];",
+            "byte held[2 * HANDOFFS];",
+            "short done[2 * HANDOFFS];",
+            "#define MEM(W, R) mem[(W) * HANDOFFS + (R)]",
+            "#define HELD(W, R) held[(W) * HANDOFFS + (R)]",
+            "#define DONE(W, R) done[(W) * HANDOFFS + (R)]",
             f"#define SLOT_BOUND {options.slots or 0}      /* --slots; 0: unbounded */",
-            "#define REMEMBERS(W) (mem[W] != M_INITIAL(W) || held[W] > 0)",
-            "short done[2];           /* bit k: the worker did (or failed) action k, as long as "
-            "it remembers the request */",
-            "byte kind_of[LOG_SIZE];  /* the action issued with each id; never cleared */",
-            "bit performed[LOG_SIZE];",
-            "bit told[2];             /* the coordinator was told this worker freed its slot */",
+            "#define REMEMBERS(W, R) (MEM(W, R) != M_INITIAL(W) || HELD(W, R) > 0)",
+            f"#define REMEMBERS_ANY(W) ({_each(options, 'REMEMBERS(W, {h})', '||')})",
+            f"#define HELD_ALL(W) ({_each(options, 'HELD(W, {h})', '+')})",
+            "/* The requests each worker remembers idle (holding no slot for them), the longest",
+            "   idle first: kept only by a worker whose memory is bounded (BOUNDED). */",
+            "byte idle[2 * HANDOFFS];",
+            "byte nidle[2];",
+            "#define IDLE(W, P) idle[(W) * HANDOFFS + (P)]",
+            "byte kind_of[HANDOFFS * LOG_SIZE];  /* each handoff's action issued with each id; "
+            "never cleared */",
+            "bit performed[HANDOFFS * LOG_SIZE];",
+            "#define KIND(H, K) kind_of[(H) * LOG_SIZE + (K)]",
+            "#define KIND_OF(M) KIND(HANDOFF_OF(M), ID(M))",
+            "#define PERFORMED(H, K) performed[(H) * LOG_SIZE + (K)]",
+            "bit told[2 * HANDOFFS];  /* the coordinator of request r was told worker w freed "
+            "its slot */",
+            "#define TOLD(W, R) told[(W) * HANDOFFS + (R)]",
             "bit restarted[2];        /* this worker restarted (--faults crash) */",
+            "bit started[HANDOFFS];",
+            "bit term[HANDOFFS];      /* a terminal fact was reported for the handoff (W5) */",
             "byte faults = 0;",
             "byte duplicated = 0, lost = 0, restarts = 0;",
-            "bit started = 0;",
             "bit calm = 0;                /* no more faults: deliveries only (W4, W5, W7) */",
-            "bit terminated = 0;          /* a terminal fact was reported (W5) */",
             "bit W1_broken, W2_broken, W3_broken, W6_broken, Bound_broken, Errors_broken;",
-            "byte k, w, qc, qp, qm, nm, x, y, freeing;",
-            f"#define COMPLETE ({complete})",
+            f"byte k, w, qc, qp, x, y, freeing, remembered, holding;",
+            f"{'short' if several else 'byte'} qm, nm;",
+            f"#define COMPLETE(H) ({complete})",
             f"#define QUIET ({quiet})",
-            "#define ENDED (QUIET && started && COMPLETE)",
+            "/* handoff H complete, with nothing of it in flight (W1) */",
+            "#define ENDED(H) (started[H] && COMPLETE(H) && inflight[H] == 0)",
+            f"#define ALL_COMPLETE ({_each(options, 'COMPLETE({h})', '&&')})",
+            "#define ALL_SUCCESS "
+            f"({_each(options, 'co[{h}].h_completion == C_SUCCESS', '&&')})",
+            f"#define TERMINATED ({_each(options, 'term[{h}]', '||')})",
+            "/* every handoff a terminal fact was reported for is complete, and not all SUCCESS "
+            "(W5) */",
+            "#define TERMINATED_CANCELED "
+            f"(({_each(options, '(!term[{h}] || COMPLETE({h}))', '&&')}) && "
+            f"({_each(options, '(term[{h}] && co[{h}].h_completion == C_CANCELED)', '||')}))",
             "/* no fault so far: no terminal fact, no failed work, nothing injected (W7) */",
             "#define FAULT_FREE (faults == 0 && duplicated == 0 && lost == 0 && restarts == 0 "
-            "&& !terminated)",
+            "&& !TERMINATED)",
             *early,
-            f"#define EARLY_terminated ({_early(chart, ChartEvent.TERMINATED)})",
+            f"#define EARLY_terminated(H) ({_early(chart, ChartEvent.TERMINATED)})",
         ]
     )
 
 
 G_ACT, G_FACT, G_FAILED = 1, 2, 3
-"""What a message carries (its code is its action id times 16 plus this): the action, the
-work's fact, a `Failed` fact."""
+"""What a message carries (its code is its handoff times 256 plus its action id times 16 plus
+this): the action, the work's fact, a `Failed` fact."""
 G_OUT = 3
 """An outcome of kind n (numbered from 1, `OUTCOME_KINDS`) is G_OUT + n."""
+HANDOFF_CODE = 256
+"""A message's code is its handoff's number times this, plus the rest."""
 
 
 class Move(enum.IntEnum):
-    """The moves of the system model, as it numbers them (and prints them: `MOVE mv what id`)."""
+    """The moves of the system model, as it numbers them (and prints them: `MOVE mv what id`,
+    `what` the message moved or the terminal fact, `id` the action id, the worker restarting,
+    or the handoff started or told a terminal fact)."""
 
     START = 0
     DELIVER = 1
@@ -294,33 +364,36 @@ class Move(enum.IntEnum):
 
 
 def _move_names() -> str:
-    return "\n".join(f"#define MV_{move.name} {move.value}" for move in Move if move)
+    return "\n".join(f"#define MV_{move.name} {move.value}" for move in Move)
 
 
 _CHANNELS = 4
 """With FIFO delivery: actions to the source, to the destination, replies from each."""
 _DELIVERY = {False: "any order: one multiset", True: "FIFO per worker and direction"}
 _QMAX = 8
-"""Messages one channel holds (one more per duplicate the budget allows); a run that would
-overflow it breaks Bound, so a model too small shows as a disagreement, never a pass."""
+"""Messages one channel holds for each handoff (one more per duplicate the budget allows); a
+run that would overflow it breaks Bound, so a model too small shows as a disagreement, never a
+pass."""
 
 
 def _qmax(options: System) -> int:
-    return _QMAX + options.budget * (Fault.DUPLICATION in options.injected)
+    return _QMAX * options.concurrency + options.budget * (Fault.DUPLICATION in options.injected)
 
 
 def _moves(options: System) -> str:
     facts = "\n".join(
-        f"     :: kind_of[k] == {action} -> c_fact = {fact}; c_event = {event_name(event)}; "
+        f"     :: KIND(hc, k) == {action} -> c_fact = {fact}; c_event = {event_name(event)}; "
         f"{payload}"
         for action, fact, event, payload in _FACTS
     )
     early = " || ".join(
-        f"(kind_of[K] == {action} && EARLY_{action[2:]})" for action, _, _, _ in _FACTS
+        f"(KIND_OF(M) == {action} && EARLY_{action[2:]}(HANDOFF_OF(M)))"
+        for action, _, _, _ in _FACTS
     )
-    channel = "(IS_ACT(M) -> 0 : 2) + ROLE(kind_of[ID(M)])" if options.fifo else "0"
+    channel = "(IS_ACT(M) -> 0 : 2) + ROLE(KIND_OF(M))" if options.fifo else "0"
     remember = (
-        "  if :: REMEMBERS(w) -> done[w] = done[w] | (1 << k)\n  :: else -> done[w] = 0 fi;\n"
+        "  if :: REMEMBERS(w, hc) -> DONE(w, hc) = DONE(w, hc) | (1 << k)\n"
+        "  :: else -> DONE(w, hc) = 0 fi;\n"
         if Fault.DUPLICATION in options.injected
         else ""
     )
@@ -328,14 +401,14 @@ def _moves(options: System) -> str:
 /* -- the moves: a call to the coordinator, a worker's reaction -- */
 {_move_names()}
 byte mv = 0;
-#define FACT_EARLY(K) ({early})
-#define EARLY(M) ((WHAT(M) == G_FACT && FACT_EARLY(ID(M))) || \\
-                  (WHAT(M) == G_FAILED && EARLY_terminated))
+#define FACT_EARLY(M) ({early})
+#define EARLY(M) ((WHAT(M) == G_FACT && FACT_EARLY(M)) || \\
+                  (WHAT(M) == G_FAILED && EARLY_terminated(HANDOFF_OF(M))))
 #define DELIVERABLE(M) (!EARLY(M))
 #define CHANNEL(M) ({channel})
 #define SORTED {int(not options.fifo)}
 #define ACK_ON_SEND(A) (ON_SEND && HAS_FACT(A))
-#define DONE_BEFORE(W, K) (COPIES && ((done[W] >> (K)) & 1))
+#define DONE_BEFORE(W, K) (COPIES && ((DONE(W, hc) >> (K)) & 1))
 
 /* Put message nm in flight: behind its channel's last (FIFO), or in its sorted place. */
 inline enqueue() {{
@@ -352,12 +425,13 @@ inline enqueue() {{
             od
        :: else -> skip
        fi;
-       q[x].m[y] = nm; q[x].n++
+       q[x].m[y] = nm; q[x].n++; inflight[HANDOFF_OF(nm)]++
   fi;
   nm = 0; x = 0; y = 0
 }}
 
-/* Take the chosen message (channel qc, place qp) out of flight, into qm; k: its id. */
+/* Take the chosen message (channel qc, place qp) out of flight, into qm; k: its id, hc: its
+   handoff. */
 inline dequeue() {{
   qm = q[qc].m[qp];
   y = qp;
@@ -366,9 +440,10 @@ inline dequeue() {{
   :: else -> break
   od;
   q[qc].n--; q[qc].m[q[qc].n] = 0; y = 0;
-  k = ID(qm)
+  k = ID(qm); hc = HANDOFF_OF(qm); inflight[hc]--
 }}
 
+/* The call c_* to handoff hc's coordinator; what it issued goes in flight. */
 inline call_coordinator() {{
   result = TAKEN; delay = 0; nout = 0;
   coordinator_step();
@@ -379,20 +454,21 @@ inline call_coordinator() {{
   if
   :: freeing != 0 && result != CRASHED && result != REFUSED ->
        w = freeing - 1;
-       if :: held[w] > 0 -> W2_broken = 1 :: else -> skip fi;
-       told[w] = 1; w = 0
+       if :: HELD(w, hc) > 0 -> W2_broken = 1 :: else -> skip fi;
+       TOLD(w, hc) = 1; w = 0
   :: else -> skip
   fi;
   freeing = 0;
   for (j : 0 .. MOST_PER_CALL - 1) {{
     if
     :: j < nout && result != CRASHED && result != REFUSED ->
-         kind_of[out_id[j]] = out[j];
+         KIND(hc, out_id[j]) = out[j];
          if
          :: out[j] != A_Complete ->
-              nm = MSG(out_id[j], G_ACT); enqueue();
+              nm = MSG(hc, out_id[j], G_ACT); enqueue();
               if
-              :: ACK_ON_SEND(out[j]) -> nm = MSG(out_id[j], G_OUT + FITTING(out[j])); enqueue()
+              :: ACK_ON_SEND(out[j]) ->
+                   nm = MSG(hc, out_id[j], G_OUT + FITTING(out[j])); enqueue()
               :: else -> skip
               fi
          :: else -> skip
@@ -422,54 +498,60 @@ inline take_fact() {{
 inline take_outcome() {{
   c_kind = K_OUTCOME; c_id = k; c_out = WHAT(qm) - G_OUT;
   if
-  :: CLEANUP(kind_of[k]) && c_out != O_Failed -> freeing = ROLE(kind_of[k]) + 1
+  :: CLEANUP(KIND(hc, k)) && c_out != O_Failed -> freeing = ROLE(KIND(hc, k)) + 1
   :: else -> skip
   fi
 }}
 
-/* The worker gets action k: does what its contract says (MV_FAIL: fails it, a fault), or, when
-   it remembers having done it, stays silent; then replies. */
+{_memory()}
+
+/* Worker w gets action k of request hc: does what its contract says (MV_FAIL: fails it, a
+   fault), or, when it remembers having done it, stays silent; then replies. */
 inline perform() {{
-  w = ROLE(kind_of[k]);
+  w = ROLE(KIND(hc, k));
   /* A second delivery of an action is the network's copy: W3 judges what was issued. */
-  if :: performed[k] && !COPIES -> W3_broken = 1 :: else -> skip fi;
-  performed[k] = 1;
+  if :: PERFORMED(hc, k) && !COPIES -> W3_broken = 1 :: else -> skip fi;
+  PERFORMED(hc, k) = 1;
+  remembered = REMEMBERS(w, hc); holding = (HELD(w, hc) > 0);
   if
   :: mv == MV_FAIL -> c_out = Y_FAILED; faults++
   :: mv != MV_FAIL && DONE_BEFORE(w, k) -> c_out = Y_SILENT
   :: else ->
-       x = REACT_SLOTS(w, TASK(kind_of[k]), mem[w]);
+       x = REACT_SLOTS(w, TASK(KIND(hc, k)), MEM(w, hc));
        if
-       :: x == SL_TAKE && SLOT_BOUND > 0 && held[w] >= SLOT_BOUND -> c_out = Y_FAILED  /* full */
+       :: x == SL_TAKE && SLOT_BOUND > 0 && HELD_ALL(w) >= SLOT_BOUND ->
+            c_out = Y_FAILED  /* full */
        :: else ->
-            c_out = REACT_REPLY(w, TASK(kind_of[k]), mem[w]);
-            mem[w] = REACT_MEMORY(w, TASK(kind_of[k]), mem[w]);
+            c_out = REACT_REPLY(w, TASK(KIND(hc, k)), MEM(w, hc));
+            MEM(w, hc) = REACT_MEMORY(w, TASK(KIND(hc, k)), MEM(w, hc));
             if
-            :: x == SL_TAKE -> held[w]++
-            :: x == SL_FREE -> held[w] = 0
+            :: x == SL_TAKE -> HELD(w, hc)++
+            :: x == SL_FREE -> HELD(w, hc) = 0
             :: else -> skip
             fi
        fi;
        x = 0
   fi;
-{remember}  if :: held[w] > 0 && told[w] -> W2_broken = 1 :: else -> skip fi;
-  if :: held[w] > 1 -> W6_broken = 1 :: else -> skip fi;
+{remember}  place();
+  remembered = 0; holding = 0;
+  if :: HELD(w, hc) > 0 && TOLD(w, hc) -> W2_broken = 1 :: else -> skip fi;
+  if :: HELD(w, hc) > 1 -> W6_broken = 1 :: else -> skip fi;
   if
-  :: ACK_ON_SEND(kind_of[k]) ->
+  :: ACK_ON_SEND(KIND(hc, k)) ->
        /* acknowledged as sent: the work's fact says it was done, Failed that it was not */
        if
-       :: c_out == Y_FAILED -> nm = MSG(k, G_FAILED); enqueue()
-       :: c_out == Y_DONE -> nm = MSG(k, G_FACT); enqueue()
+       :: c_out == Y_FAILED -> nm = MSG(hc, k, G_FAILED); enqueue()
+       :: c_out == Y_DONE -> nm = MSG(hc, k, G_FACT); enqueue()
        :: else -> skip
        fi
   :: else ->
        if
-       :: OUTCOME(kind_of[k], c_out) != 0 ->
-            nm = MSG(k, G_OUT + OUTCOME(kind_of[k], c_out)); enqueue()
+       :: OUTCOME(KIND(hc, k), c_out) != 0 ->
+            nm = MSG(hc, k, G_OUT + OUTCOME(KIND(hc, k), c_out)); enqueue()
        :: else -> skip
        fi;
        if
-       :: c_out == Y_DONE && HAS_FACT(kind_of[k]) -> nm = MSG(k, G_FACT); enqueue()
+       :: c_out == Y_DONE && HAS_FACT(KIND(hc, k)) -> nm = MSG(hc, k, G_FACT); enqueue()
        :: else -> skip
        fi
   fi;
@@ -484,14 +566,19 @@ inline deliver() {{
   fi
 }}
 
+/* W1 for each handoff complete with nothing of it in flight; Bound; every assertion. */
 inline judge() {{
-  if
-  :: ENDED && completion == C_CANCELED && (held[0] > 0 || held[1] > 0) -> W1_broken = 1
-  :: ENDED && completion == C_SUCCESS && (held[0] > 0 || (held[1] == 0 && !restarted[1])) ->
-       W1_broken = 1
-  :: else -> skip
-  fi;
-  if :: next_id > MAX_ID -> Bound_broken = 1; stopped = 1 :: else -> skip fi;
+  for (hc : 0 .. HANDOFFS - 1) {{
+    if
+    :: ENDED(hc) && completion == C_CANCELED && (HELD(0, hc) > 0 || HELD(1, hc) > 0) ->
+         W1_broken = 1
+    :: ENDED(hc) && completion == C_SUCCESS &&
+       (HELD(0, hc) > 0 || (HELD(1, hc) == 0 && !restarted[1])) -> W1_broken = 1
+    :: else -> skip
+    fi;
+    if :: next_id > MAX_ID -> Bound_broken = 1; stopped = 1 :: else -> skip fi
+  }};
+  hc = 0;
   assert(!W1_broken);
   assert(!W2_broken);
   assert(!W3_broken);
@@ -501,12 +588,73 @@ inline judge() {{
 }}"""
 
 
+def _memory() -> str:
+    """Where a worker keeps what it now remembers of request hc (`handoff._runs.worker_state`:
+    `Worker.place`), and a restart."""
+    return """\
+/* Take request hc out of worker w's idle requests (if there). */
+inline unidle() {
+  y = 0;
+  do
+  :: y < nidle[w] && IDLE(w, y) != hc -> y++
+  :: else -> break
+  od;
+  if
+  :: y < nidle[w] ->
+       do
+       :: y + 1 < nidle[w] -> IDLE(w, y) = IDLE(w, y + 1); y++
+       :: else -> break
+       od;
+       nidle[w]--; IDLE(w, nidle[w]) = 0
+  :: else -> skip
+  fi;
+  y = 0
+}
+
+/* A bounded memory keeps its idle requests in order: held or forgotten, hc is not among
+   them; idle before, it stays in its place; newly idle, it is the most recent, and the
+   longest idle is forgotten when the worker would remember one idle request too many.
+   (remembered, holding: what the worker had of hc before.) */
+inline place() {
+  if
+  :: !BOUNDED(w) -> skip
+  :: HELD(w, hc) > 0 || !REMEMBERS(w, hc) -> unidle()
+  :: else ->
+       if
+       :: remembered && !holding -> skip
+       :: else ->
+            IDLE(w, nidle[w]) = hc; nidle[w]++;
+            if
+            :: nidle[w] > BOUND(w) ->
+                 x = IDLE(w, 0); MEM(w, x) = M_INITIAL(w); DONE(w, x) = 0;
+                 for (y : 1 .. nidle[w] - 1) { IDLE(w, y - 1) = IDLE(w, y) };
+                 nidle[w]--; IDLE(w, nidle[w]) = 0; x = 0; y = 0
+            :: else -> skip
+            fi
+       fi
+  fi
+}
+
+/* Worker k restarts: it forgets every request and frees every slot. */
+inline restart() {
+  for (y : 0 .. HANDOFFS - 1) {
+    MEM(k, y) = M_INITIAL(k); HELD(k, y) = 0; DONE(k, y) = 0; IDLE(k, y) = 0
+  };
+  nidle[k] = 0; y = 0;
+  restarted[k] = 1; restarts++
+}"""
+
+
 def _process(options: System) -> str:
     choices = []
     places = range(_qmax(options) if not options.fifo else 1)
     channels = range(_CHANNELS if options.fifo else 1)
+    handoffs = range(options.concurrency)
     injected = options.injected
     faulty = "!stopped && !calm"
+    choices += [
+        f"       :: !stopped && !started[{h}] -> mv = MV_START; hc = {h}" for h in handoffs
+    ]
     for c in channels:
         for p in places:
             here = f"q[{c}].n > {p}"
@@ -518,7 +666,7 @@ def _process(options: System) -> str:
             if options.worker_failures:
                 choices.append(
                     f"       :: {faulty} && faults < MAX_FAULTS && {here} && IS_ACT({m}) && "
-                    f"FAILABLE(kind_of[ID({m})]) -> mv = MV_FAIL; {at}"
+                    f"FAILABLE(KIND_OF({m})) -> mv = MV_FAIL; {at}"
                 )
             if Fault.DUPLICATION in injected:
                 choices.append(
@@ -531,12 +679,14 @@ def _process(options: System) -> str:
                 )
     if Fault.RESTART in injected:
         choices += [
-            f"       :: {faulty} && restarts < BUDGET && REMEMBERS({role}) -> "
+            f"       :: {faulty} && restarts < BUDGET && REMEMBERS_ANY({role}) -> "
             f"mv = MV_RESTART; k = {role}"
             for role in (0, 1)
         ]
     choices += [
-        f"       :: {faulty} && faults < MAX_FAULTS -> mv = MV_TERMINAL; c_fact = {fact}"
+        f"       :: {faulty} && faults < MAX_FAULTS && started[{h}] -> mv = MV_TERMINAL; "
+        f"c_fact = {fact}; hc = {h}"
+        for h in handoffs
         for fact in _TERMINAL
     ]
     body = "\n".join(choices)
@@ -544,8 +694,8 @@ def _process(options: System) -> str:
 /* -- the system: one move at a time, chosen among those enabled, then made in one step -- */
 active proctype system() {{
   d_step {{
-    mem[0] = M_INITIAL_0; mem[1] = M_INITIAL_1; printf("MOVE 0 0 0\\n");
-    c_kind = K_START; c_event = E_start; call_coordinator(); started = 1; judge()
+    for (y : 0 .. HANDOFFS - 1) {{ MEM(0, y) = M_INITIAL_0; MEM(1, y) = M_INITIAL_1 }};
+    y = 0
   }};
 end:
   do
@@ -556,36 +706,39 @@ end:
        fi;
        d_step {{
          if
+         :: mv == MV_START -> started[hc] = 1; c_kind = K_START; c_event = E_start
          :: mv == MV_DELIVER || mv == MV_FAIL -> dequeue(); deliver()
          :: mv == MV_DUPLICATE ->   /* delivered, and a copy sent again behind it */
               dequeue(); nm = qm; enqueue(); duplicated++; deliver()
          :: mv == MV_LOSE ->        /* lost; the runtime's timer reports TimedOut */
-              dequeue(); lost++; terminated = 1;
+              dequeue(); lost++; term[hc] = 1;
               c_kind = K_FACT; c_fact = F_TimedOut; c_event = E_terminated
-         :: mv == MV_RESTART ->     /* the worker forgets every request, frees every slot */
-              mem[k] = M_INITIAL(k); held[k] = 0; done[k] = 0; restarted[k] = 1; restarts++
-         :: mv == MV_TERMINAL -> terminated = 1; c_kind = K_FACT; c_event = E_terminated; faults++
+         :: mv == MV_RESTART -> restart()
+         :: mv == MV_TERMINAL -> term[hc] = 1; c_kind = K_FACT; c_event = E_terminated; faults++
          :: mv == MV_CALM -> calm = 1
          fi;
-         /* what moved, read back from a trail: the move, its message (or fact), its id */
-         printf("MOVE %d %d %d\\n", mv, (mv == MV_TERMINAL -> c_fact : qm), k)
+         /* what moved, read back from a trail: the move, its message (or fact), its id (or
+            the worker, or the handoff) */
+         printf("MOVE %d %d %d\\n", mv, (mv == MV_TERMINAL -> c_fact : qm),
+                (mv == MV_START || mv == MV_TERMINAL -> hc : k))
        }};
        d_step {{ if :: c_kind != 0 -> call_coordinator() :: else -> skip fi }};
-       d_step {{ judge(); mv = 0; k = 0; qc = 0; qp = 0; qm = 0 }}
+       d_step {{ judge(); mv = 0; k = 0; qc = 0; qp = 0; qm = 0; hc = 0 }}
      }}
   od
 }}"""
 
 
-def _liveness(chart: CompiledChart) -> str:
+def _liveness() -> str:
     return """\
-/* -- liveness.  Fairness: none needed.  Once calm the system only delivers, and every
-      delivery consumes a message, so a calm run is finite unless the chart loops; a
-      calm run that ends (no delivery possible) with the handoff incomplete, or never
-      ends, breaks W4.  W5: once calm after a terminal fact (reported, or a lost message's
-      timeout), every run ends complete CANCELED.  W7: once calm with no fault so far (so
-      the whole run is fault-free), every run ends complete SUCCESS.  An early fact waits
-      until the coordinator would take it. -- */
-ltl W4 { [] (calm -> <> (QUIET && COMPLETE)) }
-ltl W5 { [] ((calm && terminated) -> <> (QUIET && COMPLETE && completion == C_CANCELED)) }
-ltl W7 { [] ((calm && FAULT_FREE) -> <> (QUIET && COMPLETE && completion == C_SUCCESS)) }"""
+/* -- liveness.  Fairness: none needed.  Once calm the system only starts handoffs and
+      delivers, and every delivery consumes a message, so a calm run is finite unless the
+      chart loops; a calm run that ends (no move possible) with a handoff incomplete, or
+      never ends, breaks W4.  W5: once calm after a terminal fact (reported, or a lost
+      message's timeout), every run ends with every handoff it was reported for complete,
+      not all SUCCESS.  W7: once calm with no fault so far (so the whole run is fault-free),
+      every run ends with every handoff complete SUCCESS.  An early fact waits until the
+      coordinator would take it. -- */
+ltl W4 { [] (calm -> <> (QUIET && ALL_COMPLETE)) }
+ltl W5 { [] ((calm && TERMINATED) -> <> (QUIET && TERMINATED_CANCELED)) }
+ltl W7 { [] ((calm && FAULT_FREE) -> <> (QUIET && ALL_COMPLETE && ALL_SUCCESS)) }"""
