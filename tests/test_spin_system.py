@@ -15,11 +15,11 @@ from support import SILENT_CANCEL, Refusing, SecondSlot, assert_contains, spin_o
 
 from handoff import HandoffOrder, SourceFirstChart
 from handoff._compile.table import CompiledChart, compiled
-from handoff._review.properties import Key
+from handoff._review.properties import Key, own_property
 from handoff._review.spin.agreement import Agreement, agreement
 from handoff._review.spin.replay import confirm_system
 from handoff._review.spin.run import Trail, run_spin
-from handoff._review.spin.system import G_ACT, G_OUT, Move, system_model
+from handoff._review.spin.system import G_ACT, G_OUT, HANDOFF_CODE, Move, system_model
 from handoff._review.spin.vocabulary import FACTS, OUTCOME_KINDS
 from handoff._review.system import System
 from handoff._review.verdict import MoveKind
@@ -200,10 +200,9 @@ def test_the_model_tabulates_the_contract_and_names_what_it_checks() -> None:
 
 
 def test_run_spin_refuses_what_unmirrored_names() -> None:
-    with pytest.raises(
-        ValueError, match=r"^Spin mirrors one handoff at a time: drop --concurrency$"
-    ):
-        run_spin(SF, system=System(TOMBSTONE, concurrency=2))
+    mine = own_property(lambda view: True, "mine")
+    with pytest.raises(ValueError, match=r"^Spin mirrors the shipped properties only: drop --property$"):
+        run_spin(SF, system=System(TOMBSTONE, concurrency=2, properties=(mine,)))
 
 
 @pytest.mark.parametrize(
@@ -276,6 +275,33 @@ OVERTAKEN = (
     (Move.DELIVER, _code(1, NOOP), 1),
     (Move.DELIVER, _code(0, G_ACT), 0),
 )
+
+
+def _tagged(handoff: int, move: tuple[int, int, int]) -> tuple[int, int, int]:
+    """`move` of handoff `handoff` (0: h1) among several: its message, or its start or fact."""
+    mv, what, number = move
+    if mv in (Move.START, Move.TERMINAL):
+        return (mv, what, handoff)
+    if mv == Move.CALM:
+        return move
+    return (mv, what + handoff * HANDOFF_CODE, number)
+
+
+def test_a_concurrency_trail_names_its_handoffs_and_is_confirmed_in_their_world() -> None:
+    # Two handoffs: h1 starts and waits; h2 is overtaken as OVERTAKEN tells, its moves tagged.
+    system = System(FORGETFUL, concurrency=2)
+    h2 = tuple(_tagged(1, move) for move in OVERTAKEN)
+    trail = ((Move.START, 0, 0), *h2)
+    found = confirm_system(SF, system, W2, Trail((), moves=trail))
+    assert found.finding is not None
+    assert "took a KV slot for h2 #0 SubmitPrefill after the coordinator was told" in found.finding
+    assert [step.handoff for step in found.steps] == [0, 1, 1, 1, 1, 1]
+    # The same moves with the late submission h1's: h1 was told nothing, so nothing breaks;
+    # with the failure reported to h1, h2 never issues the cancel delivered next.
+    late_h1 = (*trail[:-1], _tagged(0, OVERTAKEN[-1]))
+    assert confirm_system(SF, system, W2, Trail((), moves=late_h1)).finding is None
+    wrong = (*trail[:2], _tagged(0, OVERTAKEN[1]), *trail[3:])
+    assert confirm_system(SF, system, W2, Trail((), moves=wrong)).finding is None
 
 
 def test_a_system_trail_is_confirmed_by_the_explorers_world_move_by_move() -> None:

@@ -40,7 +40,16 @@ from handoff._runs.workers import (
 )
 from handoff._values.errors import OutOfOrderFactError
 
-__all__ = ["G_ACT", "G_FACT", "G_FAILED", "G_OUT", "Move", "system_model", "unmirrored"]
+__all__ = [
+    "G_ACT",
+    "G_FACT",
+    "G_FAILED",
+    "G_OUT",
+    "HANDOFF_CODE",
+    "Move",
+    "system_model",
+    "unmirrored",
+]
 
 _FACTS = (
     ("A_SubmitPrefill", "F_SourceHeld", ChartEvent.SOURCE_HELD, "c_timing = 1"),
@@ -271,8 +280,8 @@ def _runtime(chart: CompiledChart, options: System) -> str:
             f"#define G_FACT {G_FACT}",
             f"#define G_FAILED {G_FAILED}",
             f"#define G_OUT {G_OUT}              /* G_OUT + O_<kind>: an outcome */",
-            "#define MSG(H, K, G) (((H) * 16 + (K)) * 16 + (G))",
-            "#define HANDOFF_OF(M) ((M) / 256)",
+            f"#define MSG(H, K, G) ((H) * {HANDOFF_CODE} + (K) * 16 + (G))",
+            f"#define HANDOFF_OF(M) ((M) / {HANDOFF_CODE})",
             "#define ID(M) (((M) / 16) % 16)",
             "#define WHAT(M) ((M) % 16)",
             "#define IS_ACT(M) (WHAT(M) == G_ACT)",
