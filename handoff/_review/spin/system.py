@@ -95,10 +95,10 @@ def _coordinators(chart: CompiledChart, options: System) -> str:
             promela._sizes(chart),
             "",
             f"#define HANDOFFS {options.concurrency}      /* live at once, sharing the workers */",
-            "/* -- each handoff's coordinator: chart state, journal, payloads kept, lifecycle -- */",
+            "/* -- each handoff's coordinator: chart state, journal, payloads, lifecycle -- */",
             f"typedef Coordinator {{ {declared} }};",
             "Coordinator co[HANDOFFS];",
-            "byte hc = 0;                 /* the handoff being called or moved (0 between moves) */",
+            "byte hc = 0;                 /* the handoff called or moved (0 between moves) */",
             *names,
             "bit stopped = 0;             /* a crash or a cut-off run: the system stops */",
             "",
@@ -324,15 +324,14 @@ def _runtime(chart: CompiledChart, options: System) -> str:
             "byte duplicated = 0, lost = 0, restarts = 0;",
             "bit calm = 0;                /* no more faults: deliveries only (W4, W5, W7) */",
             "bit W1_broken, W2_broken, W3_broken, W6_broken, Bound_broken, Errors_broken;",
-            f"byte k, w, qc, qp, x, y, freeing, remembered, holding;",
+            "byte k, w, qc, qp, x, y, freeing, remembered, holding;",
             f"{'short' if several else 'byte'} qm, nm;",
             f"#define COMPLETE(H) ({complete})",
             f"#define QUIET ({quiet})",
             "/* handoff H complete, with nothing of it in flight (W1) */",
             "#define ENDED(H) (started[H] && COMPLETE(H) && inflight[H] == 0)",
             f"#define ALL_COMPLETE ({_each(options, 'COMPLETE({h})', '&&')})",
-            "#define ALL_SUCCESS "
-            f"({_each(options, 'co[{h}].h_completion == C_SUCCESS', '&&')})",
+            f"#define ALL_SUCCESS ({_each(options, 'co[{h}].h_completion == C_SUCCESS', '&&')})",
             f"#define TERMINATED ({_each(options, 'term[{h}]', '||')})",
             "/* every handoff a terminal fact was reported for is complete, and not all SUCCESS "
             "(W5) */",
@@ -661,9 +660,7 @@ def _process(options: System) -> str:
     handoffs = range(options.concurrency)
     injected = options.injected
     faulty = "!stopped && !calm"
-    choices += [
-        f"       :: !stopped && !started[{h}] -> mv = MV_START; hc = {h}" for h in handoffs
-    ]
+    choices += [f"       :: !stopped && !started[{h}] -> mv = MV_START; hc = {h}" for h in handoffs]
     for c in channels:
         for p in places:
             here = f"q[{c}].n > {p}"
