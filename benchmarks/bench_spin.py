@@ -1,5 +1,6 @@
 """The whole Spin cross-check, timed: both shipped charts and every chart mutant, or
-(`--systems`) every system world of one handoff.
+(`--systems`) every system world the docs' table names, and several handoffs sharing the
+workers.
 
 Run: `./dev python benchmarks/bench_spin.py [--systems] [--workers N] [--optimize=-O1]`.
 
@@ -9,7 +10,10 @@ coordinator), one chart per worker process, so compilations run side by side.  W
 `--systems`, each world is a shipped chart with its workers instead: for each order, contract
 (`forgetful`, `tombstone`), delivery (any order, `--fifo`) and fault injected (none,
 `duplicate`, `lose`, `crash`), acknowledged on send (the default), and for each contract also
-on the worker's reply; each trail is replayed through the explorer's system world.  Prints one
+on the worker's reply; then several handoffs sharing the workers (`SHARED`: `--concurrency 2`
+with `tombstone:1`, `tombstone` and `forgetful`, `forgetful --fifo` and `tombstone:1 --fifo`,
+and `tombstone --concurrency 3 --failures 1`); each trail is replayed through the explorer's
+system world.  Prints one
 line per chart or world, then the wall time (and, for systems, Spin's states over the
 explorer's configurations); exits 1 when Spin and the review disagree on a mirrored property
 or a trail is not confirmed.  `--optimize` sets the C compiler's optimisation level for `pan`
@@ -36,9 +40,18 @@ from handoff._review.spin.agreement import Agreement, cross_check
 from handoff._review.spin.properties import mirrored
 from handoff._review.system import System
 from handoff._runs.faults import Fault
-from handoff._runs.workers import CONTRACTS, Acknowledge
+from handoff._runs.workers import CONTRACTS, FORGETFUL, TOMBSTONE, Acknowledge, Tombstone
 
 FAULTS = (None, Fault.DUPLICATION, Fault.LOSS, Fault.RESTART)
+SHARED = (
+    System(Tombstone(remembers=1), concurrency=2),
+    System(TOMBSTONE, concurrency=2),
+    System(FORGETFUL, concurrency=2),
+    System(FORGETFUL, fifo=True, concurrency=2),
+    System(Tombstone(remembers=1), fifo=True, concurrency=2),
+    System(TOMBSTONE, concurrency=3, faults=1),
+)
+"""Several handoffs sharing the two workers (`--concurrency`), on send."""
 
 
 def charts() -> dict[str, CompiledChart]:
@@ -60,6 +73,8 @@ def worlds() -> dict[str, tuple[CompiledChart, System]]:
                     system = System(contract, fifo=fifo, injected=injected)
                     found[f"{order.value}, {system.describe()}"] = (chart, system)
             system = System(contract, acknowledge=Acknowledge.ON_REPLY)
+            found[f"{order.value}, {system.describe()}"] = (chart, system)
+        for system in SHARED:
             found[f"{order.value}, {system.describe()}"] = (chart, system)
     return found
 

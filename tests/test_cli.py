@@ -141,9 +141,9 @@ BAD = [
     bad("review --workers nowhere:X", 2, "--workers: no module nowhere"),
     bad("review --fifo", 2, "--fifo orders the workers' messages: give --workers too"),
     bad(
-        "review --workers tombstone --engine spin --concurrency 2",
+        "review --workers tombstone --engine spin --trace-out t.jsonl",
         2,
-        "--engine spin mirrors one handoff at a time: drop --concurrency",
+        "--engine spin writes no system counterexample: drop --trace-out, --explain",
     ),
     # diagrams: it reads no docs, so it takes no docs folder
     bad("diagrams --docs baddocs --out out", 2, "unrecognized arguments: --docs baddocs"),

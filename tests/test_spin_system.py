@@ -15,11 +15,11 @@ from support import SILENT_CANCEL, Refusing, SecondSlot, assert_contains, spin_o
 
 from handoff import HandoffOrder, SourceFirstChart
 from handoff._compile.table import CompiledChart, compiled
-from handoff._review.properties import Key
+from handoff._review.properties import Key, own_property
 from handoff._review.spin.agreement import Agreement, agreement
 from handoff._review.spin.replay import confirm_system
 from handoff._review.spin.run import Trail, run_spin
-from handoff._review.spin.system import G_ACT, G_OUT, Move, system_model
+from handoff._review.spin.system import G_ACT, G_OUT, HANDOFF_CODE, Move, system_model
 from handoff._review.spin.vocabulary import FACTS, OUTCOME_KINDS
 from handoff._review.system import System
 from handoff._review.verdict import MoveKind
@@ -61,6 +61,7 @@ ON_SEND = Acknowledge.ON_SEND
 MIXED = PerRole(TOMBSTONE, FORGETFUL)
 AWAITS = compiled(CancelOnceSubmitted)
 FIFO_DUP: dict[str, Any] = {"fifo": True, "injected": frozenset({Fault.DUPLICATION})}
+TWO: dict[str, Any] = {"concurrency": 2, "faults": 1}
 SYSTEMS: dict[str, tuple[CompiledChart, System, set[Key]]] = {
     # A forgetful worker answers a cancel that overtook the work Noop and then takes the late
     # work: a slot held after the handoff ended CANCELED (W1), after it was told freed (W2).
@@ -110,6 +111,18 @@ SYSTEMS: dict[str, tuple[CompiledChart, System, set[Key]]] = {
         System(Tombstone(remembers=1), injected=CRASH),
         {W1, W2},
     ),
+    # Two handoffs sharing the workers, one failure a run (--failures 1, to keep it small): a
+    # tombstone for each canceled request keeps both safe; a memory of one idle request
+    # forgets the first handoff's tombstone when the second's request goes idle, and then
+    # takes the first's late work (W1, W2), as forgetful workers do with any number.
+    "tombstone DestinationFirst, 2 handoffs": (DF, System(TOMBSTONE, **TWO), set()),
+    "tombstone:1 DestinationFirst, 2 handoffs": (
+        DF,
+        System(Tombstone(remembers=1), **TWO),
+        {W1, W2},
+    ),
+    "forgetful SourceFirst, 2 handoffs": (SF, System(FORGETFUL, **TWO), {W1, W2}),
+    "forgetful SourceFirst, FIFO, 2 handoffs": (SF, System(FORGETFUL, fifo=True, **TWO), set()),
     # Slots counted: activating takes a second slot for one request (W6), unless the worker
     # holds one slot at most (--slots 1), when the activation is refused instead: then no
     # handoff can succeed, even with no fault at all (W7).
@@ -159,7 +172,8 @@ def test_the_model_tabulates_the_contract_and_names_what_it_checks() -> None:
         "ltl W4 {",
         "ltl W5 {",
         "assert(!W2_broken)",
-        "#define EARLY_SubmitPrefill (state == S_idle || state == S_prefill_submitting)",
+        "#define EARLY_SubmitPrefill(H) (co[H].h_state == S_idle || "
+        "co[H].h_state == S_prefill_submitting)",
     )
     forgetful = system_model(SF, System(FORGETFUL))
     assert "(t == 5 && m == 0) -> 0" in forgetful
@@ -188,7 +202,7 @@ def test_the_model_tabulates_the_contract_and_names_what_it_checks() -> None:
     assert_contains(
         faulty,
         "#define BUDGET 2",
-        "restarts < BUDGET && REMEMBERS(1) -> mv = MV_RESTART; k = 1",
+        "restarts < BUDGET && REMEMBERS_ANY(1) -> mv = MV_RESTART; k = 1",
         "lost < BUDGET && q[0].n > 7 -> mv = MV_LOSE",
         "#define QMAX 8",
     )
@@ -197,13 +211,35 @@ def test_the_model_tabulates_the_contract_and_names_what_it_checks() -> None:
     copies = system_model(SF, System(TOMBSTONE, injected=frozenset({Fault.DUPLICATION})))
     assert_contains(copies, "#define QMAX 9", "q[0].n > 8 && DELIVERABLE(q[0].m[8])")
     assert "MV_DUPLICATE;" not in faulty
+    # One handoff is the first of N: its coordinator's variables are handoff hc's, and an
+    # unbounded memory keeps no idle order.
+    assert_contains(
+        text, "#define HANDOFFS 1 ", "#define state co[hc].h_state", "#define BOUNDED_0 0"
+    )
+    assert "hc = 1" not in text
+    # Three handoffs: each starts and is told terminal facts as a move of its own, each message
+    # names its handoff, and a bounded memory forgets the longest idle request.
+    three = system_model(SF, System(Tombstone(remembers=1), concurrency=3))
+    assert_contains(
+        three,
+        "#define HANDOFFS 3 ",
+        f"#define MSG(H, K, G) ((H) * {HANDOFF_CODE} + (K) * 16 + (G))",
+        ":: !stopped && !started[2] -> mv = MV_START; hc = 2",
+        "started[2] -> mv = MV_TERMINAL; c_fact = F_Failed; hc = 2",
+        "#define BOUNDED_0 1",
+        "#define BOUND_0 1",
+        ":: nidle[w] > BOUND(w) ->",
+        "#define QMAX 24",
+        "ltl W7 { [] ((calm && FAULT_FREE) -> <> (QUIET && ALL_COMPLETE && ALL_SUCCESS)) }",
+    )
 
 
 def test_run_spin_refuses_what_unmirrored_names() -> None:
+    mine = own_property(lambda view: True, "mine")
     with pytest.raises(
-        ValueError, match=r"^Spin mirrors one handoff at a time: drop --concurrency$"
+        ValueError, match=r"^Spin mirrors the shipped properties only: drop --property$"
     ):
-        run_spin(SF, system=System(TOMBSTONE, concurrency=2))
+        run_spin(SF, system=System(TOMBSTONE, concurrency=2, properties=(mine,)))
 
 
 @pytest.mark.parametrize(
@@ -276,6 +312,33 @@ OVERTAKEN = (
     (Move.DELIVER, _code(1, NOOP), 1),
     (Move.DELIVER, _code(0, G_ACT), 0),
 )
+
+
+def _tagged(handoff: int, move: tuple[int, int, int]) -> tuple[int, int, int]:
+    """`move` of handoff `handoff` (0: h1) among several: its message, or its start or fact."""
+    mv, what, number = move
+    if mv in (Move.START, Move.TERMINAL):
+        return (mv, what, handoff)
+    if mv == Move.CALM:
+        return move
+    return (mv, what + handoff * HANDOFF_CODE, number)
+
+
+def test_a_concurrency_trail_names_its_handoffs_and_is_confirmed_in_their_world() -> None:
+    # Two handoffs: h1 starts and waits; h2 is overtaken as OVERTAKEN tells, its moves tagged.
+    system = System(FORGETFUL, concurrency=2)
+    h2 = tuple(_tagged(1, move) for move in OVERTAKEN)
+    trail = ((Move.START, 0, 0), *h2)
+    found = confirm_system(SF, system, W2, Trail((), moves=trail))
+    assert found.finding is not None
+    assert "took a KV slot for h2 #0 SubmitPrefill after the coordinator was told" in found.finding
+    assert [step.handoff for step in found.steps] == [0, 1, 1, 1, 1, 1]
+    # The same moves with the late submission h1's: h1 was told nothing, so nothing breaks;
+    # with the failure reported to h1, h2 never issues the cancel delivered next.
+    late_h1 = (*trail[:-1], _tagged(0, OVERTAKEN[-1]))
+    assert confirm_system(SF, system, W2, Trail((), moves=late_h1)).finding is None
+    wrong = (*trail[:2], _tagged(0, OVERTAKEN[1]), *trail[3:])
+    assert confirm_system(SF, system, W2, Trail((), moves=wrong)).finding is None
 
 
 def test_a_system_trail_is_confirmed_by_the_explorers_world_move_by_move() -> None:

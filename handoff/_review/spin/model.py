@@ -143,14 +143,22 @@ def _payload_rules(chart: CompiledChart, fallback: float) -> str:
 
 
 def _variables(chart: CompiledChart) -> str:
+    call = "byte c = 0;                  /* the call being made (always 0 between calls) */"
+    return f"{_sizes(chart)}\n\n{CONFIGURATION}\n{call}\n\n{SCRATCH}"
+
+
+def _sizes(chart: CompiledChart) -> str:
+    """The bounds of one coordinator's journal and lifecycle, and of one call."""
     most = max(len(step.effects) for step in chart.steps())
     return f"""\
 #define MAX_ACTIONS {MAX_ACTIONS}
 #define MAX_ID {MAX_ACTIONS}
 #define LOG_SIZE {MAX_ACTIONS + 1 + most}
 #define LIFECYCLE_SIZE {LIFECYCLE_SIZE}
-#define MOST_PER_CALL {max(most, 1)}
+#define MOST_PER_CALL {max(most, 1)}"""
 
+
+CONFIGURATION = """\
 /* -- the coordinator's configuration: chart state, journal, payloads kept, lifecycle -- */
 byte state = 0;
 byte next_id = 0;
@@ -162,9 +170,12 @@ byte tokens = 0;             /* tokens class kept from DestinationReserved */
 byte lifecycle[LIFECYCLE_SIZE];
 byte nlife = 0;
 byte completion = 0;
-bit stopped = 0;             /* a crash or a cut-off run: the environment stops */
-byte c = 0;                  /* the call being made (always 0 between calls) */
+bit stopped = 0;             /* a crash or a cut-off run: the environment stops */"""
+"""One coordinator's variables, as the coordinator part (`handoff._review.spin.coordinator`)
+names them: the system model declares one set per handoff and names these after the handoff
+being called (`handoff._review.spin.system`)."""
 
+SCRATCH = """\
 /* -- scratch: one call, and what the coordinator did with it.  Every call runs in one
       deterministic step (d_step) and zeroes these at its end, so they never tell two
       states apart. -- */

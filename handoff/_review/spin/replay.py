@@ -24,7 +24,7 @@ from handoff._review.monitors import judge_edge
 from handoff._review.progress import overrun
 from handoff._review.properties import Judged, Key, prop
 from handoff._review.spin.run import Trail
-from handoff._review.spin.system import G_ACT, G_FACT, G_FAILED, G_OUT, Move
+from handoff._review.spin.system import G_ACT, G_FACT, G_FAILED, G_OUT, HANDOFF_CODE, Move
 from handoff._review.spin.vocabulary import FACTS, OUTCOME_KINDS
 from handoff._review.system import SystemWorld
 from handoff._review.system_replay import line_of, replay_moves
@@ -86,8 +86,10 @@ def confirm_system(chart: CompiledChart, system: System, key: Key, trail: Trail)
     Each move the model made is matched to the world's move that moves the same thing (the
     same kind of move, and message, fact or worker).  The trail is confirmed when every move
     is one the world can make and the world finds `key` broken: a safety property by the last
-    move and no move before, W4 or W5 where the run ends with nothing more to deliver."""
-    world = SystemWorld(chart, system, Rules(chart.order))
+    move and no move before, W4 or W5 where the run ends with nothing more to deliver.  With
+    several handoffs the world offers every move, each handoff's in every order, as the model
+    does (no symmetry reduction), and numbers the handoffs as the model does."""
+    world = SystemWorld(chart, attrs.evolve(system, symmetry=False), Rules(chart.order))
     node: _Node | None = world.root()[0]
     steps: list[TraceStep] = []
     for made in trail.moves:
@@ -121,10 +123,12 @@ def _moves_alike(step: TraceStep, made: tuple[int, int, int]) -> bool:
     """Whether the world's move `step` is the model's move `made` (`MOVE mv what id`)."""
     mv, what, number = made
     if mv == Move.START:
-        return step.kind is MoveKind.START
+        return step.kind is MoveKind.START and (step.handoff or 0) == number
     if mv == Move.TERMINAL:
         fact = None if step.call is None else step.call.fact
-        return step.kind is MoveKind.FAULT and FACTS.index(type(fact)) + 1 == what
+        if step.kind is not MoveKind.FAULT or (step.handoff or 0) != number:
+            return False
+        return FACTS.index(type(fact)) + 1 == what
     if mv == Move.RESTART:
         return step.kind is MoveKind.RESTART and step.worker is list(Role)[number]
     kinds = _DELIVERIES.get(Move(mv), ())
@@ -132,10 +136,10 @@ def _moves_alike(step: TraceStep, made: tuple[int, int, int]) -> bool:
 
 
 def _carries(message: Message, code: int) -> bool:
-    """Whether `message` is the model's message `code` (its action id times 16, plus what it
-    carries)."""
+    """Whether `message` is the model's message `code` (its handoff times 256, plus its action
+    id times 16, plus what it carries)."""
     carried = code % 16
-    if message.action_id != code // 16:
+    if message.action_id != code // 16 % 16 or (message.handoff or 0) != code // HANDOFF_CODE:
         return False
     if carried == G_ACT:
         return message.kind is MessageKind.ACTION
