@@ -16,9 +16,11 @@ not be, which is what the cut is for.
 
 from __future__ import annotations
 
+import gc
 import math
 import time
-from collections.abc import Hashable
+from collections.abc import Hashable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import attrs
@@ -177,9 +179,10 @@ def review(
         else SystemWorld(chart, system, rules)
     )
     explorer = _Explorer(world)
-    explorer.explore()
-    explored = time.perf_counter() - began
-    verdicts = explorer.verdicts()
+    with _uncollected():
+        explorer.explore()
+        explored = time.perf_counter() - began
+        verdicts = explorer.verdicts()
     return Review(
         order=chart.order,
         chart=chart,
@@ -200,8 +203,25 @@ def explore_from(coordinator: HandoffCoordinatorCore, watch: Watch, rules: Rules
     root = (coordinator.fork(), watch)
     world = ChartWorld(probe.table(coordinator), environment(rules.handoff_id), rules, root=root)
     explorer = _Explorer(world)
-    explorer.explore()
+    with _uncollected():
+        explorer.explore()
     return world.graph(explorer.explored())
+
+
+@contextmanager
+def _uncollected() -> Iterator[None]:
+    """The cyclic garbage collector paused: an exploration allocates millions of tuples that
+    live to its end and form no cycles, and each full collection would walk every one of them
+    again (a quarter of a large review's time).  What an exploration leaves is collected
+    once, afterwards, as usual."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
 
 
 # -- the exploration -----------------------------------------------------------------------
@@ -235,6 +255,7 @@ class _Explorer:
         """How each stored configuration's key renumbers its handoffs (None: it does not)."""
         self.edges: list[list[Edge]] = []
         self.tallies = {entry.key: Tally() for entry in world.properties}
+        self.guard = world.guard
         self.transitions = 0
         self.cut = False
         self.spent: dict[str, float] = {}
@@ -252,8 +273,12 @@ class _Explorer:
 
     def _follow(self, node: int, move: Move) -> Edge:
         self.transitions += 1
+        tallies = self.tallies
         for key, finding in move.checks:
-            self.tallies[key].note(finding, self.parents, node, move.step)
+            if finding is None:
+                tallies[key].checked += 1  # `Tally.note` of a check that held, inlined
+            else:
+                tallies[key].note(finding, self.parents, node, move.step)
         if move.node is None:
             return Edge(move.step, -1, move.tags)
         if move.stays:
@@ -261,13 +286,16 @@ class _Explorer:
         target = self._reach(node, move)
         if target < 0:
             return Edge(move.step, target, move.tags | Tag.CUT)
-        return Edge(move.step, target, move.tags, _between(move.renamed, self.renamings[target]))
+        stored = self.renamings[target]
+        if move.renamed is None and stored is None:
+            return Edge(move.step, target, move.tags)
+        return Edge(move.step, target, move.tags, _between(move.renamed, stored))
 
     def _reach(self, node: int, move: Move) -> int:
         """The index of the configuration `move` leads to, added when new; -1 when the run is
         cut off there."""
         why = move.cut
-        guard = self.world.guard
+        guard = self.guard
         if why is None and len(self.nodes) >= guard:
             why = f"cut off: the exploration reached its guard of {guard:,} configurations"
         if why is not None:
