@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from handoff import _cli
-from handoff._review.explore import Review, review_chart, review_order
+from handoff._review.explore import Review, review_chart, review_orders
 from handoff._review.properties import Property, find_property
 from handoff._review.report import (
     counterexample_trace,
@@ -228,7 +228,7 @@ def run(
     if args.chart:
         reviews = [review_chart(chart, system=system) for chart in args.chart]
     else:
-        reviews = [review_order(order, system=system) for order in args.order]
+        reviews = review_orders(args.order, system=system)
     # The report first: a trace that cannot be written must not cost the report.
     if args.format == "json":
         out.write(json.dumps(json_report(reviews), indent=2) + "\n")

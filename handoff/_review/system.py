@@ -33,6 +33,7 @@ handoffs, configurations that differ only by which handoff is which are one (`ca
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterable, Iterator, Sequence
+from typing import Any
 
 import attrs
 
@@ -115,6 +116,9 @@ _DELIVERY = -1
 """The calls of `SystemWorld._call` besides the `n`th terminal fact: a start, a loss's
 timeout, a delivery (its message says which call)."""
 _PERFORMED_FINE: tuple[Checked, ...] = ()
+_new: Any = tuple.__new__
+"""A named tuple made with every field given, as `_make` does, without its Python-level
+`__new__`: the moves make four a move."""
 
 
 class SystemWorld(WorldBase):
@@ -482,8 +486,9 @@ class SystemWorld(WorldBase):
         twice = watch.performed & bit and not message.copy
         if not watch.issued & bit or twice or role_of(message.action) is not role:
             found = tuple(_performed_findings(watch, message))
-        watch = SystemWatch(
-            watch.started, watch.issued, watch.performed | bit, watch.told, watch.terminated
+        watch = _new(
+            SystemWatch,
+            (watch.started, watch.issued, watch.performed | bit, watch.told, watch.terminated),
         )
         watches = _replaced(state.watches, handoff, watch)
         spent = state.spent
@@ -497,15 +502,19 @@ class SystemWorld(WorldBase):
                 findings = (*findings, (_SLOT_FREED, _held_after_freed(role, message)))
             if slots > 1:
                 findings = (*findings, (_ONE_SLOT, _two_slots(role, message, slots)))
-            after = SystemState(
-                state.coordinators,
-                reaction.memory if source else state.source,
-                state.destination if source else reaction.memory,
-                self._send(flight, reaction.sent),
-                watches,
-                spent,
+            after = _new(
+                SystemState,
+                (
+                    state.coordinators,
+                    reaction.memory if source else state.source,
+                    state.destination if source else reaction.memory,
+                    self._send(flight, reaction.sent),
+                    watches,
+                    spent,
+                ),
             )
-            yield _Raw(reaction.step, _Node(coordinators, after, codes), findings, fail)
+            node = _new(_Node, (coordinators, after, codes))
+            yield _new(_Raw, (reaction.step, node, findings, fail, False))
 
     def _reaction(
         self, chart_state: str, before: int, code: int, fail: bool
@@ -606,17 +615,23 @@ class SystemWorld(WorldBase):
             told = told | {message.role}
             if self.codes.workers[state.worker(message.role)].slots(handoff):
                 findings = ((_SLOT_FREED, _told_while_held(message)),)
-        watch = SystemWatch(True, old.issued | done.issued_bits, old.performed, told, terminated)
-        after = SystemState(
-            _replaced(state.coordinators, handoff, done.configuration),
-            state.source,
-            state.destination,
-            self._send(flight, done.sent),
-            _replaced(state.watches, handoff, watch),
-            spent,
+        watch = _new(
+            SystemWatch, (True, old.issued | done.issued_bits, old.performed, told, terminated)
         )
-        after_node = _Node(_replaced(coordinators, handoff, done.coordinator), after, self.codes)
-        return _Raw(done.step, after_node, findings, fault)
+        after = _new(
+            SystemState,
+            (
+                _replaced(state.coordinators, handoff, done.configuration),
+                state.source,
+                state.destination,
+                self._send(flight, done.sent),
+                _replaced(state.watches, handoff, watch),
+                spent,
+            ),
+        )
+        moved = _new(_Node, (_replaced(coordinators, handoff, done.coordinator), after, self.codes))
+        raw: _Raw = _new(_Raw, (done.step, moved, findings, fault, False))
+        return raw
 
     def _frees(self, code: int) -> bool:
         found = self._freeing.get(code)
