@@ -285,6 +285,10 @@ def explore_from(coordinator: HandoffCoordinatorCore, watch: Watch, rules: Rules
     return world.graph(explorer.explored())
 
 
+_new: Any = tuple.__new__
+"""A named tuple made with every field given, without its Python-level `__new__`."""
+
+
 @contextmanager
 def _uncollected() -> Iterator[None]:
     """The cyclic garbage collector paused: an exploration allocates millions of tuples that
@@ -360,12 +364,15 @@ class _Explorer:
             return Edge(move.step, -1, move.tags)
         if move.stays:
             return Edge(move.step, node, move.tags)
-        target = self._reach(node, move)
+        found = None
+        if move.cut is None and len(self.nodes) < self.guard:
+            found = self.index.get(move.key)  # `_reach` of a configuration seen, inlined
+        target = self._reach(node, move) if found is None else found
         if target < 0:
             return Edge(move.step, target, move.tags | Tag.CUT)
         stored = self.renamings[target]
         if move.renamed is None and stored is None:
-            return Edge(move.step, target, move.tags)
+            return _new(Edge, (move.step, target, move.tags, None))  # type: ignore[no-any-return]
         return Edge(move.step, target, move.tags, _between(move.renamed, stored))
 
     def _reach(self, node: int, move: Move) -> int:

@@ -317,14 +317,14 @@ class SystemWorld(WorldBase):
                     coordinators, state, handoff, MoveKind.START, None, _START, state.flight
                 )
         faults_left = state.spent.faults < self.system.faults
+        failures = faults_left and self.system.worker_failures
         messages = self.codes.messages
         for channel, code in self._deliverable(state, only):
             flight = _without(state.flight, channel, code)
             message = messages[code]
             if message.kind is MessageKind.ACTION:
                 yield from self._perform(coordinators, state, code, flight, fail=False)
-                failable = task_of(message.action) in _FAILABLE
-                if faults_left and self.system.worker_failures and failable:
+                if failures and task_of(message.action) in _FAILABLE:
                     yield from self._perform(coordinators, state, code, flight, fail=True)
             else:
                 yield self._deliver(coordinators, state, code, flight)
@@ -772,7 +772,8 @@ class SystemWorld(WorldBase):
             if known is None:
                 known = self._keys[state] = canonical(state, self.codes)
             key, renamed = known
-            return Move(step, checks, after, key, tags, raw.loop, None, renamed)
+            move: Move = _new(Move, (step, checks, after, key, tags, raw.loop, None, renamed))
+            return move
         return Move(step, checks, after, after.state, tags, raw.loop)
 
     # -- judging over the graph --------------------------------------------------------
