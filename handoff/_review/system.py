@@ -163,7 +163,6 @@ class SystemWorld(WorldBase):
         chart state of the handoff's coordinator: by their numbers."""
         self._keys: dict[SystemState, tuple[SystemState, tuple[int, ...] | None]] = {}
         """Each configuration reached, and its key (`canonical`)."""
-        self._calls: dict[int, Call] = {}
         self._freeing: dict[int, bool] = {}
         """Whether each message tells its coordinator its worker freed the slot."""
         self.terminal_facts = tuple(
