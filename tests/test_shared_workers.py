@@ -19,7 +19,7 @@ from handoff._review.explore import Review, review_order
 from handoff._review.properties import Key, find_property, own_property
 from handoff._review.report import contract_spelling, describe_step, overtaken
 from handoff._review.spin.system import unmirrored
-from handoff._review.system import System
+from handoff._review.system import System, SystemWorld
 from handoff._review.system_replay import line_of, replay_moves
 from handoff._review.system_state import judge_own
 from handoff._runs.faults import Fault
@@ -108,6 +108,107 @@ def test_a_reduced_review_judges_as_the_full_one() -> None:
         reduced = _review(contract, concurrency=2, **options)
         full = _review(contract, concurrency=2, symmetry=False, **options)
         assert _failing(reduced) == _failing(full), (contract, options)
+
+
+class _Unkept(dict):  # type: ignore[type-arg]
+    """A cache that keeps nothing: every lookup misses, so every piece is worked out again."""
+
+    def __setitem__(self, key: object, value: object) -> None:
+        return None
+
+
+class _Afresh(SystemWorld):
+    """The system world working out every move afresh: no call's, reaction's or key's result
+    kept for the next move that needs it."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._transitions = _Unkept()
+        self._reactions = _Unkept()
+        self._keys = _Unkept()
+        self._freeing = _Unkept()
+
+
+class _Careless(SystemWorld):
+    """A system world that keeps what a call does under the coordinator's configuration
+    alone, whichever call it was: a cache keyed on too little."""
+
+    def _transition(self, coordinator: Any, configuration: int, *args: Any) -> Any:
+        key = (configuration, 0)
+        found = self._transitions.get(key)
+        if found is None:
+            found = self._transitions[key] = self._worked_out(coordinator, configuration, *args)
+        return found
+
+
+def _same(one: Review, other: Review) -> None:
+    """Two reviews that explored the same configurations and judged them the same, each
+    property with the same counterexample, move for move."""
+    assert (one.configurations, one.transitions) == (other.configurations, other.transitions)
+    for mine, theirs in zip(one.verdicts, other.verdicts, strict=True):
+        assert mine.prop.key == theirs.prop.key
+        assert (mine.checked, mine.violations) == (theirs.checked, theirs.violations), mine.prop
+        assert mine.summary == theirs.summary
+        assert mine.counterexample == theirs.counterexample, mine.prop
+
+
+def test_the_moves_worked_out_once_are_the_moves_worked_out_each_time(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # What a call does in a coordinator configuration, what a worker does with a message and
+    # the canonical key of a configuration are each worked out once and kept; kept under a
+    # key that missed something they depend on (the kind of move, the chart state, the
+    # copy), a later move would reuse the wrong one, and the review would differ.
+    from handoff._review import explore
+
+    worlds: list[tuple[WorkerContract, dict[str, Any]]] = [
+        (Tombstone(remembers=1), {"concurrency": 2, "faults": 1}),
+        (FORGETFUL, {"concurrency": 2, "faults": 1, "fifo": True}),
+        (TOMBSTONE, {"concurrency": 2, "faults": 0, "slots": 1}),
+        (FORGETFUL, {"injected": frozenset({Fault.DUPLICATION, Fault.LOSS}), "faults": 0}),
+        (TOMBSTONE, {"injected": frozenset({Fault.RESTART}), "faults": 1}),
+        (TOMBSTONE, {"concurrency": 2, "faults": 1, "acknowledge": Acknowledge.ON_REPLY}),
+    ]
+    for contract, options in worlds:
+        kept = _review(contract, **options)
+        with monkeypatch.context() as patched:
+            patched.setattr(explore, "SystemWorld", _Afresh)
+            afresh = _review(contract, **options)
+        _same(kept, afresh)
+    # Kept under the coordinator's configuration alone, what a call does is reused for
+    # another call: the comparison tells.
+    with monkeypatch.context() as patched:
+        patched.setattr(explore, "SystemWorld", _Careless)
+        careless = _review(Tombstone(remembers=1), concurrency=2, faults=1)
+    with pytest.raises(AssertionError):
+        _same(_review(Tombstone(remembers=1), concurrency=2, faults=1), careless)
+
+
+def test_orders_reviewed_in_a_process_each_are_reviewed_as_one_after_the_other(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from handoff._review import explore
+
+    system = System(Tombstone(remembers=1), concurrency=2, faults=1)
+    orders = list(HandoffOrder)
+    one_by_one = [review_order(order, system=system) for order in orders]
+    monkeypatch.setattr(explore, "_cores", lambda: 2)  # fork even on a machine with one core
+    forked = explore.review_orders(orders, system=system)
+    for mine, theirs in zip(one_by_one, forked, strict=True):
+        _same(mine, theirs)
+        assert theirs.order is mine.order
+        # A contract is known by identity (a trace spells a shipped one by its name).
+        assert theirs.system is system
+
+    # A review that does not come back from its process is made here, the same.
+    def garbled(run: object, connection: Any) -> None:
+        connection.send_bytes(b"not a pickle")
+        connection.close()
+
+    monkeypatch.setattr(explore, "_send_back", garbled)
+    again = explore.review_orders(orders, system=system)
+    for mine, theirs in zip(one_by_one, again, strict=True):
+        _same(mine, theirs)
 
 
 def test_a_shared_run_replays_move_by_move() -> None:

@@ -161,7 +161,13 @@ class _Duplicating(SystemWorld):
     """A broken runtime: it carries the first action to its worker twice."""
 
     def _send(self, flight, sent):  # type: ignore[no-untyped-def]
-        twice = [m for m in sent if m.kind is MessageKind.ACTION and m.action_id == 0]
+        # The configurations hold messages by number (`Codes`).
+        messages = self.codes.messages
+        twice = [
+            code
+            for code in sent
+            if messages[code].kind is MessageKind.ACTION and messages[code].action_id == 0
+        ]
         return super()._send(flight, [*sent, *twice])
 
 
@@ -358,27 +364,27 @@ def test_w1_at_success_wants_the_destination_holding_and_the_source_free() -> No
     from handoff import HandoffCompletion
     from handoff._review.system_state import completion_finding
     from handoff._runs.worker_state import Remembered, WorkerState
+    from handoff._runs.workers import Role
 
-    node, _key = _world(TOMBSTONE).root()
-    root = node.state
     held = WorkerState((Remembered(0, RequestMemory.HELD, 1, 0),))
     free = WorkerState((Remembered(0, RequestMemory.FREED, 0, 0),))
     # Another request's slot is not this handoff's.
     other = WorkerState((Remembered(1, RequestMemory.HELD, 1, 0),))
     success = HandoffCompletion.SUCCESS
-    assert completion_finding(root._replace(source=free, destination=held), success) is None
-    assert completion_finding(root._replace(source=held, destination=held), success) == (
+    none: frozenset[Role] = frozenset()
+    assert completion_finding((free, held), none, success) is None
+    assert completion_finding((held, held), none, success) == (
         "the handoff completed SUCCESS and the source still holds a KV slot for it"
     )
-    assert completion_finding(root._replace(source=free, destination=free), success) == (
+    assert completion_finding((free, free), none, success) == (
         "the handoff completed SUCCESS and the destination holds no KV slot for it"
     )
-    assert completion_finding(root._replace(source=other, destination=other), success) == (
+    assert completion_finding((other, other), none, success) == (
         "the handoff completed SUCCESS and the destination holds no KV slot for it"
     )
-    both = completion_finding(
-        root._replace(source=held, destination=held), HandoffCompletion.CANCELED, handoff=0
-    )
+    # A destination that restarted lost the request it decoded: no slot leaks.
+    assert completion_finding((free, free), frozenset({Role.DESTINATION}), success) is None
+    both = completion_finding((held, held), none, HandoffCompletion.CANCELED, handoff=0)
     assert both == (
         "h1 completed CANCELED and, with nothing of it in flight, the source and the "
         "destination holds a KV slot for it"

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from handoff import _cli
-from handoff._review.explore import Review, review_chart, review_order
+from handoff._review.explore import Review, review_chart, review_order, review_orders
 from handoff._review.properties import Property, find_property
 from handoff._review.report import (
     counterexample_trace,
@@ -227,8 +227,10 @@ def run(
         return spin_cli.run(args, out, text, system)
     if args.chart:
         reviews = [review_chart(chart, system=system) for chart in args.chart]
-    else:
+    elif system is None:
         reviews = [review_order(order, system=system) for order in args.order]
+    else:  # seconds an order: each order after the first in a process of its own
+        reviews = review_orders(args.order, system=system)
     # The report first: a trace that cannot be written must not cost the report.
     if args.format == "json":
         out.write(json.dumps(json_report(reviews), indent=2) + "\n")

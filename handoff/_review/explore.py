@@ -16,9 +16,17 @@ not be, which is what the cut is for.
 
 from __future__ import annotations
 
+import functools
+import gc
 import math
+import multiprocessing
+import os
+import pickle
 import time
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable, Iterator, Sequence
+from contextlib import contextmanager
+from multiprocessing.connection import Connection
+from multiprocessing.process import BaseProcess
 from typing import Any
 
 import attrs
@@ -43,6 +51,7 @@ __all__ = [
     "review",
     "review_chart",
     "review_order",
+    "review_orders",
 ]
 
 
@@ -137,6 +146,76 @@ def review_order(
     )
 
 
+def review_orders(
+    orders: Sequence[HandoffOrder],
+    fallback_transfer_delay_ms: float = 0.0,
+    *,
+    system: System | None = None,
+) -> list[Review]:
+    """Review the real chart of each of `orders`, alone or in `system`: `review_order` for
+    each, in that order.
+
+    In a system, where a review takes seconds, each order after the first is reviewed in a
+    process of its own, forked, while this one reviews the first, when the machine has a
+    core for each: the two orders' explorations share nothing.  A review comes back pickled,
+    its `system` this one's again (a contract is known by identity); a review that does not
+    come back (a fork refused, a process lost) is made here.  With properties of one's own,
+    whose functions may not pickle, and where `fork` is not offered, each is reviewed here."""
+    runs = [
+        functools.partial(review_order, order, fallback_transfer_delay_ms, system=system)
+        for order in orders
+    ]
+    forkable = "fork" in multiprocessing.get_all_start_methods()
+    if system is None or system.properties or len(runs) < 2 or not forkable or _cores() < 2:
+        return [run() for run in runs]
+    context = multiprocessing.get_context("fork")
+    children: list[tuple[BaseProcess, Connection] | None] = []
+    for run in runs[1:]:
+        receiving, sending = context.Pipe(duplex=False)
+        child = context.Process(target=_send_back, args=(run, sending), daemon=True)
+        try:
+            child.start()
+        except OSError:
+            receiving.close()
+            children.append(None)
+        else:
+            children.append((child, receiving))
+        finally:
+            sending.close()
+    found = [runs[0]()]
+    for run, forked in zip(runs[1:], children, strict=True):
+        review = None
+        if forked is not None:
+            process, receiving = forked
+            try:
+                review = pickle.loads(receiving.recv_bytes())
+            except Exception:  # lost on the way: made here instead
+                review = None
+            receiving.close()
+            process.join()
+        found.append(run() if review is None else attrs.evolve(review, system=system))
+    return found
+
+
+def _send_back(run: Callable[[], Review], connection: Connection) -> None:
+    """In a forked process: make the review and send it back (None when it raised, or does
+    not pickle: then the parent makes it, and raises what it raises)."""
+    try:
+        review: Review | None = run()
+        payload = pickle.dumps(review)
+    except Exception:
+        payload = pickle.dumps(None)
+    connection.send_bytes(payload)
+    connection.close()
+
+
+def _cores() -> int:
+    """The cores this process may run on."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
 def review_chart(
     chart: type[HandoffChart] | NamedChart,
     fallback_transfer_delay_ms: float = 0.0,
@@ -177,9 +256,10 @@ def review(
         else SystemWorld(chart, system, rules)
     )
     explorer = _Explorer(world)
-    explorer.explore()
-    explored = time.perf_counter() - began
-    verdicts = explorer.verdicts()
+    with _uncollected():
+        explorer.explore()
+        explored = time.perf_counter() - began
+        verdicts = explorer.verdicts()
     return Review(
         order=chart.order,
         chart=chart,
@@ -200,8 +280,29 @@ def explore_from(coordinator: HandoffCoordinatorCore, watch: Watch, rules: Rules
     root = (coordinator.fork(), watch)
     world = ChartWorld(probe.table(coordinator), environment(rules.handoff_id), rules, root=root)
     explorer = _Explorer(world)
-    explorer.explore()
+    with _uncollected():
+        explorer.explore()
     return world.graph(explorer.explored())
+
+
+_new: Any = tuple.__new__
+"""A named tuple made with every field given, without its Python-level `__new__`."""
+
+
+@contextmanager
+def _uncollected() -> Iterator[None]:
+    """The cyclic garbage collector paused: an exploration allocates millions of tuples that
+    live to its end and form no cycles, and each full collection would walk every one of them
+    again (a quarter of a large review's time).  What an exploration leaves is collected
+    once, afterwards, as usual."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
 
 
 # -- the exploration -----------------------------------------------------------------------
@@ -235,6 +336,7 @@ class _Explorer:
         """How each stored configuration's key renumbers its handoffs (None: it does not)."""
         self.edges: list[list[Edge]] = []
         self.tallies = {entry.key: Tally() for entry in world.properties}
+        self.guard = world.guard
         self.transitions = 0
         self.cut = False
         self.spent: dict[str, float] = {}
@@ -252,22 +354,32 @@ class _Explorer:
 
     def _follow(self, node: int, move: Move) -> Edge:
         self.transitions += 1
+        tallies = self.tallies
         for key, finding in move.checks:
-            self.tallies[key].note(finding, self.parents, node, move.step)
+            if finding is None:
+                tallies[key].checked += 1  # `Tally.note` of a check that held, inlined
+            else:
+                tallies[key].note(finding, self.parents, node, move.step)
         if move.node is None:
             return Edge(move.step, -1, move.tags)
         if move.stays:
             return Edge(move.step, node, move.tags)
-        target = self._reach(node, move)
+        found = None
+        if move.cut is None and len(self.nodes) < self.guard:
+            found = self.index.get(move.key)  # `_reach` of a configuration seen, inlined
+        target = self._reach(node, move) if found is None else found
         if target < 0:
             return Edge(move.step, target, move.tags | Tag.CUT)
-        return Edge(move.step, target, move.tags, _between(move.renamed, self.renamings[target]))
+        stored = self.renamings[target]
+        if move.renamed is None and stored is None:
+            return _new(Edge, (move.step, target, move.tags, None))  # type: ignore[no-any-return]
+        return Edge(move.step, target, move.tags, _between(move.renamed, stored))
 
     def _reach(self, node: int, move: Move) -> int:
         """The index of the configuration `move` leads to, added when new; -1 when the run is
         cut off there."""
         why = move.cut
-        guard = self.world.guard
+        guard = self.guard
         if why is None and len(self.nodes) >= guard:
             why = f"cut off: the exploration reached its guard of {guard:,} configurations"
         if why is not None:

@@ -284,8 +284,9 @@ class Liveness:
     ) -> None:
         self.nodes = nodes
         self.parents = parents
+        cooperative = int(Tag.COOPERATIVE)  # a plain int: `IntFlag.__and__` is Python's
         self.deliveries: list[list[Edge]] = [
-            [edge for edge in edges if edge.tags & Tag.COOPERATIVE and edge.target >= 0]
+            [edge for edge in edges if int(edge.tags) & cooperative and edge.target >= 0]
             for edges in edges
         ]
         """Each configuration's fault-free moves (refused early facts left out)."""
@@ -306,8 +307,9 @@ class Liveness:
     def deliveries_complete(self) -> Verdict:
         ends = self.ends()
         tally = Tally()
+        stuck_ = int(End.STUCK)
         for node in range(len(self.nodes)):
-            stuck = ends[node] & End.STUCK and self._ended(node)
+            stuck = int(ends[node]) & stuck_ and self._ended(node)
             tally.note(self.nodes[node].stuck() if stuck else None, self.parents, node)
         return tally.verdict(prop(Key.DELIVERIES_COMPLETE))
 
@@ -352,8 +354,12 @@ class Liveness:
         return [], start
 
     def _ends(self, terminated: bool) -> list[End]:
-        """For each configuration, how its fault-free runs may end (a cycle counts as stuck)."""
-        ends: list[End | None] = [None] * len(self.nodes)
+        """For each configuration, how its fault-free runs may end (a cycle counts as stuck).
+
+        The ends are worked out as plain ints (`End`'s operators are Python's), as `End`
+        once found."""
+        stuck_ = int(End.STUCK)
+        ends: list[int | None] = [None] * len(self.nodes)
         following = [[edge.target for edge in edges] for edges in self.deliveries]
         for root in range(len(self.nodes)):
             if ends[root] is not None:
@@ -366,7 +372,7 @@ class Liveness:
                     stack[-1] = (node, position + 1)
                     nxt = following[node][position]
                     if nxt in on_path:
-                        ends[nxt] = End.STUCK  # a livelock: the run never ends
+                        ends[nxt] = stuck_  # a livelock: the run never ends
                         self.cycles.add(nxt)
                     elif ends[nxt] is None:
                         stack.append((nxt, 0))
@@ -375,15 +381,16 @@ class Liveness:
                 stack.pop()
                 on_path.discard(node)
                 known = ends[node]
-                end = known if known is not None else End(0)
+                end = known if known is not None else 0
                 if following[node]:
                     for n in following[node]:
                         found = ends[n]
-                        end |= found if found is not None else End.STUCK
+                        end |= found if found is not None else stuck_
                 else:
-                    end |= self.nodes[node].end(terminated)
+                    end |= int(self.nodes[node].end(terminated))
                 ends[node] = end
-        return [end if end is not None else End.STUCK for end in ends]
+        values = {value: End(value) for value in range(int(End.STUCK) * 2)}
+        return [values[end] if end is not None else End.STUCK for end in ends]
 
 
 def _steps(came: dict[int, tuple[int, Edge] | None], node: int) -> list[TraceStep]:

@@ -33,7 +33,7 @@ handoffs, configurations that differ only by which handoff is which are one (`ca
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterable, Iterator, Sequence
-from typing import NamedTuple, TypeVar
+from typing import Any
 
 import attrs
 
@@ -45,15 +45,30 @@ from handoff._review.environment import Rules
 from handoff._review.graph import Liveness, Tag
 from handoff._review.monitors import Checked
 from handoff._review.properties import AnyKey, Key, Property, WorldKind, prop
+from handoff._review.system_moves import (
+    _call_of,
+    _channel,
+    _checked,
+    _failed,
+    _held_after_freed,
+    _performed_findings,
+    _Raw,
+    _Reaction,
+    _replaced,
+    _tells_freed,
+    _told_while_held,
+    _Transition,
+    _two_slots,
+    _without,
+)
 from handoff._review.system_state import (
+    Codes,
     Flight,
     Spent,
     System,
     SystemState,
     SystemWatch,
     _Node,
-    _number,
-    _order,
     canonical,
     completion_finding,
     judge_own,
@@ -80,10 +95,7 @@ from handoff._runs.workers import (
     task_of,
 )
 from handoff._values.errors import HandoffError, OutOfOrderFactError
-from handoff._values.messages import HandoffAction, HandoffFact, IssuedHandoffAction
-from handoff._values.values import HandoffActionId
-
-T = TypeVar("T")
+from handoff._values.messages import HandoffAction, HandoffFact
 
 __all__ = ["Spent", "System", "SystemState", "SystemWatch", "SystemWorld", "canonical"]
 
@@ -91,11 +103,6 @@ __all__ = ["Spent", "System", "SystemState", "SystemWatch", "SystemWorld", "cano
 _SLOT_FREED = Key.NO_SLOT_AFTER_FREED
 _ONLY_ISSUED = Key.ONLY_ISSUED_WORK
 _ONE_SLOT = Key.ONE_SLOT_PER_REQUEST
-_CLEANUPS = (
-    HandoffAction.ReleaseSource,
-    HandoffAction.CancelSource,
-    HandoffAction.CancelDestination,
-)
 _FAILABLE = (WorkerTask.TAKE, WorkerTask.TRANSFER, WorkerTask.ACTIVATE)
 _FAILED_WORK = Fault.FAILED_OUTCOME.outcome
 _WORKER_MOVES = (MoveKind.TO_WORKER, MoveKind.WORKER_FAILS)
@@ -103,11 +110,24 @@ _TERMINAL_MOVES = (MoveKind.FAULT, MoveKind.LOSS)
 """Moves after which the handoff must end CANCELED (W5): a terminal fact, a loss's timeout."""
 _TERMINAL_FAULTS = (Fault.FAILURE, Fault.TIMEOUT, Fault.CANCELLATION)
 """The faults a run suffers as a terminal fact reported to the coordinator, at any time."""
+_START = len(_TERMINAL_FAULTS)
+_TIMEOUT = _START + 1
+_DELIVERY = -1
+"""The calls of `SystemWorld._call` besides the `n`th terminal fact: a start, a loss's
+timeout, a delivery (its message says which call)."""
+_PERFORMED_FINE: tuple[Checked, ...] = ()
+_new: Any = tuple.__new__
+"""A named tuple made with every field given, as `_make` does, without its Python-level
+`__new__`: the moves make four a move."""
 
 
 class SystemWorld(WorldBase):
     """The moves of the system around `concurrency` coordinators driven by `chart`, sharing
-    two workers, judged as they are made, and the liveness of the whole graph."""
+    two workers, judged as they are made, and the liveness of the whole graph.
+
+    What a move does depends on few numbers (a coordinator's configuration and the call; a
+    worker's memory and the message), so each is worked out once, step and messages sent
+    included, and a move made again only puts the pieces together."""
 
     kind = WorldKind.SYSTEM
 
@@ -126,22 +146,37 @@ class SystemWorld(WorldBase):
         self.rules = rules
         self.workload = workload
         self.several = system.concurrency > 1
-        self.ordered = tuple(self.workers[role].remembers is not None for role in Role)
-        """Whether the order of the requests each worker remembers idle matters."""
+        source, destination = (self.workers[role].remembers is not None for role in Role)
+        self.codes = Codes((source, destination))
+        """The messages and memories the configurations hold by number; `codes.ordered` says
+        whether the order of the requests each worker remembers idle matters."""
         self.reduce = self.several and system.symmetry and not system.properties and not system.fifo
         """Whether to explore commuting moves in one order (a property of one's own may
         look at anything, so it sees every order; with FIFO delivery, two handoffs' messages
         queued on one channel do not commute)."""
+        self.symmetric = self.several and system.symmetry
         self._configurations: dict[Configuration, int] = {}
-        self._transitions: dict[tuple[int, Call, int | None], _Transition] = {}
+        self._transitions: dict[tuple[int, int], _Transition] = {}
+        """What each call does in each coordinator configuration (the call by `_code`)."""
+        self._reactions: dict[tuple[int, int, int, bool], tuple[_Reaction, ...]] = {}
+        """What a worker remembering a memory does with a message (or fails it), with the
+        chart state of the handoff's coordinator: by their numbers."""
         self._keys: dict[SystemState, tuple[SystemState, tuple[int, ...] | None]] = {}
         """Each configuration reached, and its key (`canonical`)."""
-        self._calls: dict[Message, Call] = {}
+        self._freeing: dict[int, bool] = {}
+        """Whether each message tells its coordinator its worker freed the slot."""
         self.terminal_facts = tuple(
             kind(rules.handoff_id)
             for kind in (fault.fact for fault in _TERMINAL_FAULTS)
             if kind is not None
         )
+        self._checks: dict[tuple[bool, bool], tuple[Checked, ...]] = {
+            (call, worker): tuple((key, None) for key in _checked(call, worker))
+            for call in (False, True)
+            for worker in (False, True)
+        }
+        """The checks of a move that broke nothing, by whether it made a call and was a
+        worker's."""
 
     @property
     def properties(self) -> tuple[Property, ...]:
@@ -155,26 +190,29 @@ class SystemWorld(WorldBase):
         )
         count = self.system.concurrency
         channels = 4 if self.system.fifo else 1
+        nothing = self.codes.worker(WorkerState())
         state = SystemState(
             (self._intern(coordinator),) * count,
-            WorkerState(),
-            WorkerState(),
+            nothing,
+            nothing,
             ((),) * channels,
             (SystemWatch(),) * count,
             Spent(),
         )
         coordinators = (coordinator, *(coordinator.fork() for _ in range(count - 1)))
-        return _Node(coordinators, state), state
+        return _Node(coordinators, state, self.codes), state
 
     def checks(self, node: _Node) -> Iterable[Checked]:
         """W1 for each handoff complete with nothing of its own in flight; the properties of
         one's own."""
-        coordinators, state = node
+        coordinators, state, codes = node
         for handoff, coordinator in enumerate(coordinators):
-            tag = self._tag(handoff)
             watch = state.watches[handoff]
-            if watch.started and coordinator.is_complete and state.quiet_for(tag):
-                finding = completion_finding(state, coordinator.completion, tag)
+            if watch.started and coordinator.is_complete and node.quiet_for(handoff):
+                workers = (codes.workers[state.source], codes.workers[state.destination])
+                finding = completion_finding(
+                    workers, state.spent.restarted, coordinator.completion, self._tag(handoff)
+                )
                 yield Key.SLOTS_AT_COMPLETION, finding
         if self.system.properties:
             view = self.view(node)
@@ -183,28 +221,27 @@ class SystemWorld(WorldBase):
 
     def view(self, node: _Node) -> SystemView:
         """The public view of `node` that properties of one's own judge."""
-        coordinators, state = node
+        coordinators, state, codes = node
         handoffs = tuple(
             HandoffView(c.chart_state, c.completion, watch.started)
             for c, watch in zip(coordinators, state.watches, strict=True)
         )
-        flight = tuple(message for channel in state.flight for message in channel)
         return SystemView(
             handoffs,
-            worker_view(Role.SOURCE, state.source),
-            worker_view(Role.DESTINATION, state.destination),
-            flight,
+            worker_view(Role.SOURCE, node.memory(Role.SOURCE)),
+            worker_view(Role.DESTINATION, node.memory(Role.DESTINATION)),
+            codes.decoded(state.flight),
         )
 
     def moves(self, node: _Node) -> Iterator[Move]:
         """Every move from `node`, in a fixed order: starts, deliveries, then faults (with
         several handoffs and `symmetry`, only one handoff's when they commute with the rest:
         `_alone`)."""
+        coordinators, state, _codes = node
         if not self.reduce:
-            for raw in self._moves(*node):
+            for raw in self._moves(coordinators, state):
                 yield self._judged(raw)
             return
-        coordinators, state = node
         groups = []
         for handoff in range(len(state.watches)):
             raws = list(self._moves(coordinators, state, only=handoff))
@@ -218,7 +255,7 @@ class SystemWorld(WorldBase):
                 yield self._judged(raw)
         if self.system.allows(Fault.RESTART, state.spent.restarts):
             for role in Role:
-                if state.worker(role).entries:
+                if state.worker(role):
                     yield self._judged(self._restart(coordinators, state, role))
 
     def _alone(self, state: SystemState, handoff: int, raws: Sequence[_Raw]) -> bool:
@@ -238,9 +275,10 @@ class SystemWorld(WorldBase):
         watch = state.watches[handoff]
         if not watch.started:
             return True
+        codes = self.codes
         if self.system.fifo:
             for channel in state.flight:
-                if any(_number(m) == handoff for m in channel[1:]):
+                if any(codes.handoff[code] == handoff for code in channel[1:]):
                     return False
         restart = self.system.allows(Fault.RESTART, state.spent.restarts)
         cooperative = False
@@ -253,7 +291,9 @@ class SystemWorld(WorldBase):
                     return False
                 role = step.message.role if step.message is not None else Role.SOURCE
                 worker = self.workers[role]
-                if not worker.local(state.worker(role), raw.node.state.worker(role), handoff):
+                before = codes.workers[state.worker(role)]
+                after = codes.workers[raw.node.state.worker(role)]
+                if not worker.local(before, after, handoff):
                     return False
             if not (raw.fault or raw.loop):
                 cooperative = True
@@ -273,24 +313,25 @@ class SystemWorld(WorldBase):
         for handoff, watch in enumerate(state.watches):
             if not watch.started and only in (None, handoff):
                 yield self._call(
-                    coordinators, state, handoff, MoveKind.START, None, Call.start(), state.flight
+                    coordinators, state, handoff, MoveKind.START, None, _START, state.flight
                 )
         faults_left = state.spent.faults < self.system.faults
-        for channel, message in self._deliverable(state, only):
-            flight = _without(state.flight, channel, message)
+        failures = faults_left and self.system.worker_failures
+        messages = self.codes.messages
+        for channel, code in self._deliverable(state, only):
+            flight = _without(state.flight, channel, code)
+            message = messages[code]
             if message.kind is MessageKind.ACTION:
-                yield from self._perform(coordinators, state, message, flight, fail=False)
-                failable = task_of(message.action) in _FAILABLE
-                if faults_left and self.system.worker_failures and failable:
-                    yield from self._perform(coordinators, state, message, flight, fail=True)
+                yield from self._perform(coordinators, state, code, flight, fail=False)
+                if failures and task_of(message.action) in _FAILABLE:
+                    yield from self._perform(coordinators, state, code, flight, fail=True)
             else:
-                yield self._deliver(coordinators, state, message, flight)
+                yield self._deliver(coordinators, state, code, flight)
         for handoff, watch in enumerate(state.watches):
             if watch.started and faults_left and only in (None, handoff):
-                for fact in self.terminal_facts:
-                    call = Call.of_fact(fact)
+                for number in range(len(self.terminal_facts)):
                     yield self._call(
-                        coordinators, state, handoff, MoveKind.FAULT, None, call, state.flight
+                        coordinators, state, handoff, MoveKind.FAULT, None, number, state.flight
                     )
         if self.system.injected:
             yield from self._injected(coordinators, state, only)
@@ -299,17 +340,13 @@ class SystemWorld(WorldBase):
         self,
         coordinators: tuple[HandoffCoordinatorCore, ...],
         state: SystemState,
-        message: Message,
+        code: int,
         flight: Flight,
     ) -> _Raw:
         """The runtime gives an acknowledgement or a fact to its handoff's coordinator."""
-        handoff = _number(message)
-        call = self._calls.get(message)
-        if call is None:
-            call = self._calls[message] = _call_of(message)
-        return self._call(
-            coordinators, state, handoff, MoveKind.TO_COORDINATOR, message, call, flight
-        )
+        handoff = self.codes.handoff[code]
+        kind = MoveKind.TO_COORDINATOR
+        return self._call(coordinators, state, handoff, kind, code, _DELIVERY, flight)
 
     def _injected(
         self,
@@ -320,15 +357,15 @@ class SystemWorld(WorldBase):
         """The faults `--faults` asks for, each within its budget, after every other move (so
         a review without them makes exactly the moves it made before)."""
         system = self.system
-        for channel, message in self._deliverable(state, only):
+        for channel, code in self._deliverable(state, only):
             if system.allows(Fault.DUPLICATION, state.spent.duplicated):
-                yield from self._duplicate(coordinators, state, channel, message)
+                yield from self._duplicate(coordinators, state, channel, code)
             if system.allows(Fault.LOSS, state.spent.lost):
-                yield self._lose(coordinators, state, channel, message)
+                yield self._lose(coordinators, state, channel, code)
         if system.allows(Fault.RESTART, state.spent.restarts) and only is None:
             # With the moves grouped by handoff (`moves`), restarts come after every group.
             for role in Role:
-                if state.worker(role).entries:
+                if state.worker(role):
                     yield self._restart(coordinators, state, role)
 
     def _duplicate(
@@ -336,15 +373,18 @@ class SystemWorld(WorldBase):
         coordinators: tuple[HandoffCoordinatorCore, ...],
         state: SystemState,
         channel: int,
-        message: Message,
+        code: int,
     ) -> Iterator[_Raw]:
-        """`message` is delivered and a copy of it sent again, behind what is in flight."""
+        """The message `code` is delivered and a copy of it sent again, behind what is in
+        flight."""
+        codes = self.codes
+        message = codes.messages[code]
         copy = message._replace(copy=True)
-        flight = self._send(_without(state.flight, channel, message), [copy])
+        flight = self._send(_without(state.flight, channel, code), (codes.message(copy),))
         if message.kind is MessageKind.ACTION:
-            raws = list(self._perform(coordinators, state, message, flight, fail=False))
+            raws = list(self._perform(coordinators, state, code, flight, fail=False))
         else:
-            raws = [self._deliver(coordinators, state, message, flight)]
+            raws = [self._deliver(coordinators, state, code, flight)]
         for raw in raws:
             if raw.node is None or raw.loop:
                 # A crash is already the delivery's own finding; a refused early fact stays in
@@ -352,7 +392,7 @@ class SystemWorld(WorldBase):
                 continue
             after = raw.node.state
             spent = after.spent._replace(duplicated=after.spent.duplicated + 1)
-            node = _Node(raw.node.coordinators, after._replace(spent=spent))
+            node = _Node(raw.node.coordinators, after._replace(spent=spent), codes)
             step = attrs.evolve(raw.step, kind=MoveKind.DUPLICATE, sent=(*raw.step.sent, copy))
             yield _Raw(step, node, raw.findings, fault=True)
 
@@ -361,21 +401,21 @@ class SystemWorld(WorldBase):
         coordinators: tuple[HandoffCoordinatorCore, ...],
         state: SystemState,
         channel: int,
-        message: Message,
+        code: int,
     ) -> _Raw:
-        """`message` vanishes; the runtime's timer for its handoff reports `TimedOut`.
+        """The message `code` vanishes; the runtime's timer for its handoff reports `TimedOut`.
 
         The timeout is reported in the same move: a run in which other messages are
         delivered between the loss and its notice is explored as those deliveries first."""
-        flight = _without(state.flight, channel, message)
-        call = Call.of_fact(HandoffFact.TimedOut(self.rules.handoff_id))
-        raw = self._call(coordinators, state, _number(message), MoveKind.LOSS, None, call, flight)
-        step = attrs.evolve(raw.step, message=message)
+        flight = _without(state.flight, channel, code)
+        handoff = self.codes.handoff[code]
+        raw = self._call(coordinators, state, handoff, MoveKind.LOSS, None, _TIMEOUT, flight)
+        step = attrs.evolve(raw.step, message=self.codes.messages[code])
         if raw.node is None:
             return _Raw(step, None, raw.findings, fault=True)
         after = raw.node.state
         spent = after.spent._replace(lost=after.spent.lost + 1)
-        node = _Node(raw.node.coordinators, after._replace(spent=spent))
+        node = _Node(raw.node.coordinators, after._replace(spent=spent), self.codes)
         return _Raw(step, node, raw.findings, fault=True)
 
     def _restart(
@@ -386,7 +426,7 @@ class SystemWorld(WorldBase):
         The coordinators are not told: a restart is seen only in what the worker does next."""
         spent = state.spent
         spent = spent._replace(restarts=spent.restarts + 1, restarted=spent.restarted | {role})
-        forgotten = WorkerState()
+        forgotten = self.codes.worker(WorkerState())
         after = state._replace(
             source=forgotten if role is Role.SOURCE else state.source,
             destination=forgotten if role is Role.DESTINATION else state.destination,
@@ -396,106 +436,137 @@ class SystemWorld(WorldBase):
         reaction = WorkerReaction(initial, WorkerReply.SILENT, Slots.FREE)
         where = ", ".join(coordinator.chart_state for coordinator in coordinators)
         step = TraceStep(None, where, kind=MoveKind.RESTART, reaction=reaction, worker=role)
-        return _Raw(step, _Node(coordinators, after), (), fault=True)
+        return _Raw(step, _Node(coordinators, after, self.codes), (), fault=True)
 
     # -- moves -------------------------------------------------------------------------
 
     def _deliverable(
         self, state: SystemState, only: int | None = None
-    ) -> Iterator[tuple[int, Message]]:
-        for channel, messages in enumerate(state.flight):
+    ) -> Iterator[tuple[int, int]]:
+        numbers = self.codes.handoff
+        for channel, codes in enumerate(state.flight):
             if self.system.fifo:
-                if messages and only in (None, _number(messages[0])):
-                    yield channel, messages[0]
+                if codes and only in (None, numbers[codes[0]]):
+                    yield channel, codes[0]
+            elif only is None:
+                for code in codes:
+                    yield channel, code
             else:
-                for message in messages:
-                    if only in (None, _number(message)):
-                        yield channel, message
+                for code in codes:
+                    if numbers[code] == only:
+                        yield channel, code
 
     def _perform(
         self,
         coordinators: tuple[HandoffCoordinatorCore, ...],
         state: SystemState,
-        message: Message,
+        code: int,
         flight: Flight,
         *,
         fail: bool,
     ) -> Iterator[_Raw]:
         """A worker gets an action and reacts in each way its contract allows (or fails it: a
         fault)."""
-        role, action, handoff = message.role, message.action, _number(message)
-        worker = self.workers[role]
-        before = state.worker(role)
-        task = task_of(action)
-        if fail:
-            memory = worker.memory(before, handoff)
-            reactions: tuple[tuple[WorkerState, WorkerReaction], ...] = (
-                (worker.fail(before, handoff, message.action_id), _failed(memory)),
-            )
-        else:
-            reactions = worker.react(before, handoff, message.action_id, task)
-        for memory_after, reaction in reactions:
-            yield self._performed(
-                coordinators, state, message, flight, memory_after, reaction, fail=fail
-            )
-
-    def _performed(
-        self,
-        coordinators: tuple[HandoffCoordinatorCore, ...],
-        state: SystemState,
-        message: Message,
-        flight: Flight,
-        memory_after: WorkerState,
-        reaction: WorkerReaction,
-        *,
-        fail: bool,
-    ) -> _Raw:
-        role, action, handoff = message.role, message.action, _number(message)
-        tag = message.handoff
-        sent: list[Message] = []
-        outcome = _FAILED_WORK if fail else outcome_of(action, reaction.reply)
-        fact = self.workload.fact_after(action) if reaction.reply is WorkerReply.DONE else None
-        if self._on_send(action):
-            # The runtime acknowledged the work as it sent it: what the worker did is told by
-            # the work's fact, or, when it did not do it, by the only word left: `Failed`.
-            outcome = None
-            if fail or reaction.reply is WorkerReply.FAILED:
-                fact = HandoffFact.Failed(self.rules.handoff_id)
-        if outcome is not None:
-            sent.append(
-                Message(MessageKind.OUTCOME, message.action_id, role, action, outcome, handoff=tag)
-            )
-        if fact is not None:
-            sent.append(
-                Message(MessageKind.FACT, message.action_id, role, action, fact=fact, handoff=tag)
+        codes = self.codes
+        message = codes.messages[code]
+        role, handoff = message.role, codes.handoff[code]
+        source = role is Role.SOURCE
+        before = state.source if source else state.destination
+        key = (state.coordinators[handoff], before, code, fail)
+        reactions = self._reactions.get(key)
+        if reactions is None:
+            chart_state = coordinators[handoff].chart_state
+            reactions = self._reactions[key] = tuple(
+                self._reaction(chart_state, before, code, fail)
             )
         watch = state.watches[handoff]
-        findings = list(_performed_findings(watch, message))
-        slots = memory_after.slots(handoff)
-        if slots and role in watch.told:
-            findings.append((_SLOT_FREED, _held_after_freed(role, message)))
-        if slots > 1:
-            findings.append((_ONE_SLOT, _two_slots(role, message, slots)))
-        watch = watch._replace(performed=watch.performed | 1 << message.action_id)
-        after = SystemState(
-            state.coordinators,
-            memory_after if role is Role.SOURCE else state.source,
-            memory_after if role is Role.DESTINATION else state.destination,
-            self._send(flight, sent),
-            _replaced(state.watches, handoff, watch),
-            state.spent._replace(faults=state.spent.faults + fail),
+        found = _PERFORMED_FINE
+        bit = 1 << message.action_id
+        twice = watch.performed & bit and not message.copy
+        if not watch.issued & bit or twice or role_of(message.action) is not role:
+            found = tuple(_performed_findings(watch, message))
+        watch = _new(
+            SystemWatch,
+            (watch.started, watch.issued, watch.performed | bit, watch.told, watch.terminated),
         )
+        watches = _replaced(state.watches, handoff, watch)
+        spent = state.spent
+        if fail:
+            spent = spent._replace(faults=spent.faults + 1)
+        told = role in watch.told
+        for reaction in reactions:
+            findings = found
+            slots = reaction.slots
+            if slots and told:
+                findings = (*findings, (_SLOT_FREED, _held_after_freed(role, message)))
+            if slots > 1:
+                findings = (*findings, (_ONE_SLOT, _two_slots(role, message, slots)))
+            after = _new(
+                SystemState,
+                (
+                    state.coordinators,
+                    reaction.memory if source else state.source,
+                    state.destination if source else reaction.memory,
+                    self._send(flight, reaction.sent),
+                    watches,
+                    spent,
+                ),
+            )
+            node = _new(_Node, (coordinators, after, codes))
+            yield _new(_Raw, (reaction.step, node, findings, fail, False))
+
+    def _reaction(
+        self, chart_state: str, before: int, code: int, fail: bool
+    ) -> Iterator[_Reaction]:
+        """Each way the worker remembering memory `before` takes the message `code` (or fails
+        it), as `_perform` puts it together: worked out once."""
+        codes = self.codes
+        message = codes.messages[code]
+        role, action, handoff = message.role, message.action, codes.handoff[code]
+        worker = self.workers[role]
+        memory = codes.workers[before]
+        if fail:
+            reactions: tuple[tuple[WorkerState, WorkerReaction], ...] = (
+                (
+                    worker.fail(memory, handoff, message.action_id),
+                    _failed(worker.memory(memory, handoff)),
+                ),
+            )
+        else:
+            reactions = worker.react(memory, handoff, message.action_id, task_of(action))
+        tag = message.handoff
         kind = MoveKind.WORKER_FAILS if fail else MoveKind.TO_WORKER
-        step = TraceStep(
-            None,
-            coordinators[handoff].chart_state,
-            kind=kind,
-            message=message,
-            reaction=reaction,
-            sent=tuple(sent),
-            handoff=tag,
-        )
-        return _Raw(step, _Node(coordinators, after), tuple(findings), fail)
+        for memory_after, reaction in reactions:
+            sent: list[Message] = []
+            outcome = _FAILED_WORK if fail else outcome_of(action, reaction.reply)
+            done = reaction.reply is WorkerReply.DONE
+            fact = self.workload.fact_after(action) if done else None
+            if self._on_send(action):
+                # The runtime acknowledged the work as it sent it: what the worker did is told
+                # by the work's fact, or, when it did not do it, by the only word left: `Failed`.
+                outcome = None
+                if fail or reaction.reply is WorkerReply.FAILED:
+                    fact = HandoffFact.Failed(self.rules.handoff_id)
+            identity = message.action_id
+            if outcome is not None:
+                sent.append(
+                    Message(MessageKind.OUTCOME, identity, role, action, outcome, handoff=tag)
+                )
+            if fact is not None:
+                sent.append(
+                    Message(MessageKind.FACT, identity, role, action, fact=fact, handoff=tag)
+                )
+            step = TraceStep(
+                None,
+                chart_state,
+                kind=kind,
+                message=message,
+                reaction=reaction,
+                sent=tuple(sent),
+                handoff=tag,
+            )
+            numbers = tuple(codes.message(item) for item in sent)
+            yield _Reaction(codes.worker(memory_after), numbers, step, memory_after.slots(handoff))
 
     def _call(
         self,
@@ -503,97 +574,160 @@ class SystemWorld(WorldBase):
         state: SystemState,
         handoff: int,
         kind: MoveKind,
-        message: Message | None,
-        call: Call,
+        code: int | None,
+        call: int,
         flight: Flight,
     ) -> _Raw:
-        """The runtime makes a call to a coordinator and puts what it issued in flight."""
-        tag = self._tag(handoff)
+        """The runtime makes a call to a coordinator and puts what it issued in flight: the
+        delivery of message `code`, or `call`, a start, the `call`th terminal fact or a
+        timeout."""
         fault = kind is MoveKind.FAULT
-        watch = state.watches[handoff]._replace(started=True)
-        if kind in _TERMINAL_MOVES:
-            watch = watch._replace(terminated=True)
-        spent = state.spent._replace(faults=state.spent.faults + fault)
-        done = self._transition(coordinators[handoff], state.coordinators[handoff], call, tag)
+        old = state.watches[handoff]
+        terminated = old.terminated or kind in _TERMINAL_MOVES
+        spent = state.spent
+        if fault:
+            spent = spent._replace(faults=spent.faults + 1)
+        done = self._transition(
+            coordinators[handoff], state.coordinators[handoff], handoff, kind, code, call
+        )
         if done.error is not None:
-            step = TraceStep(
-                call, done.state, error=done.error, kind=kind, message=message, handoff=tag
-            )
+            step = done.step
             if done.coordinator is None:  # a crash is a finding, not a reason to stop reviewing
                 return _Raw(step, None, ((Key.ERRORS, f"the call raised {done.error}"),), fault)
-            if done.early and message is not None:
-                return _Raw(step, _Node(coordinators, state), (), fault, loop=True)
-            after = state._replace(
-                flight=flight, watches=_replaced(state.watches, handoff, watch), spent=spent
+            if done.early and code is not None:
+                return _Raw(step, _Node(coordinators, state, self.codes), (), fault, loop=True)
+            watch = SystemWatch(True, old.issued, old.performed, old.told, terminated)
+            after = SystemState(
+                state.coordinators,
+                state.source,
+                state.destination,
+                flight,
+                _replaced(state.watches, handoff, watch),
+                spent,
             )
-            return _Raw(step, _Node(coordinators, after), (), fault)
+            return _Raw(step, _Node(coordinators, after, self.codes), (), fault)
         assert done.coordinator is not None
-        findings: list[Checked] = []
-        watch = watch._replace(issued=watch.issued | done.issued_bits)
-        if message is not None and _tells_freed(message):
-            watch = watch._replace(told=watch.told | {message.role})
-            if state.worker(message.role).slots(handoff):
-                findings.append((_SLOT_FREED, _told_while_held(message)))
-        after = SystemState(
-            _replaced(state.coordinators, handoff, done.configuration),
-            state.source,
-            state.destination,
-            self._send(flight, done.sent),
-            _replaced(state.watches, handoff, watch),
-            spent,
+        findings: tuple[Checked, ...] = ()
+        told = old.told
+        if code is not None and self._frees(code):
+            message = self.codes.messages[code]
+            told = told | {message.role}
+            if self.codes.workers[state.worker(message.role)].slots(handoff):
+                findings = ((_SLOT_FREED, _told_while_held(message)),)
+        watch = _new(
+            SystemWatch, (True, old.issued | done.issued_bits, old.performed, told, terminated)
         )
-        step = TraceStep(
-            call, done.state, done.issued, kind=kind, message=message, sent=done.sent, handoff=tag
+        after = _new(
+            SystemState,
+            (
+                _replaced(state.coordinators, handoff, done.configuration),
+                state.source,
+                state.destination,
+                self._send(flight, done.sent),
+                _replaced(state.watches, handoff, watch),
+                spent,
+            ),
         )
-        after_node = _Node(_replaced(coordinators, handoff, done.coordinator), after)
-        return _Raw(step, after_node, tuple(findings), fault)
+        moved = _new(_Node, (_replaced(coordinators, handoff, done.coordinator), after, self.codes))
+        raw: _Raw = _new(_Raw, (done.step, moved, findings, fault, False))
+        return raw
+
+    def _frees(self, code: int) -> bool:
+        found = self._freeing.get(code)
+        if found is None:
+            found = self._freeing[code] = _tells_freed(self.codes.messages[code])
+        return found
 
     def _transition(
-        self, coordinator: HandoffCoordinatorCore, configuration: int, call: Call, tag: int | None
+        self,
+        coordinator: HandoffCoordinatorCore,
+        configuration: int,
+        handoff: int,
+        kind: MoveKind,
+        code: int | None,
+        call: int,
     ) -> _Transition:
-        """What `call` does to a coordinator in `configuration`: worked out once, since a
-        coordinator's configuration decides everything it does."""
-        key = (configuration, call, tag)
+        """What a call does to a coordinator in `configuration`: worked out once, since a
+        coordinator's configuration decides everything it does (the call: the delivery of
+        message `code`, else `call` made to handoff `handoff`)."""
+        key = (configuration, code if code is not None else -1 - call - 8 * handoff)
         found = self._transitions.get(key)
-        if found is not None:
-            return found
+        if found is None:
+            found = self._transitions[key] = self._worked_out(
+                coordinator, configuration, handoff, kind, code, call
+            )
+        return found
+
+    def _worked_out(
+        self,
+        coordinator: HandoffCoordinatorCore,
+        configuration: int,
+        handoff: int,
+        kind: MoveKind,
+        code: int | None,
+        call: int,
+    ) -> _Transition:
+        tag = self._tag(handoff)
+        message = None if code is None else self.codes.messages[code]
+        made = self._made(message, call)
         twin = coordinator.fork()
         try:
-            issued = tuple(call.send(twin))
+            issued = tuple(made.send(twin))
         except HandoffError as error:
             early = isinstance(error, OutOfOrderFactError)
-            found = _Transition(
-                coordinator, configuration, twin.chart_state, error=error_words(error), early=early
+            words = error_words(error)
+            step = TraceStep(
+                made, twin.chart_state, error=words, kind=kind, message=message, handoff=tag
             )
+            return _Transition(coordinator, configuration, step, error=words, early=early)
         except Exception as error:  # a crash is a finding, not a reason to stop reviewing
-            found = _Transition(None, configuration, twin.chart_state, error=error_words(error))
-        else:
-            sent: list[Message] = []
-            bits = 0
-            for item in issued:
-                bits |= 1 << item.id.value
-                role = role_of(item.action)
-                if role is None:
-                    continue
+            words = error_words(error)
+            step = TraceStep(
+                made, twin.chart_state, error=words, kind=kind, message=message, handoff=tag
+            )
+            return _Transition(None, configuration, step, error=words)
+        sent: list[Message] = []
+        bits = 0
+        for item in issued:
+            bits |= 1 << item.id.value
+            role = role_of(item.action)
+            if role is None:
+                continue
+            sent.append(Message(MessageKind.ACTION, item.id.value, role, item.action, handoff=tag))
+            acknowledged = on_send(item.action) if self._on_send(item.action) else None
+            if acknowledged is not None:
                 sent.append(
-                    Message(MessageKind.ACTION, item.id.value, role, item.action, handoff=tag)
-                )
-                acknowledged = on_send(item.action) if self._on_send(item.action) else None
-                if acknowledged is not None:
-                    sent.append(
-                        Message(
-                            MessageKind.OUTCOME,
-                            item.id.value,
-                            role,
-                            item.action,
-                            acknowledged,
-                            handoff=tag,
-                        )
+                    Message(
+                        MessageKind.OUTCOME,
+                        item.id.value,
+                        role,
+                        item.action,
+                        acknowledged,
+                        handoff=tag,
                     )
-            number = self._intern(twin)
-            found = _Transition(twin, number, twin.chart_state, issued, tuple(sent), bits)
-        self._transitions[key] = found
-        return found
+                )
+        step = TraceStep(
+            made,
+            twin.chart_state,
+            issued,
+            kind=kind,
+            message=message,
+            sent=tuple(sent),
+            handoff=tag,
+        )
+        numbers = tuple(self.codes.message(item) for item in sent)
+        return _Transition(twin, self._intern(twin), step, numbers, bits)
+
+    def _made(self, message: Message | None, call: int) -> Call:
+        """The call the runtime makes: the delivery of `message`, else a start, the `call`th
+        terminal fact or a timeout."""
+        if message is not None:
+            return _call_of(message)
+        if call == _START:
+            return Call.start()
+        if call == _TIMEOUT:
+            return Call.of_fact(HandoffFact.TimedOut(self.rules.handoff_id))
+        return Call.of_fact(self.terminal_facts[call])
 
     def _intern(self, coordinator: HandoffCoordinatorCore) -> int:
         """The number of `coordinator`'s configuration: equal configurations, one number."""
@@ -604,42 +738,42 @@ class SystemWorld(WorldBase):
         """Whether the runtime acknowledged `action` as it sent it."""
         return self.system.acknowledge is Acknowledge.ON_SEND and on_send(action) is not None
 
-    def _send(self, flight: Flight, sent: Sequence[Message]) -> Flight:
+    def _send(self, flight: Flight, sent: Sequence[int]) -> Flight:
         if not sent:
             return flight
         if not self.system.fifo:
-            return (tuple(sorted((*flight[0], *sent), key=_order)),)
+            return (tuple(sorted((*flight[0], *sent), key=self.codes.order.__getitem__)),)
         channels = list(flight)
-        for message in sent:
-            index = _channel(message)
-            channels[index] = (*channels[index], message)
+        messages = self.codes.messages
+        for code in sent:
+            index = _channel(messages[code])
+            channels[index] = (*channels[index], code)
         return tuple(channels)
 
     def _judged(self, raw: _Raw) -> Move:
         """A move as the explorer takes it: every property it was checked for, its tags, and
         the key of where it leads (handoffs interchangeable, with `symmetry`)."""
         step, after = raw.step, raw.node
-        broken = dict(raw.findings)
-        checked: list[Key] = []
-        if step.call is not None:
-            checked.append(Key.ERRORS)
-        if step.kind in _WORKER_MOVES:
-            checked.extend((_ONLY_ISSUED, _ONE_SLOT))
-        checked.append(_SLOT_FREED)
-        checks = tuple((key, broken.get(key)) for key in checked)
-        if step.kind in _TERMINAL_MOVES:
+        kind = step.kind
+        checks = self._checks[step.call is not None, kind in _WORKER_MOVES]
+        if raw.findings:
+            broken = dict(raw.findings)
+            checks = tuple((key, broken.get(key)) for key, _none in checks)
+        if kind in _TERMINAL_MOVES:
             tags = Tag.TERMINAL
         else:
             tags = Tag.NONE if raw.fault or raw.loop else Tag.COOPERATIVE
         if after is None:
             return Move(step, checks, None, tags=tags)
-        if self.several and self.system.symmetry:
-            known = self._keys.get(after.state)
+        if self.symmetric:
+            state = after.state
+            known = self._keys.get(state)
             if known is None:
-                known = self._keys[after.state] = canonical(after.state, self.ordered)
+                known = self._keys[state] = canonical(state, self.codes)
             key, renamed = known
-            return Move(step, checks, after, key, tags, stays=raw.loop, renamed=renamed)
-        return Move(step, checks, after, after.state, tags, stays=raw.loop)
+            move: Move = _new(Move, (step, checks, after, key, tags, raw.loop, None, renamed))
+            return move
+        return Move(step, checks, after, after.state, tags, raw.loop)
 
     # -- judging over the graph --------------------------------------------------------
 
@@ -653,102 +787,6 @@ class SystemWorld(WorldBase):
         }
 
 
-class _Transition(NamedTuple):
-    """What one call does to a coordinator in one configuration."""
-
-    coordinator: HandoffCoordinatorCore | None
-    """The coordinator afterwards (unchanged when it refused the call; None: it crashed)."""
-    configuration: int
-    state: str
-    issued: tuple[IssuedHandoffAction, ...] = ()
-    sent: tuple[Message, ...] = ()
-    """The issued actions as messages in flight (and their acknowledgements, on send)."""
-    issued_bits: int = 0
-    error: str | None = None
-    early: bool = False
-    """Refused as early (`OutOfOrderFactError`)."""
-
-
-class _Raw(NamedTuple):
-    """A move before it is judged: the step, where it leads, what it broke."""
-
-    step: TraceStep
-    node: _Node | None
-    """None when the call crashed."""
-    findings: tuple[Checked, ...]
-    fault: bool
-    loop: bool = False
-    """A refused early fact, kept in flight: the move leads back where it started."""
-
-
-def _failed(memory: Hashable) -> WorkerReaction:
-    return WorkerReaction(memory, WorkerReply.FAILED, Slots.KEEP)
-
-
-def _replaced(items: tuple[T, ...], index: int, value: T) -> tuple[T, ...]:
-    return (*items[:index], value, *items[index + 1 :])
-
-
-def _channel(message: Message) -> int:
-    towards = message.kind is MessageKind.ACTION
-    return (0 if message.role is Role.SOURCE else 1) + (0 if towards else 2)
-
-
-def _without(flight: Flight, channel: int, message: Message) -> Flight:
-    messages = flight[channel]
-    index = messages.index(message)
-    rest = messages[:index] + messages[index + 1 :]
-    return (*flight[:channel], rest, *flight[channel + 1 :])
-
-
-def _call_of(message: Message) -> Call:
-    if message.fact is not None:
-        return Call.of_fact(message.fact)
-    assert message.outcome is not None
-    return Call.of_outcome(HandoffActionId(message.action_id), message.outcome)
-
-
-def _tells_freed(message: Message) -> bool:
-    """An acknowledgement that tells the coordinator its worker freed the request's slot."""
-    outcome = message.outcome
-    return (
-        message.kind is MessageKind.OUTCOME
-        and isinstance(message.action, _CLEANUPS)
-        and outcome is not None
-        and not outcome.is_failed
-    )
-
-
-def _performed_findings(watch: SystemWatch, message: Message) -> Iterator[Checked]:
-    bit = 1 << message.action_id
-    name = message.describe()
-    if not watch.issued & bit:
-        yield _ONLY_ISSUED, f"the {message.role.value} performed {name}, never issued"
-    elif watch.performed & bit and not message.copy:
-        # A copy is the network's doing, not the coordinator's: W3 judges what was issued.
-        yield _ONLY_ISSUED, f"the {message.role.value} performed {name} a second time"
-    elif role_of(message.action) is not message.role:
-        yield _ONLY_ISSUED, f"{name} went to the {message.role.value}"
-
-
-def _held_after_freed(role: Role, message: Message) -> str:
-    return (
-        f"the {role.value} took a KV slot for {message.describe()} after the coordinator was "
-        "told its slot was freed"
-    )
-
-
-def _told_while_held(message: Message) -> str:
-    return (
-        f"the coordinator was told the {message.role.value}'s slot was freed "
-        f"({message.describe()}) while the {message.role.value} holds it"
-    )
-
-
-def _two_slots(role: Role, message: Message, slots: int) -> str:
-    return f"the {role.value} holds {slots} KV slots for one request after {message.describe()}"
-
-
 def _bound(explored: Explored) -> Verdict:
     count = len(explored.nodes)
     summary = f"{count:,} configurations, every run to its end"
@@ -756,6 +794,3 @@ def _bound(explored: Explored) -> Verdict:
         summary = f"{count:,} configurations; some runs were cut off"
     tally = explored.tallies[Key.BOUND]
     return tally.verdict(prop(Key.BOUND), checked=count, summary=summary)
-
-
-# -- runs written down and replayed ----------------------------------------------------------

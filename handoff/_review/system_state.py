@@ -1,9 +1,16 @@
 """A system configuration, what the runtime has seen of it, and the judgments read off one
 configuration alone: the values the system world (`handoff._review.system`) explores, and their
-canonical form when handoffs are interchangeable."""
+canonical form when handoffs are interchangeable.
+
+A configuration holds each message in flight and each worker's memory by number (`Codes`): a
+message hashes its action and its outcome in Python, a memory its contract's values, so a
+configuration made of them cost more to hash and compare, at every move, than the rest of the
+move; made of numbers it hashes in C, and what depends on one message or memory alone (the
+worker's reaction, its renaming) is worked out once per number."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import NamedTuple
 
 import attrs
@@ -25,6 +32,7 @@ from handoff._values.values import HandoffCompletion
 
 __all__ = [
     "DEFAULT_FAILURES",
+    "Codes",
     "Spent",
     "System",
     "SystemState",
@@ -90,7 +98,102 @@ class System:
         return fault in self.injected and spent < self.budget
 
 
-Flight = tuple[tuple[Message, ...], ...]
+Flight = tuple[tuple[int, ...], ...]
+"""Messages in flight, by number (`Codes.messages`)."""
+
+
+class Codes:
+    """Every message and worker memory an exploration met, each numbered once (the
+    configurations hold the numbers), and what is worked out once per number: a message's
+    place in the canonical order of a channel, its handoff, its number under another handoff;
+    what a memory remembers of each request, renamed.  `ordered` says, for the source and the
+    destination, whether the order of the requests it remembers idle matters."""
+
+    def __init__(self, ordered: tuple[bool, bool] = (True, True)) -> None:
+        self.ordered = ordered
+        self.messages: list[Message] = []
+        self.order: list[tuple[int, int, int, bool]] = []
+        """Each message's place in a channel delivered in any order (`_order`)."""
+        self.handoff: list[int] = []
+        """Each message's handoff number (0 for the only one)."""
+        self.content: list[int] = []
+        """The number of each message without its handoff (what no renumbering changes)."""
+        self.workers: list[WorkerState] = []
+        self._messages: dict[Message, int] = {}
+        self._contents: dict[tuple[object, ...], int] = {}
+        self._workers: dict[WorkerState, int] = {}
+        self._renamed: dict[tuple[int, int], int] = {}
+        self._relabelled: dict[tuple[int, int, tuple[int, ...]], int] = {}
+        self._remembered: dict[tuple[int, int], dict[int, int]] = {}
+        self._memories: dict[tuple[object, ...], int] = {}
+        self._pairs: dict[tuple[int, int, int], list[tuple[int, int]]] = {}
+        self.worker(WorkerState())  # number 0: a worker that remembers nothing
+
+    def message(self, message: Message) -> int:
+        """The number of `message`."""
+        found = self._messages.get(message)
+        if found is None:
+            found = self._messages[message] = len(self.messages)
+            self.messages.append(message)
+            self.order.append(_order(message))
+            self.handoff.append(_number(message))
+            content = message[:_HANDOFF]
+            self.content.append(self._contents.setdefault(content, len(self._contents)))
+        return found
+
+    def worker(self, state: WorkerState) -> int:
+        """The number of the worker memory `state`."""
+        found = self._workers.get(state)
+        if found is None:
+            found = self._workers[state] = len(self.workers)
+            self.workers.append(state)
+        return found
+
+    def decoded(self, flight: Flight) -> tuple[Message, ...]:
+        """Every message in `flight`, channel after channel."""
+        messages = self.messages
+        return tuple(messages[code] for channel in flight for code in channel)
+
+    def renamed(self, code: int, handoff: int) -> int:
+        """The number of message `code` as handoff `handoff`'s."""
+        key = (code, handoff)
+        found = self._renamed.get(key)
+        if found is None:
+            message = self.messages[code]
+            found = self._renamed[key] = self.message(message._replace(handoff=handoff))
+        return found
+
+    def relabelled(self, role: int, code: int, renamed: tuple[int, ...]) -> int:
+        """The number of worker memory `code` with request n known as `renamed[n]` (`role`:
+        0 for the source, 1 for the destination)."""
+        key = (role, code, renamed)
+        found = self._relabelled.get(key)
+        if found is None:
+            state = self.workers[code].relabel(renamed, ordered=self.ordered[role])
+            found = self._relabelled[key] = self.worker(state)
+        return found
+
+    def memories(self, source: int, destination: int, count: int) -> list[tuple[int, int]]:
+        """What the source remembering `source` and the destination remembering
+        `destination` remember of each of `count` requests, numbered (-1: nothing)."""
+        key = (source, destination, count)
+        found = self._pairs.get(key)
+        if found is None:
+            mine, theirs = self.remembered(0, source), self.remembered(1, destination)
+            found = self._pairs[key] = [(mine.get(n, -1), theirs.get(n, -1)) for n in range(count)]
+        return found
+
+    def remembered(self, role: int, code: int) -> dict[int, int]:
+        """What worker memory `code` remembers of each request, numbered (`_remembered`)."""
+        key = (role, code)
+        found = self._remembered.get(key)
+        if found is None:
+            memories = self._memories
+            found = self._remembered[key] = {
+                request: memories.setdefault(what, len(memories))
+                for request, what in _remembered(self.workers[code], self.ordered[role]).items()
+            }
+        return found
 
 
 class SystemWatch(NamedTuple):
@@ -126,15 +229,16 @@ class SystemState(NamedTuple):
 
     coordinators: tuple[int, ...]
     """Each handoff's coordinator configuration, by number (`SystemWorld._intern`)."""
-    source: WorkerState
-    destination: WorkerState
+    source: int
+    """What the source remembers, by number (`Codes.workers`)."""
+    destination: int
     flight: Flight
     """Messages in flight: one channel, canonically sorted (any order), or four, in order."""
     watches: tuple[SystemWatch, ...]
     spent: Spent
 
-    def worker(self, role: Role) -> WorkerState:
-        """What the worker of `role` remembers."""
+    def worker(self, role: Role) -> int:
+        """The number of what the worker of `role` remembers."""
         return self.source if role is Role.SOURCE else self.destination
 
     @property
@@ -142,14 +246,21 @@ class SystemState(NamedTuple):
         """Nothing in flight."""
         return not any(self.flight)
 
-    def quiet_for(self, handoff: int | None) -> bool:
-        """Nothing of `handoff`'s in flight (None: the only handoff's)."""
-        return all(message.handoff != handoff for channel in self.flight for message in channel)
-
 
 class _Node(NamedTuple):
     coordinators: tuple[HandoffCoordinatorCore, ...]
     state: SystemState
+    codes: Codes
+    """What the numbers in `state` stand for."""
+
+    def memory(self, role: Role) -> WorkerState:
+        """What the worker of `role` remembers."""
+        return self.codes.workers[self.state.worker(role)]
+
+    def quiet_for(self, handoff: int) -> bool:
+        """Nothing of handoff number `handoff`'s in flight."""
+        numbers = self.codes.handoff
+        return all(numbers[code] != handoff for channel in self.state.flight for code in channel)
 
     def end(self, terminated: bool = False) -> End:
         """How the run that ends here ended, for every handoff (`terminated`: for those a
@@ -172,7 +283,7 @@ class _Node(NamedTuple):
 
     def stuck(self) -> str:
         """W4's words for a run that ends here."""
-        waiting = [message.describe() for channel in self.state.flight for message in channel]
+        waiting = [message.describe() for message in self.codes.decoded(self.state.flight)]
         what = f"only {', '.join(waiting)} in flight, refused" if waiting else "nothing in flight"
         if len(self.coordinators) == 1:
             return stuck(self.coordinators[0].chart_state, what)
@@ -185,12 +296,16 @@ class _Node(NamedTuple):
 
 
 def completion_finding(
-    state: SystemState, completion: HandoffCompletion | None, handoff: int | None = None
+    workers: Sequence[WorkerState],
+    restarted: frozenset[Role],
+    completion: HandoffCompletion | None,
+    handoff: int | None = None,
 ) -> str | None:
     """W1 for a complete handoff with nothing of its own in flight: which worker holds a slot
-    for its request that it must not."""
+    for its request that it must not (`workers`: what the source and the destination remember;
+    `restarted`: the workers that restarted in the run)."""
     number = _number_of(handoff)
-    holders = [role for role in Role if state.worker(role).slots(number)]
+    holders = [role for role, worker in zip(Role, workers, strict=True) if worker.slots(number)]
     whose = "the handoff" if handoff is None else f"h{handoff + 1}"
     if completion is HandoffCompletion.CANCELED and holders:
         who = " and the ".join(role.value for role in holders)
@@ -201,7 +316,7 @@ def completion_finding(
     if completion is HandoffCompletion.SUCCESS and holders != [Role.DESTINATION]:
         if Role.SOURCE in holders:
             return f"{whose} completed SUCCESS and the source still holds a KV slot for it"
-        if Role.DESTINATION not in state.spent.restarted:
+        if Role.DESTINATION not in restarted:
             # A destination that restarted lost the request it was decoding: no chart can
             # prevent that, and no slot leaks.
             return f"{whose} completed SUCCESS and the destination holds no KV slot for it"
@@ -229,66 +344,54 @@ def judge_own(entry: Property, view: SystemView) -> str | None:
     return f"the property {entry.key.value} returned {found!r}; expected True, False or a reason"
 
 
-def canonical(
-    state: SystemState, ordered: tuple[bool, ...] = (True, True)
-) -> tuple[SystemState, tuple[int, ...] | None]:
+def canonical(state: SystemState, codes: Codes) -> tuple[SystemState, tuple[int, ...] | None]:
     """`state` with its handoffs numbered in a canonical order: configurations that differ only
     by which handoff is which get one key (symmetry reduction).
 
     Each handoff is ordered by everything about it that no renumbering changes (its
     coordinator, what each worker remembers of it and how recently, its messages and their
     places in flight); handoffs alike in all of that are interchangeable, so any order of
-    them gives the same state.  Also says how it renumbered them (None: it did not).
-    `ordered` says, for the source and the destination, whether the order of the requests it
-    remembers idle matters (a bounded memory forgets the longest idle first)."""
-    count = len(state.coordinators)
+    them gives the same state.  Also says how it renumbered them (None: it did not)."""
+    coordinators, source, destination, flight, watches, _spent = state
+    count = len(coordinators)
     places: list[list[object]] = [[] for _ in range(count)]
-    fifo = len(state.flight) > 1  # in any order, a message's place says nothing
-    for channel, messages in enumerate(state.flight):
-        for position, message in enumerate(messages):
-            number: int | None = message[_HANDOFF]  # type: ignore[assignment]
-            places[0 if number is None else number].append(
-                (channel, position, message[:_HANDOFF]) if fifo else message[:_HANDOFF]
-            )
-    source = _remembered(state.source, ordered[0])
-    destination = _remembered(state.destination, ordered[1])
+    handoffs, contents = codes.handoff, codes.content
+    fifo = len(flight) > 1  # in any order, a message's place says nothing
+    if fifo:
+        for channel, messages in enumerate(flight):
+            for position, code in enumerate(messages):
+                places[handoffs[code]].append((channel, position, contents[code]))
+    else:
+        for code in flight[0]:
+            places[handoffs[code]].append(contents[code])
+    memories = codes.memories(source, destination, count)
     signatures = [
-        hash(
-            (
-                state.coordinators[n],
-                state.watches[n],
-                source.get(n),
-                destination.get(n),
-                tuple(places[n]),
-            )
-        )
-        for n in range(count)
+        hash((coordinators[n], watches[n], memories[n], tuple(places[n]))) for n in range(count)
     ]
+    if count == 2 and signatures[0] <= signatures[1]:
+        return state, None  # already in order (`sorted` keeps ties as they are)
     order = sorted(range(count), key=signatures.__getitem__)
     if all(old == new for new, old in enumerate(order)):
         return state, None
     renamed = [0] * count
     for new, old in enumerate(order):
         renamed[old] = new
-    make = tuple.__new__
     flight = tuple(
-        tuple(
-            make(Message, (*message[:_HANDOFF], renamed[message[_HANDOFF]]))  # type: ignore[index]
-            for message in channel
-        )
+        tuple(codes.renamed(code, renamed[handoffs[code]]) for code in channel)
         for channel in state.flight
     )
     if not fifo:
-        flight = (tuple(sorted(flight[0], key=_order)),)
+        flight = (tuple(sorted(flight[0], key=codes.order.__getitem__)),)
+    names = tuple(renamed)
     keyed = SystemState(
         tuple(state.coordinators[old] for old in order),
-        state.source.relabel(renamed, ordered=ordered[0]),
-        state.destination.relabel(renamed, ordered=ordered[1]),
+        codes.relabelled(0, state.source, names),
+        codes.relabelled(1, state.destination, names),
         flight,
         tuple(state.watches[old] for old in order),
         state.spent,
     )
-    return keyed, tuple(renamed)
+    return keyed, names
 
 
 def _remembered(worker: WorkerState, ordered: bool) -> dict[int, tuple[object, ...]]:
