@@ -5,8 +5,10 @@ one's own: each verdict below is worked out from the contract, not copied from a
 from __future__ import annotations
 
 import json
+import multiprocessing
 import subprocess
 import sys
+import threading
 from collections.abc import Hashable
 from pathlib import Path
 from typing import Any
@@ -184,6 +186,7 @@ def test_the_moves_worked_out_once_are_the_moves_worked_out_each_time(
         _same(_review(Tombstone(remembers=1), concurrency=2, faults=1), careless)
 
 
+@pytest.mark.filterwarnings("ignore:This process .* is multi-threaded:DeprecationWarning")
 def test_orders_reviewed_in_a_process_each_are_reviewed_as_one_after_the_other(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -193,6 +196,8 @@ def test_orders_reviewed_in_a_process_each_are_reviewed_as_one_after_the_other(
     orders = list(HandoffOrder)
     one_by_one = [review_order(order, system=system) for order in orders]
     monkeypatch.setattr(explore, "_cores", lambda: 2)  # fork even on a machine with one core
+    # and in a test process (its other threads only carry results: the child never uses them)
+    monkeypatch.setattr(explore, "_single_threaded", lambda: True)
     forked = explore.review_orders(orders, system=system)
     for mine, theirs in zip(one_by_one, forked, strict=True):
         _same(mine, theirs)
@@ -209,6 +214,23 @@ def test_orders_reviewed_in_a_process_each_are_reviewed_as_one_after_the_other(
     again = explore.review_orders(orders, system=system)
     for mine, theirs in zip(one_by_one, again, strict=True):
         _same(mine, theirs)
+
+
+def test_a_process_running_threads_reviews_every_order_itself(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from handoff._review import explore
+
+    def no_fork(*_: object) -> None:
+        raise AssertionError("a process running threads forked")
+
+    monkeypatch.setattr(explore, "_cores", lambda: 2)
+    monkeypatch.setattr(multiprocessing, "get_context", no_fork)
+    monkeypatch.setattr(threading, "active_count", lambda: 2)
+    system = System(TOMBSTONE, concurrency=2, faults=1)
+    found = explore.review_orders(list(HandoffOrder), system=system)
+    assert [review.order for review in found] == list(HandoffOrder)
+    assert all(review.holds for review in found)
 
 
 def test_a_shared_run_replays_move_by_move() -> None:

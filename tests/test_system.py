@@ -393,7 +393,8 @@ def test_w1_at_success_wants_the_destination_holding_and_the_source_free() -> No
 
 def test_w3_names_work_never_issued_or_sent_to_the_wrong_worker() -> None:
     from handoff import HandoffAction
-    from handoff._review.system import SystemWatch, _performed_findings
+    from handoff._review.system import SystemWatch
+    from handoff._review.system_moves import _performed_findings
     from handoff._runs.runtime import HANDOFF_ID
     from handoff._runs.workers import Role
 

@@ -22,6 +22,8 @@ import math
 import multiprocessing
 import os
 import pickle
+import signal
+import threading
 import time
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from contextlib import contextmanager
@@ -160,12 +162,15 @@ def review_orders(
     core for each: the two orders' explorations share nothing.  A review comes back pickled,
     its `system` this one's again (a contract is known by identity); a review that does not
     come back (a fork refused, a process lost) is made here.  With properties of one's own,
-    whose functions may not pickle, and where `fork` is not offered, each is reviewed here."""
+    whose functions may not pickle, where `fork` is not offered, and in a process running
+    threads besides its main one (a fork copies one thread only: a lock another holds would
+    never be released), each is reviewed here.  A forked review ignores Ctrl-C: this process
+    takes it, and a daemon process ends with it."""
     runs = [
         functools.partial(review_order, order, fallback_transfer_delay_ms, system=system)
         for order in orders
     ]
-    forkable = "fork" in multiprocessing.get_all_start_methods()
+    forkable = "fork" in multiprocessing.get_all_start_methods() and _single_threaded()
     if system is None or system.properties or len(runs) < 2 or not forkable or _cores() < 2:
         return [run() for run in runs]
     context = multiprocessing.get_context("fork")
@@ -200,6 +205,7 @@ def review_orders(
 def _send_back(run: Callable[[], Review], connection: Connection) -> None:
     """In a forked process: make the review and send it back (None when it raised, or does
     not pickle: then the parent makes it, and raises what it raises)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         review: Review | None = run()
         payload = pickle.dumps(review)
@@ -207,6 +213,11 @@ def _send_back(run: Callable[[], Review], connection: Connection) -> None:
         payload = pickle.dumps(None)
     connection.send_bytes(payload)
     connection.close()
+
+
+def _single_threaded() -> bool:
+    """Whether this process runs its main thread only."""
+    return threading.active_count() == 1
 
 
 def _cores() -> int:
