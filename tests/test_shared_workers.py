@@ -11,12 +11,13 @@ import sys
 import threading
 from collections.abc import Hashable
 from pathlib import Path
-from typing import Any
+from types import SimpleNamespace
+from typing import Any, cast
 
 import pytest
 from support import Refusing, SecondSlot, run_handoff
 
-from handoff import HandoffOrder, SystemView
+from handoff import HandoffCompletion, HandoffOrder, SystemView
 from handoff._review.explore import Review, review_order
 from handoff._review.properties import Key, find_property, own_property
 from handoff._review.report import contract_spelling, describe_step, overtaken
@@ -473,3 +474,28 @@ def test_a_bounded_or_per_role_contract_is_spelled_so_its_trace_replays_in_its_w
     replayed = run_handoff("replay", "evicted.jsonl", cwd=tmp_path)
     assert replayed.returncode == 1, replayed.stdout + replayed.stderr
     assert "VIOLATED evicted.jsonl:" in replayed.stdout
+
+
+def test_w5_wants_every_handoff_told_a_terminal_fact_to_end_canceled() -> None:
+    from handoff._review.graph import End
+    from handoff._review.system_state import SystemWatch, _Node
+
+    success = SimpleNamespace(is_complete=True, completion=HandoffCompletion.SUCCESS)
+    canceled = SimpleNamespace(is_complete=True, completion=HandoffCompletion.CANCELED)
+    told, untold = SystemWatch(terminated=True), SystemWatch()
+
+    def end(coordinators: tuple[Any, ...], watches: tuple[SystemWatch, ...], w5: bool) -> End:
+        node = _Node(coordinators, cast(Any, SimpleNamespace(watches=watches)), cast(Any, None))
+        return node.end(terminated=w5)
+
+    # Both handoffs told a terminal fact: one of them succeeding breaks W5.
+    assert end((canceled, success), (told, told), True) is End.SUCCESS
+    assert end((success, canceled), (told, told), True) is End.SUCCESS
+    assert end((canceled, canceled), (told, told), True) is End.CANCELED
+    # A handoff told nothing may succeed beside one canceled.
+    assert end((canceled, success), (told, untold), True) is End.CANCELED
+    # Every handoff (W4, W7): SUCCESS only when each succeeded.
+    assert end((canceled, success), (told, untold), False) is End.CANCELED
+    assert end((success, success), (untold, untold), False) is End.SUCCESS
+    incomplete = SimpleNamespace(is_complete=False, completion=None)
+    assert end((incomplete, success), (told, told), True) is End.STUCK

@@ -264,7 +264,8 @@ class _Node(NamedTuple):
 
     def end(self, terminated: bool = False) -> End:
         """How the run that ends here ended, for every handoff (`terminated`: for those a
-        terminal fact was reported for)."""
+        terminal fact was reported for): STUCK when one is incomplete, else SUCCESS when every
+        one succeeded (`terminated`: when one did), else CANCELED."""
         chosen = [
             coordinator
             for coordinator, watch in zip(self.coordinators, self.state.watches, strict=True)
@@ -272,7 +273,10 @@ class _Node(NamedTuple):
         ]
         if not all(coordinator.is_complete for coordinator in chosen):
             return End.STUCK
-        if all(c.completion is HandoffCompletion.SUCCESS for c in chosen):
+        succeeded = [c.completion is HandoffCompletion.SUCCESS for c in chosen]
+        # Every handoff SUCCESS; for those a terminal fact was reported for, any one SUCCESS
+        # (each of them must end CANCELED: W5).
+        if all(succeeded) or (terminated and any(succeeded)):
             return End.SUCCESS
         return End.CANCELED
 

@@ -67,6 +67,8 @@ _FACTS = (
     ("A_StartTransfer", "F_TransferCompleted", ChartEvent.TRANSFER_COMPLETED, "skip"),
 )
 _TERMINAL = ("F_Failed", "F_TimedOut", "F_Canceled")
+_CANCELED_IF_TERMINATED = "(!term[{h}] || (COMPLETE({h}) && co[{h}].h_completion == C_CANCELED))"
+"""W5 for handoff h: no terminal fact reported for it, or it is complete CANCELED."""
 
 
 def system_model(chart: CompiledChart, options: System) -> str:
@@ -344,11 +346,8 @@ def _runtime(chart: CompiledChart, options: System) -> str:
             f"#define ALL_COMPLETE ({_each(options, 'COMPLETE({h})', '&&')})",
             f"#define ALL_SUCCESS ({_each(options, 'co[{h}].h_completion == C_SUCCESS', '&&')})",
             f"#define TERMINATED ({_each(options, 'term[{h}]', '||')})",
-            "/* every handoff a terminal fact was reported for is complete, and not all SUCCESS "
-            "(W5) */",
-            "#define TERMINATED_CANCELED "
-            f"(({_each(options, '(!term[{h}] || COMPLETE({h}))', '&&')}) && "
-            f"({_each(options, '(term[{h}] && co[{h}].h_completion == C_CANCELED)', '||')}))",
+            "/* every handoff a terminal fact was reported for is complete CANCELED (W5) */",
+            f"#define TERMINATED_CANCELED ({_each(options, _CANCELED_IF_TERMINATED, '&&')})",
             "/* no fault so far: no terminal fact, no failed work, nothing injected (W7) */",
             "#define FAULT_FREE (faults == 0 && duplicated == 0 && lost == 0 && restarts == 0 "
             "&& !TERMINATED)",
@@ -752,8 +751,8 @@ def _liveness() -> str:
       delivers, and every delivery consumes a message, so a calm run is finite unless the
       chart loops; a calm run that ends (no move possible) with a handoff incomplete, or
       never ends, breaks W4.  W5: once calm after a terminal fact (reported, or a lost
-      message's timeout), every run ends with every handoff it was reported for complete,
-      not all SUCCESS.  W7: once calm with no fault so far (so the whole run is fault-free),
+      message's timeout), every run ends with every handoff it was reported for complete
+      CANCELED.  W7: once calm with no fault so far (so the whole run is fault-free),
       every run ends with every handoff complete SUCCESS.  An early fact waits until the
       coordinator would take it. -- */
 ltl W4 { [] (calm -> <> (QUIET && ALL_COMPLETE)) }
