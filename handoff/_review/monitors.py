@@ -128,7 +128,9 @@ def judge_edge(
     lifecycle = after.lifecycle if completes else None
     seen = observe(rules, watch, call, issued, error, lifecycle)
     findings = list(seen.findings)
-    configuration = after_configuration or probe.configuration(after)
+    configuration = after_configuration
+    if configuration is None:
+        configuration = probe.configuration(after)
     if error is not None or (seen.answer is SpecAnswer.DROP and not issued):
         moved = configuration != before
         findings.append((Key.NO_EFFECT, changed(call, error) if moved else None))

@@ -145,9 +145,9 @@ class _Sent(NamedTuple):
     twin: HandoffCoordinatorCore
     """The coordinator after the call (never changed again: the nodes reaching it share it)."""
     configuration: Configuration | None
+    """The coordinator's configuration after the call; None: the call crashed."""
     issued: tuple[IssuedHandoffAction, ...]
     error: HandoffError | None
-    crashed: bool = False
 
 
 class ChartWorld(WorldBase):
@@ -211,7 +211,7 @@ class ChartWorld(WorldBase):
             issued, error = (), raised
         except Exception as raised:  # a crash is a finding, not a reason to stop reviewing
             edge = TraceStep(call, twin.chart_state, (), error_words(raised))
-            return _Sent(call, edge, twin, None, (), None, crashed=True)
+            return _Sent(call, edge, twin, None, (), None)
         edge = TraceStep(
             call, twin.chart_state, issued, None if error is None else error_words(error)
         )
@@ -221,7 +221,7 @@ class ChartWorld(WorldBase):
     def _judge(self, node: _ChartNode, sent: _Sent) -> Move:
         """The move `sent` makes from `node`, judged from what the environment saw there."""
         edge, call = sent.edge, sent.call
-        if sent.crashed:
+        if sent.configuration is None:  # crashed
             return Move(edge, ((Key.ERRORS, edge.error),), None)
         watch = node.watch
         verdict = judge_edge(
