@@ -54,6 +54,17 @@ class Wrong(WorkerContract):
         return "held"
 
 
+class Maybe(WorkerContract):
+    # A take may be done or failed: two answers, each explored by the review.
+    name = "maybe"
+
+    def react(self, task, memory):
+        done = WorkerReaction(memory, WorkerReply.DONE)
+        if task is WorkerTask.TAKE:
+            return (done, WorkerReaction(memory, WorkerReply.FAILED))
+        return done
+
+
 class Moody(WorkerContract):
     # Keeps hidden state: the second answer to the same question differs.
     name = "moody"
@@ -79,6 +90,23 @@ RUNS = {
     "simulate-forgetful": ("simulate", "--workers", "forgetful", "--handoffs", "3000"),
     "simulate-tombstone": ("simulate", "--workers", "tombstone", "--handoffs", "3000"),
     "export": ("export", "promela", "--workers", "tombstone", "--out", "system.pml"),
+    "export-shared": (
+        "export",
+        "promela",
+        "--workers",
+        "tombstone:1",
+        "--concurrency",
+        "2",
+        "--fifo",
+        "--faults",
+        "duplicate",
+        "--acknowledge",
+        "on-reply",
+        "--out",
+        "shared.pml",
+    ),
+    "export-maybe": ("export", "promela", "--workers", "my_contracts:Maybe", "--out", "no.pml"),
+    "export-alone": ("export", "promela", "--concurrency", "2", "--out", "alone.pml"),
     "raising": ("review", "--workers", "my_contracts:Raising"),
     "wrong": ("simulate", "--workers", "my_contracts:Wrong", "--handoffs", "10"),
     "moody": ("review", "--workers", "my_contracts:Moody"),
@@ -201,6 +229,33 @@ def test_export_writes_the_system_model_spin_checks(
     assert "the 'tombstone' contract" in model
     assert "ltl W4" in model
     assert "ltl W5" in model
+    assert "#define HANDOFFS 1 " in model
+
+
+def test_the_exported_system_is_the_one_the_review_options_name(
+    done: dict[str, subprocess.CompletedProcess[str]],
+) -> None:
+    here = Path(done["here"].stdout)
+    assert done["export-shared"].returncode == 0, done["export-shared"].stderr
+    model = (here / "shared.pml").read_text()
+    assert "#define HANDOFFS 2 " in model
+    assert "#define COPIES 1" in model
+    assert "#define ON_SEND 0" in model
+    assert "#define BOUND_0 1" in model
+    assert "the 'tombstone:1' contract" in model
+    # A world Spin cannot mirror, or options that need --workers: one line, exit 2, no file.
+    for name, words in [
+        (
+            "export-maybe",
+            "export promela writes a contract answering one way only: give a deterministic contract",
+        ),
+        ("export-alone", "--concurrency is about the workers: give --workers too"),
+    ]:
+        result = done[name]
+        assert result.returncode == 2, (name, result.stderr)
+        assert result.stderr.strip().splitlines() == [f"handoff export: error: {words}"]
+    assert not (here / "no.pml").exists()
+    assert not (here / "alone.pml").exists()
 
 
 def test_a_misbehaving_contract_is_one_line_and_exit_2(

@@ -50,7 +50,7 @@ if TYPE_CHECKING:
 Explainer = Callable[[Sequence[Review], Path], list[str]]
 """Writes the explain set of every failure into a directory; one line per file touched."""
 
-__all__ = ["configure", "run"]
+__all__ = ["add_system_options", "configure", "run", "system_of"]
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -75,13 +75,37 @@ def configure(parser: argparse.ArgumentParser) -> None:
         default="explore",
         help="who judges: the review's own explorer, or Spin on the generated Promela model",
     )
+    add_system_options(
+        parser,
+        workers_help="review the system instead: the coordinator with a source and a destination "
+        "worker following CONTRACT and the messages in flight between them",
+    )
+    parser.add_argument(
+        "--trace-out",
+        metavar="FILE",
+        type=_cli.new_file,
+        help="write the first failure's shortest counterexample as replayable JSON Lines",
+    )
+    parser.add_argument(
+        "--explain",
+        metavar="DIR",
+        type=_cli.output_directory,
+        help="for each failing property write into DIR its counterexample as a trace, a "
+        "sequence diagram, the state diagram with its path drawn over it, and a pytest file",
+    )
+
+
+def add_system_options(
+    parser: argparse.ArgumentParser, *, workers_help: str, judged: bool = True
+) -> None:
+    """Declare the options naming a system (`--workers` and what its world is made of), read
+    back by `system_of`: the one place for `handoff review` and `handoff export`. Only a
+    world the review judges (`judged`) takes `--property` and `--no-symmetry`."""
     parser.add_argument(
         "--workers",
         type=contract_argument,
         metavar="CONTRACT",
-        help="review the system instead: the coordinator with a source and a destination "
-        "worker following CONTRACT and the messages in flight between them; "
-        f"{WORKERS_HELP}",
+        help=f"{workers_help}; {WORKERS_HELP}",
     )
     add_fault_options(parser)
     parser.add_argument(
@@ -98,6 +122,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="with --workers: N handoffs live at once, sharing the source and the destination "
         "worker (default 1; from 1 to 4)",
     )
+    if not judged:
+        return
     parser.add_argument(
         "--property",
         type=property_argument,
@@ -111,19 +137,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="with --concurrency: count configurations that differ only by which handoff is "
         "which apart (slower; the verdicts are the same)",
-    )
-    parser.add_argument(
-        "--trace-out",
-        metavar="FILE",
-        type=_cli.new_file,
-        help="write the first failure's shortest counterexample as replayable JSON Lines",
-    )
-    parser.add_argument(
-        "--explain",
-        metavar="DIR",
-        type=_cli.output_directory,
-        help="for each failing property write into DIR its counterexample as a trace, a "
-        "sequence diagram, the state diagram with its path drawn over it, and a pytest file",
     )
 
 

@@ -13,10 +13,9 @@ from typing import TextIO
 
 from handoff import _cli, _files
 from handoff._compile.table import compiled
+from handoff._review.cli import add_system_options, system_of
 from handoff._review.spin.model import model
-from handoff._review.spin.system import system_model
-from handoff._review.system import System
-from handoff._runs.workers import WORKERS_HELP, contract_argument
+from handoff._review.spin.system import system_model, unmirrored
 
 __all__ = ["configure", "run"]
 
@@ -31,13 +30,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
         chart_help="a chart of your own, MODULE:CLASS (imported from the current directory or "
         "the Python path); replaces --order",
     )
-    parser.add_argument(
-        "--workers",
-        type=contract_argument,
-        metavar="CONTRACT",
-        help="write the system instead: the coordinator with a source and a destination worker "
-        f"following CONTRACT and the messages in flight, as `review --workers --engine spin` "
-        f"checks it; {WORKERS_HELP}",
+    add_system_options(
+        parser,
+        workers_help="write the system instead: the coordinator with a source and a destination "
+        "worker following CONTRACT and the messages in flight, as `review --workers --engine "
+        "spin` checks it (the same options name the same world)",
+        judged=False,
     )
     parser.add_argument(
         "--out", metavar="FILE", type=_cli.new_file, help="write here, not to stdout"
@@ -50,9 +48,9 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     if args.chart is not None and len(args.chart) > 1:
         raise _cli.UsageError("--chart: export writes one model; give --chart once")
     chart = compiled(args.order if args.chart is None else args.chart[0])
-    system = None
-    if getattr(args, "workers", None) is not None:
-        system = System(args.workers)
+    system = system_of(args)
+    if system is not None and (why := unmirrored(system)) is not None:
+        raise _cli.UsageError(f"export promela writes {why}")
     text = model(chart) if system is None else system_model(chart, system)
     if args.out is None:
         out.write(text)
