@@ -247,7 +247,8 @@ def test_the_exported_system_is_the_one_the_review_options_name(
     for name, words in [
         (
             "export-maybe",
-            "export promela writes a contract answering one way only: give a deterministic contract",
+            "export promela writes a contract answering one way only: give a deterministic "
+            "contract",
         ),
         ("export-alone", "--concurrency is about the workers: give --workers too"),
     ]:
