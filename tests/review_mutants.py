@@ -10,7 +10,7 @@ they must pass (or be dead code).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import attrs
@@ -87,7 +87,18 @@ class Mutant:
 
     def shared_review(self, cache: SessionCache) -> Review:
         """The mutant's review, made once in the test session by the first worker asking."""
-        return cache.get(self.shared_key, lambda: self.review(pytest.MonkeyPatch()))
+        return cache.get(self.shared_key, self._review_alone)
+
+    def _review_alone(self) -> Review:
+        return self.review(pytest.MonkeyPatch())
+
+
+def shared_reviews(cache: SessionCache, mutants: Iterable[Mutant]) -> dict[str, Review]:
+    """Each mutant's review by name, as `Mutant.shared_review` gives it; those another worker
+    is making are waited for last (`SessionCache.get_all`)."""
+    chosen = {mutant.shared_key: mutant for mutant in mutants}
+    made = cache.get_all({key: mutant._review_alone for key, mutant in chosen.items()})
+    return {chosen[key].name: review for key, review in made.items()}
 
 
 def _ids_skip(patch: pytest.MonkeyPatch) -> None:

@@ -9,9 +9,9 @@ import pickle
 import subprocess
 import sys
 import uuid
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import TypeVar
+from typing import IO, TypeVar
 
 import pytest
 from hypothesis import settings
@@ -344,17 +344,43 @@ class SessionCache:
     def get(self, key: str, make: Callable[[], T]) -> T:
         """The value of `key`, made by `make()` by whichever worker asked first."""
         if key not in self._made:
-            path = self.folder / f"{key}.pickle"
-            with (self.folder / f"{key}.lock").open("w") as lock:
+            with self._lock(key) as lock:
                 fcntl.flock(lock, fcntl.LOCK_EX)
-                if path.is_file():
-                    self._made[key] = pickle.loads(path.read_bytes())
-                else:
-                    self._made[key] = made = make()
-                    partial = path.with_suffix(".partial")
-                    partial.write_bytes(pickle.dumps(made))
-                    partial.replace(path)
+                self._load_or_make(key, make)
         return self._made[key]  # type: ignore[return-value]
+
+    def get_all(self, makers: Mapping[str, Callable[[], T]]) -> dict[str, T]:
+        """The value of every key of `makers`, as `get` gives each; a value another worker is
+        making is waited for only once the others are made, so that two workers asking for
+        the same values make different ones side by side instead of queueing on each."""
+        busy = []
+        for key, make in makers.items():
+            if key in self._made:
+                continue
+            with self._lock(key) as lock:
+                try:
+                    fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    busy.append(key)
+                    continue
+                self._load_or_make(key, make)
+        for key in busy:
+            self.get(key, makers[key])
+        return {key: self._made[key] for key in makers}  # type: ignore[misc]
+
+    def _lock(self, key: str) -> IO[str]:
+        return (self.folder / f"{key}.lock").open("w")
+
+    def _load_or_make(self, key: str, make: Callable[[], object]) -> None:
+        """Read `key`'s value, or make and write it (the caller holds its lock)."""
+        path = self.folder / f"{key}.pickle"
+        if path.is_file():
+            self._made[key] = pickle.loads(path.read_bytes())
+        else:
+            self._made[key] = made = make()
+            partial = path.with_suffix(".partial")
+            partial.write_bytes(pickle.dumps(made))
+            partial.replace(path)
 
     def ready(self, key: str) -> object | None:
         """The value of `key` if some worker has made it already, else None (never waits)."""

@@ -25,7 +25,7 @@ from pathlib import Path
 import attrs
 import pytest
 from charts import broken, discipline
-from review_mutants import MUTANTS, Mutant
+from review_mutants import MUTANTS, Mutant, shared_reviews
 from support import SessionCache
 
 import handoff
@@ -167,11 +167,10 @@ def explained(
         f"next(m for m in MUTANTS if m.name == {CHOSEN['S7']!r}).adapter(pytest.MonkeyPatch())\n"
     )
     # Made before the reviews below skip Table: the cache keeps whole reviews.
-    shared = {
-        key: _BY_NAME[name].shared_review(session_cache)
-        for key, name in CHOSEN.items()
-        if key not in _BY_THE_COMMAND
-    }
+    by_name = shared_reviews(
+        session_cache, (_BY_NAME[n] for k, n in CHOSEN.items() if k not in _BY_THE_COMMAND)
+    )
+    shared = {key: by_name[name] for key, name in CHOSEN.items() if key not in _BY_THE_COMMAND}
     built = {}
     with pytest.MonkeyPatch.context() as patch:
         patch.syspath_prepend(str(TESTS))

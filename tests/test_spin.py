@@ -14,7 +14,7 @@ from pathlib import Path
 import attrs
 import pytest
 from charts.broken import ReleaseBeforeActivation
-from review_mutants import MUTANTS, Mutant
+from review_mutants import MUTANTS, shared_reviews
 from support import SessionCache, spin_or_skip
 
 from handoff import HandoffOrder
@@ -57,16 +57,12 @@ SHIPPED = ("SourceFirst", "DestinationFirst")
 @pytest.fixture(scope="module")
 def agreements(session_cache: SessionCache) -> dict[str, Agreement]:
     """Every chart judged by the review and by Spin, two charts at a time; a mutant's review
-    is the one the session made already (tests/test_review_mutants.py), if it has."""
+    is the session's (made once for tests/test_review_mutants.py, tests/test_explain.py and
+    this module, by whichever asks first)."""
     spin_or_skip()
-    made = {mutant.name: mutant.shared_review(session_cache) for mutant in _made(session_cache)}
+    made = shared_reviews(session_cache, (m for m in MUTANTS if m.name in ALL_CHARTS))
     found = cross_check(ALL_CHARTS, workers=2, reviews=made)
     return {each.name: each for each in found}
-
-
-def _made(cache: SessionCache) -> list[Mutant]:
-    """The chart mutants whose review the session has made already."""
-    return [m for m in MUTANTS if m.name in ALL_CHARTS and cache.ready(m.shared_key) is not None]
 
 
 # -- agreement ---------------------------------------------------------------------------
