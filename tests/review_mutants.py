@@ -10,7 +10,9 @@ they must pass (or be dead code).
 
 from __future__ import annotations
 
+import multiprocessing
 from collections.abc import Callable, Iterable
+from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
 import attrs
@@ -93,12 +95,30 @@ class Mutant:
         return self.review(pytest.MonkeyPatch())
 
 
-def shared_reviews(cache: SessionCache, mutants: Iterable[Mutant]) -> dict[str, Review]:
-    """Each mutant's review by name, as `Mutant.shared_review` gives it; those another worker
-    is making are waited for last (`SessionCache.get_all`)."""
+def shared_reviews(
+    cache: SessionCache, mutants: Iterable[Mutant], workers: int = 1
+) -> dict[str, Review]:
+    """Each mutant's review by name, as `Mutant.shared_review` gives it: those no other
+    worker is making are made `workers` at a time, in spawned processes when more than one;
+    those another worker is making are waited for last (`SessionCache.get_all`)."""
     chosen = {mutant.shared_key: mutant for mutant in mutants}
-    made = cache.get_all({key: mutant._review_alone for key, mutant in chosen.items()})
+
+    def side_by_side(keys: list[str]) -> dict[str, Review]:
+        spawned = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(min(workers, len(keys)), mp_context=spawned) as pool:
+            names = [chosen[key].name for key in keys]
+            return dict(zip(keys, pool.map(_review_named, names), strict=True))
+
+    made = cache.get_all(
+        {key: mutant._review_alone for key, mutant in chosen.items()},
+        side_by_side if workers > 1 else None,
+    )
     return {chosen[key].name: review for key, review in made.items()}
+
+
+def _review_named(name: str) -> Review:
+    """A mutant's review, made in a worker process (a mutant travels by name)."""
+    return next(mutant for mutant in MUTANTS if mutant.name == name)._review_alone()
 
 
 def _ids_skip(patch: pytest.MonkeyPatch) -> None:

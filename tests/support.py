@@ -3,6 +3,7 @@ issued, workers that fall silent, and small checks."""
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import pickle
@@ -349,21 +350,38 @@ class SessionCache:
                 self._load_or_make(key, make)
         return self._made[key]  # type: ignore[return-value]
 
-    def get_all(self, makers: Mapping[str, Callable[[], T]]) -> dict[str, T]:
-        """The value of every key of `makers`, as `get` gives each; a value another worker is
-        making is waited for only once the others are made, so that two workers asking for
-        the same values make different ones side by side instead of queueing on each."""
-        busy = []
-        for key, make in makers.items():
-            if key in self._made:
-                continue
-            with self._lock(key) as lock:
+    def get_all(
+        self,
+        makers: Mapping[str, Callable[[], T]],
+        make_many: Callable[[list[str]], Mapping[str, T]] | None = None,
+    ) -> dict[str, T]:
+        """The value of every key of `makers`, as `get` gives each.  The values no other
+        worker is making are claimed at once and made by `make_many(keys)` if given (which
+        may make them side by side), else one by one; a value another worker is making is
+        waited for only after that, so that two workers asking for the same values make
+        different ones instead of queueing on each."""
+        busy, claimed = [], []
+        with contextlib.ExitStack() as held:
+            for key in makers:
+                if key in self._made:
+                    continue
+                lock = held.enter_context(self._lock(key))
                 try:
                     fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 except BlockingIOError:
                     busy.append(key)
                     continue
-                self._load_or_make(key, make)
+                if self._path(key).is_file():
+                    self._made[key] = pickle.loads(self._path(key).read_bytes())
+                else:
+                    claimed.append(key)
+            if make_many is not None and claimed:
+                made = make_many(claimed)
+                for key in claimed:
+                    self._keep(key, made[key])
+            else:
+                for key in claimed:
+                    self._keep(key, makers[key]())
         for key in busy:
             self.get(key, makers[key])
         return {key: self._made[key] for key in makers}  # type: ignore[misc]
@@ -371,22 +389,27 @@ class SessionCache:
     def _lock(self, key: str) -> IO[str]:
         return (self.folder / f"{key}.lock").open("w")
 
+    def _path(self, key: str) -> Path:
+        return self.folder / f"{key}.pickle"
+
     def _load_or_make(self, key: str, make: Callable[[], object]) -> None:
         """Read `key`'s value, or make and write it (the caller holds its lock)."""
-        path = self.folder / f"{key}.pickle"
-        if path.is_file():
-            self._made[key] = pickle.loads(path.read_bytes())
+        if self._path(key).is_file():
+            self._made[key] = pickle.loads(self._path(key).read_bytes())
         else:
-            self._made[key] = made = make()
-            partial = path.with_suffix(".partial")
-            partial.write_bytes(pickle.dumps(made))
-            partial.replace(path)
+            self._keep(key, make())
+
+    def _keep(self, key: str, made: object) -> None:
+        """Keep `made` as `key`'s value, written whole for the other workers (lock held)."""
+        self._made[key] = made
+        partial = self._path(key).with_suffix(".partial")
+        partial.write_bytes(pickle.dumps(made))
+        partial.replace(self._path(key))
 
     def ready(self, key: str) -> object | None:
         """The value of `key` if some worker has made it already, else None (never waits)."""
         if key not in self._made:
-            path = self.folder / f"{key}.pickle"
-            if not path.is_file():
+            if not self._path(key).is_file():
                 return None
-            self._made[key] = pickle.loads(path.read_bytes())
+            self._made[key] = pickle.loads(self._path(key).read_bytes())
         return self._made[key]

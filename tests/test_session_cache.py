@@ -55,3 +55,20 @@ def test_get_all_makes_the_free_values_before_waiting_for_a_busy_one(tmp_path: P
     assert found == {"a": "made elsewhere", "b": "B", "c": "C"}
     assert list(found) == ["a", "b", "c"]
     assert made == ["b", "c"]
+
+
+def test_get_all_hands_the_free_values_to_make_many_at_once(tmp_path: Path) -> None:
+    asked: list[list[str]] = []
+
+    def make_many(keys: list[str]) -> dict[str, str]:
+        asked.append(keys)
+        return {key: f"{key} side by side" for key in keys}
+
+    first = SessionCache(tmp_path)
+    first.get("a", lambda: "made before")
+    makers = {key: (lambda: "one by one") for key in ("a", "b", "c")}
+    found = SessionCache(tmp_path).get_all(makers, make_many)
+    assert asked == [["b", "c"]]  # "a" was made already
+    assert found == {"a": "made before", "b": "b side by side", "c": "c side by side"}
+    # Written for every other worker.
+    assert SessionCache(tmp_path).ready("c") == "c side by side"

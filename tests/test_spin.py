@@ -60,7 +60,7 @@ def agreements(session_cache: SessionCache) -> dict[str, Agreement]:
     is the session's (made once for tests/test_review_mutants.py, tests/test_explain.py and
     this module, by whichever asks first)."""
     spin_or_skip()
-    made = shared_reviews(session_cache, (m for m in MUTANTS if m.name in ALL_CHARTS))
+    made = shared_reviews(session_cache, (m for m in MUTANTS if m.name in ALL_CHARTS), workers=2)
     found = cross_check(ALL_CHARTS, workers=2, reviews=made)
     return {each.name: each for each in found}
 
