@@ -347,7 +347,8 @@ class SessionCache:
         if key not in self._made:
             with self._lock(key) as lock:
                 fcntl.flock(lock, fcntl.LOCK_EX)
-                self._load_or_make(key, make)
+                if not self._loaded(key):
+                    self._keep(key, make())
         return self._made[key]  # type: ignore[return-value]
 
     def get_all(
@@ -371,9 +372,7 @@ class SessionCache:
                 except BlockingIOError:
                     busy.append(key)
                     continue
-                if self._path(key).is_file():
-                    self._made[key] = pickle.loads(self._path(key).read_bytes())
-                else:
+                if not self._loaded(key):
                     claimed.append(key)
             if make_many is not None and claimed:
                 made = make_many(claimed)
@@ -392,12 +391,13 @@ class SessionCache:
     def _path(self, key: str) -> Path:
         return self.folder / f"{key}.pickle"
 
-    def _load_or_make(self, key: str, make: Callable[[], object]) -> None:
-        """Read `key`'s value, or make and write it (the caller holds its lock)."""
-        if self._path(key).is_file():
-            self._made[key] = pickle.loads(self._path(key).read_bytes())
-        else:
-            self._keep(key, make())
+    def _loaded(self, key: str) -> bool:
+        """Whether some worker has written `key`'s value; it is read in if so."""
+        path = self._path(key)
+        if not path.is_file():
+            return False
+        self._made[key] = pickle.loads(path.read_bytes())
+        return True
 
     def _keep(self, key: str, made: object) -> None:
         """Keep `made` as `key`'s value, written whole for the other workers (lock held)."""
@@ -408,8 +408,6 @@ class SessionCache:
 
     def ready(self, key: str) -> object | None:
         """The value of `key` if some worker has made it already, else None (never waits)."""
-        if key not in self._made:
-            if not self._path(key).is_file():
-                return None
-            self._made[key] = pickle.loads(self._path(key).read_bytes())
+        if key not in self._made and not self._loaded(key):
+            return None
         return self._made[key]

@@ -29,6 +29,7 @@ from handoff import (
     wire,
 )
 from handoff._coordinator import snapshot
+from handoff._wire.json_text import WireRefusal
 
 Outcome = tuple[object, ...]
 
@@ -38,7 +39,7 @@ def _restored(read: Callable[[str | bytes], HandoffCoordinatorCore], text: str |
     field (its snapshot, and the values whose sign or type a snapshot could hide)."""
     try:
         c = read(text)
-    except (WireError, snapshot.WireRefusal) as refusal:
+    except (WireError, WireRefusal) as refusal:
         return ("refused", refusal.path, refusal.reason)
     issued = [(key, type(action), action) for key, action in c._issued.items()]
     return ("restored", snapshot.write(c), c._handoff_id, repr(c._fallback), c._timing,
