@@ -146,10 +146,8 @@ def read(text: str | bytes | bytearray, *, interpreted: bool = False) -> Handoff
     chart reaches it."""
     layout = _layout(text)
     try:
-        restored = None if layout is None else _known(layout)
+        restored = _known(layout)
     except _Elsewhere:
-        restored = None
-    if restored is None:
         restored = _read(text)
         if layout is not None:
             _remember(layout, restored, text)
@@ -254,6 +252,17 @@ def _blank(rules: Rules) -> HandoffCoordinatorCore:
     return HandoffCoordinatorCore(BLANK_ID, chart=rules)
 
 
+def _core(rules: Rules, handoff_id: HandoffId, fallback: float) -> HandoffCoordinatorCore:
+    """A coordinator of `rules` for `handoff_id`, its chart's tables shared; the caller fills
+    in the configuration."""
+    blank = _blank(rules)
+    restored = object.__new__(HandoffCoordinatorCore)
+    restored._rules, restored._chart, restored._plans = rules, blank._chart, blank._plans
+    restored._handoff_id, restored._fallback = handoff_id, fallback
+    restored._gate, restored._interpreter = [None], None
+    return restored
+
+
 def _built(fields: _Fields, rules: Rules) -> HandoffCoordinatorCore:
     data = fields.data
     handoff_id = _handoff_id(data["handoff_id"])
@@ -262,12 +271,8 @@ def _built(fields: _Fields, rules: Rules) -> HandoffCoordinatorCore:
     fallback = data["fallback_transfer_delay_ms"]
     if type(fallback) not in (int, float) or not is_finite_non_negative(fallback):
         raise fields.refuse("fallback_transfer_delay_ms", "expected a finite, non-negative number")
-    blank = _blank(rules)
-    restored = object.__new__(HandoffCoordinatorCore)
-    restored._rules, restored._chart, restored._plans = rules, blank._chart, blank._plans
-    restored._handoff_id, restored._fallback = handoff_id, float(fallback)
-    restored._gate, restored._interpreter = [None], None
-    state, table = data["state"], blank._chart
+    restored = _core(rules, handoff_id, float(fallback))
+    state, table = data["state"], restored._chart
     if type(state) is not str or state not in table.states:
         raise fields.refuse("state", f"expected a state of {table.name}, got {state!r}")
     restored._state = table.states.index(state)
@@ -353,20 +358,26 @@ def _issued(items: object, handoff_id: HandoffId, next_id: int) -> dict[int, Any
         variant = _ACTIONS.get(item[1]) if type(item[1]) is str else None
         if variant is None:
             raise _refused(f"expected an action, one of {', '.join(_ACTIONS)}", "[1]", f"[{index}]")
-        action = object.__new__(variant)
-        # Every field is checked here already (the id is the snapshot's own, read once): the
-        # action is filled in as its frozen class's constructor would, without the validators
-        # running again for each action of each restore.
-        object.__setattr__(action, "handoff_id", handoff_id)
+        delay = 0.0
         if variant is _TRANSFER:
             delay = item[2] if len(item) == 3 else -1.0
             if not (type(delay) in (int, float) and is_finite_non_negative(delay)):
                 raise WireRefusal('expected [id, "StartTransfer", delay_ms]', f"[{index}]")
-            object.__setattr__(action, "delay_ms", float(delay))
         elif len(item) != 2:
             raise WireRefusal(f'expected [id, "{item[1]}"]', f"[{index}]")
-        issued[key] = action
+        issued[key] = _action(variant, handoff_id, float(delay))
     return issued
+
+
+def _action(variant: type[HandoffAction], handoff_id: HandoffId, delay: float) -> Any:
+    """An action of `variant` for `handoff_id` (`delay` is a transfer's), its fields checked
+    already: it is filled in as its frozen class's constructor would, without the validators
+    running again for each action of each restore."""
+    action = object.__new__(variant)
+    object.__setattr__(action, "handoff_id", handoff_id)
+    if variant is _TRANSFER:
+        object.__setattr__(action, "delay_ms", delay)
+    return action
 
 
 _TRANSFER = HandoffAction.StartTransfer
@@ -561,15 +572,18 @@ def _remember(
 
 
 class _Elsewhere(Exception):
-    """A payload the general reader must read: one not written as `write` writes it."""
+    """A text the general reader must read: a layout not remembered, or a payload not
+    written as `write` writes it."""
 
 
-def _known(layout: _Layout) -> HandoffCoordinatorCore | None:
-    """The coordinator a snapshot of a remembered layout describes; None for a layout not
-    remembered, `_Elsewhere` for a payload the general reader must read (and refuse)."""
+def _known(layout: _Layout | None) -> HandoffCoordinatorCore:
+    """The coordinator a snapshot of a remembered layout describes; `_Elsewhere` for any
+    other text, or a payload, the general reader must read (and refuse)."""
+    if layout is None:
+        raise _Elsewhere
     known = _KNOWN.get(layout.key)
     if known is None:
-        return None
+        raise _Elsewhere
     rules = known.rules
     if not isinstance(rules, HandoffOrder) and _found_rules(layout.chart) is not rules:
         raise _Elsewhere
@@ -586,18 +600,9 @@ def _known(layout: _Layout) -> HandoffCoordinatorCore | None:
         written = format_f64(delay)
         if any(text != written for text in layout.delays):
             raise _Elsewhere
-    blank = _blank(rules)
-    restored = object.__new__(HandoffCoordinatorCore)
-    restored._rules, restored._chart, restored._plans = rules, blank._chart, blank._plans
-    restored._handoff_id, restored._fallback = handoff_id, fallback
-    restored._gate, restored._interpreter = [None], None
+    restored = _core(rules, handoff_id, fallback)
     restored._state, restored._next_id = known.state, known.next_id
-    issued: dict[int, Any] = {}
-    for key, variant in known.issued:
-        issued[key] = action = object.__new__(variant)
-        object.__setattr__(action, "handoff_id", handoff_id)
-        if variant is _TRANSFER:
-            object.__setattr__(action, "delay_ms", delay)
+    issued = {key: _action(variant, handoff_id, delay) for key, variant in known.issued}
     restored._issued, restored._outcomes = issued, dict(known.outcomes)
     restored._timing, restored._tokens = timing, tokens
     restored._lifecycle, restored._completion = list(known.lifecycle), known.completion
