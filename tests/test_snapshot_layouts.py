@@ -11,6 +11,7 @@ import uuid
 from collections.abc import Callable, Iterator
 
 import pytest
+import user_charts
 from hypothesis import given
 from hypothesis import strategies as st
 from walks import HID, MAKERS, SF
@@ -185,8 +186,6 @@ def test_payloads_of_every_kind_fill_a_remembered_layout_as_the_general_reader_r
 def test_the_chart_of_a_remembered_layout_is_looked_up_again(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import user_charts
-
     coordinator = MAKERS["user chart"]()
     coordinator.start()
     text = wire.dumps(coordinator)
