@@ -68,6 +68,31 @@ def slow_property(ci_examples: int) -> settings:
     return settings()
 
 
+@contextlib.contextmanager
+def uncovered() -> Iterator[None]:
+    """Run the block with coverage measurement paused (when the suite measures it).
+
+    For work a test repeats for consistency on code other tests already cover line by line:
+    under the tracer it costs three times as much and measures nothing new.  The suite's
+    coverage report is the same with and without it (compare the missing lines of
+    `./dev test` before adding a block here).
+    """
+    try:
+        import coverage
+    except ImportError:  # the suite runs without pytest-cov, and so without coverage
+        yield
+        return
+    measuring = coverage.Coverage.current()
+    if measuring is None:
+        yield
+        return
+    measuring.stop()
+    try:
+        yield
+    finally:
+        measuring.start()
+
+
 CHECKOUT_ONLY = pytest.mark.skipif(
     # `.git` is a directory in a clone and a file in a worktree.
     not (Path(__file__).parent.parent / ".git").exists(),

@@ -127,6 +127,19 @@ def test_an_explicit_scenario_draws_refusals_and_runs_the_real_coordinator() -> 
     )
 
 
+def test_an_explicit_scenario_reports_facts_with_usable_payloads() -> None:
+    # SourceFirst: the submission acknowledged, SourceHeld reserves the destination; once it
+    # is accepted, DestinationReserved (with a usable token count) starts the transfer.
+    run = run_scenario(HandoffOrder.SOURCE_FIRST, "start, ok, SourceHeld, ok, DestinationReserved")
+    assert [m.text for m in run.messages if m.arrow.value == "action"] == [
+        "SubmitPrefill [0]",
+        "ReserveDestination [1]",
+        "StartTransfer [2]",
+    ]
+    assert not [m for m in run.messages if m.arrow.value == "refusal"]
+    assert run.moves[-1].target == "transfer_starting"
+
+
 @pytest.mark.parametrize(
     ("text", "words"),
     [

@@ -262,6 +262,22 @@ def test_the_version_is_the_installed_distributions_read_on_first_use() -> None:
     assert _run(code) == f"False {importlib.metadata.version('kv-handoff')} True"
 
 
+def test_a_source_tree_never_installed_has_an_unknown_version(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Read afresh: as the package is before its first use (undone at the end, as it was).
+    monkeypatch.setitem(vars(handoff), "__version__", "read afresh below")
+    monkeypatch.delitem(vars(handoff), "__version__")
+    assert handoff.__version__ == importlib.metadata.version("kv-handoff")
+    monkeypatch.delitem(vars(handoff), "__version__")
+
+    def not_installed(name: str) -> str:
+        raise importlib.metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(importlib.metadata, "version", not_installed)
+    assert handoff.__version__ == "0+unknown"
+
+
 @pytest.mark.parametrize(
     ("module", "needs", "extra"),
     [("handoff.sphinx", "docutils", "sphinx"), ("handoff.sphinx", "sphinx", "sphinx")],

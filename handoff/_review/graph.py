@@ -91,8 +91,9 @@ def progress(prop: Property, graph: Graph) -> Verdict:
     """L1: cooperation completes from every configuration reached with usable payloads."""
     done = [watch.mode is Mode.COMPLETE for watch in graph.watches]
     can_complete = _backward(graph, done, Tag.COOPERATIVE)
+    cut_short = int(Tag.CUT | Tag.COOPERATIVE)  # plain ints: `IntFlag.__and__` is Python's
     cut = [
-        any(tags & Tag.CUT and tags & Tag.COOPERATIVE for _step, _target, tags, _renamed in edges)
+        any(int(tags) & cut_short == cut_short for _step, _target, tags, _renamed in edges)
         for edges in graph.edges
     ]
     meets_cut = _backward(graph, cut, Tag.COOPERATIVE)
@@ -133,13 +134,14 @@ def cancellation(prop: Property, graph: Graph) -> Verdict:
     canceled = [_completed_canceled(watch) for watch in graph.watches]
     can_cancel = _backward(graph, canceled, Tag.ACKNOWLEDGEMENT)
     tally = Tally()
+    terminal = int(Tag.TERMINAL)
     for node, edges in enumerate(graph.edges):
         if canceled[node]:
             continue
         stuck = [
             edge
             for edge, target, tags, _renamed in edges
-            if tags & Tag.TERMINAL and not (target >= 0 and can_cancel[target])
+            if int(tags) & terminal and not (target >= 0 and can_cancel[target])
         ]
         if stuck:
             finding = f"after {stuck[0].call} no acknowledgements lead to a CANCELED completion"
@@ -152,9 +154,10 @@ def cancellation(prop: Property, graph: Graph) -> Verdict:
 def _backward(graph: Graph, targets: list[bool], tag: Tag) -> list[bool]:
     """Which configurations reach a target along edges carrying `tag`."""
     incoming: list[list[int]] = [[] for _ in graph.watches]
+    mask = int(tag)  # a plain int: `IntFlag.__and__` is Python's, and runs on every edge
     for source, edges in enumerate(graph.edges):
         for _edge, target, tags, _renamed in edges:
-            if tags & tag and target >= 0 and target != source:
+            if int(tags) & mask and target >= 0 and target != source:
                 incoming[target].append(source)
     reached = list(targets)
     queue = deque(node for node, hit in enumerate(targets) if hit)
@@ -171,9 +174,10 @@ def _usable_reach(graph: Graph) -> tuple[list[int], list[tuple[int, TraceStep] |
     parents: list[tuple[int, TraceStep] | None] = [None] * len(graph.watches)
     order = [0]
     visited = {0}
+    unusable = int(Tag.UNUSABLE)
     for node in order:  # grows while it is walked: breadth-first
         for edge, target, tags, _renamed in graph.edges[node]:
-            if target >= 0 and target not in visited and not tags & Tag.UNUSABLE:
+            if target >= 0 and target not in visited and not int(tags) & unusable:
                 visited.add(target)
                 parents[target] = (node, edge)
                 order.append(target)
