@@ -156,6 +156,11 @@ only differs from the reference, an unusable payload taken, a run cut off and a 
 take every path of the command and of the replay; the others run the same code again."""
 
 
+def _measured(key: str) -> contextlib.AbstractContextManager[None]:
+    """Coverage as `_MEASURED` says for `key`'s explain set and replays."""
+    return contextlib.nullcontext() if key in _MEASURED else uncovered()
+
+
 @pytest.fixture(scope="module")
 def explained(
     tmp_path_factory: pytest.TempPathFactory, session_cache: SessionCache
@@ -187,7 +192,7 @@ def explained(
             spec = _spec(mutant)
             directory = root / name
             if key in _BY_THE_COMMAND:
-                with contextlib.nullcontext() if key in _MEASURED else uncovered():
+                with _measured(key):
                     argv = ["review", "--chart", spec, "--explain", str(directory)]
                     status, _, err = _command(argv)
             else:
@@ -295,7 +300,7 @@ def test_the_traces_replay_as_violations_on_the_broken_charts_only(
     monkeypatch.syspath_prepend(str(TESTS))
     monkeypatch.syspath_prepend(str(root / "broken"))
     for key, made in explained.items():
-        with contextlib.nullcontext() if key in _MEASURED else uncovered():
+        with _measured(key):
             with _broken(made.mutant):
                 status, out, _ = _command(["replay", "--chart", made.spec, str(made.trace)])
             assert status == 1, (key, out)
