@@ -2,7 +2,7 @@
 (`--systems`) every system world the docs' table names, and several handoffs sharing the
 workers.
 
-Run: `./dev python benchmarks/bench_spin.py [--systems] [--workers N] [--optimize=-O1]`.
+Run: `./dev python benchmarks/bench_spin.py [--systems | --builds] [--workers N] [--optimize=-O1]`.
 
 Each chart is reviewed by the explorer and by Spin (model generated, `pan` compiled and
 searched for safety and for each LTL property, every trail replayed through the real
@@ -18,6 +18,11 @@ line per chart or world, then the wall time (and, for systems, Spin's states ove
 explorer's configurations); exits 1 when Spin and the review disagree on a mirrored property
 or a trail is not confirmed.  `--optimize` sets the C compiler's optimisation level for `pan`
 (compile time against search time).
+
+`--builds` runs Spin alone on every chart in this process, side by side: once compiling a
+`pan` per chart (the reuse of `handoff._review.spin.run._BUILT` emptied before each chart) and
+once sharing one `pan` per verifier source, as the cross-check does; it prints the CPU of
+each (this process and its tools) and their ratio, and exits 1 unless both find the same.
 """
 
 from __future__ import annotations
@@ -79,13 +84,44 @@ def worlds() -> dict[str, tuple[CompiledChart, System]]:
     return found
 
 
+def _spin_alone(found: dict[str, CompiledChart], *, share: bool) -> tuple[float, list[object]]:
+    """CPU seconds Spin takes on every chart of `found` (compiling per chart unless `share`),
+    and what it found for each."""
+    spin._BUILT.clear()
+    began = os.times()
+    verdicts: list[object] = []
+    for chart in found.values():
+        if not share:
+            spin._BUILT.clear()
+        run = spin.run_spin(chart)
+        verdicts.append((run.states, run.broken, run.liveness_states))
+    after = os.times()
+    return sum(after[k] - began[k] for k in range(4)), verdicts
+
+
+def builds() -> int:
+    """Spin alone on every chart, compiled per chart and shared, side by side."""
+    found = charts()
+    apart, theirs = _spin_alone(found, share=False)
+    shared, ours = _spin_alone(found, share=True)
+    print(
+        f"Spin alone on {len(found)} charts: a pan per chart {apart:.1f} s of CPU, one per "
+        f"verifier source {shared:.1f} s ({apart / shared:.2f}x; {len(spin._BUILT)} compiled); "
+        f"same verdicts: {theirs == ours}"
+    )
+    return 0 if theirs == ours else 1
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--systems", action="store_true", help="the system worlds, not charts")
+    parser.add_argument("--builds", action="store_true", help="a pan per chart against shared")
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--optimize", default=spin.OPTIMIZE, help="gcc's -O level for pan")
     args = parser.parse_args()
     spin.OPTIMIZE = args.optimize  # the workers are forked: they inherit it
+    if args.builds:
+        return builds()
     if args.systems:
         found = worlds()
         names = {name: chart for name, (chart, _) in found.items()}

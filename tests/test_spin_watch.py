@@ -72,10 +72,14 @@ def test_a_refusal_is_named_by_its_class_and_phrase() -> None:
 
 def test_the_model_judges_refusals_by_kind_and_payloads_by_the_spec() -> None:
     text = model(compiled(HandoffOrder.DESTINATION_FIRST))
-    # The chart's refusals say which one; the adapter's timing check names each bad timing.
+    # The chart's refusals say which one (a cell: refused, 1, with R_OWNERSHIP_NOT_ACCEPTED,
+    # 3); the adapter's timing check names each bad timing.
     assert_contains(
         text,
-        "result = REFUSED; refusal = R_OWNERSHIP_NOT_ACCEPTED",
+        "#define R_OWNERSHIP_NOT_ACCEPTED 3",
+        "CELL 0 2 1 3 0 0 0 0 0 0 0 0 0 0 0   idle, destination_reserved: refused, "
+        '"destination reserved before ownership was accepted"',
+        "result = REFUSED; refusal = cell[CF_REFUSAL]",
         "(t == 2 -> R_INVALID_BANDWIDTH : \\",
         "(t == 6 -> R_INVALID_DELAY : \\",
         # The SPEC's own view: the valid timing with 2**64 - 1 missing tokens overflows the delay.

@@ -1,20 +1,22 @@
-"""The coordinator's part of a generated Promela model: the chart's steps and the journal.
+"""The coordinator's part of a generated Promela model: the chart's step and the journal.
 
-One inline per chart event, read off the compiled table and `handoff._coordinator.binding.plan_for`;
-states whose cells behave alike share one case.  Checks run before anything changes, and a
-step commits in the adapter's order: journal, lifecycle, chart state, issued actions.
+The chart is data: one `CELL` line per (state, event) ends the model, read off the compiled
+table and `handoff._coordinator.binding.plan_for`, and one inline (`chart_step`) does what the
+call's cell says.  Checks run before anything changes, and a step commits in the adapter's
+order: journal, lifecycle, chart state, issued actions.  Since nothing else in the model is
+the chart's, one compiled verifier serves every chart of the same order and size.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
-from handoff._chart.vocabulary import ChartEvent
+from handoff._chart.vocabulary import ChartEvent, Check
 from handoff._compile.table import CompiledChart
 from handoff._coordinator.binding import Keep, Plan, plan_for
 from handoff._review.environment import environment
 from handoff._review.spin.vocabulary import (
     ACTIONS,
+    COMPLETIONS,
+    LIFECYCLE_EVENTS,
     OUTCOME_KINDS,
     REFUSALS,
     acknowledgement_event,
@@ -22,14 +24,13 @@ from handoff._review.spin.vocabulary import (
     event_name,
     numbered,
     payloads,
-    refusal_name,
     refused_as,
 )
 from handoff._values.errors import HandoffError
 from handoff._values.messages import HandoffAction
 from handoff._values.timing import validate_transfer_timing
 
-__all__ = ["CRASHES", "coordinator", "event_rules", "journal_rules"]
+__all__ = ["CELL_FIELDS", "CRASHES", "chart_cells", "chart_step", "coordinator", "journal_rules"]
 
 CRASHES = (
     "a transfer is issued only after its delay was checked",
@@ -154,79 +155,182 @@ def _refusals() -> list[str]:
     ]
 
 
-def event_rules(chart: CompiledChart, event: ChartEvent) -> str:
-    """One inline for `event`: the states that treat it alike share one case."""
-    groups: dict[tuple[object, ...], list[int]] = {}
-    bodies: dict[tuple[object, ...], list[str]] = {}
-    for state in range(len(chart.states)):
-        step = chart.step(state, event)
-        move = plan_for(step)
-        key, body = _cell(chart, move, stays=step.target == state)
-        groups.setdefault(key, []).append(state)
-        bodies[key] = body
-    lines = [f"inline on_{event.value}() {{", "  if"]
-    dropped = None
-    for key, states in groups.items():
-        if key == ("dropped",):
-            dropped = states
-            continue
-        guard = " || ".join(f"state == S_{chart.states[s]}" for s in states)
-        lines.append(f"  :: {guard} ->")
-        lines += [f"       {line}" for line in bodies[key]]
-    if dropped is not None:
-        lines.append("  :: else -> result = DROPPED")
-    lines += ["  fi", "}"]
-    return "\n".join(lines)
+CELL_FIELDS = ("kind", "refusal", "stays", "target", "keep", "lifecycle")
+"""The first fields of a `CELL` line, after its state and event; then one per check a step
+may run (`Check`, in order), how many actions it issues, and each action with its completion."""
+
+_DROPPED, _REFUSED, _TAKEN = range(3)
+REFUSAL_NAMES = tuple(name for name, _, _ in REFUSALS)
+"""The refusals as the model numbers them (`R_<name>`, from 1)."""
 
 
-def _cell(chart: CompiledChart, move: Plan, *, stays: bool) -> tuple[tuple[object, ...], list[str]]:
-    if move.ignored:
-        return ("dropped",), []
-    if move.refusal is not None:
-        refuse = f"result = REFUSED; refusal = {refusal_name(move.refusal)}"
-        return ("refused", move.refusal), [f'{refuse}   /* "{move.refusal.phrase}" */']
-    commit = list(_commit(chart, move, stays=stays))
-    checks = [f"check_{check.value}();" for check in move.checks]
-    key = ("taken", move.checks, move.keep, move.lifecycle, stays or move.target, move.issues)
-    if not checks:
-        return key, _joined(commit)
-    return key, [
-        *checks,
-        "if",
-        ":: result == TAKEN ->",
-        *(f"     {line}" for line in _joined(commit)),
-        ":: else -> skip",
-        "fi",
+def chart_step() -> str:
+    """The chart's step, the same for every chart: it reads the cell of (state, event) off the
+    `CELL` lines that end the model (`chart_cells`), then checks and commits as that cell says.
+
+    The chart is data, not code, so that one compiled verifier serves every chart whose model
+    is otherwise the same (see `handoff._review.spin.run`)."""
+    checks = [
+        f"           :: cell[CF_CHECK + cell_k] == {number} -> check_{check.value}()"
+        for number, check in enumerate(Check, start=1)
     ]
+    fields = [f"#define CF_{name.upper()} {number}" for number, name in enumerate(CELL_FIELDS)]
+    return "\n".join(
+        [
+            "/* -- the chart, as data: the CELL lines at the end of this file, one per (state,",
+            "      event); `pan` reads them the first time a step needs one -- */",
+            f"#define NCHECKS {len(Check)}",
+            *fields,
+            f"#define CF_CHECK {len(CELL_FIELDS)}",
+            "#define CF_ISSUED (CF_CHECK + NCHECKS)",
+            "#define CF_ACTIONS (CF_ISSUED + 1)   /* then action, completion; action, ... */",
+            "#define NCELL (CF_ACTIONS + 2 * MOST_PER_CALL)",
+            "#define CELL_ACTION cell[CF_ACTIONS + 2 * cell_k]",
+            "#define CELL_COMPLETION cell[CF_ACTIONS + 2 * cell_k + 1]",
+            f"#define CELL_DROPPED {_DROPPED}",
+            f"#define CELL_REFUSED {_REFUSED}",
+            f"#define CELL_TAKEN {_TAKEN}",
+            f"#define KEEP_OUTCOME {Keep.OUTCOME}",
+            f"#define KEEP_TIMING {Keep.TIMING}",
+            f"#define KEEP_TOKENS {Keep.TOKENS}",
+            "byte cell[NCELL];            /* scratch: the cell of this call's step */",
+            "byte cell_s, cell_e, cell_k;  /* scratch: its state and event, and a counter */",
+            "",
+            _CELLS_READER,
+            "",
+            "inline chart_step() {",
+            "  cell_s = state; cell_e = c_event;",
+            "  c_code {",
+            "    int x; unsigned char *at = handoff_cell(PanSource, now.cell_s, now.cell_e);",
+            "    for (x = 0; x < NCELL; x++) now.cell[x] = at[x];",
+            "  };",
+            "  if",
+            "  :: cell[CF_KIND] == CELL_DROPPED -> result = DROPPED",
+            "  :: cell[CF_KIND] == CELL_REFUSED -> result = REFUSED; refusal = cell[CF_REFUSAL]",
+            "  :: cell[CF_KIND] == CELL_TAKEN ->",
+            "       for (cell_k : 0 .. NCHECKS - 1) {   /* checks first, in the chart's order */",
+            "         if",
+            *checks,
+            "         :: else -> skip",
+            "         fi",
+            "       };",
+            "       if",
+            "       :: result == TAKEN ->   /* journal, lifecycle, chart state, issued actions */",
+            "            if",
+            "            :: cell[CF_KEEP] == KEEP_OUTCOME -> recorded[c_id] = c_out",
+            "            :: cell[CF_KEEP] == KEEP_TIMING -> timing = c_timing",
+            "            :: cell[CF_KEEP] == KEEP_TOKENS -> tokens = c_tokens",
+            "            :: else -> skip",
+            "            fi;",
+            "            if :: cell[CF_LIFECYCLE] != 0 -> record_lifecycle(cell[CF_LIFECYCLE])",
+            "            :: else -> skip fi;",
+            "            if :: !cell[CF_STAYS] -> state = cell[CF_TARGET] :: else -> skip fi;",
+            "            for (cell_k : 0 .. MOST_PER_CALL - 1) {",
+            "              if",
+            "              :: cell_k < cell[CF_ISSUED] -> issue(CELL_ACTION, CELL_COMPLETION)",
+            "              :: else -> skip",
+            "              fi",
+            "            }",
+            "       :: else -> skip",
+            "       fi",
+            "  fi;",
+            "  for (cell_k : 0 .. NCELL - 1) { cell[cell_k] = 0 };",
+            "  cell_k = 0; cell_s = 0; cell_e = 0",
+            "}",
+        ]
+    )
 
 
-def _commit(chart: CompiledChart, move: Plan, *, stays: bool) -> Iterator[str]:
-    if move.keep == Keep.OUTCOME:
-        yield "recorded[c_id] = c_out"
-    elif move.keep == Keep.TIMING:
-        yield "timing = c_timing"
-    elif move.keep == Keep.TOKENS:
-        yield "tokens = c_tokens"
-    if move.lifecycle is not None:
-        yield f"record_lifecycle(L_{move.lifecycle.value})"
-    if not stays:
-        yield f"state = S_{chart.states[move.target]}"
-    for make, completion in move.issues:
-        done = f"C_{completion.name}" if completion is not None else "0"
-        yield f"issue({action_name(make)}, {done})"  # type: ignore[arg-type]
-    if not move.keep and move.lifecycle is None and stays and not move.issues:
-        yield "skip   /* taken in place */"
+_CELLS_READER = r"""c_decl {
+/* The chart's cells, read from the CELL lines of the model's own file (`source`). */
+unsigned char *handoff_cells = 0;
+int handoff_states = 0, handoff_events = 0;
+
+unsigned char *handoff_cell(const char *source, int s, int e) {
+  if (!handoff_cells) {
+    char line[1024]; int cells = 0, x; FILE *file = fopen(source, "r");
+    if (!file) { printf("pan: cannot read the chart's cells from %s\n", source); exit(1); }
+    while (fgets(line, sizeof line, file)) {
+      char *at = line + 5; long s_, e_;
+      if (!handoff_cells && sscanf(line, "CHART %d %d", &handoff_states, &handoff_events) == 2) {
+        handoff_cells = calloc((size_t) (handoff_states * handoff_events), NCELL);
+      } else if (handoff_cells && strncmp(line, "CELL ", 5) == 0) {
+        s_ = strtol(at, &at, 10); e_ = strtol(at, &at, 10);
+        if (s_ < 0 || s_ >= handoff_states || e_ < 0 || e_ >= handoff_events) break;
+        for (x = 0; x < NCELL; x++)
+          handoff_cells[(s_ * handoff_events + e_) * NCELL + x] = strtol(at, &at, 10);
+        cells++;
+      }
+    }
+    fclose(file);
+    if (!handoff_cells || cells != handoff_states * handoff_events) {
+      printf("pan: %s holds %d of the chart's cells, not %d\n", source, cells,
+        handoff_states * handoff_events);
+      exit(1);
+    }
+  }
+  if (s >= handoff_states || e >= handoff_events) {
+    printf("pan: no cell for state %d and event %d\n", s, e); exit(1);
+  }
+  return handoff_cells + (s * handoff_events + e) * NCELL;
+}
+}"""
 
 
-def _joined(lines: list[str]) -> list[str]:
-    return [line + (";" if number < len(lines) - 1 else "") for number, line in enumerate(lines)]
+def chart_cells(chart: CompiledChart) -> str:
+    """The chart as data, to end the model with: a comment holding one `CELL` line per
+    (state, event), each named in words after its numbers."""
+    most = max(max(len(step.effects) for step in chart.steps()), 1)
+    header = " ".join(f"<{name}>" for name in CELL_FIELDS)
+    lines = [
+        "/* -- the chart's cells: what chart_step reads (it parses this comment's lines).",
+        f"   CELL <state> <event> {header} <check>*{len(Check)} <issued> (<action> <completion>)*"
+        f"{most}",
+        f"   kind: {_DROPPED} dropped, {_REFUSED} refused, {_TAKEN} taken; names are numbered "
+        "as the #defines above",
+        f"CHART {len(chart.states)} {len(ChartEvent)}",
+    ]
+    for state in range(len(chart.states)):
+        for event in ChartEvent:
+            step = chart.step(state, event)
+            numbers, words = _cell(chart, plan_for(step), stays=step.target == state, most=most)
+            lines.append(f"CELL {state} {event.index} {numbers}   {chart.states[state]}, "
+                         f"{event.value}: {words}")  # fmt: skip
+    return "\n".join([*lines, "*/"])
+
+
+def _cell(chart: CompiledChart, move: Plan, *, stays: bool, most: int) -> tuple[str, str]:
+    """One cell's numbers (after its state and event), and what it does in words."""
+    fields = [0] * (len(CELL_FIELDS) + len(Check) + 1 + 2 * most)
+    checks, issued = len(CELL_FIELDS), len(CELL_FIELDS) + len(Check)
+    if move.ignored:
+        words = "dropped"
+    elif move.refusal is not None:
+        fields[:2] = [_REFUSED, REFUSAL_NAMES.index(move.refusal.name) + 1]
+        words = f'refused, "{move.refusal.phrase}"'
+    else:
+        taken = [_TAKEN, 0, int(stays), move.target, move.keep, _lifecycle(move)]
+        fields[: len(taken)] = taken
+        for slot, check in enumerate(move.checks):
+            fields[checks + slot] = list(Check).index(check) + 1
+        fields[issued] = len(move.issues)
+        said = [f"checks {check.value}" for check in move.checks]
+        said += [] if stays else [f"to {chart.states[move.target]}"]
+        for slot, (make, completion) in enumerate(move.issues):
+            fields[issued + 1 + 2 * slot] = ACTIONS.index(make) + 1
+            done = 0 if completion is None else COMPLETIONS.index(completion) + 1
+            fields[issued + 2 + 2 * slot] = done
+            said.append(f"issues {make.__name__}" + ("" if done == 0 else f" ({completion})"))
+        words = "taken" + "".join(f", {each}" for each in said)
+    return " ".join(map(str, fields)), words
+
+
+def _lifecycle(move: Plan) -> int:
+    return 0 if move.lifecycle is None else LIFECYCLE_EVENTS.index(move.lifecycle) + 1
 
 
 def coordinator() -> str:
     """The adapter: a call becomes one chart event, the chart takes the step."""
-    dispatch = [
-        f"  :: c_event == {event_name(event)} -> on_{event.value}()" for event in ChartEvent
-    ]
     return "\n".join(
         [
             "/* -- the adapter: the call becomes one chart event, the chart takes the step -- */",
@@ -238,9 +342,7 @@ def coordinator() -> str:
             "       :: c_kind == K_OUTCOME -> classify_outcome()",
             "       :: else -> skip",
             "       fi;",
-            "       if",
-            *("  " + line for line in dispatch),
-            "       fi",
+            "       chart_step()",
             "  fi",
             "}",
         ]

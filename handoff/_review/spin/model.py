@@ -1,12 +1,13 @@
 """The chart alone in Promela: the review's coordinator under the review's environment.
 
-The coordinator part is read off a compiled chart (`handoff._compile.table`) and the journal's
-rules (`handoff._coordinator.binding`): one inline per chart event, cells with the same
-behaviour grouped.  The environment part is the review's own (`handoff._review.environment`):
-every call it may make, numbered, with its payload classified by running the adapter's payload
-checks.  The property
-part is the mirror of the review's properties in `handoff._review.spin.properties`.
-Nothing in the model is written per chart, so any chart, mutants included, exports its own.
+The coordinator part is the journal's rules (`handoff._coordinator.binding`) and one step
+that reads the chart's cells, which end the model as data read off a compiled chart
+(`handoff._compile.table`): every line before them is the same for charts of one order (and
+most actions per step), so one compiled verifier serves them all.  The environment part is the
+review's own (`handoff._review.environment`): every call it may make, numbered, with its
+payload classified by running the adapter's payload checks.  The property part is the mirror
+of the review's properties in `handoff._review.spin.properties`.  Nothing in the model is
+written per chart, so any chart, mutants included, exports its own.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from handoff._compile.table import CompiledChart
 from handoff._coordinator.binding import FACT_EVENTS
 from handoff._review.environment import MAX_ACTIONS, Call, CallKind, environment
 from handoff._review.spin import properties as mirror
-from handoff._review.spin.coordinator import coordinator, event_rules, journal_rules
+from handoff._review.spin.coordinator import chart_cells, chart_step, coordinator, journal_rules
 from handoff._review.spin.effects import effects, effects_variables
 from handoff._review.spin.vocabulary import (
     ACTIONS,
@@ -41,11 +42,11 @@ def model(chart: CompiledChart, *, fallback_transfer_delay_ms: float = 0.0) -> s
     """The Promela model of a coordinator driven by `chart` under the review's environment."""
     sections = [
         _header(chart),
-        _names(chart),
+        _names(),
         _payload_rules(chart, fallback_transfer_delay_ms),
         _variables(chart),
         journal_rules(),
-        *(event_rules(chart, event) for event in ChartEvent),
+        chart_step(),
         coordinator(),
         mirror.monitors(chart.order, fallback_transfer_delay_ms),
         effects_variables(),
@@ -55,6 +56,7 @@ def model(chart: CompiledChart, *, fallback_transfer_delay_ms: float = 0.0) -> s
         mirror.make_call(),
         _environment(),
         mirror.liveness(),
+        chart_cells(chart),  # last: the lines above are the same for every chart
     ]
     return "\n\n".join(sections) + "\n"
 
@@ -85,12 +87,16 @@ def _header(chart: CompiledChart) -> str:
 */"""
 
 
-def _names(chart: CompiledChart) -> str:
-    states = [f"#define S_{state} {number}" for number, state in enumerate(chart.states)]
+def _names(chart: CompiledChart | None = None) -> str:
+    """The model's names; the chart's states only when `chart` is given (the chart model
+    names them only in its cells, so that its other lines are the same for every chart)."""
+    named = chart.states if chart is not None else ()
+    states = [f"#define S_{state} {number}" for number, state in enumerate(named)]
     events = [f"#define {event_name(event)} {event.index}" for event in ChartEvent]
+    said = "chart states (0 is the initial one), chart events" if states else "chart events"
     lines = [
-        "/* -- names: chart states (0 is the initial one), chart events, action kinds,",
-        "      outcome kinds, fact kinds, lifecycle events and completions -- */",
+        f"/* -- names: {said}, action kinds, outcome kinds, fact kinds,",
+        "      lifecycle events and completions -- */",
         *states,
         *events,
         *numbered([action.__name__ for action in ACTIONS], "A_"),

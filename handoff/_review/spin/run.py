@@ -1,6 +1,7 @@
 """Run Spin on a generated model and read back its verdicts and trails.
 
-One model per chart, compiled once: the same `pan` runs the safety search (exhaustive
+One model per chart, compiled once (or not at all, when a chart before it in this process had
+the same verifier source: see `_BUILT`): the same `pan` runs the safety search (exhaustive
 depth-first, every property reported at its first violation) and, with the liveness modes
 switched on (`HANDOFF_SPIN_LIVENESS` in its environment), checks each LTL formula in turn
 (`-a -N <key>`).  Never bitstate: every search is exhaustive.  Each trail is replayed
@@ -10,6 +11,7 @@ by `pan` itself, which prints the `CALL n` lines the model writes; `n` is the re
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import re
 import shutil
@@ -154,13 +156,36 @@ def run_spin(
     )
 
 
+_BUILT: dict[str, bytes] = {}
+"""The `pan` compiled from each verifier source seen in this process, by the source's digest.
+
+A chart model's chart is data its `pan` reads from model.pml when it runs, so every chart of
+the same order (and most actions per step) has the same verifier source: compiled once, the
+binary serves them all."""
+
+_SOURCES = ("pan.c", "pan.h", "pan.m", "pan.b", "pan.t", "pan.p")
+
+
 def _build(folder: Path) -> None:
-    """`spin -a`, then gcc: one `pan` for the safety search and every LTL search."""
+    """`spin -a`, then gcc unless this source was compiled already: one `pan` for the safety
+    search and every LTL search."""
     # -o2: Spin 6.5.2's dead-variable elimination makes `pan` crash on a variable that is
     # only ever written; the model has none now, and this keeps one from mattering.
     _run(["spin", "-o2", "-a", "model.pml"], folder)
+    digest = hashlib.sha256()
+    for name in _SOURCES:
+        source = folder / name
+        digest.update(source.read_bytes() if source.exists() else b"")
+        digest.update(b"\0")
+    key = digest.hexdigest()
+    binary = folder / "pan"
+    if key in _BUILT:
+        binary.write_bytes(_BUILT[key])
+        binary.chmod(0o755)
+        return
     # NOFAIR: no search asks for Spin's process fairness (the model has one process).
     _run(["gcc", OPTIMIZE, "-w", "-DNOFAIR", "-o", "pan", "pan.c"], folder)
+    _BUILT[key] = binary.read_bytes()
 
 
 def _safety(folder: Path, *, system: bool = False) -> tuple[int, int, dict[Key, Trail | None]]:

@@ -30,7 +30,7 @@ from collections.abc import Hashable
 from handoff._chart.vocabulary import ChartEvent
 from handoff._compile.table import CompiledChart, StepKind
 from handoff._review.spin import model as promela
-from handoff._review.spin.coordinator import coordinator, event_rules, journal_rules
+from handoff._review.spin.coordinator import chart_cells, chart_step, coordinator, journal_rules
 from handoff._review.spin.vocabulary import event_name
 from handoff._review.system import System
 from handoff._runs.faults import Fault
@@ -79,13 +79,14 @@ def system_model(chart: CompiledChart, options: System) -> str:
         _coordinators(chart, options),
         promela._payload_rules(chart, 0.0),
         journal_rules(),
-        *(event_rules(chart, event) for event in ChartEvent),
+        chart_step(),
         coordinator(),
         _contract(ContractTable(options.contract)),
         _runtime(chart, options),
         _moves(options),
         _process(options),
         _liveness(),
+        chart_cells(chart),
     ]
     return "\n\n".join(sections) + "\n"
 
