@@ -172,9 +172,22 @@ def test_the_model_tabulates_the_contract_and_names_what_it_checks() -> None:
         "ltl W4 {",
         "ltl W5 {",
         "assert(!W2_broken)",
-        "#define EARLY_SubmitPrefill(H) (co[H].h_state == S_idle || "
-        "co[H].h_state == S_prefill_submitting)",
+        # A fact too early is a flag of the chart state (SourceHeld's is 2), read off the
+        # chart's STATE lines: in idle and prefill_submitting, SourceHeld (2), DestinationReserved
+        # (4) and TransferCompleted (8) come too early; once the prefill runs, SourceHeld does not.
+        "#define EARLY_SubmitPrefill(H) (state_flags[co[H].h_state] & 2)",
+        "STATE 0 14   idle: source_held too early, destination_reserved too early, "
+        "transfer_completed too early",
+        "STATE 1 14   prefill_submitting: source_held too early,",
+        "STATE 2 12   prefill_running: destination_reserved too early, transfer_completed",
+        "STATE 9 1   succeeded: complete",
     )
+    # The chart is data at the end: both orders' models of one system are the same before it,
+    # so one compiled verifier serves both.
+    other = system_model(DF, System(TOMBSTONE))
+    cells = "/* -- the chart's cells"
+    before = text[: text.index(cells)]
+    assert before.replace("SourceFirst", "DestinationFirst") == other[: other.index(cells)]
     forgetful = system_model(SF, System(FORGETFUL))
     assert "(t == 5 && m == 0) -> 0" in forgetful
     # Slots follow the contract's reactions (SL_TAKE 1, SL_FREE 2, SL_KEEP 3): a take on an

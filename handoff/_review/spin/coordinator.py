@@ -9,6 +9,8 @@ the chart's, one compiled verifier serves every chart of the same order and size
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from handoff._chart.vocabulary import ChartEvent, Check
 from handoff._compile.table import CompiledChart
 from handoff._coordinator.binding import Keep, Plan, plan_for
@@ -242,44 +244,61 @@ def chart_step() -> str:
 
 
 _CELLS_READER = r"""c_decl {
-/* The chart's cells, read from the CELL lines of the model's own file (`source`). */
-unsigned char *handoff_cells = 0;
+/* The chart's cells, read from the CELL lines of the model's own file (`source`), and each
+   state's flags from its STATE line, if the model has them (0 if not). */
+unsigned char *handoff_cells = 0, *handoff_flags = 0;
 int handoff_states = 0, handoff_events = 0;
 
-unsigned char *handoff_cell(const char *source, int s, int e) {
-  if (!handoff_cells) {
-    char line[1024]; int cells = 0, x; FILE *file = fopen(source, "r");
-    if (!file) { printf("pan: cannot read the chart's cells from %s\n", source); exit(1); }
-    while (fgets(line, sizeof line, file)) {
-      char *at = line + 5; long s_, e_;
-      if (!handoff_cells && sscanf(line, "CHART %d %d", &handoff_states, &handoff_events) == 2) {
-        handoff_cells = calloc((size_t) (handoff_states * handoff_events), NCELL);
-      } else if (handoff_cells && strncmp(line, "CELL ", 5) == 0) {
-        s_ = strtol(at, &at, 10); e_ = strtol(at, &at, 10);
-        if (s_ < 0 || s_ >= handoff_states || e_ < 0 || e_ >= handoff_events) break;
-        for (x = 0; x < NCELL; x++)
-          handoff_cells[(s_ * handoff_events + e_) * NCELL + x] = strtol(at, &at, 10);
-        cells++;
-      }
-    }
-    fclose(file);
-    if (!handoff_cells || cells != handoff_states * handoff_events) {
-      printf("pan: %s holds %d of the chart's cells, not %d\n", source, cells,
-        handoff_states * handoff_events);
-      exit(1);
+void handoff_load(const char *source) {
+  char line[1024]; int cells = 0, x; FILE *file = fopen(source, "r");
+  if (!file) { printf("pan: cannot read the chart's cells from %s\n", source); exit(1); }
+  while (fgets(line, sizeof line, file)) {
+    char *at = line + 5; long s_, e_;
+    if (!handoff_cells && sscanf(line, "CHART %d %d", &handoff_states, &handoff_events) == 2) {
+      handoff_cells = calloc((size_t) (handoff_states * handoff_events), NCELL);
+      handoff_flags = calloc((size_t) handoff_states, 1);
+    } else if (handoff_cells && strncmp(line, "CELL ", 5) == 0) {
+      s_ = strtol(at, &at, 10); e_ = strtol(at, &at, 10);
+      if (s_ < 0 || s_ >= handoff_states || e_ < 0 || e_ >= handoff_events) break;
+      for (x = 0; x < NCELL; x++)
+        handoff_cells[(s_ * handoff_events + e_) * NCELL + x] = strtol(at, &at, 10);
+      cells++;
+    } else if (handoff_cells && sscanf(line, "STATE %ld %d", &s_, &x) == 2) {
+      if (s_ >= 0 && s_ < handoff_states) handoff_flags[s_] = x;
     }
   }
+  fclose(file);
+  if (!handoff_cells || cells != handoff_states * handoff_events) {
+    printf("pan: %s holds %d of the chart's cells, not %d\n", source, cells,
+      handoff_states * handoff_events);
+    exit(1);
+  }
+}
+
+unsigned char *handoff_cell(const char *source, int s, int e) {
+  if (!handoff_cells) handoff_load(source);
   if (s >= handoff_states || e >= handoff_events) {
     printf("pan: no cell for state %d and event %d\n", s, e); exit(1);
   }
   return handoff_cells + (s * handoff_events + e) * NCELL;
 }
+
+/* Copy each state's flags into `into`, which holds `states` of them. */
+void handoff_state_flags(const char *source, unsigned char *into, int states) {
+  int s;
+  if (!handoff_cells) handoff_load(source);
+  if (states != handoff_states) {
+    printf("pan: %s names %d states, the model %d\n", source, handoff_states, states); exit(1);
+  }
+  for (s = 0; s < states; s++) into[s] = handoff_flags[s];
+}
 }"""
 
 
-def chart_cells(chart: CompiledChart) -> str:
+def chart_cells(chart: CompiledChart, flags: Sequence[tuple[int, str]] = ()) -> str:
     """The chart as data, to end the model with: a comment holding one `CELL` line per
-    (state, event), each named in words after its numbers."""
+    (state, event), each named in words after its numbers; and, with `flags` (each state's
+    number and words, or 0 and ""), one `STATE` line per state holding its flags."""
     most = max(max(len(step.effects) for step in chart.steps()), 1)
     header = " ".join(f"<{name}>" for name in CELL_FIELDS)
     lines = [
@@ -296,6 +315,8 @@ def chart_cells(chart: CompiledChart) -> str:
             numbers, words = _cell(chart, plan_for(step), stays=step.target == state, most=most)
             lines.append(f"CELL {state} {event.index} {numbers}   {chart.states[state]}, "
                          f"{event.value}: {words}")  # fmt: skip
+    for state, (number, words) in enumerate(flags):
+        lines.append(f"STATE {state} {number}   {chart.states[state]}: {words or 'no flag'}")
     return "\n".join([*lines, "*/"])
 
 

@@ -75,7 +75,7 @@ def system_model(chart: CompiledChart, options: System) -> str:
     """The Promela model of `chart`'s coordinator in its system, with `options`' contract."""
     sections = [
         _header(chart, options),
-        promela._names(chart),
+        promela._names(),
         _coordinators(chart, options),
         promela._payload_rules(chart, 0.0),
         journal_rules(),
@@ -86,7 +86,7 @@ def system_model(chart: CompiledChart, options: System) -> str:
         _moves(options),
         _process(options),
         _liveness(),
-        chart_cells(chart),
+        chart_cells(chart, _flags(chart)),
     ]
     return "\n\n".join(sections) + "\n"
 
@@ -252,16 +252,38 @@ def _contract(table: ContractTable) -> str:
     )
 
 
-def _early(chart: CompiledChart, event: ChartEvent) -> str:
-    """The chart states of handoff H in which `event`'s fact comes too early."""
-    states = [
-        f"co[H].h_state == S_{chart.states[step.source]}"
-        for step in (chart.step(n, event) for n in range(len(chart.states)))
-        if step.kind is StepKind.REFUSED
-        and step.refusal is not None
-        and issubclass(step.refusal.error, OutOfOrderFactError)
-    ]
-    return " || ".join(states) or "false"
+_COMPLETE_FLAG = 1
+_EARLY_FLAGS = {
+    event: 2 << number
+    for number, event in enumerate((*(event for _, _, event, _ in _FACTS), ChartEvent.TERMINATED))
+}
+"""A state's flags (its `STATE` line, copied into `state_flags` when the system starts): it is
+complete, and which facts come too early in it (one flag per fact event)."""
+
+
+def _flags(chart: CompiledChart) -> list[tuple[int, str]]:
+    """Each state's flags, and their words."""
+    found = []
+    for state in range(len(chart.states)):
+        number, words = 0, []
+        if state in chart.complete:
+            number, words = _COMPLETE_FLAG, ["complete"]
+        for event, flag in _EARLY_FLAGS.items():
+            step = chart.step(state, event)
+            if (
+                step.kind is StepKind.REFUSED
+                and step.refusal is not None
+                and issubclass(step.refusal.error, OutOfOrderFactError)
+            ):
+                number |= flag
+                words.append(f"{event.value} too early")
+        found.append((number, ", ".join(words)))
+    return found
+
+
+def _early(event: ChartEvent) -> str:
+    """Whether `event`'s fact comes too early for handoff H, in its chart state."""
+    return f"(state_flags[co[H].h_state] & {_EARLY_FLAGS[event]})"
 
 
 def _each(options: System, term: str, join: str) -> str:
@@ -270,10 +292,7 @@ def _each(options: System, term: str, join: str) -> str:
 
 
 def _runtime(chart: CompiledChart, options: System) -> str:
-    complete = " || ".join(f"co[H].h_state == {n}" for n in sorted(chart.complete)) or "false"
-    early = [
-        f"#define EARLY_{action[2:]}(H) ({_early(chart, event)})" for action, _, event, _ in _FACTS
-    ]
+    early = [f"#define EARLY_{action[2:]}(H) {_early(event)}" for action, _, event, _ in _FACTS]
     channels = _CHANNELS if options.fifo else 1
     quiet = " && ".join(f"q[{c}].n == 0" for c in range(channels))
     injected = options.injected
@@ -340,7 +359,9 @@ def _runtime(chart: CompiledChart, options: System) -> str:
             "bit W1_broken, W2_broken, W3_broken, W6_broken, Bound_broken, Errors_broken;",
             "byte k, w, qc, qp, x, y, freeing, remembered, holding;",
             f"{'short' if several else 'byte'} qm, nm;",
-            f"#define COMPLETE(H) ({complete})",
+            f"#define STATES {len(chart.states)}",
+            "hidden byte state_flags[STATES];   /* each chart state's, from its STATE line */",
+            f"#define COMPLETE(H) (state_flags[co[H].h_state] & {_COMPLETE_FLAG})",
             f"#define QUIET ({quiet})",
             "/* handoff H complete, with nothing of it in flight (W1) */",
             "#define ENDED(H) (started[H] && COMPLETE(H) && inflight[H] == 0)",
@@ -353,7 +374,7 @@ def _runtime(chart: CompiledChart, options: System) -> str:
             "#define FAULT_FREE (faults == 0 && duplicated == 0 && lost == 0 && restarts == 0 "
             "&& !TERMINATED)",
             *early,
-            f"#define EARLY_terminated(H) ({_early(chart, ChartEvent.TERMINATED)})",
+            f"#define EARLY_terminated(H) {_early(ChartEvent.TERMINATED)}",
         ]
     )
 
@@ -711,6 +732,7 @@ def _process(options: System) -> str:
 /* -- the system: one move at a time, chosen among those enabled, then made in one step -- */
 active proctype system() {{
   d_step {{
+    c_code {{ handoff_state_flags(PanSource, state_flags, STATES); }};
     for (y : 0 .. HANDOFFS - 1) {{ MEM(0, y) = M_INITIAL_0; MEM(1, y) = M_INITIAL_1 }};
     y = 0
   }};
