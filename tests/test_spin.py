@@ -225,6 +225,23 @@ def test_charts_of_one_order_share_one_verifier_each_reading_its_own_cells(
     assert broken.states != shipped.states
 
 
+def test_a_verifier_whose_model_lost_cells_says_so_in_one_line(
+    spin_installed: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    build = spin_module._build
+
+    def cutting(folder: Path) -> None:
+        build(folder)
+        lines = (folder / "model.pml").read_text().splitlines()
+        cells = [n for n, line in enumerate(lines) if line.startswith("CELL ")]
+        del lines[cells[-10] : cells[-1] + 1]  # the last ten cells
+        (folder / "model.pml").write_text("\n".join(lines))
+
+    monkeypatch.setattr(spin_module, "_build", cutting)
+    with pytest.raises(SpinUnavailableError, match="holds 242 of the chart's cells, not 252"):
+        run_spin(ALL_CHARTS["SourceFirst"])
+
+
 def test_export_writes_the_model(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     target = tmp_path / "df.pml"
     assert main(["export", "promela", "--order", "destination-first", "--out", str(target)]) == 0

@@ -268,7 +268,8 @@ void handoff_load(const char *source) {
     }
   }
   fclose(file);
-  if (!handoff_cells || cells != handoff_states * handoff_events) {
+  if (!handoff_cells) { printf("pan: %s holds no CHART line: regenerate it\n", source); exit(1); }
+  if (cells != handoff_states * handoff_events) {
     printf("pan: %s holds %d of the chart's cells, not %d\n", source, cells,
       handoff_states * handoff_events);
     exit(1);

@@ -84,6 +84,9 @@ def _header(chart: CompiledChart) -> str:
      liveness:  HANDOFF_SPIN_LIVENESS=1 ./pan -a -A -N L1
      a trail:   ./pan -S -A -r model.pml.trail   (with -N L1 and the variable for L1)
    Each call prints "CALL n": `handoff review --engine spin` maps n back to the review's call.
+   The chart itself is the CELL lines at the end of this file, which `pan` reads from it (run
+   `pan` where it can open this file by the name given to `spin -a`).  Spin's own simulator
+   runs no C code, so it cannot read them: use `pan`, with -r for a trail.
 */"""
 
 
