@@ -167,8 +167,17 @@ def test_the_model_tabulates_the_contract_and_names_what_it_checks() -> None:
     assert_contains(
         text,
         "the workers' contract, 'tombstone', tabulated: r, t, m",
-        # A cancel (task 5) of an unknown request (memory 0) leaves a tombstone (memory 3).
-        "(t == 5 && m == 0) -> 3",
+        "#define T_CANCEL 5",
+        "#define M_UNKNOWN 0",
+        "#define M_CANCELED 3",
+        "#define Y_DONE 1",
+        "#define Y_NOOP 2",
+        # The contract is data at the end, a REACT line per role, task and memory: the source
+        # (role 0) answers a cancel (task 5) of an unknown request (memory 0) Noop (2) and
+        # leaves a tombstone (memory 3), its slots kept (SL_KEEP, 3).
+        "REACT 0 5 0 3 2 3   source, CANCEL with UNKNOWN: NOOP, to CANCELED, slots KEEP",
+        "#define REACT_MEMORY(r, t, m) react_cells[CONTRACT_AT(0, r, t, m)]",
+        "ROLE 0 0 0 0   source",  # unbounded, starting from UNKNOWN
         "ltl W4 {",
         "ltl W5 {",
         "assert(!W2_broken)",
@@ -188,19 +197,27 @@ def test_the_model_tabulates_the_contract_and_names_what_it_checks() -> None:
     cells = "/* -- the chart's cells"
     before = text[: text.index(cells)]
     assert before.replace("SourceFirst", "DestinationFirst") == other[: other.index(cells)]
+    # So do the contracts: forgetful workers' model is the same before the data, and its
+    # cancel of an unknown request forgets it (memory 0).
     forgetful = system_model(SF, System(FORGETFUL))
-    assert "(t == 5 && m == 0) -> 0" in forgetful
-    # Slots follow the contract's reactions (SL_TAKE 1, SL_FREE 2, SL_KEEP 3): a take on an
-    # unknown request (task 1, memory 0) takes one, a cancel of a held one (task 5, memory 1)
-    # frees it, a cancel of an unknown one keeps none.
-    slots = next(line for line in text.splitlines() if line.startswith("#define REACT_SLOTS"))
+    before_data = before.replace("'tombstone'", "'forgetful'").replace("tombstone ", "forgetful ")
+    assert forgetful[: forgetful.index(cells)] == before_data
+    assert "REACT 0 5 0 0 2 3   source, CANCEL with UNKNOWN: NOOP, to UNKNOWN" in forgetful
+    # Slots follow the contract's reactions (SL_TAKE 1, SL_FREE 2, SL_KEEP 3): a take (task 1)
+    # on an unknown request takes one and answers Done, a cancel of a held one (memory 1) frees
+    # it and is done, leaving the request freed (memory 2).
     assert_contains(
-        slots, "(t == 1 && m == 0) -> 1 :", "(t == 5 && m == 1) -> 2 :", "(t == 5 && m == 0) -> 3 :"
+        text,
+        "REACT 0 1 0 1 1 1   source, TAKE with UNKNOWN: DONE, to HELD, slots TAKE",
+        "REACT 0 5 1 2 1 2   source, CANCEL with HELD: DONE, to FREED, slots FREE",
     )
-    # A contract per role: each role's cells, the role asked.
+    # A contract per role: each role's cells, the destination's (role 1) forgetful.
     mixed = system_model(SF, System(MIXED))
-    assert_contains(mixed, "(r == 0 && t == 5 && m == 0) -> 3", "(r == 1 && t == 5 && m == 0) -> 0")
-    assert "(r == " not in text
+    assert_contains(
+        mixed,
+        "REACT 0 5 0 3 2 3   source, CANCEL with UNKNOWN: NOOP, to CANCELED",
+        "REACT 1 5 0 0 2 3   destination, CANCEL with UNKNOWN: NOOP, to UNKNOWN",
+    )
     # Any order: one sorted multiset, every message deliverable; FIFO: four channels, each
     # delivering its first message only.
     assert "#define CHANNELS 1 " in text
@@ -225,10 +242,8 @@ def test_the_model_tabulates_the_contract_and_names_what_it_checks() -> None:
     assert_contains(copies, "#define QMAX 9", "q[0].n > 8 && DELIVERABLE(q[0].m[8])")
     assert "MV_DUPLICATE;" not in faulty
     # One handoff is the first of N: its coordinator's variables are handoff hc's, and an
-    # unbounded memory keeps no idle order.
-    assert_contains(
-        text, "#define HANDOFFS 1 ", "#define state co[hc].h_state", "#define BOUNDED_0 0"
-    )
+    # unbounded memory keeps no idle order (its ROLE line: initial memory 0, not bounded).
+    assert_contains(text, "#define HANDOFFS 1 ", "#define state co[hc].h_state", "ROLE 0 0 0 0")
     assert "hc = 1" not in text
     # Three handoffs: each starts and is told terminal facts as a move of its own, each message
     # names its handoff, and a bounded memory forgets the longest idle request.
@@ -239,8 +254,8 @@ def test_the_model_tabulates_the_contract_and_names_what_it_checks() -> None:
         f"#define MSG(H, K, G) ((H) * {HANDOFF_CODE} + (K) * 16 + (G))",
         ":: !stopped && !started[2] -> mv = MV_START; hc = 2",
         "started[2] -> mv = MV_TERMINAL; c_fact = F_Failed; hc = 2",
-        "#define BOUNDED_0 1",
-        "#define BOUND_0 1",
+        "ROLE 0 0 1 1   source",  # initial memory 0, bounded, to 1 idle request
+        "#define BOUND(W) role_cells[(W) * 3 + 2]",
         ":: nidle[w] > BOUND(w) ->",
         "#define QMAX 24",
         "ltl W7 { [] ((calm && FAULT_FREE) -> <> (QUIET && ALL_COMPLETE && ALL_SUCCESS)) }",

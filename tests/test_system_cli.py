@@ -239,7 +239,7 @@ def test_the_exported_system_is_the_one_the_review_options_name(
 ) -> None:
     model = _exported(done, "export-shared", "shared.pml")
     # Two handoffs, a redelivered copy, acknowledged on reply, one tombstone kept.
-    wanted = ["#define HANDOFFS 2 ", "#define COPIES 1", "#define ON_SEND 0", "#define BOUND_0 1"]
+    wanted = ["#define HANDOFFS 2 ", "#define COPIES 1", "#define ON_SEND 0", "ROLE 0 0 1 1 "]
     assert [words for words in wanted if words not in model] == []
     assert "the 'tombstone:1' contract" in model
     # A world Spin cannot mirror, or options that need --workers: one line, exit 2, no file.

@@ -248,6 +248,10 @@ _CELLS_READER = r"""c_decl {
    state's flags from its STATE line, if the model has them (0 if not). */
 unsigned char *handoff_cells = 0, *handoff_flags = 0;
 int handoff_states = 0, handoff_events = 0;
+/* The workers' contract, if the model has one: REACT lines (role, task, memory, then the
+   memory, reply and slots it leads to) and ROLE lines (role, then its initial memory,
+   whether its memory is bounded, and the bound). */
+int handoff_reacts = 0, handoff_react[1024][6], handoff_role[2][4];
 
 void handoff_load(const char *source) {
   char line[1024]; int cells = 0, x; FILE *file = fopen(source, "r");
@@ -265,6 +269,13 @@ void handoff_load(const char *source) {
       cells++;
     } else if (handoff_cells && sscanf(line, "STATE %ld %d", &s_, &x) == 2) {
       if (s_ >= 0 && s_ < handoff_states) handoff_flags[s_] = x;
+    } else if (strncmp(line, "REACT ", 6) == 0 && handoff_reacts < 1024) {
+      at = line + 6;
+      for (x = 0; x < 6; x++) handoff_react[handoff_reacts][x] = strtol(at, &at, 10);
+      handoff_reacts++;
+    } else if (strncmp(line, "ROLE ", 5) == 0) {
+      s_ = strtol(at, &at, 10);
+      if (s_ >= 0 && s_ < 2) for (x = 0; x < 3; x++) handoff_role[s_][x] = strtol(at, &at, 10);
     }
   }
   fclose(file);
@@ -292,6 +303,24 @@ void handoff_state_flags(const char *source, unsigned char *into, int states) {
     printf("pan: %s names %d states, the model %d\n", source, handoff_states, states); exit(1);
   }
   for (s = 0; s < states; s++) into[s] = handoff_flags[s];
+}
+
+/* Copy the contract's REACT cells into `into` (memory, reply, slots for each role, task and
+   memory: `tasks` and `memories` of them) and each ROLE's three numbers into `roles`. */
+void handoff_contract(const char *source, unsigned char *into, unsigned char *roles,
+    int tasks, int memories) {
+  int n, x, *row;
+  if (!handoff_cells) handoff_load(source);
+  for (n = 0; n < handoff_reacts; n++) {
+    row = handoff_react[n];
+    if (row[0] < 0 || row[0] > 1 || row[1] < 0 || row[1] >= tasks || row[2] < 0
+        || row[2] >= memories) {
+      printf("pan: %s: REACT line %d names no cell of the contract\n", source, n + 1); exit(1);
+    }
+    for (x = 0; x < 3; x++)
+      into[((x * 2 + row[0]) * tasks + row[1]) * memories + row[2]] = row[3 + x];
+  }
+  for (n = 0; n < 2; n++) for (x = 0; x < 3; x++) roles[n * 3 + x] = handoff_role[n][x];
 }
 }"""
 

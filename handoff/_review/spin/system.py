@@ -72,7 +72,11 @@ _CANCELED_IF_TERMINATED = "(!term[{h}] || (COMPLETE({h}) && co[{h}].h_completion
 
 
 def system_model(chart: CompiledChart, options: System) -> str:
-    """The Promela model of `chart`'s coordinator in its system, with `options`' contract."""
+    """The Promela model of `chart`'s coordinator in its system, with `options`' contract.
+
+    The chart and the contract are data at its end (CELL, STATE, REACT and ROLE lines), so
+    that systems differing only in them share one compiled verifier."""
+    table = ContractTable(options.contract)
     sections = [
         _header(chart, options),
         promela._names(),
@@ -81,12 +85,13 @@ def system_model(chart: CompiledChart, options: System) -> str:
         journal_rules(),
         chart_step(),
         coordinator(),
-        _contract(ContractTable(options.contract)),
+        _contract(table),
         _runtime(chart, options),
         _moves(options),
         _process(options),
         _liveness(),
         chart_cells(chart, _flags(chart)),
+        "\n".join(_reactions(table)),
     ]
     return "\n\n".join(sections) + "\n"
 
@@ -130,8 +135,8 @@ def _header(chart: CompiledChart, options: System) -> str:
      build:     spin -o2 -a model.pml && gcc -DNOFAIR -o pan pan.c
      safety:    ./pan -c0 -E          (W1-W3 and Errors are assertions)
      liveness:  ./pan -a -N W4        (and -N W5, -N W7)
-   The chart itself is the CELL and STATE lines at the end of this file, which `pan` reads
-   from it; Spin's own simulator runs no C code, so use `pan`.
+   The chart and the contract are the CELL, STATE, REACT and ROLE lines at the end of this
+   file, which `pan` reads from it; Spin's own simulator runs no C code, so use `pan`.
 */"""
 
 
@@ -166,44 +171,46 @@ def unmirrored(system: System) -> str | None:
     return None
 
 
-def _table(table: ContractTable, field: str) -> str:
-    """The contract's `memory`, `reply` or `slots` (what it does to the request's slots) for
-    role r, task t and memory m, as nested choices
-    (a memory the contract never reaches has no cell; the role is asked only when the two
-    workers follow different contracts)."""
-    cells = []
-    roles = _roles(table)
-    for role_number, role in enumerate(roles):
-        whose = f"r == {role_number} && " if len(roles) > 1 else ""
+def _reactions(table: ContractTable) -> list[str]:
+    """The contract as data, to end the model with: one `REACT` line per role, task and memory
+    it reaches (then the memory, reply and slots it leads to), one `ROLE` line per role (its
+    initial memory, whether its memory is bounded, the bound)."""
+    lines = [
+        "/* -- the workers' contract as data: what the system copies into react_cells and",
+        "      role_cells when it starts (it parses this comment's lines).",
+        "   REACT <role> <task> <memory> <memory after> <reply> <slots>; numbered as the",
+        "   #defines above (T_, M_, Y_, SL_); ROLE <role> <initial memory> <bounded> <bound>",
+    ]
+    for role_number, role in enumerate(Role):
         reached = table.memories(role)
         for task_number, task in enumerate(WorkerTask, start=1):
             for memory_number, memory in enumerate(RequestMemory):
                 if memory not in reached:
                     continue
                 reaction = table.react(task, memory, role)
-                if field == "memory":
-                    number = _number(reaction.memory)
-                elif field == "slots":
-                    number = _SLOTS.index(reaction.change(memory)) + 1
-                else:
-                    number = _REPLIES.index(reaction.reply) + 1
-                cells.append(f"({whose}t == {task_number} && m == {memory_number}) -> {number}")
-    text = "0"
-    for cell in reversed(cells):
-        text = f"({cell} : {text})"
-    return text
+                change = reaction.change(memory)
+                numbers = (
+                    f"{_number(reaction.memory)} {_REPLIES.index(reaction.reply) + 1} "
+                    f"{_SLOTS.index(change) + 1}"
+                )
+                lines.append(
+                    f"REACT {role_number} {task_number} {memory_number} {numbers}   "
+                    f"{role.name.lower()}, {task.name} with {memory.name}: "
+                    f"{reaction.reply.name}, to {_MEMORIES[_number(reaction.memory)].name}, "
+                    f"slots {change.name}"
+                )
+    for role_number, role in enumerate(Role):
+        bound = table.remembers(role)
+        lines.append(
+            f"ROLE {role_number} {_number(table.initial(role))} {int(bound is not None)} "
+            f"{bound or 0}   {role.name.lower()}"
+        )
+    return [*lines, "*/"]
 
 
 def _number(memory: Hashable) -> int:
     assert isinstance(memory, RequestMemory)  # `unmirrored` says so
     return _MEMORIES.index(memory)
-
-
-def _roles(table: ContractTable) -> tuple[Role, ...]:
-    """The roles whose contracts differ: the source's alone when both follow one."""
-    contract = table.contract
-    same = contract.for_role(Role.SOURCE) is contract.for_role(Role.DESTINATION)
-    return (Role.SOURCE,) if same else tuple(Role)
 
 
 def _contract(table: ContractTable) -> str:
@@ -216,23 +223,24 @@ def _contract(table: ContractTable) -> str:
             *tasks,
             *memories,
             *replies,
-            f"#define REACT_MEMORY(r, t, m) {_table(table, 'memory')}",
-            f"#define REACT_REPLY(r, t, m) {_table(table, 'reply')}",
+            f"#define CONTRACT_TASKS {len(WorkerTask) + 1}",
+            f"#define CONTRACT_MEMORIES {len(RequestMemory)}",
+            "/* the contract's cells (its REACT lines, at the end of this file) and each role's",
+            "   initial memory, whether it is bounded, and the bound (its ROLE lines) */",
+            "hidden byte react_cells[3 * 2 * CONTRACT_TASKS * CONTRACT_MEMORIES];",
+            "hidden byte role_cells[6];",
+            "#define CONTRACT_AT(x, r, t, m) "
+            "((((x) * 2 + (r)) * CONTRACT_TASKS + (t)) * CONTRACT_MEMORIES + (m))",
+            "#define REACT_MEMORY(r, t, m) react_cells[CONTRACT_AT(0, r, t, m)]",
+            "#define REACT_REPLY(r, t, m) react_cells[CONTRACT_AT(1, r, t, m)]",
             *(f"#define SL_{change.name} {n}" for n, change in enumerate(Slots, start=1)),
-            f"#define REACT_SLOTS(r, t, m) {_table(table, 'slots')}",
-            *(
-                f"#define M_INITIAL_{n} {_number(table.initial(role))}"
-                for n, role in enumerate(Role)
-            ),
-            "#define M_INITIAL(W) (W == 0 -> M_INITIAL_0 : M_INITIAL_1)",
+            "#define REACT_SLOTS(r, t, m) react_cells[CONTRACT_AT(2, r, t, m)]",
+            "#define M_INITIAL_0 role_cells[0]",
+            "#define M_INITIAL_1 role_cells[3]",
+            "#define M_INITIAL(W) role_cells[(W) * 3]",
             "/* a memory bounded to K idle requests (tombstone:K): BOUNDED, and K */",
-            *(
-                f"#define BOUNDED_{n} {int(table.remembers(role) is not None)}"
-                for n, role in enumerate(Role)
-            ),
-            *(f"#define BOUND_{n} {table.remembers(role) or 0}" for n, role in enumerate(Role)),
-            "#define BOUNDED(W) (W == 0 -> BOUNDED_0 : BOUNDED_1)",
-            "#define BOUND(W) (W == 0 -> BOUND_0 : BOUND_1)",
+            "#define BOUNDED(W) role_cells[(W) * 3 + 1]",
+            "#define BOUND(W) role_cells[(W) * 3 + 2]",
             "#define DESTINATION_WORK(A) (A == A_ReserveDestination || "
             "A == A_ActivateDestination || A == A_CancelDestination)",
             "#define ROLE(A) (DESTINATION_WORK(A) -> 1 : 0)",
@@ -734,7 +742,10 @@ def _process(options: System) -> str:
 /* -- the system: one move at a time, chosen among those enabled, then made in one step -- */
 active proctype system() {{
   d_step {{
-    c_code {{ handoff_state_flags(PanSource, state_flags, STATES); }};
+    c_code {{
+      handoff_state_flags(PanSource, state_flags, STATES);
+      handoff_contract(PanSource, react_cells, role_cells, CONTRACT_TASKS, CONTRACT_MEMORIES);
+    }};
     for (y : 0 .. HANDOFFS - 1) {{ MEM(0, y) = M_INITIAL_0; MEM(1, y) = M_INITIAL_1 }};
     y = 0
   }};
