@@ -32,7 +32,14 @@ from handoff._values.errors import HandoffError
 from handoff._values.messages import HandoffAction
 from handoff._values.timing import validate_transfer_timing
 
-__all__ = ["CELL_FIELDS", "CRASHES", "chart_cells", "chart_step", "coordinator", "journal_rules"]
+__all__ = [
+    "CRASHES",
+    "chart_cells",
+    "chart_step",
+    "coordinator",
+    "journal_rules",
+    "most_per_call",
+]
 
 CRASHES = (
     "a transfer is issued only after its delay was checked",
@@ -157,12 +164,20 @@ def _refusals() -> list[str]:
     ]
 
 
-CELL_FIELDS = ("kind", "refusal", "stays", "target", "keep", "lifecycle")
+_CELL_FIELDS = ("kind", "refusal", "stays", "target", "keep", "lifecycle")
 """The first fields of a `CELL` line, after its state and event; then one per check a step
 may run (`Check`, in order), how many actions it issues, and each action with its completion."""
 
 _DROPPED, _REFUSED, _TAKEN = range(3)
-REFUSAL_NAMES = tuple(name for name, _, _ in REFUSALS)
+
+
+def most_per_call(chart: CompiledChart) -> int:
+    """The most actions one step of `chart` issues, at least 1: MOST_PER_CALL, the number of
+    action slots in each cell."""
+    return max(max(len(step.effects) for step in chart.steps()), 1)
+
+
+_REFUSAL_NAMES = tuple(name for name, _, _ in REFUSALS)
 """The refusals as the model numbers them (`R_<name>`, from 1)."""
 
 
@@ -176,14 +191,14 @@ def chart_step() -> str:
         f"           :: cell[CF_CHECK + cell_k] == {number} -> check_{check.value}()"
         for number, check in enumerate(Check, start=1)
     ]
-    fields = [f"#define CF_{name.upper()} {number}" for number, name in enumerate(CELL_FIELDS)]
+    fields = [f"#define CF_{name.upper()} {number}" for number, name in enumerate(_CELL_FIELDS)]
     return "\n".join(
         [
             "/* -- the chart, as data: the CELL lines at the end of this file, one per (state,",
             "      event); `pan` reads them the first time a step needs one -- */",
             f"#define NCHECKS {len(Check)}",
             *fields,
-            f"#define CF_CHECK {len(CELL_FIELDS)}",
+            f"#define CF_CHECK {len(_CELL_FIELDS)}",
             "#define CF_ISSUED (CF_CHECK + NCHECKS)",
             "#define CF_ACTIONS (CF_ISSUED + 1)   /* then action, completion; action, ... */",
             "#define NCELL (CF_ACTIONS + 2 * MOST_PER_CALL)",
@@ -251,7 +266,7 @@ int handoff_states = 0, handoff_events = 0;
 /* The workers' contract, if the model has one: REACT lines (role, task, memory, then the
    memory, reply and slots it leads to) and ROLE lines (role, then its initial memory,
    whether its memory is bounded, and the bound). */
-int handoff_reacts = 0, handoff_react[1024][6], handoff_role[2][4];
+int handoff_reacts = 0, handoff_react[1024][6], handoff_role[2][3];
 
 void handoff_load(const char *source) {
   char line[1024]; int cells = 0, x; FILE *file = fopen(source, "r");
@@ -269,7 +284,10 @@ void handoff_load(const char *source) {
       cells++;
     } else if (handoff_cells && sscanf(line, "STATE %ld %d", &s_, &x) == 2) {
       if (s_ >= 0 && s_ < handoff_states) handoff_flags[s_] = x;
-    } else if (strncmp(line, "REACT ", 6) == 0 && handoff_reacts < 1024) {
+    } else if (strncmp(line, "REACT ", 6) == 0) {
+      if (handoff_reacts == 1024) {
+        printf("pan: %s holds more REACT lines than a contract has\n", source); exit(1);
+      }
       at = line + 6;
       for (x = 0; x < 6; x++) handoff_react[handoff_reacts][x] = strtol(at, &at, 10);
       handoff_reacts++;
@@ -329,8 +347,8 @@ def chart_cells(chart: CompiledChart, flags: Sequence[tuple[int, str]] = ()) -> 
     """The chart as data, to end the model with: a comment holding one `CELL` line per
     (state, event), each named in words after its numbers; and, with `flags` (each state's
     number and words, or 0 and ""), one `STATE` line per state holding its flags."""
-    most = max(max(len(step.effects) for step in chart.steps()), 1)
-    header = " ".join(f"<{name}>" for name in CELL_FIELDS)
+    most = most_per_call(chart)
+    header = " ".join(f"<{name}>" for name in _CELL_FIELDS)
     lines = [
         "/* -- the chart's cells: what chart_step reads (it parses this comment's lines).",
         f"   CELL <state> <event> {header} <check>*{len(Check)} <issued> (<action> <completion>)*"
@@ -352,16 +370,22 @@ def chart_cells(chart: CompiledChart, flags: Sequence[tuple[int, str]] = ()) -> 
 
 def _cell(chart: CompiledChart, move: Plan, *, stays: bool, most: int) -> tuple[str, str]:
     """One cell's numbers (after its state and event), and what it does in words."""
-    fields = [0] * (len(CELL_FIELDS) + len(Check) + 1 + 2 * most)
-    checks, issued = len(CELL_FIELDS), len(CELL_FIELDS) + len(Check)
+    fields = [0] * (len(_CELL_FIELDS) + len(Check) + 1 + 2 * most)
+    checks, issued = len(_CELL_FIELDS), len(_CELL_FIELDS) + len(Check)
     if move.ignored:
         words = "dropped"
     elif move.refusal is not None:
-        fields[:2] = [_REFUSED, REFUSAL_NAMES.index(move.refusal.name) + 1]
+        refusal = _REFUSAL_NAMES.index(move.refusal.name) + 1
+        fields[:checks] = _named(kind=_REFUSED, refusal=refusal)
         words = f'refused, "{move.refusal.phrase}"'
     else:
-        taken = [_TAKEN, 0, int(stays), move.target, move.keep, _lifecycle(move)]
-        fields[: len(taken)] = taken
+        fields[:checks] = _named(
+            kind=_TAKEN,
+            stays=int(stays),
+            target=move.target,
+            keep=move.keep,
+            lifecycle=_lifecycle(move),
+        )
         for slot, check in enumerate(move.checks):
             fields[checks + slot] = list(Check).index(check) + 1
         fields[issued] = len(move.issues)
@@ -374,6 +398,11 @@ def _cell(chart: CompiledChart, move: Plan, *, stays: bool, most: int) -> tuple[
             said.append(f"issues {make.__name__}" + ("" if done == 0 else f" ({completion})"))
         words = "taken" + "".join(f", {each}" for each in said)
     return " ".join(map(str, fields)), words
+
+
+def _named(**given: int) -> list[int]:
+    """A cell's first fields, in `_CELL_FIELDS`' order: those `given` by name, else 0."""
+    return [given.get(name, 0) for name in _CELL_FIELDS]
 
 
 def _lifecycle(move: Plan) -> int:

@@ -17,7 +17,13 @@ from handoff._compile.table import CompiledChart
 from handoff._coordinator.binding import FACT_EVENTS
 from handoff._review.environment import MAX_ACTIONS, Call, CallKind, environment
 from handoff._review.spin import properties as mirror
-from handoff._review.spin.coordinator import chart_cells, chart_step, coordinator, journal_rules
+from handoff._review.spin.coordinator import (
+    chart_cells,
+    chart_step,
+    coordinator,
+    journal_rules,
+    most_per_call,
+)
 from handoff._review.spin.effects import effects, effects_variables
 from handoff._review.spin.vocabulary import (
     ACTIONS,
@@ -90,17 +96,13 @@ def _header(chart: CompiledChart) -> str:
 */"""
 
 
-def _names(chart: CompiledChart | None = None) -> str:
-    """The model's names; the chart's states only when `chart` is given (the chart model
-    names them only in its cells, so that its other lines are the same for every chart)."""
-    named = chart.states if chart is not None else ()
-    states = [f"#define S_{state} {number}" for number, state in enumerate(named)]
+def _names() -> str:
+    """The model's names (not the chart's states: the cells name them, so that every other
+    line is the same for every chart)."""
     events = [f"#define {event_name(event)} {event.index}" for event in ChartEvent]
-    said = "chart states (0 is the initial one), chart events" if states else "chart events"
     lines = [
-        f"/* -- names: {said}, action kinds, outcome kinds, fact kinds,",
+        "/* -- names: chart events, action kinds, outcome kinds, fact kinds,",
         "      lifecycle events and completions -- */",
-        *states,
         *events,
         *numbered([action.__name__ for action in ACTIONS], "A_"),
         *numbered([kind.value for kind in OUTCOME_KINDS], "O_"),
@@ -164,7 +166,7 @@ def _sizes(chart: CompiledChart) -> str:
 #define MAX_ID {MAX_ACTIONS}
 #define LOG_SIZE {MAX_ACTIONS + 1 + most}
 #define LIFECYCLE_SIZE {LIFECYCLE_SIZE}
-#define MOST_PER_CALL {max(most, 1)}"""
+#define MOST_PER_CALL {most_per_call(chart)}"""
 
 
 CONFIGURATION = """\
