@@ -5,6 +5,8 @@ The mutant suite is in `test_review_mutants`, the command line in `test_review_c
 
 from __future__ import annotations
 
+import gc
+import types
 from typing import Any
 
 import pytest
@@ -57,6 +59,26 @@ def test_the_real_charts_pass_every_property(
     assert result.failures() == ()
     assert result.configurations > 50
     assert result.transitions > 40 * result.configurations
+
+
+def test_a_review_leaves_no_call_frames_for_the_cyclic_collector() -> None:
+    # A refusal the review keeps to judge must not keep the frames of the call it refused:
+    # they would form a cycle through the frame that caught it, and the review would leave
+    # its graph (over 100,000 objects for the shipped chart) for the collector to find.
+    review_order(Order.SOURCE_FIRST)  # what a first review builds once (the start-up table)
+    gc.collect()
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    try:
+        found = review_order(Order.SOURCE_FIRST)
+        gc.collect()
+        kept = [
+            item for item in gc.garbage if isinstance(item, types.FrameType | types.TracebackType)
+        ]
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+    assert found.holds
+    assert not kept, f"{len(kept):,} frames and tracebacks left for the collector"
 
 
 @pytest.mark.parametrize("order", ORDERS)

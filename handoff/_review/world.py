@@ -208,7 +208,7 @@ class ChartWorld(WorldBase):
         try:
             issued = tuple(call.send(twin))
         except HandoffError as raised:
-            issued, error = (), raised
+            issued, error = (), _without_frames(raised)
         except Exception as raised:  # a crash is a finding, not a reason to stop reviewing
             edge = TraceStep(call, twin.chart_state, (), error_words(raised))
             return _Sent(call, edge, twin, None, (), None)
@@ -327,6 +327,20 @@ def _payloads(env: Environment) -> dict[ChartEvent, tuple[HandoffFact, ...]]:
             event = FACT_EVENTS[type(fact)]
             found[event] = (*found.get(event, ()), fact)
     return found
+
+
+def _without_frames(error: HandoffError) -> HandoffError:
+    """`error` without the traceback of the call it refused, nor of the error it replaced.
+
+    The world keeps each refusal (`_Sent.error`) to judge it, and a traceback would keep every
+    frame of that call alive in a cycle through the frame that caught it: a review then leaves
+    its graph for the cyclic collector, over a million objects for a large one, and the next
+    review in the process pays seconds to collect them."""
+    link: BaseException | None = error
+    while link is not None:
+        link.__traceback__ = None
+        link = link.__context__
+    return error
 
 
 def error_words(error: BaseException) -> str:
