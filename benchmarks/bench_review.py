@@ -11,6 +11,12 @@ took.  Then the cost of defining one derived chart class: the median over rounds
 70 variants, per chart.  Times are CPU seconds of this process, so that other jobs on the
 machine do not inflate them.  Targets (2 cores): a shipped-size chart < 2 s, the chain < 15 s,
 a chart definition < 5 ms.
+
+`--after-another` measures instead what reviews one after another in one process cost (as
+`handoff review` of several charts, a test session or a notebook makes them): the three charts
+reviewed in turn, with no collection in between, side by side with the same reviews made as
+they were before refusals dropped their tracebacks (each refusal the review keeps then kept the
+frames of its call alive in a cycle, for the cyclic collector to find).
 """
 
 from __future__ import annotations
@@ -26,7 +32,7 @@ from typing import Any
 
 from handoff import HandoffChart, SourceFirstChart
 from handoff._compile.lookup import NamedChart, spelling
-from handoff._review import explore
+from handoff._review import explore, world
 from handoff._review.environment import environment
 from handoff._review.equivalence import compare
 
@@ -108,16 +114,53 @@ def timed(work: Callable[[], object], walls: list[float] | None = None) -> float
     return time.process_time() - began
 
 
+def after_another(subjects: dict[str, type[HandoffChart]], rounds: int) -> None:
+    """The subjects reviewed one after another, refusals keeping their frames or not."""
+    named = [NamedChart(spelling(chart), chart) for chart in subjects.values()]
+    dropping = world._without_frames
+    spent: dict[str, list[float]] = {"frames kept": [], "frames dropped": []}
+    unreachable: dict[str, int] = {}
+    for _ in range(rounds):
+        for way in spent:
+            world._without_frames = dropping if way == "frames dropped" else (lambda error: error)
+            try:
+                gc.collect()
+                began = time.process_time()
+                for _repeat in range(3):
+                    for chart in named:
+                        explore.review_chart(chart)
+                spent[way].append(time.process_time() - began)
+                gc.collect()
+                gc.disable()
+                explore.review_chart(named[0])
+                unreachable[way] = gc.collect()
+                gc.enable()
+            finally:
+                world._without_frames = dropping
+    print(f"the {len(named)} charts reviewed 3 times one after another, median of {rounds}:")
+    for way, times in spent.items():
+        print(
+            f"  {way:15} {statistics.median(times):7.2f}s CPU; one review of "
+            f"{next(iter(subjects))} leaves {unreachable[way]:,} objects to the collector"
+        )
+    kept, dropped = (statistics.median(times) for times in spent.values())
+    print(f"frames kept / frames dropped: {kept / dropped:.2f}x")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--chain", type=int, default=80)
+    parser.add_argument("--after-another", action="store_true", help="see the module's doc")
     args = parser.parse_args()
     subjects = {
         "shipped SourceFirst": SourceFirstChart,
         "user chart CancelBothEarly": CancelBothEarly,
         f"chain of {args.chain} extra states": chained(args.chain),
     }
+    if args.after_another:
+        after_another(subjects, args.rounds)
+        return
     payloads = explore._payloads(environment())
     reviews: dict[str, list[float]] = {name: [] for name in subjects}
     walls: dict[str, list[float]] = {name: [] for name in subjects}
