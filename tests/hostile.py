@@ -112,7 +112,10 @@ class Sandbox:
         self.tmp.mkdir(exist_ok=True)
 
     def env(self, extra: Mapping[str, str] | None = None) -> dict[str, str]:
-        env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "TMPDIR": str(self.tmp)}
+        env = {**os.environ, "TMPDIR": str(self.tmp)}
+        # A user's environment: bytecode is written where Python may write it, so a command
+        # that imports a user's module must itself keep `__pycache__` out of their folder.
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
         env.pop("PYTHONPATH", None)
         return {**env, **(extra or {})}
 
@@ -123,6 +126,10 @@ class Sandbox:
         limit: Callable[[], None] | None = None,
         stdout: int = subprocess.PIPE,
     ) -> subprocess.Popen[bytes]:
+        if limit is not None:
+            # CPython does not check a short write of a .pyc: under a file-size limit it would
+            # leave a truncated one in the package itself, failing every later import of it.
+            env = {"PYTHONDONTWRITEBYTECODE": "1", **(env or {})}
         return subprocess.Popen(
             [HANDOFF, *args],
             cwd=self.root,

@@ -325,7 +325,12 @@ def run_handoff(
     *argv: str, cwd: Path, timeout: float | None = None, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
     """The real `handoff` command, run from `cwd` by this interpreter, its output as text
-    (`env` adds to the environment)."""
+    (`env` adds to the environment).
+
+    It runs as in a user's environment, which may well write bytecode: a machine setting
+    `PYTHONDONTWRITEBYTECODE` must not hide a `__pycache__` the command leaves in `cwd`."""
+    environment = {**os.environ, **(env or {})}
+    environment.pop("PYTHONDONTWRITEBYTECODE", None)
     return subprocess.run(
         [sys.executable, "-m", "handoff", *argv],
         cwd=cwd,
@@ -333,7 +338,7 @@ def run_handoff(
         text=True,
         timeout=timeout,
         check=False,
-        env=None if env is None else {**os.environ, **env},
+        env=environment,
     )
 
 

@@ -115,16 +115,23 @@ def _is_chart(found: object, base: type) -> bool:
 
 
 def _import(name: str) -> Any:
-    # A user's chart module sits beside them, not in the package's environment.
+    """A user's module, imported without writing anything beside it.
+
+    A user's chart module sits beside them, not in the package's environment; importing it
+    must not leave a `__pycache__` folder in their repository or docs source, which they never
+    asked a command to write."""
     here = os.getcwd()
     if sys.path[:1] != [here]:
         sys.path.insert(0, here)
+    writes, sys.dont_write_bytecode = sys.dont_write_bytecode, True
     try:
         return _guarded(f"importing {name}", lambda: importlib.import_module(name))
     except ModuleNotFoundError as error:
         if error.name is not None and name.startswith(error.name):
             raise ValueError(f"no module {name} in {here} or on the Python path") from None
         raise ValueError(f"importing {name} failed: {error}") from None
+    finally:
+        sys.dont_write_bytecode = writes
 
 
 def _guarded(doing: str, run: Callable[[], T]) -> T:
