@@ -378,7 +378,7 @@ def _resolve(argument: str, folders: list[str]) -> HandoffOrder | type[HandoffCh
             if folder in sys.path:
                 sys.path.remove(folder)
             sys.path.insert(0, folder)
-    # Importing a writer's module leaves no __pycache__ folder in the docs source (lookup).
+    # The lookup imports a writer's module without leaving __pycache__ in the docs source.
     return diagrams.resolve_chart(argument)
 
 

@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import attrs
+from support import users_environment
 
 HANDOFF = str(Path(sys.executable).with_name("handoff"))
 
@@ -112,10 +113,7 @@ class Sandbox:
         self.tmp.mkdir(exist_ok=True)
 
     def env(self, extra: Mapping[str, str] | None = None) -> dict[str, str]:
-        env = {**os.environ, "TMPDIR": str(self.tmp)}
-        # A user's environment: bytecode is written where Python may write it, so a command
-        # that imports a user's module must itself keep `__pycache__` out of their folder.
-        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env = users_environment({"TMPDIR": str(self.tmp)})
         env.pop("PYTHONPATH", None)
         return {**env, **(extra or {})}
 

@@ -324,13 +324,8 @@ def module_beside(
 def run_handoff(
     *argv: str, cwd: Path, timeout: float | None = None, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
-    """The real `handoff` command, run from `cwd` by this interpreter, its output as text
-    (`env` adds to the environment).
-
-    It runs as in a user's environment, which may well write bytecode: a machine setting
-    `PYTHONDONTWRITEBYTECODE` must not hide a `__pycache__` the command leaves in `cwd`."""
-    environment = {**os.environ, **(env or {})}
-    environment.pop("PYTHONDONTWRITEBYTECODE", None)
+    """The real `handoff` command, run from `cwd` by this interpreter, its output as text,
+    in a user's environment (`env` adds to it)."""
     return subprocess.run(
         [sys.executable, "-m", "handoff", *argv],
         cwd=cwd,
@@ -338,8 +333,17 @@ def run_handoff(
         text=True,
         timeout=timeout,
         check=False,
-        env=environment,
+        env=users_environment(env),
     )
+
+
+def users_environment(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """This process's environment as a user's machine has it, with `extra` added.
+
+    A user's Python may well write bytecode: a machine setting `PYTHONDONTWRITEBYTECODE` must
+    not hide a `__pycache__` that a command leaves in the user's folder."""
+    environment = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    return {**environment, **(extra or {})}
 
 
 def run_side_by_side(
