@@ -46,7 +46,6 @@ from handoff._review.graph import Liveness, Tag
 from handoff._review.monitors import Checked
 from handoff._review.properties import AnyKey, Key, Property, WorldKind, prop
 from handoff._review.system_moves import (
-    _call_of,
     _channel,
     _checked,
     _failed,
@@ -55,7 +54,6 @@ from handoff._review.system_moves import (
     _Raw,
     _Reaction,
     _replaced,
-    _tells_freed,
     _told_while_held,
     _Transition,
     _two_slots,
@@ -77,10 +75,17 @@ from handoff._review.verdict import MoveKind, TraceStep, Verdict
 from handoff._review.world import Explored, Judge, Move, WorldBase, error_words
 from handoff._runs.call import Call
 from handoff._runs.faults import Fault
-from handoff._runs.runtime import DEMO_WORKLOAD, Workload
+from handoff._runs.runtime import (
+    DEMO_WORKLOAD,
+    Workload,
+    answered,
+    call_of,
+    carried,
+    kept_in_flight,
+    tells_freed,
+)
 from handoff._runs.worker_state import HandoffView, SystemView, Worker, WorkerState, worker_view
 from handoff._runs.workers import (
-    Acknowledge,
     ContractTable,
     Message,
     MessageKind,
@@ -89,13 +94,11 @@ from handoff._runs.workers import (
     WorkerReaction,
     WorkerReply,
     WorkerTask,
-    on_send,
-    outcome_of,
     role_of,
     task_of,
 )
-from handoff._values.errors import HandoffError, OutOfOrderFactError
-from handoff._values.messages import HandoffAction, HandoffFact
+from handoff._values.errors import HandoffError
+from handoff._values.messages import HandoffFact
 
 __all__ = ["Spent", "System", "SystemState", "SystemWatch", "SystemWorld", "canonical"]
 
@@ -536,33 +539,17 @@ class SystemWorld(WorldBase):
             reactions = worker.react(memory, handoff, message.action_id, task_of(action))
         tag = message.handoff
         kind = MoveKind.WORKER_FAILS if fail else MoveKind.TO_WORKER
+        failed = _FAILED_WORK if fail else None
+        acknowledge = self.system.acknowledge
         for memory_after, reaction in reactions:
-            sent: list[Message] = []
-            outcome = _FAILED_WORK if fail else outcome_of(action, reaction.reply)
-            done = reaction.reply is WorkerReply.DONE
-            fact = self.workload.fact_after(action) if done else None
-            if self._on_send(action):
-                # The runtime acknowledged the work as it sent it: what the worker did is told
-                # by the work's fact, or, when it did not do it, by the only word left: `Failed`.
-                outcome = None
-                if fail or reaction.reply is WorkerReply.FAILED:
-                    fact = HandoffFact.Failed(self.rules.handoff_id)
-            identity = message.action_id
-            if outcome is not None:
-                sent.append(
-                    Message(MessageKind.OUTCOME, identity, role, action, outcome, handoff=tag)
-                )
-            if fact is not None:
-                sent.append(
-                    Message(MessageKind.FACT, identity, role, action, fact=fact, handoff=tag)
-                )
+            sent = answered(message, reaction.reply, self.workload, acknowledge, failed=failed)
             step = TraceStep(
                 None,
                 chart_state,
                 kind=kind,
                 message=message,
                 reaction=reaction,
-                sent=tuple(sent),
+                sent=sent,
                 handoff=tag,
             )
             numbers = tuple(codes.message(item) for item in sent)
@@ -594,7 +581,7 @@ class SystemWorld(WorldBase):
             step = done.step
             if done.coordinator is None:  # a crash is a finding, not a reason to stop reviewing
                 return _Raw(step, None, ((Key.ERRORS, f"the call raised {done.error}"),), fault)
-            if done.early and code is not None:
+            if done.early and code is not None:  # kept in flight: `kept_in_flight`
                 return _Raw(step, _Node(coordinators, state, self.codes), (), fault, loop=True)
             watch = SystemWatch(True, old.issued, old.performed, old.told, terminated)
             after = SystemState(
@@ -635,7 +622,7 @@ class SystemWorld(WorldBase):
     def _frees(self, code: int) -> bool:
         found = self._freeing.get(code)
         if found is None:
-            found = self._freeing[code] = _tells_freed(self.codes.messages[code])
+            found = self._freeing[code] = tells_freed(self.codes.messages[code])
         return found
 
     def _transition(
@@ -674,7 +661,7 @@ class SystemWorld(WorldBase):
         try:
             issued = tuple(made.send(twin))
         except HandoffError as error:
-            early = isinstance(error, OutOfOrderFactError)
+            early = kept_in_flight(error)
             words = error_words(error)
             step = TraceStep(
                 made, twin.chart_state, error=words, kind=kind, message=message, handoff=tag
@@ -686,33 +673,17 @@ class SystemWorld(WorldBase):
                 made, twin.chart_state, error=words, kind=kind, message=message, handoff=tag
             )
             return _Transition(None, configuration, step, error=words)
-        sent: list[Message] = []
         bits = 0
         for item in issued:
             bits |= 1 << item.id.value
-            role = role_of(item.action)
-            if role is None:
-                continue
-            sent.append(Message(MessageKind.ACTION, item.id.value, role, item.action, handoff=tag))
-            acknowledged = on_send(item.action) if self._on_send(item.action) else None
-            if acknowledged is not None:
-                sent.append(
-                    Message(
-                        MessageKind.OUTCOME,
-                        item.id.value,
-                        role,
-                        item.action,
-                        acknowledged,
-                        handoff=tag,
-                    )
-                )
+        sent = carried(issued, self.system.acknowledge, tag)
         step = TraceStep(
             made,
             twin.chart_state,
             issued,
             kind=kind,
             message=message,
-            sent=tuple(sent),
+            sent=sent,
             handoff=tag,
         )
         numbers = tuple(self.codes.message(item) for item in sent)
@@ -722,7 +693,7 @@ class SystemWorld(WorldBase):
         """The call the runtime makes: the delivery of `message`, else a start, the `call`th
         terminal fact or a timeout."""
         if message is not None:
-            return _call_of(message)
+            return call_of(message)
         if call == _START:
             return Call.start()
         if call == _TIMEOUT:
@@ -733,10 +704,6 @@ class SystemWorld(WorldBase):
         """The number of `coordinator`'s configuration: equal configurations, one number."""
         configuration = probe.configuration(coordinator)
         return self._configurations.setdefault(configuration, len(self._configurations))
-
-    def _on_send(self, action: HandoffAction) -> bool:
-        """Whether the runtime acknowledged `action` as it sent it."""
-        return self.system.acknowledge is Acknowledge.ON_SEND and on_send(action) is not None
 
     def _send(self, flight: Flight, sent: Sequence[int]) -> Flight:
         if not sent:

@@ -13,7 +13,6 @@ from handoff._review.monitors import Checked
 from handoff._review.properties import Key
 from handoff._review.system_state import Flight, SystemWatch, _Node
 from handoff._review.verdict import TraceStep
-from handoff._runs.call import Call
 from handoff._runs.workers import (
     Message,
     MessageKind,
@@ -23,19 +22,12 @@ from handoff._runs.workers import (
     WorkerReply,
     role_of,
 )
-from handoff._values.messages import HandoffAction
-from handoff._values.values import HandoffActionId
 
 T = TypeVar("T")
 
 _SLOT_FREED = Key.NO_SLOT_AFTER_FREED
 _ONLY_ISSUED = Key.ONLY_ISSUED_WORK
 _ONE_SLOT = Key.ONE_SLOT_PER_REQUEST
-_CLEANUPS = (
-    HandoffAction.ReleaseSource,
-    HandoffAction.CancelSource,
-    HandoffAction.CancelDestination,
-)
 
 
 class _Transition(NamedTuple):
@@ -107,24 +99,6 @@ def _without(flight: Flight, channel: int, code: int) -> Flight:
     index = messages.index(code)
     rest = messages[:index] + messages[index + 1 :]
     return (*flight[:channel], rest, *flight[channel + 1 :])
-
-
-def _call_of(message: Message) -> Call:
-    if message.fact is not None:
-        return Call.of_fact(message.fact)
-    assert message.outcome is not None
-    return Call.of_outcome(HandoffActionId(message.action_id), message.outcome)
-
-
-def _tells_freed(message: Message) -> bool:
-    """An acknowledgement that tells the coordinator its worker freed the request's slot."""
-    outcome = message.outcome
-    return (
-        message.kind is MessageKind.OUTCOME
-        and isinstance(message.action, _CLEANUPS)
-        and outcome is not None
-        and not outcome.is_failed
-    )
 
 
 def _performed_findings(watch: SystemWatch, message: Message) -> Iterator[Checked]:

@@ -1,10 +1,15 @@
-"""The cooperative runtime: what a well-behaved runtime answers to each action, written once.
+"""The runtime between a coordinator and its workers, written once for every scheduler.
 
 A cooperative runtime performs every action it is given and acknowledges it with the one
 outcome that fits (`acknowledgement`); performing `SubmitPrefill`, `ReserveDestination` or
 `StartTransfer` then leads to a fact it reports (`Workload.fact_after`).  `CooperativeRuntime`
-drives one coordinator that way, first issued first; the simulation reuses the same answers
-with its own clock and faults, and the sequence diagrams draw them.
+drives one coordinator that way, first issued first, and the sequence diagrams draw it.
+
+With workers, the runtime's duties are pure steps over messages (`Message`): what it puts in
+flight for what a call issued (`carried`), what it sends back once a worker took an action
+(`answered`), the call a message in flight becomes (`call_of`), and which refused message it
+keeps in flight (`kept_in_flight`).  The system review enumerates these steps and the
+simulation samples them with a clock; neither restates them.
 """
 
 from __future__ import annotations
@@ -17,9 +22,24 @@ import attrs
 
 from handoff._coordinator.binding import FITTING_OUTCOME
 from handoff._runs.call import Call
+from handoff._runs.workers import (
+    Acknowledge,
+    Message,
+    MessageKind,
+    WorkerReply,
+    on_send,
+    outcome_of,
+    role_of,
+)
+from handoff._values.errors import HandoffError, OutOfOrderFactError
 from handoff._values.messages import HandoffAction, HandoffFact, IssuedHandoffAction
 from handoff._values.timing import HandoffTransferTiming
-from handoff._values.values import HandoffActionOutcome, HandoffId, KvTransferTimingMode
+from handoff._values.values import (
+    HandoffActionId,
+    HandoffActionOutcome,
+    HandoffId,
+    KvTransferTimingMode,
+)
 
 __all__ = [
     "CANCELS",
@@ -29,6 +49,11 @@ __all__ = [
     "CooperativeRuntime",
     "Workload",
     "acknowledgement",
+    "answered",
+    "call_of",
+    "carried",
+    "kept_in_flight",
+    "tells_freed",
 ]
 
 HANDOFF_ID = HandoffId(uuid.UUID(int=1))
@@ -117,3 +142,94 @@ class CooperativeRuntime:
     def report(self, fact: HandoffFact) -> None:
         """Report `fact` next, before anything still to do."""
         self._calls.appendleft(Call.of_fact(fact))
+
+
+# -- the runtime's duties with workers ---------------------------------------------------
+
+_CLEANUPS: tuple[type[HandoffAction], ...] = (HandoffAction.ReleaseSource, *CANCELS)
+
+
+def acknowledged_on_send(action: HandoffAction, acknowledge: Acknowledge) -> bool:
+    """Whether a runtime acknowledging under `acknowledge` reports `action` done as it sends it."""
+    return acknowledge is Acknowledge.ON_SEND and on_send(action) is not None
+
+
+def carried(
+    issued: Iterable[IssuedHandoffAction], acknowledge: Acknowledge, handoff: int | None = None
+) -> tuple[Message, ...]:
+    """What the runtime puts in flight for the actions one call issued: each to its worker
+    (`Complete` is the runtime's own and goes nowhere), and, acknowledging on send, the
+    action's acknowledgement back to the coordinator right behind it."""
+    sent: list[Message] = []
+    for item in issued:
+        action = item.action
+        role = role_of(action)
+        if role is None:
+            continue
+        number = item.id.value
+        sent.append(Message(MessageKind.ACTION, number, role, action, handoff=handoff))
+        if acknowledged_on_send(action, acknowledge):
+            outcome = on_send(action)
+            sent.append(
+                Message(MessageKind.OUTCOME, number, role, action, outcome, handoff=handoff)
+            )
+    return tuple(sent)
+
+
+def answered(
+    message: Message,
+    reply: WorkerReply,
+    workload: Workload,
+    acknowledge: Acknowledge,
+    *,
+    failed: HandoffActionOutcome | None = None,
+) -> tuple[Message, ...]:
+    """What goes back to the coordinator once a worker took the action `message` carried and
+    replied `reply`: its acknowledgement, then the fact its work leads to.
+
+    `failed` is the outcome of work the worker failed through a fault (its reply is then
+    `FAILED`).  Work the runtime acknowledged as it sent it has been reported done already:
+    the worker reports only its fact, or, when it did not do the work, the one word left,
+    `Failed`."""
+    action = message.action
+    outcome = failed if failed is not None else outcome_of(action, reply)
+    fact = workload.fact_after(action) if reply is WorkerReply.DONE else None
+    if acknowledged_on_send(action, acknowledge):
+        outcome = None
+        if reply is WorkerReply.FAILED:
+            fact = HandoffFact.Failed(action.handoff_id)
+    number, role, whose = message.action_id, message.role, message.handoff
+    sent: list[Message] = []
+    if outcome is not None:
+        sent.append(Message(MessageKind.OUTCOME, number, role, action, outcome, handoff=whose))
+    if fact is not None:
+        sent.append(Message(MessageKind.FACT, number, role, action, fact=fact, handoff=whose))
+    return tuple(sent)
+
+
+def call_of(message: Message) -> Call:
+    """The call the runtime makes when it delivers `message` (an outcome or a fact) to its
+    coordinator."""
+    if message.fact is not None:
+        return Call.of_fact(message.fact)
+    assert message.outcome is not None
+    return Call.of_outcome(HandoffActionId(message.action_id), message.outcome)
+
+
+def kept_in_flight(error: HandoffError) -> bool:
+    """Whether the runtime keeps a message its coordinator refused with `error`, to deliver
+    it again later: a fact refused as early (its acknowledgement is still on its way).  Any
+    other refused message is dropped."""
+    return isinstance(error, OutOfOrderFactError)
+
+
+def tells_freed(message: Message) -> bool:
+    """Whether `message` tells the coordinator its worker freed the request's slot: a release
+    or cancel acknowledged as done."""
+    outcome = message.outcome
+    return (
+        message.kind is MessageKind.OUTCOME
+        and isinstance(message.action, _CLEANUPS)
+        and outcome is not None
+        and not outcome.is_failed
+    )

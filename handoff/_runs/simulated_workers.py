@@ -34,20 +34,18 @@ import attrs
 
 from handoff._runs.call import Call
 from handoff._runs.faults import Fault
-from handoff._runs.runtime import Workload
+from handoff._runs.runtime import Workload, answered, call_of, carried
 from handoff._runs.worker_state import Worker, WorkerBook
 from handoff._runs.workers import (
     DEFAULT_ACKNOWLEDGE,
     Acknowledge,
     ContractTable,
+    Message,
+    MessageKind,
     Role,
     WorkerContract,
-    WorkerReaction,
     WorkerReply,
     WorkerTask,
-    on_send,
-    outcome_of,
-    role_of,
     task_of,
 )
 from handoff._values.errors import HandoffError, OutOfOrderFactError
@@ -59,7 +57,7 @@ from handoff._values.values import (
     HandoffId,
 )
 
-__all__ = ["Channel", "Delivery", "Settled", "SimulatedWorkers"]
+__all__ = ["Channel", "Settled", "SimulatedWorkers"]
 
 
 _FAILABLE = (WorkerTask.TAKE, WorkerTask.TRANSFER, WorkerTask.ACTIVATE)
@@ -101,7 +99,7 @@ class _WorkerWorld(Protocol[H_contra]):
         self,
         delay: float,
         handoff: H_contra,
-        call: Call | Delivery,
+        call: Call | Message,
         channel: Channel | None = None,
         /,
     ) -> float: ...
@@ -124,15 +122,6 @@ class _WorkerWorld(Protocol[H_contra]):
     ) -> None: ...
 
     def fact_delay(self, handoff: H_contra, kind: type, /) -> float: ...
-
-
-@attrs.frozen
-class Delivery:
-    """An action on its way to its worker."""
-
-    item: IssuedHandoffAction
-    copy: bool = False
-    """A copy the network sent again as it delivered the action (`--faults duplicate`)."""
 
 
 @attrs.frozen
@@ -182,13 +171,12 @@ class SimulatedWorkers(Generic[H]):
 
     def carry(self, handoff: H, item: IssuedHandoffAction) -> bool:
         """Send `item` to its worker; False for `Complete`, which no worker gets."""
-        role = role_of(item.action)
-        if role is None:
+        sent = carried((item,), self.acknowledge, handoff.number)
+        if not sent:
             return False
-        if self._acknowledged_on_send(item.action):
-            outcome = on_send(item.action)
-            assert outcome is not None
-            self.world.send(handoff, item.id, outcome, (role, False))
+        action, *acknowledgement = sent
+        for early in acknowledgement:  # acknowledged as it is sent, before the worker has it
+            self._send_back(handoff, early)
         delay = self.world.latency()
         if self.world.fault(Fault.DELAYED_DELIVERY):
             delay += self.world.uniform(5, 30)
@@ -197,8 +185,23 @@ class SimulatedWorkers(Generic[H]):
             timed_out = Call.of_fact(HandoffFact.TimedOut(handoff.handoff_id))
             self.world.at(delay + self.world.uniform(5, 30), handoff, timed_out)
             return True
-        self.world.at(delay, handoff, Delivery(item), (role, True))
+        self.world.at(delay, handoff, action, (action.role, True))
         return True
+
+    def _send_back(self, handoff: H, message: Message) -> None:
+        """Put an acknowledgement or a fact in flight to the coordinator, on its worker's
+        channel: an acknowledgement after the usual latency (or the network's faults), a
+        fact when the work it reports is done."""
+        back = (message.role, False)
+        if message.kind is MessageKind.OUTCOME:
+            assert message.outcome is not None
+            self.world.send(handoff, HandoffActionId(message.action_id), message.outcome, back)
+            return
+        if isinstance(message.fact, HandoffFact.Failed):
+            delay = self.world.latency()  # work not done: nothing to wait for
+        else:
+            delay = self.world.fact_delay(handoff, type(message.action))
+        self.world.at(delay, handoff, call_of(message), back)
 
     def _injects(self, handoff: H, fault: Fault) -> bool:
         """Whether `fault`, asked for and within the handoff's budget, happens now."""
@@ -208,47 +211,33 @@ class SimulatedWorkers(Generic[H]):
         spent[fault] += 1
         return True
 
-    def _acknowledged_on_send(self, action: HandoffAction) -> bool:
-        return self.acknowledge is Acknowledge.ON_SEND and on_send(action) is not None
-
-    def arrive(self, handoff: H, delivery: Delivery) -> None:
-        """The worker gets the action, reacts, acknowledges and reports what follows."""
-        item = delivery.item
-        action = item.action
-        role, task = role_of(action), task_of(action)
-        assert role is not None
-        back = (role, False)
-        if not delivery.copy and self._injects(handoff, Fault.DUPLICATION):
+    def arrive(self, handoff: H, message: Message) -> None:
+        """The worker gets the action `message` carries, reacts, and the runtime sends back
+        what it answered."""
+        action = message.action
+        task = task_of(action)
+        if not message.copy and self._injects(handoff, Fault.DUPLICATION):
             # The network delivers the action and sends a copy again, behind what is on its
             # way to the worker now (as the review's duplicate): with FIFO delivery the copy
             # comes after a cancel sent meanwhile.
-            copy = Delivery(item, copy=True)
-            self.world.at(self.world.uniform(5, 30), handoff, copy, (role, True))
+            copy = message._replace(copy=True)
+            self.world.at(self.world.uniform(5, 30), handoff, copy, (message.role, True))
         if self._injects(handoff, Fault.RESTART):
-            self.restart(role)
-        worker, book = self.workers[role], self.books[role]
-        request, action_id = handoff.number, item.id.value
-        outcome: HandoffActionOutcome | None = _FAILED
+            self.restart(message.role)
+        worker, book = self.workers[message.role], self.books[message.role]
+        request, action_id = handoff.number, message.action_id
+        failed = None
         if task in _FAILABLE and self.world.fault(Fault.FAILED_OUTCOME):
-            reaction = WorkerReaction(worker.memory(book, request), WorkerReply.FAILED)
+            failed = _FAILED
+            reply = WorkerReply.FAILED
             worker.fail_in(book, request, action_id)
         else:
-            reaction = worker.take(book, request, action_id, task, self.world.choice)
-            outcome = outcome_of(action, reaction.reply)
-        fact = handoff.workload.fact_after(action)
-        if self._acknowledged_on_send(action):
-            # Acknowledged as it was sent: undone work can only be reported as `Failed`.
-            outcome = None
-            if reaction.reply is WorkerReply.FAILED:
-                fact = HandoffFact.Failed(handoff.handoff_id)
-                self.world.at(self.world.latency(), handoff, Call.of_fact(fact), back)
-        if outcome is not None:
-            if isinstance(action, _CANCELS) and self.world.fault(Fault.CLEANUP_FAILURE):
-                self.world.send(handoff, item.id, _FAILED, back)
-            self.world.send(handoff, item.id, outcome, back)
-        if fact is not None and reaction.reply is WorkerReply.DONE:
-            delay = self.world.fact_delay(handoff, type(action))
-            self.world.at(delay, handoff, Call.of_fact(fact), back)
+            reply = worker.take(book, request, action_id, task, self.world.choice).reply
+        for sent in answered(message, reply, handoff.workload, self.acknowledge, failed=failed):
+            cleanup = isinstance(action, _CANCELS) and sent.kind is MessageKind.OUTCOME
+            if cleanup and self.world.fault(Fault.CLEANUP_FAILURE):
+                self._send_back(handoff, sent._replace(outcome=_FAILED))
+            self._send_back(handoff, sent)
 
     def restart(self, role: Role) -> None:
         """The worker of `role` restarts: it forgets every request and frees every slot."""

@@ -26,10 +26,10 @@ from handoff._runs.bound import loop, overrun
 from handoff._runs.call import Call, Coordinator
 from handoff._runs.faults import SIMULATED, Fault
 from handoff._runs.runtime import CANCELS, DONE_OUTCOMES, Workload, acknowledgement
-from handoff._runs.simulated_workers import Channel, Delivery, SimulatedWorkers
+from handoff._runs.simulated_workers import Channel, SimulatedWorkers
 from handoff._runs.simulation_report import HandoffRecord, SimulationReport
 from handoff._runs.trace import Entry
-from handoff._runs.workers import DEFAULT_ACKNOWLEDGE, Acknowledge, WorkerContract
+from handoff._runs.workers import DEFAULT_ACKNOWLEDGE, Acknowledge, Message, WorkerContract
 from handoff._values.errors import HandoffError
 from handoff._values.messages import HandoffAction, HandoffFact, IssuedHandoffAction
 from handoff._values.timing import HandoffTransferTiming
@@ -146,7 +146,7 @@ class _World:
         self.make = make
         self.report = report
         self.rng = random.Random(config.seed)
-        self.queue: list[tuple[float, int, _Handoff, Call | Delivery]] = []
+        self.queue: list[tuple[float, int, _Handoff, Call | Message]] = []
         self.sequence = 0
         self.now = 0.0
         self.channels: dict[Hashable, float] = {}
@@ -170,7 +170,7 @@ class _World:
         self,
         delay: float,
         handoff: _Handoff,
-        call: Call | Delivery,
+        call: Call | Message,
         channel: Channel | None = None,
     ) -> float:
         """Deliver `call` after `delay` (on a worker's `channel`: with `fifo`, never before
@@ -220,9 +220,9 @@ class _World:
             canceled = Call.of_fact(HandoffFact.Canceled(handoff_id))
             self.at(self.rng.uniform(0, 40), handoff, canceled)
 
-    def deliver(self, handoff: _Handoff, call: Call | Delivery) -> None:
+    def deliver(self, handoff: _Handoff, call: Call | Message) -> None:
         handoff.pending -= 1
-        if isinstance(call, Delivery):
+        if isinstance(call, Message):
             assert self.workers is not None
             self.workers.arrive(handoff, call)
             return
