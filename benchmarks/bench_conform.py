@@ -20,7 +20,7 @@ from handoff._review.conform.check import Checker
 from handoff._review.conform.child import Implementation
 from handoff._review.conform.protocol import Answer, CallRequest, read
 from handoff._review.conform.suite import Model, Suite, build_suite, handoff_id
-from handoff._runs.call import Call
+from handoff._system.call import Call
 from handoff._values.values import HandoffOrder
 
 DRIVER = [sys.executable, "-m", "handoff.conform_driver"]

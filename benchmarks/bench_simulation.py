@@ -17,7 +17,7 @@ import sys
 CHILD = """
 import resource, sys, time
 from handoff._runs.simulation import SimulationConfig, simulate
-from handoff._runs.workers import find_contract
+from handoff._system.workers import find_contract
 workers = None if {w!r} is None else find_contract({w!r})
 config = SimulationConfig(handoffs={n}, concurrency={c}, fault_rate={p}, seed=7, workers=workers)
 started = time.perf_counter()

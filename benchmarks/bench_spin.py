@@ -39,13 +39,13 @@ from review_mutants import MUTANTS
 
 from handoff import HandoffOrder
 from handoff._compile.table import CompiledChart, compiled
-from handoff._review.properties import WorldKind
 from handoff._review.spin import run as spin
 from handoff._review.spin.agreement import Agreement, cross_check
 from handoff._review.spin.properties import mirrored
-from handoff._review.system import System
-from handoff._runs.faults import Fault
-from handoff._runs.workers import CONTRACTS, FORGETFUL, TOMBSTONE, Acknowledge, Tombstone
+from handoff._system.config import System
+from handoff._system.faults import Fault
+from handoff._system.properties import WorldKind
+from handoff._system.workers import CONTRACTS, FORGETFUL, TOMBSTONE, Acknowledge, Tombstone
 
 FAULTS = (None, Fault.DUPLICATION, Fault.LOSS, Fault.RESTART)
 SHARED = (

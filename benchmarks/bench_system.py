@@ -47,9 +47,9 @@ try:
     from handoff._review.explore import review_orders
 except ImportError:  # the library before it reviewed orders in a process each (`--serve`)
     review_orders = None  # type: ignore[assignment]
-from handoff._review.system import System
-from handoff._runs.faults import Fault
-from handoff._runs.workers import CONTRACTS, find_contract
+from handoff._system.config import System
+from handoff._system.faults import Fault
+from handoff._system.workers import CONTRACTS, find_contract
 from handoff._values.values import HandoffOrder
 
 ROUNDS = 3

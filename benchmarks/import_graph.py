@@ -20,7 +20,7 @@ import tarfile
 from collections.abc import Iterator
 from pathlib import PurePosixPath
 
-_LAYERS = ("library", "runs", "review", "docs", "command line")
+_LAYERS = ("library", "system", "runs", "review", "docs", "command line")
 # Where each flat tool module of the tree before the wings went when they were made.
 _FLAT_TOOLS = {
     "_demo": "runs",
@@ -89,9 +89,9 @@ def edges(modules: dict[str, tuple[str, bool]]) -> set[tuple[str, str]]:
 
 def layer(module: str) -> int:
     parts = module.split(".")
-    if len(parts) > 2 and parts[1] in ("_runs", "_review", "_docs"):
+    if len(parts) > 2 and parts[1] in ("_system", "_runs", "_review", "_docs"):
         return _LAYERS.index(parts[1][1:])
-    if len(parts) == 2 and parts[1] in ("_runs", "_review", "_docs"):
+    if len(parts) == 2 and parts[1] in ("_system", "_runs", "_review", "_docs"):
         return _LAYERS.index(parts[1][1:])
     if len(parts) == 2 and parts[1] in _COMMAND_LINE:
         return _LAYERS.index("command line")

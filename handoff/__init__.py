@@ -1,24 +1,50 @@
-"""Prefill-to-decode KV-cache handoff, defined as one statechart per handoff order.
+"""Hand one request's KV cache from a prefill worker to a decode worker, never losing it
+and never owning it twice.
 
-Where things are (everything private; this module is the one public face, with `wire`,
-`diagrams` and `sphinx` beside it):
+A `HandoffCoordinatorCore` is one handoff's coordinator: a pure state machine that takes facts
+(`HandoffFact.SourceHeld`, ...) and action outcomes, and answers with the actions your runtime
+performs.  Each ordering, `HandoffOrder.SOURCE_FIRST` (vLLM, TensorRT-LLM) and
+`HandoffOrder.DESTINATION_FIRST` (SGLang), is a declarative statechart; diagrams and a model
+review derive from it.  The first call:
+
+    coordinator = HandoffCoordinatorCore(handoff_id=HandoffId(uuid=uuid.uuid4()),
+                                         order=HandoffOrder.SOURCE_FIRST)
+    [submit] = coordinator.start()   # IssuedHandoffAction: SubmitPrefill, #0
+
+Every call returns the actions to perform or raises `HandoffError` and changes nothing.  The
+documentation (the contract, integrating a runtime, the errors, the command line `handoff`)
+is at https://github.com/kv-handoff/handoff/tree/main/docs.
+
+Where things are, for maintainers.  Everything below is private; this module is the one
+public face, with `wire`, `diagrams`, `sphinx` and `conform_driver` beside it.
 
 * The core, which `import handoff` loads, one package a concept:
-  `_chart/` the chart: the shipped charts (`shipped`), how a chart is written and checked
-  when it is defined (`base`, `derive`, `rules`, `groups`), its vocabulary and binding, and
-  how one is named `MODULE:CLASS` (`lookup`);
-  `_compile/` its compilation: the flat table the coordinator and every tool run (`table`,
-  with the shipped charts' `generated_tables`), and python-statemachine's own run of a chart
-  to compare it with (`interpreted`, `equivalence`);
-  `_coordinator/` the coordinator (`core`), its snapshots, copies and recorder, and the
-  tools' window into it (`probe`);
-  `_values/` the values it takes and gives, their validators, and its errors;
-  `_wire/` their wire form, the reference's JSON.
-* The wings, which build on the core and never the other way: `_runs/` drives coordinators
-  (the demo, traces and replay, the simulation, workers and their faults); `_review/`
-  reviews a chart in a world, alone or with its workers (one explorer, its properties,
-  report, Spin); `_docs/` draws and writes what the docs show.  Imports run core, then
-  `_runs/`, `_review/`, `_docs/`; the command line (`__main__`, `_cli`) sits above them all.
+* `_chart/` the chart: the shipped charts (`shipped`), how a chart is written and checked when
+  it is defined (`base`, `derive`, `rules`, `groups`) and its vocabulary (`vocabulary`).
+* `_compile/` its compilation: the flat table the coordinator and every tool run (`table`,
+  `codec_table`, with the shipped charts' `generated_tables`), python-statemachine's own run of
+  a chart to compare it with (`interpreted`), and how a chart is named `MODULE:CLASS`
+  (`lookup`).
+* `_coordinator/` the coordinator (`core`), how it binds a chart's events to calls
+  (`binding`), its snapshots (`snapshot`, `snapshot_values`), copies (`copies`) and recorder
+  (`recorder`), what it can reach (`reachable`), and the tools' one window into it (`probe`).
+* `_values/` the values it takes and gives (`values`, `messages`, `timing`, `lifecycle`,
+  `conformance`), their `validators`, and its `errors`.
+* `_wire/` their wire form, the reference's JSON (`codecs`, `json_text`).
+* The wings, which build on the core and never the other way, in this order:
+* `_system/` the system around coordinators, written once and pure: a call into a coordinator
+  (`call`), the runtime's duties (`runtime`), the workers (`workers`, `worker_state`), the
+  faults (`faults`), the configuration naming them (`config`), the properties judged of it
+  (`properties`) and when a run never ends (`bound`).
+* `_runs/` schedulers that drive real coordinators: the demo (`demo`), traces and their
+  replay (`trace`, `trace_file`, `replay`, `replay_cli`), the simulation (`simulation`,
+  `simulated_workers`, `simulation_report`, `simulate_cli`).
+* `_review/` the model review: one explorer (`explore`, `graph`, `world`) over the chart alone
+  (`environment`, `watch`, `monitors`) or the system (`system`, `system_moves`,
+  `system_state`, `system_replay`), its `verdict`, `report`, `judge` and `trace_check`; `equivalence` of the table and the interpreted chart; `conform/` and `spin/`.
+* `_docs/` what the docs show: drawings (`diagram`, `dot`, `mermaid`, `sequence`) and the
+  generated sections (`generated`, `sections`, `project`).
+* The command line (`__main__`, `_cli`) sits above them all.
 """
 
 import typing as _typing
@@ -154,19 +180,19 @@ _LAZY = {
     "PropertyVerdict": "handoff._review.trace_check",
     "record": "handoff._coordinator.recorder",
     "RecordingCoordinator": "handoff._coordinator.recorder",
-    "RequestMemory": "handoff._runs.workers",
-    "PerRole": "handoff._runs.workers",
-    "Slots": "handoff._runs.workers",
-    "SystemView": "handoff._runs.worker_state",
-    "HandoffView": "handoff._runs.worker_state",
-    "WorkerView": "handoff._runs.worker_state",
-    "Message": "handoff._runs.workers",
-    "MessageKind": "handoff._runs.workers",
-    "Role": "handoff._runs.workers",
-    "WorkerContract": "handoff._runs.workers",
-    "WorkerReaction": "handoff._runs.workers",
-    "WorkerReply": "handoff._runs.workers",
-    "WorkerTask": "handoff._runs.workers",
+    "RequestMemory": "handoff._system.workers",
+    "PerRole": "handoff._system.workers",
+    "Slots": "handoff._system.workers",
+    "SystemView": "handoff._system.worker_state",
+    "HandoffView": "handoff._system.worker_state",
+    "WorkerView": "handoff._system.worker_state",
+    "Message": "handoff._system.workers",
+    "MessageKind": "handoff._system.workers",
+    "Role": "handoff._system.workers",
+    "WorkerContract": "handoff._system.workers",
+    "WorkerReaction": "handoff._system.workers",
+    "WorkerReply": "handoff._system.workers",
+    "WorkerTask": "handoff._system.workers",
 }
 
 if _typing.TYPE_CHECKING:
@@ -178,8 +204,8 @@ if _typing.TYPE_CHECKING:
     from handoff._chart.shipped import DestinationFirstChart, SourceFirstChart
     from handoff._coordinator.recorder import RecordingCoordinator, record
     from handoff._review.trace_check import PropertyVerdict, TraceCheck, check_trace
-    from handoff._runs.worker_state import HandoffView, SystemView, WorkerView
-    from handoff._runs.workers import (
+    from handoff._system.worker_state import HandoffView, SystemView, WorkerView
+    from handoff._system.workers import (
         Message,
         MessageKind,
         PerRole,

@@ -39,7 +39,7 @@ from handoff._review.conform.protocol import (
     write,
 )
 from handoff._review.conform.vectors import read_vectors
-from handoff._runs.call import Call
+from handoff._system.call import Call
 from handoff._values.values import HandoffId
 
 if TYPE_CHECKING:

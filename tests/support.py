@@ -29,7 +29,7 @@ from handoff import (
     IssuedHandoffAction,
     KvTransferTimingMode,
 )
-from handoff._runs.workers import (
+from handoff._system.workers import (
     FORGETFUL,
     TOMBSTONE,
     RequestMemory,

@@ -46,7 +46,7 @@ from handoff._review.conform.protocol import (
 from handoff._review.conform.suite import Model, Suite, build_suite, carried, handoff_id
 from handoff._review.conform.vectors import vector_line, vectors_header
 from handoff._review.environment import HANDOFF_ID, environment
-from handoff._runs.call import Call
+from handoff._system.call import Call
 from handoff.conform_driver import Driver, DriverError, replay_vectors, serve
 from handoff.conform_driver import main as driver_main
 

@@ -35,8 +35,8 @@ from handoff._compile.table import CompiledChart
 from handoff._docs.explain import write_explain
 from handoff._review import world
 from handoff._review.equivalence import Comparison
-from handoff._review.properties import Family, Key, WorldKind, prop, properties_of
 from handoff._review.report import exit_status
+from handoff._system.properties import Family, Key, WorldKind, prop, properties_of
 
 TESTS = Path(__file__).parent
 

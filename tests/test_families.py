@@ -28,8 +28,8 @@ from handoff import (
 from handoff.__main__ import main
 from handoff._chart.base import HandoffChart
 from handoff._review.explore import Review, review_chart
-from handoff._review.properties import PROPERTIES, Family, Key
 from handoff._review.report import DIFFERS, UNSAFE, exit_status, text, verdict_line
+from handoff._system.properties import PROPERTIES, Family, Key
 
 HANDOFF = str(Path(sys.executable).with_name("handoff"))
 TESTS = Path(__file__).resolve().parent

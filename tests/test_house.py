@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import re
 import subprocess
 import sys
 from collections.abc import Collection
@@ -15,7 +16,7 @@ import pytest
 import handoff
 
 PACKAGE = Path(handoff.__file__).parent
-WINGS = ("handoff._runs", "handoff._review", "handoff._docs")
+WINGS = ("handoff._system", "handoff._runs", "handoff._review", "handoff._docs")
 # The command line sits above every wing: it is what dispatches into them.  So do the public
 # front doors of the wings: the drawing API and the Sphinx extension of the docs wing, and the
 # reference driver of the conformance check, which speaks the review wing's protocol.
@@ -156,6 +157,7 @@ def test_only_type_checkers_see_the_lazy_names_statically() -> None:
 @pytest.mark.parametrize(
     ("wing", "above"),
     [
+        ("handoff._system", ("handoff._runs", "handoff._review", "handoff._docs")),
         ("handoff._runs", ("handoff._review", "handoff._docs")),
         ("handoff._review", ("handoff._docs",)),
     ],
@@ -240,3 +242,27 @@ def test_no_import_cycle() -> None:
 
     for name in sorted(names):
         walk(name, ())
+
+
+def test_the_map_names_only_modules_where_they_are() -> None:
+    # Each bullet of the map opens with its package; every module it names is in it.
+    layout = handoff.__doc__ or ""
+    bullets = re.findall(r"^\* `(_[a-z_]+)/`(.*?)(?=^\* |\Z)", layout, re.M | re.S)
+    assert {package for package, _ in bullets} >= {w.removeprefix("handoff.") for w in WINGS}
+    named = {
+        (package, name) for package, text in bullets for name in re.findall(r"`([a-z_]+)/?`", text)
+    }
+    assert len(named) > 40
+    missing = {
+        f"handoff.{package}.{name}"
+        for package, name in named
+        if not (PACKAGE / package / f"{name}.py").is_file()
+        and not (PACKAGE / package / name / "__init__.py").is_file()
+    }
+    assert missing == set()
+
+
+def test_help_opens_with_a_paragraph_for_users() -> None:
+    first = (handoff.__doc__ or "").split("\n\n")[0]
+    assert "KV cache" in first
+    assert "_" not in first  # no private package before the reader knows what this is

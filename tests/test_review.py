@@ -30,9 +30,9 @@ from handoff._review.environment import HANDOFF_ID, Call, Rules, environment
 from handoff._review.explore import Review, review_order
 from handoff._review.judge import RunJudge
 from handoff._review.monitors import observe
-from handoff._review.properties import Key, WorldKind, properties_of
 from handoff._review.watch import Watch
 from handoff._runs.replay import CallResult
+from handoff._system.properties import Key, WorldKind, properties_of
 from handoff._values.values import HandoffOrder as Order
 
 ORDERS = tuple(HandoffOrder)

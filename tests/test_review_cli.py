@@ -30,7 +30,7 @@ from handoff._compile.table import CompiledChart
 from handoff._review import cli, report
 from handoff._review.environment import HANDOFF_ID, Call, environment
 from handoff._review.explore import Review, review, review_order
-from handoff._review.properties import WorldKind, properties_of
+from handoff._system.properties import WorldKind, properties_of
 
 REPORT = Path(__file__).resolve().parent.parent / "docs" / "model-review.md"
 ORDERS = tuple(HandoffOrder)

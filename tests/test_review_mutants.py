@@ -22,8 +22,8 @@ from handoff._compile.table import CompiledChart, compile_chart, compiled
 from handoff._coordinator import probe as probe
 from handoff._review.environment import HANDOFF_ID, Call
 from handoff._review.explore import Review
-from handoff._review.properties import Key, WorldKind, properties_of
 from handoff._review.verdict import TraceStep
+from handoff._system.properties import Key, WorldKind, properties_of
 
 _CHART_MUTANTS = [m for m in MUTANTS if m.adapter is None]
 _BY_NAME = {mutant.name: mutant for mutant in (*MUTANTS, *CONTROLS)}

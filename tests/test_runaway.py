@@ -27,9 +27,9 @@ from hostile import (
 )
 
 from handoff import HandoffAction, HandoffCoordinatorCore, HandoffId, SourceFirstChart
-from handoff._runs.bound import MAX_ACTIONS, MAX_STALLS, Runaway, cut, overrun
-from handoff._runs.call import Call
 from handoff._runs.simulation import SimulationConfig, simulate
+from handoff._system.bound import MAX_ACTIONS, MAX_STALLS, Runaway, cut, overrun
+from handoff._system.call import Call
 from handoff._values.values import HandoffOrder
 
 _ONE = r"; the loop: CancelDestination \d+ times; "

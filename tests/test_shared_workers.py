@@ -19,14 +19,15 @@ from support import Refusing, SecondSlot, run_handoff, uncovered
 
 from handoff import HandoffCompletion, HandoffOrder, SystemView
 from handoff._review.explore import Review, review_order
-from handoff._review.properties import Key, find_property, own_property
 from handoff._review.report import contract_spelling, describe_step, overtaken
 from handoff._review.spin.system import unmirrored
-from handoff._review.system import System, SystemWorld
+from handoff._review.system import SystemWorld
 from handoff._review.system_replay import line_of, replay_moves
 from handoff._review.system_state import judge_own
-from handoff._runs.faults import Fault
-from handoff._runs.workers import (
+from handoff._system.config import System
+from handoff._system.faults import Fault
+from handoff._system.properties import Key, find_property, own_property
+from handoff._system.workers import (
     FORGETFUL,
     TOMBSTONE,
     Acknowledge,

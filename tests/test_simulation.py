@@ -19,10 +19,10 @@ from handoff import (
     IssuedHandoffAction,
 )
 from handoff.__main__ import main
-from handoff._runs.call import Call, CallKind
 from handoff._runs.replay import replay
 from handoff._runs.simulation import FAULTS, SimulationConfig, simulate
 from handoff._runs.trace import read_trace, write_trace
+from handoff._system.call import Call, CallKind
 
 
 def test_faulty_runs_complete_without_leaks() -> None:

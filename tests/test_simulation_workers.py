@@ -21,11 +21,11 @@ from hypothesis import strategies as st
 from support import SILENT_TAKE, SecondSlot, run_handoff, run_side_by_side
 
 from handoff._runs import simulation
-from handoff._runs.faults import Fault
 from handoff._runs.simulated_workers import SimulatedWorkers
 from handoff._runs.simulation import SimulationConfig, SimulationReport, simulate
-from handoff._runs.worker_state import Remembered, Worker, WorkerBook, WorkerState
-from handoff._runs.workers import (
+from handoff._system.faults import Fault
+from handoff._system.worker_state import Remembered, Worker, WorkerBook, WorkerState
+from handoff._system.workers import (
     FORGETFUL,
     TOMBSTONE,
     Acknowledge,

@@ -22,7 +22,6 @@ from handoff.__main__ import main
 from handoff._compile.table import CompiledChart, compile_chart, compiled
 from handoff._review.environment import MAX_ACTIONS, environment
 from handoff._review.explore import review
-from handoff._review.properties import Key, SpinCheck, WorldKind, properties_of
 from handoff._review.spin import run as spin_module
 from handoff._review.spin.agreement import Agreement, agreement, cross_check
 from handoff._review.spin.cli import UNCONFIRMED, spin_review
@@ -37,6 +36,7 @@ from handoff._review.spin.run import (
     run_spin,
     spin_version,
 )
+from handoff._system.properties import Key, SpinCheck, WorldKind, properties_of
 
 
 @pytest.fixture

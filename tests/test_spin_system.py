@@ -15,16 +15,16 @@ from support import SILENT_CANCEL, Refusing, SecondSlot, assert_contains, spin_o
 
 from handoff import HandoffOrder, SourceFirstChart
 from handoff._compile.table import CompiledChart, compiled
-from handoff._review.properties import Key, own_property
 from handoff._review.spin.agreement import Agreement, agreement
 from handoff._review.spin.replay import confirm_system
 from handoff._review.spin.run import Trail, run_spin
 from handoff._review.spin.system import G_ACT, G_OUT, HANDOFF_CODE, Move, system_model
 from handoff._review.spin.vocabulary import FACTS, OUTCOME_KINDS
-from handoff._review.system import System
 from handoff._review.verdict import MoveKind
-from handoff._runs.faults import Fault
-from handoff._runs.workers import (
+from handoff._system.config import System
+from handoff._system.faults import Fault
+from handoff._system.properties import Key, own_property
+from handoff._system.workers import (
     FORGETFUL,
     TOMBSTONE,
     Acknowledge,

@@ -16,12 +16,12 @@ from support import assert_contains
 from handoff import HandoffOrder
 from handoff._compile.table import compiled
 from handoff._review.explore import review
-from handoff._review.properties import Key, SpinCheck
 from handoff._review.spin.model import model
 from handoff._review.spin.properties import MIRRORED, NOT_MIRRORED
 from handoff._review.spin.replay import confirm
 from handoff._review.spin.run import Trail
 from handoff._review.spin.vocabulary import REFUSALS, refused_as
+from handoff._system.properties import Key, SpinCheck
 from handoff._values.errors import HandoffError, InvalidTransferTimingError, UnknownActionError
 
 WATCHED = ("S1", "S3", "S4", "S5", "S8", "R1", "R2", "P1", "Q1", "L3")

@@ -14,13 +14,14 @@ from handoff import HandoffCoordinatorCore, HandoffOrder
 from handoff._compile.table import compiled
 from handoff._review.environment import Rules
 from handoff._review.explore import Review, review_order
-from handoff._review.properties import GUARDS, AnyKey, Key, WorldKind
 from handoff._review.report import counterexample_trace, json_report, markdown, overtaken, text
-from handoff._review.system import System, SystemWorld
+from handoff._review.system import SystemWorld
 from handoff._review.system_replay import line_of, replay_moves
 from handoff._review.verdict import Counterexample, MoveKind
 from handoff._runs.trace import read_trace, trace_text
-from handoff._runs.workers import (
+from handoff._system.config import System
+from handoff._system.properties import GUARDS, AnyKey, Key, WorldKind
+from handoff._system.workers import (
     FORGETFUL,
     TOMBSTONE,
     Acknowledge,
@@ -363,8 +364,8 @@ def test_a_cycle_of_deliveries_is_a_run_that_never_ends() -> None:
 def test_w1_at_success_wants_the_destination_holding_and_the_source_free() -> None:
     from handoff import HandoffCompletion
     from handoff._review.system_state import completion_finding
-    from handoff._runs.worker_state import Remembered, WorkerState
-    from handoff._runs.workers import Role
+    from handoff._system.worker_state import Remembered, WorkerState
+    from handoff._system.workers import Role
 
     held = WorkerState((Remembered(0, RequestMemory.HELD, 1, 0),))
     free = WorkerState((Remembered(0, RequestMemory.FREED, 0, 0),))
@@ -395,8 +396,8 @@ def test_w3_names_work_never_issued_or_sent_to_the_wrong_worker() -> None:
     from handoff import HandoffAction
     from handoff._review.system import SystemWatch
     from handoff._review.system_moves import _performed_findings
-    from handoff._runs.runtime import HANDOFF_ID
-    from handoff._runs.workers import Role
+    from handoff._system.runtime import HANDOFF_ID
+    from handoff._system.workers import Role
 
     submit = Message(MessageKind.ACTION, 0, Role.SOURCE, HandoffAction.SubmitPrefill(HANDOFF_ID))
     astray = submit._replace(role=Role.DESTINATION)
@@ -410,7 +411,7 @@ def test_w3_names_work_never_issued_or_sent_to_the_wrong_worker() -> None:
 def test_a_refused_call_is_described_with_its_error() -> None:
     from handoff._review.report import describe_step
     from handoff._review.verdict import TraceStep
-    from handoff._runs.call import Call
+    from handoff._system.call import Call
 
     step = TraceStep(Call.start(), "idle", error="HandoffError: no", kind=MoveKind.START)
     assert describe_step(step) == "the runtime calls start() -> idle: refused, HandoffError: no"

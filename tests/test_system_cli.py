@@ -327,7 +327,7 @@ def test_review_workers_without_the_diagram_writer_says_so() -> None:
 
     from handoff import _cli
     from handoff._review import cli
-    from handoff._runs.workers import TOMBSTONE
+    from handoff._system.workers import TOMBSTONE
 
     args = argparse.Namespace(
         workers=TOMBSTONE,

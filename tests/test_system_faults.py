@@ -19,12 +19,13 @@ from handoff._compile.table import compiled
 from handoff._review.environment import Rules
 from handoff._review.explore import review_order
 from handoff._review.report import counterexample_trace
-from handoff._review.system import System, SystemWorld
+from handoff._review.system import SystemWorld
 from handoff._review.system_replay import line_of, replay_system_run
 from handoff._review.verdict import MoveKind
-from handoff._runs.faults import NETWORK, Fault
 from handoff._runs.trace import read_trace, trace_text, write_trace
-from handoff._runs.workers import TOMBSTONE, Acknowledge
+from handoff._system.config import System
+from handoff._system.faults import NETWORK, Fault
+from handoff._system.workers import TOMBSTONE, Acknowledge
 
 TESTS = Path(__file__).parent
 CHART = "charts.acknowledgement:CancelOnceSubmitted"

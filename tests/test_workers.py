@@ -9,9 +9,9 @@ import pytest
 from support import SILENT_TAKE, module_beside
 
 from handoff import HandoffAction, HandoffActionOutcome, HandoffId, HandoffOrder
-from handoff._runs.faults import Fault
 from handoff._runs.simulation import FAULTS, SimulationConfig, simulate
-from handoff._runs.workers import (
+from handoff._system.faults import Fault
+from handoff._system.workers import (
     CONTRACTS,
     DROPPED,
     FORGETFUL,
@@ -116,7 +116,7 @@ def test_a_contract_is_tabulated_once_and_checked_cell_by_cell() -> None:
 
 
 _CONTRACTS = """
-from handoff._runs.workers import Tombstone, WorkerContract
+from handoff._system.workers import Tombstone, WorkerContract
 
 class Careful(Tombstone):
     name = "careful"

@@ -24,7 +24,7 @@ from handoff._docs.highlight import HighlightedGraph, Look
 from handoff._docs.sequence import COORDINATOR, DESTINATION, SOURCE, Arrow, Message
 from handoff._review.report import overtaken, review_title
 from handoff._review.verdict import MoveKind, TraceStep
-from handoff._runs.workers import memory_name
+from handoff._system.workers import memory_name
 
 if TYPE_CHECKING:
     from handoff._review.explore import Review

@@ -26,9 +26,9 @@ from handoff._docs.sequence import (
     Arrow,
     Message,
 )
-from handoff._review.properties import Property
 from handoff._review.verdict import Counterexample, TraceStep
-from handoff._runs.call import CallKind
+from handoff._system.call import CallKind
+from handoff._system.properties import Property
 from handoff._values.messages import HandoffAction
 
 __all__ = ["counterexample_graph", "dot_path", "mermaid_path", "mermaid_sequence_of"]

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import textwrap
 
-from handoff._review.properties import Property
+from handoff._system.properties import Property
 
 __all__ = ["pytest_source"]
 

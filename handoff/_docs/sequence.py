@@ -21,7 +21,7 @@ from handoff._chart.shipped import CHARTS
 from handoff._compile.table import compiled
 from handoff._coordinator.core import HandoffCoordinatorCore
 from handoff._docs.highlight import RunMove
-from handoff._runs.runtime import HANDOFF_ID, Workload, acknowledgement
+from handoff._system.runtime import HANDOFF_ID, Workload, acknowledgement
 from handoff._values.errors import HandoffError
 from handoff._values.lifecycle import NormalizedHandoffEvent
 from handoff._values.messages import HandoffAction, HandoffFact, IssuedHandoffAction
@@ -237,7 +237,7 @@ def sequence(
 
 def _named(runtime: _Runtime, name: str) -> None:
     """The runtime acknowledges every action with its fitting outcome, first issued first,
-    and reports the fact each acknowledged action leads to (`handoff._runs.runtime`).  In
+    and reports the fact each acknowledged action leads to (`handoff._system.runtime`).  In
     `cancel`, the request is canceled as soon as the destination's reservation is accepted;
     the runtime then acknowledges the cleanup actions only.  In `fail:ACTION`, the first
     ACTION is answered failed (a cleanup action, `CancelSource` or `CancelDestination`, once

@@ -26,7 +26,6 @@ from typing import TYPE_CHECKING, TextIO
 
 from handoff import _cli
 from handoff._review.explore import Review, review_chart, review_order, review_orders
-from handoff._review.properties import Property, find_property
 from handoff._review.report import (
     counterexample_trace,
     exit_status,
@@ -34,9 +33,10 @@ from handoff._review.report import (
     markdown,
     text,
 )
-from handoff._runs.faults import add_fault_options
 from handoff._runs.trace import TraceError, read_trace, write_trace
-from handoff._runs.workers import (
+from handoff._system.faults import add_fault_options
+from handoff._system.properties import Property, find_property
+from handoff._system.workers import (
     DEFAULT_ACKNOWLEDGE,
     WORKERS_HELP,
     Acknowledge,
@@ -45,7 +45,7 @@ from handoff._runs.workers import (
 from handoff._values.errors import HandoffError
 
 if TYPE_CHECKING:
-    from handoff._review.system import System
+    from handoff._system.config import System
 
 Explainer = Callable[[Sequence[Review], Path], list[str]]
 """Writes the explain set of every failure into a directory; one line per file touched."""
@@ -172,8 +172,7 @@ def system_of(args: argparse.Namespace) -> System | None:
         if not symmetry:
             raise _cli.UsageError("--no-symmetry is about shared workers: give --workers too")
         return None
-    from handoff._review.system import System  # the second world, loaded when asked for
-    from handoff._review.system_state import DEFAULT_FAILURES
+    from handoff._system.config import DEFAULT_FAILURES, System
 
     return System(
         contract,

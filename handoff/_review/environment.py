@@ -13,9 +13,9 @@ from collections.abc import Iterator
 
 import attrs
 
-from handoff._runs.bound import MAX_ACTIONS
-from handoff._runs.call import TERMINAL_FACTS, Call, CallKind
-from handoff._runs.runtime import HANDOFF_ID
+from handoff._system.bound import MAX_ACTIONS
+from handoff._system.call import TERMINAL_FACTS, Call, CallKind
+from handoff._system.runtime import HANDOFF_ID
 from handoff._values.messages import HandoffFact
 from handoff._values.timing import HandoffTransferTiming
 from handoff._values.values import (

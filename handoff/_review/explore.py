@@ -40,11 +40,12 @@ from handoff._coordinator import probe as probe
 from handoff._coordinator.core import HandoffCoordinatorCore
 from handoff._review.environment import HANDOFF_ID, Rules, environment
 from handoff._review.graph import Edge, Graph, Tag
-from handoff._review.properties import AnyKey, Family, Key, Property, WorldKind
-from handoff._review.system import System, SystemWorld
+from handoff._review.system import SystemWorld
 from handoff._review.verdict import Tally, TraceStep, Verdict
 from handoff._review.watch import Watch
 from handoff._review.world import ChartWorld, Explored, Move, World
+from handoff._system.config import System
+from handoff._system.properties import AnyKey, Family, Key, Property, WorldKind
 from handoff._values.values import HandoffId, HandoffOrder
 
 __all__ = [

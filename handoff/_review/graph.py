@@ -18,9 +18,9 @@ import attrs
 from handoff._chart.vocabulary import EventKind
 from handoff._compile.table import CompiledChart, Step, StepKind
 from handoff._review.environment import Call, CallKind
-from handoff._review.properties import Key, Property, prop
 from handoff._review.verdict import DeadCell, Parents, Tally, TraceStep, Verdict, path
 from handoff._review.watch import Mode, Seen, Watch, fits
+from handoff._system.properties import Key, Property, prop
 
 __all__ = [
     "Edge",

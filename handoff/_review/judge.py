@@ -18,12 +18,12 @@ from handoff._review.environment import Rules
 from handoff._review.explore import explore_from
 from handoff._review.graph import cancellation, progress
 from handoff._review.monitors import judge_edge
-from handoff._review.properties import PROPERTIES, AnyKey, Judged, Key, prop
 from handoff._review.verdict import Verdict
 from handoff._review.watch import Watch
-from handoff._runs.call import Call
 from handoff._runs.replay import CallResult, Finding
 from handoff._runs.trace import Trace
+from handoff._system.call import Call
+from handoff._system.properties import PROPERTIES, AnyKey, Judged, Key, prop
 from handoff._values.errors import HandoffError
 
 __all__ = ["NOT_ALONG_A_RUN", "RunJudge", "judge", "judge_system_run", "property_words"]

@@ -21,7 +21,6 @@ from handoff._coordinator.core import HandoffCoordinatorCore
 from handoff._coordinator.probe import Configuration
 from handoff._review.environment import Call, CallKind, Rules
 from handoff._review.progress import changed, first_of_kind, overrun, progressed
-from handoff._review.properties import AnyKey, Key
 from handoff._review.watch import (
     CANCELS,
     Mode,
@@ -36,6 +35,7 @@ from handoff._review.watch import (
     receive,
     take,
 )
+from handoff._system.properties import AnyKey, Key
 from handoff._values.errors import HandoffError
 from handoff._values.lifecycle import NormalizedHandoffEvent, expected_normalized_handoff
 from handoff._values.messages import HandoffAction, HandoffFact, IssuedHandoffAction

@@ -1,6 +1,6 @@
 """When a run makes progress, and when it is one that never ends (property Bound).
 
-The cut itself is the drivers' too, so it is defined in `handoff._runs.bound`.  The explorer
+The cut itself is the drivers' too, so it is defined in `handoff._system.bound`.  The explorer
 cuts off a run that issues more than `MAX_ACTIONS` actions or grows the
 configuration more than `MAX_STALLS` times without progress; a replayed run is judged by the
 same words.
@@ -11,7 +11,7 @@ from __future__ import annotations
 from handoff._coordinator.probe import Configuration
 from handoff._review.environment import Call
 from handoff._review.watch import Watch
-from handoff._runs.bound import MAX_STALLS, overrun
+from handoff._system.bound import MAX_STALLS, overrun
 from handoff._values.errors import HandoffError
 from handoff._values.messages import HandoffAction
 

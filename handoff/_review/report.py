@@ -15,7 +15,11 @@ from typing import Any
 
 from handoff._review.environment import Call
 from handoff._review.explore import Review
-from handoff._review.properties import (
+from handoff._review.system_replay import line_of
+from handoff._review.verdict import Counterexample, MoveKind, TraceStep, Verdict
+from handoff._runs.replay import record
+from handoff._runs.trace import Entry, Trace, Workers, call_object
+from handoff._system.properties import (
     PROPERTIES,
     Family,
     Judged,
@@ -25,11 +29,7 @@ from handoff._review.properties import (
     WorldKind,
     properties_of,
 )
-from handoff._review.system_replay import line_of
-from handoff._review.verdict import Counterexample, MoveKind, TraceStep, Verdict
-from handoff._runs.replay import record
-from handoff._runs.trace import Entry, Trace, Workers, call_object
-from handoff._runs.workers import (
+from handoff._system.workers import (
     CONTRACTS,
     Message,
     MessageKind,

@@ -2,11 +2,11 @@
 
 A system configuration is each handoff's coordinator configuration (`System.concurrency` of
 them, live at once), what each worker remembers of each request and the slots it holds for it
-(`handoff._runs.worker_state`), the messages in flight and what the runtime has seen.  The
+(`handoff._system.worker_state`), the messages in flight and what the runtime has seen.  The
 runtime carries each issued action to its worker as a message, and each acknowledgement and
 fact back to the coordinator as another; any message in flight may be delivered next (or, with
 `fifo`, the first of each worker's channel in each direction).  Besides deliveries, the system
-may suffer up to `faults` faults in a run (`handoff._runs.faults` names them): a terminal fact
+may suffer up to `faults` faults in a run (`handoff._system.faults` names them): a terminal fact
 (`Failed`, `TimedOut`, `Canceled`) reported to the coordinator, or a worker failing the work
 it was given (acknowledged as failed, memory unchanged).
 
@@ -44,7 +44,6 @@ from handoff._coordinator.probe import Configuration
 from handoff._review.environment import Rules
 from handoff._review.graph import Liveness, Tag
 from handoff._review.monitors import Checked
-from handoff._review.properties import AnyKey, Key, Property, WorldKind, prop
 from handoff._review.system_moves import (
     _channel,
     _checked,
@@ -63,7 +62,6 @@ from handoff._review.system_state import (
     Codes,
     Flight,
     Spent,
-    System,
     SystemState,
     SystemWatch,
     _Node,
@@ -73,9 +71,11 @@ from handoff._review.system_state import (
 )
 from handoff._review.verdict import MoveKind, TraceStep, Verdict
 from handoff._review.world import Explored, Judge, Move, WorldBase, error_words
-from handoff._runs.call import Call
-from handoff._runs.faults import Fault
-from handoff._runs.runtime import (
+from handoff._system.call import Call
+from handoff._system.config import System
+from handoff._system.faults import Fault
+from handoff._system.properties import AnyKey, Key, Property, WorldKind, prop
+from handoff._system.runtime import (
     DEMO_WORKLOAD,
     Workload,
     answered,
@@ -84,8 +84,8 @@ from handoff._runs.runtime import (
     kept_in_flight,
     tells_freed,
 )
-from handoff._runs.worker_state import HandoffView, SystemView, Worker, WorkerState, worker_view
-from handoff._runs.workers import (
+from handoff._system.worker_state import HandoffView, SystemView, Worker, WorkerState, worker_view
+from handoff._system.workers import (
     ContractTable,
     Message,
     MessageKind,
@@ -100,7 +100,7 @@ from handoff._runs.workers import (
 from handoff._values.errors import HandoffError
 from handoff._values.messages import HandoffFact
 
-__all__ = ["Spent", "System", "SystemState", "SystemWatch", "SystemWorld", "canonical"]
+__all__ = ["Spent", "SystemState", "SystemWatch", "SystemWorld", "canonical"]
 
 
 _SLOT_FREED = Key.NO_SLOT_AFTER_FREED

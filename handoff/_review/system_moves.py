@@ -10,10 +10,10 @@ from typing import NamedTuple, TypeVar
 
 from handoff._coordinator.core import HandoffCoordinatorCore
 from handoff._review.monitors import Checked
-from handoff._review.properties import Key
 from handoff._review.system_state import Flight, SystemWatch, _Node
 from handoff._review.verdict import TraceStep
-from handoff._runs.workers import (
+from handoff._system.properties import Key
+from handoff._system.workers import (
     Message,
     MessageKind,
     Role,

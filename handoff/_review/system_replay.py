@@ -12,10 +12,10 @@ from handoff._coordinator import probe as probe
 from handoff._review.environment import Rules
 from handoff._review.graph import End, Tag, no_cancel, not_every_success
 from handoff._review.monitors import Checked
-from handoff._review.properties import AnyKey, Key, find_property
 from handoff._review.verdict import MoveKind, TraceStep
 from handoff._runs.trace import MoveLine, Trace
-from handoff._runs.workers import (
+from handoff._system.properties import AnyKey, Key, find_property
+from handoff._system.workers import (
     find_contract,
 )
 from handoff._values.errors import TraceError
@@ -24,7 +24,8 @@ __all__ = ["Replayed", "line_of", "replay_moves", "replay_system_run"]
 
 
 from handoff._review.system import SystemWorld
-from handoff._review.system_state import System, _Node
+from handoff._review.system_state import _Node
+from handoff._system.config import System
 
 _LINES = {
     MoveKind.START: "start",

@@ -18,9 +18,9 @@ from handoff._compile.lookup import find_chart
 from handoff._compile.table import CompiledChart, compiled
 from handoff._public import exported
 from handoff._review.judge import NOT_ALONG_A_RUN, judge
-from handoff._review.properties import WorldKind, properties_of
 from handoff._runs.replay import Violation, replay
 from handoff._runs.trace import Trace, TraceError, read_trace
+from handoff._system.properties import WorldKind, properties_of
 
 if TYPE_CHECKING:
     from handoff._chart.base import HandoffChart

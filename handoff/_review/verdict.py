@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING, TypeVar
 import attrs
 
 from handoff._review.environment import Call
-from handoff._runs.workers import Message, Role, WorkerReaction
+from handoff._system.workers import Message, Role, WorkerReaction
 from handoff._values.messages import IssuedHandoffAction
 
 if TYPE_CHECKING:
-    from handoff._review.properties import Property
+    from handoff._system.properties import Property
 
 __all__ = [
     "Counterexample",

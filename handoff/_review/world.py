@@ -27,9 +27,9 @@ from handoff._review.environment import MAX_ACTIONS, Call, Environment, Rules
 from handoff._review.equivalence import compare
 from handoff._review.graph import Edge, Graph, Tag, cancellation, coverage, progress, tag
 from handoff._review.monitors import Checked, judge_edge
-from handoff._review.properties import GUARDS, AnyKey, Key, Property, WorldKind, prop, properties_of
 from handoff._review.verdict import Parents, Tally, TraceStep, Verdict
 from handoff._review.watch import Watch
+from handoff._system.properties import GUARDS, AnyKey, Key, Property, WorldKind, prop, properties_of
 from handoff._values.errors import HandoffError
 from handoff._values.messages import HandoffFact, IssuedHandoffAction
 from handoff._values.values import HandoffOrder

@@ -18,8 +18,8 @@ import attrs
 from handoff._coordinator import probe as probe
 from handoff._coordinator.core import HandoffCoordinatorCore
 from handoff._coordinator.probe import Configuration
-from handoff._runs.call import Call
 from handoff._runs.trace import Entry, Trace
+from handoff._system.call import Call
 from handoff._values.errors import HandoffError
 from handoff._values.messages import IssuedHandoffAction
 

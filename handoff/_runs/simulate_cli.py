@@ -14,7 +14,6 @@ import attrs
 from handoff import _cli, _files
 from handoff._compile.table import compiled
 from handoff._coordinator.core import HandoffCoordinatorCore
-from handoff._runs.faults import NETWORK, WITH_WORKERS, Fault, add_fault_options
 from handoff._runs.replay import record
 from handoff._runs.simulation import (
     FAULTS,
@@ -25,7 +24,13 @@ from handoff._runs.simulation import (
     simulate,
 )
 from handoff._runs.trace import TraceError, write_trace
-from handoff._runs.workers import DEFAULT_ACKNOWLEDGE, WORKERS_HELP, Acknowledge, contract_argument
+from handoff._system.faults import NETWORK, WITH_WORKERS, Fault, add_fault_options
+from handoff._system.workers import (
+    DEFAULT_ACKNOWLEDGE,
+    WORKERS_HELP,
+    Acknowledge,
+    contract_argument,
+)
 from handoff._values.values import HandoffId, HandoffOrder
 
 if TYPE_CHECKING:

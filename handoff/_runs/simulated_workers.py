@@ -3,7 +3,7 @@
 Without workers the simulation acknowledges an action the moment it is issued.  With them
 (`SimulationConfig.workers`) each action is a message that reaches its worker after its own
 latency (sometimes much later: the "delayed delivery" fault), so a cancel may overtake the
-submission it cancels.  The two workers are the system review's (`handoff._runs.worker_state`: a
+submission it cancels.  The two workers are the system review's (`handoff._system.worker_state`: a
 `Worker`, its memory kept in a `WorkerBook`), shared by every live handoff and knowing each
 request by its handoff's number: a bounded memory (`tombstone:K`) forgets the longest-idle
 request of any handoff, a slot bound (`--slots C`) refuses work beyond C slots held for all of
@@ -32,11 +32,11 @@ from typing import Generic, Protocol, TypeVar
 
 import attrs
 
-from handoff._runs.call import Call
-from handoff._runs.faults import Fault
-from handoff._runs.runtime import Workload, answered, call_of, carried
-from handoff._runs.worker_state import Worker, WorkerBook
-from handoff._runs.workers import (
+from handoff._system.call import Call
+from handoff._system.faults import Fault
+from handoff._system.runtime import Workload, answered, call_of, carried
+from handoff._system.worker_state import Worker, WorkerBook
+from handoff._system.workers import (
     DEFAULT_ACKNOWLEDGE,
     Acknowledge,
     ContractTable,

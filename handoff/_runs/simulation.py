@@ -22,14 +22,14 @@ from typing import TypeVar
 import attrs
 
 from handoff._coordinator.core import HandoffCoordinatorCore
-from handoff._runs.bound import loop, overrun
-from handoff._runs.call import Call, Coordinator
-from handoff._runs.faults import SIMULATED, Fault
-from handoff._runs.runtime import CANCELS, DONE_OUTCOMES, Workload, acknowledgement
 from handoff._runs.simulated_workers import Channel, SimulatedWorkers
 from handoff._runs.simulation_report import HandoffRecord, SimulationReport
 from handoff._runs.trace import Entry
-from handoff._runs.workers import DEFAULT_ACKNOWLEDGE, Acknowledge, Message, WorkerContract
+from handoff._system.bound import loop, overrun
+from handoff._system.call import Call, Coordinator
+from handoff._system.faults import SIMULATED, Fault
+from handoff._system.runtime import CANCELS, DONE_OUTCOMES, Workload, acknowledgement
+from handoff._system.workers import DEFAULT_ACKNOWLEDGE, Acknowledge, Message, WorkerContract
 from handoff._values.errors import HandoffError
 from handoff._values.messages import HandoffAction, HandoffFact, IssuedHandoffAction
 from handoff._values.timing import HandoffTransferTiming
@@ -90,7 +90,7 @@ class SimulationConfig:
     """Keep every handoff's calls while it is in flight, for `HandoffRecord.calls`."""
     workers: WorkerContract | None = None
     """Carry each action to the source or the destination worker, both following this
-    contract (`handoff._runs.workers`) and shared by every live handoff."""
+    contract (`handoff._system.workers`) and shared by every live handoff."""
     faults: frozenset[Fault] = frozenset()
     """With workers: the faults of `faults.NETWORK` injected too (`--faults`)."""
     fault_budget: int = attrs.field(default=1, validator=attrs.validators.ge(1))

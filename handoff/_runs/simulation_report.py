@@ -6,8 +6,8 @@ from collections import Counter
 
 import attrs
 
-from handoff._runs.faults import Fault
 from handoff._runs.trace import Entry, Trace
+from handoff._system.faults import Fault
 from handoff._values.values import HandoffId, HandoffOrder
 
 __all__ = ["HandoffRecord", "SimulationReport"]

@@ -45,9 +45,9 @@ from handoff._compile.table import CompiledChart
 from handoff._coordinator import probe as probe
 from handoff._coordinator.core import HandoffCoordinatorCore
 from handoff._runs import trace_file
-from handoff._runs.call import Call, CallKind
-from handoff._runs.faults import NETWORK, Fault
-from handoff._runs.workers import Acknowledge
+from handoff._system.call import Call, CallKind
+from handoff._system.faults import NETWORK, Fault
+from handoff._system.workers import Acknowledge
 from handoff._values.errors import TraceError
 from handoff._values.messages import HandoffFact, IssuedHandoffAction
 from handoff._values.values import HandoffActionId, HandoffActionOutcome, HandoffId, HandoffOrder

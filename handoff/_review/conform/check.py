@@ -17,9 +17,9 @@ from handoff._review.conform import protocol
 from handoff._review.conform.child import Implementation, Misbehaved
 from handoff._review.conform.suite import Model, Run, Suite, handoff_id, run_of, walk
 from handoff._review.environment import environment
-from handoff._runs.call import Call
 from handoff._runs.replay import record
 from handoff._runs.trace import Entry, Trace
+from handoff._system.call import Call
 from handoff._values.errors import HandoffError
 from handoff._values.values import HandoffId
 

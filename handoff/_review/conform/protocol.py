@@ -17,8 +17,8 @@ import attrs
 
 from handoff import wire
 from handoff._coordinator.core import HandoffCoordinatorCore
-from handoff._runs.call import Call
 from handoff._runs.trace import call_fields, read_call
+from handoff._system.call import Call
 from handoff._values import errors
 from handoff._values.errors import HandoffError, TraceError
 from handoff._values.lifecycle import NormalizedHandoffEvent

@@ -31,9 +31,9 @@ from handoff._review.conform.protocol import Answer, CallRequest, Open, Opened, 
 from handoff._review.environment import HANDOFF_ID, Call, Environment, Rules, environment
 from handoff._review.explore import explore_from
 from handoff._review.graph import coverage
-from handoff._review.properties import Key, prop
 from handoff._review.watch import Watch
-from handoff._runs.runtime import acknowledgement
+from handoff._system.properties import Key, prop
+from handoff._system.runtime import acknowledgement
 from handoff._values.messages import HandoffFact
 from handoff._values.values import HandoffActionId, HandoffId, HandoffOrder
 

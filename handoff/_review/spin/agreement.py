@@ -18,14 +18,14 @@ import attrs
 
 from handoff._compile.table import CompiledChart
 from handoff._review.explore import Review, review
-from handoff._review.properties import Key, WorldKind
 from handoff._review.spin.cli import UNCONFIRMED, spin_review
 from handoff._review.spin.properties import mirrored
 from handoff._review.spin.run import SpinUnavailableError
 from handoff._review.verdict import Verdict
+from handoff._system.properties import Key, WorldKind
 
 if TYPE_CHECKING:
-    from handoff._review.system import System
+    from handoff._system.config import System
 
 __all__ = ["Agreement", "agreement", "cross_check"]
 

@@ -18,16 +18,16 @@ from handoff import _cli
 from handoff._compile.table import CompiledChart, compiled
 from handoff._review.environment import HANDOFF_ID
 from handoff._review.explore import Review, review
-from handoff._review.properties import Key, SpinCheck, WorldKind, prop, properties_of
 from handoff._review.report import exit_status
 from handoff._review.spin.properties import mirrored, not_mirrored
 from handoff._review.spin.replay import confirm, confirm_system
 from handoff._review.spin.run import SpinRun, SpinUnavailableError, run_spin
 from handoff._review.spin.system import unmirrored
 from handoff._review.verdict import Counterexample, Verdict
+from handoff._system.properties import Key, SpinCheck, WorldKind, prop, properties_of
 
 if TYPE_CHECKING:
-    from handoff._review.system import System
+    from handoff._system.config import System
 
 __all__ = ["UNCONFIRMED", "run", "spin_review"]
 

@@ -1,6 +1,6 @@
 """The review's properties, mirrored in Promela: monitors for safety, LTL for liveness.
 
-The mirror is written from the properties' words (`handoff._review.properties.PROPERTIES`),
+The mirror is written from the properties' words (`handoff._system.properties.PROPERTIES`),
 not derived from the Python monitors, so Spin gives a second opinion rather than an echo.
 How each property is mirrored, or why it is not, is part of its record
 (`Property.spin`, `Property.unmirrored`); `MIRRORED` and `NOT_MIRRORED` are read off it.
@@ -12,9 +12,9 @@ call and the actions due.
 
 from __future__ import annotations
 
-from handoff._review.properties import Key, SpinCheck, WorldKind, properties_of
 from handoff._review.spin.vocabulary import Calls
 from handoff._review.spin.watch import watch
+from handoff._system.properties import Key, SpinCheck, WorldKind, properties_of
 from handoff._values.lifecycle import expected_normalized_handoff
 from handoff._values.values import HandoffOrder
 

@@ -22,17 +22,18 @@ from handoff._review.graph import Tag, tag
 from handoff._review.judge import RunJudge
 from handoff._review.monitors import judge_edge
 from handoff._review.progress import overrun
-from handoff._review.properties import Judged, Key, prop
 from handoff._review.spin.run import Trail
 from handoff._review.spin.system import G_ACT, G_FACT, G_FAILED, G_OUT, HANDOFF_CODE, Move
 from handoff._review.spin.vocabulary import FACTS, OUTCOME_KINDS
 from handoff._review.system import SystemWorld
 from handoff._review.system_replay import line_of, replay_moves
-from handoff._review.system_state import System, _Node
+from handoff._review.system_state import _Node
 from handoff._review.verdict import MoveKind, TraceStep
 from handoff._review.watch import Mode, Seen, Watch
 from handoff._runs.replay import CallResult
-from handoff._runs.workers import Message, MessageKind, Role
+from handoff._system.config import System
+from handoff._system.properties import Judged, Key, prop
+from handoff._system.workers import Message, MessageKind, Role
 from handoff._values.errors import HandoffError
 from handoff._values.messages import HandoffFact
 

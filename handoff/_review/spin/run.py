@@ -26,14 +26,14 @@ import attrs
 
 from handoff._compile.table import CompiledChart
 from handoff._review.environment import Call, environment
-from handoff._review.properties import Key, SpinCheck, WorldKind
 from handoff._review.spin.model import model
 from handoff._review.spin.properties import mirrored
 from handoff._review.spin.system import system_model, unmirrored
 from handoff._review.spin.vocabulary import calls
+from handoff._system.properties import Key, SpinCheck, WorldKind
 
 if TYPE_CHECKING:
-    from handoff._review.system import System
+    from handoff._system.config import System
 
 __all__ = [
     "INSTALL_HINT",

@@ -4,8 +4,8 @@ The coordinator part is the one `handoff export promela` writes (`handoff._revie
 read off the compiled chart, its variables declared once per handoff (`System.concurrency`)
 and named after the handoff being called.  Around it: the two workers' memories of each
 request (a request is a handoff) and the contract as tables
-(`handoff._runs.workers.ContractTable`), a bounded memory's idle requests in order (the longest
-idle forgotten first, as `handoff._runs.worker_state` has it), the messages in flight and the
+(`handoff._system.workers.ContractTable`), a bounded memory's idle requests in order (the longest
+idle forgotten first, as `handoff._system.worker_state` has it), the messages in flight and the
 faults, as the explorer has them (`handoff._review.system`).  A message is one number (its
 handoff, its action id and what it carries); in flight, they are one sorted multiset, any of
 them deliverable next, or with `fifo` four channels (to each worker, from each), each
@@ -32,9 +32,9 @@ from handoff._compile.table import CompiledChart, StepKind
 from handoff._review.spin import model as promela
 from handoff._review.spin.coordinator import chart_cells, chart_step, coordinator, journal_rules
 from handoff._review.spin.vocabulary import event_name
-from handoff._review.system import System
-from handoff._runs.faults import Fault
-from handoff._runs.workers import (
+from handoff._system.config import System
+from handoff._system.faults import Fault
+from handoff._system.workers import (
     Acknowledge,
     ContractTable,
     RequestMemory,
@@ -639,7 +639,7 @@ inline judge() {{
 
 
 def _memory() -> str:
-    """Where a worker keeps what it now remembers of request hc (`handoff._runs.worker_state`:
+    """Where a worker keeps what it now remembers of request hc (`handoff._system.worker_state`:
     `Worker.place`), and a restart."""
     return """\
 /* Take request hc out of worker w's idle requests (if there). */

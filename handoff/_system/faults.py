@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import enum
 
-from handoff._runs.workers import Acknowledge
+from handoff._system.workers import Acknowledge
 from handoff._values.messages import HandoffFact
 from handoff._values.values import HandoffActionOutcome
 

@@ -30,7 +30,7 @@ from typing import NamedTuple, Protocol
 
 import attrs
 
-from handoff._runs.workers import (
+from handoff._system.workers import (
     ContractTable,
     Message,
     Role,

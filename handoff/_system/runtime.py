@@ -21,8 +21,8 @@ from collections.abc import Iterable
 import attrs
 
 from handoff._coordinator.binding import FITTING_OUTCOME
-from handoff._runs.call import Call
-from handoff._runs.workers import (
+from handoff._system.call import Call
+from handoff._system.workers import (
     Acknowledge,
     Message,
     MessageKind,

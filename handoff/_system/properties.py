@@ -16,7 +16,7 @@ from typing import Any
 
 import attrs
 
-from handoff._review.environment import MAX_ACTIONS
+from handoff._system.bound import MAX_ACTIONS
 
 __all__ = [
     "GUARDS",

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
-from handoff._runs.call import Call
+from handoff._system.call import Call
 from handoff._values.messages import HandoffAction, IssuedHandoffAction
 
 __all__ = ["MAX_ACTIONS", "MAX_STALLS", "Runaway", "cut", "loop", "overrun"]

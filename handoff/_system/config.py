@@ -1,0 +1,69 @@
+"""The configuration of the system around coordinators: which workers, how messages are
+delivered, which faults a run may suffer, when the runtime acknowledges, how many handoffs
+share the workers.  Every scheduler takes the one `System`: the review explores it, the
+simulation samples it, Spin mirrors it and a system trace records it."""
+
+from __future__ import annotations
+
+import attrs
+
+from handoff._system.faults import NETWORK, Fault
+from handoff._system.properties import Property
+from handoff._system.workers import DEFAULT_ACKNOWLEDGE, Acknowledge, WorkerContract
+
+__all__ = ["DEFAULT_FAILURES", "System"]
+
+
+DEFAULT_FAILURES = 2
+"""How many terminal facts and failed works a run suffers unless told (`--failures`)."""
+
+
+@attrs.frozen
+class System:
+    """How the system around the coordinators behaves: its workers, delivery and faults."""
+
+    contract: WorkerContract
+    fifo: bool = False
+    """Deliver each worker's messages, in each direction, in the order they were sent."""
+    faults: int = DEFAULT_FAILURES
+    """The most faults (terminal facts, failed work) a run suffers (`--failures`)."""
+    worker_failures: bool = True
+    """Whether a worker may fail the work it was given (`Fault.FAILED_OUTCOME`)."""
+    injected: frozenset[Fault] = frozenset()
+    """The faults of `faults.NETWORK` a run may suffer too (`--faults`)."""
+    budget: int = 1
+    """How many of each injected fault a run suffers at most (`--fault-budget`)."""
+    acknowledge: Acknowledge = DEFAULT_ACKNOWLEDGE
+    """When the runtime acknowledges work that takes or moves KV (`--acknowledge`)."""
+    concurrency: int = attrs.field(default=1, validator=attrs.validators.ge(1))
+    """How many handoffs are live at once, sharing the two workers (`--concurrency`)."""
+    slots: int | None = attrs.field(
+        default=None, validator=attrs.validators.optional(attrs.validators.ge(1))
+    )
+    """How many KV slots each worker holds at most (`--slots`; None: unbounded)."""
+    properties: tuple[Property, ...] = ()
+    """Properties of one's own (`--property`), judged at every configuration."""
+    symmetry: bool = True
+    """Count configurations that differ only by which handoff is which once, and explore the
+    moves of one handoff that commute with every other handoff's in one order only."""
+
+    def describe(self) -> str:
+        """`forgetful workers, messages delivered in any order`, then the handoffs sharing the
+        workers and their slots, the faults injected when they are not the defaults, and when
+        work is acknowledged (always said: the policy decides some verdicts)."""
+        delivery = "FIFO per worker" if self.fifo else "any order"
+        words = f"{self.contract.name} workers, messages delivered in {delivery}"
+        if self.concurrency > 1:
+            words += f", {self.concurrency} handoffs sharing them"
+        if self.slots is not None:
+            words += f", {self.slots} slot{'s' if self.slots > 1 else ''} per worker"
+        if self.faults != DEFAULT_FAILURES:
+            words += f", at most {self.faults} failure{'s' if self.faults != 1 else ''} a run"
+        if self.injected:
+            names = ", ".join(fault.value for fault in NETWORK if fault in self.injected)
+            words += f", faults {names} ({self.budget} each)"
+        return f"{words}, {self.acknowledge.words}"
+
+    def allows(self, fault: Fault, spent: int) -> bool:
+        """Whether a run that suffered `spent` faults of kind `fault` may suffer one more."""
+        return fault in self.injected and spent < self.budget
