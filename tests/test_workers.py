@@ -10,6 +10,7 @@ from support import SILENT_TAKE, module_beside
 
 from handoff import HandoffAction, HandoffActionOutcome, HandoffId, HandoffOrder
 from handoff._runs.simulation import FAULTS, SimulationConfig, simulate
+from handoff._system.config import System
 from handoff._system.faults import Fault
 from handoff._system.workers import (
     CONTRACTS,
@@ -166,7 +167,7 @@ def test_a_contract_that_cannot_be_found_says_why(here: Path, text: str, says: s
 
 
 def test_forgetful_workers_leak_slots_that_the_coordinator_calls_freed() -> None:
-    report = simulate(SimulationConfig(handoffs=3_000, seed=7, workers=FORGETFUL))
+    report = simulate(SimulationConfig(handoffs=3_000, seed=7, system=System(FORGETFUL)))
     assert report.worker_slots > 0
     assert 0 < report.leaks <= report.worker_slots  # a handoff may leak both its slots
     assert not report.ok
@@ -180,7 +181,7 @@ def test_forgetful_workers_leak_slots_that_the_coordinator_calls_freed() -> None
 
 
 def test_tombstone_workers_leak_nothing_over_thousands_of_faulty_handoffs() -> None:
-    report = simulate(SimulationConfig(handoffs=3_000, seed=7, workers=TOMBSTONE))
+    report = simulate(SimulationConfig(handoffs=3_000, seed=7, system=System(TOMBSTONE)))
     assert report.handoffs == 3_000
     assert sum(report.faults[fault] for fault in FAULTS) > 1_000
     assert report.worker_slots == 0
@@ -195,6 +196,8 @@ def test_without_workers_no_delivery_is_delayed() -> None:
 
 
 def test_a_worker_that_never_acknowledges_leaves_handoffs_incomplete() -> None:
-    report = simulate(SimulationConfig(handoffs=200, seed=1, fault_rate=0.0, workers=SILENT_TAKE))
+    report = simulate(
+        SimulationConfig(handoffs=200, seed=1, fault_rate=0.0, system=System(SILENT_TAKE))
+    )
     assert report.incomplete == 200
     assert not report.ok

@@ -34,14 +34,8 @@ from handoff._review.report import (
     text,
 )
 from handoff._runs.trace import TraceError, read_trace, write_trace
-from handoff._system.faults import add_fault_options
+from handoff._system.cli import add_system_options, system_of
 from handoff._system.properties import Property, find_property
-from handoff._system.workers import (
-    DEFAULT_ACKNOWLEDGE,
-    WORKERS_HELP,
-    Acknowledge,
-    contract_argument,
-)
 from handoff._values.errors import HandoffError
 
 if TYPE_CHECKING:
@@ -50,7 +44,7 @@ if TYPE_CHECKING:
 Explainer = Callable[[Sequence[Review], Path], list[str]]
 """Writes the explain set of every failure into a directory; one line per file touched."""
 
-__all__ = ["add_system_options", "configure", "run", "system_of"]
+__all__ = ["configure", "reviewed_system", "run"]
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -81,6 +75,20 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "worker following CONTRACT and the messages in flight between them",
     )
     parser.add_argument(
+        "--property",
+        type=property_argument,
+        action="append",
+        metavar="MODULE:NAME",
+        help="with --workers: judge a property of your own too, a function of a "
+        "handoff.SystemView returning True where it holds (repeat for several)",
+    )
+    parser.add_argument(
+        "--no-symmetry",
+        action="store_true",
+        help="with --concurrency: count configurations that differ only by which handoff is "
+        "which apart (slower; the verdicts are the same)",
+    )
+    parser.add_argument(
         "--trace-out",
         metavar="FILE",
         type=_cli.new_file,
@@ -95,121 +103,15 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def add_system_options(
-    parser: argparse.ArgumentParser, *, workers_help: str, judged: bool = True
-) -> None:
-    """Declare the options naming a system (`--workers` and what its world is made of), read
-    back by `system_of`: the one place for `handoff review` and `handoff export`. Only a
-    world the review judges (`judged`) takes `--property` and `--no-symmetry`."""
-    parser.add_argument(
-        "--workers",
-        type=contract_argument,
-        metavar="CONTRACT",
-        help=f"{workers_help}; {WORKERS_HELP}",
-    )
-    add_fault_options(parser)
-    parser.add_argument(
-        "--failures",
-        type=failures_argument,
-        metavar="K",
-        help="with --workers: how many terminal facts (Failed, TimedOut, Canceled) and failed "
-        "works a run suffers at most, besides --faults (default 2; from 0 to 4)",
-    )
-    parser.add_argument(
-        "--concurrency",
-        type=concurrency_argument,
-        metavar="N",
-        help="with --workers: N handoffs live at once, sharing the source and the destination "
-        "worker (default 1; from 1 to 4)",
-    )
-    if not judged:
-        return
-    parser.add_argument(
-        "--property",
-        type=property_argument,
-        action="append",
-        metavar="MODULE:NAME",
-        help="with --workers: judge a property of your own too, a function of a "
-        "handoff.SystemView returning True where it holds (repeat for several)",
-    )
-    parser.add_argument(
-        "--no-symmetry",
-        action="store_true",
-        help="with --concurrency: count configurations that differ only by which handoff is "
-        "which apart (slower; the verdicts are the same)",
-    )
-
-
-def system_of(args: argparse.Namespace) -> System | None:
-    """The system `--workers`, `--fifo`, `--faults`, `--fault-budget` and `--acknowledge`
-    name, or None for the chart alone."""
-    contract = getattr(args, "workers", None)
-    fifo = getattr(args, "fifo", False)
-    injected = getattr(args, "faults", None)
-    budget = getattr(args, "fault_budget", None)
-    acknowledge = getattr(args, "acknowledge", None)
-    slots = getattr(args, "slots", None)
-    concurrency = getattr(args, "concurrency", None)
-    failures = getattr(args, "failures", None)
-    properties = getattr(args, "property", None)
-    symmetry = not getattr(args, "no_symmetry", False)
-    if budget is not None and injected is None:
-        raise _cli.UsageError("--fault-budget bounds the faults injected: give --faults too")
-    if contract is None:
-        if fifo:
-            raise _cli.UsageError("--fifo orders the workers' messages: give --workers too")
-        about_workers = (
-            ("--faults", injected),
-            ("--acknowledge", acknowledge),
-            ("--slots", slots),
-            ("--concurrency", concurrency),
-            ("--failures", failures),
-            ("--property", properties),
-        )
-        for option, given in about_workers:
-            if given is not None:
-                raise _cli.UsageError(f"{option} is about the workers: give --workers too")
-        if not symmetry:
-            raise _cli.UsageError("--no-symmetry is about shared workers: give --workers too")
-        return None
-    from handoff._system.config import DEFAULT_FAILURES, System
-
-    return System(
-        contract,
-        fifo=fifo,
-        faults=DEFAULT_FAILURES if failures is None else failures,
-        injected=injected or frozenset(),
-        budget=1 if budget is None else budget,
-        acknowledge=Acknowledge(acknowledge or DEFAULT_ACKNOWLEDGE.value),
-        concurrency=1 if concurrency is None else concurrency,
-        slots=slots,
-        properties=tuple(properties or ()),
-        symmetry=symmetry,
-    )
-
-
-def failures_argument(text: str) -> int:
-    """An argparse type: how many terminal facts and failed works a run suffers (0 to 4)."""
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if not 0 <= value <= 4:
-        # Each one more multiplies the configurations: past a few a review never ends.
-        raise argparse.ArgumentTypeError(f"expected a whole number from 0 to 4, got {text!r}")
-    return value
-
-
-def concurrency_argument(text: str) -> int:
-    """An argparse type: how many handoffs share the workers in a review (1 to 4)."""
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if not 1 <= value <= 4:
-        # Each handoff multiplies the configurations: past a few a review never ends.
-        raise argparse.ArgumentTypeError(f"expected a whole number from 1 to 4, got {text!r}")
-    return value
+def reviewed_system(args: argparse.Namespace) -> System | None:
+    """The system the world's options name, with the review's own: `--property` and
+    `--no-symmetry`."""
+    properties = tuple(getattr(args, "property", None) or ())
+    apart = getattr(args, "no_symmetry", False)
+    system = system_of(args, properties=properties, symmetry=not apart)
+    if system is None and apart:
+        raise _cli.UsageError("--no-symmetry is about shared workers: give --workers too")
+    return system
 
 
 def property_argument(text: str) -> Property:
@@ -230,7 +132,7 @@ def run(
     fails, 3 when only conformance properties do (0 with `--safety-only`)."""
     out = sys.stdout if out is None else out
     err = sys.stderr if err is None else err
-    system = system_of(args)
+    system = reviewed_system(args)
     if args.engine == "spin":
         from handoff._review.spin import (
             cli as spin_cli,  # imported on demand: it runs external tools

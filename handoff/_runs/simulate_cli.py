@@ -7,7 +7,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, TypedDict
+from typing import TYPE_CHECKING
 
 import attrs
 
@@ -24,13 +24,8 @@ from handoff._runs.simulation import (
     simulate,
 )
 from handoff._runs.trace import TraceError, write_trace
-from handoff._system.faults import NETWORK, WITH_WORKERS, Fault, add_fault_options
-from handoff._system.workers import (
-    DEFAULT_ACKNOWLEDGE,
-    WORKERS_HELP,
-    Acknowledge,
-    contract_argument,
-)
+from handoff._system.cli import Options, add_system_options, system_of
+from handoff._system.faults import NETWORK, WITH_WORKERS
 from handoff._values.values import HandoffId, HandoffOrder
 
 if TYPE_CHECKING:
@@ -74,14 +69,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
         order="each",
         order_help="the order of each handoff (all: chosen at random per handoff)",
     )
-    parser.add_argument(
-        "--workers",
-        type=contract_argument,
-        metavar="CONTRACT",
-        help="carry each action to simulated workers that follow CONTRACT and count the KV "
-        f"slots they still hold at the end: {WORKERS_HELP}",
+    add_system_options(
+        parser,
+        workers_help="carry each action to simulated workers that follow CONTRACT and count the "
+        "KV slots they still hold at the end",
+        options=Options.NONE,
     )
-    add_fault_options(parser)
     parser.add_argument(
         "--record-failures",
         type=_cli.output_directory,
@@ -108,40 +101,6 @@ def _maker(chart: type[HandoffChart]) -> MakeCoordinator:
     return make
 
 
-class _WorkersOptions(TypedDict):
-    faults: frozenset[Fault]
-    fault_budget: int
-    acknowledge: Acknowledge
-    fifo: bool
-    slots: int | None
-
-
-def _workers_options(args: argparse.Namespace) -> _WorkersOptions:
-    """What `--fifo`, `--slots`, `--faults`, `--fault-budget` and `--acknowledge` ask of the
-    workers, as `SimulationConfig` fields."""
-    faults = getattr(args, "faults", None)
-    budget = getattr(args, "fault_budget", None)
-    acknowledge = getattr(args, "acknowledge", None)
-    fifo = getattr(args, "fifo", False)
-    slots = getattr(args, "slots", None)
-    if budget is not None and faults is None:
-        raise _cli.UsageError("--fault-budget bounds the faults injected: give --faults too")
-    if getattr(args, "workers", None) is None:
-        if fifo:
-            raise _cli.UsageError("--fifo orders the workers' messages: give --workers too")
-        about = (("--faults", faults), ("--acknowledge", acknowledge), ("--slots", slots))
-        for option, given in about:
-            if given is not None:
-                raise _cli.UsageError(f"{option} is about the workers: give --workers too")
-    return _WorkersOptions(
-        faults=faults or frozenset(),
-        fault_budget=1 if budget is None else budget,
-        acknowledge=Acknowledge(acknowledge or DEFAULT_ACKNOWLEDGE.value),
-        fifo=fifo,
-        slots=slots,
-    )
-
-
 def _simulate(args: argparse.Namespace, chart: type[HandoffChart] | None) -> int:
     config = SimulationConfig(
         handoffs=args.handoffs,
@@ -150,8 +109,7 @@ def _simulate(args: argparse.Namespace, chart: type[HandoffChart] | None) -> int
         seed=args.seed,
         orders=args.order,
         record_calls=args.record_failures is not None,
-        workers=getattr(args, "workers", None),
-        **_workers_options(args),
+        system=system_of(args, Options.NONE),
     )
     progress = _progress_bar(config.handoffs) if sys.stderr.isatty() else None
     name = None if chart is None else compiled(chart).name
@@ -199,18 +157,6 @@ def _recorder(directory: Path, chart: str | None) -> Callable[[HandoffRecord], N
     return write
 
 
-def _workers_words(config: SimulationConfig) -> str:
-    """`tombstone workers`, then how they deliver and bound when not the defaults, and when
-    work is acknowledged (always said: the policy decides some verdicts)."""
-    assert config.workers is not None
-    words = f"{config.workers.name} workers"
-    if config.fifo:
-        words += ", FIFO per worker"
-    if config.slots is not None:
-        words += f", {config.slots} slot{'s' if config.slots > 1 else ''} per worker"
-    return f"{words}, {config.acknowledge.words}"
-
-
 def _freed(report: SimulationReport) -> str:
     """What restarts freed of the slots handoffs left held as they ended."""
     if report.worker_slots == report.still_held:
@@ -239,20 +185,22 @@ def _print(
         f"simulated {report.handoffs:,} handoffs ({rules}), "
         f"{config.concurrency:,} at a time, fault rate {config.fault_rate}, seed {config.seed}"
     )
+    system = config.system
+    print(f"  world         {'no workers' if system is None else system.describe()}")
     completions = ", ".join(
         f"{name} {count:,}" for name, count in sorted(report.completions.items())
     )
     print(f"  completions   {completions or 'none'} (reopened after success: {report.reopened:,})")
-    injected = tuple(fault for fault in NETWORK if fault in config.faults)
-    for fault in FAULTS if config.workers is None else (*WITH_WORKERS, *injected):
+    injected = () if system is None else tuple(f for f in NETWORK if f in system.injected)
+    for fault in FAULTS if system is None else (*WITH_WORKERS, *injected):
         print(f"  fault         {fault.value:28} {report.faults[fault]:>10,}")
     refusals = ", ".join(f"{name} {count:,}" for name, count in sorted(report.refusals.items()))
     print(f"  refused calls {refusals or 'none'}")
     print(f"  incomplete    {report.incomplete:,}")
     print(f"  leaks         {report.leaks:,}")
     print(f"  never ending  {report.endless:,}")
-    if config.workers is not None:
-        held = f"{report.still_held:,} still held ({_workers_words(config)})"
+    if system is not None:
+        held = f"{report.still_held:,} still held"
         print(f"  worker slots  {held}{_freed(report)}")
         print(f"  lost KV       {report.lost:,} (SUCCESS with no destination slot)")
     print(

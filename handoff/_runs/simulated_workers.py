@@ -1,7 +1,7 @@
 """The simulation's workers: one source and one destination serving every live handoff.
 
 Without workers the simulation acknowledges an action the moment it is issued.  With them
-(`SimulationConfig.workers`) each action is a message that reaches its worker after its own
+(`SimulationConfig.system`) each action is a message that reaches its worker after its own
 latency (sometimes much later: the "delayed delivery" fault), so a cancel may overtake the
 submission it cancels.  The two workers are the system review's (`handoff._system.worker_state`: a
 `Worker`, its memory kept in a `WorkerBook`), shared by every live handoff and knowing each
@@ -33,17 +33,15 @@ from typing import Generic, Protocol, TypeVar
 import attrs
 
 from handoff._system.call import Call
+from handoff._system.config import System
 from handoff._system.faults import Fault
 from handoff._system.runtime import Workload, answered, call_of, carried
 from handoff._system.worker_state import Worker, WorkerBook
 from handoff._system.workers import (
-    DEFAULT_ACKNOWLEDGE,
-    Acknowledge,
     ContractTable,
     Message,
     MessageKind,
     Role,
-    WorkerContract,
     WorkerReply,
     WorkerTask,
     task_of,
@@ -143,22 +141,13 @@ class SimulatedWorkers(Generic[H]):
     """The source and the destination of a simulation, following one contract, shared by
     every handoff."""
 
-    def __init__(
-        self,
-        contract: WorkerContract,
-        world: _WorkerWorld[H],
-        *,
-        faults: frozenset[Fault] = frozenset(),
-        budget: int = 1,
-        acknowledge: Acknowledge = DEFAULT_ACKNOWLEDGE,
-        slots: int | None = None,
-    ) -> None:
-        self.table = ContractTable(contract)
+    def __init__(self, system: System, world: _WorkerWorld[H]) -> None:
+        self.table = ContractTable(system.contract)
         self.world = world
-        self.faults = faults
-        self.budget = budget
-        self.acknowledge = acknowledge
-        self.workers = {role: Worker(self.table, role, slots) for role in Role}
+        self.faults = system.injected
+        self.budget = system.budget
+        self.acknowledge = system.acknowledge
+        self.workers = {role: Worker(self.table, role, system.slots) for role in Role}
         self.books = {role: WorkerBook() for role in Role}
         """What each worker remembers, of every request."""
         self.restarts = dict.fromkeys(Role, 0)

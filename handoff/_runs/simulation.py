@@ -2,7 +2,7 @@
 
 A virtual clock orders every acknowledgement and fact.  A simulated source and destination
 acknowledge the coordinator's actions after random latencies and report the facts those
-actions lead to (`TransferCompleted` after the issued delay); with `SimulationConfig.workers`
+actions lead to (`TransferCompleted` after the issued delay); with `SimulationConfig.system`
 they are the system review's two workers, shared by every live handoff
 (`handoff._runs.simulated_workers`).  With probability `fault_rate` at each opportunity a
 fault is injected.  A handoff with nothing left in flight is checked (completed, no owner
@@ -27,9 +27,10 @@ from handoff._runs.simulation_report import HandoffRecord, SimulationReport
 from handoff._runs.trace import Entry
 from handoff._system.bound import loop, overrun
 from handoff._system.call import Call, Coordinator
+from handoff._system.config import System
 from handoff._system.faults import SIMULATED, Fault
 from handoff._system.runtime import CANCELS, DONE_OUTCOMES, Workload, acknowledgement
-from handoff._system.workers import DEFAULT_ACKNOWLEDGE, Acknowledge, Message, WorkerContract
+from handoff._system.workers import Message
 from handoff._values.errors import HandoffError
 from handoff._values.messages import HandoffAction, HandoffFact, IssuedHandoffAction
 from handoff._values.timing import HandoffTransferTiming
@@ -88,22 +89,12 @@ class SimulationConfig:
     fallback_transfer_delay_ms: float = 1.0
     record_calls: bool = False
     """Keep every handoff's calls while it is in flight, for `HandoffRecord.calls`."""
-    workers: WorkerContract | None = None
-    """Carry each action to the source or the destination worker, both following this
-    contract (`handoff._system.workers`) and shared by every live handoff."""
-    faults: frozenset[Fault] = frozenset()
-    """With workers: the faults of `faults.NETWORK` injected too (`--faults`)."""
-    fault_budget: int = attrs.field(default=1, validator=attrs.validators.ge(1))
-    """How many of each injected fault one handoff suffers at most."""
-    acknowledge: Acknowledge = DEFAULT_ACKNOWLEDGE
-    """With workers: when work that takes or moves KV is acknowledged."""
-    fifo: bool = False
-    """With workers: deliver each worker's messages, in each direction, in the order they
-    were sent (`--fifo`); else in any order."""
-    slots: int | None = attrs.field(
-        default=None, validator=attrs.validators.optional(attrs.validators.ge(1))
-    )
-    """With workers: how many KV slots each worker holds at most (`--slots`)."""
+    system: System | None = None
+    """Carry each action to the source or the destination worker of this system, shared by
+    every live handoff: their contract, delivery, slots, the faults of `faults.NETWORK`
+    injected too (each at most `System.budget` times a handoff) and when work is
+    acknowledged.  The review's bounds (`faults`, `concurrency`) are the review's: the
+    simulation injects at `fault_rate` and keeps `concurrency` handoffs in flight."""
 
     @fault_rate.validator
     def _check_rate(self, attribute: attrs.Attribute[float], value: float) -> None:
@@ -151,18 +142,7 @@ class _World:
         self.now = 0.0
         self.channels: dict[Hashable, float] = {}
         """With `fifo`: when each worker channel's last message arrives."""
-        self.workers = (
-            None
-            if config.workers is None
-            else SimulatedWorkers(
-                config.workers,
-                self,
-                faults=config.faults,
-                budget=config.fault_budget,
-                acknowledge=config.acknowledge,
-                slots=config.slots,
-            )
-        )
+        self.workers = None if config.system is None else SimulatedWorkers(config.system, self)
 
     # -- scheduling --------------------------------------------------------------------
 
@@ -176,7 +156,7 @@ class _World:
         """Deliver `call` after `delay` (on a worker's `channel`: with `fifo`, never before
         what was sent on it earlier; ties go in the order sent); when it arrives."""
         when = self.now + delay
-        if channel is not None and self.config.fifo:
+        if channel is not None and self.config.system is not None and self.config.system.fifo:
             when = max(when, self.channels.get(channel, 0.0))
             self.channels[channel] = when
         self.sequence += 1

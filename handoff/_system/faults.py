@@ -9,24 +9,17 @@ review explores only when asked.
 
 from __future__ import annotations
 
-import argparse
 import enum
 
-from handoff._system.workers import Acknowledge
 from handoff._values.messages import HandoffFact
 from handoff._values.values import HandoffActionOutcome
 
 __all__ = [
-    "FAULTS_HELP",
     "NETWORK",
     "SIMULATED",
     "WITH_WORKERS",
     "Fault",
     "TerminalFact",
-    "add_fault_options",
-    "budget_argument",
-    "faults_argument",
-    "slots_argument",
 ]
 
 TerminalFact = type[HandoffFact.Failed] | type[HandoffFact.TimedOut] | type[HandoffFact.Canceled]
@@ -102,82 +95,3 @@ WITH_WORKERS = (*SIMULATED, Fault.DELAYED_DELIVERY)
 NETWORK = (Fault.DUPLICATION, Fault.LOSS, Fault.RESTART)
 """The faults a system review explores only when asked (`--faults`), each within a budget;
 the value of each is its name on the command line."""
-
-FAULTS_HELP = ", ".join(fault.value for fault in NETWORK)
-
-
-def faults_argument(text: str) -> frozenset[Fault]:
-    """An argparse type: `duplicate,lose,crash`, any of them, each once."""
-    names = [name.strip().casefold() for name in text.split(",")]
-    found: set[Fault] = set()
-    for name in names:
-        fault = next((fault for fault in NETWORK if fault.value == name), None)
-        if fault is None:
-            raise argparse.ArgumentTypeError(
-                f"unknown fault {name!r}: expected a comma-separated list of {FAULTS_HELP}"
-            )
-        found.add(fault)
-    return frozenset(found)
-
-
-def budget_argument(text: str) -> int:
-    """An argparse type: how many faults of each kind a run may suffer (at least 1)."""
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1 or value > 9:
-        # Each unit of budget multiplies the configurations; past a few a review never ends.
-        raise argparse.ArgumentTypeError(f"expected a whole number from 1 to 9, got {text!r}")
-    return value
-
-
-def slots_argument(text: str) -> int:
-    """An argparse type: how many KV slots each worker holds at most (at least 1)."""
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number from 1, got {text!r}")
-    return value
-
-
-def add_fault_options(parser: argparse.ArgumentParser) -> None:
-    """Declare `--fifo`, `--slots`, `--faults`, `--fault-budget` and `--acknowledge`, as
-    review and simulate take them (both with `--workers`)."""
-    parser.add_argument(
-        "--fifo",
-        action="store_true",
-        help="with --workers: deliver each worker's messages in the order they were sent "
-        "(default: in any order)",
-    )
-    parser.add_argument(
-        "--slots",
-        type=slots_argument,
-        metavar="C",
-        help="with --workers: each worker holds at most C KV slots and refuses work that "
-        "would take one more (default: unbounded)",
-    )
-    parser.add_argument(
-        "--faults",
-        type=faults_argument,
-        metavar="FAULT,…",
-        help=f"with --workers: let a handoff suffer these faults too ({FAULTS_HELP}): a "
-        "message delivered twice, a message lost (the runtime reports TimedOut), a worker "
-        "that restarts and forgets the request",
-    )
-    parser.add_argument(
-        "--fault-budget",
-        type=budget_argument,
-        metavar="K",
-        help="with --faults: how many faults of each kind a handoff suffers at most (default 1)",
-    )
-    parser.add_argument(
-        "--acknowledge",
-        choices=[policy.value for policy in Acknowledge],
-        help="with --workers: when the runtime reports Submitted, Accepted and Scheduled: "
-        "on-send, as it sends the work, before the worker has it (default: the weaker "
-        "guarantee, as the documented asyncio runtime gives it); on-reply, once the worker "
-        "has done the work",
-    )

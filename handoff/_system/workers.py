@@ -23,7 +23,6 @@ take these.
 
 from __future__ import annotations
 
-import argparse
 import enum
 from collections.abc import Hashable, Iterable
 from typing import Any, NamedTuple
@@ -40,7 +39,6 @@ __all__ = [
     "DROPPED",
     "FORGETFUL",
     "TOMBSTONE",
-    "WORKERS_HELP",
     "Acknowledge",
     "ContractTable",
     "Forgetful",
@@ -55,7 +53,6 @@ __all__ = [
     "WorkerReaction",
     "WorkerReply",
     "WorkerTask",
-    "contract_argument",
     "find_contract",
     "on_send",
     "outcome_of",
@@ -590,26 +587,6 @@ def _per_role(text: str) -> WorkerContract:
     if len(named) != 2:
         raise ValueError(f"{text!r}: name a contract for both roles, as source=A,destination=B")
     return PerRole(named["source"], named["destination"])
-
-
-def contract_argument(text: str) -> WorkerContract:
-    """An argparse type: a worker contract, shipped (`forgetful`, `tombstone`) or MODULE:NAME,
-    tabulated once so that a contract that raises, answers what is not a reaction or keeps
-    hidden state is a usage error before any work."""
-    try:
-        found = find_contract(text)
-        ContractTable(found)
-    except ValueError as error:
-        raise argparse.ArgumentTypeError(str(error)) from None
-    return found
-
-
-WORKERS_HELP = (
-    "forgetful (a cancel for an unseen request is answered Noop and forgotten), tombstone "
-    "(canceled ids are remembered and late work dropped), tombstone:K (only the last K), "
-    "source=A,destination=B (one per role), or MODULE:NAME, a WorkerContract of your own"
-)
-"""How every command's `--workers` help ends."""
 
 
 def _attribute(module: Any, module_name: str, name: str) -> Any:

@@ -13,9 +13,9 @@ from typing import TextIO
 
 from handoff import _cli, _files
 from handoff._compile.table import compiled
-from handoff._review.cli import add_system_options, system_of
 from handoff._review.spin.model import model
 from handoff._review.spin.system import system_model, unmirrored
+from handoff._system.cli import add_system_options, system_of
 
 __all__ = ["configure", "run"]
 
@@ -35,7 +35,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
         workers_help="write the system instead: the coordinator with a source and a destination "
         "worker following CONTRACT and the messages in flight, as `review --workers --engine "
         "spin` checks it (the same options name the same world)",
-        judged=False,
     )
     parser.add_argument(
         "--out", metavar="FILE", type=_cli.new_file, help="write here, not to stdout"

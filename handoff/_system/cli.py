@@ -1,0 +1,192 @@
+"""The command line's words for a `System`: the world's options declared once and read back
+once, for every command that takes a world (`handoff review`, `handoff simulate`, `handoff
+export promela`).
+
+Each command names which of the options it takes (`Options`): the review and the export take
+them all, the simulation no `--failures` (it injects faults at a rate) and its own
+`--concurrency` (handoffs in flight, with or without workers).  `system_of` turns what was
+given into a `System`, or None when no `--workers` was given, refusing an option about the
+workers without them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import enum
+from typing import Any
+
+from handoff import _cli
+from handoff._system.config import DEFAULT_FAILURES, System
+from handoff._system.faults import NETWORK, Fault
+from handoff._system.workers import (
+    DEFAULT_ACKNOWLEDGE,
+    Acknowledge,
+    ContractTable,
+    WorkerContract,
+    find_contract,
+)
+
+__all__ = ["FAULTS_HELP", "WORKERS_HELP", "Options", "add_system_options", "system_of"]
+
+FAULTS_HELP = ", ".join(fault.value for fault in NETWORK)
+
+WORKERS_HELP = (
+    "forgetful (a cancel for an unseen request is answered Noop and forgotten), tombstone "
+    "(canceled ids are remembered and late work dropped), tombstone:K (only the last K), "
+    "source=A,destination=B (one per role), or MODULE:NAME, a WorkerContract of your own"
+)
+"""How every command's `--workers` help ends."""
+
+# Each unit more multiplies the configurations a review explores: past a few it never ends.
+_BUDGETS = _cli.whole_number(1, 9, " (each one more multiplies what a review explores)")
+_FAILURES = _cli.whole_number(0, 4, " (each one more multiplies what a review explores)")
+_HANDOFFS = _cli.whole_number(1, 4, " (each handoff more multiplies what a review explores)")
+_SLOTS = _cli.whole_number(1)
+
+
+class Options(enum.Flag):
+    """Which of the world's options a command takes, beyond `--workers`, `--fifo`, `--slots`,
+    `--faults`, `--fault-budget` and `--acknowledge`, which every world command takes."""
+
+    NONE = 0
+    FAILURES = enum.auto()
+    """`--failures K`: the terminal facts and failed works a reviewed run suffers."""
+    CONCURRENCY = enum.auto()
+    """`--concurrency N`: handoffs sharing the workers in a reviewed world."""
+    REVIEWED = FAILURES | CONCURRENCY
+
+
+def contract_argument(text: str) -> WorkerContract:
+    """An argparse type: a worker contract, tabulated once so that a contract that raises,
+    answers what is not a reaction or keeps hidden state is a usage error before any work."""
+    try:
+        found = find_contract(text)
+        ContractTable(found)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+    return found
+
+
+def faults_argument(text: str) -> frozenset[Fault]:
+    """An argparse type: `duplicate,lose,crash`, any of them, each once."""
+    found: set[Fault] = set()
+    for name in (part.strip().casefold() for part in text.split(",")):
+        fault = next((fault for fault in NETWORK if fault.value == name), None)
+        if fault is None:
+            raise argparse.ArgumentTypeError(
+                f"unknown fault {name!r}: expected a comma-separated list of {FAULTS_HELP}"
+            )
+        found.add(fault)
+    return frozenset(found)
+
+
+def add_system_options(
+    parser: argparse.ArgumentParser, *, workers_help: str, options: Options = Options.REVIEWED
+) -> None:
+    """Declare `--workers` and the options naming the rest of its world, read back by
+    `system_of`."""
+    parser.add_argument(
+        "--workers",
+        type=contract_argument,
+        metavar="CONTRACT",
+        help=f"{workers_help}; {WORKERS_HELP}",
+    )
+    parser.add_argument(
+        "--fifo",
+        action="store_true",
+        help="with --workers: deliver each worker's messages in the order they were sent "
+        "(default: in any order)",
+    )
+    parser.add_argument(
+        "--slots",
+        type=_SLOTS,
+        metavar="C",
+        help="with --workers: each worker holds at most C KV slots and refuses work that "
+        "would take one more (default: unbounded)",
+    )
+    parser.add_argument(
+        "--faults",
+        type=faults_argument,
+        metavar="FAULT,…",
+        help=f"with --workers: let a handoff suffer these faults too ({FAULTS_HELP}): a "
+        "message delivered twice, a message lost (the runtime reports TimedOut), a worker "
+        "that restarts and forgets the request",
+    )
+    parser.add_argument(
+        "--fault-budget",
+        type=_BUDGETS,
+        metavar="K",
+        help="with --faults: how many faults of each kind a handoff suffers at most (default 1)",
+    )
+    parser.add_argument(
+        "--acknowledge",
+        choices=[policy.value for policy in Acknowledge],
+        help="with --workers: when the runtime reports Submitted, Accepted and Scheduled: "
+        "on-send, as it sends the work, before the worker has it (default: the weaker "
+        "guarantee, as the documented asyncio runtime gives it); on-reply, once the worker "
+        "has done the work",
+    )
+    if Options.FAILURES in options:
+        parser.add_argument(
+            "--failures",
+            type=_FAILURES,
+            metavar="K",
+            help="with --workers: how many terminal facts (Failed, TimedOut, Canceled) and "
+            f"failed works a run suffers at most, besides --faults (default {DEFAULT_FAILURES}; "
+            "from 0 to 4)",
+        )
+    if Options.CONCURRENCY in options:
+        parser.add_argument(
+            "--concurrency",
+            type=_HANDOFFS,
+            metavar="N",
+            help="with --workers: N handoffs live at once, sharing the source and the "
+            "destination worker (default 1; from 1 to 4)",
+        )
+
+
+_ABOUT_WORKERS = (
+    ("--faults", "faults"),
+    ("--acknowledge", "acknowledge"),
+    ("--slots", "slots"),
+    ("--failures", "failures"),
+    ("--property", "property"),
+)
+"""The options that say something of the workers, and where argparse keeps each."""
+
+
+def system_of(
+    args: argparse.Namespace, options: Options = Options.REVIEWED, **review: Any
+) -> System | None:
+    """The system the options in `args` name (declared with `options`), or None for no
+    workers; `review` gives the review's own fields (`properties`, `symmetry`).  An option
+    about the workers without `--workers` is a usage error."""
+    if _given(args, "fault_budget") is not None and _given(args, "faults") is None:
+        raise _cli.UsageError("--fault-budget bounds the faults injected: give --faults too")
+    concurrency = _given(args, "concurrency") if Options.CONCURRENCY in options else None
+    contract = _given(args, "workers")
+    if contract is None:
+        if _given(args, "fifo"):
+            raise _cli.UsageError("--fifo orders the workers' messages: give --workers too")
+        about = (*_ABOUT_WORKERS, ("--concurrency", "concurrency" if concurrency else ""))
+        for option, name in about:
+            if name and _given(args, name) is not None:
+                raise _cli.UsageError(f"{option} is about the workers: give --workers too")
+        return None
+    budget, failures = _given(args, "fault_budget"), _given(args, "failures")
+    return System(
+        contract,
+        fifo=bool(_given(args, "fifo")),
+        faults=DEFAULT_FAILURES if failures is None else failures,
+        injected=_given(args, "faults") or frozenset(),
+        budget=1 if budget is None else budget,
+        acknowledge=Acknowledge(_given(args, "acknowledge") or DEFAULT_ACKNOWLEDGE.value),
+        concurrency=1 if concurrency is None else concurrency,
+        slots=_given(args, "slots"),
+        **review,
+    )
+
+
+def _given(args: argparse.Namespace, name: str) -> Any:
+    """What the option kept as `name` was given (None: not given, or not declared)."""
+    return getattr(args, name, None)
