@@ -8,12 +8,14 @@ The fixture charts are `tests/charts/renamed.py`.
 from __future__ import annotations
 
 import re
+import textwrap
+from pathlib import Path
 
 import pytest
 from charts.renamed import HandingBack, HandingBackOutside
 from statemachine import State
 from statemachine.exceptions import InvalidDefinition
-from support import CANCEL_DESTINATION, CANCEL_SOURCE, HID, TIMING, kinds
+from support import CANCEL_DESTINATION, CANCEL_SOURCE, HID, TIMING, kinds, run_handoff
 
 from handoff import (
     HandoffActionId,
@@ -201,3 +203,38 @@ def test_a_parents_state_redeclared_as_no_state_is_refused() -> None:
 
         class NoCanceled(SourceFirstChart):
             canceled = None  # type: ignore[assignment]
+
+
+HALF_RENAMED = textwrap.dedent(
+    """\
+    from statemachine import State
+
+    from handoff import SourceFirstChart
+
+    S = SourceFirstChart
+
+
+    class HalfRenamed(SourceFirstChart):
+        class both_engaged(State.Compound):
+            destination_reserving = State("destination reserving", initial=True)
+            destination_accepted = State("destination accepted")
+            transfer_starting = State("transfer starting")
+            transferring = State("transferring")
+            activating = State("activating")
+            handing_back = State("handing back")
+
+        destination_activated = S.activating.to(both_engaged.handing_back)
+    """
+)
+
+
+def test_the_review_command_says_why_the_half_renamed_chart_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "half_renamed.py").write_text(HALF_RENAMED)
+    done = run_handoff("review", "--chart", "half_renamed:HalfRenamed", cwd=tmp_path)
+    assert (done.returncode, done.stdout) == (2, "")
+    [line] = done.stderr.splitlines()
+    assert line.startswith(
+        "handoff review: error: --chart: importing half_renamed failed: InvalidDefinition: "
+        "HalfRenamed: redeclares 'both_engaged' without 'releasing', yet rules still name it: "
+        "'source_released' (inherited from SourceFirstChart); keep 'releasing' in"
+    ), line
