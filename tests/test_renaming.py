@@ -53,15 +53,15 @@ FACTS = (
 )
 
 
-def _handing_back(chart: type[HandoffChart]) -> HandoffCoordinatorCore:
-    """A coordinator on `chart` that has issued ReleaseSource, now in `handing_back`."""
+def _handing_back(chart: type[HandoffChart], state: str = "handing_back") -> HandoffCoordinatorCore:
+    """A coordinator on `chart` that has issued ReleaseSource, now in `state`."""
     coordinator = HandoffCoordinatorCore(HID, chart=chart)
     coordinator.start()
     for number, outcome in enumerate(ACKNOWLEDGED):
         coordinator.on_action_outcome(HandoffActionId(number), outcome)
         if number < len(FACTS):
             coordinator.on_fact(FACTS[number])
-    assert coordinator.chart_state == "handing_back"
+    assert coordinator.chart_state == state
     return coordinator
 
 
@@ -107,6 +107,26 @@ def test_the_review_notes_the_rules_a_renamed_state_lost_from_its_group() -> Non
     assert OUTSIDE_NOTE in review.verdict(Key.COVERAGE).notes
     assert f"  Coverage: {OUTSIDE_NOTE}\n" in report.text([review])
     assert lost_group_rules(HandingBackOutside) == (OUTSIDE_NOTE,)
+
+
+def test_the_review_notes_the_rules_a_state_moved_out_of_its_group_lost() -> None:
+    class MovedOut(SourceFirstChart):
+        class both_engaged(State.Compound):
+            destination_reserving = State("destination reserving", initial=True)
+            destination_accepted = State("destination accepted")
+            transfer_starting = State("transfer starting")
+            transferring = State("transferring")
+            activating = State("activating")
+
+        releasing = State("releasing")
+
+    assert _handing_back(MovedOut, "releasing").on_fact(HandoffFact.Failed(HID)) == []
+    assert lost_group_rules(MovedOut) == (
+        "releasing has no rule for terminated, action_failed, which releasing took from group "
+        "'both_engaged' of SourceFirstChart: releasing is declared outside it; declare it "
+        "inside 'both_engaged' (redeclare the group with releasing inside), or give it those "
+        "rules",
+    )
 
 
 def test_a_state_added_beside_the_one_it_follows_is_no_rename() -> None:

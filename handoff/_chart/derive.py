@@ -222,19 +222,22 @@ def drop_unused(attrs: dict[str, Any], states: dict[str, State], copies: set[int
 
 
 def lost_group_rules(chart: Chart) -> tuple[str, ...]:
-    """For each state of `chart`'s own that replaced a state of its parent chart, the events
-    the old state took from a group and the new one has no rule for, said for a reviewer.
+    """For each state of `chart` declared outside a group of its parent chart that held the
+    state it replaces (a renamed state) or itself (a state moved out), the events the parent's
+    state took from that group and this one has no rule for, said for a reviewer.
 
-    A state declared in a chart body sits outside every group, so a renamed state inside a
-    group loses the group's rules (its cleanup, say) unless it is declared in the group."""
+    A state declared in a chart body sits outside every group, so a state renamed that way
+    loses the group's rules (its cleanup, say) unless it is declared inside the group."""
     parent = next((base for base in chart.__bases__ if getattr(base, "states", None)), None)
     if parent is None:
         return ()
+    theirs = {state.id: state for state in every_state(parent.states)}
     kept = {state.id for state in every_state(chart.states)}
     gone = [state for state in leaves(parent.states) if state.id not in kept]
     notes: list[str] = []
     for new in leaves(chart.states):
-        if any(new.id == state.id for state in every_state(parent.states)):
+        if new.id in theirs:
+            notes.extend(_lost(parent, theirs[new.id], new))
             continue
         ends = _ends(chart, new)
         for old in gone:
@@ -260,18 +263,29 @@ def _ends(chart: Chart, state: State) -> set[tuple[str, str, bool]]:
 
 
 def _lost(parent: Chart, old: State, new: State) -> Iterator[str]:
-    """What `new` lacks of the rules `old` took from its groups, one note per group."""
+    """What `new`, outside a group that held `old`, lacks of the rules `old` took from it:
+    one note per group."""
+    around = {str(group.id) for group in _groups_around(new)}
     by_group: dict[str, list[str]] = {}
     for event in ChartEvent:
         rule = rule_for(old, event.value)
-        if rule is None or rule.source is old or rule_for(new, event.value) is not None:
+        if rule is None or rule.source is old or str(rule.source.id) in around:
             continue
-        by_group.setdefault(str(rule.source.id), []).append(event.value)
+        if rule_for(new, event.value) is None:
+            by_group.setdefault(str(rule.source.id), []).append(event.value)
+    renamed = new.id != old.id
+    was = f"replaces {old.id} but " if renamed else ""
+    place = f", with {new.id} in place of {old.id}" if renamed else f" with {new.id} inside"
     for group, events in by_group.items():
-        inside = f"group {group!r} of {parent.__name__}"
         yield (
-            f"{new.id} replaces {old.id} but has no rule for {', '.join(events)}, which "
-            f"{old.id} took from {inside}: {new.id} is declared outside it; declare it inside "
-            f"{group!r} (redeclare the group, with {new.id} in place of {old.id}), or give it "
-            "those rules"
+            f"{new.id} {was}has no rule for {', '.join(events)}, which {old.id} took from "
+            f"group {group!r} of {parent.__name__}: {new.id} is declared outside it; declare "
+            f"it inside {group!r} (redeclare the group{place}), or give it those rules"
         )
+
+
+def _groups_around(state: State) -> Iterator[State]:
+    group = state.parent
+    while group is not None:
+        yield group
+        group = group.parent
