@@ -19,7 +19,9 @@ Layout: compact, fields in declaration order, unit enums as their value strings,
 externally tagged (`{"Canceled":{"handoff_id":"…"}}`), outcomes as `"Applied"` or
 `{"Failed":"reason"}`, `HandoffActionId` as a bare integer, `HandoffId` as the lowercase hyphenated
 UUID, absent optionals as `null`. `HandoffTransferTiming.kv_bytes_per_request` is written only when
-it is not 0 and read as 0 when absent. Strings are escaped as serde_json does: `"`, `\\` and the
+it is not 0, between `kv_bytes_per_token` and `bandwidth_gb_s` as the Rust struct declares it (the
+attrs class keeps it last for its positional constructor), and read as 0 when absent; a reader
+takes it in any place, as serde does. Strings are escaped as serde_json does: `"`, `\\` and the
 control characters below U+0020 only; everything else is written as is.
 
 Floats are written as serde_json 1.0.146 and earlier (ryu) write an f64: the shortest digits that

@@ -153,10 +153,17 @@ EXACT = [
     (TIMING, TIMING_JSON),
     # kv_bytes_per_request is written only when it is not 0.
     (HandoffTransferTiming(FULL, 10, 1024, 1.5, kv_bytes_per_request=0), TIMING_JSON),
+    # Upstream declares kv_bytes_per_request between kv_bytes_per_token and bandwidth_gb_s,
+    # and serde writes a struct's fields in declaration order.
     (
         HandoffTransferTiming(KvTransferTimingMode.DESTINATION_MISSING, 0, None, None, 7),
         '{"mode":"destination_missing","full_prompt_tokens":0,"kv_bytes_per_token":null,'
-        '"bandwidth_gb_s":null,"kv_bytes_per_request":7}',
+        '"kv_bytes_per_request":7,"bandwidth_gb_s":null}',
+    ),
+    (
+        HandoffTransferTiming(FULL, 10, 1024, 1.5, kv_bytes_per_request=4096),
+        '{"mode":"full_prompt","full_prompt_tokens":10,"kv_bytes_per_token":1024,'
+        '"kv_bytes_per_request":4096,"bandwidth_gb_s":1.5}',
     ),
     (HandoffFact.SourceHeld(HID, TIMING), held(TIMING_JSON)),
     (
@@ -230,6 +237,27 @@ class TestExactBytes:
         assert loads(explicit, HandoffTransferTiming) == TIMING
         written = timing_with(kv_bytes_per_request="5")
         assert loads(written, HandoffTransferTiming).kv_bytes_per_request == 5
+
+    def test_reads_kv_bytes_per_request_in_either_place(self) -> None:
+        # Releases before the upstream order wrote it last; upstream writes it before
+        # bandwidth_gb_s. Both read to the same timing, which is written the upstream way.
+        last = timing_with(kv_bytes_per_request="5")
+        assert last.endswith('"bandwidth_gb_s":1.5,"kv_bytes_per_request":5}')
+        upstream = (
+            '{"mode":"full_prompt","full_prompt_tokens":10,"kv_bytes_per_token":1024,'
+            '"kv_bytes_per_request":5,"bandwidth_gb_s":1.5}'
+        )
+        expected = HandoffTransferTiming(FULL, 10, 1024, 1.5, kv_bytes_per_request=5)
+        assert loads(last, HandoffTransferTiming) == expected
+        assert loads(upstream, HandoffTransferTiming) == expected
+        assert dumps(loads(last, HandoffTransferTiming)) == upstream
+
+    def test_a_zero_kv_bytes_per_request_writes_the_four_field_bytes(self) -> None:
+        zero = HandoffTransferTiming(FULL, 10, 1024, 1.5, kv_bytes_per_request=0)
+        assert dumps(zero) == (
+            '{"mode":"full_prompt","full_prompt_tokens":10,"kv_bytes_per_token":1024,'
+            '"bandwidth_gb_s":1.5}'
+        )
 
     def test_reads_whitespace_and_bytes(self) -> None:
         spaced = ' { "Canceled" : {\n\t"handoff_id" : ' + H + " } }\r\n"
@@ -612,7 +640,7 @@ MALFORMED: list[Malformed] = [
         held(timing_with(extra="1")),
         HandoffFact,
         f"{TT}.extra: unknown field, expected only mode, full_prompt_tokens, "
-        "kv_bytes_per_token, bandwidth_gb_s, kv_bytes_per_request",
+        "kv_bytes_per_token, kv_bytes_per_request, bandwidth_gb_s",
     ),
     (
         "unknown field with an odd name",

@@ -25,6 +25,7 @@ from statemachine.transition_list import TransitionList
 from handoff._chart.derive import (
     adopt,
     body_transitions,
+    check_regrouped,
     drop_unused,
     fresh,
     inherit,
@@ -126,6 +127,8 @@ class _HandoffChartMeta(StateMachineMetaclass):
         states = {key: value for key, value in attrs.items() if isinstance(value, State)}
         every = _every_state(name, states)
         _lift_group_rules(attrs, every)
+        if parent is not None:
+            check_regrouped(name, parent, attrs, every)
         adopt(name, attrs, every, parent)
         _expand_group_loops(name, attrs)
         written = tuple(body_transitions(attrs))

@@ -17,13 +17,23 @@ from statemachine.exceptions import InvalidDefinition
 from statemachine.transition import Transition
 from statemachine.transition_list import TransitionList
 
-from handoff._chart.groups import every_state, rules_of
+from handoff._chart.groups import every_state, leaves, rule_for, rules_of
 from handoff._chart.vocabulary import ChartEvent
 
 Chart = Any
 """A `HandoffChart` subclass (this module sits below `handoff._chart.base`, which uses it)."""
 
-__all__ = ["adopt", "body_transitions", "drop_unused", "fresh", "inherit", "named", "restore"]
+__all__ = [
+    "adopt",
+    "body_transitions",
+    "check_regrouped",
+    "drop_unused",
+    "fresh",
+    "inherit",
+    "lost_group_rules",
+    "named",
+    "restore",
+]
 
 
 def named(specs: Iterable[Any]) -> Iterator[str]:
@@ -85,6 +95,63 @@ def adopt(name: str, attrs: dict[str, Any], states: dict[str, State], parent: Ch
             f"{name}: uses {sorted({str(state.id) for state in foreign})}, not states of this "
             "chart: a chart may use its own states and its parent chart's only"
         )
+
+
+def check_regrouped(
+    name: str, parent: Chart, attrs: dict[str, Any], states: dict[str, State]
+) -> None:
+    """Refuse a group redeclared without a state of the parent's that a rule still names (and
+    a parent's state redeclared as something else): the rule would have no state to stand on.
+
+    `states`: every state of the derived chart by id; `attrs`: its body, before inheriting."""
+    for lost in every_state(parent.states):
+        if lost.id in states:
+            continue
+        rules = _naming_rules(lost, parent, attrs)
+        if not rules:
+            continue  # renamed in every rule: the state is gone, as a renamed state is
+        if lost.parent is None:
+            raise InvalidDefinition(
+                f"{name}: {lost.id!r} is not a state here, yet rules still name it: "
+                f"{', '.join(rules)}; declare {lost.id!r} as a State, or leave it out"
+            )
+        group = _outermost_redeclared(lost, states)
+        raise InvalidDefinition(
+            f"{name}: redeclares {group!r} without {lost.id!r}, yet rules still name it: "
+            f"{', '.join(rules)}; keep {lost.id!r} in {group!r}, or rename it there: declare "
+            f"the new state inside {group!r} and name it instead of {lost.id!r} in every rule "
+            "that named it, redeclaring those events"
+        )
+
+
+def _naming_rules(lost: State, parent: Chart, attrs: dict[str, Any]) -> list[str]:
+    """The events whose rules still name `lost`, as a message says them: those the body
+    wrote with the parent's state, and those the derived chart inherits."""
+
+    def names(transitions: Iterable[Transition]) -> bool:
+        return any(
+            state is lost
+            for transition in transitions
+            for state in (transition.source, *transition.targets)
+        )
+
+    found = []
+    for event in ChartEvent:
+        if event.value in attrs:
+            written = attrs[event.value]
+            if isinstance(written, TransitionList) and names(written.transitions):
+                found.append(f"{event.value!r} (written here)")
+        elif names(t for state in every_state(parent.states) for t in rules_of(state, event.value)):
+            found.append(f"{event.value!r} (inherited from {parent.__name__})")
+    return found
+
+
+def _outermost_redeclared(lost: State, states: dict[str, State]) -> str:
+    """The id of the group around `lost` (inside one) that the derived chart declares anew."""
+    group = lost
+    while group.parent is not None and group.id not in states:
+        group = group.parent
+    return str(group.id)
 
 
 def body_transitions(attrs: dict[str, Any]) -> Iterator[Transition]:
@@ -149,3 +216,76 @@ def drop_unused(attrs: dict[str, Any], states: dict[str, State], copies: set[int
             del attrs[key]
         else:
             prune(state)
+
+
+# -- what a renamed state lost ---------------------------------------------------------------
+
+
+def lost_group_rules(chart: Chart) -> tuple[str, ...]:
+    """For each state of `chart` declared outside a group of its parent chart that held the
+    state it replaces (a renamed state) or itself (a state moved out), the events the parent's
+    state took from that group and this one has no rule for, said for a reviewer.
+
+    A state declared in a chart body sits outside every group, so a state renamed that way
+    loses the group's rules (its cleanup, say) unless it is declared inside the group."""
+    parent = next((base for base in chart.__bases__ if getattr(base, "states", None)), None)
+    if parent is None:
+        return ()
+    theirs = {state.id: state for state in every_state(parent.states)}
+    kept = {state.id for state in every_state(chart.states)}
+    gone = [state for state in leaves(parent.states) if state.id not in kept]
+    notes: list[str] = []
+    for new in leaves(chart.states):
+        if new.id in theirs:
+            notes.extend(_lost(parent, theirs[new.id], new))
+            continue
+        ends = _ends(chart, new)
+        for old in gone:
+            if ends & _ends(parent, old):
+                notes.extend(_lost(parent, old, new))
+    return tuple(notes)
+
+
+def _ends(chart: Chart, state: State) -> set[tuple[str, str, bool]]:
+    """Each (event, other state's id, whether it enters `state`) of the rules that enter or
+    leave `state`: a renamed state's rules are its predecessor's with its name swapped in."""
+    found = set()
+    for source in every_state(chart.states):
+        for transition in source.transitions:
+            if transition.initial:
+                continue
+            for event in transition.events:
+                if transition.target is state and source is not state:
+                    found.add((str(event.id), str(source.id), True))
+                if source is state and transition.target is not state:
+                    found.add((str(event.id), str(transition.target.id), False))
+    return found
+
+
+def _lost(parent: Chart, old: State, new: State) -> Iterator[str]:
+    """What `new`, outside a group that held `old`, lacks of the rules `old` took from it:
+    one note per group."""
+    around = {str(group.id) for group in _groups_around(new)}
+    by_group: dict[str, list[str]] = {}
+    for event in ChartEvent:
+        rule = rule_for(old, event.value)
+        if rule is None or rule.source is old or str(rule.source.id) in around:
+            continue
+        if rule_for(new, event.value) is None:
+            by_group.setdefault(str(rule.source.id), []).append(event.value)
+    renamed = new.id != old.id
+    was = f"replaces {old.id} but " if renamed else ""
+    place = f", with {new.id} in place of {old.id}" if renamed else f" with {new.id} inside"
+    for group, events in by_group.items():
+        yield (
+            f"{new.id} {was}has no rule for {', '.join(events)}, which {old.id} took from "
+            f"group {group!r} of {parent.__name__}: {new.id} is declared outside it; declare "
+            f"it inside {group!r} (redeclare the group{place}), or give it those rules"
+        )
+
+
+def _groups_around(state: State) -> Iterator[State]:
+    group = state.parent
+    while group is not None:
+        yield group
+        group = group.parent

@@ -18,7 +18,7 @@ from handoff._values.timing import HandoffTransferTiming
 from handoff._values.values import HandoffActionId, HandoffActionOutcome, HandoffId
 from handoff._wire import codecs as codecs
 
-__all__ = ["FAMILIES", "LEAVES", "SERDE_DEFAULTS", "UNIONS", "codec_for"]
+__all__ = ["FAMILIES", "LEAVES", "SERDE_DEFAULTS", "UNIONS", "WIRE_ORDER", "codec_for"]
 
 LEAVES: dict[object, type[codecs.Codec]] = {
     int: codecs.Count,
@@ -40,15 +40,28 @@ SERDE_DEFAULTS: dict[type, frozenset[str]] = {
     HandoffTransferTiming: frozenset({"kv_bytes_per_request"}),
 }
 
+# The Rust structs whose field order differs from the attrs class's. Upstream added
+# `kv_bytes_per_request` before `bandwidth_gb_s`; the Python class keeps it last so that the
+# four-field positional constructor still reads as it did.
+WIRE_ORDER: dict[type, tuple[str, ...]] = {
+    HandoffTransferTiming: (
+        "mode",
+        "full_prompt_tokens",
+        "kv_bytes_per_token",
+        "kv_bytes_per_request",
+        "bandwidth_gb_s",
+    ),
+}
+
 
 def _body(cls: type, names: dict[str, Any]) -> codecs.Struct:
     hints = typing.get_type_hints(cls, localns={**globals(), **names})
     defaulted = SERDE_DEFAULTS.get(cls, frozenset())
+    by_name = {field.name: field for field in attrs.fields(cls)}
+    order = WIRE_ORDER.get(cls, tuple(by_name))
     fields = [
-        codecs.Field(
-            field.name, codec_for(hints[field.name], names), field.name in defaulted, field.default
-        )
-        for field in attrs.fields(cls)
+        codecs.Field(name, codec_for(hints[name], names), name in defaulted, by_name[name].default)
+        for name in order
     ]
     return codecs.Struct(cls, fields)
 

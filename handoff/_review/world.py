@@ -17,6 +17,7 @@ from typing import Any, NamedTuple, Protocol
 import attrs
 
 from handoff._chart.base import HandoffChart
+from handoff._chart.derive import lost_group_rules
 from handoff._chart.vocabulary import ChartEvent
 from handoff._compile.table import CompiledChart, Step, StepKind
 from handoff._coordinator import probe as probe
@@ -265,13 +266,19 @@ class ChartWorld(WorldBase):
         return {
             Key.PROGRESS: lambda: progress(prop(Key.PROGRESS), graph),
             Key.CANCELLATION: lambda: cancellation(prop(Key.CANCELLATION), graph),
-            Key.COVERAGE: lambda: coverage(
-                prop(Key.COVERAGE), self.chart, self.covered_states, self.covered_steps
-            ),
+            Key.COVERAGE: self._coverage,
             Key.EQUIVALENCE: self._equivalence,
             Key.BOUND: lambda: self._bound(explored),
             Key.PAYLOADS: lambda: self._payloads(explored),
         }
+
+    def _coverage(self) -> Verdict:
+        found = coverage(prop(Key.COVERAGE), self.chart, self.covered_states, self.covered_steps)
+        if not isinstance(self.source, type):
+            return found
+        # A renamed state that lost its group's rules shows only as the properties it
+        # breaks; the note says why, beside the states and transitions no run reaches.
+        return attrs.evolve(found, notes=(*found.notes, *lost_group_rules(self.source)))
 
     @staticmethod
     def graph(explored: Explored) -> Graph:
