@@ -30,7 +30,7 @@ from handoff._chart.groups import every_state
 from handoff._compile.table import compile_chart
 from handoff._review import report
 from handoff._review.explore import review_chart
-from handoff._review.properties import Key
+from handoff._system.properties import Key
 
 S = SourceFirstChart
 SOURCE_FIRST_BEFORE = compile_chart(SourceFirstChart)
