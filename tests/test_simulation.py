@@ -23,6 +23,7 @@ from handoff._runs.replay import replay
 from handoff._runs.simulation import FAULTS, SimulationConfig, simulate
 from handoff._runs.trace import read_trace, write_trace
 from handoff._system.call import Call, CallKind
+from handoff._system.properties import LEAKS, Key
 
 
 def test_faulty_runs_complete_without_leaks() -> None:
@@ -105,7 +106,7 @@ def test_a_leaking_coordinator_is_caught() -> None:
     report = simulate(config, make=ForgetfulCoordinator)
     assert not report.ok
     assert report.leaks > 0
-    leaked = [v for v in report.violations if any("leaked" in p for p in v.problems)]
+    leaked = [v for v in report.violations if any(f.key in LEAKS for f in v.findings)]
     assert len(leaked) == report.leaks
     record = leaked[0]
     assert record.calls[0].call == Call.start()
@@ -186,7 +187,7 @@ def test_a_handoff_that_never_completes_is_caught() -> None:
         SimulationConfig(handoffs=50, concurrency=10, fault_rate=0.0), make=StuckCoordinator
     )
     assert report.incomplete == 50
-    assert all(v.problems == ["never completed"] for v in report.violations)
+    assert all([f.key for f in v.findings] == [Key.DELIVERIES_COMPLETE] for v in report.violations)
 
 
 def test_the_command_prints_totals_and_exits_zero(capsys: pytest.CaptureFixture[str]) -> None:

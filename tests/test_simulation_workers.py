@@ -25,6 +25,7 @@ from handoff._runs.simulated_workers import SimulatedWorkers
 from handoff._runs.simulation import SimulationConfig, SimulationReport, simulate
 from handoff._system.config import System
 from handoff._system.faults import Fault
+from handoff._system.properties import Key
 from handoff._system.worker_state import Remembered, Worker, WorkerBook, WorkerState
 from handoff._system.workers import (
     FORGETFUL,
@@ -98,7 +99,7 @@ def test_a_shared_worker_leak_is_recorded_as_a_trace_that_replays(
     assert len(recorded) == len(traces) == _count(bounded, "  leaks")
     # The trace has the handoff's own calls: the eviction was another handoff's doing, and
     # the line says so.
-    assert all("leaked a worker slot" in line for line in recorded)
+    assert all("W1 (no slot held for a CANCELED handoff" in line for line in recorded)
     assert all("the workers are shared" in line for line in recorded)
     # The coordinator did nothing wrong: its calls replay on the shipped chart as recorded.
     replayed = run_handoff("replay", *(str(path) for path in traces[:3]), cwd=here, timeout=120)
@@ -169,8 +170,8 @@ def test_a_shared_restart_forgets_every_tombstone_and_frees_every_slot() -> None
     assert crash.faults[Fault.RESTART] > 50
     assert crash.leaks > 0
     assert crash.still_held <= crash.worker_slots
-    problems = [p for v in crash.violations for p in v.problems]
-    assert all(p.startswith("leaked a worker slot") for p in problems), problems
+    keys = {f.key for v in crash.violations for f in v.findings}
+    assert keys <= {Key.SLOTS_AT_COMPLETION, Key.NO_SLOT_AFTER_FREED}, keys
     # With FIFO delivery the cancel comes behind its work: nothing to forget (the review: safe).
     fifo = _run(
         300, workers=TOMBSTONE, faults=frozenset({Fault.RESTART}), fault_rate=0.3, fifo=True
@@ -207,7 +208,8 @@ def test_success_without_the_destinations_slot_is_lost_kv() -> None:
     assert report.leaks == report.worker_slots == 0
     assert not report.ok
     assert all(
-        v.problems[0].startswith("lost the KV: completed SUCCESS and the destination holds no")
+        v.findings[0].key is Key.SLOTS_AT_COMPLETION
+        and "completed SUCCESS and the destination holds no KV slot" in v.findings[0].message
         for v in report.violations
     )
     # The shipped contract keeps the slot: decode owns it, and it is no leak.
@@ -222,7 +224,9 @@ def test_decode_owns_one_slot_after_success_and_a_second_one_leaks() -> None:
     assert report.leaks == report.worker_slots == report.still_held == 30
     assert report.lost == 0
     assert all(
-        "holds 2 KV slots for the request after SUCCESS" in v.problems[0] for v in report.violations
+        v.findings[0].key is Key.ONE_SLOT_PER_REQUEST
+        and "holds 2 KV slots for one request after" in v.findings[0].message
+        for v in report.violations
     )
 
 
@@ -233,7 +237,8 @@ def test_the_slots_of_handoffs_that_never_complete_are_counted_as_held() -> None
     assert report.incomplete == 40
     assert report.worker_slots == report.still_held == 40
     assert all(
-        "held by a handoff that never completed" in v.problems[-1] for v in report.violations
+        "held by a handoff that never completed" in v.findings[-1].message
+        for v in report.violations
     )
 
 

@@ -394,18 +394,17 @@ def test_w1_at_success_wants_the_destination_holding_and_the_source_free() -> No
 
 def test_w3_names_work_never_issued_or_sent_to_the_wrong_worker() -> None:
     from handoff import HandoffAction
-    from handoff._review.system import SystemWatch
-    from handoff._review.system_moves import _performed_findings
+    from handoff._system.judgments import performed
     from handoff._system.runtime import HANDOFF_ID
     from handoff._system.workers import Role
 
     submit = Message(MessageKind.ACTION, 0, Role.SOURCE, HandoffAction.SubmitPrefill(HANDOFF_ID))
     astray = submit._replace(role=Role.DESTINATION)
-    never = [words for _key, words in _performed_findings(SystemWatch(), submit)]
+    never = [words for _key, words in performed(0, 0, submit)]
     assert never == ["the source performed #0 SubmitPrefill, never issued"]
-    wrong = [words for _key, words in _performed_findings(SystemWatch(issued=1), astray)]
+    wrong = [words for _key, words in performed(1, 0, astray)]
     assert wrong == ["#0 SubmitPrefill went to the destination"]
-    assert list(_performed_findings(SystemWatch(issued=1), submit)) == []
+    assert list(performed(1, 0, submit)) == []
 
 
 def test_a_refused_call_is_described_with_its_error() -> None:

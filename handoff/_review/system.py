@@ -48,14 +48,10 @@ from handoff._review.system_moves import (
     _channel,
     _checked,
     _failed,
-    _held_after_freed,
-    _performed_findings,
     _Raw,
     _Reaction,
     _replaced,
-    _told_while_held,
     _Transition,
-    _two_slots,
     _without,
 )
 from handoff._review.system_state import (
@@ -74,6 +70,12 @@ from handoff._review.world import Explored, Judge, Move, WorldBase, error_words
 from handoff._system.call import Call
 from handoff._system.config import System
 from handoff._system.faults import Fault
+from handoff._system.judgments import (
+    held_after_freed,
+    performed,
+    told_while_held,
+    two_slots,
+)
 from handoff._system.properties import AnyKey, Key, Property, WorldKind, prop
 from handoff._system.runtime import (
     DEMO_WORKLOAD,
@@ -487,7 +489,7 @@ class SystemWorld(WorldBase):
         bit = 1 << message.action_id
         twice = watch.performed & bit and not message.copy
         if not watch.issued & bit or twice or role_of(message.action) is not role:
-            found = tuple(_performed_findings(watch, message))
+            found = tuple(performed(watch.issued, watch.performed, message))
         watch = _new(
             SystemWatch,
             (watch.started, watch.issued, watch.performed | bit, watch.told, watch.terminated),
@@ -501,9 +503,9 @@ class SystemWorld(WorldBase):
             findings = found
             slots = reaction.slots
             if slots and told:
-                findings = (*findings, (_SLOT_FREED, _held_after_freed(role, message)))
+                findings = (*findings, (_SLOT_FREED, held_after_freed(role, message)))
             if slots > 1:
-                findings = (*findings, (_ONE_SLOT, _two_slots(role, message, slots)))
+                findings = (*findings, (_ONE_SLOT, two_slots(role, message, slots)))
             after = _new(
                 SystemState,
                 (
@@ -600,7 +602,7 @@ class SystemWorld(WorldBase):
             message = self.codes.messages[code]
             told = told | {message.role}
             if self.codes.workers[state.worker(message.role)].slots(handoff):
-                findings = ((_SLOT_FREED, _told_while_held(message)),)
+                findings = ((_SLOT_FREED, told_while_held(message)),)
         watch = _new(
             SystemWatch, (True, old.issued | done.issued_bits, old.performed, told, terminated)
         )

@@ -10,7 +10,7 @@ from typing import NamedTuple, TypeVar
 
 from handoff._coordinator.core import HandoffCoordinatorCore
 from handoff._review.monitors import Checked
-from handoff._review.system_state import Flight, SystemWatch, _Node
+from handoff._review.system_state import Flight, _Node
 from handoff._review.verdict import TraceStep
 from handoff._system.properties import Key
 from handoff._system.workers import (
@@ -20,7 +20,6 @@ from handoff._system.workers import (
     Slots,
     WorkerReaction,
     WorkerReply,
-    role_of,
 )
 
 T = TypeVar("T")
@@ -99,32 +98,3 @@ def _without(flight: Flight, channel: int, code: int) -> Flight:
     index = messages.index(code)
     rest = messages[:index] + messages[index + 1 :]
     return (*flight[:channel], rest, *flight[channel + 1 :])
-
-
-def _performed_findings(watch: SystemWatch, message: Message) -> Iterator[Checked]:
-    bit = 1 << message.action_id
-    if not watch.issued & bit:
-        yield _ONLY_ISSUED, f"the {message.role.value} performed {message.describe()}, never issued"
-    elif watch.performed & bit and not message.copy:
-        # A copy is the network's doing, not the coordinator's: W3 judges what was issued.
-        yield _ONLY_ISSUED, f"the {message.role.value} performed {message.describe()} a second time"
-    elif role_of(message.action) is not message.role:
-        yield _ONLY_ISSUED, f"{message.describe()} went to the {message.role.value}"
-
-
-def _held_after_freed(role: Role, message: Message) -> str:
-    return (
-        f"the {role.value} took a KV slot for {message.describe()} after the coordinator was "
-        "told its slot was freed"
-    )
-
-
-def _told_while_held(message: Message) -> str:
-    return (
-        f"the coordinator was told the {message.role.value}'s slot was freed "
-        f"({message.describe()}) while the {message.role.value} holds it"
-    )
-
-
-def _two_slots(role: Role, message: Message, slots: int) -> str:
-    return f"the {role.value} holds {slots} KV slots for one request after {message.describe()}"

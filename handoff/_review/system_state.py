@@ -16,6 +16,7 @@ from typing import NamedTuple
 from handoff._coordinator import probe as probe
 from handoff._coordinator.core import HandoffCoordinatorCore
 from handoff._review.graph import End, stuck
+from handoff._system.judgments import at_completion
 from handoff._system.properties import Property
 from handoff._system.worker_state import SystemView, WorkerState
 from handoff._system.workers import (
@@ -242,30 +243,14 @@ def completion_finding(
     completion: HandoffCompletion | None,
     handoff: int | None = None,
 ) -> str | None:
-    """W1 for a complete handoff with nothing of its own in flight: which worker holds a slot
-    for its request that it must not (`workers`: what the source and the destination remember;
-    `restarted`: the workers that restarted in the run)."""
-    number = _number_of(handoff)
-    holders = [role for role, worker in zip(Role, workers, strict=True) if worker.slots(number)]
+    """W1 (`judgments.at_completion`) for a complete handoff with nothing of its own in
+    flight (`workers`: what the source and the destination remember; `restarted`: the workers
+    that restarted in the run)."""
+    number = 0 if handoff is None else handoff
+    source, destination = (worker.slots(number) for worker in workers)
     whose = "the handoff" if handoff is None else f"h{handoff + 1}"
-    if completion is HandoffCompletion.CANCELED and holders:
-        who = " and the ".join(role.value for role in holders)
-        return (
-            f"{whose} completed CANCELED and, with nothing of it in flight, the {who} holds a "
-            "KV slot for it"
-        )
-    if completion is HandoffCompletion.SUCCESS and holders != [Role.DESTINATION]:
-        if Role.SOURCE in holders:
-            return f"{whose} completed SUCCESS and the source still holds a KV slot for it"
-        if Role.DESTINATION not in restarted:
-            # A destination that restarted lost the request it was decoding: no chart can
-            # prevent that, and no slot leaks.
-            return f"{whose} completed SUCCESS and the destination holds no KV slot for it"
-    return None
-
-
-def _number_of(handoff: int | None) -> int:
-    return 0 if handoff is None else handoff
+    restarted_destination = Role.DESTINATION in restarted
+    return at_completion(source, destination, completion, restarted_destination, whose)
 
 
 def judge_own(entry: Property, view: SystemView) -> str | None:

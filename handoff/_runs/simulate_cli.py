@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -26,6 +27,7 @@ from handoff._runs.simulation import (
 from handoff._runs.trace import TraceError, write_trace
 from handoff._system.cli import Options, add_system_options, system_of
 from handoff._system.faults import NETWORK, WITH_WORKERS
+from handoff._system.properties import PROPERTIES, Key
 from handoff._values.values import HandoffId, HandoffOrder
 
 if TYPE_CHECKING:
@@ -152,7 +154,7 @@ def _recorder(directory: Path, chart: str | None) -> Callable[[HandoffRecord], N
             write_trace(attrs.evolve(trace, chart=chart), path)
         except TraceError as error:
             raise _cli.CommandError(f"cannot record the failures: {error}") from None
-        print(f"recorded {path}: {'; '.join(violation.problems)}")
+        print(f"recorded {path}: {'; '.join(map(str, violation.findings))}")
 
     return write
 
@@ -197,6 +199,8 @@ def _print(
     refusals = ", ".join(f"{name} {count:,}" for name, count in sorted(report.refusals.items()))
     print(f"  refused calls {refusals or 'none'}")
     print(f"  incomplete    {report.incomplete:,}")
+    broken = ", ".join(f"{key.value} {count:,}" for key, count in sorted_by_key(report.broken))
+    print(f"  broken        {broken or 'none'}")
     print(f"  leaks         {report.leaks:,}")
     print(f"  never ending  {report.endless:,}")
     if system is not None:
@@ -208,3 +212,9 @@ def _print(
         f"{report.handoffs / wall:,.0f} handoffs/s, {report.calls / wall:,.0f} calls/s"
     )
     print("OK: every handoff completed, no owner leaked" if report.ok else "FAILED")
+
+
+def sorted_by_key(counts: Counter[Key]) -> list[tuple[Key, int]]:
+    """`counts` in the order the review reports its properties."""
+    order = {entry.key: place for place, entry in enumerate(PROPERTIES)}
+    return sorted(counts.items(), key=lambda item: order[item[0]])

@@ -35,6 +35,14 @@ import attrs
 from handoff._system.call import Call
 from handoff._system.config import System
 from handoff._system.faults import Fault
+from handoff._system.judgments import (
+    at_completion,
+    held_after_freed,
+    performed,
+    told_while_held,
+    two_slots,
+)
+from handoff._system.properties import Finding, Key
 from handoff._system.runtime import Workload, answered, call_of, carried
 from handoff._system.worker_state import Worker, WorkerBook
 from handoff._system.workers import (
@@ -44,6 +52,7 @@ from handoff._system.workers import (
     Role,
     WorkerReply,
     WorkerTask,
+    role_of,
     task_of,
 )
 from handoff._values.errors import HandoffError, OutOfOrderFactError
@@ -61,6 +70,9 @@ __all__ = ["Channel", "Settled", "SimulatedWorkers"]
 _FAILABLE = (WorkerTask.TAKE, WorkerTask.TRANSFER, WorkerTask.ACTIVATE)
 _FAILED = Fault.FAILED_OUTCOME.outcome
 _CANCELS = (HandoffAction.CancelSource, HandoffAction.CancelDestination)
+_CLEANUPS = (HandoffAction.ReleaseSource, *_CANCELS)
+_SLOT_FREED = Key.NO_SLOT_AFTER_FREED
+_ONE_SLOT = Key.ONE_SLOT_PER_REQUEST
 
 Channel = tuple[Role, bool]
 """A worker's messages in one direction: its role, and True towards it (False: from it)."""
@@ -83,6 +95,14 @@ class _WorkerHandoff(Protocol):
     """The injected faults (`--faults`) this handoff suffered, by kind."""
     restarts: int
     """How many times the destination had restarted when the handoff began."""
+    issued_bits: int
+    """Bit n set: action n was issued."""
+    performed_bits: int
+    """Bit n set: a worker performed action n."""
+    told: set[Role]
+    """The workers whose freeing the coordinator was told of."""
+    findings: list[Finding]
+    """What its run broke so far, judged as the review judges a move."""
 
 
 H = TypeVar("H", bound=_WorkerHandoff)
@@ -126,15 +146,19 @@ class _WorkerWorld(Protocol[H_contra]):
 class Settled:
     """What the workers hold for a handoff with nothing left in flight, judged."""
 
-    problems: tuple[str, ...] = ()
+    findings: tuple[Finding, ...] = ()
+    """What the slots held break: W1, or W4 for a handoff that never completed."""
     held: int = 0
     """Slots held for the request that its completion says must be free."""
-    lost: bool = False
-    """It completed SUCCESS and the destination holds no slot for it: the KV is gone."""
+    lost: Finding | None = None
+    """It completed SUCCESS and the destination holds no slot for it: the KV is gone (W1,
+    though no slot leaked)."""
 
 
-def _name(completion: HandoffCompletion | None) -> str:
-    return "no completion" if completion is None else completion.name
+def _unfinished(source: int, destination: int) -> str:
+    pairs = zip(Role, (source, destination), strict=True)
+    holders = [f"the {role.value} holds {slots}" for role, slots in pairs if slots]
+    return f"a worker slot held by a handoff that never completed: {', '.join(holders)}{SHARED}"
 
 
 class SimulatedWorkers(Generic[H]):
@@ -213,8 +237,12 @@ class SimulatedWorkers(Generic[H]):
             self.world.at(self.world.uniform(5, 30), handoff, copy, (message.role, True))
         if self._injects(handoff, Fault.RESTART):
             self.restart(message.role)
-        worker, book = self.workers[message.role], self.books[message.role]
+        role = message.role
+        worker, book = self.workers[role], self.books[role]
         request, action_id = handoff.number, message.action_id
+        for key, words in performed(handoff.issued_bits, handoff.performed_bits, message):
+            handoff.findings.append(Finding(key, words))
+        handoff.performed_bits |= 1 << action_id
         failed = None
         if task in _FAILABLE and self.world.fault(Fault.FAILED_OUTCOME):
             failed = _FAILED
@@ -222,6 +250,11 @@ class SimulatedWorkers(Generic[H]):
             worker.fail_in(book, request, action_id)
         else:
             reply = worker.take(book, request, action_id, task, self.world.choice).reply
+        slots = book.slots(request)
+        if slots and role in handoff.told:
+            handoff.findings.append(Finding(_SLOT_FREED, held_after_freed(role, message)))
+        if slots > 1:
+            handoff.findings.append(Finding(_ONE_SLOT, two_slots(role, message, slots)))
         for sent in answered(message, reply, handoff.workload, self.acknowledge, failed=failed):
             cleanup = isinstance(action, _CANCELS) and sent.kind is MessageKind.OUTCOME
             if cleanup and self.world.fault(Fault.CLEANUP_FAILURE):
@@ -232,6 +265,17 @@ class SimulatedWorkers(Generic[H]):
         """The worker of `role` restarts: it forgets every request and frees every slot."""
         self.books[role] = WorkerBook()
         self.restarts[role] += 1
+
+    def told(self, handoff: H, action: HandoffAction, outcome: HandoffActionOutcome) -> None:
+        """The coordinator took `outcome` for its `action`: a release or cancel acknowledged as
+        done tells it the worker freed the request's slot (W2 when the worker holds one)."""
+        role = role_of(action)
+        if role is None or not isinstance(action, _CLEANUPS) or outcome.is_failed:
+            return
+        handoff.told.add(role)
+        if self.books[role].slots(handoff.number):
+            message = Message(MessageKind.OUTCOME, 0, role, action, outcome)
+            handoff.findings.append(Finding(_SLOT_FREED, told_while_held(message)))
 
     def refused(self, handoff: H, call: Call, error: HandoffError) -> None:
         """A fact refused as early (its acknowledgement still on its way) is reported again.
@@ -247,59 +291,40 @@ class SimulatedWorkers(Generic[H]):
         """Judge the slots the workers hold for `handoff`, which has nothing left in flight
         and ended with `completion` (None: it never completed), and let the request go.
 
-        After SUCCESS exactly the destination holds the slot: decode owns it, and the request
-        leaves the destination (decode finishes at once, for the simulation: the slot is free
-        for the next handoff).  A slot held against the completion stays held: a leak.  A
-        worker whose memory is unbounded forgets what it remembers idle of the request (no
-        message of it is left to need it); one with bounded memory keeps it, competing with
-        the live requests as a real worker's would.
+        W1 as the review judges it (`judgments.at_completion`); a handoff that never
+        completed holds every slot against it.  After SUCCESS the destination's slot leaves
+        with the request (decode finishes at once, for the simulation: the slot is free for the
+        next handoff); a slot held against the completion stays held: a leak.  A worker whose
+        memory is unbounded forgets what it remembers idle of the request (no message of it is
+        left to need it); one with bounded memory keeps it, competing with the live requests
+        as a real worker's would.
         """
         request = handoff.number
         source, destination = (self.books[role].slots(request) for role in Role)
-        problems: list[str] = []
-        lost = False
+        findings: list[Finding] = []
+        held = source + destination
+        lost = None
         if completion is None:
-            for role, slots in ((Role.SOURCE, source), (Role.DESTINATION, destination)):
-                if slots:
-                    problems.append(
-                        f"a worker slot held by a handoff that never completed: the "
-                        f"{role.value} holds {slots}{SHARED}"
-                    )
-            held = source + destination
-        elif completion is HandoffCompletion.SUCCESS:
-            held = source
-            if source:
-                problems.append(f"leaked a worker slot: the source holds it after SUCCESS{SHARED}")
-            if destination:
-                self.books[Role.DESTINATION].hand_over(request)
-            if destination > 1:
-                held += destination - 1
-                problems.append(
-                    f"leaked a worker slot: the destination holds {destination} KV slots for "
-                    f"the request after SUCCESS, and decode owns one{SHARED}"
-                )
-            elif not destination and self.restarts[Role.DESTINATION] == handoff.restarts:
-                # A destination that restarted lost the request it was decoding: no chart can
-                # prevent that (the review excuses it too).
-                lost = True
-                problems.append(
-                    "lost the KV: completed SUCCESS and the destination holds no slot for "
-                    f"the request, so decode has nothing to run{SHARED}"
-                )
+            if held:
+                findings.append(Finding(Key.DELIVERIES_COMPLETE, _unfinished(source, destination)))
         else:
-            held = source + destination
-            for role, slots in ((Role.SOURCE, source), (Role.DESTINATION, destination)):
-                if slots:
-                    problems.append(
-                        f"leaked a worker slot: the {role.value} holds it after "
-                        f"{_name(completion)}{SHARED}"
-                    )
+            restarted = self.restarts[Role.DESTINATION] != handoff.restarts
+            words = at_completion(source, destination, completion, restarted)
+            if completion is HandoffCompletion.SUCCESS and destination:
+                self.books[Role.DESTINATION].hand_over(request)
+                held -= 1
+            if words is not None:
+                finding = Finding(Key.SLOTS_AT_COMPLETION, words + SHARED)
+                if held:
+                    findings.append(finding)
+                else:
+                    lost = finding
         if held:
             self.leaked.add(request)
         for role in Role:
             if self.workers[role].remembers is None and self.books[role].idle(request):
                 self._let_go(role, request)
-        return Settled(tuple(problems), held, lost)
+        return Settled(tuple(findings), held, lost)
 
     def _let_go(self, role: Role, request: int) -> None:
         self.books[role].forget(request)

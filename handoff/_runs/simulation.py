@@ -29,8 +29,9 @@ from handoff._system.bound import loop, overrun
 from handoff._system.call import Call, Coordinator
 from handoff._system.config import System
 from handoff._system.faults import SIMULATED, Fault
+from handoff._system.properties import LEAKS, Finding, Key
 from handoff._system.runtime import CANCELS, DONE_OUTCOMES, Workload, acknowledgement
-from handoff._system.workers import Message
+from handoff._system.workers import Message, Role
 from handoff._values.errors import HandoffError
 from handoff._values.messages import HandoffAction, HandoffFact, IssuedHandoffAction
 from handoff._values.timing import HandoffTransferTiming
@@ -124,6 +125,14 @@ class _Handoff:
     """The injected faults (`--faults`) this handoff suffered, by kind."""
     restarts: int = 0
     """How many times the destination had restarted when the handoff began."""
+    issued_bits: int = 0
+    """Bit n set: action n was issued."""
+    performed_bits: int = 0
+    """Bit n set: a worker performed action n."""
+    told: set[Role] = attrs.Factory(set)
+    """The workers whose freeing the coordinator was told of."""
+    findings: list[Finding] = attrs.Factory(list)
+    """What its run broke so far, judged as the review judges a move."""
     runaway: str | None = None  # why it was cut as one that never ends: no more calls are made
 
 
@@ -235,6 +244,7 @@ class _World:
         action = item.action
         kind = type(action)
         handoff.issued[item.id.value] = action
+        handoff.issued_bits |= 1 << item.id.value
         if isinstance(action, HandoffAction.StartTransfer):
             handoff.transfer_delay_ms = action.delay_ms
         if kind is HandoffAction.Complete:
@@ -277,6 +287,8 @@ class _World:
     ) -> None:
         """An accepted acknowledgement: the worker goes on to report what follows from it."""
         action = handoff.issued.get(action_id.value)
+        if action is not None and self.workers is not None:
+            self.workers.told(handoff, action, outcome)
         if action is None or outcome.is_failed or type(action) in handoff.done:
             return
         kind = type(action)
@@ -364,52 +376,56 @@ def _finish(world: _World, handoff: _Handoff, report: SimulationReport, keep: _K
     if handoff.runaway is not None:
         report.endless += 1
         report.runaway = report.runaway or handoff.runaway
-    problems = list(_problems(handoff))
+    findings = [*handoff.findings, *_findings(handoff)]
     final = handoff.coordinator.completion
     if world.workers is not None:
         ended = final if handoff.runaway is None and handoff.coordinator.is_complete else None
         settled = world.workers.settle(handoff, ended)
-        problems.extend(settled.problems)
+        findings.extend(settled.findings)
         report.worker_slots += settled.held
-        report.lost += settled.lost
+        report.lost += settled.lost is not None
     report.completions[final.name if final is not None else "none"] += 1
     report.reopened += len(handoff.completions) > 1
     if not handoff.coordinator.is_complete:
         report.incomplete += 1
-    if any("leaked" in problem for problem in problems):
+    if any(finding.key in LEAKS for finding in findings):
         report.leaks += 1
-    if problems:
+    if world.workers is not None and settled.lost is not None:
+        findings.append(settled.lost)  # broken, though nothing leaked
+    report.broken.update({finding.key for finding in findings})
+    if findings:
         keep(
             HandoffRecord(
                 handoff.handoff_id,
                 handoff.order,
                 config.fallback_transfer_delay_ms,
-                problems,
+                findings,
                 handoff.calls or [],
             )
         )
 
 
-def _problems(handoff: _Handoff) -> Iterator[str]:
-    """Every check a finished handoff fails, in words."""
+def _findings(handoff: _Handoff) -> Iterator[Finding]:
+    """What a finished handoff's own run broke, judged as the review judges the chart: it ends
+    (Bound), completes (W4), completes once (S4) and frees or hands over every owner (S5)."""
     coordinator = handoff.coordinator
     if handoff.runaway is not None:
-        yield f"never ends: {handoff.runaway}"
+        yield Finding(Key.BOUND, f"never ends: {handoff.runaway}")
     if not coordinator.is_complete:
-        yield "never completed"
+        yield Finding(Key.DELIVERIES_COMPLETE, "nothing of it is in flight and it never completed")
         return
     issued = {type(action) for action in handoff.issued.values()}
     done = handoff.done
     final = coordinator.completion
     if handoff.completions.count(HandoffCompletion.SUCCESS) > 1 or len(handoff.completions) > 2:
-        yield f"completed {len(handoff.completions)} times"
+        yield Finding(Key.ONE_COMPLETE, f"completed {len(handoff.completions)} times")
     if HandoffAction.SubmitPrefill in issued and not done & {
         HandoffAction.ReleaseSource,
         HandoffAction.CancelSource,
     }:
-        yield "leaked the source's KV: never released nor canceled"
+        yield Finding(Key.OWNERS_FREED, "the source's KV was never released nor canceled")
     if HandoffAction.ReserveDestination in issued:
         if final is HandoffCompletion.CANCELED and HandoffAction.CancelDestination not in done:
-            yield "leaked the destination's slot: canceled without CancelDestination"
+            yield Finding(Key.OWNERS_FREED, "canceled without canceling the destination's slot")
         if final is HandoffCompletion.SUCCESS and HandoffAction.ActivateDestination not in done:
-            yield "leaked the destination's slot: succeeded without activation"
+            yield Finding(Key.OWNERS_FREED, "succeeded without activating the destination")

@@ -8,6 +8,7 @@ import attrs
 
 from handoff._runs.trace import Entry, Trace
 from handoff._system.faults import Fault
+from handoff._system.properties import Finding, Key
 from handoff._values.values import HandoffId, HandoffOrder
 
 __all__ = ["HandoffRecord", "SimulationReport"]
@@ -20,7 +21,8 @@ class HandoffRecord:
     handoff_id: HandoffId
     order: HandoffOrder
     fallback_transfer_delay_ms: float
-    problems: list[str]
+    findings: list[Finding]
+    """What it broke, by the review's property keys."""
     calls: list[Entry]
     """Every call in order, each with what it answered (the actions, or the error's message)."""
 
@@ -42,7 +44,10 @@ class SimulationReport:
     reopened: int = 0
     """Handoffs that succeeded, were canceled after success and cleaned up again."""
     faults: Counter[Fault] = attrs.Factory(Counter)
+    broken: Counter[Key] = attrs.Factory(Counter)
+    """Handoffs by each property their run broke (a handoff counts once per property)."""
     leaks: int = 0
+    """Handoffs that broke a property of `LEAKS`: KV or a slot nobody will free."""
     worker_slots: int = 0
     """Slots the workers held for a handoff once nothing of it was in flight, that its
     completion says are free (every slot, for a handoff that never completed)."""
@@ -64,9 +69,10 @@ class SimulationReport:
 
     @property
     def ok(self) -> bool:
-        """Every handoff completed, no owner leaked and no KV was lost."""
+        """Every handoff completed, no owner leaked, no KV was lost and no property broke."""
         return (
-            self.leaks == 0
+            not self.broken
+            and self.leaks == 0
             and self.incomplete == 0
             and self.endless == 0
             and self.worker_slots == 0

@@ -20,8 +20,10 @@ from handoff._system.bound import MAX_ACTIONS
 
 __all__ = [
     "GUARDS",
+    "LEAKS",
     "PROPERTIES",
     "Family",
+    "Finding",
     "Judged",
     "Key",
     "OwnKey",
@@ -523,3 +525,30 @@ def find_property(text: str) -> Property:
 def properties_of(world: WorldKind) -> tuple[Property, ...]:
     """The properties judged in `world`, in the order of `PROPERTIES`."""
     return tuple(entry for entry in PROPERTIES if world in entry.worlds)
+
+
+LEAKS = (
+    Key.OWNERS_FREED,
+    Key.SLOTS_AT_COMPLETION,
+    Key.NO_SLOT_AFTER_FREED,
+    Key.ONLY_ISSUED_WORK,
+    Key.ONE_SLOT_PER_REQUEST,
+)
+"""Properties whose failure is KV or a slot nobody will free."""
+
+
+@attrs.frozen
+class Finding:
+    """A property judged broken, and how: what a review's move, a replayed call or a
+    simulated handoff broke."""
+
+    key: Key
+    message: str
+
+    @property
+    def title(self) -> str:
+        """The property's title."""
+        return prop(self.key).title
+
+    def __str__(self) -> str:
+        return f"{self.key.value} ({self.title}): {self.message}"
