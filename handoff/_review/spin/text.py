@@ -31,14 +31,14 @@ def fixed(name: str) -> str:
     return path.read_text(encoding="utf-8").removesuffix("\n")
 
 
-def filled(name: str, **values: Value) -> str:
-    """`promela/<name>.pml` with its placeholders filled from `values`: every placeholder
+def filled(section: str, /, **values: Value) -> str:
+    """`promela/<section>.pml` with its placeholders filled from `values`: every placeholder
     the file names must be given, and every value given must be named."""
-    text = fixed(name)
+    text = fixed(section)
     named = set(Template(text).get_identifiers())
     if named != set(values):
         raise KeyError(
-            f"{name}.pml names {sorted(named)}, but the values given are {sorted(values)}"
+            f"{section}.pml names {sorted(named)}, but the values given are {sorted(values)}"
         )
     inline = {key: value for key, value in values.items() if isinstance(value, (str, int))}
     return "\n".join(

@@ -47,7 +47,7 @@ def watch(order: HandoffOrder, fallback_transfer_delay_ms: float) -> str:
 
 def seen_name(seen: Seen) -> str:
     """The Promela flags of `seen`: one `seen_<sign>` bit per sign, joined by `&&`."""
-    return " && ".join(f"seen_{sign.name.lower()}" for sign in Seen if sign and sign in seen)
+    return " && ".join(f"seen_{sign.name.lower()}" for sign in Seen if sign.name and sign in seen)
 
 
 def _variables(order: HandoffOrder) -> str:
@@ -118,5 +118,7 @@ def _advance(order: HandoffOrder) -> str:
     for signs, action in advance_rules(order):
         holds = "READY" if signs == ready and action is second else seen_name(signs)
         due = macros.get(action, action_name(action))
-        rules.append(f"if :: due0 == 0 && {holds} && !EVER({due}) -> due0 = {due} :: else -> skip fi;")
+        rules.append(
+            f"if :: due0 == 0 && {holds} && !EVER({due}) -> due0 = {due} :: else -> skip fi;"
+        )
     return filled("advance", order=order.value, rules=rules)
