@@ -7,7 +7,9 @@ most actions per step), so one compiled verifier serves them all.  The environme
 review's own (`handoff._review.environment`): every call it may make, numbered, with its
 payload classified by running the adapter's payload checks.  The property part is the mirror
 of the review's properties in `handoff._review.spin.properties`.  Nothing in the model is
-written per chart, so any chart, mutants included, exports its own.
+written per chart, so any chart, mutants included, exports its own.  The fixed text of each
+section is a `.pml` file shipped with the package (`handoff._review.spin.text`); the functions
+here fill in what varies.
 """
 
 from __future__ import annotations
@@ -106,7 +108,7 @@ def _payload_rules(chart: CompiledChart, fallback: float) -> str:
 
 def _variables(chart: CompiledChart) -> str:
     call = "byte c = 0;                  /* the call being made (always 0 between calls) */"
-    return f"{_sizes(chart)}\n\n{CONFIGURATION}\n{call}\n\n{SCRATCH}"
+    return f"{_sizes(chart)}\n\n{configuration()}\n{call}\n\n{fixed('scratch')}"
 
 
 def _sizes(chart: CompiledChart) -> str:
@@ -122,12 +124,11 @@ def _sizes(chart: CompiledChart) -> str:
     )
 
 
-CONFIGURATION = fixed("configuration")
-"""One coordinator's variables, as the coordinator part (`handoff._review.spin.coordinator`)
-names them: the system model declares one set per handoff and names these after the handoff
-being called (`handoff._review.spin.system`)."""
-
-SCRATCH = fixed("scratch")
+def configuration() -> str:
+    """One coordinator's variables, as the coordinator part (`handoff._review.spin.coordinator`)
+    names them: the system model declares one set per handoff and names these after the handoff
+    being called (`handoff._review.spin.system`)."""
+    return fixed("configuration")
 
 
 def _calls() -> str:

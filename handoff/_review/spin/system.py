@@ -19,6 +19,9 @@ is not delivered until it would be taken: the Python model's self-loop.  The inj
 a loss reported as `TimedOut`, a worker's restart.  Acknowledged on send, the runtime puts the
 fitting outcome in flight beside the work, and the worker answers with the work's fact or
 `Failed`.  What Spin cannot judge, `unmirrored` says in one line.
+
+The fixed text of each section is a `.pml` file shipped with the package
+(`handoff._review.spin.text`); the functions here fill in what varies with the system.
 """
 
 from __future__ import annotations
@@ -101,14 +104,14 @@ def _coordinators(chart: CompiledChart, options: System) -> str:
     """Each handoff's coordinator variables (those `handoff._review.spin.model` declares for
     one), and the names the coordinator part uses for them: those of handoff `hc`, the one
     being called."""
-    fields = re.findall(r"^byte (\w+)(\[\w+\])?", promela.CONFIGURATION, re.MULTILINE)
+    fields = re.findall(r"^byte (\w+)(\[\w+\])?", promela.configuration(), re.MULTILINE)
     return filled(
         "coordinators",
         sizes=promela._sizes(chart),
         handoffs=options.concurrency,
         declared=" ".join(f"byte h_{name}{size};" for name, size in fields),
         names=[f"#define {name} co[hc].h_{name}" for name, _ in fields],
-        scratch=promela.SCRATCH,
+        scratch=fixed("scratch"),
     )
 
 
@@ -342,32 +345,14 @@ so that it ignores a copy."""
 
 
 def _process(options: System) -> str:
-    choices = []
-    places = range(_qmax(options) if not options.fifo else 1)
-    channels = range(_CHANNELS if options.fifo else 1)
+    """The system's one process: every move enabled, one chosen, made in one step."""
     handoffs = range(options.concurrency)
-    injected = options.injected
     faulty = "!stopped && !calm"
-    choices += [f":: !stopped && !started[{h}] -> mv = MV_START; hc = {h}" for h in handoffs]
-    for c in channels:
-        for p in places:
-            here = f"q[{c}].n > {p}"
-            m = f"q[{c}].m[{p}]"
-            at = f"qc = {c}; qp = {p}"
-            choices.append(f":: !stopped && {here} && DELIVERABLE({m}) -> mv = MV_DELIVER; {at}")
-            if options.worker_failures:
-                choices.append(
-                    f":: {faulty} && faults < MAX_FAULTS && {here} && IS_ACT({m}) && "
-                    f"FAILABLE(KIND_OF({m})) -> mv = MV_FAIL; {at}"
-                )
-            if Fault.DUPLICATION in injected:
-                choices.append(
-                    f":: {faulty} && duplicated < BUDGET && {here} && DELIVERABLE({m}) -> "
-                    f"mv = MV_DUPLICATE; {at}"
-                )
-            if Fault.LOSS in injected:
-                choices.append(f":: {faulty} && lost < BUDGET && {here} -> mv = MV_LOSE; {at}")
-    if Fault.RESTART in injected:
+    choices = [f":: !stopped && !started[{h}] -> mv = MV_START; hc = {h}" for h in handoffs]
+    for c in range(_CHANNELS if options.fifo else 1):
+        for p in range(_qmax(options) if not options.fifo else 1):
+            choices += _message_moves(options, c, p)
+    if Fault.RESTART in options.injected:
         choices += [
             f":: {faulty} && restarts < BUDGET && REMEMBERS_ANY({role}) -> "
             f"mv = MV_RESTART; k = {role}"
@@ -380,3 +365,23 @@ def _process(options: System) -> str:
         for fact in _TERMINAL
     ]
     return filled("process", choices=choices)
+
+
+def _message_moves(options: System, c: int, p: int) -> list[str]:
+    """The moves of the message in place `p` of channel `c`, if there is one."""
+    here, m, at = f"q[{c}].n > {p}", f"q[{c}].m[{p}]", f"qc = {c}; qp = {p}"
+    faulty = "!stopped && !calm"
+    moves = [f":: !stopped && {here} && DELIVERABLE({m}) -> mv = MV_DELIVER; {at}"]
+    if options.worker_failures:
+        moves.append(
+            f":: {faulty} && faults < MAX_FAULTS && {here} && IS_ACT({m}) && "
+            f"FAILABLE(KIND_OF({m})) -> mv = MV_FAIL; {at}"
+        )
+    if Fault.DUPLICATION in options.injected:
+        moves.append(
+            f":: {faulty} && duplicated < BUDGET && {here} && DELIVERABLE({m}) -> "
+            f"mv = MV_DUPLICATE; {at}"
+        )
+    if Fault.LOSS in options.injected:
+        moves.append(f":: {faulty} && lost < BUDGET && {here} -> mv = MV_LOSE; {at}")
+    return moves

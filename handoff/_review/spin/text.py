@@ -41,9 +41,13 @@ def filled(section: str, /, **values: Value) -> str:
             f"{section}.pml names {sorted(named)}, but the values given are {sorted(values)}"
         )
     inline = {key: value for key, value in values.items() if isinstance(value, (str, int))}
-    return "\n".join(
-        filled_line for line in text.split("\n") for filled_line in _fill(line, values, inline)
-    )
+    try:
+        filled = [each for line in text.split("\n") for each in _fill(line, values, inline)]
+    except KeyError as missing:
+        raise KeyError(
+            f"{section}.pml: ${missing.args[0]} stands within a line, so it takes text, not lines"
+        ) from None
+    return "\n".join(filled)
 
 
 def _fill(line: str, values: Mapping[str, Value], inline: Mapping[str, object]) -> list[str]:
