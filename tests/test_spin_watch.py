@@ -9,20 +9,43 @@ rule itself, without running Spin.
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from review_mutants import MUTANTS
 from support import assert_contains
 
 from handoff import HandoffOrder
+from handoff._chart.vocabulary import Refusal
 from handoff._compile.table import compiled
+from handoff._review.environment import Call, Rules, environment
 from handoff._review.explore import review
 from handoff._review.spin.model import model
 from handoff._review.spin.properties import MIRRORED, NOT_MIRRORED
 from handoff._review.spin.replay import confirm
 from handoff._review.spin.run import Trail
-from handoff._review.spin.vocabulary import REFUSALS, refused_as
+from handoff._review.spin.vocabulary import ACTIONS, REFUSALS, refused_as
+from handoff._review.watch import (
+    ACK_SIGNS,
+    ORDERED,
+    Ordered,
+    Refuse,
+    Seen,
+    Watch,
+    advance_rules,
+    expected,
+    fits,
+    head,
+)
 from handoff._system.properties import Key, SpinCheck
-from handoff._values.errors import HandoffError, InvalidTransferTimingError, UnknownActionError
+from handoff._values.errors import (
+    HandoffError,
+    InvalidTransferTimingError,
+    OutOfOrderFactError,
+    UnknownActionError,
+)
+from handoff._values.messages import HandoffAction, HandoffFact
+from handoff._values.values import HandoffActionOutcome, OutcomeKind
 
 WATCHED = ("S1", "S3", "S4", "S5", "S8", "R1", "R2", "P1", "Q1", "L3")
 """The properties this module's watch mirrors (S2 and S7 were mirrored before it)."""
@@ -90,3 +113,83 @@ def test_the_model_judges_refusals_by_kind_and_payloads_by_the_spec() -> None:
     )
     for key, check in MIRRORED.items():
         assert (f"assert(!{key.value}_broken);" in text) is (check is SpinCheck.ASSERTION), key
+
+
+# -- one table of ordering rules for both judges ---------------------------------------------
+
+
+def _call_with(fact: type[HandoffFact]) -> Call:
+    return next(call for call in environment().calls(0) if isinstance(call.fact, fact))
+
+
+def test_both_judges_read_the_facts_ordering_from_one_table(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Change the table, and both the review's judge and the Promela model follow it."""
+    later = Ordered(Seen.TRANSFERRED, Seen.ACTIVATED, Refusal.TRANSFER_NOT_SCHEDULED)
+    monkeypatch.setitem(ORDERED, HandoffFact.TransferCompleted, later)
+    text = model(compiled(HandoffOrder.SOURCE_FIRST))
+    assert_contains(
+        text,
+        ":: c_fact == F_TransferCompleted && !seen_transferred && !seen_activated ->\n"
+        "       refuse(R_TRANSFER_NOT_SCHEDULED)",
+    )
+    assert "!seen_scheduled" not in text
+    scheduled = Watch(seen=Seen.STARTED | Seen.SCHEDULED)
+    answer = expected(
+        Rules(HandoffOrder.SOURCE_FIRST), scheduled, _call_with(HandoffFact.TransferCompleted)
+    )
+    assert answer == Refuse(OutOfOrderFactError, "transfer completed before it was scheduled")
+
+
+def test_both_judges_read_what_an_acknowledgement_establishes_from_one_table(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(ACK_SIGNS, HandoffAction.CancelSource, (Seen.DESTINATION_FREED, None))
+    text = model(compiled(HandoffOrder.SOURCE_FIRST))
+    assert_contains(
+        text, ":: c_out != O_Failed && A == A_CancelSource -> seen_destination_freed = 1"
+    )
+    assert "A == A_CancelSource -> seen_source_freed = 1" not in text
+
+
+def test_the_model_names_each_ordering_rule_once_and_in_the_tables_order() -> None:
+    for order in HandoffOrder:
+        text = model(compiled(order))
+        for fact, rule in ORDERED.items():
+            refusal = f"refuse(R_{rule.refusal.name})"
+            assert text.count(refusal) == 1, (order, fact)
+        due = [
+            line.split("due0 = ")[1].split(" ")[0]
+            for line in text.splitlines()
+            if line.startswith("  if :: due0 == 0 && ")
+        ]
+        first, second, _ = head(order)
+        named = {first: "FIRST", second: "SECOND"}
+        expected_due = [
+            named.get(action, f"A_{action.__name__}") for _, action in advance_rules(order)
+        ]
+        assert due == [*expected_due, "A_Complete"], order
+
+
+def test_the_promela_fits_agrees_with_the_reviews() -> None:
+    """FITS (which outcome fits an action) is written in Promela beside the review's `fits`:
+    the two must say the same of every action and outcome kind."""
+    text = model(compiled(HandoffOrder.SOURCE_FIRST))
+    macro = text[text.index("#define FITS(A, O)") :].split("\n#define", 1)[0]
+    done = re.search(r"#define DONE\(O\) \((.*)\)\n", text)
+    assert done is not None
+    done_kinds = set(re.findall(r"O == O_(\w+)", done[1]))
+    said = {(a, o) for a, o in re.findall(r"\(A == A_(\w+) && O == O_(\w+)\)", macro)}
+    for group in re.findall(r"\(\(([^()]*)\) && DONE\(O\)\)", macro):
+        said |= {(a, o) for a in re.findall(r"A == A_(\w+)", group) for o in done_kinds}
+    outcomes = [
+        getattr(HandoffActionOutcome, kind.name) for kind in OutcomeKind if kind.name != "FAILED"
+    ]
+    reviewed = {
+        (action.__name__, outcome.kind.value)
+        for action in ACTIONS
+        for outcome in outcomes
+        if fits(action, outcome)
+    }
+    assert said == reviewed

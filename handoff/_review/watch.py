@@ -14,7 +14,7 @@ from typing import NamedTuple
 
 import attrs
 
-from handoff._chart.vocabulary import AdapterRefusal
+from handoff._chart.vocabulary import AdapterRefusal, Refusal
 from handoff._review.environment import Call, CallKind, Rules
 from handoff._review.payload import timing_refusal, transfer_delay, usable_delay
 from handoff._values.errors import (
@@ -22,7 +22,6 @@ from handoff._values.errors import (
     ConflictingOutcomeError,
     HandoffError,
     InvalidOutcomeError,
-    OutOfOrderFactError,
     UnknownActionError,
 )
 from handoff._values.lifecycle import NormalizedHandoffEvent
@@ -31,14 +30,18 @@ from handoff._values.timing import HandoffTransferTiming
 from handoff._values.values import HandoffActionOutcome, HandoffOrder, OutcomeKind
 
 __all__ = [
+    "ACK_SIGNS",
     "CANCELS",
+    "ORDERED",
     "Head",
     "Mode",
+    "Ordered",
     "Refuse",
     "Seen",
     "SpecAnswer",
     "Watch",
     "advance",
+    "advance_rules",
     "cleanup_step",
     "expected",
     "fits",
@@ -155,30 +158,36 @@ def expected(rules: Rules, watch: Watch, call: Call) -> SpecAnswer | Refuse:
     return _outcome_answer(watch, call.action_id.value, call.outcome)
 
 
-_ORDERED = {
-    HandoffFact.SourceHeld: (
-        Seen.SOURCE_HELD,
-        Seen.SUBMITTED,
-        "source held before prefill submission was acknowledged",
+class Ordered(NamedTuple):
+    """A fact contract §4 takes only once an acknowledgement came first."""
+
+    establishes: Seen
+    """What taking the fact establishes (a second one is dropped)."""
+    needs: Seen
+    """The acknowledgement that must come first."""
+    refusal: Refusal
+    """The refusal of the fact when it comes before `needs`."""
+
+
+ORDERED: dict[type[HandoffFact], Ordered] = {
+    HandoffFact.SourceHeld: Ordered(
+        Seen.SOURCE_HELD, Seen.SUBMITTED, Refusal.PREFILL_NOT_SUBMITTED
     ),
-    HandoffFact.DestinationReserved: (
-        Seen.RESERVED,
-        Seen.ACCEPTED,
-        "destination reserved before ownership was accepted",
+    HandoffFact.DestinationReserved: Ordered(
+        Seen.RESERVED, Seen.ACCEPTED, Refusal.OWNERSHIP_NOT_ACCEPTED
     ),
-    HandoffFact.TransferCompleted: (
-        Seen.TRANSFERRED,
-        Seen.SCHEDULED,
-        "transfer completed before it was scheduled",
+    HandoffFact.TransferCompleted: Ordered(
+        Seen.TRANSFERRED, Seen.SCHEDULED, Refusal.TRANSFER_NOT_SCHEDULED
     ),
 }
-"""Per fact: what taking it establishes, what must come first, and the refusal's phrase."""
+"""The contract's ordering rules for facts: the one table both the review's judge and the
+Promela judge (`handoff._review.spin.watch`) read."""
 
 
 def _fact_answer(rules: Rules, watch: Watch, fact: HandoffFact) -> SpecAnswer | Refuse:
     if fact.handoff_id != rules.handoff_id:
         return _adapter(AdapterRefusal.FOREIGN_FACT)
-    terminal = type(fact) not in _ORDERED
+    terminal = type(fact) not in ORDERED
     if watch.mode is Mode.COMPLETE:
         reopens = terminal and Seen.SUCCEEDED in watch.seen
         return SpecAnswer.TAKE if reopens else SpecAnswer.DROP
@@ -186,11 +195,11 @@ def _fact_answer(rules: Rules, watch: Watch, fact: HandoffFact) -> SpecAnswer | 
         return SpecAnswer.DROP
     if terminal:
         return SpecAnswer.TAKE
-    established, needed, phrase = _ORDERED[type(fact)]
-    if established in watch.seen:
+    rule = ORDERED[type(fact)]
+    if rule.establishes in watch.seen:
         return SpecAnswer.DROP
-    if needed not in watch.seen:
-        return Refuse(OutOfOrderFactError, phrase)
+    if rule.needs not in watch.seen:
+        return Refuse(rule.refusal.error, rule.refusal.phrase)
     return _payload_answer(rules, watch, fact)
 
 
@@ -263,7 +272,7 @@ _FACT_LIFECYCLE = {
     HandoffFact.SourceHeld: _E.SOURCE_HELD,
     HandoffFact.DestinationReserved: _E.DESTINATION_RESERVED,
 }
-_ACK_SIGNS: dict[type[HandoffAction], tuple[Seen, NormalizedHandoffEvent | None]] = {
+ACK_SIGNS: dict[type[HandoffAction], tuple[Seen, NormalizedHandoffEvent | None]] = {
     _A.SubmitPrefill: (Seen.SUBMITTED, None),
     _A.ReserveDestination: (Seen.ACCEPTED, _E.DESTINATION_ACCEPTED),
     _A.StartTransfer: (Seen.SCHEDULED, None),
@@ -272,7 +281,8 @@ _ACK_SIGNS: dict[type[HandoffAction], tuple[Seen, NormalizedHandoffEvent | None]
     _A.CancelSource: (Seen.SOURCE_FREED, None),
     _A.CancelDestination: (Seen.DESTINATION_FREED, None),
 }
-"""What a fitting acknowledgement establishes, and the lifecycle event the SPEC records."""
+"""What a fitting acknowledgement establishes, and the lifecycle event the SPEC records: read
+by both judges, as `ORDERED` is."""
 
 
 def take(watch: Watch, call: Call) -> Watch:
@@ -289,13 +299,13 @@ def take(watch: Watch, call: Call) -> Watch:
         return attrs.evolve(watch, mode=_cleanup_mode(watch))
     action = watch.action(action_id)
     assert action is not None
-    sign, event = _ACK_SIGNS[action]
+    sign, event = ACK_SIGNS[action]
     lifecycle = watch.lifecycle if event is None else (*watch.lifecycle, event)
     return attrs.evolve(watch, seen=watch.seen | sign, lifecycle=lifecycle)
 
 
 def _take_fact(watch: Watch, fact: HandoffFact) -> Watch:
-    if type(fact) not in _ORDERED:  # a terminal fact: cleanup begins, or reopens a success
+    if type(fact) not in ORDERED:  # a terminal fact: cleanup begins, or reopens a success
         if watch.mode is Mode.COMPLETE:
             return attrs.evolve(watch, mode=Mode.CLEANING_UP, journal=(), recorded=())
         return attrs.evolve(watch, mode=_cleanup_mode(watch))
@@ -303,7 +313,7 @@ def _take_fact(watch: Watch, fact: HandoffFact) -> Watch:
         watch = attrs.evolve(watch, timing=fact.transfer_timing)
     elif isinstance(fact, HandoffFact.DestinationReserved):
         watch = attrs.evolve(watch, tokens=fact.transferable_prompt_tokens)
-    sign = _ORDERED[type(fact)][0]
+    sign = ORDERED[type(fact)].establishes
     event = _FACT_LIFECYCLE.get(type(fact))
     lifecycle = watch.lifecycle if event is None else (*watch.lifecycle, event)
     return attrs.evolve(watch, seen=watch.seen | sign, lifecycle=lifecycle)
@@ -351,21 +361,26 @@ def head(order: HandoffOrder) -> Head:
     return Head(_A.ReserveDestination, _A.SubmitPrefill, Seen.RESERVED)
 
 
+def advance_rules(order: HandoffOrder) -> tuple[tuple[Seen, type[HandoffAction]], ...]:
+    """Contract §4 `advance` (with `start()`'s first action) as a table: the first rule whose
+    signs were all seen and whose action was never received names the action due; then
+    `Complete` once the source is freed.  Both judges read it."""
+    first, second, ready = head(order)
+    return (
+        (Seen.STARTED, first),
+        (ready, second),
+        (Seen.SOURCE_HELD | Seen.RESERVED, _A.StartTransfer),
+        (Seen.TRANSFERRED, _A.ActivateDestination),
+        (Seen.ACTIVATED, _A.ReleaseSource),
+    )
+
+
 def advance(order: HandoffOrder, watch: Watch) -> type[HandoffAction] | None:
     """Contract §4 `advance` (with `start()`'s first action): the action due in active mode."""
-    seen = watch.seen
-    first, second, ready = head(order)
-    rules: tuple[tuple[bool, type[HandoffAction]], ...] = (
-        (Seen.STARTED in seen, first),
-        (ready in seen, second),
-        ((Seen.SOURCE_HELD | Seen.RESERVED) in seen, _A.StartTransfer),
-        (Seen.TRANSFERRED in seen, _A.ActivateDestination),
-        (Seen.ACTIVATED in seen, _A.ReleaseSource),
-    )
-    for holds, action in rules:
-        if holds and not watch.ever(action):
+    for signs, action in advance_rules(order):
+        if signs in watch.seen and not watch.ever(action):
             return action
-    return _A.Complete if Seen.SOURCE_FREED in seen else None
+    return _A.Complete if Seen.SOURCE_FREED in watch.seen else None
 
 
 def cleanup_step(watch: Watch) -> tuple[type[HandoffAction], ...]:
