@@ -42,10 +42,10 @@ from handoff._compile.table import CompiledChart, compiled
 from handoff._review.spin import run as spin
 from handoff._review.spin.agreement import Agreement, cross_check
 from handoff._review.spin.properties import mirrored
-from handoff._system.config import System
+from handoff._system.config import Acknowledge, System
 from handoff._system.faults import Fault
 from handoff._system.properties import WorldKind
-from handoff._system.workers import CONTRACTS, FORGETFUL, TOMBSTONE, Acknowledge, Tombstone
+from handoff._system.workers import CONTRACTS, FORGETFUL, TOMBSTONE, Tombstone
 
 FAULTS = (None, Fault.DUPLICATION, Fault.LOSS, Fault.RESTART)
 SHARED = (

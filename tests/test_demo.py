@@ -12,7 +12,8 @@ from handoff import (
     HandoffOrder,
 )
 from handoff.__main__ import main
-from handoff._system.runtime import DEMO_WORKLOAD, HANDOFF_ID, CooperativeRuntime
+from handoff._system.call import HANDOFF_ID
+from handoff._system.runtime import DEMO_WORKLOAD, CooperativeRuntime
 
 
 def test_the_demo_traces_both_orders_to_success(capsys: pytest.CaptureFixture[str]) -> None:

@@ -24,13 +24,12 @@ from handoff._review.spin.system import unmirrored
 from handoff._review.system import SystemWorld
 from handoff._review.system_replay import line_of, replay_moves
 from handoff._review.system_state import judge_own
-from handoff._system.config import System
+from handoff._system.config import Acknowledge, System
 from handoff._system.faults import Fault
 from handoff._system.properties import Key, find_property, own_property
 from handoff._system.workers import (
     FORGETFUL,
     TOMBSTONE,
-    Acknowledge,
     ContractTable,
     PerRole,
     RequestMemory,

@@ -23,14 +23,13 @@ from support import SILENT_TAKE, SecondSlot, run_handoff, run_side_by_side
 from handoff._runs import simulation
 from handoff._runs.simulated_workers import SimulatedWorkers
 from handoff._runs.simulation import SimulationConfig, SimulationReport, simulate
-from handoff._system.config import System
+from handoff._system.config import Acknowledge, System
 from handoff._system.faults import Fault
 from handoff._system.properties import Key
 from handoff._system.worker_state import Remembered, Worker, WorkerBook, WorkerState
 from handoff._system.workers import (
     FORGETFUL,
     TOMBSTONE,
-    Acknowledge,
     ContractTable,
     RequestMemory,
     Role,

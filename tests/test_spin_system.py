@@ -21,16 +21,10 @@ from handoff._review.spin.run import Trail, run_spin
 from handoff._review.spin.system import G_ACT, G_OUT, HANDOFF_CODE, Move, system_model
 from handoff._review.spin.vocabulary import FACTS, OUTCOME_KINDS
 from handoff._review.verdict import MoveKind
-from handoff._system.config import System
+from handoff._system.config import Acknowledge, System
 from handoff._system.faults import Fault
 from handoff._system.properties import Key, own_property
-from handoff._system.workers import (
-    FORGETFUL,
-    TOMBSTONE,
-    Acknowledge,
-    PerRole,
-    Tombstone,
-)
+from handoff._system.workers import FORGETFUL, TOMBSTONE, PerRole, Tombstone
 from handoff._values.messages import HandoffFact
 from handoff._values.values import OutcomeKind
 

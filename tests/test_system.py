@@ -19,12 +19,11 @@ from handoff._review.system import SystemWorld
 from handoff._review.system_replay import line_of, replay_moves
 from handoff._review.verdict import Counterexample, MoveKind
 from handoff._runs.trace import read_trace, trace_text
-from handoff._system.config import System
+from handoff._system.config import Acknowledge, System
 from handoff._system.properties import GUARDS, AnyKey, Key, WorldKind
 from handoff._system.workers import (
     FORGETFUL,
     TOMBSTONE,
-    Acknowledge,
     Message,
     MessageKind,
     RequestMemory,
@@ -173,9 +172,9 @@ class _Duplicating(SystemWorld):
 
 
 def test_a_runtime_that_performs_an_action_twice_breaks_w3(monkeypatch: pytest.MonkeyPatch) -> None:
-    from handoff._review import explore
+    from handoff._review import system
 
-    monkeypatch.setattr(explore, "SystemWorld", _Duplicating)
+    monkeypatch.setattr(system, "SystemWorld", _Duplicating)
     review = _review(HandoffOrder.SOURCE_FIRST, TOMBSTONE, faults=0)
     verdict = review.verdict("W3")
     assert not verdict.holds
@@ -394,8 +393,8 @@ def test_w1_at_success_wants_the_destination_holding_and_the_source_free() -> No
 
 def test_w3_names_work_never_issued_or_sent_to_the_wrong_worker() -> None:
     from handoff import HandoffAction
+    from handoff._system.call import HANDOFF_ID
     from handoff._system.judgments import performed
-    from handoff._system.runtime import HANDOFF_ID
     from handoff._system.workers import Role
 
     submit = Message(MessageKind.ACTION, 0, Role.SOURCE, HandoffAction.SubmitPrefill(HANDOFF_ID))

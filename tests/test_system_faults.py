@@ -23,9 +23,9 @@ from handoff._review.system import SystemWorld
 from handoff._review.system_replay import line_of, replay_system_run
 from handoff._review.verdict import MoveKind
 from handoff._runs.trace import read_trace, trace_text, write_trace
-from handoff._system.config import System
+from handoff._system.config import Acknowledge, System
 from handoff._system.faults import NETWORK, Fault
-from handoff._system.workers import TOMBSTONE, Acknowledge
+from handoff._system.workers import TOMBSTONE
 
 TESTS = Path(__file__).parent
 CHART = "charts.acknowledgement:CancelOnceSubmitted"

@@ -26,10 +26,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from handoff._review.explore import Review, review_order
-from handoff._system.config import System
+from handoff._system.config import Acknowledge, System
 from handoff._system.faults import NETWORK, Fault
 from handoff._system.properties import AnyKey, Key
-from handoff._system.workers import Acknowledge, find_contract
+from handoff._system.workers import find_contract
 from handoff._values.values import HandoffOrder
 
 __all__ = ["ORDER", "TERMINAL_FAULTS", "World", "verdict_table", "verdict_words", "worlds"]

@@ -21,7 +21,8 @@ from handoff._chart.shipped import CHARTS
 from handoff._compile.table import compiled
 from handoff._coordinator.core import HandoffCoordinatorCore
 from handoff._docs.highlight import RunMove
-from handoff._system.runtime import HANDOFF_ID, Workload, acknowledgement
+from handoff._system.call import HANDOFF_ID
+from handoff._system.runtime import Workload, acknowledgement
 from handoff._values.errors import HandoffError
 from handoff._values.lifecycle import NormalizedHandoffEvent
 from handoff._values.messages import HandoffAction, HandoffFact, IssuedHandoffAction

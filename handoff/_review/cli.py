@@ -33,7 +33,6 @@ from handoff._review.report import (
     markdown,
     text,
 )
-from handoff._runs.trace import TraceError, read_trace, write_trace
 from handoff._system.cli import add_system_options, system_of
 from handoff._system.properties import Property, find_property
 from handoff._values.errors import HandoffError
@@ -163,6 +162,8 @@ def run(
 
 
 def _write_trace(path: Path, reviews: Sequence[Review], out: TextIO) -> None:
+    from handoff._runs.trace import TraceError, write_trace  # the trace format, when asked for
+
     for review in reviews:
         for verdict in review.failures():
             if verdict.counterexample is not None:
@@ -183,6 +184,8 @@ def _write_trace(path: Path, reviews: Sequence[Review], out: TextIO) -> None:
 
 
 def _is_trace(path: Path) -> bool:
+    from handoff._runs.trace import read_trace
+
     try:
         read_trace(path, require_end=False)
     except (HandoffError, OSError):

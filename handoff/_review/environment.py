@@ -14,8 +14,7 @@ from collections.abc import Iterator
 import attrs
 
 from handoff._system.bound import MAX_ACTIONS
-from handoff._system.call import TERMINAL_FACTS, Call, CallKind
-from handoff._system.runtime import HANDOFF_ID
+from handoff._system.call import HANDOFF_ID, TERMINAL_FACTS, Call, CallKind
 from handoff._values.messages import HandoffFact
 from handoff._values.timing import HandoffTransferTiming
 from handoff._values.values import (

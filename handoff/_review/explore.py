@@ -29,7 +29,7 @@ from collections.abc import Callable, Hashable, Iterator, Sequence
 from contextlib import contextmanager
 from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -40,13 +40,15 @@ from handoff._coordinator import probe as probe
 from handoff._coordinator.core import HandoffCoordinatorCore
 from handoff._review.environment import HANDOFF_ID, Rules, environment
 from handoff._review.graph import Edge, Graph, Tag
-from handoff._review.system import SystemWorld
 from handoff._review.verdict import Tally, TraceStep, Verdict
 from handoff._review.watch import Watch
 from handoff._review.world import ChartWorld, Explored, Move, World
 from handoff._system.config import System
 from handoff._system.properties import AnyKey, Family, Key, Property, WorldKind
 from handoff._values.values import HandoffId, HandoffOrder
+
+if TYPE_CHECKING:
+    from handoff._system.config import System
 
 __all__ = [
     "Review",
@@ -262,11 +264,13 @@ def review(
     """
     began = time.perf_counter()
     rules = Rules(chart.order, handoff_id, fallback_transfer_delay_ms)
-    world: World = (
-        ChartWorld(chart, environment(handoff_id), rules, source=source)
-        if system is None
-        else SystemWorld(chart, system, rules)
-    )
+    world: World
+    if system is None:
+        world = ChartWorld(chart, environment(handoff_id), rules, source=source)
+    else:
+        from handoff._review.system import SystemWorld  # the second world, when asked for
+
+        world = SystemWorld(chart, system, rules)
     explorer = _Explorer(world)
     with _uncollected():
         explorer.explore()

@@ -11,14 +11,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Collection, Hashable, Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from handoff._review.environment import Call
 from handoff._review.explore import Review
-from handoff._review.system_replay import line_of
 from handoff._review.verdict import Counterexample, MoveKind, TraceStep, Verdict
-from handoff._runs.replay import record
-from handoff._runs.trace import Entry, Trace, Workers, call_object
 from handoff._system.properties import (
     PROPERTIES,
     Family,
@@ -44,6 +41,9 @@ from handoff._system.workers import (
     task_of,
 )
 from handoff._values.messages import HandoffAction, IssuedHandoffAction
+
+if TYPE_CHECKING:
+    from handoff._runs.trace import Trace
 
 __all__ = [
     "DIFFERS",
@@ -504,6 +504,11 @@ def counterexample_trace(review: Review, example: Counterexample) -> Trace:
     The SPEC's answers are those of the order's shipped chart, which the review proves: the
     trace then replays as OK once the chart is fixed, and diverges where the broken one errs.
     """
+    # Traces and their replay load only when a counterexample is written as one.
+    from handoff._review.system_replay import line_of
+    from handoff._runs.replay import record
+    from handoff._runs.trace import Entry, Trace, Workers
+
     chart = review.origin
     if chart is None and review.name != review.order.value:
         chart = review.name
@@ -556,6 +561,8 @@ def contract_spelling(contract: WorkerContract) -> str:
 
 def call_json(call: Call) -> dict[str, Any]:
     """One call in the trace format: start, a fact, or an outcome for an action id."""
+    from handoff._runs.trace import call_object  # the trace format's, loaded when asked for
+
     return call_object(call)
 
 

@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING, TypeVar
 import attrs
 
 from handoff._review.environment import Call
-from handoff._system.workers import Message, Role, WorkerReaction
 from handoff._values.messages import IssuedHandoffAction
 
 if TYPE_CHECKING:
     from handoff._system.properties import Property
+    from handoff._system.workers import Message, Role, WorkerReaction
 
 __all__ = [
     "Counterexample",

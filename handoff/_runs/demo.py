@@ -9,7 +9,8 @@ from handoff import _cli
 from handoff._chart.shipped import CHARTS
 from handoff._coordinator.core import HandoffCoordinatorCore
 from handoff._system.bound import Runaway, cut
-from handoff._system.runtime import DEMO_WORKLOAD, HANDOFF_ID, CooperativeRuntime
+from handoff._system.call import HANDOFF_ID
+from handoff._system.runtime import DEMO_WORKLOAD, CooperativeRuntime
 from handoff._values.messages import HandoffAction, HandoffFact, IssuedHandoffAction
 from handoff._values.values import HandoffOrder
 

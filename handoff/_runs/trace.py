@@ -46,8 +46,8 @@ from handoff._coordinator import probe as probe
 from handoff._coordinator.core import HandoffCoordinatorCore
 from handoff._runs import trace_file
 from handoff._system.call import Call, CallKind
+from handoff._system.config import Acknowledge
 from handoff._system.faults import NETWORK, Fault
-from handoff._system.workers import Acknowledge
 from handoff._values.errors import TraceError
 from handoff._values.messages import HandoffFact, IssuedHandoffAction
 from handoff._values.values import HandoffActionId, HandoffActionOutcome, HandoffId, HandoffOrder

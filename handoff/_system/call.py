@@ -9,14 +9,23 @@ it can be sent to any coordinator, described in words, and encoded in a trace (s
 from __future__ import annotations
 
 import enum
+import uuid
 from typing import Any, Protocol
 
 import attrs
 
 from handoff._values.messages import HandoffFact, IssuedHandoffAction
-from handoff._values.values import HandoffActionId, HandoffActionOutcome, HandoffCompletion
+from handoff._values.values import (
+    HandoffActionId,
+    HandoffActionOutcome,
+    HandoffCompletion,
+    HandoffId,
+)
 
-__all__ = ["TERMINAL_FACTS", "Call", "CallKind", "Coordinator"]
+__all__ = ["HANDOFF_ID", "TERMINAL_FACTS", "Call", "CallKind", "Coordinator"]
+
+HANDOFF_ID = HandoffId(uuid.UUID(int=1))
+"""The handoff the demo, the diagrams and the review drive: easy to read in any output."""
 
 TERMINAL_FACTS = (HandoffFact.Failed, HandoffFact.TimedOut, HandoffFact.Canceled)
 """The facts that end a handoff early (and reopen the cleanup of a successful one)."""

@@ -13,18 +13,14 @@ from __future__ import annotations
 
 import argparse
 import enum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from handoff import _cli
-from handoff._system.config import DEFAULT_FAILURES, System
+from handoff._system.config import DEFAULT_ACKNOWLEDGE, DEFAULT_FAILURES, Acknowledge, System
 from handoff._system.faults import NETWORK, Fault
-from handoff._system.workers import (
-    DEFAULT_ACKNOWLEDGE,
-    Acknowledge,
-    ContractTable,
-    WorkerContract,
-    find_contract,
-)
+
+if TYPE_CHECKING:
+    from handoff._system.workers import WorkerContract
 
 __all__ = ["FAULTS_HELP", "WORKERS_HELP", "Options", "add_system_options", "system_of"]
 
@@ -59,6 +55,8 @@ class Options(enum.Flag):
 def contract_argument(text: str) -> WorkerContract:
     """An argparse type: a worker contract, tabulated once so that a contract that raises,
     answers what is not a reaction or keeps hidden state is a usage error before any work."""
+    from handoff._system.workers import ContractTable, find_contract  # only when one is named
+
     try:
         found = find_contract(text)
         ContractTable(found)

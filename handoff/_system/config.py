@@ -5,13 +5,42 @@ simulation samples it, Spin mirrors it and a system trace records it."""
 
 from __future__ import annotations
 
+import enum
+from typing import TYPE_CHECKING
+
 import attrs
 
 from handoff._system.faults import NETWORK, Fault
-from handoff._system.properties import Property
-from handoff._system.workers import DEFAULT_ACKNOWLEDGE, Acknowledge, WorkerContract
 
-__all__ = ["DEFAULT_FAILURES", "System"]
+if TYPE_CHECKING:
+    from handoff._system.properties import Property
+    from handoff._system.workers import WorkerContract
+
+__all__ = ["DEFAULT_ACKNOWLEDGE", "DEFAULT_FAILURES", "Acknowledge", "System"]
+
+
+class Acknowledge(enum.Enum):
+    """When the runtime acknowledges work that takes or moves KV; the value is its option."""
+
+    ON_REPLY = "on-reply"
+    """The worker's reply carries the acknowledgement: it has the work when it is reported."""
+    ON_SEND = "on-send"
+    """The runtime reports `Submitted`, `Accepted` or `Scheduled` as it sends the work, before
+    the worker has it (as docs/integrating.md's asyncio runtime does for `Submitted` and
+    `Scheduled`); the worker then only
+    reports the work's fact, or `Failed` when it did not do it."""
+
+    @property
+    def words(self) -> str:
+        """The policy in a report's words: `work acknowledged on send`."""
+        when = "on send" if self is Acknowledge.ON_SEND else "on the worker's reply"
+        return f"work acknowledged {when}"
+
+
+DEFAULT_ACKNOWLEDGE = Acknowledge.ON_SEND
+"""The policy a review and a simulation assume unless told (`--acknowledge`): the weaker
+guarantee, as the documented asyncio runtime gives it.  A trace without the field was made
+under `ON_REPLY` (the default until this one), and is read so."""
 
 
 DEFAULT_FAILURES = 2

@@ -14,7 +14,6 @@ simulation samples them with a clock; neither restates them.
 
 from __future__ import annotations
 
-import uuid
 from collections import deque
 from collections.abc import Iterable
 
@@ -22,22 +21,14 @@ import attrs
 
 from handoff._coordinator.binding import FITTING_OUTCOME
 from handoff._system.call import Call
-from handoff._system.workers import (
-    Acknowledge,
-    Message,
-    MessageKind,
-    WorkerReply,
-    on_send,
-    outcome_of,
-    role_of,
-)
+from handoff._system.config import Acknowledge
+from handoff._system.workers import Message, MessageKind, WorkerReply, on_send, outcome_of, role_of
 from handoff._values.errors import HandoffError, OutOfOrderFactError
 from handoff._values.messages import HandoffAction, HandoffFact, IssuedHandoffAction
 from handoff._values.timing import HandoffTransferTiming
 from handoff._values.values import (
     HandoffActionId,
     HandoffActionOutcome,
-    HandoffId,
     KvTransferTimingMode,
 )
 
@@ -45,7 +36,6 @@ __all__ = [
     "CANCELS",
     "DEMO_WORKLOAD",
     "DONE_OUTCOMES",
-    "HANDOFF_ID",
     "CooperativeRuntime",
     "Workload",
     "acknowledgement",
@@ -55,9 +45,6 @@ __all__ = [
     "kept_in_flight",
     "tells_freed",
 ]
-
-HANDOFF_ID = HandoffId(uuid.UUID(int=1))
-"""The handoff the demo, the diagrams and the review drive: easy to read in any output."""
 
 CANCELS: tuple[type[HandoffAction], ...] = (
     HandoffAction.CancelSource,

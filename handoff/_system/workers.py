@@ -35,11 +35,9 @@ from handoff._values.values import HandoffActionOutcome
 
 __all__ = [
     "CONTRACTS",
-    "DEFAULT_ACKNOWLEDGE",
     "DROPPED",
     "FORGETFUL",
     "TOMBSTONE",
-    "Acknowledge",
     "ContractTable",
     "Forgetful",
     "Message",
@@ -499,30 +497,6 @@ _FITTING = {
 }
 
 DROPPED = HandoffActionOutcome.failed("dropped by the worker")
-
-
-class Acknowledge(enum.Enum):
-    """When the runtime acknowledges work that takes or moves KV; the value is its option."""
-
-    ON_REPLY = "on-reply"
-    """The worker's reply carries the acknowledgement: it has the work when it is reported."""
-    ON_SEND = "on-send"
-    """The runtime reports `Submitted`, `Accepted` or `Scheduled` as it sends the work, before
-    the worker has it (as docs/integrating.md's asyncio runtime does for `Submitted` and
-    `Scheduled`); the worker then only
-    reports the work's fact, or `Failed` when it did not do it."""
-
-    @property
-    def words(self) -> str:
-        """The policy in a report's words: `work acknowledged on send`."""
-        when = "on send" if self is Acknowledge.ON_SEND else "on the worker's reply"
-        return f"work acknowledged {when}"
-
-
-DEFAULT_ACKNOWLEDGE = Acknowledge.ON_SEND
-"""The policy a review and a simulation assume unless told (`--acknowledge`): the weaker
-guarantee, as the documented asyncio runtime gives it.  A trace without the field was made
-under `ON_REPLY` (the default until this one), and is read so."""
 
 
 def on_send(action: HandoffAction) -> HandoffActionOutcome | None:

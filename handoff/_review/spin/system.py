@@ -36,10 +36,9 @@ from handoff._review.spin import model as promela
 from handoff._review.spin.coordinator import chart_cells, chart_step, coordinator, journal_rules
 from handoff._review.spin.text import filled, fixed
 from handoff._review.spin.vocabulary import event_name
-from handoff._system.config import System
+from handoff._system.config import Acknowledge, System
 from handoff._system.faults import Fault
 from handoff._system.workers import (
-    Acknowledge,
     ContractTable,
     RequestMemory,
     Role,
