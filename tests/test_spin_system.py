@@ -18,7 +18,7 @@ from handoff._compile.table import CompiledChart, compiled
 from handoff._review.spin.agreement import Agreement, agreement
 from handoff._review.spin.replay import confirm_system
 from handoff._review.spin.run import Trail, run_spin
-from handoff._review.spin.system import G_ACT, G_OUT, HANDOFF_CODE, Move, system_model
+from handoff._review.spin.system import G_ACT, G_OUT, HANDOFF_CODE, ModelMove, system_model
 from handoff._review.spin.vocabulary import FACTS, OUTCOME_KINDS
 from handoff._review.verdict import MoveKind
 from handoff._system.config import Acknowledge, System
@@ -327,21 +327,21 @@ NOOP = G_OUT + OUTCOME_KINDS.index(OutcomeKind.NOOP) + 1
 # source answers the cancel Noop, the coordinator takes that as freed, and then the late
 # submission takes a slot (W2).  As the model prints its moves: MOVE mv what id.
 OVERTAKEN = (
-    (Move.START, 0, 0),
-    (Move.TERMINAL, FAILED, 0),
-    (Move.DELIVER, _code(1, G_ACT), 1),
-    (Move.CALM, 0, 0),
-    (Move.DELIVER, _code(1, NOOP), 1),
-    (Move.DELIVER, _code(0, G_ACT), 0),
+    (ModelMove.START, 0, 0),
+    (ModelMove.TERMINAL, FAILED, 0),
+    (ModelMove.DELIVER, _code(1, G_ACT), 1),
+    (ModelMove.CALM, 0, 0),
+    (ModelMove.DELIVER, _code(1, NOOP), 1),
+    (ModelMove.DELIVER, _code(0, G_ACT), 0),
 )
 
 
 def _tagged(handoff: int, move: tuple[int, int, int]) -> tuple[int, int, int]:
     """`move` of handoff `handoff` (0: h1) among several: its message, or its start or fact."""
     mv, what, number = move
-    if mv in (Move.START, Move.TERMINAL):
+    if mv in (ModelMove.START, ModelMove.TERMINAL):
         return (mv, what, handoff)
-    if mv == Move.CALM:
+    if mv == ModelMove.CALM:
         return move
     return (mv, what + handoff * HANDOFF_CODE, number)
 
@@ -350,7 +350,7 @@ def test_a_concurrency_trail_names_its_handoffs_and_is_confirmed_in_their_world(
     # Two handoffs: h1 starts and waits; h2 is overtaken as OVERTAKEN tells, its moves tagged.
     system = System(FORGETFUL, concurrency=2)
     h2 = tuple(_tagged(1, move) for move in OVERTAKEN)
-    trail = ((Move.START, 0, 0), *h2)
+    trail = ((ModelMove.START, 0, 0), *h2)
     found = confirm_system(SF, system, W2, Trail((), moves=trail))
     assert found.finding is not None
     assert "took a KV slot for h2 #0 SubmitPrefill after the coordinator was told" in found.finding

@@ -22,9 +22,10 @@ from handoff import (
     IssuedHandoffAction,
 )
 from handoff.__main__ import main
-from handoff._runs.replay import CallResult, Finding, Monitor, record, replay
+from handoff._runs.replay import CallResult, Monitor, record, replay
 from handoff._runs.trace import Entry, Trace, TraceError, call_object, read_trace, write_trace
 from handoff._system.call import Call, CallKind
+from handoff._system.properties import Finding
 
 TRACES = sorted((Path(__file__).parent / "traces").glob("*.jsonl"))
 EXAMPLE = Path(__file__).parent / "traces" / "source_first_success.jsonl"

@@ -20,10 +20,10 @@ from handoff._review.graph import cancellation, progress
 from handoff._review.monitors import judge_edge
 from handoff._review.verdict import Verdict
 from handoff._review.watch import Watch
-from handoff._runs.replay import CallResult, Finding
+from handoff._runs.replay import CallResult
 from handoff._runs.trace import Trace
 from handoff._system.call import Call
-from handoff._system.properties import PROPERTIES, AnyKey, Judged, Key, prop
+from handoff._system.properties import PROPERTIES, AnyKey, Finding, Judged, Key, prop
 from handoff._values.errors import HandoffError
 
 __all__ = ["NOT_ALONG_A_RUN", "RunJudge", "judge", "judge_system_run", "property_words"]
@@ -89,7 +89,7 @@ def property_words(key: Key) -> str:
 
 
 def _finding(key: AnyKey, text: str) -> Finding:
-    return Finding(key, prop(key).title if isinstance(key, Key) else key.value, text)
+    return Finding.of(key, text)
 
 
 def _ahead(verdict: Verdict) -> Iterator[Finding]:

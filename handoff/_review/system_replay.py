@@ -27,17 +27,6 @@ from handoff._review.system import SystemWorld
 from handoff._review.system_state import _Node
 from handoff._system.config import System
 
-_LINES = {
-    MoveKind.START: "start",
-    MoveKind.FAULT: "fault",
-    MoveKind.TO_WORKER: "deliver",
-    MoveKind.TO_COORDINATOR: "deliver",
-    MoveKind.WORKER_FAILS: "fail",
-    MoveKind.DUPLICATE: "duplicate",
-    MoveKind.LOSS: "lose",
-    MoveKind.RESTART: "restart",
-}
-
 
 def line_of(step: TraceStep) -> MoveLine:
     """One system move as a trace line: what moved, named as the report names it (with several
@@ -46,13 +35,13 @@ def line_of(step: TraceStep) -> MoveLine:
     if step.kind is MoveKind.FAULT:
         assert step.call is not None
         assert step.call.fact is not None
-        return MoveLine(_LINES[step.kind], fact=type(step.call.fact).__name__, handoff=whose)
+        return MoveLine(step.kind.word, fact=type(step.call.fact).__name__, handoff=whose)
     if step.worker is not None:
-        return MoveLine(_LINES[step.kind], worker=step.worker.value)
+        return MoveLine(step.kind.word, worker=step.worker.value)
     if step.kind is MoveKind.START:
-        return MoveLine(_LINES[step.kind], handoff=whose)
+        return MoveLine(step.kind.word, handoff=whose)
     message = None if step.message is None else step.message.describe()
-    return MoveLine(_LINES[step.kind], message=message)
+    return MoveLine(step.kind.word, message=message)
 
 
 @attrs.frozen

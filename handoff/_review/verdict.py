@@ -50,6 +50,25 @@ class MoveKind(enum.Enum):
     RESTART = "worker restarts"
     """With `--faults crash`: a worker forgets the request and frees its slot."""
 
+    @property
+    def word(self) -> str:
+        """How a system trace's move line names the move (`{"move":"deliver",…}`): both
+        deliveries are `deliver`, the message says which way it goes."""
+        return _WORDS[self]
+
+
+_WORDS = {
+    MoveKind.CALL: "call",
+    MoveKind.START: "start",
+    MoveKind.FAULT: "fault",
+    MoveKind.TO_WORKER: "deliver",
+    MoveKind.TO_COORDINATOR: "deliver",
+    MoveKind.WORKER_FAILS: "fail",
+    MoveKind.DUPLICATE: "duplicate",
+    MoveKind.LOSS: "lose",
+    MoveKind.RESTART: "restart",
+}
+
 
 @attrs.frozen
 class TraceStep:

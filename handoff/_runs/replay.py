@@ -20,13 +20,13 @@ from handoff._coordinator.core import HandoffCoordinatorCore
 from handoff._coordinator.probe import Configuration
 from handoff._runs.trace import Entry, Trace
 from handoff._system.call import Call
+from handoff._system.properties import Finding, PropertyName
 from handoff._values.errors import HandoffError
 from handoff._values.messages import IssuedHandoffAction
 
 __all__ = [
     "CallResult",
     "Divergence",
-    "Finding",
     "Monitor",
     "MonitorFactory",
     "Replay",
@@ -64,26 +64,6 @@ class CallResult:
         if self.error is not None:
             return f"crash {type(self.error).__name__}: {self.error}"
         return _actions(self.issued)
-
-
-class PropertyName(Protocol):
-    """What names a property: a key whose value is its short name ("S1", or one's own)."""
-
-    @property
-    def value(self) -> str: ...
-
-
-@attrs.frozen
-class Finding:
-    """A property a monitor judged broken, and how."""
-
-    key: PropertyName
-    """The property, whose value is its short name ("S1"): the judge's own key."""
-    title: str
-    message: str
-
-    def __str__(self) -> str:
-        return f"{self.key.value} ({self.title}): {self.message}"
 
 
 class Monitor(Protocol):

@@ -27,7 +27,7 @@ from handoff._runs.simulation import (
 from handoff._runs.trace import TraceError, write_trace
 from handoff._system.cli import Options, add_system_options, system_of
 from handoff._system.faults import NETWORK, WITH_WORKERS
-from handoff._system.properties import PROPERTIES, Key
+from handoff._system.properties import PROPERTIES, PropertyName
 from handoff._values.values import HandoffId, HandoffOrder
 
 if TYPE_CHECKING:
@@ -214,7 +214,7 @@ def _print(
     print("OK: every handoff completed, no owner leaked" if report.ok else "FAILED")
 
 
-def sorted_by_key(counts: Counter[Key]) -> list[tuple[Key, int]]:
+def sorted_by_key(counts: Counter[PropertyName]) -> list[tuple[PropertyName, int]]:
     """`counts` in the order the review reports its properties."""
-    order = {entry.key: place for place, entry in enumerate(PROPERTIES)}
-    return sorted(counts.items(), key=lambda item: order[item[0]])
+    order = {entry.key.value: place for place, entry in enumerate(PROPERTIES)}
+    return sorted(counts.items(), key=lambda item: order[item[0].value])

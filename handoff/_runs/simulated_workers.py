@@ -241,7 +241,7 @@ class SimulatedWorkers(Generic[H]):
         worker, book = self.workers[role], self.books[role]
         request, action_id = handoff.number, message.action_id
         for key, words in performed(handoff.issued_bits, handoff.performed_bits, message):
-            handoff.findings.append(Finding(key, words))
+            handoff.findings.append(Finding.of(key, words))
         handoff.performed_bits |= 1 << action_id
         failed = None
         if task in _FAILABLE and self.world.fault(Fault.FAILED_OUTCOME):
@@ -252,9 +252,9 @@ class SimulatedWorkers(Generic[H]):
             reply = worker.take(book, request, action_id, task, self.world.choice).reply
         slots = book.slots(request)
         if slots and role in handoff.told:
-            handoff.findings.append(Finding(_SLOT_FREED, held_after_freed(role, message)))
+            handoff.findings.append(Finding.of(_SLOT_FREED, held_after_freed(role, message)))
         if slots > 1:
-            handoff.findings.append(Finding(_ONE_SLOT, two_slots(role, message, slots)))
+            handoff.findings.append(Finding.of(_ONE_SLOT, two_slots(role, message, slots)))
         for sent in answered(message, reply, handoff.workload, self.acknowledge, failed=failed):
             cleanup = isinstance(action, _CANCELS) and sent.kind is MessageKind.OUTCOME
             if cleanup and self.world.fault(Fault.CLEANUP_FAILURE):
@@ -275,7 +275,7 @@ class SimulatedWorkers(Generic[H]):
         handoff.told.add(role)
         if self.books[role].slots(handoff.number):
             message = Message(MessageKind.OUTCOME, 0, role, action, outcome)
-            handoff.findings.append(Finding(_SLOT_FREED, told_while_held(message)))
+            handoff.findings.append(Finding.of(_SLOT_FREED, told_while_held(message)))
 
     def refused(self, handoff: H, call: Call, error: HandoffError) -> None:
         """A fact refused as early (its acknowledgement still on its way) is reported again.
@@ -306,7 +306,9 @@ class SimulatedWorkers(Generic[H]):
         lost = None
         if completion is None:
             if held:
-                findings.append(Finding(Key.DELIVERIES_COMPLETE, _unfinished(source, destination)))
+                findings.append(
+                    Finding.of(Key.DELIVERIES_COMPLETE, _unfinished(source, destination))
+                )
         else:
             restarted = self.restarts[Role.DESTINATION] != handoff.restarts
             words = at_completion(source, destination, completion, restarted)
@@ -314,7 +316,7 @@ class SimulatedWorkers(Generic[H]):
                 self.books[Role.DESTINATION].hand_over(request)
                 held -= 1
             if words is not None:
-                finding = Finding(Key.SLOTS_AT_COMPLETION, words + SHARED)
+                finding = Finding.of(Key.SLOTS_AT_COMPLETION, words + SHARED)
                 if held:
                     findings.append(finding)
                 else:

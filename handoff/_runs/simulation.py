@@ -410,22 +410,24 @@ def _findings(handoff: _Handoff) -> Iterator[Finding]:
     (Bound), completes (W4), completes once (S4) and frees or hands over every owner (S5)."""
     coordinator = handoff.coordinator
     if handoff.runaway is not None:
-        yield Finding(Key.BOUND, f"never ends: {handoff.runaway}")
+        yield Finding.of(Key.BOUND, f"never ends: {handoff.runaway}")
     if not coordinator.is_complete:
-        yield Finding(Key.DELIVERIES_COMPLETE, "nothing of it is in flight and it never completed")
+        yield Finding.of(
+            Key.DELIVERIES_COMPLETE, "nothing of it is in flight and it never completed"
+        )
         return
     issued = {type(action) for action in handoff.issued.values()}
     done = handoff.done
     final = coordinator.completion
     if handoff.completions.count(HandoffCompletion.SUCCESS) > 1 or len(handoff.completions) > 2:
-        yield Finding(Key.ONE_COMPLETE, f"completed {len(handoff.completions)} times")
+        yield Finding.of(Key.ONE_COMPLETE, f"completed {len(handoff.completions)} times")
     if HandoffAction.SubmitPrefill in issued and not done & {
         HandoffAction.ReleaseSource,
         HandoffAction.CancelSource,
     }:
-        yield Finding(Key.OWNERS_FREED, "the source's KV was never released nor canceled")
+        yield Finding.of(Key.OWNERS_FREED, "the source's KV was never released nor canceled")
     if HandoffAction.ReserveDestination in issued:
         if final is HandoffCompletion.CANCELED and HandoffAction.CancelDestination not in done:
-            yield Finding(Key.OWNERS_FREED, "canceled without canceling the destination's slot")
+            yield Finding.of(Key.OWNERS_FREED, "canceled without canceling the destination's slot")
         if final is HandoffCompletion.SUCCESS and HandoffAction.ActivateDestination not in done:
-            yield Finding(Key.OWNERS_FREED, "succeeded without activating the destination")
+            yield Finding.of(Key.OWNERS_FREED, "succeeded without activating the destination")

@@ -8,7 +8,7 @@ import attrs
 
 from handoff._runs.trace import Entry, Trace
 from handoff._system.faults import Fault
-from handoff._system.properties import Finding, Key
+from handoff._system.properties import Finding, PropertyName
 from handoff._values.values import HandoffId, HandoffOrder
 
 __all__ = ["HandoffRecord", "SimulationReport"]
@@ -44,7 +44,7 @@ class SimulationReport:
     reopened: int = 0
     """Handoffs that succeeded, were canceled after success and cleaned up again."""
     faults: Counter[Fault] = attrs.Factory(Counter)
-    broken: Counter[Key] = attrs.Factory(Counter)
+    broken: Counter[PropertyName] = attrs.Factory(Counter)
     """Handoffs by each property their run broke (a handoff counts once per property)."""
     leaks: int = 0
     """Handoffs that broke a property of `LEAKS`: KV or a slot nobody will free."""

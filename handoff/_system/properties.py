@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 import attrs
 
@@ -28,6 +28,7 @@ __all__ = [
     "Key",
     "OwnKey",
     "Property",
+    "PropertyName",
     "SpinCheck",
     "WorldKind",
     "prop",
@@ -537,18 +538,27 @@ LEAKS = (
 """Properties whose failure is KV or a slot nobody will free."""
 
 
+class PropertyName(Protocol):
+    """What names a property: a key whose value is its short name ("S1", or one's own)."""
+
+    @property
+    def value(self) -> str: ...
+
+
 @attrs.frozen
 class Finding:
     """A property judged broken, and how: what a review's move, a replayed call or a
     simulated handoff broke."""
 
-    key: Key
+    key: PropertyName
+    """The property, whose value is its short name ("S1"): the judge's own key."""
+    title: str
     message: str
 
-    @property
-    def title(self) -> str:
-        """The property's title."""
-        return prop(self.key).title
+    @classmethod
+    def of(cls, key: AnyKey, message: str) -> Finding:
+        """A finding of a shipped property (titled as it is) or of one's own (by its name)."""
+        return cls(key, prop(key).title if isinstance(key, Key) else key.value, message)
 
     def __str__(self) -> str:
         return f"{self.key.value} ({self.title}): {self.message}"

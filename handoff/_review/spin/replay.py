@@ -23,7 +23,7 @@ from handoff._review.judge import RunJudge
 from handoff._review.monitors import judge_edge
 from handoff._review.progress import overrun
 from handoff._review.spin.run import Trail
-from handoff._review.spin.system import G_ACT, G_FACT, G_FAILED, G_OUT, HANDOFF_CODE, Move
+from handoff._review.spin.system import G_ACT, G_FACT, G_FAILED, G_OUT, HANDOFF_CODE, ModelMove
 from handoff._review.spin.vocabulary import FACTS, OUTCOME_KINDS
 from handoff._review.system import SystemWorld
 from handoff._review.system_replay import line_of, replay_moves
@@ -94,7 +94,7 @@ def confirm_system(chart: CompiledChart, system: System, key: Key, trail: Trail)
     node: _Node | None = world.root()[0]
     steps: list[TraceStep] = []
     for made in trail.moves:
-        if made[0] == Move.CALM:
+        if made[0] == ModelMove.CALM:
             continue  # the model's switch into deliveries only: no move of the world
         assert node is not None
         found = next((move for move in world.moves(node) if _moves_alike(move.step, made)), None)
@@ -113,26 +113,26 @@ def confirm_system(chart: CompiledChart, system: System, key: Key, trail: Trail)
 
 
 _DELIVERIES = {
-    Move.DELIVER: (MoveKind.TO_WORKER, MoveKind.TO_COORDINATOR),
-    Move.FAIL: (MoveKind.WORKER_FAILS,),
-    Move.DUPLICATE: (MoveKind.DUPLICATE,),
-    Move.LOSE: (MoveKind.LOSS,),
+    ModelMove.DELIVER: (MoveKind.TO_WORKER, MoveKind.TO_COORDINATOR),
+    ModelMove.FAIL: (MoveKind.WORKER_FAILS,),
+    ModelMove.DUPLICATE: (MoveKind.DUPLICATE,),
+    ModelMove.LOSE: (MoveKind.LOSS,),
 }
 
 
 def _moves_alike(step: TraceStep, made: tuple[int, int, int]) -> bool:
     """Whether the world's move `step` is the model's move `made` (`MOVE mv what id`)."""
     mv, what, number = made
-    if mv == Move.START:
+    if mv == ModelMove.START:
         return step.kind is MoveKind.START and (step.handoff or 0) == number
-    if mv == Move.TERMINAL:
+    if mv == ModelMove.TERMINAL:
         fact = None if step.call is None else step.call.fact
         if step.kind is not MoveKind.FAULT or (step.handoff or 0) != number:
             return False
         return FACTS.index(type(fact)) + 1 == what
-    if mv == Move.RESTART:
+    if mv == ModelMove.RESTART:
         return step.kind is MoveKind.RESTART and step.worker is list(Role)[number]
-    kinds = _DELIVERIES.get(Move(mv), ())
+    kinds = _DELIVERIES.get(ModelMove(mv), ())
     return step.kind in kinds and step.message is not None and _carries(step.message, what)
 
 

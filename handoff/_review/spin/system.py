@@ -54,7 +54,7 @@ __all__ = [
     "G_FAILED",
     "G_OUT",
     "HANDOFF_CODE",
-    "Move",
+    "ModelMove",
     "system_model",
     "unmirrored",
 ]
@@ -287,10 +287,11 @@ HANDOFF_CODE = 256
 """A message's code is its handoff's number times this, plus the rest."""
 
 
-class Move(enum.IntEnum):
-    """The moves of the system model, as it numbers them (and prints them: `MOVE mv what id`,
+class ModelMove(enum.IntEnum):
+    """The moves of the system model, as it numbers them and prints them (`MOVE mv what id`,
     `what` the message moved or the terminal fact, `id` the action id, the worker restarting,
-    or the handoff started or told a terminal fact)."""
+    or the handoff started or told a terminal fact): the review's `MoveKind`s, a delivery
+    either way one number, and `CALM`, the model's own step into its liveness check."""
 
     START = 0
     DELIVER = 1
@@ -318,7 +319,7 @@ def _qmax(options: System) -> int:
 def _moves(options: System) -> str:
     return filled(
         "moves",
-        move_names=[f"#define MV_{move.name} {move.value}" for move in Move],
+        move_names=[f"#define MV_{move.name} {move.value}" for move in ModelMove],
         fact_early=" || ".join(
             f"(KIND_OF(M) == {action} && EARLY_{action[2:]}(HANDOFF_OF(M)))"
             for action, _, _, _ in _FACTS
