@@ -10,18 +10,15 @@ review's cut (searched exhaustively, breadth first, on forks of the real coordin
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Sequence
 
 import attrs
 
 from handoff._compile.table import CompiledChart
 from handoff._coordinator import probe as probe
 from handoff._coordinator.core import HandoffCoordinatorCore
-from handoff._review.environment import HANDOFF_ID, Call, Rules, environment
-from handoff._review.graph import Tag, tag
+from handoff._review.environment import HANDOFF_ID, Call, Rules
 from handoff._review.judge import RunJudge
-from handoff._review.monitors import judge_edge
-from handoff._review.progress import overrun
 from handoff._review.spin.run import Trail
 from handoff._review.spin.system import G_ACT, G_FACT, G_FAILED, G_OUT, HANDOFF_CODE, ModelMove
 from handoff._review.spin.vocabulary import FACTS, OUTCOME_KINDS
@@ -29,7 +26,7 @@ from handoff._review.system import SystemWorld
 from handoff._review.system_replay import line_of, replay_moves
 from handoff._review.system_state import _Node
 from handoff._review.verdict import MoveKind, TraceStep
-from handoff._review.watch import Mode, Seen, Watch
+from handoff._review.watch import Watch
 from handoff._runs.replay import CallResult
 from handoff._system.config import System
 from handoff._system.properties import Judged, Key, prop
@@ -191,74 +188,18 @@ def _words(error: BaseException | None) -> str | None:
 
 
 def _liveness(chart: CompiledChart, key: Key, trail: Trail) -> str | None:
+    """Whether the real coordinator, led by the trail's calls to where its environment changed
+    mode, cannot complete from there (L1) or cannot be canceled (L2): judged as `handoff
+    replay` judges the end of a run (`RunJudge.end`), over everything reachable from there."""
     switch = trail.switch
     if switch is None or (key is Key.CANCELLATION and switch >= len(trail.calls)):
         return None  # not a liveness counterexample: the environment never changed mode
-    walker: _Walker | None = _Walker(_fresh(chart), Rules(chart.order), Watch())
+    coordinator = _fresh(chart)
+    judge = RunJudge(Rules(chart.order))
     for call in trail.calls[: switch + (1 if key is Key.CANCELLATION else 0)]:
-        assert walker is not None
-        walker = _step(walker, call) or walker
-    assert walker is not None
-    if key is Key.PROGRESS:
-        if walker.unusable or _reaches(walker, Tag.COOPERATIVE, _completed):
-            return None
-        return "from here no cooperative continuation reaches a completion"
-    if _reaches(walker, Tag.ACKNOWLEDGEMENT, _completed_canceled):
-        return None
-    return f"after {trail.calls[switch]} no acknowledgements lead to a CANCELED completion"
-
-
-def _reaches(start: _Walker, allowed: Tag, goal: Callable[[Watch], bool]) -> bool:
-    """Whether moves tagged `allowed` lead from `start` to a walker satisfying `goal`."""
-    seen = {_key(start)}
-    frontier = [start]
-    while frontier:
-        walker = frontier.pop(0)
-        if goal(walker.watch):
-            return True
-        for nxt in _moves(walker, allowed):
-            if _key(nxt) not in seen:
-                seen.add(_key(nxt))
-                frontier.append(nxt)
-    return False
-
-
-def _moves(walker: _Walker, allowed: Tag) -> Iterator[_Walker]:
-    for call in environment().calls(walker.watch.next_id):
-        if tag(call, walker.watch, accepted=True) & allowed:
-            nxt = _step(walker, call)
-            if nxt is not None and not _cut_off(nxt):
-                yield nxt
-
-
-def _cut_off(walker: _Walker) -> bool:
-    return overrun(len(walker.watch.issued), walker.stalls) is not None
-
-
-def _step(walker: _Walker, call: Call) -> _Walker | None:
-    twin = walker.coordinator.fork()
-    try:
-        issued = call.send(twin)
-    except Exception:  # refused (nothing changed) or crashed (a dead end)
-        return None
-    before = probe.configuration(walker.coordinator)
-    verdict = judge_edge(
-        walker.rules, walker.watch, walker.stalls, call, before, twin, issued, None
-    )
-    unusable = walker.unusable or bool(tag(call, walker.watch, accepted=True) & Tag.UNUSABLE)
-    return _Walker(twin, walker.rules, verdict.observation.watch, unusable, verdict.stalls)
-
-
-def _key(walker: _Walker) -> tuple[object, ...]:
-    return (probe.configuration(walker.coordinator), walker.watch, walker.stalls)
-
-
-def _completed(watch: Watch) -> bool:
-    return watch.mode is Mode.COMPLETE
-
-
-def _completed_canceled(watch: Watch) -> bool:
-    return watch.mode is Mode.COMPLETE and Seen.SUCCEEDED not in watch.seen
+        for _finding in judge.see(call, CallResult.of(call, coordinator)):
+            pass  # what the prefix broke is the safety judges' business, not this one's
+    return next((found.message for found in judge.end() if found.key is key), None)
 
 
 def _fresh(chart: CompiledChart) -> HandoffCoordinatorCore:
