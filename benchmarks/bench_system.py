@@ -44,7 +44,7 @@ from pathlib import Path
 from handoff._review.explore import Review, review_order
 
 try:
-    from handoff._review.explore import review_orders
+    from handoff._review.cli import review_orders
 except ImportError:  # the library before it reviewed orders in a process each (`--serve`)
     review_orders = None  # type: ignore[assignment]
 from handoff._system.config import System

@@ -191,7 +191,7 @@ def test_the_moves_worked_out_once_are_the_moves_worked_out_each_time(
 def test_orders_reviewed_in_a_process_each_are_reviewed_as_one_after_the_other(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from handoff._review import explore
+    from handoff._review import cli as explore  # the command line forks, the explorer never
 
     system = System(Tombstone(remembers=1), concurrency=2, faults=1)
     orders = list(HandoffOrder)
@@ -220,7 +220,7 @@ def test_orders_reviewed_in_a_process_each_are_reviewed_as_one_after_the_other(
 def test_a_process_running_threads_reviews_every_order_itself(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from handoff._review import explore
+    from handoff._review import cli as explore
 
     def no_fork(*_: object) -> None:
         raise AssertionError("a process running threads forked")

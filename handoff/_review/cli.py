@@ -18,14 +18,24 @@ formats themselves are `handoff._review.report`'s.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
+import multiprocessing
+import os
+import pickle
+import signal
 import sys
+import threading
 from collections.abc import Callable, Sequence
+from multiprocessing.connection import Connection
+from multiprocessing.process import BaseProcess
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
+import attrs
+
 from handoff import _cli
-from handoff._review.explore import Review, review_chart, review_order, review_orders
+from handoff._review.explore import Review, review_chart, review_order
 from handoff._review.report import (
     counterexample_trace,
     exit_status,
@@ -36,6 +46,7 @@ from handoff._review.report import (
 from handoff._system.cli import add_system_options, system_of
 from handoff._system.properties import Property, find_property
 from handoff._values.errors import HandoffError
+from handoff._values.values import HandoffOrder
 
 if TYPE_CHECKING:
     from handoff._system.config import System
@@ -43,7 +54,7 @@ if TYPE_CHECKING:
 Explainer = Callable[[Sequence[Review], Path], list[str]]
 """Writes the explain set of every failure into a directory; one line per file touched."""
 
-__all__ = ["configure", "reviewed_system", "run"]
+__all__ = ["configure", "review_orders", "reviewed_system", "run"]
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -191,3 +202,85 @@ def _is_trace(path: Path) -> bool:
     except (HandoffError, OSError):
         return False
     return True
+
+
+# -- the orders side by side: a process each, forked by the command ----------------------
+
+
+def review_orders(
+    orders: Sequence[HandoffOrder],
+    fallback_transfer_delay_ms: float = 0.0,
+    *,
+    system: System | None = None,
+) -> list[Review]:
+    """Review the real chart of each of `orders`, alone or in `system`: `review_order` for
+    each, in that order.
+
+    In a system, where a review takes seconds, each order after the first is reviewed in a
+    process of its own, forked, while this one reviews the first, when the machine has a
+    core for each: the two orders' explorations share nothing.  A review comes back pickled,
+    its `system` this one's again (a contract is known by identity); a review that does not
+    come back (a fork refused, a process lost) is made here.  With properties of one's own,
+    whose functions may not pickle, where `fork` is not offered, and in a process running
+    threads besides its main one (a fork copies one thread only: a lock another holds would
+    never be released), each is reviewed here.  A forked review ignores Ctrl-C: this process
+    takes it, and a daemon process ends with it."""
+    runs = [
+        functools.partial(review_order, order, fallback_transfer_delay_ms, system=system)
+        for order in orders
+    ]
+    forkable = "fork" in multiprocessing.get_all_start_methods() and _single_threaded()
+    if system is None or system.properties or len(runs) < 2 or not forkable or _cores() < 2:
+        return [run() for run in runs]
+    context = multiprocessing.get_context("fork")
+    children: list[tuple[BaseProcess, Connection] | None] = []
+    for run in runs[1:]:
+        receiving, sending = context.Pipe(duplex=False)
+        child = context.Process(target=_send_back, args=(run, sending), daemon=True)
+        try:
+            child.start()
+        except OSError:
+            receiving.close()
+            children.append(None)
+        else:
+            children.append((child, receiving))
+        finally:
+            sending.close()
+    found = [runs[0]()]
+    for run, forked in zip(runs[1:], children, strict=True):
+        review = None
+        if forked is not None:
+            process, receiving = forked
+            try:
+                review = pickle.loads(receiving.recv_bytes())
+            except Exception:  # lost on the way: made here instead
+                review = None
+            receiving.close()
+            process.join()
+        found.append(run() if review is None else attrs.evolve(review, system=system))
+    return found
+
+
+def _send_back(run: Callable[[], Review], connection: Connection) -> None:
+    """In a forked process: make the review and send it back (None when it raised, or does
+    not pickle: then the parent makes it, and raises what it raises)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        review: Review | None = run()
+        payload = pickle.dumps(review)
+    except Exception:
+        payload = pickle.dumps(None)
+    connection.send_bytes(payload)
+    connection.close()
+
+
+def _single_threaded() -> bool:
+    """Whether this process runs its main thread only."""
+    return threading.active_count() == 1
+
+
+def _cores() -> int:
+    """The cores this process may run on."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
