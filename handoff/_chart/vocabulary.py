@@ -9,17 +9,14 @@ python-statemachine: the compiled tables are written in the same words.
 from __future__ import annotations
 
 import enum
-from typing import Self
 
 from handoff._public import exported
 from handoff._values.errors import (
     CleanupActionFailedError,
     ConflictingOutcomeError,
-    ForeignFactError,
-    HandoffError,
     InvalidOutcomeError,
-    InvalidTransferTimingError,
     OutOfOrderFactError,
+    Phrased,
     UnknownActionError,
 )
 from handoff._values.values import HandoffCompletion
@@ -117,21 +114,7 @@ class Check(enum.Enum):
     TRANSFER_DELAY_IS_VALID = "transfer_delay_is_valid"
 
 
-class _Phrased(enum.Enum):
-    """A refusal: its value is the spec's phrase, and it knows the error class raising it."""
-
-    phrase: str
-    error: type[HandoffError]
-
-    def __new__(cls, phrase: str, error: type[HandoffError]) -> Self:
-        member = object.__new__(cls)
-        member._value_ = phrase
-        member.phrase = phrase
-        member.error = error
-        return member
-
-
-class Refusal(_Phrased):
+class Refusal(Phrased):
     """A call a state refuses, with the error it raises; the phrases are the spec's.
 
     A phrase may name `{action_id}` or `{outcome}`: the adapter fills them in from the call.
@@ -158,17 +141,6 @@ class Refusal(_Phrased):
     def callback(self) -> str:
         """The validator name a chart uses for this refusal."""
         return f"refuse_{self.name.lower()}"
-
-
-class AdapterRefusal(_Phrased):
-    """A call the adapter refuses itself, whatever the chart says: its phrase and error.
-
-    The messages go on with what was wrong (`invalid handoff transfer delay inf: expected …`).
-    """
-
-    FOREIGN_FACT = ("fact belongs to a different handoff", ForeignFactError)
-    INVALID_BANDWIDTH = ("invalid handoff transfer bandwidth", InvalidTransferTimingError)
-    INVALID_DELAY = ("invalid handoff transfer delay", InvalidTransferTimingError)
 
 
 IGNORE = "ignore"

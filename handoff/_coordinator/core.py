@@ -13,7 +13,7 @@ import functools
 from collections.abc import Callable
 from typing import TYPE_CHECKING, cast, overload
 
-from handoff._chart.vocabulary import AdapterRefusal, ChartEvent, Check, Refusal
+from handoff._chart.vocabulary import ChartEvent, Check, Refusal
 from handoff._compile.table import CompiledChart, chart_rules, runtime_table
 from handoff._coordinator.binding import (
     EVENT_INDEX,
@@ -27,7 +27,7 @@ from handoff._coordinator.binding import (
     plans,
     refusal_error,
 )
-from handoff._values.errors import ForeignFactError, HandoffError
+from handoff._values.errors import AdapterRefusal, ForeignFactError, HandoffError
 from handoff._values.lifecycle import NormalizedHandoffEvent
 from handoff._values.messages import (
     AnyHandoffAction,

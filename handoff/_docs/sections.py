@@ -14,19 +14,12 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 
 import handoff
 import handoff._values.errors
-from handoff._chart.vocabulary import (
-    IGNORE,
-    AdapterRefusal,
-    ChartEvent,
-    Check,
-    Effect,
-    EventKind,
-    Refusal,
-)
+from handoff._chart.vocabulary import IGNORE, ChartEvent, Check, Effect, EventKind, Refusal
 from handoff._compile.table import CompiledChart, Step, compiled
 from handoff._coordinator.binding import ACKNOWLEDGEMENTS, FACT_EVENTS, LIFECYCLE
 from handoff._docs.diagram import file_stem
 from handoff._values.errors import (
+    AdapterRefusal,
     ConcurrentCallError,
     ConformanceError,
     HandoffError,

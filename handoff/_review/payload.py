@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-from handoff._chart.vocabulary import AdapterRefusal
+from handoff._values.errors import AdapterRefusal
 from handoff._values.timing import HandoffTransferTiming
 
 __all__ = ["timing_refusal", "transfer_delay", "usable_delay"]

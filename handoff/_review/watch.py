@@ -14,10 +14,11 @@ from typing import NamedTuple
 
 import attrs
 
-from handoff._chart.vocabulary import AdapterRefusal, Refusal
+from handoff._chart.vocabulary import Refusal
 from handoff._review.environment import Call, CallKind, Rules
 from handoff._review.payload import timing_refusal, transfer_delay, usable_delay
 from handoff._values.errors import (
+    AdapterRefusal,
     CleanupActionFailedError,
     ConflictingOutcomeError,
     HandoffError,

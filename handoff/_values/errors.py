@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import enum
+from typing import TYPE_CHECKING, Self
 
 if TYPE_CHECKING:
     from handoff._values.values import HandoffActionId, HandoffActionOutcome
 
 __all__ = [
+    "AdapterRefusal",
     "CleanupActionFailedError",
     "ConcurrentCallError",
     "ConflictingOutcomeError",
@@ -17,6 +19,7 @@ __all__ = [
     "InvalidOutcomeError",
     "InvalidTransferTimingError",
     "OutOfOrderFactError",
+    "Phrased",
     "TraceError",
     "UnknownActionError",
     "WireError",
@@ -147,3 +150,28 @@ class WireError(HandoffError):
 
 class TraceError(HandoffError):
     """A trace file that cannot be read or written, or that does not fit the chart given."""
+
+
+class Phrased(enum.Enum):
+    """A refusal: its value is the spec's phrase, and it knows the error class raising it."""
+
+    phrase: str
+    error: type[HandoffError]
+
+    def __new__(cls, phrase: str, error: type[HandoffError]) -> Self:
+        member = object.__new__(cls)
+        member._value_ = phrase
+        member.phrase = phrase
+        member.error = error
+        return member
+
+
+class AdapterRefusal(Phrased):
+    """A call the adapter refuses itself, whatever the chart says: its phrase and error.
+
+    The messages go on with what was wrong (`invalid handoff transfer delay inf: expected …`).
+    """
+
+    FOREIGN_FACT = ("fact belongs to a different handoff", ForeignFactError)
+    INVALID_BANDWIDTH = ("invalid handoff transfer bandwidth", InvalidTransferTimingError)
+    INVALID_DELAY = ("invalid handoff transfer delay", InvalidTransferTimingError)

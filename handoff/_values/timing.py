@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import attrs
 
-from handoff._chart.vocabulary import AdapterRefusal
-from handoff._values.errors import InvalidTransferTimingError
+from handoff._values.errors import AdapterRefusal, InvalidTransferTimingError
 from handoff._values.validators import (
     check_count,
     check_float,

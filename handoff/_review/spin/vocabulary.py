@@ -14,10 +14,10 @@ from typing import TypeVar
 
 import attrs
 
-from handoff._chart.vocabulary import AdapterRefusal, ChartEvent, Refusal
+from handoff._chart.vocabulary import ChartEvent, Refusal
 from handoff._coordinator.binding import ACKNOWLEDGEMENTS, FACT_EVENTS
 from handoff._review.environment import Call, CallKind, Environment
-from handoff._values.errors import HandoffError
+from handoff._values.errors import AdapterRefusal, HandoffError
 from handoff._values.lifecycle import NormalizedHandoffEvent
 from handoff._values.messages import AnyHandoffAction, HandoffAction, HandoffFact
 from handoff._values.timing import HandoffTransferTiming, validate_transfer_delay_ms
