@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import math
-import uuid
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
@@ -24,39 +23,38 @@ from handoff._compile.table import CompiledChart, Step, compiled
 from handoff._coordinator import probe as probe
 from handoff._coordinator.binding import FITTING_OUTCOME
 from handoff._coordinator.core import HandoffCoordinatorCore
+from handoff._system.call import HANDOFF_ID
 from handoff._values.errors import HandoffError
 from handoff._values.messages import HandoffFact
 from handoff._values.timing import HandoffTransferTiming
 from handoff._values.values import (
     HandoffActionId,
     HandoffActionOutcome,
-    HandoffId,
     HandoffOrder,
     KvTransferTimingMode,
 )
 
 __all__ = ["Comparison", "Disagreement", "Payloads", "compare", "reachable"]
 
-_HANDOFF_ID = HandoffId(uuid.UUID(int=1))
 _PAYLOADS: dict[ChartEvent, HandoffFact] = {
     ChartEvent.SOURCE_HELD: HandoffFact.SourceHeld(
-        _HANDOFF_ID, HandoffTransferTiming(KvTransferTimingMode.FULL_PROMPT, 10, 1024, 1.5)
+        HANDOFF_ID, HandoffTransferTiming(KvTransferTimingMode.FULL_PROMPT, 10, 1024, 1.5)
     ),
-    ChartEvent.DESTINATION_RESERVED: HandoffFact.DestinationReserved(_HANDOFF_ID, 10),
-    ChartEvent.TRANSFER_COMPLETED: HandoffFact.TransferCompleted(_HANDOFF_ID),
-    ChartEvent.TERMINATED: HandoffFact.Canceled(_HANDOFF_ID),
+    ChartEvent.DESTINATION_RESERVED: HandoffFact.DestinationReserved(HANDOFF_ID, 10),
+    ChartEvent.TRANSFER_COMPLETED: HandoffFact.TransferCompleted(HANDOFF_ID),
+    ChartEvent.TERMINATED: HandoffFact.Canceled(HANDOFF_ID),
 }
 """A valid payload of each fact event: the reachable states are found with these."""
 
 _UNUSABLE_HELD = (
     # The timing check refuses a NaN bandwidth.
     HandoffFact.SourceHeld(
-        _HANDOFF_ID, HandoffTransferTiming(KvTransferTimingMode.FULL_PROMPT, 10, 1024, math.nan)
+        HANDOFF_ID, HandoffTransferTiming(KvTransferTimingMode.FULL_PROMPT, 10, 1024, math.nan)
     ),
     # The timing check passes (no full-prompt tokens, no delay); the delay check refuses the
     # transfer of the reserved tokens, which overflows at so small a bandwidth.
     HandoffFact.SourceHeld(
-        _HANDOFF_ID,
+        HANDOFF_ID,
         HandoffTransferTiming(KvTransferTimingMode.DESTINATION_MISSING, 0, 1024, 5e-324),
     ),
 )
@@ -169,10 +167,10 @@ def _coordinator(
     chart: HandoffOrder | type[HandoffChart], table: CompiledChart | None
 ) -> HandoffCoordinatorCore:
     if table is not None:
-        return probe.for_table(_HANDOFF_ID, table)
+        return probe.for_table(HANDOFF_ID, table)
     if isinstance(chart, HandoffOrder):
         chart = CHARTS[chart]
-    return HandoffCoordinatorCore(_HANDOFF_ID, chart=chart)
+    return HandoffCoordinatorCore(HANDOFF_ID, chart=chart)
 
 
 def _calls(

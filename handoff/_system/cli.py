@@ -124,23 +124,30 @@ def add_system_options(
         "guarantee, as the documented asyncio runtime gives it); on-reply, once the worker "
         "has done the work",
     )
-    if Options.FAILURES in options:
-        parser.add_argument(
-            "--failures",
-            type=_FAILURES,
-            metavar="K",
-            help="with --workers: how many terminal facts (Failed, TimedOut, Canceled) and "
-            f"failed works a run suffers at most, besides --faults (default {DEFAULT_FAILURES}; "
-            "from 0 to 4)",
-        )
-    if Options.CONCURRENCY in options:
-        parser.add_argument(
-            "--concurrency",
-            type=_HANDOFFS,
-            metavar="N",
-            help="with --workers: N handoffs live at once, sharing the source and the "
-            "destination worker (default 1; from 1 to 4)",
-        )
+    for option, flag, bounded, metavar, what in _REVIEWED_OPTIONS:
+        if flag in options:
+            parser.add_argument(option, type=bounded, metavar=metavar, help=what)
+
+
+_REVIEWED_OPTIONS = (
+    (
+        "--failures",
+        Options.FAILURES,
+        _FAILURES,
+        "K",
+        "with --workers: how many terminal facts (Failed, TimedOut, Canceled) and failed works "
+        f"a run suffers at most, besides --faults (default {DEFAULT_FAILURES}; from 0 to 4)",
+    ),
+    (
+        "--concurrency",
+        Options.CONCURRENCY,
+        _HANDOFFS,
+        "N",
+        "with --workers: N handoffs live at once, sharing the source and the destination "
+        "worker (default 1; from 1 to 4)",
+    ),
+)
+"""The options only a reviewed world takes: each multiplies what the review explores."""
 
 
 _ABOUT_WORKERS = (
