@@ -162,7 +162,7 @@ def test_the_moves_worked_out_once_are_the_moves_worked_out_each_time(
     # the canonical key of a configuration are each worked out once and kept; kept under a
     # key that missed something they depend on (the kind of move, the chart state, the
     # copy), a later move would reuse the wrong one, and the review would differ.
-    from handoff._review import explore
+    from handoff._review import system as explore  # where the explorer finds the world
 
     worlds: list[tuple[WorkerContract, dict[str, Any]]] = [
         (Tombstone(remembers=1), {"concurrency": 2, "faults": 1}),

@@ -69,7 +69,7 @@ from handoff._review.verdict import MoveKind, TraceStep, Verdict
 from handoff._review.world import Explored, Judge, Move, WorldBase, error_words
 from handoff._system.call import Call
 from handoff._system.config import System
-from handoff._system.faults import Fault
+from handoff._system.faults import NETWORK, Fault, TerminalFact
 from handoff._system.judgments import (
     held_after_freed,
     performed,
@@ -117,6 +117,14 @@ _TERMINAL_FAULTS = (Fault.FAILURE, Fault.TIMEOUT, Fault.CANCELLATION)
 """The faults a run suffers as a terminal fact reported to the coordinator, at any time."""
 _START = len(_TERMINAL_FAULTS)
 _TIMEOUT = _START + 1
+_NOTICES: dict[TerminalFact, int] = {HandoffFact.TimedOut: _TIMEOUT}
+"""The call a strike's notice is (`SystemWorld._made`)."""
+_FAULT_MOVES = {
+    Fault.DUPLICATION: MoveKind.DUPLICATE,
+    Fault.LOSS: MoveKind.LOSS,
+    Fault.RESTART: MoveKind.RESTART,
+}
+"""How a run shows each injected fault's move."""
 _DELIVERY = -1
 """The calls of `SystemWorld._call` besides the `n`th terminal fact: a start, a loss's
 timeout, a delivery (its message says which call)."""
@@ -160,6 +168,8 @@ class SystemWorld(WorldBase):
         look at anything, so it sees every order; with FIFO delivery, two handoffs' messages
         queued on one channel do not commute)."""
         self.symmetric = self.several and system.symmetry
+        self._message_faults = tuple(f for f in NETWORK if f.strike.message)
+        self._struck_workers = tuple(f for f in NETWORK if not f.strike.message)
         self._configurations: dict[Configuration, int] = {}
         self._transitions: dict[tuple[int, int], _Transition] = {}
         """What each call does in each coordinator configuration (the call by `_code`)."""
@@ -258,10 +268,8 @@ class SystemWorld(WorldBase):
         for raws in groups:
             for raw in raws:
                 yield self._judged(raw)
-        if self.system.allows(Fault.RESTART, state.spent.restarts):
-            for role in Role:
-                if state.worker(role):
-                    yield self._judged(self._restart(coordinators, state, role))
+        for raw in self._worker_faults(coordinators, state):
+            yield self._judged(raw)
 
     def _alone(self, state: SystemState, handoff: int, raws: Sequence[_Raw]) -> bool:
         """Whether the moves `raws` of `handoff` can all be explored first, the others'
@@ -285,7 +293,9 @@ class SystemWorld(WorldBase):
             for channel in state.flight:
                 if any(codes.handoff[code] == handoff for code in channel[1:]):
                     return False
-        restart = self.system.allows(Fault.RESTART, state.spent.restarts)
+        restart = any(
+            self.system.allows(fault, state.spent.of(fault)) for fault in self._struck_workers
+        )
         cooperative = False
         for raw in raws:
             step = raw.step
@@ -360,77 +370,85 @@ class SystemWorld(WorldBase):
         only: int | None,
     ) -> Iterator[_Raw]:
         """The faults `--faults` asks for, each within its budget, after every other move (so
-        a review without them makes exactly the moves it made before)."""
-        system = self.system
-        for channel, code in self._deliverable(state, only):
-            if system.allows(Fault.DUPLICATION, state.spent.duplicated):
-                yield from self._duplicate(coordinators, state, channel, code)
-            if system.allows(Fault.LOSS, state.spent.lost):
-                yield self._lose(coordinators, state, channel, code)
-        if system.allows(Fault.RESTART, state.spent.restarts) and only is None:
+        a review without them makes exactly the moves it made before): each as its `Strike`
+        says, on every message in flight, then on each worker."""
+        system, spent = self.system, state.spent
+        struck = [fault for fault in self._message_faults if system.allows(fault, spent.of(fault))]
+        if struck:
+            for channel, code in self._deliverable(state, only):
+                for fault in struck:
+                    yield from self._strike(fault, coordinators, state, channel, code)
+        if only is None:
             # With the moves grouped by handoff (`moves`), restarts come after every group.
-            for role in Role:
-                if state.worker(role):
-                    yield self._restart(coordinators, state, role)
+            yield from self._worker_faults(coordinators, state)
 
-    def _duplicate(
+    def _worker_faults(
+        self, coordinators: tuple[HandoffCoordinatorCore, ...], state: SystemState
+    ) -> Iterator[_Raw]:
+        for fault in self._struck_workers:
+            if self.system.allows(fault, state.spent.of(fault)):
+                for role in Role:
+                    if state.worker(role):
+                        yield self._restart(coordinators, state, role, fault)
+
+    def _strike(
         self,
+        fault: Fault,
         coordinators: tuple[HandoffCoordinatorCore, ...],
         state: SystemState,
         channel: int,
         code: int,
     ) -> Iterator[_Raw]:
-        """The message `code` is delivered and a copy of it sent again, behind what is in
-        flight."""
-        codes = self.codes
+        """`fault` strikes the message `code`: as its `Strike` says, a copy of it is sent again
+        behind what is in flight, it is delivered or not, and the runtime notices its loss
+        by its timer's fact (reported in the same move: a run in which other messages are
+        delivered between the loss and its notice is explored as those deliveries first)."""
+        codes, strike = self.codes, fault.strike
         message = codes.messages[code]
-        copy = message._replace(copy=True)
-        flight = self._send(_without(state.flight, channel, code), (codes.message(copy),))
-        if message.kind is MessageKind.ACTION:
-            raws = list(self._perform(coordinators, state, code, flight, fail=False))
+        flight = _without(state.flight, channel, code)
+        copies: tuple[Message, ...] = ()
+        if strike.copy:
+            copies = (message._replace(copy=True),)
+            flight = self._send(flight, (codes.message(copies[0]),))
+        kind = _FAULT_MOVES[fault]
+        if strike.delivered:
+            if message.kind is MessageKind.ACTION:
+                raws = list(self._perform(coordinators, state, code, flight, fail=False))
+            else:
+                raws = [self._deliver(coordinators, state, code, flight)]
         else:
-            raws = [self._deliver(coordinators, state, code, flight)]
+            handoff = codes.handoff[code]
+            assert strike.notice is not None, fault  # a message undelivered is noticed
+            call = _NOTICES[strike.notice]
+            raws = [self._call(coordinators, state, handoff, kind, None, call, flight)]
         for raw in raws:
-            if raw.node is None or raw.loop:
+            if strike.delivered and (raw.node is None or raw.loop):
                 # A crash is already the delivery's own finding; a refused early fact stays in
                 # flight anyway, so a copy of it adds nothing.
                 continue
+            sent = (*raw.step.sent, *copies)
+            step = attrs.evolve(raw.step, kind=kind, message=message, sent=sent)
+            if raw.node is None:
+                yield _Raw(step, None, raw.findings, fault=True)
+                continue
             after = raw.node.state
-            spent = after.spent._replace(duplicated=after.spent.duplicated + 1)
-            node = _Node(raw.node.coordinators, after._replace(spent=spent), codes)
-            step = attrs.evolve(raw.step, kind=MoveKind.DUPLICATE, sent=(*raw.step.sent, copy))
+            node = _Node(
+                raw.node.coordinators, after._replace(spent=after.spent.plus(fault)), codes
+            )
             yield _Raw(step, node, raw.findings, fault=True)
 
-    def _lose(
+    def _restart(
         self,
         coordinators: tuple[HandoffCoordinatorCore, ...],
         state: SystemState,
-        channel: int,
-        code: int,
-    ) -> _Raw:
-        """The message `code` vanishes; the runtime's timer for its handoff reports `TimedOut`.
-
-        The timeout is reported in the same move: a run in which other messages are
-        delivered between the loss and its notice is explored as those deliveries first."""
-        flight = _without(state.flight, channel, code)
-        handoff = self.codes.handoff[code]
-        raw = self._call(coordinators, state, handoff, MoveKind.LOSS, None, _TIMEOUT, flight)
-        step = attrs.evolve(raw.step, message=self.codes.messages[code])
-        if raw.node is None:
-            return _Raw(step, None, raw.findings, fault=True)
-        after = raw.node.state
-        spent = after.spent._replace(lost=after.spent.lost + 1)
-        node = _Node(raw.node.coordinators, after._replace(spent=spent), self.codes)
-        return _Raw(step, node, raw.findings, fault=True)
-
-    def _restart(
-        self, coordinators: tuple[HandoffCoordinatorCore, ...], state: SystemState, role: Role
+        role: Role,
+        fault: Fault,
     ) -> _Raw:
         """The worker of `role` restarts: it forgets every request and frees every slot.
 
         The coordinators are not told: a restart is seen only in what the worker does next."""
-        spent = state.spent
-        spent = spent._replace(restarts=spent.restarts + 1, restarted=spent.restarted | {role})
+        spent = state.spent.plus(fault)
+        spent = spent._replace(restarted=spent.restarted | {role})
         forgotten = self.codes.worker(WorkerState())
         after = state._replace(
             source=forgotten if role is Role.SOURCE else state.source,

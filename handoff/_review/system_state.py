@@ -16,6 +16,7 @@ from typing import NamedTuple
 from handoff._coordinator import probe as probe
 from handoff._coordinator.core import HandoffCoordinatorCore
 from handoff._review.graph import End, stuck
+from handoff._system.faults import NETWORK, Fault
 from handoff._system.judgments import at_completion
 from handoff._system.properties import Property
 from handoff._system.worker_state import SystemView, WorkerState
@@ -155,11 +156,23 @@ class Spent(NamedTuple):
 
     faults: int = 0
     """Terminal facts and failed work."""
-    duplicated: int = 0
-    lost: int = 0
-    restarts: int = 0
+    injected: tuple[int, ...] = (0,) * len(NETWORK)
+    """How many of each fault of `NETWORK` (`--faults`), in its order (`of`)."""
     restarted: frozenset[Role] = frozenset()
     """Workers that restarted: they may have lost a request the coordinator handed over."""
+
+    def of(self, fault: Fault) -> int:
+        """How many times the run suffered `fault` of `NETWORK`."""
+        return self.injected[_PLACES[fault]]
+
+    def plus(self, fault: Fault) -> Spent:
+        """The faults spent once `fault` of `NETWORK` struck once more."""
+        place = _PLACES[fault]
+        counts = self.injected
+        return self._replace(injected=(*counts[:place], counts[place] + 1, *counts[place + 1 :]))
+
+
+_PLACES = {fault: place for place, fault in enumerate(NETWORK)}
 
 
 class SystemState(NamedTuple):

@@ -34,7 +34,7 @@ import attrs
 
 from handoff._system.call import Call
 from handoff._system.config import System
-from handoff._system.faults import Fault
+from handoff._system.faults import NETWORK, Fault
 from handoff._system.judgments import (
     at_completion,
     held_after_freed,
@@ -171,6 +171,8 @@ class SimulatedWorkers(Generic[H]):
         self.faults = system.injected
         self.budget = system.budget
         self.acknowledge = system.acknowledge
+        self._message_faults = tuple(f for f in NETWORK if f in self.faults and f.strike.message)
+        self._worker_faults = tuple(f for f in NETWORK if f in self.faults and f.strike.forgets)
         self.workers = {role: Worker(self.table, role, system.slots) for role in Role}
         self.books = {role: WorkerBook() for role in Role}
         """What each worker remembers, of every request."""
@@ -193,13 +195,30 @@ class SimulatedWorkers(Generic[H]):
         delay = self.world.latency()
         if self.world.fault(Fault.DELAYED_DELIVERY):
             delay += self.world.uniform(5, 30)
-        if self._injects(handoff, Fault.LOSS):
-            # The runtime notices only that the handoff went quiet, after its timeout.
-            timed_out = Call.of_fact(HandoffFact.TimedOut(handoff.handoff_id))
-            self.world.at(delay + self.world.uniform(5, 30), handoff, timed_out)
-            return True
         self.world.at(delay, handoff, action, (action.role, True))
         return True
+
+    def struck(self, handoff: H, item: Call | Message, channel: Channel) -> bool:
+        """Whether `item`, arriving on a worker's `channel` either way, is delivered now, once
+        each injected fault that strikes messages had its chance at it, as its `Strike` says
+        (the review's, at a rate): a copy sent again behind what is on its way (with FIFO
+        delivery, after a cancel sent meanwhile), the message lost, the loss noticed by the
+        runtime's timer later."""
+        delivered = True
+        for fault in self._message_faults:
+            copy = isinstance(item, Message) and item.copy
+            if not delivered or copy or not self._injects(handoff, fault):
+                continue
+            strike = fault.strike
+            if strike.copy:
+                again = item._replace(copy=True) if isinstance(item, Message) else item
+                self.world.at(self.world.uniform(5, 30), handoff, again, channel)
+            if not strike.delivered:
+                delivered = False
+            if strike.notice is not None:
+                notice = Call.of_fact(strike.notice(handoff.handoff_id))
+                self.world.at(self.world.uniform(5, 30), handoff, notice)
+        return delivered
 
     def _send_back(self, handoff: H, message: Message) -> None:
         """Put an acknowledgement or a fact in flight to the coordinator, on its worker's
@@ -229,15 +248,10 @@ class SimulatedWorkers(Generic[H]):
         what it answered."""
         action = message.action
         task = task_of(action)
-        if not message.copy and self._injects(handoff, Fault.DUPLICATION):
-            # The network delivers the action and sends a copy again, behind what is on its
-            # way to the worker now (as the review's duplicate): with FIFO delivery the copy
-            # comes after a cancel sent meanwhile.
-            copy = message._replace(copy=True)
-            self.world.at(self.world.uniform(5, 30), handoff, copy, (message.role, True))
-        if self._injects(handoff, Fault.RESTART):
-            self.restart(message.role)
         role = message.role
+        for fault in self._worker_faults:
+            if self._injects(handoff, fault):
+                self.restart(role)  # just before the message arrives
         worker, book = self.workers[role], self.books[role]
         request, action_id = handoff.number, message.action_id
         for key, words in performed(handoff.issued_bits, handoff.performed_bits, message):

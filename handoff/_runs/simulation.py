@@ -146,7 +146,7 @@ class _World:
         self.make = make
         self.report = report
         self.rng = random.Random(config.seed)
-        self.queue: list[tuple[float, int, _Handoff, Call | Message]] = []
+        self.queue: list[tuple[float, int, _Handoff, Call | Message, Channel | None]] = []
         self.sequence = 0
         self.now = 0.0
         self.channels: dict[Hashable, float] = {}
@@ -170,7 +170,7 @@ class _World:
             self.channels[channel] = when
         self.sequence += 1
         handoff.pending += 1
-        heapq.heappush(self.queue, (when, self.sequence, handoff, call))
+        heapq.heappush(self.queue, (when, self.sequence, handoff, call, channel))
         return when
 
     def fault(self, kind: Fault) -> bool:
@@ -209,8 +209,17 @@ class _World:
             canceled = Call.of_fact(HandoffFact.Canceled(handoff_id))
             self.at(self.rng.uniform(0, 40), handoff, canceled)
 
-    def deliver(self, handoff: _Handoff, call: Call | Message) -> None:
+    def deliver(
+        self, handoff: _Handoff, call: Call | Message, channel: Channel | None = None
+    ) -> None:
         handoff.pending -= 1
+        workers = self.workers
+        if (
+            channel is not None
+            and workers is not None
+            and not workers.struck(handoff, call, channel)
+        ):
+            return
         if isinstance(call, Message):
             assert self.workers is not None
             self.workers.arrive(handoff, call)
@@ -345,8 +354,8 @@ def simulate(
         started += 1
         in_flight += 1
     while world.queue:
-        world.now, _, handoff, call = heapq.heappop(world.queue)
-        world.deliver(handoff, call)
+        world.now, _, handoff, call, channel = heapq.heappop(world.queue)
+        world.deliver(handoff, call, channel)
         if handoff.pending:
             continue
         _finish(world, handoff, report, failed or report.violations.append)

@@ -4,12 +4,16 @@ The review explores a fault as one more move a run may make (`handoff review --w
 the simulation injects it with probability `fault_rate` at each chance (`handoff simulate`).
 Each fault says what it is in words and which kind of terminal fact it reports when it is
 one; `SIMULATED`, `WITH_WORKERS` and `NETWORK` say which the simulation injects and which the
-review explores only when asked.
+review explores only when asked.  A fault of `NETWORK` says what it does when it strikes
+(`Strike`): the review and the simulation both apply that, so a new fault of the same kinds of
+effect is one member and its strike here.
 """
 
 from __future__ import annotations
 
 import enum
+
+import attrs
 
 from handoff._values.messages import HandoffFact
 from handoff._values.values import HandoffActionOutcome
@@ -19,6 +23,7 @@ __all__ = [
     "SIMULATED",
     "WITH_WORKERS",
     "Fault",
+    "Strike",
     "TerminalFact",
 ]
 
@@ -67,6 +72,29 @@ class Fault(enum.Enum):
         """The terminal fact this fault reports, if it reports one."""
         return _FACTS.get(self)
 
+    @property
+    def strike(self) -> Strike:
+        """What this fault of `NETWORK` does when it strikes."""
+        return _STRIKES[self]
+
+
+@attrs.frozen
+class Strike:
+    """What an injected fault does where it strikes: a message in flight, or a worker."""
+
+    message: bool
+    """It strikes one message in flight, either way between a coordinator and a worker (else:
+    a worker)."""
+    delivered: bool = True
+    """The message struck still reaches its receiver, now."""
+    copy: bool = False
+    """A copy of the message is sent again, behind what is in flight (at-least-once
+    delivery)."""
+    notice: TerminalFact | None = None
+    """How the runtime notices it: this fact to the message's coordinator (its timeout)."""
+    forgets: bool = False
+    """The worker struck forgets every request, tombstones too, and frees every slot."""
+
 
 _FAILED = HandoffActionOutcome.failed("injected fault")
 
@@ -75,6 +103,12 @@ _FACTS: dict[Fault, TerminalFact] = {
     Fault.TIMEOUT: HandoffFact.TimedOut,
     Fault.CANCELLATION: HandoffFact.Canceled,
     Fault.CANCELLATION_AFTER_SUCCESS: HandoffFact.Canceled,
+}
+
+_STRIKES = {
+    Fault.DUPLICATION: Strike(message=True, copy=True),
+    Fault.LOSS: Strike(message=True, delivered=False, notice=HandoffFact.TimedOut),
+    Fault.RESTART: Strike(message=False, forgets=True),
 }
 
 SIMULATED = (
