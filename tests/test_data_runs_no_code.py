@@ -12,6 +12,7 @@ import pickle
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import user_charts
@@ -87,8 +88,9 @@ def test_a_chart_handed_over_is_restored_and_only_it() -> None:
 
 def test_charts_must_be_chart_classes_and_only_for_a_snapshot() -> None:
     text = wire.dumps(HandoffCoordinatorCore(HID, chart=user_charts.FreesBoth))
+    named: Any = ["user_charts:FreesBoth"]  # a name, where the class belongs
     with pytest.raises(TypeError, match="HandoffChart subclasses"):
-        wire.loads(text, HandoffCoordinatorCore, charts=["user_charts:FreesBoth"])  # type: ignore[list-item]
+        wire.loads(text, HandoffCoordinatorCore, charts=named)
     with pytest.raises(TypeError, match="for restoring a snapshot"):
         wire.loads('"Applied"', HandoffActionOutcome, charts=[user_charts.FreesBoth])
 

@@ -96,7 +96,8 @@ def _explain_set(review: Review, verdict: Verdict, example: Counterexample) -> d
     name = stem(named, prop.key.value)
     trace = counterexample_trace(review, example)
     dot = dot_path(chart, prop, example)
-    test = pytest_source(name, prop, example.finding, review.origin, review.order.value)
+    workers = None if trace.workers is None else (trace.workers.contract, trace.workers.properties)
+    test = pytest_source(name, prop, example.finding, review.origin, review.order.value, workers)
     sequence = (
         mermaid_sequence_of(prop, example)
         if system is None

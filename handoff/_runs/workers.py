@@ -553,9 +553,11 @@ def find_contract(text: str, allowed: Collection[str] | None = None) -> WorkerCo
 
     NAME is a `WorkerContract` instance or a subclass built without arguments.  A name read
     from a file is data: with `allowed` given, a `MODULE:NAME` outside it is refused
-    (`NotGiven`) before anything is imported.  Raises ValueError saying what is wrong and what
-    would be right.
+    (`NotGiven`) before anything is imported, unless `text` itself is allowed whole.  Raises
+    ValueError saying what is wrong and what would be right.
     """
+    if allowed is not None and text.strip() in allowed:
+        allowed = None
     if "=" in text:
         return _per_role(text, allowed)
     shipped = CONTRACTS.get(text.strip().casefold())
