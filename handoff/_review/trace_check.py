@@ -135,9 +135,9 @@ def check_trace(
         shipped = shipped_chart(recorded.chart)
         if shipped is None:
             raise TraceError(
-                f"{path}: the trace was made on chart {recorded.chart}, and a trace's names "
-                "are data, never imported: pass chart='MODULE:CLASS' naming it (or the chart "
-                "class itself)"
+                f"{path}: the trace was made on chart {recorded.chart}: pass chart='MODULE:CLASS' "
+                "naming it (or the chart class itself); a trace's names are data, never "
+                "imported"
             )
         rules = shipped.rules
     table = (
