@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 import json
 import pickle
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -190,3 +191,30 @@ def test_a_trace_naming_a_shipped_chart_class_needs_nothing_handed_over(tmp_path
     assert check_trace(trace).chart == "SourceFirst"
     ran = run_handoff("replay", "--record", "t.jsonl", cwd=tmp_path)
     assert ran.returncode == 0, ran.stderr
+
+
+def test_an_explained_run_with_a_property_of_ones_own_hands_it_to_check_trace(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "myprops.py").write_text(
+        "def one_slot(view):\n"
+        '    """A request has KV slots on one worker at a time."""\n'
+        "    return not (view.source.held and view.destination.held)\n"
+    )
+    review = ("review", "--order", "SourceFirst", "--workers", "forgetful")
+    reviewed = run_handoff(
+        *review, "--property", "myprops:one_slot", "--explain", "x", cwd=tmp_path
+    )
+    assert reviewed.returncode == 1, reviewed.stdout + reviewed.stderr
+    # W1 breaks with forgetful workers; its run's trace names the property judged beside it.
+    [test] = (tmp_path / "x").glob("test_*_w1.py")
+    assert "properties=['myprops:one_slot']" in test.read_text()
+    ran = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly",
+         str(test)],
+        cwd=tmp_path, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    # It fails on W1, as the review found, not on a name it was not handed.
+    assert ran.returncode == 1, ran.stdout + ran.stderr
+    assert "AssertionError: W1 (" in ran.stdout
+    assert "neither shipped nor given" not in ran.stdout
