@@ -117,6 +117,16 @@ def test_a_snapshot_no_run_reaches_is_refused_naming_its_field(
     assert refused.value.path.startswith(path)
 
 
+@pytest.mark.parametrize("number", ["1e400", "-1e400"])
+def test_a_count_past_a_floats_range_is_named_as_such_not_as_null(number: str) -> None:
+    text = _snapshot(**{'"next_id":2': f'"next_id":{number}'})
+    with pytest.raises(WireError) as refused:
+        wire.loads(text, HandoffCoordinatorCore)
+    assert str(refused.value) == (
+        "$.next_id: expected an unsigned 64-bit integer, got a number beyond a float's range"
+    )
+
+
 def test_a_transfer_delay_its_payloads_do_not_give_is_refused() -> None:
     coordinator = HandoffCoordinatorCore(HID, SF)
     [submit] = coordinator.start()
