@@ -150,17 +150,23 @@ def replay(
     trace: Trace,
     monitors: Sequence[MonitorFactory] = (),
     coordinator: HandoffCoordinatorCore | None = None,
+    entries: Iterable[Entry] | None = None,
 ) -> Replay:
     """Replay `trace` on `coordinator` (a fresh one for the trace by default), to the end.
 
     Every call is made even after a divergence, so that the monitors judge the whole run.
+    `entries` are the calls, when they are read as the replay goes (`stream_trace`) rather
+    than held in `trace`: the replay keeps none of them but the last.
     """
     coordinator = trace.coordinator() if coordinator is None else coordinator
     judges = [make(trace) for make in monitors]
     divergence: Divergence | None = None
     violations: dict[PropertyName, Violation] = {}
     line = 1
-    for number, entry in enumerate(trace.entries, start=2):
+    last: Entry | None = None
+    calls = 0
+    for number, entry in enumerate(trace.entries if entries is None else entries, start=2):
+        last, calls = entry, calls + 1
         line = entry.line or number
         state = coordinator.chart_state
         answer = CallResult.of(entry.call, coordinator)
@@ -169,12 +175,12 @@ def replay(
         for judge in judges:
             for finding in judge.see(entry.call, answer):
                 violations.setdefault(finding.key, Violation(line, entry.call, state, finding))
-    if trace.entries:
-        last, state = trace.entries[-1].call, coordinator.chart_state
+    if last is not None:
+        state = coordinator.chart_state
         for judge in judges:
             for finding in judge.end():
-                violations.setdefault(finding.key, Violation(line, last, state, finding, True))
-    return Replay(len(trace.entries), divergence, tuple(violations.values()))
+                violations.setdefault(finding.key, Violation(line, last.call, state, finding, True))
+    return Replay(calls, divergence, tuple(violations.values()))
 
 
 def record(trace: Trace, coordinator: HandoffCoordinatorCore | None = None) -> Trace:

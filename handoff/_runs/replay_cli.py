@@ -21,15 +21,17 @@ nothing else it names is imported, and naming it is an error saying which option
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable, Collection, Sequence
+import contextlib
+from collections.abc import Callable, Collection, Iterator, Sequence
 from pathlib import Path
+from typing import cast
 
 import attrs
 
 from handoff import _cli
 from handoff._compile.lookup import NamedChart, NotGiven, shipped_chart
 from handoff._runs.replay import MonitorFactory, Replay, record, replay
-from handoff._runs.trace import Trace, TraceError, read_trace, write_trace
+from handoff._runs.trace import Entry, MoveLine, Trace, TraceError, stream_trace, write_trace
 from handoff._runs.workers import find_contract
 
 __all__ = ["configure", "run"]
@@ -110,23 +112,33 @@ def run(
     worst = _OK
     for path in args.traces:
         try:
-            trace = _on_chart(
-                read_trace(path, require_end=not args.record),
-                getattr(args, "chart", None) or (),
-                path,
-            )
-            if trace.workers is not None:
-                allowed = (*args.workers, *args.property)
-                status = _replay_system(trace, path, systems, allowed, record=args.record)
-            elif args.record:
-                status = _record(trace, path)
-            else:
-                status = _replay(trace, path, monitors)
+            status = _one(args, path, monitors, systems)
         except TraceError as error:
             _cli.error("handoff replay", str(error))
             status = _UNREADABLE
         worst = max(worst, status)
     return worst
+
+
+def _one(
+    args: argparse.Namespace,
+    path: Path,
+    monitors: Sequence[MonitorFactory],
+    systems: SystemReplay | None,
+) -> int:
+    """Replay (or record) the trace at `path`; its calls are read as they are replayed, so a
+    long trace takes no more memory than a short one (a run with workers is held whole)."""
+    header, body = stream_trace(path, require_end=not args.record)
+    with contextlib.closing(body):
+        trace = _on_chart(header, getattr(args, "chart", None) or (), path)
+        if trace.workers is not None:
+            trace = attrs.evolve(trace, moves=tuple(cast("Iterator[MoveLine]", body)))
+            allowed = (*args.workers, *args.property)
+            return _replay_system(trace, path, systems, allowed, record=args.record)
+        calls = cast("Iterator[Entry]", body)
+        if args.record:
+            return _record(attrs.evolve(trace, entries=tuple(calls)), path)
+        return _replay(trace, calls, path, monitors)
 
 
 def _on_chart(trace: Trace, charts: Sequence[NamedChart], path: Path) -> Trace:
@@ -165,15 +177,17 @@ def _how(name: str, given: Collection[str]) -> str:
 
 def _record(trace: Trace, path: Path) -> int:
     write_trace(record(trace), path)
-    print(f"RECORDED {path} ({_calls(trace)})")
+    print(f"RECORDED {path} ({_calls(len(trace.entries))})")
     return _OK
 
 
-def _replay(trace: Trace, path: Path, monitors: Sequence[MonitorFactory]) -> int:
-    verdict = replay(trace, monitors)
+def _replay(
+    trace: Trace, calls: Iterator[Entry], path: Path, monitors: Sequence[MonitorFactory]
+) -> int:
+    verdict = replay(trace, monitors, entries=calls)
     if verdict.ok:
         held = "; every property a run can show holds" if monitors else ""
-        print(f"OK {path} ({_calls(trace)}){held}")
+        print(f"OK {path} ({_calls(verdict.calls)}){held}")
         return _OK
     _report(verdict, path)
     return _FAILED
@@ -227,6 +241,5 @@ def _report(verdict: Replay, path: Path) -> None:
         print(f"  {violation.message}")
 
 
-def _calls(trace: Trace) -> str:
-    count = len(trace.entries)
+def _calls(count: int) -> str:
     return f"{count} call" if count == 1 else f"{count} calls"
