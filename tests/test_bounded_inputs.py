@@ -34,29 +34,32 @@ def _long_trace(folder: Path, calls: int) -> Path:
     return path
 
 
-def _peak(path: Path, capsys: pytest.CaptureFixture[str]) -> int:
+def _peak(path: Path, capsys: pytest.CaptureFixture[str], *options: str) -> int:
     """The most memory, in bytes, that replaying `path` held at once."""
     tracemalloc.reset_peak()
     start = tracemalloc.get_traced_memory()[0]
-    assert main(["replay", str(path)]) == 0
+    assert main(["replay", *options, str(path)]) == 0
     peak = tracemalloc.get_traced_memory()[1] - start
-    assert capsys.readouterr().out.startswith(f"OK {path} (")
+    assert capsys.readouterr().out.startswith(f"{'RECORDED' if options else 'OK'} {path} (")
     return peak
 
 
+@pytest.mark.parametrize("options", [(), ("--record",)], ids=["replay", "record"])
 def test_a_replay_takes_no_more_memory_for_a_longer_trace(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], options: tuple[str, ...]
 ) -> None:
     short, long = _long_trace(tmp_path, 1_000), _long_trace(tmp_path, 4_000)
     tracemalloc.start()
     try:
-        _peak(_long_trace(tmp_path, 10), capsys)  # what the first replay loads, loaded
-        peaks = [_peak(short, capsys), _peak(long, capsys)]
+        _peak(_long_trace(tmp_path, 10), capsys, *options)  # what the first replay loads
+        peaks = [_peak(short, capsys, *options), _peak(long, capsys, *options)]
     finally:
         tracemalloc.stop()
     # Held whole, the 3,000 calls more took 250 bytes each even here, where every line is
     # the same (754 kB more in all); read as they are replayed, none of them is kept.
     assert peaks[1] - peaks[0] < 100_000, peaks
+    if options:
+        assert long.read_text().endswith('{"end":{"calls":4000}}\n')
 
 
 def test_running_out_of_memory_is_one_line_and_its_own_status(

@@ -10,7 +10,7 @@ finding is a `Violation`.  `record` fills in a trace's expectations from a repla
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Protocol
 
 import attrs
@@ -32,6 +32,7 @@ __all__ = [
     "Replay",
     "Violation",
     "record",
+    "recorded",
     "replay",
 ]
 
@@ -189,16 +190,22 @@ def record(trace: Trace, coordinator: HandoffCoordinatorCore | None = None) -> T
     A call that raises something other than a `HandoffError` is not an answer a trace can
     expect: it propagates.
     """
+    return attrs.evolve(trace, entries=tuple(recorded(trace, trace.entries, coordinator)))
+
+
+def recorded(
+    trace: Trace, entries: Iterable[Entry], coordinator: HandoffCoordinatorCore | None = None
+) -> Iterator[Entry]:
+    """Each of `entries` (the calls of `trace`) with its expectation filled in, made on a
+    fresh coordinator as it is asked for; see `record`."""
     coordinator = trace.coordinator() if coordinator is None else coordinator
-    entries = []
-    for entry in trace.entries:
+    for entry in entries:
         try:
             issued = tuple(entry.call.send(coordinator))
         except HandoffError as error:
-            entries.append(Entry(entry.call, expect_error=str(error), line=entry.line))
+            yield Entry(entry.call, expect_error=str(error), line=entry.line)
         else:
-            entries.append(Entry(entry.call, expect=issued, line=entry.line))
-    return attrs.evolve(trace, entries=tuple(entries))
+            yield Entry(entry.call, expect=issued, line=entry.line)
 
 
 def _diverges(entry: Entry, answer: CallResult) -> bool:

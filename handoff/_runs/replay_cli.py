@@ -30,7 +30,7 @@ import attrs
 
 from handoff import _cli
 from handoff._compile.lookup import NamedChart, NotGiven, shipped_chart
-from handoff._runs.replay import MonitorFactory, Replay, record, replay
+from handoff._runs.replay import MonitorFactory, Replay, recorded, replay
 from handoff._runs.trace import Entry, MoveLine, Trace, TraceError, stream_trace, write_trace
 from handoff._runs.workers import find_contract
 
@@ -127,7 +127,8 @@ def _one(
     systems: SystemReplay | None,
 ) -> int:
     """Replay (or record) the trace at `path`; its calls are read as they are replayed, so a
-    long trace takes no more memory than a short one (a run with workers is held whole)."""
+    long trace takes no more memory than a short one, recorded or not (a run with workers is
+    held whole)."""
     header, body = stream_trace(path, require_end=not args.record)
     with contextlib.closing(body):
         trace = _on_chart(header, getattr(args, "chart", None) or (), path)
@@ -137,7 +138,7 @@ def _one(
             return _replay_system(trace, path, systems, allowed, record=args.record)
         calls = cast("Iterator[Entry]", body)
         if args.record:
-            return _record(attrs.evolve(trace, entries=tuple(calls)), path)
+            return _record(trace, calls, path)
         return _replay(trace, calls, path, monitors)
 
 
@@ -175,9 +176,10 @@ def _how(name: str, given: Collection[str]) -> str:
     return f"the trace was made on chart {name}: give it with --chart MODULE:CLASS{also}"
 
 
-def _record(trace: Trace, path: Path) -> int:
-    write_trace(record(trace), path)
-    print(f"RECORDED {path} ({_calls(len(trace.entries))})")
+def _record(trace: Trace, calls: Iterator[Entry], path: Path) -> int:
+    # Read, made and written one call at a time: the file is replaced once all are written.
+    count = write_trace(trace, path, recorded(trace, calls))
+    print(f"RECORDED {path} ({_calls(count)})")
     return _OK
 
 

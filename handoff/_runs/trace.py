@@ -34,7 +34,7 @@ the trace stays readable.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar, cast
 
@@ -196,29 +196,42 @@ class Trace:
 def trace_text(trace: Trace) -> str:
     """`trace` as JSON Lines, end line included; `TraceError` if a value has no JSON form."""
     try:
-        lines = [_header(trace), *map(_entry_line, trace.entries), *map(_move_line, trace.moves)]
+        return "".join(line + "\n" for line in _lines(trace, trace.entries, [0]))
     except (WireRefusal, wire.WireError) as error:
         raise TraceError(f"cannot write the trace: {error}") from None
-    unit, count = _counted(trace)
-    lines.append(f'{{"{_END}":{{"{unit}":{count}}}}}')
-    return "".join(line + "\n" for line in lines)
 
 
-def _counted(trace: Trace) -> tuple[str, int]:
-    """What the end line counts: calls, or a system run's moves."""
-    return ("calls", len(trace.entries)) if trace.workers is None else ("moves", len(trace.moves))
+def _lines(trace: Trace, entries: Iterable[Entry], written: list[int]) -> Iterator[str]:
+    """The lines of `trace` (its calls `entries`), end line included; `written[0]` counts the
+    calls (or moves) as they go by."""
+    yield _header(trace)
+    body = map(_entry_line, entries) if trace.workers is None else map(_move_line, trace.moves)
+    for line in body:
+        written[0] += 1
+        yield line
+    unit = "calls" if trace.workers is None else "moves"
+    yield f'{{"{_END}":{{"{unit}":{written[0]}}}}}'
 
 
-def write_trace(trace: Trace, path: Path) -> None:
-    """Write `trace` to `path`, whole or not at all (never a half-written trace).
+def write_trace(trace: Trace, path: Path, entries: Iterable[Entry] | None = None) -> int:
+    """Write `trace` to `path`, whole or not at all (never a half-written trace); the count of
+    calls (or moves) written.
 
-    `path` must be a regular file or a missing one (see `handoff._files`); `TraceError` else.
+    `entries` are its calls when they are made as they are written (`handoff replay
+    --record`), rather than held in `trace`.  `path` must be a regular file or a missing one
+    (see `handoff._files`); `TraceError` else.
     """
-    text = trace_text(trace)
+    written = [0]
+    lines = _lines(trace, trace.entries if entries is None else entries, written)
     try:
-        _files.write_text(path, text)
+        _files.write_chunks(
+            path, ((line + "\n").encode("utf-8", "surrogateescape") for line in lines)
+        )
     except _files.OutputError as error:
         raise TraceError(str(error)) from None
+    except (WireRefusal, wire.WireError) as error:
+        raise TraceError(f"cannot write the trace: {error}") from None
+    return written[0]
 
 
 def _header(trace: Trace) -> str:
