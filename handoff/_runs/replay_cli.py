@@ -4,7 +4,9 @@ Every file gets its own verdict, whatever happened to the others.  On stdout: `O
 `DIVERGED` (an answer differs from the trace's expectation) or `VIOLATED` (a monitor judged
 a call as breaking its property), or `RECORDED` with `--record`.  A file that cannot be read
 or written is one `handoff replay: error: …` line on stderr.  The exit status is the worst
-verdict: 0 all OK, 1 a divergence or a violation, 2 a file that could not be read or written.
+verdict: 0 all OK, 1 a divergence or a violation, 2 a file that could not be read or written
+(and 4, as for every command, when the replay ran out of memory).  A trace's calls are read
+as they are replayed, so memory does not grow with the trace.
 
 The monitors are given by the caller: the command line passes the review's safety monitors,
 so a trace is judged by the properties as well as by its own expectations, and the review's
