@@ -17,7 +17,9 @@ from handoff._runs import replay_cli
 
 _ID = "00000000-0000-0000-0000-00000000000a"
 _HEADER = f'{{"handoff_id":"{_ID}","order":"SourceFirst","fallback_transfer_delay_ms":0.0}}\n'
-_START = f'{{"call":"start","expect":[{{"id":0,"action":{{"SubmitPrefill":{{"handoff_id":"{_ID}"}}}}}}]}}\n'
+_START = (
+    '{"call":"start","expect":[{"id":0,"action":{"SubmitPrefill":{"handoff_id":"' + _ID + '"}}}]}\n'
+)
 _REFUSED = (
     '{"call":"outcome","id":0,"outcome":"Accepted","expect_error":"invalid handoff action '
     'outcome Accepted (SubmitPrefill expects Submitted, got Accepted)"}\n'
