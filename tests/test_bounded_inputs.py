@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from hostile import Sandbox, failure
 
+from handoff import HandoffCoordinatorCore
 from handoff.__main__ import main
 from handoff._cli import OUT_OF_MEMORY
 from handoff._runs import replay_cli
@@ -86,3 +87,22 @@ def test_a_review_too_big_for_its_memory_is_one_line_and_its_own_status(tmp_path
     box = Sandbox(tmp_path)
     ran = box.run("review", "--order", "SourceFirst", *world, limit=at_most_120_mb)
     failure(ran, OUT_OF_MEMORY, "out of memory: ", "`ulimit -v`", "review a smaller world")
+
+
+@pytest.mark.parametrize("command", ["replay", "review"])
+def test_memory_running_out_inside_a_call_is_not_judged_a_crash_of_the_chart(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    command: str,
+) -> None:
+    def exhausted(*_: object) -> None:
+        raise MemoryError
+
+    monkeypatch.setattr(HandoffCoordinatorCore, "start", exhausted)
+    argv = [str(_long_trace(tmp_path, 10))] if command == "replay" else ["--order", "SourceFirst"]
+    assert main([command, *argv]) == OUT_OF_MEMORY
+    out, err = capsys.readouterr()
+    assert "Errors" not in out
+    assert "VIOLATED" not in out
+    assert err.startswith(f"handoff {command}: error: out of memory: ")

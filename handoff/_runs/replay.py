@@ -54,6 +54,8 @@ class CallResult:
         before = probe.configuration(coordinator)
         try:
             issued = tuple(call.send(coordinator))
+        except MemoryError:  # the replay's own limit, not the chart's crash
+            raise
         except Exception as error:  # a broken chart's crash is part of what replay reports
             return cls(error=error, before=before, after=coordinator.fork())
         return cls(issued, before=before, after=coordinator.fork())
