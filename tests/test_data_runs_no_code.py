@@ -218,3 +218,11 @@ def test_an_explained_run_with_a_property_of_ones_own_hands_it_to_check_trace(
     assert ran.returncode == 1, ran.stdout + ran.stderr
     assert "AssertionError: W1 (" in ran.stdout
     assert "neither shipped nor given" not in ran.stdout
+
+
+def test_a_long_chart_name_is_quoted_clipped() -> None:
+    name = "m" * 100_000 + ":X"
+    with pytest.raises(WireError) as refused:
+        wire.loads(_snapshot(name), HandoffCoordinatorCore)
+    assert len(str(refused.value)) < 600
+    assert "… (100,002 characters) is not among the charts given" in str(refused.value)

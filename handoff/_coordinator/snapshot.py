@@ -251,15 +251,25 @@ def _rules(data: object, charts: Charts) -> Rules:
     module, colon, name = data.partition(":")
     if not (colon and module and name):
         raise WireRefusal(
-            f"expected an order (SourceFirst, DestinationFirst) or module:Class, "
-            f"got {json.dumps(data)}"
+            f"expected an order (SourceFirst, DestinationFirst) or module:Class, got {_shown(data)}"
         )
     given = f" (given: {', '.join(charts)})" if charts else ""
+    named = name if all(part.isidentifier() for part in name.split(".")) else "MyChart"
     raise WireRefusal(
-        f"chart {json.dumps(data)} is not among the charts given{given}: a snapshot is data and "
+        f"chart {_shown(data)} is not among the charts given{given}: a snapshot is data and "
         f"imports nothing it names; to restore it, hand its class over, as "
-        f"loads(text, HandoffCoordinatorCore, charts=[{name}])"
+        f"loads(text, HandoffCoordinatorCore, charts=[{named}])"
     )
+
+
+def _shown(name: str) -> str:
+    """A name from a snapshot as a refusal quotes it: whole unless it is long."""
+    if len(name) <= _SHOWN:
+        return json.dumps(name)
+    return f"{json.dumps(name[:_SHOWN])}… ({len(name):,} characters)"
+
+
+_SHOWN = 120
 
 
 def _find(module: str, name: str) -> object:
