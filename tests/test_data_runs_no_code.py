@@ -226,3 +226,12 @@ def test_a_long_chart_name_is_quoted_clipped() -> None:
         wire.loads(_snapshot(name), HandoffCoordinatorCore)
     assert len(str(refused.value)) < 600
     assert "… (100,002 characters) is not among the charts given" in str(refused.value)
+
+
+def test_a_long_name_in_a_trace_is_quoted_clipped(tmp_path: Path) -> None:
+    _trace(tmp_path, "t.jsonl", chart="m" * 100_000 + ":X")
+    ran = run_handoff("replay", "t.jsonl", cwd=tmp_path)
+    assert ran.returncode == 2, ran.stderr
+    assert len(ran.stderr) < 600
+    assert "… (100,002 characters) is neither shipped nor given" in ran.stderr
+    assert ran.stderr.endswith("give it with --chart MODULE:NAME to allow it\n")

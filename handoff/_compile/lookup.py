@@ -65,15 +65,22 @@ class NotGiven(ValueError):
     caller's words say how to hand it over (`allow`)."""
 
     def __init__(self, what: str, name: str) -> None:
-        self.what, self.name = what, name
+        self.what = what
+        self.name = name if len(name) <= _SHOWN else "MODULE:NAME"
+        """The name, for a hint to repeat; a long one (a file may hold anything) is not."""
+        shown = name if len(name) <= _SHOWN else f"{name[:_SHOWN]}… ({len(name):,} characters)"
         super().__init__(
-            f"{what} {name} is neither shipped nor given: a file's names are data, "
+            f"{what} {shown} is neither shipped nor given: a file's names are data, "
             "and nothing they name is imported"
         )
 
     def allow(self, how: str) -> str:
         """The refusal, then how to allow the name (`how`, e.g. `give it with --chart X`)."""
         return f"{self}; {how} to allow it"
+
+
+_SHOWN = 120
+"""The longest name a refusal quotes whole."""
 
 
 @attrs.frozen

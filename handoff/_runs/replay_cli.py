@@ -174,7 +174,8 @@ def _how(name: str, given: Collection[str]) -> str:
     """How to hand over the chart a trace names as `name`."""
     also = f" (given: {', '.join(given)})" if given else ""
     if ":" in name:
-        return NotGiven("chart", name).allow(f"give it with --chart {name}{also}")
+        refusal = NotGiven("chart", name)
+        return refusal.allow(f"give it with --chart {refusal.name}{also}")
     return f"the trace was made on chart {name}: give it with --chart MODULE:CLASS{also}"
 
 
