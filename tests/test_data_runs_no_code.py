@@ -235,3 +235,12 @@ def test_a_long_name_in_a_trace_is_quoted_clipped(tmp_path: Path) -> None:
     assert len(ran.stderr) < 600
     assert "… (100,002 characters) is neither shipped nor given" in ran.stderr
     assert ran.stderr.endswith("give it with --chart MODULE:NAME to allow it\n")
+
+
+def test_replay_runs_no_standard_library_module_a_trace_names(tmp_path: Path) -> None:
+    # Importing venv.__main__ makes a virtual environment named after the command's arguments.
+    _trace(tmp_path, "t.jsonl", chart="venv.__main__:X")
+    ran = run_handoff("replay", "t.jsonl", cwd=tmp_path)
+    assert ran.returncode == 2, ran.stderr
+    assert "chart venv.__main__:X is neither shipped nor given" in ran.stderr
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["t.jsonl"]
