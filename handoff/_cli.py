@@ -66,6 +66,8 @@ ALL_ORDERS = "all"
 """The one word, in every command, for "each order in turn"."""
 
 INTERRUPTED = 130  # what a shell reports for a process ended by Ctrl-C
+OUT_OF_MEMORY = 4
+"""Every command's status when it ran out of memory: distinct from any verdict it gives."""
 BROKEN_PIPE = 141  # what a shell reports for a process ended by a closed pipe
 
 
@@ -171,6 +173,7 @@ def _run(
     argv: Sequence[str] | None,
 ) -> int:
     prog = "handoff"
+    exhausted = False
     try:
         parser, commands = build()
         args, unknown = parser.parse_known_args(argv)
@@ -191,7 +194,27 @@ def _run(
         return BROKEN_PIPE
     except OSError as error:
         return _fail(prog, _os_error_text(error), 1)
+    except MemoryError:
+        exhausted = True  # said below, once the work the error holds on to is let go
+    if exhausted:
+        return _fail(prog, _out_of_memory(prog), OUT_OF_MEMORY)
     return status
+
+
+_LESS_WORK = {
+    "review": "review a smaller world (fewer handoffs at once, faults or a smaller fault "
+    "budget, --fifo) or one order at a time",
+    "replay": "replay fewer runs with workers at once (each is held whole while it is judged)",
+}
+"""What asks a command for less memory, by command."""
+
+
+def _out_of_memory(prog: str) -> str:
+    less = _LESS_WORK.get(prog.rpartition(" ")[2], "ask for less work")
+    return (
+        f"out of memory: the command needed more memory than this process may use (see "
+        f"`ulimit -v`); allow it more, or {less}"
+    )
 
 
 def error(prog: str, message: str, *, fresh_line: bool = False) -> None:

@@ -14,6 +14,7 @@ import errno
 import os
 import secrets
 import stat
+from collections.abc import Iterable
 from pathlib import Path
 
 __all__ = [
@@ -23,6 +24,7 @@ __all__ = [
     "refusal",
     "words",
     "write_bytes",
+    "write_chunks",
     "write_text",
 ]
 
@@ -82,17 +84,23 @@ def write_text(path: Path, text: str) -> None:
 
 def write_bytes(path: Path, data: bytes) -> None:
     """Write `data` to `path` whole, or raise `OutputError` leaving `path` as it was."""
+    write_chunks(path, (data,))
+
+
+def write_chunks(path: Path, chunks: Iterable[bytes]) -> None:
+    """Write `chunks`, made one after the other, to `path` whole, or raise leaving `path` as
+    it was: `OutputError` if it cannot be written, or whatever making a chunk raised."""
     why = refusal(path)
     if why is not None:
         raise OutputError(why)
     try:
         target = Path(os.path.realpath(path)) if path.is_symlink() else path
-        _replace(target, data)
+        _replace(target, chunks)
     except OSError as error:
         raise OutputError(f"cannot write {path}: {words(error)}") from None
 
 
-def _replace(target: Path, data: bytes) -> None:
+def _replace(target: Path, chunks: Iterable[bytes]) -> None:
     try:
         mode = stat.S_IMODE(target.stat().st_mode)
     except FileNotFoundError:
@@ -104,7 +112,8 @@ def _replace(target: Path, data: bytes) -> None:
     try:
         descriptor = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
         with os.fdopen(descriptor, "wb") as file:
-            file.write(data)
+            for chunk in chunks:
+                file.write(chunk)
             if mode is not None:
                 os.fchmod(file.fileno(), mode)
         os.replace(partial, target)

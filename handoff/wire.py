@@ -13,7 +13,9 @@ variant), one of the unions `AnyHandoffFact` and `AnyHandoffAction`, or a list o
 A `HandoffCoordinatorCore` is written as a snapshot: compact JSON of its chart, journal and
 payloads (see docs/integrating.md, "Snapshots"), which `loads(text, HandoffCoordinatorCore)`
 restores after checking that some run of the chart reaches it (a `WireError` naming the field
-otherwise). The restored coordinator answers every call as the original would.
+otherwise). The restored coordinator answers every call as the original would. A snapshot is
+data: the chart it names is one of the shipped orders or a chart class the caller hands over
+(`loads(text, HandoffCoordinatorCore, charts=[MyChart])`); no module a snapshot names is imported.
 
 Layout: compact, fields in declaration order, unit enums as their value strings, facts and actions
 externally tagged (`{"Canceled":{"handoff_id":"…"}}`), outcomes as `"Applied"` or
@@ -58,6 +60,7 @@ annotations by one table (`_codec_for` below), and no dependency is added.
 from __future__ import annotations
 
 import typing
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from handoff._compile.codec_table import FAMILIES, UNIONS, codec_for
@@ -118,14 +121,16 @@ def dumps(value: object) -> str:
 
 
 @overload
-def loads(text: Text, cls: type[Variant]) -> Variant: ...  # type: ignore[overload-overlap]
+def loads(text: Text, cls: type[Variant], *, charts: Iterable[type] = ()) -> Variant: ...  # type: ignore[overload-overlap]
 @overload
-def loads(text: Text, cls: type[HandoffFact]) -> AnyHandoffFact: ...
+def loads(text: Text, cls: type[HandoffFact], *, charts: Iterable[type] = ()) -> AnyHandoffFact: ...
 @overload
-def loads(text: Text, cls: type[HandoffAction]) -> AnyHandoffAction: ...
+def loads(
+    text: Text, cls: type[HandoffAction], *, charts: Iterable[type] = ()
+) -> AnyHandoffAction: ...
 @overload
-def loads(text: Text, cls: TypeForm[T]) -> T: ...
-def loads(text: Text, cls: Any) -> Any:
+def loads(text: Text, cls: TypeForm[T], *, charts: Iterable[type] = ()) -> T: ...
+def loads(text: Text, cls: Any, *, charts: Iterable[type] = ()) -> Any:
     """Read one value of `cls` from JSON `text` (bytes must be UTF-8).
 
     `loads(text, AnyHandoffFact)` and `loads(text, HandoffFact)` read any fact and are typed
@@ -134,13 +139,24 @@ def loads(text: Text, cls: Any) -> Any:
     list[IssuedHandoffAction])` reads a JSON array of them; `loads(text, HandoffCoordinatorCore)`
     restores a snapshot. Raises `WireError` naming the JSON path of the first problem; see the
     module docstring for what is refused.
-    """
-    try:
-        if cls is HandoffCoordinatorCore:
-            from handoff._coordinator.snapshot import read
 
-            return read(text)
-        codec = codec_of(cls)
+    `charts` are the chart classes of one's own a snapshot may name (besides the shipped
+    orders); a snapshot naming any other is a `WireError`, and nothing it names is imported.
+    Anything in `charts` but a chart class is a `TypeError`, as is `charts` given for any
+    `cls` but `HandoffCoordinatorCore`.
+    """
+    if cls is HandoffCoordinatorCore:
+        from handoff._coordinator.snapshot import given_charts, read
+
+        given = given_charts(charts)
+        try:
+            return read(text, charts=given)
+        except WireRefusal as refusal:
+            raise WireError(refusal.path, refusal.reason) from None
+    if tuple(charts):
+        raise TypeError("charts is for restoring a snapshot (cls=HandoffCoordinatorCore)")
+    codec = codec_of(cls)
+    try:
         return codec.read(parse(text))
     except WireRefusal as refusal:
         raise WireError(refusal.path, refusal.reason) from None

@@ -8,6 +8,7 @@ refused at the limit, a trace without its end line before its calls are read.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import resource
 from collections.abc import Callable
@@ -147,7 +148,8 @@ def test_a_manifest_that_is_not_utf8_is_read_as_bytes(box: Sandbox) -> None:
     explained.mkdir()
     stale = os.fsdecode(NOT_UTF8 + b".jsonl")
     (explained / stale).write_text("left by an earlier run")
-    (explained / ".explain").write_bytes(NOT_UTF8 + b".jsonl\n\xff\xfe\n")
+    digest = hashlib.sha256(b"left by an earlier run").hexdigest().encode()
+    (explained / ".explain").write_bytes(digest + b" " + NOT_UTF8 + b".jsonl\n\xff\xfe\n")
     ran = box.run("review", "--order", "SourceFirst", "--explain", "explained")
     assert ran.status == 0, ran.err
     assert ran.err == "removed stale explained/caf\\udce9.jsonl\n"

@@ -208,7 +208,7 @@ def test_a_coordinator_on_a_compound_chart_snapshots_and_runs_interpreted() -> N
         coordinator.on_action_outcome(submit.id, HandoffActionOutcome.SUBMITTED)
         text = wire.dumps(coordinator)
         assert f'"chart":"{CHART}"' in text
-        restored = wire.loads(text, HandoffCoordinatorCore)
+        restored = wire.loads(text, HandoffCoordinatorCore, charts=[CompoundSourceFirst])
         assert restored.chart_state == "prefill_running"
         [cancel] = restored.on_fact(HandoffFact.Canceled(HID))
         restored.on_action_outcome(cancel.id, HandoffActionOutcome.APPLIED)

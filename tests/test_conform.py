@@ -132,9 +132,9 @@ def _counterexamples(out: str) -> list[list[str]]:
     return found
 
 
-def _replay(trace: Path) -> subprocess.CompletedProcess[str]:
+def _replay(trace: Path, *options: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [PYTHON, "-m", "handoff", "replay", str(trace)],
+        [PYTHON, "-m", "handoff", "replay", *options, str(trace)],
         capture_output=True, text=True, cwd=TESTS, check=False,
     )  # fmt: skip
 
@@ -169,11 +169,12 @@ def test_a_user_chart_conforms_when_the_driver_runs_it_too(
     assert len(calls) == 4
     assert "the chart answered:          [#2 CancelDestination, #3 CancelSource]" in shipped.out
     assert "the implementation answered: [#2 CancelSource, #3 CancelDestination]" in shipped.out
-    # The trace names the chart, so `handoff replay` loads it and every answer is the chart's
-    # (the replay's monitors may still say where the chart differs from the SPEC: this one does).
+    # The trace names the chart, which `handoff replay` runs once it is given (a trace's names
+    # are data), and every answer is the chart's (the replay's monitors may still say where
+    # the chart differs from the SPEC: this one does).
     trace = scratch / "chart.jsonl"
     assert f'"chart":"{CHART}"' in trace.read_text().splitlines()[0]
-    replayed = _replay(trace)
+    replayed = _replay(trace, "--chart", CHART)
     assert replayed.returncode in (0, 1), replayed.stderr
     assert "DIVERGED" not in replayed.stdout
 

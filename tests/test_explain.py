@@ -322,8 +322,11 @@ def test_check_trace_gives_a_verdict_per_property(explained: dict[str, Explained
         check.verdict("Coverage")
     with pytest.raises(KeyError, match="no property 'S9'"):
         check.verdict("S9")
-    # The trace names the chart it was found on, MODULE:CLASS, so it replays there by itself.
-    named = handoff.check_trace(made.trace)
+    # The trace names the chart it was found on, MODULE:CLASS; that name is data, so it
+    # replays there once the caller names the chart, never by itself.
+    with pytest.raises(handoff.HandoffError, match=f"made on chart {made.spec}: pass chart="):
+        handoff.check_trace(made.trace)
+    named = handoff.check_trace(made.trace, chart=made.spec)
     assert named.chart == "LostSourceCancel"
     assert not named.verdict("L1").holds
     titled = made.trace.with_name("titled.jsonl")

@@ -139,7 +139,11 @@ def test_a_counterexample_trace_names_its_chart_and_replays_on_it(tmp_path: Path
     assert done.stdout.rstrip().splitlines()[-1].startswith("UNSAFE: S5 (SourceFirst)")
     header = json.loads(trace.read_text().splitlines()[0])
     assert header["chart"] == "charts.families:LeakReservation"
-    replayed = _handoff("replay", str(trace))
+    # A trace's chart is data: the chart it names is replayed once it is handed over.
+    refused = _handoff("replay", str(trace))
+    assert refused.returncode == 2, refused.stderr
+    assert "give it with --chart charts.families:LeakReservation to allow it" in refused.stderr
+    replayed = _handoff("replay", "--chart", "charts.families:LeakReservation", str(trace))
     assert replayed.returncode == 1, replayed.stderr
     assert "VIOLATED" in replayed.stdout
     # The first counterexample is the root cause's: the call that begins cleanup owes a cancel.
@@ -162,8 +166,8 @@ def test_a_trace_naming_a_chart_that_cannot_be_loaded_says_what_to_do(
     )
     assert main(["replay", str(trace)]) == 2  # as for any trace that cannot be replayed
     error = capsys.readouterr().err
-    assert "the trace was made on chart nowhere_at_all:Chart, which cannot be loaded" in error
-    assert "give it with --chart MODULE:CLASS" in error
+    assert "chart nowhere_at_all:Chart is neither shipped nor given" in error
+    assert "give it with --chart nowhere_at_all:Chart to allow it" in error
 
 
 def test_a_cleanup_failure_a_chart_takes_is_journaled_so_a_second_report_is_not_taken() -> None:

@@ -35,7 +35,7 @@ def test_the_worked_example_fails_as_the_page_says_and_its_trace_fails_again(
         line.split()[1:] for line in _fences("sh")[1].replace("\\\n", " ").splitlines()
     )
     assert review[-1] == "one_owner.jsonl"
-    assert replay == ["replay", "one_owner.jsonl"]
+    assert replay == ["replay", "--property", "myprops:one_owner", "one_owner.jsonl"]
 
     reviewed = _handoff(tmp_path, *review)
     # It must fail: the source is released only once the destination is activated (S2), so

@@ -420,8 +420,8 @@ def test_a_property_written_from_the_docs_fails_and_its_trace_replays(tmp_path: 
     assert reviewed.returncode == 1, reviewed.stdout + reviewed.stderr
     assert "UNSAFE: at_most_one_source_slot" in reviewed.stdout
     replayed = subprocess.run(
-        [*command, "replay", "bad.jsonl"], cwd=tmp_path, capture_output=True, text=True,
-        check=False,
+        [*command, "replay", "--property", "myprops:at_most_one_source_slot", "bad.jsonl"],
+        cwd=tmp_path, capture_output=True, text=True, check=False,
     )  # fmt: skip
     assert replayed.returncode == 1, replayed.stdout + replayed.stderr
     assert "VIOLATED bad.jsonl:" in replayed.stdout

@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 import pytest
 import user_charts
-from walks import DF, FACTS, HID, MAKERS, SF
+from walks import CHARTS, DF, FACTS, HID, MAKERS, SF
 from walks import answer as _answer
 from walks import random_call as _random_call
 from walks import walks as _walks
@@ -37,7 +37,7 @@ def test_a_restored_coordinator_answers_every_call_as_the_original(
     for _ in range(rng.randrange(12)):
         _answer(_random_call(rng, original), original)
     text = wire.dumps(original)
-    restored = wire.loads(text, HandoffCoordinatorCore)
+    restored = wire.loads(text, HandoffCoordinatorCore, charts=CHARTS)
     assert restored is not original
     assert wire.dumps(restored) == text
     for _ in range(15):
@@ -62,7 +62,7 @@ def test_a_snapshot_mid_handoff_is_compact_and_names_its_chart() -> None:
     assert len(text.encode()) < 1024
     user = HandoffCoordinatorCore(HID, chart=user_charts.FreesBoth)
     assert '"chart":"user_charts:FreesBoth"' in wire.dumps(user)
-    restored = wire.loads(text, HandoffCoordinatorCore)
+    restored = wire.loads(text, HandoffCoordinatorCore, charts=CHARTS)
     assert restored.on_action_outcome(reserve.id, HandoffActionOutcome.ACCEPTED) == []
 
 
@@ -113,8 +113,18 @@ def test_a_snapshot_no_run_reaches_is_refused_naming_its_field(
     if not text.startswith("{"):
         text = text + "]"
     with pytest.raises(WireError) as refused:
-        wire.loads(text, HandoffCoordinatorCore)
+        wire.loads(text, HandoffCoordinatorCore, charts=CHARTS)
     assert refused.value.path.startswith(path)
+
+
+@pytest.mark.parametrize("number", ["1e400", "-1e400"])
+def test_a_count_past_a_floats_range_is_named_as_such_not_as_null(number: str) -> None:
+    text = _snapshot(**{'"next_id":2': f'"next_id":{number}'})
+    with pytest.raises(WireError) as refused:
+        wire.loads(text, HandoffCoordinatorCore)
+    assert str(refused.value) == (
+        "$.next_id: expected an unsigned 64-bit integer, got a number beyond a float's range"
+    )
 
 
 def test_a_transfer_delay_its_payloads_do_not_give_is_refused() -> None:
@@ -145,7 +155,7 @@ def test_a_timing_read_before_never_stands_in_for_one_that_differs_in_type_or_si
     timing = text[text.index('"timing":') + 9 : text.index(',"tokens"')]
     assert '"full_prompt_tokens":' in timing
     for _ in range(2):
-        assert wire.dumps(wire.loads(text, HandoffCoordinatorCore)) == text
+        assert wire.dumps(wire.loads(text, HandoffCoordinatorCore, charts=CHARTS)) == text
     tokens = timing.split('"full_prompt_tokens":')[1].split(",")[0]
     for other in (f"{tokens}.0", "true" if tokens == "1" else f"{tokens}e0"):
         changed = text.replace(
@@ -164,7 +174,7 @@ def test_a_coordinator_on_a_chart_that_cannot_be_named_has_no_snapshot() -> None
     class Local(user_charts.FreesBoth):
         title = "Local"
 
-    with pytest.raises(TypeError, match="must be importable by its module and name"):
+    with pytest.raises(TypeError, match="must be found by its module and name"):
         wire.dumps(HandoffCoordinatorCore(HID, chart=Local))
 
 

@@ -5,16 +5,14 @@ snapshot as written and for every way of writing its payloads differently."""
 
 from __future__ import annotations
 
-import random
 import re
 import uuid
 from collections.abc import Callable, Iterator
 
 import pytest
-import user_charts
 from hypothesis import given
 from hypothesis import strategies as st
-from walks import HID, MAKERS, SF
+from walks import CHARTS, HID, MAKERS, SF
 from walks import answer as _answer
 from walks import random_call as _random_call
 from walks import walks as _walks
@@ -47,12 +45,17 @@ def _restored(read: Callable[[str | bytes], HandoffCoordinatorCore], text: str |
             c._tokens, issued, c._outcomes, c._lifecycle, c._completion, c._state)  # fmt: skip
 
 
-_general = snapshot._read
-"""The general reader (the tests below may count its calls)."""
+_GIVEN = snapshot.given_charts(CHARTS)
+_read = snapshot._read
+
+
+def _general(text: str | bytes, charts: snapshot.Charts = _GIVEN) -> HandoffCoordinatorCore:
+    """The general reader, handed the tests' charts (the tests below may count its calls)."""
+    return _read(text, charts)
 
 
 def _restore(text: str | bytes) -> HandoffCoordinatorCore:
-    return wire.loads(text, HandoffCoordinatorCore)
+    return wire.loads(text, HandoffCoordinatorCore, charts=CHARTS)
 
 
 @pytest.fixture
@@ -60,9 +63,9 @@ def general_reads(monkeypatch: pytest.MonkeyPatch) -> list[str | bytes]:
     """The texts `wire.loads` hands to the general reader from now on."""
     calls: list[str | bytes] = []
 
-    def counted(text: str | bytes) -> HandoffCoordinatorCore:
+    def counted(text: str | bytes, charts: snapshot.Charts) -> HandoffCoordinatorCore:
         calls.append(text)
-        return _general(text)
+        return _general(text, charts)
 
     monkeypatch.setattr(snapshot, "_read", counted)
     return calls
@@ -130,10 +133,10 @@ def test_every_variant_of_a_remembered_layout_reads_as_the_general_reader_reads_
 def test_a_snapshot_of_a_remembered_layout_is_not_read_again(
     text: str, general_reads: list[str | bytes]
 ) -> None:
-    wire.loads(text, HandoffCoordinatorCore)
+    wire.loads(text, HandoffCoordinatorCore, charts=CHARTS)
     other_id = re.sub(r'(?<="handoff_id":")[^"]*', str(uuid.uuid4()), text)
     general_reads.clear()
-    restored = wire.loads(other_id, HandoffCoordinatorCore)
+    restored = wire.loads(other_id, HandoffCoordinatorCore, charts=CHARTS)
     assert general_reads == []
     assert wire.dumps(restored) == other_id
     assert _restored(_restore, other_id) == _restored(_general, other_id)
@@ -183,14 +186,12 @@ def test_payloads_of_every_kind_fill_a_remembered_layout_as_the_general_reader_r
         assert _restored(_restore, variant) == _restored(_general, variant), variant
 
 
-def test_the_chart_of_a_remembered_layout_is_looked_up_again(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_the_chart_of_a_remembered_layout_is_looked_up_again_among_those_given() -> None:
     coordinator = MAKERS["user chart"]()
     coordinator.start()
     text = wire.dumps(coordinator)
-    wire.loads(text, HandoffCoordinatorCore)
-    monkeypatch.setattr(user_charts, "FreesBoth", random.Random)
-    with pytest.raises(WireError, match="not a HandoffChart subclass") as refused:
+    wire.loads(text, HandoffCoordinatorCore, charts=CHARTS)
+    # Remembered, but not trusted for it: a reader not handed the chart refuses it.
+    with pytest.raises(WireError, match="not among the charts given") as refused:
         wire.loads(text, HandoffCoordinatorCore)
     assert refused.value.path == "$.chart"

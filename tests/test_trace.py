@@ -299,6 +299,20 @@ _START = '{"call":"start"}\n'
 _END = '{"end":{"calls":1}}\n'
 
 
+def test_a_byte_order_mark_opening_a_trace_is_read_past(tmp_path: Path) -> None:
+    # Some editors save UTF-8 with a byte order mark; JSON never starts with one.
+    marked = tmp_path / "marked.jsonl"
+    marked.write_bytes(b"\xef\xbb\xbf" + EXAMPLE.read_bytes())
+    assert read_trace(marked) == read_trace(EXAMPLE)
+    assert main(["replay", str(marked)]) == 0
+    # Anywhere else it is what it is: not JSON.
+    inner = tmp_path / "inner.jsonl"
+    first, rest = EXAMPLE.read_text(encoding="utf-8").split("\n", 1)
+    inner.write_text(first + "\n\ufeff" + rest, encoding="utf-8")
+    with pytest.raises(TraceError, match=r"inner\.jsonl:2: "):
+        read_trace(inner)
+
+
 @pytest.mark.parametrize(
     ("content", "message"),
     [

@@ -48,6 +48,8 @@ OUTCOMES = (
     HandoffActionOutcome.failed(reason="no room"),
 )
 Call = Callable[[HandoffCoordinatorCore], object]
+CHARTS = (user_charts.FreesBoth,)
+"""The charts of one's own the coordinators below run, which a restore is handed."""
 MAKERS: dict[str, Callable[[], HandoffCoordinatorCore]] = {
     "SourceFirst": lambda: HandoffCoordinatorCore(HID, SF, 1.5),
     "DestinationFirst": lambda: HandoffCoordinatorCore(HID, DF),

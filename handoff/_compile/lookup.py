@@ -10,6 +10,10 @@ A user's module is code the command does not control.  While it is imported and 
 looked up, whatever it prints goes to stderr (stdout carries the command's own output, such
 as `review --format json`), and whatever it raises — `sys.exit` included, but not Ctrl-C — is
 a ValueError naming the module.  A table is checked for its shape before anything runs it.
+
+Only a name the caller gives is imported.  A name read from a file (a snapshot's chart, a
+trace's chart, workers or properties) is data: it finds what is shipped or what the caller
+handed over, and any other is `NotGiven`, with nothing imported.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ from handoff._values.values import HandoffOrder
 if TYPE_CHECKING:
     from handoff._chart.base import HandoffChart
 
-__all__ = ["NamedChart", "find_chart", "parse_order", "spelling"]
+__all__ = ["NamedChart", "NotGiven", "find_chart", "parse_order", "shipped_chart", "spelling"]
 
 T = TypeVar("T")
 
@@ -56,6 +60,29 @@ def parse_order(text: str) -> HandoffOrder:
     return order
 
 
+class NotGiven(ValueError):
+    """A name read from a file that is neither shipped nor handed over by the caller; its
+    caller's words say how to hand it over (`allow`)."""
+
+    def __init__(self, what: str, name: str) -> None:
+        self.what = what
+        self.name = name if len(name) <= _SHOWN else "MODULE:NAME"
+        """The name, for a hint to repeat; a long one (a file may hold anything) is not."""
+        shown = name if len(name) <= _SHOWN else f"{name[:_SHOWN]}… ({len(name):,} characters)"
+        super().__init__(
+            f"{what} {shown} is neither shipped nor given: a file's names are data, "
+            "and nothing they name is imported"
+        )
+
+    def allow(self, how: str) -> str:
+        """The refusal, then how to allow the name (`how`, e.g. `give it with --chart X`)."""
+        return f"{self}; {how} to allow it"
+
+
+_SHOWN = 120
+"""The longest name a refusal quotes whole."""
+
+
 @attrs.frozen
 class NamedChart:
     """A chart found by name: what it was called, and the chart class or table itself."""
@@ -78,6 +105,17 @@ class NamedChart:
 def spelling(chart: type) -> str:
     """How a chart class is named for `find_chart`: `module:QualifiedName`."""
     return f"{chart.__module__}:{chart.__qualname__}"
+
+
+def shipped_chart(name: str) -> NamedChart | None:
+    """The shipped chart class a file names as `MODULE:CLASS` (`handoff:SourceFirstChart`),
+    found among those already loaded; None for any other name.  Nothing is imported."""
+    from handoff._chart.shipped import CHARTS
+
+    for chart in CHARTS.values():
+        if name.strip() in (spelling(chart), f"handoff:{chart.__qualname__}"):
+            return NamedChart(name.strip(), chart)
+    return None
 
 
 def find_chart(text: str, *, tables: bool = False) -> NamedChart:

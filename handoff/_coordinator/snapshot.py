@@ -22,16 +22,21 @@ the same way (see "reading a layout read before" below): of a store's snapshots,
 each stage of a handoff is read in full and the rest in about half the time.  `copy`,
 `deepcopy` and `pickle` go through the same text (`handoff._coordinator.copies`), so a copy
 shares nothing with its original but the rule table and immutable values.
+
+A snapshot is data: the chart it names is looked up among the shipped charts and the chart
+classes the reader is handed, never imported, so a snapshot naming any other module runs none
+of its code (a refusal of the `chart` field says how to hand the chart over).
 """
 
 from __future__ import annotations
 
 import functools
-import importlib
 import json
 import re
+import sys
 import typing
 import uuid
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from handoff._compile.table import runtime_table
@@ -127,7 +132,7 @@ def _chart_name(coordinator: HandoffCoordinatorCore) -> str:
     if _find(rules.__module__, rules.__qualname__) is not rules:
         raise TypeError(
             f"chart {rules.__qualname__} cannot be named as {name}: a chart class written "
-            "to a snapshot must be importable by its module and name"
+            "to a snapshot must be found by its module and name"
         )
     return name
 
@@ -141,14 +146,36 @@ def _issued_entry(key: int, action: HandoffAction) -> str:
 # -- reading -------------------------------------------------------------------------------
 
 
-def read(text: str | bytes | bytearray, *, interpreted: bool = False) -> HandoffCoordinatorCore:
+Charts = Mapping[str, Rules]
+"""The charts of one's own a reader may restore, by the name a snapshot writes them with."""
+
+NO_CHARTS: Charts = {}
+
+
+def given_charts(charts: Iterable[object]) -> Charts:
+    """The chart classes a caller hands a reader, by the name a snapshot gives each; a
+    `TypeError` for anything that is not a chart class (the caller's mistake, not the data's)."""
+    from handoff._chart.base import HandoffChart
+
+    named: dict[str, Rules] = {}
+    for chart in charts:
+        if not (isinstance(chart, type) and issubclass(chart, HandoffChart) and chart.states):
+            raise TypeError(f"charts must hold HandoffChart subclasses, got {chart!r}")
+        named[f"{chart.__module__}:{chart.__qualname__}"] = chart
+    return named
+
+
+def read(
+    text: str | bytes | bytearray, *, interpreted: bool = False, charts: Charts = NO_CHARTS
+) -> HandoffCoordinatorCore:
     """The coordinator `text` describes; `WireRefusal` naming the field unless a run of its
-    chart reaches it."""
+    chart reaches it.  A chart of one's own is found in `charts` (see `given_charts`) or not
+    at all."""
     layout = _layout(text)
     try:
-        restored = _known(layout)
+        restored = _known(layout, charts)
     except _Elsewhere:
-        restored = _read(text)
+        restored = _read(text, charts)
         if layout is not None:
             _remember(layout, restored, text)
     if interpreted:
@@ -160,7 +187,7 @@ def read(text: str | bytes | bytearray, *, interpreted: bool = False) -> Handoff
     return restored
 
 
-def _read(text: str | bytes | bytearray) -> HandoffCoordinatorCore:
+def _read(text: str | bytes | bytearray, charts: Charts = NO_CHARTS) -> HandoffCoordinatorCore:
     """The general reader: every field parsed, checked and looked up in the reachable set."""
     data = parse(text, plain_numbers=True)
     if type(data) is not dict:
@@ -171,7 +198,7 @@ def _read(text: str | bytes | bytearray) -> HandoffCoordinatorCore:
     version = data["handoff_snapshot"]
     if type(version) is not int or version != VERSION:
         raise fields.refuse("handoff_snapshot", f"expected version {VERSION}, got {version!r}")
-    rules = fields.read("chart", _rules)
+    rules = fields.read("chart", lambda data: _rules(data, charts))
     restored = _built(fields, rules)
     _reachable(fields, rules, shape(restored))
     _check_delays(fields, restored)
@@ -215,31 +242,40 @@ class _Fields:
 _ORDERS = {order.value: order for order in HandoffOrder}
 
 
-def _rules(data: object) -> Rules:
+def _rules(data: object, charts: Charts) -> Rules:
     if type(data) is not str:
         raise mismatch("an order (SourceFirst, DestinationFirst) or module:Class", data)
-    order = _ORDERS.get(data)
-    if order is not None:
-        return order
+    found = _ORDERS.get(data) or charts.get(data)
+    if found is not None:
+        return found
     module, colon, name = data.partition(":")
     if not (colon and module and name):
         raise WireRefusal(
-            f"expected an order (SourceFirst, DestinationFirst) or module:Class, "
-            f"got {json.dumps(data)}"
+            f"expected an order (SourceFirst, DestinationFirst) or module:Class, got {_shown(data)}"
         )
-    try:
-        found = _find(module, name)
-    except Exception as error:  # importing a user's module may raise anything
-        raise WireRefusal(f"cannot import {module}: {type(error).__name__}: {error}") from None
-    from handoff._chart.base import HandoffChart
+    given = f" (given: {', '.join(charts)})" if charts else ""
+    named = name if all(part.isidentifier() for part in name.split(".")) else "MyChart"
+    raise WireRefusal(
+        f"chart {_shown(data)} is not among the charts given{given}: a snapshot is data and "
+        f"imports nothing it names; to restore it, hand its class over, as "
+        f"loads(text, HandoffCoordinatorCore, charts=[{named}])"
+    )
 
-    if not (isinstance(found, type) and issubclass(found, HandoffChart) and found.states):
-        raise WireRefusal(f"{data} is not a HandoffChart subclass")
-    return found
+
+def _shown(name: str) -> str:
+    """A name from a snapshot as a refusal quotes it: whole unless it is long."""
+    if len(name) <= _SHOWN:
+        return json.dumps(name)
+    return f"{json.dumps(name[:_SHOWN])}… ({len(name):,} characters)"
+
+
+_SHOWN = 120
 
 
 def _find(module: str, name: str) -> object:
-    found: object = importlib.import_module(module)
+    """What `module:name` names in a module already imported (None: nothing), for a writer
+    checking that a chart's name finds it again."""
+    found: object = sys.modules.get(module)
     for part in name.split("."):
         found = getattr(found, part, None)
     return found
@@ -576,7 +612,7 @@ class _Elsewhere(Exception):
     written as `write` writes it."""
 
 
-def _known(layout: _Layout | None) -> HandoffCoordinatorCore:
+def _known(layout: _Layout | None, charts: Charts) -> HandoffCoordinatorCore:
     """The coordinator a snapshot of a remembered layout describes; `_Elsewhere` for any
     other text, or a payload, the general reader must read (and refuse)."""
     if layout is None:
@@ -585,7 +621,7 @@ def _known(layout: _Layout | None) -> HandoffCoordinatorCore:
     if known is None:
         raise _Elsewhere
     rules = known.rules
-    if not isinstance(rules, HandoffOrder) and _found_rules(layout.chart) is not rules:
+    if not isinstance(rules, HandoffOrder) and _found_rules(layout.chart, charts) is not rules:
         raise _Elsewhere
     handoff_id = _id_of(layout.handoff_id)
     fallback = _fallback(layout.fallback)
@@ -609,10 +645,11 @@ def _known(layout: _Layout | None) -> HandoffCoordinatorCore:
     return restored
 
 
-def _found_rules(chart: str) -> object:
-    """The chart a `module:Class` names now (a module may have been reloaded since)."""
+def _found_rules(chart: str, charts: Charts) -> object:
+    """The chart a `module:Class` names among those given now (a module may have been
+    reloaded since, or the chart not be given this time)."""
     try:
-        return _rules(json.loads(chart))
+        return _rules(json.loads(chart), charts)
     except WireRefusal:
         raise _Elsewhere from None
 

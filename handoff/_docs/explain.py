@@ -5,9 +5,14 @@ run as a replayable trace (`.jsonl`), its sequence diagram (`.sequence.mmd`), th
 state diagram with the run drawn over it (`.dot`, `.svg`, `.state.mmd`), and
 `test_<chart>_<property>.py`, a pytest file that judges the trace through the public API
 (`handoff.check_trace`) on the chart the review was given.  The files a run writes are listed
-in `DIR/.explain`: the next run removes them first, so a property that now holds leaves
-nothing behind that looks current.  Coverage fails without a run: for it the state diagram
-alone is written, with the dead states and transitions in red.
+in `DIR/.explain`, each with the SHA-256 of what was written: the next run removes them, so a
+property that now holds leaves nothing behind that looks current.  Coverage fails without a
+run: for it the state diagram alone is written, with the dead states and transitions in red.
+
+The manifest is written before the files it lists, listing the last run's files too, so a run
+cut short at any point leaves every file it wrote listed.  A file is removed only if it is
+still what a run wrote (its digest matches) and named as an explain file is: a file edited
+since, or one a planted or garbled manifest names (`conf.py`, `index.md`), is left alone.
 
 A failure of the chart with its workers gets the same five: its trace is the system run, move
 by move (which `handoff replay` replays through the same system), its sequence diagram runs
@@ -17,6 +22,7 @@ coordinator's path, the calls the runtime made.  Files are named `<chart>_<worke
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -47,7 +53,6 @@ def stem(chart_name: str, key: str) -> str:
 def write_explain(reviews: Sequence[Review], directory: Path) -> list[str]:
     """Write the explain set of every failure into `directory`; one line per file touched."""
     _files.make_directory(directory)
-    removed = _remove_previous(directory)
     files: dict[str, str] = {}
     for review in reviews:
         for verdict in review.failures():
@@ -55,28 +60,98 @@ def write_explain(reviews: Sequence[Review], directory: Path) -> list[str]:
                 files.update(_explain_set(review, verdict, verdict.counterexample))
             elif verdict.dead:
                 files.update(_dead_code(review, verdict))
-    for name, text in files.items():
-        _files.write_text(directory / name, text)
-    _files.write_text(directory / MANIFEST, "".join(f"{name}\n" for name in files))
+    data = {name: text.encode("utf-8", "surrogateescape") for name, text in files.items()}
+    written = [(_digest(content), name) for name, content in data.items()]
+    previous = _listed(directory)
+    # Listed first, with what the last run listed: whatever interrupts what follows, every
+    # file of ours in the directory is in the manifest for the next run to remove.
+    _write_manifest(directory, [*previous, *written])
+    stale = [(digest, name) for digest, name in previous if name not in data]
+    removed, kept = _remove(directory, stale)
+    for name, content in data.items():
+        _files.write_bytes(directory / name, content)
+    _write_manifest(directory, written)
     return [
         *(f"removed stale {path}" for path in removed),
+        *(f"kept {path}: not as a review wrote it" for path in kept),
         *(f"wrote {directory / name}" for name in files),
     ]
 
 
-def _remove_previous(directory: Path) -> list[Path]:
+_EXPLAIN_SUFFIXES = (".jsonl", ".sequence.mmd", ".state.mmd", ".dot", ".svg")
+
+
+def _explain_name(name: str) -> bool:
+    """Whether a review could have written a file of this name (a bare name, never a path)."""
+    if name != Path(name).name or name.startswith("."):
+        return False
+    return name.endswith(_EXPLAIN_SUFFIXES) or (name.startswith("test_") and name.endswith(".py"))
+
+
+def _digest(content: bytes) -> str:
+    return hashlib.sha256(content).hexdigest()
+
+
+def _write_manifest(directory: Path, entries: Sequence[tuple[str, str]]) -> None:
+    text = "".join(f"{digest} {name}\n" for digest, name in dict.fromkeys(entries))
+    _files.write_text(directory / MANIFEST, text)
+
+
+def _listed(directory: Path) -> list[tuple[str, str]]:
+    """The (digest, name) entries of the manifest in `directory`; a line that is not one (an
+    older manifest's bare name, anything garbled or planted) lists nothing."""
     manifest = directory / MANIFEST
     if not manifest.is_file():
         return []
-    removed = []
     # Names are kept as the bytes they were: a manifest need not be UTF-8.
     text = manifest.read_bytes().decode("utf-8", "surrogateescape")
-    for name in text.splitlines():
-        path = directory / Path(name).name  # never outside the directory, whatever it says
-        if path.is_file():
-            path.unlink()
+    entries = []
+    for line in text.splitlines():
+        digest, _, name = line.partition(" ")
+        if _DIGEST.fullmatch(digest) and _explain_name(name):
+            entries.append((digest, name))
+    return entries
+
+
+_DIGEST = re.compile(r"[0-9a-f]{64}")
+
+
+def _remove(directory: Path, entries: Sequence[tuple[str, str]]) -> tuple[list[Path], list[Path]]:
+    """Remove each listed file that still holds what was written; the removed, and the kept
+    (changed since)."""
+    digests: dict[str, set[str]] = {}
+    for digest, name in entries:
+        digests.setdefault(name, set()).add(digest)
+    removed, kept = [], []
+    for name, wanted in digests.items():
+        path = directory / name
+        found = _file_digest(path)
+        if found is None:
+            continue
+        if found in wanted and _unlinked(path):
             removed.append(path)
-    return removed
+        else:
+            kept.append(path)
+    return removed, kept
+
+
+def _unlinked(path: Path) -> bool:
+    try:
+        path.unlink()
+    except OSError:  # gone since, or a directory that will not let go of it: not removed
+        return False
+    return True
+
+
+def _file_digest(path: Path) -> str | None:
+    """The SHA-256 of the regular file at `path`, or None where there is none to read."""
+    try:
+        if path.is_symlink() or not path.is_file():
+            return None
+        with path.open("rb") as file:
+            return hashlib.file_digest(file, "sha256").hexdigest()
+    except OSError:
+        return None
 
 
 def _dead_code(review: Review, verdict: Verdict) -> dict[str, str]:
@@ -96,7 +171,8 @@ def _explain_set(review: Review, verdict: Verdict, example: Counterexample) -> d
     name = stem(named, prop.key.value)
     trace = counterexample_trace(review, example)
     dot = dot_path(chart, prop, example)
-    test = pytest_source(name, prop, example.finding, review.origin, review.order.value)
+    workers = None if trace.workers is None else (trace.workers.contract, trace.workers.properties)
+    test = pytest_source(name, prop, example.finding, review.origin, review.order.value, workers)
     sequence = (
         mermaid_sequence_of(prop, example)
         if system is None

@@ -38,14 +38,28 @@ FOUND = {finding!r}
 
 
 def test_{name}():
-    verdict = handoff.check_trace(TRACE, chart=CHART).verdict(PROPERTY)
+    verdict = handoff.check_trace(TRACE, chart=CHART{trusted}).verdict(PROPERTY)
     assert verdict.holds, str(verdict)
 '''
 
 
-def pytest_source(name: str, prop: Property, finding: str, chart: str | None, order: str) -> str:
-    """The text of `test_<name>.py`, which judges `<name>.jsonl` on `chart` (MODULE:CLASS)."""
+def pytest_source(
+    name: str,
+    prop: Property,
+    finding: str,
+    chart: str | None,
+    order: str,
+    workers: tuple[str, tuple[str, ...]] | None = None,
+) -> str:
+    """The text of `test_<name>.py`, which judges `<name>.jsonl` on `chart` (MODULE:CLASS);
+    a run with workers hands `check_trace` the contract and properties its trace names
+    (`workers`), which it would not import from the trace."""
+    trusted = ""
+    if workers is not None:
+        contract, properties = workers
+        trusted = f", workers=[{contract!r}], properties={list(properties)!r}"
     return _TEMPLATE.format(
+        trusted=trusted,
         key=prop.key.value,
         title=prop.title,
         words=textwrap.fill(f"{prop.key.value}: {prop.words}", 88),

@@ -12,7 +12,7 @@ one run: they are the review's alone.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 
 from handoff._review.environment import Rules
 from handoff._review.explore import explore_from
@@ -104,9 +104,10 @@ def _ahead(verdict: Verdict) -> Iterator[Finding]:
     yield Finding(verdict.prop.key, verdict.prop.title, text)
 
 
-def judge_system_run(trace: Trace) -> list[tuple[int, str, str]]:
-    """Replay a run of the chart with its workers; what it broke, first broken first."""
+def judge_system_run(trace: Trace, allowed: Collection[str] = ()) -> list[tuple[int, str, str]]:
+    """Replay a run of the chart with its workers; what it broke, first broken first.  Only
+    the contracts and properties of one's own named in `allowed` are imported."""
     from handoff._review.system_replay import replay_system_run  # the system world, when asked for
 
-    replayed = replay_system_run(trace)
+    replayed = replay_system_run(trace, allowed)
     return [(line, key.value, words) for line, key, words in replayed.findings]

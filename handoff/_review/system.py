@@ -687,6 +687,8 @@ class SystemWorld(WorldBase):
                 made, twin.chart_state, error=words, kind=kind, message=message, handoff=tag
             )
             return _Transition(coordinator, configuration, step, error=words, early=early)
+        except MemoryError:  # the review's own limit, not the chart's crash
+            raise
         except Exception as error:  # a crash is a finding, not a reason to stop reviewing
             words = error_words(error)
             step = TraceStep(

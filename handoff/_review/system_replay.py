@@ -3,10 +3,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 
 import attrs
 
+from handoff._compile.lookup import NotGiven
 from handoff._compile.table import CompiledChart, compiled
 from handoff._coordinator import probe as probe
 from handoff._review.environment import Rules
@@ -99,12 +100,16 @@ def _how_it_ended(node: _Node, *, fault_free: bool) -> Iterator[Checked]:
             yield Key.TERMINAL_CANCELS, no_cancel(end)
 
 
-def replay_system_run(trace: Trace) -> Replayed:
-    """Replay a system run's trace on its chart with the workers its header names."""
+def replay_system_run(trace: Trace, allowed: Collection[str] = ()) -> Replayed:
+    """Replay a system run's trace on its chart with the workers its header names.
+
+    The header is data: a contract or property it names as `MODULE:NAME` is imported only if
+    the caller allows that name (`allowed`), else `NotGiven` says which.
+    """
     workers = trace.workers
     assert workers is not None
     try:
-        contract = find_contract(workers.contract)
+        contract = find_contract(workers.contract, allowed)
         system = System(
             contract,
             fifo=workers.fifo,
@@ -114,10 +119,12 @@ def replay_system_run(trace: Trace) -> Replayed:
             acknowledge=workers.acknowledge,
             concurrency=workers.concurrency,
             slots=workers.slots,
-            properties=tuple(map(find_property, workers.properties)),
+            properties=tuple(find_property(name, allowed) for name in workers.properties),
         )
         rules = Rules(trace.order, trace.handoff_id, trace.fallback_transfer_delay_ms)
         world = SystemWorld(_table(trace), system, rules)
+    except NotGiven:
+        raise
     except ValueError as error:
         raise TraceError(f"the trace's workers {workers.contract!r}: {error}") from None
     return replay_moves(world, trace.moves)

@@ -272,6 +272,8 @@ def judge_own(entry: Property, view: SystemView) -> str | None:
     assert predicate is not None
     try:
         found = predicate(view)
+    except MemoryError:  # the review's own limit, not the property's finding
+        raise
     except Exception as error:  # a user's predicate may raise anything
         return f"the property {entry.key.value} raised {type(error).__name__}: {error}"
     if found is True:

@@ -9,12 +9,13 @@ and returns one `PropertyVerdict` per property a run can show.  Loaded on first 
 from __future__ import annotations
 
 import os
+from collections.abc import Collection, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import attrs
 
-from handoff._compile.lookup import find_chart
+from handoff._compile.lookup import NotGiven, find_chart, shipped_chart
 from handoff._compile.table import CompiledChart, compiled
 from handoff._public import exported
 from handoff._review.judge import NOT_ALONG_A_RUN, judge
@@ -111,26 +112,34 @@ class TraceCheck:
 
 
 def check_trace(
-    trace: str | os.PathLike[str], *, chart: type[HandoffChart] | str | None = None
+    trace: str | os.PathLike[str],
+    *,
+    chart: type[HandoffChart] | str | None = None,
+    workers: Iterable[str] = (),
+    properties: Iterable[str] = (),
 ) -> TraceCheck:
     """Replay the trace file `trace` and judge every property a single run can show.
 
     `chart` is a `HandoffChart` subclass, or its name as `"MODULE:CLASS"` (imported from the
     current directory or the Python path); None replays on the shipped chart of the trace's
-    order, which a trace made on a chart of one's own refuses.  Raises `HandoffError` for a
-    file that is not a trace or a chart that does not fit it, `ValueError` for a name that
-    finds no chart.
+    order, which a trace made on a chart of one's own refuses.  A trace is data: nothing it
+    names is imported.  A run with workers naming a contract or property of one's own
+    replays only if its `"MODULE:NAME"` is in `workers` or `properties`.  Raises
+    `HandoffError` for a file that is not a trace, a chart that does not fit it or a name it
+    holds that was not given, `ValueError` for a name given that finds no chart.
     """
     path = Path(trace)
     recorded = read_trace(path)
     rules = find_chart(chart, tables=True).rules if isinstance(chart, str) else chart
-    if rules is None and recorded.chart is not None and ":" in recorded.chart:
-        rules = find_chart(recorded.chart, tables=True).rules
     if rules is None and recorded.chart is not None:
-        raise TraceError(
-            f"{path}: the trace was made on chart {recorded.chart}: "
-            "pass chart='MODULE:CLASS' naming it (or the chart class itself)"
-        )
+        shipped = shipped_chart(recorded.chart)
+        if shipped is None:
+            raise TraceError(
+                f"{path}: the trace was made on chart {recorded.chart}: pass chart='MODULE:CLASS' "
+                "naming it (or the chart class itself); a trace's names are data, never "
+                "imported"
+            )
+        rules = shipped.rules
     table = (
         None if rules is None else rules if isinstance(rules, CompiledChart) else compiled(rules)
     )
@@ -140,7 +149,8 @@ def check_trace(
             f"the trace says {recorded.order.value}"
         )
     if recorded.workers is not None:
-        return _check_system_run(path, attrs.evolve(recorded, rules=rules), table)
+        allowed = (*_names(workers), *_names(properties))
+        return _check_system_run(path, attrs.evolve(recorded, rules=rules), table, allowed)
     result = replay(attrs.evolve(recorded, rules=rules), (judge,))
     found = {violation.finding.key.value: violation for violation in result.violations}
     divergence = result.divergence
@@ -158,11 +168,22 @@ def check_trace(
     )
 
 
-def _check_system_run(path: Path, recorded: Trace, table: CompiledChart | None) -> TraceCheck:
+def _names(given: Iterable[str]) -> tuple[str, ...]:
+    """The names given, one name alone taken as one (not as its letters)."""
+    return (given,) if isinstance(given, str) else tuple(given)
+
+
+def _check_system_run(
+    path: Path, recorded: Trace, table: CompiledChart | None, allowed: Collection[str]
+) -> TraceCheck:
     """A run of the chart with its workers, replayed move by move and judged."""
     from handoff._review.system_replay import replay_system_run  # the system world, when asked for
 
-    replayed = replay_system_run(recorded)
+    try:
+        replayed = replay_system_run(recorded, allowed)
+    except NotGiven as refusal:
+        keyword = "workers" if refusal.what == "worker contract" else "properties"
+        raise TraceError(f"{path}: {refusal.allow(f'pass {keyword}=[{refusal.name!r}]')}") from None
     broken = {key.value: (line, words) for line, key, words in replayed.findings}
     verdicts = []
     for prop in _ALONG_A_RUN[WorldKind.SYSTEM]:

@@ -210,6 +210,8 @@ class ChartWorld(WorldBase):
             issued = tuple(call.send(twin))
         except HandoffError as raised:
             issued, error = (), _without_frames(raised)
+        except MemoryError:  # the review's own limit, not the chart's crash
+            raise
         except Exception as raised:  # a crash is a finding, not a reason to stop reviewing
             edge = TraceStep(call, twin.chart_state, (), error_words(raised))
             return _Sent(call, edge, twin, None, (), None)
@@ -311,6 +313,8 @@ class ChartWorld(WorldBase):
         judged = prop(Key.EQUIVALENCE)
         try:
             comparison = compare(self.source, self.chart, _payloads(self.env))
+        except MemoryError:  # the review's own limit, not the chart's crash
+            raise
         except Exception as error:  # Errors names the crash; this verdict fails
             return Verdict(judged, 0, 1, notes=(f"the comparison raised {error_words(error)}",))
         wrong = comparison.disagreements

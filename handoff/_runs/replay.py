@@ -10,7 +10,7 @@ finding is a `Violation`.  `record` fills in a trace's expectations from a repla
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Protocol
 
 import attrs
@@ -32,6 +32,7 @@ __all__ = [
     "Replay",
     "Violation",
     "record",
+    "recorded",
     "replay",
 ]
 
@@ -53,6 +54,8 @@ class CallResult:
         before = probe.configuration(coordinator)
         try:
             issued = tuple(call.send(coordinator))
+        except MemoryError:  # the replay's own limit, not the chart's crash
+            raise
         except Exception as error:  # a broken chart's crash is part of what replay reports
             return cls(error=error, before=before, after=coordinator.fork())
         return cls(issued, before=before, after=coordinator.fork())
@@ -130,17 +133,23 @@ def replay(
     trace: Trace,
     monitors: Sequence[MonitorFactory] = (),
     coordinator: HandoffCoordinatorCore | None = None,
+    entries: Iterable[Entry] | None = None,
 ) -> Replay:
     """Replay `trace` on `coordinator` (a fresh one for the trace by default), to the end.
 
     Every call is made even after a divergence, so that the monitors judge the whole run.
+    `entries` are the calls, when they are read as the replay goes (`stream_trace`) rather
+    than held in `trace`: the replay keeps none of them but the last.
     """
     coordinator = trace.coordinator() if coordinator is None else coordinator
     judges = [make(trace) for make in monitors]
     divergence: Divergence | None = None
     violations: dict[PropertyName, Violation] = {}
     line = 1
-    for number, entry in enumerate(trace.entries, start=2):
+    last: Entry | None = None
+    calls = 0
+    for number, entry in enumerate(trace.entries if entries is None else entries, start=2):
+        last, calls = entry, calls + 1
         line = entry.line or number
         state = coordinator.chart_state
         answer = CallResult.of(entry.call, coordinator)
@@ -149,12 +158,12 @@ def replay(
         for judge in judges:
             for finding in judge.see(entry.call, answer):
                 violations.setdefault(finding.key, Violation(line, entry.call, state, finding))
-    if trace.entries:
-        last, state = trace.entries[-1].call, coordinator.chart_state
+    if last is not None:
+        state = coordinator.chart_state
         for judge in judges:
             for finding in judge.end():
-                violations.setdefault(finding.key, Violation(line, last, state, finding, True))
-    return Replay(len(trace.entries), divergence, tuple(violations.values()))
+                violations.setdefault(finding.key, Violation(line, last.call, state, finding, True))
+    return Replay(calls, divergence, tuple(violations.values()))
 
 
 def record(trace: Trace, coordinator: HandoffCoordinatorCore | None = None) -> Trace:
@@ -163,16 +172,22 @@ def record(trace: Trace, coordinator: HandoffCoordinatorCore | None = None) -> T
     A call that raises something other than a `HandoffError` is not an answer a trace can
     expect: it propagates.
     """
+    return attrs.evolve(trace, entries=tuple(recorded(trace, trace.entries, coordinator)))
+
+
+def recorded(
+    trace: Trace, entries: Iterable[Entry], coordinator: HandoffCoordinatorCore | None = None
+) -> Iterator[Entry]:
+    """Each of `entries` (the calls of `trace`) with its expectation filled in, made on a
+    fresh coordinator as it is asked for; see `record`."""
     coordinator = trace.coordinator() if coordinator is None else coordinator
-    entries = []
-    for entry in trace.entries:
+    for entry in entries:
         try:
             issued = tuple(entry.call.send(coordinator))
         except HandoffError as error:
-            entries.append(Entry(entry.call, expect_error=str(error), line=entry.line))
+            yield Entry(entry.call, expect_error=str(error), line=entry.line)
         else:
-            entries.append(Entry(entry.call, expect=issued, line=entry.line))
-    return attrs.evolve(trace, entries=tuple(entries))
+            yield Entry(entry.call, expect=issued, line=entry.line)
 
 
 def _diverges(entry: Entry, answer: CallResult) -> bool:

@@ -4,7 +4,9 @@ Every file gets its own verdict, whatever happened to the others.  On stdout: `O
 `DIVERGED` (an answer differs from the trace's expectation) or `VIOLATED` (a monitor judged
 a call as breaking its property), or `RECORDED` with `--record`.  A file that cannot be read
 or written is one `handoff replay: error: …` line on stderr.  The exit status is the worst
-verdict: 0 all OK, 1 a divergence or a violation, 2 a file that could not be read or written.
+verdict: 0 all OK, 1 a divergence or a violation, 2 a file that could not be read or written
+(and 4, as for every command, when the replay ran out of memory).  A trace's calls are read
+as they are replayed, so memory does not grow with the trace.
 
 The monitors are given by the caller: the command line passes the review's safety monitors,
 so a trace is judged by the properties as well as by its own expectations, and the review's
@@ -12,27 +14,38 @@ system world, which replays a run of the chart with its workers (a trace naming 
 move by move and judges the system properties along it.  `--chart` names
 the chart to replay on instead of the shipped chart of the trace's order: how a
 counterexample is shown to fail on the broken chart, and to pass on its fix.
+
+A trace is data.  The chart, worker contract and properties its header names are found among
+the shipped ones and those given on the command line (`--chart`, `--workers`, `--property`);
+nothing else it names is imported, and naming it is an error saying which option allows it.
 """
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable, Sequence
+import contextlib
+from collections.abc import Callable, Collection, Iterator, Sequence
 from pathlib import Path
+from typing import cast
 
 import attrs
 
 from handoff import _cli
-from handoff._compile.lookup import NamedChart, find_chart
-from handoff._runs.replay import MonitorFactory, Replay, record, replay
-from handoff._runs.trace import Trace, TraceError, read_trace, write_trace
+from handoff._compile.lookup import NamedChart, NotGiven, shipped_chart
+from handoff._runs.replay import MonitorFactory, Replay, recorded, replay
+from handoff._runs.trace import Entry, MoveLine, Trace, TraceError, stream_trace, write_trace
+from handoff._system.workers import find_contract
 
 __all__ = ["configure", "run"]
 
 _OK, _FAILED, _UNREADABLE = 0, 1, 2
 
-SystemReplay = Callable[[Trace], Sequence[tuple[int, str, str]]]
-"""Replays a system run; what it broke, as (line, property, words), first broken first."""
+SystemReplay = Callable[[Trace, Collection[str]], Sequence[tuple[int, str, str]]]
+"""Replays a system run, importing only the contracts and properties of one's own named in
+its second argument; what it broke, as (line, property, words), first broken first."""
+
+_OPTIONS = {"chart": "--chart", "worker contract": "--workers", "property": "--property"}
+"""The option that hands over each kind of name a trace may hold."""
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -51,8 +64,45 @@ def configure(parser: argparse.ArgumentParser) -> None:
         order=None,
         tables=True,
         chart_help="the chart(s) of your own that traces naming one were made on, MODULE:CLASS "
-        "(MODULE imported from the current directory or the Python path); repeat for several",
+        "(MODULE imported from the current directory or the Python path); repeat for several. "
+        "A chart a trace names is never imported from the trace",
     )
+    parser.add_argument(
+        "--workers",
+        type=_own_contract,
+        action="append",
+        default=[],
+        metavar="MODULE:NAME",
+        help="a worker contract of your own that traces with workers may name; repeat for "
+        "several (the shipped contracts need none: a trace's names are never imported)",
+    )
+    parser.add_argument(
+        "--property",
+        type=_own_name,
+        action="append",
+        default=[],
+        metavar="MODULE:NAME",
+        help="a property of your own that traces with workers may name; repeat for several",
+    )
+
+
+def _own_name(text: str) -> str:
+    """An argparse type: a name of one's own, `MODULE:NAME`."""
+    module_name, colon, name = (part.strip() for part in text.partition(":"))
+    if not (colon and module_name and name):
+        raise argparse.ArgumentTypeError(f"expected MODULE:NAME, got {text!r}")
+    return f"{module_name}:{name}"
+
+
+def _own_contract(text: str) -> str:
+    """An argparse type: a worker contract of one's own, `MODULE:NAME`, found now so that a
+    wrong name is a usage error before any trace is read."""
+    name = _own_name(text)
+    try:
+        find_contract(name)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+    return name
 
 
 def run(
@@ -64,22 +114,34 @@ def run(
     worst = _OK
     for path in args.traces:
         try:
-            trace = _on_chart(
-                read_trace(path, require_end=not args.record),
-                getattr(args, "chart", None) or (),
-                path,
-            )
-            if trace.workers is not None:
-                status = _replay_system(trace, path, systems, record=args.record)
-            elif args.record:
-                status = _record(trace, path)
-            else:
-                status = _replay(trace, path, monitors)
+            status = _one(args, path, monitors, systems)
         except TraceError as error:
             _cli.error("handoff replay", str(error))
             status = _UNREADABLE
         worst = max(worst, status)
     return worst
+
+
+def _one(
+    args: argparse.Namespace,
+    path: Path,
+    monitors: Sequence[MonitorFactory],
+    systems: SystemReplay | None,
+) -> int:
+    """Replay (or record) the trace at `path`; its calls are read as they are replayed, so a
+    long trace takes no more memory than a short one, recorded or not (a run with workers is
+    held whole)."""
+    header, body = stream_trace(path, require_end=not args.record)
+    with contextlib.closing(body):
+        trace = _on_chart(header, getattr(args, "chart", None) or (), path)
+        if trace.workers is not None:
+            trace = attrs.evolve(trace, moves=tuple(cast("Iterator[MoveLine]", body)))
+            allowed = (*args.workers, *args.property)
+            return _replay_system(trace, path, systems, allowed, record=args.record)
+        calls = cast("Iterator[Entry]", body)
+        if args.record:
+            return _record(trace, calls, path)
+        return _replay(trace, calls, path, monitors)
 
 
 def _on_chart(trace: Trace, charts: Sequence[NamedChart], path: Path) -> Trace:
@@ -94,16 +156,12 @@ def _on_chart(trace: Trace, charts: Sequence[NamedChart], path: Path) -> Trace:
     chart = by_name.get(trace.chart) if trace.chart is not None else None
     if chart is None and len(same_order) == 1:
         chart = same_order[0]
-    if chart is None and trace.chart is not None and not charts and ":" in trace.chart:
-        chart = _named(trace.chart, path)
+    if chart is None and trace.chart is not None:
+        chart = shipped_chart(trace.chart)
     if chart is None:
         if trace.chart is None:
             return trace
-        given = f" (given: {', '.join(by_name)})" if by_name else ""
-        raise TraceError(
-            f"{path}: the trace was made on chart {trace.chart}: "
-            f"give it with --chart MODULE:CLASS{given}"
-        )
+        raise TraceError(f"{path}: {_how(trace.chart, by_name)}")
     if chart.order is not trace.order:
         raise TraceError(
             f"{path}: chart {chart.table.name} runs {chart.order.value}, "
@@ -112,34 +170,42 @@ def _on_chart(trace: Trace, charts: Sequence[NamedChart], path: Path) -> Trace:
     return attrs.evolve(trace, rules=chart.rules)
 
 
-def _named(spec: str, path: Path) -> NamedChart:
-    """The chart a trace's header names as `MODULE:CLASS` (a review's counterexample does)."""
-    try:
-        return find_chart(spec, tables=True)
-    except ValueError as error:
-        raise TraceError(
-            f"{path}: the trace was made on chart {spec}, which cannot be loaded ({error}): "
-            "give it with --chart MODULE:CLASS"
-        ) from None
+def _how(name: str, given: Collection[str]) -> str:
+    """How to hand over the chart a trace names as `name`."""
+    also = f" (given: {', '.join(given)})" if given else ""
+    if ":" in name:
+        refusal = NotGiven("chart", name)
+        return refusal.allow(f"give it with --chart {refusal.name}{also}")
+    return f"the trace was made on chart {name}: give it with --chart MODULE:CLASS{also}"
 
 
-def _record(trace: Trace, path: Path) -> int:
-    write_trace(record(trace), path)
-    print(f"RECORDED {path} ({_calls(trace)})")
+def _record(trace: Trace, calls: Iterator[Entry], path: Path) -> int:
+    # Read, made and written one call at a time: the file is replaced once all are written.
+    count = write_trace(trace, path, recorded(trace, calls))
+    print(f"RECORDED {path} ({_calls(count)})")
     return _OK
 
 
-def _replay(trace: Trace, path: Path, monitors: Sequence[MonitorFactory]) -> int:
-    verdict = replay(trace, monitors)
+def _replay(
+    trace: Trace, calls: Iterator[Entry], path: Path, monitors: Sequence[MonitorFactory]
+) -> int:
+    verdict = replay(trace, monitors, entries=calls)
     if verdict.ok:
         held = "; every property a run can show holds" if monitors else ""
-        print(f"OK {path} ({_calls(trace)}){held}")
+        print(f"OK {path} ({_calls(verdict.calls)}){held}")
         return _OK
     _report(verdict, path)
     return _FAILED
 
 
-def _replay_system(trace: Trace, path: Path, systems: SystemReplay | None, *, record: bool) -> int:
+def _replay_system(
+    trace: Trace,
+    path: Path,
+    systems: SystemReplay | None,
+    allowed: Collection[str],
+    *,
+    record: bool,
+) -> int:
     if record:
         raise TraceError(
             f"{path}: a run with workers expects no answers: there is nothing to record"
@@ -148,7 +214,11 @@ def _replay_system(trace: Trace, path: Path, systems: SystemReplay | None, *, re
         raise TraceError(f"{path}: a run with workers is replayed by `handoff replay`")
     moves = len(trace.moves)
     try:
-        broken = systems(trace)
+        broken = systems(trace, allowed)
+    except NotGiven as refusal:
+        raise TraceError(
+            f"{path}: {refusal.allow(f'give it with {_OPTIONS[refusal.what]} {refusal.name}')}"
+        ) from None
     except TraceError as error:
         raise TraceError(f"{path}: {error}") from None
     workers = trace.workers
@@ -176,6 +246,5 @@ def _report(verdict: Replay, path: Path) -> None:
         print(f"  {violation.message}")
 
 
-def _calls(trace: Trace) -> str:
-    count = len(trace.entries)
+def _calls(count: int) -> str:
     return f"{count} call" if count == 1 else f"{count} calls"

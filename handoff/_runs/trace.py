@@ -34,9 +34,9 @@ the trace stays readable.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar, cast
 
 import attrs
 
@@ -71,11 +71,13 @@ __all__ = [
     "MoveLine",
     "Trace",
     "TraceError",
+    "TraceLines",
     "Workers",
     "call_fields",
     "call_object",
     "read_call",
     "read_trace",
+    "stream_trace",
     "trace_text",
     "write_trace",
 ]
@@ -194,29 +196,42 @@ class Trace:
 def trace_text(trace: Trace) -> str:
     """`trace` as JSON Lines, end line included; `TraceError` if a value has no JSON form."""
     try:
-        lines = [_header(trace), *map(_entry_line, trace.entries), *map(_move_line, trace.moves)]
+        return "".join(line + "\n" for line in _lines(trace, trace.entries, [0]))
     except (WireRefusal, wire.WireError) as error:
         raise TraceError(f"cannot write the trace: {error}") from None
-    unit, count = _counted(trace)
-    lines.append(f'{{"{_END}":{{"{unit}":{count}}}}}')
-    return "".join(line + "\n" for line in lines)
 
 
-def _counted(trace: Trace) -> tuple[str, int]:
-    """What the end line counts: calls, or a system run's moves."""
-    return ("calls", len(trace.entries)) if trace.workers is None else ("moves", len(trace.moves))
+def _lines(trace: Trace, entries: Iterable[Entry], written: list[int]) -> Iterator[str]:
+    """The lines of `trace` (its calls `entries`), end line included; `written[0]` counts the
+    calls (or moves) as they go by."""
+    yield _header(trace)
+    body = map(_entry_line, entries) if trace.workers is None else map(_move_line, trace.moves)
+    for line in body:
+        written[0] += 1
+        yield line
+    unit = "calls" if trace.workers is None else "moves"
+    yield f'{{"{_END}":{{"{unit}":{written[0]}}}}}'
 
 
-def write_trace(trace: Trace, path: Path) -> None:
-    """Write `trace` to `path`, whole or not at all (never a half-written trace).
+def write_trace(trace: Trace, path: Path, entries: Iterable[Entry] | None = None) -> int:
+    """Write `trace` to `path`, whole or not at all (never a half-written trace); the count of
+    calls (or moves) written.
 
-    `path` must be a regular file or a missing one (see `handoff._files`); `TraceError` else.
+    `entries` are its calls when they are made as they are written (`handoff replay
+    --record`), rather than held in `trace`.  `path` must be a regular file or a missing one
+    (see `handoff._files`); `TraceError` else.
     """
-    text = trace_text(trace)
+    written = [0]
+    lines = _lines(trace, trace.entries if entries is None else entries, written)
     try:
-        _files.write_text(path, text)
+        _files.write_chunks(
+            path, ((line + "\n").encode("utf-8", "surrogateescape") for line in lines)
+        )
     except _files.OutputError as error:
         raise TraceError(str(error)) from None
+    except (WireRefusal, wire.WireError) as error:
+        raise TraceError(f"cannot write the trace: {error}") from None
+    return written[0]
 
 
 def _header(trace: Trace) -> str:
@@ -289,16 +304,59 @@ def read_trace(path: Path, *, require_end: bool = True) -> Trace:
     With `require_end=False` a trace without its end line is read as complete (for rewriting
     traces written before they had one); a wrong end line is refused all the same.
     """
+    trace, body = stream_trace(path, require_end=require_end)
+    lines = tuple(body)
+    if trace.workers is None:
+        return attrs.evolve(trace, entries=cast("tuple[Entry, ...]", lines))
+    return attrs.evolve(trace, moves=cast("tuple[MoveLine, ...]", lines))
+
+
+def stream_trace(path: Path, *, require_end: bool = True) -> tuple[Trace, TraceLines]:
+    """The header of the trace file at `path`, and its calls (or moves) read one at a time.
+
+    The header is read, and the end line looked for, before this returns; each line after it
+    is read and checked as the iterator reaches it, so memory does not grow with the file, and
+    a bad line raises `TraceError` there (after the lines before it).  The file is closed when
+    the iterator is exhausted or closed.
+    """
     name = str(path)
     try:
-        with path.open("rb") as file:
-            lines = trace_file.lines(file, name)
-            trace = _read_header(name, next(lines, None))
-            if require_end:  # a trace cut short is refused before its calls are read
-                trace_file.require_last_line(file, name, _is_end_line, _no_end_line, _END)
-            return _read(name, trace, lines, require_end=require_end)
+        file = path.open("rb")
     except OSError as error:
         raise TraceError(f"{path}: cannot read: {error.strerror or error}") from None
+    try:
+        lines = trace_file.lines(file, name)
+        trace = _read_header(name, next(lines, None))
+        if require_end:  # a trace cut short is refused before its calls are read
+            trace_file.require_last_line(file, name, _is_end_line, _no_end_line, _END)
+    except BaseException as error:
+        file.close()
+        if isinstance(error, OSError):
+            raise TraceError(f"{path}: cannot read: {error.strerror or error}") from None
+        raise
+    return trace, TraceLines(file, name, _body(name, trace, lines, require_end=require_end))
+
+
+class TraceLines(Iterator["Entry | MoveLine"]):
+    """The lines of an open trace file after its header, read one at a time; closing it (or
+    reading it to its end) closes the file, read or not."""
+
+    def __init__(self, file: BinaryIO, name: str, body: Iterator[Entry | MoveLine]) -> None:
+        self._file, self._name, self._body = file, name, body
+
+    def __next__(self) -> Entry | MoveLine:
+        try:
+            return next(self._body)
+        except OSError as error:
+            self.close()
+            raise TraceError(f"{self._name}: cannot read: {error.strerror or error}") from None
+        except BaseException:  # the end, or a line refused: the file is done with either way
+            self.close()
+            raise
+
+    def close(self) -> None:
+        """Close the file."""
+        self._file.close()
 
 
 def _is_end_line(line: str) -> bool:
@@ -333,24 +391,23 @@ def _read_header(name: str, first: tuple[int, str] | None) -> Trace:
     )
 
 
-def _read(name: str, trace: Trace, lines: Iterator[tuple[int, str]], *, require_end: bool) -> Trace:
-    entries: list[Entry] = []
-    moves: list[MoveLine] = []
+def _body(
+    name: str, trace: Trace, lines: Iterator[tuple[int, str]], *, require_end: bool
+) -> Iterator[Entry | MoveLine]:
+    """Each call (or move) line after the header, in order, up to the end line it checks."""
+    count = 0
     unit = "calls" if trace.workers is None else "moves"
     for number, line in lines:
         data = _Line(f"{name}:{number}", _object(f"{name}:{number}", line))
         if _END in data.data:
-            _check_end(data, len(entries) + len(moves), unit)
+            _check_end(data, count, unit)
             for after, _ in lines:
                 raise TraceError(f"{name}:{after}: a line after the end line")
-            return attrs.evolve(trace, entries=tuple(entries), moves=tuple(moves))
-        if trace.workers is None:
-            entries.append(_entry(data, number))
-        else:
-            moves.append(data.move())
+            return
+        count += 1
+        yield _entry(data, number) if trace.workers is None else data.move()
     if require_end:
-        raise TraceError(f"{name}: {_no_end_line(len(entries) + len(moves))}")
-    return attrs.evolve(trace, entries=tuple(entries), moves=tuple(moves))
+        raise TraceError(f"{name}: {_no_end_line(count)}")
 
 
 def _object(where: str, line: str) -> dict[str, object]:

@@ -19,13 +19,15 @@ MAX_LINE_BYTES = 1 << 20
 """The longest trace line read (1 MiB): thousands of times what any call's line needs."""
 
 _CHUNK = 1 << 20
+_BOM = "\ufeff"
 
 
 def lines(file: BinaryIO, name: str) -> Iterator[tuple[int, str]]:
     """Each non-blank line of `file` with its number, decoded; `TraceError` on a bad one.
 
     JSON Lines ends a line at "\\n" (or "\\r\\n") only: a string may hold U+2028 and friends,
-    which the writer leaves as they are.
+    which the writer leaves as they are.  A UTF-8 byte order mark opening the file, which some
+    editors write, is not part of its first line.
     """
     offset = 0
     number = 0
@@ -40,6 +42,8 @@ def lines(file: BinaryIO, name: str) -> Iterator[tuple[int, str]]:
             line = raw.decode("utf-8")
         except UnicodeDecodeError as error:
             raise TraceError(f"{name}: not UTF-8 (byte {offset + error.start})") from None
+        if offset == 0:
+            line = line.removeprefix(_BOM)
         offset += len(raw)
         line = line.removesuffix("\n").removesuffix("\r")
         if line.strip():

@@ -11,7 +11,7 @@ the table the coordinator runs is the chart as python-statemachine reads it.
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Any, Protocol
 
 import attrs
@@ -503,15 +503,18 @@ def own_property(predicate: Callable[[Any], object], name: str, spelling: str = 
     )
 
 
-def find_property(text: str) -> Property:
+def find_property(text: str, allowed: Collection[str] | None = None) -> Property:
     """The property of one's own `MODULE:NAME` names: a function of a `handoff.SystemView`
     (MODULE imported from the current directory or the Python path).  ValueError says why
-    not."""
-    from handoff._compile.lookup import _import  # a module of one's own, when asked for
+    not; with `allowed` given (a name read from a file), a name outside it is `NotGiven`,
+    nothing imported."""
+    from handoff._compile.lookup import NotGiven, _import  # a module of one's own, when asked for
 
     module_name, colon, name = (part.strip() for part in text.partition(":"))
     if not (colon and module_name and name):
         raise ValueError(f"expected MODULE:NAME, a function of a handoff.SystemView, got {text!r}")
+    if allowed is not None and f"{module_name}:{name}" not in allowed:
+        raise NotGiven("property", f"{module_name}:{name}")
     found: object = _import(module_name)
     for part in name.split("."):
         found = getattr(found, part, None)

@@ -24,11 +24,12 @@ take these.
 from __future__ import annotations
 
 import enum
-from collections.abc import Hashable, Iterable
+from collections.abc import Collection, Hashable, Iterable
 from typing import Any, NamedTuple
 
 import attrs
 
+from handoff._compile.lookup import NotGiven
 from handoff._compile.lookup import _import as import_module
 from handoff._values.messages import HandoffAction, HandoffFact
 from handoff._values.values import HandoffActionOutcome
@@ -516,16 +517,20 @@ def outcome_of(action: HandoffAction, reply: WorkerReply) -> HandoffActionOutcom
     return None
 
 
-def find_contract(text: str) -> WorkerContract:
+def find_contract(text: str, allowed: Collection[str] | None = None) -> WorkerContract:
     """The contract `text` names: a shipped one (`forgetful`, `tombstone`), `tombstone:K` (the
     last K requests remembered), `source=A,destination=B` (one contract per role, each
     named as here), or `MODULE:NAME`.
 
-    NAME is a `WorkerContract` instance or a subclass built without arguments.  Raises
+    NAME is a `WorkerContract` instance or a subclass built without arguments.  A name read
+    from a file is data: with `allowed` given, a `MODULE:NAME` outside it is refused
+    (`NotGiven`) before anything is imported, unless `text` itself is allowed whole.  Raises
     ValueError saying what is wrong and what would be right.
     """
+    if allowed is not None and text.strip() in allowed:
+        allowed = None
     if "=" in text:
-        return _per_role(text)
+        return _per_role(text, allowed)
     shipped = CONTRACTS.get(text.strip().casefold())
     if shipped is not None:
         return shipped
@@ -540,6 +545,8 @@ def find_contract(text: str) -> WorkerContract:
             f"unknown worker contract {text!r}: expected {choices}, tombstone:K, "
             "source=A,destination=B or MODULE:NAME"
         )
+    if allowed is not None and f"{module_name}:{name}" not in allowed:
+        raise NotGiven("worker contract", f"{module_name}:{name}")
     found = _attribute(import_module(module_name), module_name, name)
     if isinstance(found, type) and issubclass(found, WorkerContract):
         try:
@@ -551,13 +558,13 @@ def find_contract(text: str) -> WorkerContract:
     return found
 
 
-def _per_role(text: str) -> WorkerContract:
+def _per_role(text: str, allowed: Collection[str] | None) -> WorkerContract:
     named: dict[str, WorkerContract] = {}
     for part in text.split(","):
         role, equals, contract = (piece.strip() for piece in part.partition("="))
         if not equals or role not in ("source", "destination") or role in named:
             raise ValueError(f"{text!r}: name one contract per role, as source=A,destination=B")
-        named[role] = find_contract(contract)
+        named[role] = find_contract(contract, allowed)
     if len(named) != 2:
         raise ValueError(f"{text!r}: name a contract for both roles, as source=A,destination=B")
     return PerRole(named["source"], named["destination"])

@@ -115,7 +115,9 @@ def _describe(data: object) -> str:
         digits = int.__repr__(data)
         return digits if len(digits) <= 30 else f"an integer of {len(digits)} characters"
     if isinstance(data, float):
-        return format_f64(data)
+        # Only a number read as `json` reads it can be infinite (`1e400`); serde would write
+        # it as `null`, which is not what arrived.
+        return format_f64(data) if math.isfinite(data) else "a number beyond a float's range"
     if isinstance(data, str):
         return f"the string {_quote(data)}"
     if isinstance(data, list):
