@@ -82,8 +82,9 @@ def test_every_call_of_the_suite_is_one_the_wire_carries(suite: Suite) -> None:
     # NaN and the infinities are written as null: exactly those three timings are left out.
     assert len(dropped) == 3
     assert all(call.fact is not None and not call.usable for call in dropped)
-    assert len(suite.cases) == len(suite.steps)
-    assert suite.calls == sum(len(path) + 1 for path, _ in suite.cases)
+    assert suite.calls == sum(len(path) + 1 + len(tail) for path, _, tail in suite.cases) + sum(
+        len(probe.calls) for probe in suite.probes
+    )
 
 
 def test_a_missing_implementation_or_none_is_a_usage_error(
@@ -253,17 +254,18 @@ def test_a_walk_that_diverges_is_shrunk_and_a_conforming_one_is_not(suite: Suite
     with Implementation(_driver("wrong_late"), 10.0) as implementation:
         checker = Checker(implementation)
         checker.hello()
-        made, found = checker.walks(suite.model, 0, 3)
-        assert made == 3 * 40
+        walked, made, found = checker.walks(suite.model, 0, 3)
+        assert (walked, made) == (3, 3 * 40)
         assert found is not None
         assert len(found.calls) == 20  # the driver is right until a handoff's 20th call
         assert found.shrunk
+        assert found.actual is not None
         assert found.actual.answer.error is ErrorKind.UNKNOWN_ACTION
         assert found.expected.answer.error is not ErrorKind.UNKNOWN_ACTION
     with Implementation(REFERENCE, 10.0) as implementation:
         checker = Checker(implementation)
         checker.hello()
-        assert checker.walks(suite.model, 0, 3) == (120, None)
+        assert checker.walks(suite.model, 0, 3) == (3, 120, None)
 
 
 def test_conform_exports_vectors_and_shows_a_counterexample(

@@ -128,7 +128,9 @@ def _export(suites: Sequence[Suite], args: argparse.Namespace) -> None:
     for suite in suites:
         for run in suite.runs(opened):
             lines += map(vector_line, run.requests, run.expected)
-        opened += len(suite.cases)
+        for _, run in suite.probe_runs(opened + len(suite.cases)):
+            lines += map(vector_line, run.requests, run.expected)
+        opened += suite.handoffs
     _files.write_text(
         args.export, "".join(f"{line}\n" for line in [vectors_header(len(lines)), *lines])
     )
@@ -173,12 +175,12 @@ def _check(checker: Checker, suite: Suite, args: argparse.Namespace) -> Divergen
     model = suite.model
     said = (
         f"{model.name}: {suite.configurations:,} configurations, {len(suite.cases):,} cases, "
-        f"{suite.calls:,} calls ({suite.covered})"
+        f"{len(suite.probes)} payload classes, {suite.calls:,} calls ({suite.covered})"
     )
     found = checker.suite(suite)
     if found is None and args.walks:
-        made, found = checker.walks(model, args.seed, args.walks)
-        said += f"; {args.walks:,} walks from seed {args.seed}, {made:,} calls"
+        walked, made, found = checker.walks(model, args.seed, args.walks)
+        said += f"; {walked:,} walks from seed {args.seed}, {made:,} calls"
     print(f"{said}: {'OK' if found is None else 'DIVERGED'}")
     if found is not None:
         _report(found)
@@ -187,13 +189,16 @@ def _check(checker: Checker, suite: Suite, args: argparse.Namespace) -> Divergen
 
 def _report(divergence: Divergence) -> None:
     calls = divergence.calls
-    run = (
-        "the walk that shows it, shrunk" if divergence.shrunk else "the shortest run that shows it"
-    )
+    if not divergence.shrunk:
+        run = "the shortest run that shows it"
+    elif divergence.past_refusal:
+        run = "the run past a refused or dropped call that shows it, shrunk"
+    else:
+        run = "the walk that shows it, shrunk"
     print(f"  {run}, handoff {divergence.run.handoff_id}:")
     for number, call in enumerate(calls, start=1):
         print(f"    {number:>2}. {call}")
     print(f"  chart state before call {len(calls)}: {divergence.chart_state()}")
     handoff = divergence.run.handoff_id
     print(f"  the chart answered:          {divergence.expected.answer.describe(handoff)}")
-    print(f"  the implementation answered: {divergence.actual.answer.describe(handoff)}")
+    print(f"  the implementation answered: {divergence.answered()}")
