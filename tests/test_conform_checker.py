@@ -29,7 +29,7 @@ from handoff import (
 )
 from handoff.__main__ import main
 from handoff._review.conform.check import Broken, Checker
-from handoff._review.conform.child import Implementation
+from handoff._review.conform.child import KEPT_STDERR, Implementation, Misbehaved
 from handoff._review.conform.protocol import (
     Answer,
     CallRequest,
@@ -70,7 +70,7 @@ def suite() -> Suite:
 @pytest.fixture(scope="module")
 def first_cases(suite: Suite) -> Suite:
     """The suite's first 300 cases: enough to reach a third call, quick to send."""
-    return attrs.evolve(suite, cases=suite.cases[:300])
+    return attrs.evolve(suite, cases=suite.cases[:300], probes=())
 
 
 # -- the suite ---------------------------------------------------------------------------------
@@ -292,3 +292,14 @@ def test_conform_exports_vectors_and_shows_a_counterexample(
     assert not replay_vectors(ForgetsCompletion(), first, wrong)
     assert wrong.getvalue().startswith(f"FAILED {first}:")
     assert "expected: [#2 Complete]" in wrong.getvalue()
+
+
+def test_only_the_tail_of_an_implementations_stderr_is_kept(tmp_path: Path) -> None:
+    with Implementation(_driver("unruly", "stderr", str(tmp_path / "pids")), 60.0) as child:
+        child.exchange([write(Hello())])
+        with pytest.raises(Misbehaved, match=r"exited with status 3 \('the last words'\)"):
+            child.exchange([write(Open(handoff_id(0), SF))])
+        # 32 MiB were written; what is kept ends with the last words.
+        kept = child.stderr_tail()
+        assert len(kept) == KEPT_STDERR
+        assert kept.endswith(b"e\nthe last words\n")

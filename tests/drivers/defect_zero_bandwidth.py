@@ -12,8 +12,7 @@ from handoff.conform_driver import Answer, Call, Driver, ErrorKind, main
 class RefusesZeroBandwidth(Driver):
     def answer(self, coordinator: HandoffCoordinatorCore, call: Call) -> Answer:
         fact = call.fact
-        held = isinstance(fact, HandoffFact.SourceHeld)
-        if held and fact.transfer_timing.bandwidth_gb_s == 0.0:
+        if isinstance(fact, HandoffFact.SourceHeld) and fact.transfer_timing.bandwidth_gb_s == 0.0:
             return Answer(
                 error=ErrorKind.INVALID_TRANSFER_TIMING,
                 message="invalid handoff transfer bandwidth 0",

@@ -12,16 +12,20 @@ handoff).  `--export FILE` writes the suites as test vectors instead of, or befo
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
 import shlex
+import signal
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from types import FrameType
 
 from handoff import _cli, _files
 from handoff._compile.lookup import spelling
 from handoff._compile.table import compiled
 from handoff._review.conform.check import Broken, Checker, Divergence
-from handoff._review.conform.child import Implementation
+from handoff._review.conform.child import Implementation, adopt_orphans
 from handoff._review.conform.suite import ChartCrashed, Model, Suite, build_suite
 from handoff._review.conform.vectors import vector_line, vectors_header
 from handoff._runs.trace import TraceError, write_trace
@@ -33,6 +37,29 @@ class _BrokenProtocol(_cli.CommandError):
     """The implementation broke the protocol: there is no answer to judge (exit 2)."""
 
     status = 2
+
+
+class _Terminated(_cli.CommandError):
+    """SIGTERM ended the check (exit 143, as a shell reports a process SIGTERM ended)."""
+
+    status = 128 + signal.SIGTERM
+
+
+@contextlib.contextmanager
+def _terminable() -> Iterator[None]:
+    """SIGTERM raises `_Terminated` inside the block, so the implementation is ended with it."""
+
+    def terminated(_signum: int, _frame: FrameType | None) -> None:
+        raise _Terminated("terminated (SIGTERM)")
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, terminated)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -96,9 +123,15 @@ def run(args: argparse.Namespace) -> int:
     if not command:
         _export(_suites(args), args)
         return 0
+    with _terminable():
+        return _start(command, args)
+
+
+def _start(command: list[str], args: argparse.Namespace) -> int:
     began = time.perf_counter()
+    adopted = adopt_orphans()
     try:  # started first: it starts up while the suites are built
-        implementation = Implementation(command, args.timeout)
+        implementation = Implementation(command, args.timeout, adopted=adopted)
     except OSError as error:
         raise _cli.UsageError(f"cannot start {shlex.join(command)}: {error.strerror}") from None
     with implementation:
@@ -145,7 +178,7 @@ def _conform(
     first: Divergence | None = None
     try:
         hello = checker.hello()
-        name = hello.implementation or "unnamed"
+        name = _clipped(hello.implementation) or "unnamed"
         print(f"conform {shlex.join(implementation.command)} ({name}, protocol {hello.version})")
         for suite in suites:
             found = _check(checker, suite, args)
@@ -185,6 +218,12 @@ def _check(checker: Checker, suite: Suite, args: argparse.Namespace) -> Divergen
     if found is not None:
         _report(found)
     return found
+
+
+def _clipped(text: str, most: int = 200) -> str:
+    """`text` as a report quotes it: at most `most` characters, control characters escaped."""
+    shown = text if len(text) <= most else text[:most] + "…"
+    return shown.encode("unicode_escape").decode("ascii") if not shown.isprintable() else shown
 
 
 def _report(divergence: Divergence) -> None:

@@ -154,13 +154,22 @@ class Answer:
         says so."""
         if self.error is not None:
             said = f"refused: {self.error.value}"
-            said += f" ({self.message})" if self.message else ""
+            said += f" ({_clipped(self.message)})" if self.message else ""
         else:
             said = "[" + ", ".join(_issued_words(item, handoff_id) for item in self.issued) + "]"
         state = "complete" if self.complete else "not complete"
         completion = "" if self.completion is None else f", completion {self.completion}"
         lifecycle = ", ".join(event.value for event in self.lifecycle) or "empty"
         return f"{said}; then {state}{completion}, lifecycle {lifecycle}"
+
+
+_QUOTED = 200
+"""How much of an implementation's own message a report quotes."""
+
+
+def _clipped(message: str) -> str:
+    shown = message if len(message) <= _QUOTED else message[:_QUOTED] + "…"
+    return shown if shown.isprintable() else repr(shown)
 
 
 def _issued_words(issued: IssuedHandoffAction, handoff_id: HandoffId | None) -> str:
