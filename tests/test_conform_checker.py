@@ -281,13 +281,13 @@ def test_conform_exports_vectors_and_shows_a_counterexample(
     assert "counterexample written to" in out
     assert trace.read_text().count("\n") == 5  # header, three calls, end line
     # The whole file replays on the reference in test_conform.py, in a subprocess; here its
-    # first 400 vectors, re-headed, show the driver's own words either way.
+    # first 600 vectors, re-headed, show the driver's own words either way.
     first = tmp_path / "first.jsonl"
-    kept = vectors.read_text().splitlines()[1:401]
+    kept = vectors.read_text().splitlines()[1:601]
     first.write_text("".join(f"{line}\n" for line in [vectors_header(len(kept)), *kept]))
     with contextlib.redirect_stdout(io.StringIO()) as said:
         assert driver_main(["--vectors", str(first)]) == 0
-    assert said.getvalue() == f"OK {first} (400 vectors)\n"
+    assert said.getvalue() == f"OK {first} (600 vectors)\n"
     wrong = io.StringIO()
     assert not replay_vectors(ForgetsCompletion(), first, wrong)
     assert wrong.getvalue().startswith(f"FAILED {first}:")
