@@ -375,8 +375,8 @@ def test_a_driver_of_another_protocol_version_is_refused_at_the_hello(ran: dict[
     result = ran["version"]
     assert result.status == 2, result.err
     assert result.err == (
-        "handoff conform: error: the implementation speaks protocol version 2; "
-        "handoff conform speaks version 1\n"
+        "handoff conform: error: the implementation speaks protocol version 3; "
+        "handoff conform speaks versions 1 and 2\n"
     )
 
 

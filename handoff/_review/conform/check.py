@@ -9,6 +9,8 @@ An answer that is not the protocol, or names another handoff, is `Broken`: no an
 from __future__ import annotations
 
 import random
+import re
+import time
 from collections.abc import Iterable, Iterator, Sequence
 
 import attrs
@@ -48,6 +50,8 @@ class Divergence:
     shrunk: bool = False
     """Shrunk: found by a random walk, or past a refused or dropped call of the suite (else
     by the suite, breadth-first: a shortest run)."""
+    chart_known: bool = True
+    """Whether the chart is known (not when the run came from test vectors)."""
     past_refusal: bool = False
     """Found past a refused or dropped call of the suite (then shrunk)."""
     unread: str = ""
@@ -57,7 +61,7 @@ class Divergence:
         """What the implementation answered, in words."""
         if self.actual is None:
             return self.unread
-        return self.actual.answer.describe(self.run.handoff_id)
+        return self.actual.describe()
 
     @property
     def calls(self) -> tuple[Call, ...]:
@@ -76,7 +80,9 @@ class Divergence:
         """`calls` as made for the review's handoff, as runs are built (`run_of`)."""
         own, template = str(self.run.handoff_id), str(HANDOFF_ID)
         lines = self.run.requests[1 : self.index + 1]
-        return tuple(_call(line.replace(own, template)) for line in lines)
+        words = worded(HANDOFF_ID)
+        made = (_call(line.replace(own, template)) for line in lines)
+        return tuple(words.get(call, call) for call in made)
 
     def trace(self) -> Trace:
         """The calls as a trace that expects the chart's answers (`handoff replay` reads it)."""
@@ -112,9 +118,15 @@ class Checker:
         """Calls sent so far."""
         self.sent = 0
         """Runs sent by the last batch of runs."""
+        self.waited = 0.0
+        """Seconds spent sending requests and waiting for their answers."""
+        self.closing = False
+        """Whether each handoff is closed after its run (protocol version 2)."""
+        self.unreported: frozenset[str] = frozenset()
+        """What of `protocol.REPORTED` the implementation does not report: not compared."""
 
     def hello(self) -> protocol.Hello:
-        """The handshake; `Broken` unless the implementation speaks this protocol version."""
+        """The handshake; `Broken` unless the implementation speaks a version this side does."""
         request = protocol.write(protocol.Hello(protocol.VERSION, "handoff conform"))
         try:
             (line,) = self.implementation.exchange([request])
@@ -123,11 +135,13 @@ class Checker:
         answer = _read(line, _name(request))
         if not isinstance(answer, protocol.Hello):
             raise Broken(f"the implementation answered the hello line with {_clip(line)}")
-        if answer.version != protocol.VERSION:
+        if answer.version not in protocol.VERSIONS:
             raise Broken(
                 f"the implementation speaks protocol version {answer.version}; "
-                f"handoff conform speaks version {protocol.VERSION}"
+                f"handoff conform speaks versions {' and '.join(map(str, protocol.VERSIONS))}"
             )
+        self.closing = answer.version >= 2
+        self.unreported = frozenset(protocol.REPORTED) - set(answer.reported)
         return answer
 
     def suite(self, suite: Suite) -> Divergence | None:
@@ -155,6 +169,10 @@ class Checker:
             return sent, made, None
         return sent, made, self._shrink(model, paths[runs.index(found.run)], found)
 
+    def replay(self, runs: Sequence[tuple[Model, Run]]) -> Divergence | None:
+        """Send `runs` (read from test vectors) as they are; the first divergence."""
+        return self._first(runs)
+
     def _shrink(self, model: Model, calls: Sequence[Call], found: Divergence) -> Divergence:
         """`found`, the divergence of `calls`, with every call deleted that it does not need.
 
@@ -179,6 +197,7 @@ class Checker:
     def _first(self, runs: Iterable[tuple[Model, Run]]) -> Divergence | None:
         """Send `runs` a batch at a time; the first divergence (`sent` counts the runs sent)."""
         self.sent = 0
+        closing = 1 if self.closing else 0
         for batch in _batches(runs):
             answers = self._exchange([run for _, run in batch])
             self.sent += len(batch)
@@ -188,6 +207,9 @@ class Checker:
                 start += len(run.requests)
                 if found is not None:
                     return found
+                if closing:
+                    self._closed(run, answers[start])
+                start += closing
             extra = self.implementation.unasked()
             if extra is not None:
                 last = _name(batch[-1][1].requests[-1]).removeprefix("to ")
@@ -197,18 +219,39 @@ class Checker:
         return None
 
     def _exchange(self, batch: Sequence[Run]) -> list[bytes]:
-        requests = [line for run in batch for line in run.requests]
+        requests = [
+            line for run in batch for line in (*run.requests, *_closing(run, closing=self.closing))
+        ]
         self.calls += sum(run.calls for run in batch)
+        began = time.perf_counter()
         try:
             return self.implementation.exchange(requests)
         except Misbehaved as error:
             raise _broken(error, _name(requests[error.index])) from None
+        finally:
+            self.waited += time.perf_counter() - began
+
+    def _spelled(self, expected: str) -> bytes:
+        """`expected` as the reference spells it without what the implementation does not
+        report (a reply's `completion` and `lifecycle` come last, in that order)."""
+        if self.unreported:
+            for key in self.unreported:
+                expected = _REPORTED_KEYS[key].sub("", expected)
+        return expected.encode()
+
+    def _closed(self, run: Run, line: bytes) -> None:
+        where = f"to the closing of handoff {run.handoff_id}"
+        if line == protocol.write(protocol.Closed(run.handoff_id)).encode():
+            return
+        answer = _read(line, where)
+        if answer != protocol.Closed(run.handoff_id):
+            raise Broken(f"the implementation answered {_clip(line)} {where}")
 
     def _judge(self, model: Model, run: Run, answers: Sequence[bytes]) -> Divergence | None:
         for index, (request, expected, line) in enumerate(
             zip(run.requests, run.expected, answers, strict=True)
         ):
-            if line == expected.encode():  # the reference's own spelling: equal, no need to read
+            if line == self._spelled(expected):  # the reference's own spelling: no need to read
                 continue
             where = _name(request)
             chart = protocol.read(expected)
@@ -226,13 +269,35 @@ class Checker:
                 and answer.handoff_id != run.handoff_id
             ):
                 raise Broken(f"the implementation answered for handoff {answer.handoff_id} {where}")
-            if (
-                isinstance(answer, protocol.Reply)
-                and isinstance(chart, protocol.Reply)
-                and answer != chart
-            ):
-                return Divergence(model, run, index, chart, answer)
+            if isinstance(answer, protocol.Reply) and isinstance(chart, protocol.Reply):
+                found = self._compare(model, run, index, chart, answer, where)
+                if found is not None:
+                    return found
         return None
+
+    def _compare(
+        self,
+        model: Model,
+        run: Run,
+        index: int,
+        chart: protocol.Reply,
+        answer: protocol.Reply,
+        where: str,
+    ) -> Divergence | None:
+        """A divergence if `answer` differs from `chart` in what the implementation reports."""
+        missing = sorted(answer.left_out - self.unreported)
+        if missing:
+            raise Broken(
+                f"the implementation left out {missing[0]!r}, which its hello says it "
+                f"reports, {where}"
+            )
+        if self.unreported:
+            chart, answer = chart.without(self.unreported), answer.without(self.unreported)
+        return None if answer == chart else Divergence(model, run, index, chart, answer)
+
+
+def _closing(run: Run, *, closing: bool) -> tuple[str, ...]:
+    return (protocol.write(protocol.Close(run.handoff_id)),) if closing else ()
 
 
 def _batches(runs: Iterable[tuple[Model, Run]]) -> Iterator[list[tuple[Model, Run]]]:
@@ -268,6 +333,12 @@ def _not_protocol(error: protocol.ProtocolError, line: bytes, where: str) -> Bro
         f"{_clip(str(error).encode())}: {_clip(line)}"
     )
 
+
+_REPORTED_KEYS = {
+    "completion": re.compile(r',"completion":(?:null|"[A-Za-z]+")(?=,"lifecycle"|}$)'),
+    "lifecycle": re.compile(r',"lifecycle":\[[^\]]*\](?=}$)'),
+}
+"""Each reported key of a reply as `protocol.write` spells it, where it spells it."""
 
 _REPLY_KEYS = frozenset(("handoff", "issued", "error", "complete", "completion", "lifecycle"))
 
@@ -308,6 +379,8 @@ def _name(request: str) -> str:
         return f"to {message.call} of handoff {message.handoff_id}"
     if isinstance(message, protocol.Open):
         return f"to the opening of handoff {message.handoff_id}"
+    if isinstance(message, protocol.Close):
+        return f"to the closing of handoff {message.handoff_id}"
     return "to the hello line"
 
 
