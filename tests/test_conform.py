@@ -100,6 +100,18 @@ def _commands(scratch: Path) -> dict[str, list[str]]:
     }  # fmt: skip
     for defect in DEFECTS:
         commands[defect] = _conform(driver=_driver(defect))
+    reserves = str(scratch / "reserves.vectors")
+    commands["defect_refusal_reserves"] = _conform(
+        "--vectors-out", reserves, driver=_driver("defect_refusal_reserves")
+    )
+    commands["version one"] = _conform(*sf, driver=_driver("version_one"))
+    commands["no lifecycle"] = _conform(*sf, driver=_driver("no_lifecycle"))
+    commands["no lifecycle, wrong"] = _conform(
+        *sf,
+        "--vectors-out",
+        str(scratch / "wrong.vectors"),
+        driver=_driver("no_lifecycle", "wrong"),
+    )
     commands["long message"] = _conform(*sf, driver=_driver("wrong_long_message"))
     for how in UNRULY:
         pids = str(scratch / f"unruly-{how}.pids")
@@ -134,9 +146,19 @@ def ran(scratch: Path) -> dict[str, Ran]:
     started = {name: _start(args) for name, args in _commands(scratch).items()}
     results = {name: _finish(process) for name, process in started.items()}
     vectors = str(scratch / "vectors.jsonl")
+    reserves, wrong = str(scratch / "reserves.vectors"), str(scratch / "wrong.vectors")
     replays = {
         "vectors on the reference": _start([*REFERENCE, "--vectors", vectors]),
         "vectors on a wrong driver": _start([*_driver("wrong_noop_cancel"), "--vectors", vectors]),
+        "counterexample on its driver": _start(
+            _conform("--vectors", reserves, driver=_driver("defect_refusal_reserves"))
+        ),
+        "counterexample on the reference": _start(
+            _conform("--vectors", reserves, driver=REFERENCE)
+        ),
+        "unreported counterexample on its driver": _start(
+            _conform("--vectors", wrong, driver=_driver("no_lifecycle", "wrong"))
+        ),
     }
     results |= {name: _finish(process) for name, process in replays.items()}
     return results
@@ -345,6 +367,56 @@ def test_per_request_bytes_left_out_of_the_delay_are_found(ran: dict[str, Ran]) 
     # out, nothing is modelled and the fallback, 0.0, applies.
     assert _said(result.out, "the chart")[0].startswith("[#2 StartTransfer(delay_ms=0.02097152)]")
     assert _said(result.out, "the implementation")[0].startswith("[#2 StartTransfer(delay_ms=0.0)]")
+
+
+# -- protocol versions, what an implementation reports, counterexamples as vectors ---------------
+
+
+def test_a_version_1_implementation_still_conforms(ran: dict[str, Ran]) -> None:
+    result = ran["version one"]
+    assert result.status == 0, result.err
+    assert "(a version 1 engine, protocol 1)" in result.out
+    assert "not checked" not in result.out
+
+
+def test_what_an_implementation_does_not_report_is_not_compared_and_is_said(
+    ran: dict[str, Ran],
+) -> None:
+    result = ran["no lifecycle"]
+    assert result.status == 0, result.err
+    assert "(handoff reference driver, protocol 2)" in result.out
+    assert "not checked: lifecycle (the implementation's hello says it does not report it)" in (
+        result.out
+    )
+    # What it does report is still compared: `complete` answered wrongly once complete.
+    wrong = ran["no lifecycle, wrong"]
+    assert wrong.status == 1, wrong.err
+    assert _said(wrong.out, "the chart") == ["[#5 Complete]; then complete, completion Success"]
+    assert _said(wrong.out, "the implementation") == [
+        "[#5 Complete]; then not complete, completion Success"
+    ]
+
+
+def test_a_counterexample_written_as_vectors_replays_on_the_implementation(
+    ran: dict[str, Ran], scratch: Path
+) -> None:
+    result = ran["defect_refusal_reserves"]
+    assert "as 7 test vectors" in result.out  # the opening and the six calls
+    lines = (scratch / "reserves.vectors").read_text().splitlines()
+    assert lines[0] == '{"vectors":{"version":1,"lines":7}}'
+    # The refusal is written with its kind, as the implementation must answer it.
+    assert '"error":{"kind":"InvalidTransferTiming"' in lines[-2]
+    again = ran["counterexample on its driver"]
+    assert again.status == 1, again.err
+    assert ": 1 handoffs, 6 calls: DIVERGED" in again.out
+    assert _counterexamples(again.out) == _counterexamples(result.out)
+    assert _said(again.out, "the implementation") == _said(result.out, "the implementation")
+    fixed = ran["counterexample on the reference"]
+    assert fixed.status == 0, fixed.err
+    assert ": 1 handoffs, 6 calls: OK" in fixed.out
+    unreported = ran["unreported counterexample on its driver"]
+    assert unreported.status == 1, unreported.err
+    assert "not checked: lifecycle" in unreported.out
 
 
 # -- vectors -----------------------------------------------------------------------------------

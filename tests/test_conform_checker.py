@@ -33,6 +33,8 @@ from handoff._review.conform.child import KEPT_STDERR, Implementation, Misbehave
 from handoff._review.conform.protocol import (
     Answer,
     CallRequest,
+    Close,
+    Closed,
     ErrorKind,
     Hello,
     Message,
@@ -152,7 +154,10 @@ def test_an_error_is_judged_by_its_kind_and_each_refusal_has_one() -> None:
     [
         ("not json", "not JSON"),
         ("[1]", "expected a JSON object"),
-        ('{"what":1}', 'expected one of the keys "hello", "open", "opened" or "handoff"'),
+        (
+            '{"what":1}',
+            'expected one of the keys "hello", "open", "opened", "close", "closed" or "handoff"',
+        ),
         (
             '{"handoff":"00000000-0000-0000-0000-000000000001","error":{"kind":"Oops",'
             '"message":""},"complete":false,"completion":null,"lifecycle":[]}',
@@ -231,7 +236,7 @@ def test_vectors_cut_short_are_refused(tmp_path: Path) -> None:
         ("exit", "exited with status 3 ('the driver gave up') before answering "),
         ("garbage", "printed what is not the protocol to "),
         ("handoff", "answered for handoff 00000000-0000-0000-0000-000000000bad to "),
-        ("version", "speaks protocol version 2; handoff conform speaks version 1"),
+        ("version", "speaks protocol version 3; handoff conform speaks versions 1 and 2"),
     ],
 )
 def test_the_checker_names_the_call_a_driver_broke_the_protocol_at(
@@ -303,3 +308,41 @@ def test_only_the_tail_of_an_implementations_stderr_is_kept(tmp_path: Path) -> N
         kept = child.stderr_tail()
         assert len(kept) == KEPT_STDERR
         assert kept.endswith(b"e\nthe last words\n")
+
+
+@pytest.mark.parametrize(("version", "left"), [(2, 0), (1, 300)])
+def test_version_2_closes_each_handoff_after_its_run_and_version_1_is_still_served(
+    first_cases: Suite, version: int, left: int
+) -> None:
+    # A version 1 implementation gets no close: it holds every handoff it was sent.
+    command = _driver("open_count" if version == 2 else "version_one")
+    with Implementation(command, 60.0) as child:
+        checker = Checker(child)
+        assert checker.hello().version == version
+        assert checker.closing is (version == 2)
+        assert checker.suite(first_cases) is None
+    assert child.stderr_tail().decode().endswith(f"open at the end: {left}\n")
+
+
+def test_the_reference_driver_closes_a_handoff_and_refuses_to_close_one_twice() -> None:
+    driver = Driver()
+    hid = handoff_id(0)
+    assert driver.respond(Hello(2)) == Hello(2, driver.implementation, ("completion", "lifecycle"))
+    assert driver.respond(Hello(1)) == Hello(1, driver.implementation)  # a version 1 check
+    assert driver.respond(Open(hid, SF)) == Opened(hid)
+    assert driver.respond(Close(hid)) == Closed(hid)
+    assert driver.handoffs == {}
+    with pytest.raises(DriverError, match=r"closing handoff .*, which is not open"):
+        driver.respond(Close(hid))
+
+
+def test_a_reply_that_leaves_out_what_the_hello_says_it_reports_breaks_the_protocol() -> None:
+    hid = handoff_id(0)
+    line = f'{{"handoff":"{hid}","issued":[],"complete":false,"completion":null}}'
+    reply = read(line)
+    assert isinstance(reply, Reply)
+    assert reply.left_out == {"lifecycle"}
+    assert write(reply) == line  # spelled back as it came
+    assert read(write(Hello(2, "x", ("completion",)))) == Hello(2, "x", ("completion",))
+    with pytest.raises(ProtocolError, match=r"\$\.hello\.reports: expected a list of"):
+        read('{"hello":{"version":2,"reports":["timing"]}}')

@@ -115,6 +115,7 @@ class Implementation:
             started.discard(process.pid)  # reaped: the number may be another process's now
         self._end_all(started)
         process.wait()
+        self._drain_stderr()  # its last words, for `stderr_tail`
         for stream in (process.stdout, process.stderr):
             assert stream is not None
             stream.close()
