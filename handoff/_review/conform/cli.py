@@ -1,12 +1,16 @@
 """`handoff conform -- COMMAND [ARGS…]`: hold an implementation to the chart, call by call.
 
 COMMAND is started once and spoken to in the protocol of docs/conformance.md.  For each order
-(or `--chart`), the suite reaches every configuration and makes every call from it, then
-`--walks` random walks from `--seed`; every answer is compared with the chart's.  Exit 0 when
-every answer agrees, 1 with the shortest counterexample when one does not (`--trace-out FILE`
-writes it as a trace `handoff replay` reads), 2 when the implementation breaks the protocol
-(no answer within `--timeout`, an exit, a line that is not the protocol, an answer for another
-handoff).  `--export FILE` writes the suites as test vectors instead of, or before, running.
+(or `--chart`), the suite reaches every configuration and makes every call from it (going on
+past each refused or dropped call as a cooperating runtime would), then one cooperative handoff
+per payload class, then `--walks` random walks from `--seed`; every answer is compared with the
+chart's.  Exit 0 when every answer agrees, 1 with the shortest counterexample when one does not
+(`--trace-out FILE` writes it as a trace `handoff replay` reads, `--vectors-out FILE` as test
+vectors), 2 when the implementation breaks the protocol (no answer within `--timeout`, a line
+past its limit, an exit, a line that is not the protocol, an answer for another handoff).
+`--export FILE` writes the suites as test vectors instead of, or before, running;
+`--vectors FILE` sends test vectors to COMMAND instead of the suites.  SIGTERM ends the check
+like Ctrl-C, and the implementation with everything it started.
 """
 
 from __future__ import annotations
