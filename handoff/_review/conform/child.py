@@ -43,15 +43,15 @@ _ROUNDS = 20
 _PR_SET_CHILD_SUBREAPER = 36
 
 
-def adopt_orphans() -> bool:
-    """Make this process the subreaper of everything it starts (Linux): a process whose parent
-    exits is handed to this one rather than to init, so it can still be found and ended.
-    Whether that worked."""
+def adopt_orphans(adopt: bool = True) -> bool:
+    """Make this process the subreaper of everything it starts (Linux), or no longer when
+    not `adopt`: a process whose parent exits is handed to this one rather than to init, so
+    it can still be found and ended.  Whether that worked."""
     if not sys.platform.startswith("linux"):
         return False
     try:
         libc = ctypes.CDLL(None, use_errno=True)
-        return bool(libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0)
+        return bool(libc.prctl(_PR_SET_CHILD_SUBREAPER, int(adopt), 0, 0, 0) == 0)
     except (OSError, AttributeError):
         return False
 
@@ -151,10 +151,20 @@ class Implementation:
         return found
 
     def _reap(self, pids: set[int]) -> None:
-        """Collect the exit of each adopted process killed, so none stays a zombie."""
-        for each in pids:
-            with contextlib.suppress(ChildProcessError, OSError):
-                os.waitpid(each, 0)
+        """Collect the exit of each adopted process killed, so none stays a zombie (waiting a
+        moment at most: one that could not be killed is left alone)."""
+        deadline = time.monotonic() + _LINGER
+        waiting = set(pids)
+        while waiting and time.monotonic() < deadline:
+            for each in list(waiting):
+                try:
+                    done, _ = os.waitpid(each, os.WNOHANG)
+                except OSError:  # not a child of this process: nothing to collect
+                    done = each
+                if done:
+                    waiting.discard(each)
+            if waiting:
+                time.sleep(0.01)
 
     def exchange(self, requests: Sequence[str]) -> list[bytes]:
         """Send each request as a line; the answer lines, one per request, in order."""

@@ -163,8 +163,16 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _start(command: list[str], args: argparse.Namespace) -> int:
-    began = time.perf_counter()
     adopted = adopt_orphans()
+    try:
+        return _hold(command, args, adopted=adopted)
+    finally:
+        if adopted:
+            adopt_orphans(adopt=False)
+
+
+def _hold(command: list[str], args: argparse.Namespace, *, adopted: bool) -> int:
+    began = time.perf_counter()
     try:  # started first: it starts up while the suites are built
         implementation = Implementation(command, args.timeout, adopted=adopted)
     except OSError as error:
