@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import math
 import re
 import sys
 from pathlib import Path
@@ -17,6 +18,7 @@ from drivers.wrong_noop_cancel import ForgetsCompletion
 from handoff import (
     ConflictingOutcomeError,
     ForeignFactError,
+    HandoffAction,
     HandoffActionId,
     HandoffActionOutcome,
     HandoffCompletion,
@@ -24,6 +26,7 @@ from handoff import (
     HandoffFact,
     HandoffOrder,
     InvalidTransferTimingError,
+    KvTransferTimingMode,
     OutOfOrderFactError,
     UnknownActionError,
 )
@@ -45,7 +48,15 @@ from handoff._review.conform.protocol import (
     read,
     write,
 )
-from handoff._review.conform.suite import Model, Suite, build_suite, carried, handoff_id
+from handoff._review.conform.suite import (
+    PAYLOADS,
+    Model,
+    Payload,
+    Suite,
+    build_suite,
+    carried,
+    handoff_id,
+)
 from handoff._review.conform.vectors import vector_line, vectors_header
 from handoff._review.environment import HANDOFF_ID, environment
 from handoff._runs.call import Call
@@ -346,3 +357,54 @@ def test_a_reply_that_leaves_out_what_the_hello_says_it_reports_breaks_the_proto
     assert read(write(Hello(2, "x", ("completion",)))) == Hello(2, "x", ("completion",))
     with pytest.raises(ProtocolError, match=r"\$\.hello\.reports: expected a list of"):
         read('{"hello":{"version":2,"reports":["timing"]}}')
+
+
+def _contract_delay(payload: Payload) -> float:
+    """Contract §3, written out again: the delay a cooperative run must start its transfer with."""
+    timing = payload.timing
+    tokens = (
+        timing.full_prompt_tokens
+        if timing.mode is KvTransferTimingMode.FULL_PROMPT
+        else payload.tokens
+    )
+    bandwidth = timing.bandwidth_gb_s
+    if bandwidth is None or bandwidth <= 0.0:
+        return payload.fallback_transfer_delay_ms
+    if timing.kv_bytes_per_token is None and timing.kv_bytes_per_request == 0:
+        return payload.fallback_transfer_delay_ms
+    total = float(tokens) * float(timing.kv_bytes_per_token or 0) + float(
+        timing.kv_bytes_per_request
+    )
+    return total / (bandwidth * 1e9) * 1000.0
+
+
+def test_the_payload_classes_take_every_branch_of_the_delay_and_start_the_contracts_delay(
+    suite: Suite,
+) -> None:
+    timings = [payload.timing for payload in PAYLOADS]
+    assert {str(timing.bandwidth_gb_s) for timing in timings} >= {"None", "0.0", "-0.0", "50.0"}
+    assert any(t.kv_bytes_per_token is None and t.kv_bytes_per_request == 0 for t in timings)
+    assert any(t.kv_bytes_per_token is None and t.kv_bytes_per_request for t in timings)
+    assert any(t.kv_bytes_per_token and t.kv_bytes_per_request for t in timings)
+    assert {t.full_prompt_tokens for t in timings} >= {0, 2**64 - 1}
+    assert {payload.tokens for payload in PAYLOADS} >= {0, 2**64 - 1}
+    assert {payload.fallback_transfer_delay_ms for payload in PAYLOADS} >= {0.0, 2.5}
+    started = 0
+    for made in suite.probes:
+        coordinator = made.model.coordinator(HANDOFF_ID)
+        answers = [Answer.of(call, coordinator) for call in made.calls]
+        transfers = [
+            item.action
+            for answer in answers
+            for item in answer.issued
+            if isinstance(item.action, HandoffAction.StartTransfer)
+        ]
+        delay = _contract_delay(made.payload)
+        if math.isinf(delay):  # the one class whose delay overflows: refused, no transfer
+            assert transfers == []
+            assert answers[-1].error is ErrorKind.INVALID_TRANSFER_TIMING
+            continue
+        assert [action.delay_ms for action in transfers] == [delay], made.payload.words
+        assert coordinator.is_complete
+        started += 1
+    assert started == len(PAYLOADS) - 1
