@@ -307,7 +307,7 @@ def build_suite(model: Model) -> Suite:
             cases.append((paths[node], last, tail))
             if edge.target >= 0 and edge.target not in coordinators:
                 coordinators[edge.target] = twin
-                paths[edge.target] = (*paths[node], len(steps) - 1)
+                paths[edge.target] = (*paths[node], last)
                 states.add(index[twin.chart_state])
                 queue.append(edge.target)
     covered = coverage(prop(Key.COVERAGE), table, states, cells).summary
