@@ -1,4 +1,4 @@
-"""Implementations of the conformance protocol that are wrong on purpose, for `handoff conform`.
+"""Implementations of the conformance protocol, most wrong on purpose, for `handoff conform`.
 
 Most are the reference driver (`handoff.conform_driver.Driver`) with one answer changed, run as
 a script: `python tests/drivers/NAME.py`.  `wrong_*` answer one call differently from the chart;
