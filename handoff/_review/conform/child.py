@@ -104,7 +104,9 @@ class Implementation:
         """End the process and everything it started: told the input is over first when
         `graceful`."""
         process = self._process
-        started = _descendants(process.pid)  # looked at while they still descend from it
+        # Looked at while they still descend from it; once it is reaped, its number may be
+        # another process's, so nothing is looked for under it.
+        started = _descendants(process.pid) if process.poll() is None else set()
         with contextlib.suppress(OSError):
             assert process.stdin is not None
             process.stdin.close()
