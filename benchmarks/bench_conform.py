@@ -34,11 +34,13 @@ def cpu(who: int = resource.RUSAGE_SELF) -> float:
 
 def in_process(suite: Suite) -> tuple[int, float]:
     """The suite's calls made straight on fresh coordinators: (calls, seconds)."""
-    calls = [[_call(line) for line in run.requests[1:]] for run in suite.runs(0)]
+    calls = [
+        (model, [_call(line) for line in run.requests[1:]]) for model, run in suite.all_runs(0)
+    ]
     started = time.perf_counter()
     made = 0
-    for serial, run in enumerate(calls):
-        coordinator = suite.model.coordinator(handoff_id(serial))
+    for serial, (model, run) in enumerate(calls):
+        coordinator = model.coordinator(handoff_id(serial))
         for call in run:
             Answer.of(call, coordinator)
             made += 1
@@ -63,10 +65,11 @@ def main(argv: list[str] | None = None) -> int:
             began, began_cpu = time.perf_counter(), cpu()
             suite = build_suite(Model(order))
             built = time.perf_counter() - began
-            before = checker.calls
+            before, waited = checker.calls, checker.waited
             assert checker.suite(suite) is None
-            made, found = checker.walks(suite.model, 0, args.walks)
+            _, made, found = checker.walks(suite.model, 0, args.walks)
             assert found is None
+            answering = checker.waited - waited
             wall, spent = time.perf_counter() - began, cpu() - began_cpu
             calls = checker.calls - before
             checked = calls / (wall - built)
@@ -75,10 +78,13 @@ def main(argv: list[str] | None = None) -> int:
             straight = direct / seconds
             print(
                 f"{order.value}: {suite.configurations} configurations, {len(suite.cases):,} "
-                f"cases, {suite.calls:,} suite calls + {made:,} walk calls; "
+                f"cases + {len(suite.probes)} payload classes, {suite.calls:,} suite calls "
+                f"({sum(len(tail) for _, _, tail in suite.cases):,} of them past a refused or "
+                f"dropped call) + {made:,} walk calls; "
                 f"built in {built:.2f} s; {wall:.2f} s wall in all ({spent:.2f} s CPU here); "
-                f"{checked:,.0f} calls/s checked, {straight:,.0f} calls/s in process "
-                f"({straight / checked:.1f}x)"
+                f"{checked:,.0f} calls/s checked, the driver answering {calls / answering:,.0f} "
+                f"calls/s over the {answering:.2f} s waited for it; {straight:,.0f} calls/s in "
+                f"process ({straight / checked:.1f}x)"
             )
     print(
         f"both orders: {total_calls:,} calls in {total_wall:.2f} s wall, "

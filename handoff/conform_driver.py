@@ -2,8 +2,9 @@
 
 `python -m handoff.conform_driver` reads one request a line on stdin and writes one answer a
 line on stdout (the protocol of docs/conformance.md), running a `HandoffCoordinatorCore` for each
-handoff it is asked to open; `handoff conform -- python -m handoff.conform_driver` holds it to the
-chart.  `--chart MODULE:CLASS` runs a chart of one's own for the handoffs of its order.
+handoff it is asked to open (and forgetting it once closed); `handoff conform -- python -m
+handoff.conform_driver` holds it to the chart.  `--chart MODULE:CLASS` runs a chart of one's
+own for the handoffs of its order.
 `--vectors FILE` replays test vectors that `handoff conform --export FILE` wrote instead, as an
 implementation's own test runner would: `OK` and exit 0, or the first vector answered
 differently and exit 1.
@@ -25,9 +26,12 @@ from typing import IO, TYPE_CHECKING
 
 from handoff._coordinator.core import HandoffCoordinatorCore
 from handoff._review.conform.protocol import (
+    REPORTED,
     VERSION,
     Answer,
     CallRequest,
+    Close,
+    Closed,
     ErrorKind,
     Hello,
     Message,
@@ -48,6 +52,8 @@ if TYPE_CHECKING:
 __all__ = [
     "Answer",
     "Call",
+    "Close",
+    "Closed",
     "Driver",
     "DriverError",
     "ErrorKind",
@@ -86,8 +92,9 @@ class Driver:
     def respond(self, request: Message) -> Message:
         """The response to one request; `DriverError` for a request it cannot serve."""
         match request:
-            case Hello():
-                return Hello(VERSION, self.implementation)
+            case Hello(version):  # the newest version both sides speak
+                spoken = min(version, VERSION)
+                return Hello(spoken, self.implementation, REPORTED if spoken >= 2 else None)
             case Open(handoff_id):
                 if handoff_id in self.handoffs:
                     raise DriverError(f"handoff {handoff_id} is open already")
@@ -98,6 +105,10 @@ class Driver:
                 if coordinator is None:
                     raise DriverError(f"a call for handoff {handoff_id}, which was never opened")
                 return Reply(handoff_id, self.answer(coordinator, call))
+            case Close(handoff_id):
+                if self.handoffs.pop(handoff_id, None) is None:
+                    raise DriverError(f"closing handoff {handoff_id}, which is not open")
+                return Closed(handoff_id)
         raise DriverError(f"{write(request)} is an answer, not a request")
 
     def coordinator(self, request: Open) -> HandoffCoordinatorCore:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import math
 import re
 import sys
 from pathlib import Path
@@ -17,6 +18,7 @@ from drivers.wrong_noop_cancel import ForgetsCompletion
 from handoff import (
     ConflictingOutcomeError,
     ForeignFactError,
+    HandoffAction,
     HandoffActionId,
     HandoffActionOutcome,
     HandoffCompletion,
@@ -24,15 +26,18 @@ from handoff import (
     HandoffFact,
     HandoffOrder,
     InvalidTransferTimingError,
+    KvTransferTimingMode,
     OutOfOrderFactError,
     UnknownActionError,
 )
 from handoff.__main__ import main
 from handoff._review.conform.check import Broken, Checker
-from handoff._review.conform.child import Implementation
+from handoff._review.conform.child import KEPT_STDERR, Implementation, Misbehaved
 from handoff._review.conform.protocol import (
     Answer,
     CallRequest,
+    Close,
+    Closed,
     ErrorKind,
     Hello,
     Message,
@@ -43,7 +48,15 @@ from handoff._review.conform.protocol import (
     read,
     write,
 )
-from handoff._review.conform.suite import Model, Suite, build_suite, carried, handoff_id
+from handoff._review.conform.suite import (
+    PAYLOADS,
+    Model,
+    Payload,
+    Suite,
+    build_suite,
+    carried,
+    handoff_id,
+)
 from handoff._review.conform.vectors import vector_line, vectors_header
 from handoff._review.environment import HANDOFF_ID, environment
 from handoff._system.call import Call
@@ -70,7 +83,7 @@ def suite() -> Suite:
 @pytest.fixture(scope="module")
 def first_cases(suite: Suite) -> Suite:
     """The suite's first 300 cases: enough to reach a third call, quick to send."""
-    return attrs.evolve(suite, cases=suite.cases[:300])
+    return attrs.evolve(suite, cases=suite.cases[:300], probes=())
 
 
 # -- the suite ---------------------------------------------------------------------------------
@@ -82,8 +95,9 @@ def test_every_call_of_the_suite_is_one_the_wire_carries(suite: Suite) -> None:
     # NaN and the infinities are written as null: exactly those three timings are left out.
     assert len(dropped) == 3
     assert all(call.fact is not None and not call.usable for call in dropped)
-    assert len(suite.cases) == len(suite.steps)
-    assert suite.calls == sum(len(path) + 1 for path, _ in suite.cases)
+    assert suite.calls == sum(len(path) + 1 + len(tail) for path, _, tail in suite.cases) + sum(
+        len(probe.calls) for probe in suite.probes
+    )
 
 
 def test_a_missing_implementation_or_none_is_a_usage_error(
@@ -151,7 +165,10 @@ def test_an_error_is_judged_by_its_kind_and_each_refusal_has_one() -> None:
     [
         ("not json", "not JSON"),
         ("[1]", "expected a JSON object"),
-        ('{"what":1}', 'expected one of the keys "hello", "open", "opened" or "handoff"'),
+        (
+            '{"what":1}',
+            'expected one of the keys "hello", "open", "opened", "close", "closed" or "handoff"',
+        ),
         (
             '{"handoff":"00000000-0000-0000-0000-000000000001","error":{"kind":"Oops",'
             '"message":""},"complete":false,"completion":null,"lifecycle":[]}',
@@ -230,7 +247,7 @@ def test_vectors_cut_short_are_refused(tmp_path: Path) -> None:
         ("exit", "exited with status 3 ('the driver gave up') before answering "),
         ("garbage", "printed what is not the protocol to "),
         ("handoff", "answered for handoff 00000000-0000-0000-0000-000000000bad to "),
-        ("version", "speaks protocol version 2; handoff conform speaks version 1"),
+        ("version", "speaks protocol version 3; handoff conform speaks versions 1 and 2"),
     ],
 )
 def test_the_checker_names_the_call_a_driver_broke_the_protocol_at(
@@ -253,17 +270,18 @@ def test_a_walk_that_diverges_is_shrunk_and_a_conforming_one_is_not(suite: Suite
     with Implementation(_driver("wrong_late"), 10.0) as implementation:
         checker = Checker(implementation)
         checker.hello()
-        made, found = checker.walks(suite.model, 0, 3)
-        assert made == 3 * 40
+        walked, made, found = checker.walks(suite.model, 0, 3)
+        assert (walked, made) == (3, 3 * 40)
         assert found is not None
         assert len(found.calls) == 20  # the driver is right until a handoff's 20th call
         assert found.shrunk
+        assert found.actual is not None
         assert found.actual.answer.error is ErrorKind.UNKNOWN_ACTION
         assert found.expected.answer.error is not ErrorKind.UNKNOWN_ACTION
     with Implementation(REFERENCE, 10.0) as implementation:
         checker = Checker(implementation)
         checker.hello()
-        assert checker.walks(suite.model, 0, 3) == (120, None)
+        assert checker.walks(suite.model, 0, 3) == (3, 120, None)
 
 
 def test_conform_exports_vectors_and_shows_a_counterexample(
@@ -279,14 +297,114 @@ def test_conform_exports_vectors_and_shows_a_counterexample(
     assert "counterexample written to" in out
     assert trace.read_text().count("\n") == 5  # header, three calls, end line
     # The whole file replays on the reference in test_conform.py, in a subprocess; here its
-    # first 400 vectors, re-headed, show the driver's own words either way.
+    # first 600 vectors, re-headed, show the driver's own words either way.
     first = tmp_path / "first.jsonl"
-    kept = vectors.read_text().splitlines()[1:401]
+    kept = vectors.read_text().splitlines()[1:601]
     first.write_text("".join(f"{line}\n" for line in [vectors_header(len(kept)), *kept]))
     with contextlib.redirect_stdout(io.StringIO()) as said:
         assert driver_main(["--vectors", str(first)]) == 0
-    assert said.getvalue() == f"OK {first} (400 vectors)\n"
+    assert said.getvalue() == f"OK {first} (600 vectors)\n"
     wrong = io.StringIO()
     assert not replay_vectors(ForgetsCompletion(), first, wrong)
     assert wrong.getvalue().startswith(f"FAILED {first}:")
     assert "expected: [#2 Complete]" in wrong.getvalue()
+
+
+def test_only_the_tail_of_an_implementations_stderr_is_kept(tmp_path: Path) -> None:
+    with Implementation(_driver("unruly", "stderr", str(tmp_path / "pids")), 60.0) as child:
+        child.exchange([write(Hello())])
+        with pytest.raises(Misbehaved, match=r"exited with status 3 \('the last words'\)"):
+            child.exchange([write(Open(handoff_id(0), SF))])
+        # 32 MiB were written; what is kept ends with the last words.
+        kept = child.stderr_tail()
+        assert len(kept) == KEPT_STDERR
+        assert kept.endswith(b"e\nthe last words\n")
+
+
+@pytest.mark.parametrize(("version", "left"), [(2, 0), (1, 300)])
+def test_version_2_closes_each_handoff_after_its_run_and_version_1_is_still_served(
+    first_cases: Suite, version: int, left: int
+) -> None:
+    # A version 1 implementation gets no close: it holds every handoff it was sent.
+    command = _driver("open_count" if version == 2 else "version_one")
+    with Implementation(command, 60.0) as child:
+        checker = Checker(child)
+        assert checker.hello().version == version
+        assert checker.closing is (version == 2)
+        assert checker.suite(first_cases) is None
+    assert child.stderr_tail().decode().endswith(f"open at the end: {left}\n")
+
+
+def test_the_reference_driver_closes_a_handoff_and_refuses_to_close_one_twice() -> None:
+    driver = Driver()
+    hid = handoff_id(0)
+    assert driver.respond(Hello(2)) == Hello(2, driver.implementation, ("completion", "lifecycle"))
+    assert driver.respond(Hello(1)) == Hello(1, driver.implementation)  # a version 1 check
+    assert driver.respond(Open(hid, SF)) == Opened(hid)
+    assert driver.respond(Close(hid)) == Closed(hid)
+    assert driver.handoffs == {}
+    with pytest.raises(DriverError, match=r"closing handoff .*, which is not open"):
+        driver.respond(Close(hid))
+
+
+def test_a_reply_that_leaves_out_what_the_hello_says_it_reports_breaks_the_protocol() -> None:
+    hid = handoff_id(0)
+    line = f'{{"handoff":"{hid}","issued":[],"complete":false,"completion":null}}'
+    reply = read(line)
+    assert isinstance(reply, Reply)
+    assert reply.left_out == {"lifecycle"}
+    assert write(reply) == line  # spelled back as it came
+    assert read(write(Hello(2, "x", ("completion",)))) == Hello(2, "x", ("completion",))
+    with pytest.raises(ProtocolError, match=r"\$\.hello\.reports: expected a list of"):
+        read('{"hello":{"version":2,"reports":["timing"]}}')
+
+
+def _contract_delay(payload: Payload) -> float:
+    """Contract §3, written out again: the delay a cooperative run must start its transfer with."""
+    timing = payload.timing
+    tokens = (
+        timing.full_prompt_tokens
+        if timing.mode is KvTransferTimingMode.FULL_PROMPT
+        else payload.tokens
+    )
+    bandwidth = timing.bandwidth_gb_s
+    if bandwidth is None or bandwidth <= 0.0:
+        return payload.fallback_transfer_delay_ms
+    if timing.kv_bytes_per_token is None and timing.kv_bytes_per_request == 0:
+        return payload.fallback_transfer_delay_ms
+    total = float(tokens) * float(timing.kv_bytes_per_token or 0) + float(
+        timing.kv_bytes_per_request
+    )
+    return total / (bandwidth * 1e9) * 1000.0
+
+
+def test_the_payload_classes_take_every_branch_of_the_delay_and_start_the_contracts_delay(
+    suite: Suite,
+) -> None:
+    timings = [payload.timing for payload in PAYLOADS]
+    assert {str(timing.bandwidth_gb_s) for timing in timings} >= {"None", "0.0", "-0.0", "50.0"}
+    assert any(t.kv_bytes_per_token is None and t.kv_bytes_per_request == 0 for t in timings)
+    assert any(t.kv_bytes_per_token is None and t.kv_bytes_per_request for t in timings)
+    assert any(t.kv_bytes_per_token and t.kv_bytes_per_request for t in timings)
+    assert {t.full_prompt_tokens for t in timings} >= {0, 2**64 - 1}
+    assert {payload.tokens for payload in PAYLOADS} >= {0, 2**64 - 1}
+    assert {payload.fallback_transfer_delay_ms for payload in PAYLOADS} >= {0.0, 2.5}
+    started = 0
+    for made in suite.probes:
+        coordinator = made.model.coordinator(HANDOFF_ID)
+        answers = [Answer.of(call, coordinator) for call in made.calls]
+        transfers = [
+            item.action
+            for answer in answers
+            for item in answer.issued
+            if isinstance(item.action, HandoffAction.StartTransfer)
+        ]
+        delay = _contract_delay(made.payload)
+        if math.isinf(delay):  # the one class whose delay overflows: refused, no transfer
+            assert transfers == []
+            assert answers[-1].error is ErrorKind.INVALID_TRANSFER_TIMING
+            continue
+        assert [action.delay_ms for action in transfers] == [delay], made.payload.words
+        assert coordinator.is_complete
+        started += 1
+    assert started == len(PAYLOADS) - 1

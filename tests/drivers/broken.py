@@ -28,7 +28,7 @@ class Broken(Driver):
     def respond(self, request: Message) -> Message:
         response = super().respond(request)
         if HOW == "version" and isinstance(response, Hello):
-            return Hello(2, response.implementation)
+            return Hello(3, response.implementation)
         if HOW == "handoff" and isinstance(response, Reply) and self.made[response.handoff_id] == 3:
             return Reply(OTHER, response.answer)
         return response

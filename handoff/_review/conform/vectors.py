@@ -11,12 +11,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from handoff._review.conform.protocol import VERSION, Message, ProtocolError, read_message
+from handoff._review.conform.protocol import Message, ProtocolError, read_message
 from handoff._wire.json_text import WireRefusal, parse
 
-__all__ = ["read_vectors", "vector_line", "vectors_header"]
+__all__ = ["VERSION", "read_vectors", "vector_line", "vectors_header"]
 
 _VECTORS = "vectors"
+VERSION = 1
+"""The version of the vectors format (its lines are the same in every protocol version)."""
 
 
 def vectors_header(lines: int) -> str:
@@ -57,7 +59,7 @@ def _header(path: Path, first: tuple[int, bytes]) -> int:
     if header["version"] != VERSION:
         raise ProtocolError(
             f"{path}:1: vectors of protocol version {header['version']!r}; "
-            f"this side speaks version {VERSION}"
+            f"this side reads version {VERSION}"
         )
     lines = header["lines"]
     if type(lines) is not int:
