@@ -15,9 +15,9 @@ chart as `module:Class`, imported from the Python path or the folder of `conf.py
 
 Options: `:kind:` `state` (default), `sequence`, `path` or `rules`; `:scenario:` a name of
 `handoff.diagrams.SCENARIOS` or an explicit list of calls, run through a real coordinator of
-that chart; `:format:` `svg` (inline, the default for `state` and `path`), `mermaid` (through
-sphinxcontrib-mermaid when it is loaded, else a ``mermaid`` code block; the only format of
-`sequence`) or `html` (`rules`); `:caption:`, `:alt:`, `:width:`, `:align:`, `:name:` as for
+that chart; `:format:` `svg` (inline, the default for `state`, `sequence` and `path`),
+`mermaid` (through sphinxcontrib-mermaid when it is loaded, else a ``mermaid`` code block) or
+`html` (`rules`); `:caption:`, `:alt:`, `:width:`, `:align:`, `:name:` as for
 a figure; `:target:` a link for the drawing, or without a value a standalone copy of the SVG
 written under the build's `_images` folder.
 

@@ -185,10 +185,10 @@ MUTANTS = (
            "on_action_outcome(3, Applied)", "Complete", calls=8),
     # S6 and Bound: repeats that change the coordinator, runs that never end.
     Mutant("ReservationRecordedAgain", d.ReservationRecordedAgain, "S6",
-           "changed the coordinator, yet the SPEC drops it", "on_fact(DestinationReserved(1))",
+           "changed the coordinator, yet the contract drops it", "on_fact(DestinationReserved(1))",
            calls=4),
     Mutant("ReservationRecordedAgainMidTransfer", d.ReservationRecordedAgainMidTransfer, "S6",
-           "changed the coordinator, yet the SPEC drops it", "on_fact(DestinationReserved(1))",
+           "changed the coordinator, yet the contract drops it", "on_fact(DestinationReserved(1))",
            calls=6),
     Mutant("HeldRecordedAgain", d.HeldRecordedAgain, "Bound",
            "the configuration grew 3 times in one run without progress", _HELD, calls=6),
@@ -211,35 +211,35 @@ MUTANTS = (
            "CancelDestination", calls=2),
     # R1, R2: refusals.
     Mutant("DropsEarlySourceHeld", d.DropsEarlySourceHeld, "R1",
-           "was silently dropped; the SPEC refuses it with OutOfOrderFactError 'source held "
+           "was silently dropped; the contract refuses it with OutOfOrderFactError 'source held "
            "before prefill submission was acknowledged'", _HELD, calls=2),
     Mutant("RefusesRepeatedTransferReport", d.RefusesRepeatedTransferReport, "R1",
-           "the SPEC drops it", _TC, refused=True, calls=8),
+           "the contract drops it", _TC, refused=True, calls=8),
     Mutant("RefusesWithAnotherEventsPhrase",
            patched(DestinationFirstChart, {
                ("idle", _E.DESTINATION_RESERVED): {"refusal": Refusal.TRANSFER_NOT_SCHEDULED}
            }), "R1",
-           "the SPEC refuses it with OutOfOrderFactError 'destination reserved before ownership "
+           "the contract refuses it with OutOfOrderFactError 'destination reserved before ownership "
            "was accepted'", "on_fact(DestinationReserved(1))", refused=True, calls=1),
     Mutant("RefusesFittingAcknowledgement",
            patched(DestinationFirstChart, {
                ("destination_reserving", _E.OWNERSHIP_ACCEPTED):
                    {"refusal": Refusal.MISMATCHED_OUTCOME},
-           }), "R2", "the SPEC takes it", "on_action_outcome(0, Accepted)", refused=True,
+           }), "R2", "the contract takes it", "on_action_outcome(0, Accepted)", refused=True,
            calls=2),
     Mutant("AcceptsFailedCancel", d.AcceptsFailedCancel, "R2",
-           "was silently dropped; the SPEC refuses it with CleanupActionFailedError",
+           "was silently dropped; the contract refuses it with CleanupActionFailedError",
            'on_action_outcome(1, Failed("x"))', calls=3),
     Mutant("AcceptsMismatchedOutcome", d.AcceptsMismatchedOutcome, "R2",
-           "the SPEC refuses it with InvalidOutcomeError", "on_action_outcome(0, Accepted)",
+           "the contract refuses it with InvalidOutcomeError", "on_action_outcome(0, Accepted)",
            calls=2),
     # P1: payloads.
     Mutant("HeldWithoutTimingCheck", d.HeldWithoutTimingCheck, "P1",
-           "was taken; the SPEC refuses it with InvalidTransferTimingError 'invalid handoff "
+           "was taken; the contract refuses it with InvalidTransferTimingError 'invalid handoff "
            "transfer bandwidth'", "on_fact(SourceHeld(bandwidth -1.0 GB/s))",
            "ReserveDestination", calls=3),
     Mutant("TransferWithoutTimingCheck", d.TransferWithoutTimingCheck, "P1",
-           "the SPEC refuses it with InvalidTransferTimingError 'invalid handoff transfer "
+           "the contract refuses it with InvalidTransferTimingError 'invalid handoff transfer "
            "bandwidth'", "on_fact(SourceHeld(bandwidth -1.0 GB/s))", "StartTransfer", calls=5),
     # Q1: promptness, and the order inside one call.
     Mutant("CancelsOutOfOrder", d.CancelsOutOfOrder, "Q1",
@@ -249,7 +249,7 @@ MUTANTS = (
            "cleanup step issues [Complete] in that call; the chart issued []",
            "on_action_outcome(1, Applied)", calls=3),
     Mutant("LateRelease", d.LateRelease, "Q1",
-           "the SPEC issues ReleaseSource in that call; the chart issued []",
+           "the contract issues ReleaseSource in that call; the chart issued []",
            "on_action_outcome(3, Applied)", calls=8),
     # L1, L2, L3.
     Mutant("LostSourceCancel", d.LostSourceCancel, "L1",

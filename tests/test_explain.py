@@ -26,7 +26,7 @@ import attrs
 import pytest
 from charts import broken, discipline
 from review_mutants import MUTANTS, Mutant, shared_reviews
-from support import SessionCache, uncovered
+from support import SessionCache, run_handoff, uncovered
 
 import handoff
 from handoff.__main__ import main, parsers
@@ -216,7 +216,7 @@ def test_each_broken_chart_writes_its_full_explain_set(explained: dict[str, Expl
             assert made.status == 1, key
         else:
             assert made.status in (1, 3), key
-        for suffix in ("jsonl", "sequence.mmd", "dot", "svg", "state.mmd"):
+        for suffix in ("jsonl", "sequence.mmd", "sequence.svg", "dot", "svg", "state.mmd"):
             path = made.directory / f"{made.stem}.{suffix}"
             assert path.is_file(), path
             assert f"wrote {path}\n" in made.err
@@ -232,6 +232,13 @@ def test_each_broken_chart_writes_its_full_explain_set(explained: dict[str, Expl
         assert f"title {key} fails" in sequence
         assert "#c0392b" in (made.directory / f"{made.stem}.dot").read_text()
         assert (made.directory / f"{made.stem}.svg").read_text().lstrip().startswith("<")
+        # Each drawing says what drew it: this review, not the command that draws charts.
+        for suffix in ("svg", "sequence.svg"):
+            first = (made.directory / f"{made.stem}.{suffix}").read_text().splitlines()[0]
+            assert "by `handoff review` (kv-handoff " in first, first
+            assert "handoff diagrams" not in first
+        drawn = (made.directory / f"{made.stem}.sequence.svg").read_text()
+        assert f"{key} fails" in drawn
 
 
 def _pytest(
@@ -291,6 +298,45 @@ def test_the_emitted_tests_fail_on_the_broken_charts_and_pass_once_fixed(
     fixed = _fixed_in_place(root, explained)
     passed = _pytest([made.test_file for made in explained.values()], root, [fixed])
     assert passed == dict.fromkeys(by_test)
+
+
+_LEAKING = """
+from handoff import SourceFirstChart
+
+S = SourceFirstChart
+
+
+class Leaking(SourceFirstChart):
+    # A failure while the destination is reserved cancels only the source.
+    terminated = (
+        S.cancelling_source.from_(S.prefill_submitting, S.prefill_running,
+                                  S.destination_reserving, on="cancel_source")
+        | S.cancelling_both.from_(S.destination_accepted, S.transfer_starting, S.transferring,
+                                  S.activating, S.releasing,
+                                  on=["cancel_source", "cancel_destination"])
+        | S.idle.to(S.canceled)
+        | S.succeeded.to(S.cancelling_destination, on="cancel_destination")
+    )
+"""
+
+
+def test_a_test_file_runs_from_its_own_folder_for_a_chart_found_in_the_current_one(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "leaking_chart.py").write_text(_LEAKING)
+    done = run_handoff(
+        "review", "--chart", "leaking_chart:Leaking", "--explain", "out", cwd=tmp_path
+    )
+    assert done.returncode == 1, done.stderr
+    out = tmp_path / "out"
+    tests = sorted(out.glob("test_*.py"))
+    assert tests
+    # From the folder it was written to, with nothing on the path: each finds the chart
+    # beside that folder and fails on its property, not on the import.
+    for test, message in _pytest(tests, out, []).items():
+        assert message is not None, test
+        assert "AssertionError: " in message, message
+        assert "no module" not in message
 
 
 def test_the_traces_replay_as_violations_on_the_broken_charts_only(

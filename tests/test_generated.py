@@ -35,7 +35,15 @@ DOCS = [
 DIAGRAMS = sorted(
     f"{file_stem(order)}{suffix}"
     for order in HandoffOrder
-    for suffix in (".dot", ".svg", ".mmd", ".sequence.mmd", ".cancel.sequence.mmd")
+    for suffix in (
+        ".dot",
+        ".svg",
+        ".mmd",
+        ".sequence.mmd",
+        ".cancel.sequence.mmd",
+        ".sequence.svg",
+        ".cancel.sequence.svg",
+    )
 )
 TABLES = "handoff/_compile/generated_tables.py"
 GENERATED = [

@@ -112,7 +112,8 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, dict[Pa
 def test_each_drawing_comes_from_one_directive(built: tuple[Path, Path, dict[Path, bytes]]) -> None:
     _, out, _ = built
     html = (out / "index.html").read_text()
-    assert html.count('<svg style="max-width:100%;height:auto') == 4  # 3 states and a path
+    # 3 states, a path and a sequence, drawn in the page without a script.
+    assert html.count('<svg style="max-width:100%;height:auto') == 5
     assert_contains(
         html,
         "SourceFirst handoff lifecycle",
@@ -120,11 +121,11 @@ def test_each_drawing_comes_from_one_directive(built: tuple[Path, Path, dict[Pat
         "RetryingEngine handoff lifecycle",
         'aria-label="The destination-first lifecycle"',
         'style="overflow-x:auto;width:80%;margin-left:auto;margin-right:auto',
-        "title RetryingEngine: StartTransfer fails",
+        ">RetryingEngine: StartTransfer fails</text>",
         "SourceFirst: start, ok, SourceHeld, ok, Canceled, ok, ok",
         '<table class="handoff-diagram handoff-rules',
     )
-    assert html.count('class="mermaid"') == 2  # the sequence and the state diagram
+    assert html.count('class="mermaid"') == 1  # the state diagram asked for in Mermaid
     assert 'id="source-first"' in html
     assert "The shipped source-first chart" in html
     (image,) = (out / "_images").glob("handoff-*.svg")
@@ -157,7 +158,7 @@ def _refuse(*args: object, **kwargs: object) -> str:
 
 
 def test_without_sphinxcontrib_mermaid_mermaid_is_a_code_block(tmp_path: Path) -> None:
-    page = "# Page\n\n```{handoff-diagram} SourceFirst\n:kind: sequence\n```\n"
+    page = "# Page\n\n```{handoff-diagram} SourceFirst\n:kind: sequence\n:format: mermaid\n```\n"
     source = _site(tmp_path / "site", ["myst_parser", "handoff.sphinx"], page)
     assert _build(source, tmp_path / "out") == (0, "")
     html = (tmp_path / "out" / "index.html").read_text()
@@ -359,7 +360,8 @@ def test_every_format_of_every_kind_is_drawn_or_shown_as_text(formats_html: str)
     assert html_.count('<div class="highlight-dot notranslate">') == 2
     assert html_.count('<div class="highlight-markdown notranslate">') == 1
     assert "digraph" not in re.sub(r'<div class="highlight-dot.*?</pre>', "", html_, flags=re.S)
-    assert html_.count('class="mermaid"') == 4  # a path, two sequences, a state diagram
+    assert html_.count('class="mermaid"') == 2  # a path and a state diagram
+    assert html_.count(">SourceFirst: canceled once reserved, CancelSource fails</text>") == 1
     assert 'role="img" aria-label="The cancel path in Mermaid"' in html_
     # The rules are a table of the page: one caption, numbered as a table.
     (table,) = re.findall(r'<table class="handoff-diagram handoff-rules.*?</table>', html_, re.S)
@@ -379,8 +381,8 @@ def test_calls_on_several_lines_are_a_call_list(formats_html: str) -> None:
 
 def test_a_failing_cleanup_action_is_drawn_failing(formats_html: str) -> None:
     for action in ("CancelSource", "CancelDestination"):
-        assert f"title SourceFirst: canceled once reserved, {action} fails" in formats_html
-        assert f"Coordinator: Failed(#quot;{action}&lt;br/&gt;failed#quot;)" in formats_html
+        assert f">SourceFirst: canceled once reserved, {action} fails</text>" in formats_html
+        assert f'>Failed("{action} failed")' in formats_html
 
 
 def test_inline_svgs_share_no_ids_and_carry_no_doctype(formats_html: str) -> None:

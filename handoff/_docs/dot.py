@@ -30,7 +30,7 @@ from handoff._docs.diagram import (
 )
 from handoff._docs.highlight import HighlightedGraph, Look, MarkedMove, MarkedState
 
-__all__ = ["SVG_CLASS", "dot_highlighted", "dot_source", "dot_text", "svg"]
+__all__ = ["SVG_CLASS", "dark_style", "dot_highlighted", "dot_source", "dot_text", "svg"]
 
 _FONT = "Helvetica"
 
@@ -240,10 +240,11 @@ _DARK = {
     SPINE_COLOUR: "#8cb8e8",
     CLEANUP_COLOUR: "#f0917f",
 }
-"""Each light colour of the drawings and its dark counterpart (see `_dark_style`)."""
+"""Each light colour of the drawings and its dark counterpart (see `dark_style`)."""
 
 
-def _dark_style() -> str:
+def dark_style() -> str:
+    """The style sheet that recolours a drawing's light colours when the page is dark."""
     rules = ["text:not([fill]){fill:#e6e6e6}"]
     for light, dark in {**_DARK, **_OVERLAY_DARK}.items():
         rules.append(f'[fill="{light}"]{{fill:{dark}}}')
@@ -268,7 +269,7 @@ def svg(dot: str, header: str = HEADER) -> str:
         raise CommandError(_wasm_words(error)) from None
     text = _STAMPS.sub("", drawn.decode())
     opened = text.index(">", text.index("<svg ")) + 1
-    text = text[:opened] + "\n" + _dark_style() + text[opened + 1 :]
+    text = text[:opened] + "\n" + dark_style() + text[opened + 1 :]
     text = _SVG_TAG.sub(f'<svg class="{SVG_CLASS}" ', text, count=1)
     comment = header.replace("--", "- -")  # XML comments may not hold "--"
     return f"<!-- {comment} -->\n" + text

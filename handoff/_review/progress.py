@@ -37,6 +37,6 @@ def progressed(before: Configuration, after: Configuration, fresh: bool) -> bool
 
 
 def changed(call: Call, error: HandoffError | None) -> str:
-    """S6's finding: a call the SPEC refuses or drops changed the coordinator."""
+    """S6's finding: a call the contract refuses or drops changed the coordinator."""
     answer = "drops" if error is None else "refuses"
-    return f"{call} changed the coordinator, yet the SPEC {answer} it"
+    return f"{call} changed the coordinator, yet the contract {answer} it"

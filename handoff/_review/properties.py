@@ -253,7 +253,7 @@ PROPERTIES = (
         Key.FACTS,
         Family.CONFORMANCE,
         "refusal classes and phrases are the reference's; taking a fact too early breaks S1-S3",
-        "facts taken, refused or dropped as the SPEC says",
+        "facts taken, refused or dropped as the contract says",
         "facts reported",
         "A fact for another handoff is refused (`fact belongs to a different handoff`).  In "
         "active mode a first-time `SourceHeld`, `DestinationReserved` or `TransferCompleted` "
@@ -267,7 +267,7 @@ PROPERTIES = (
         Key.OUTCOMES,
         Family.CONFORMANCE,
         "refusal classes and phrases are the reference's; a lost owner breaks S5, L1 or L2",
-        "acknowledgements taken or refused as the SPEC says",
+        "acknowledgements taken or refused as the contract says",
         "acknowledgements made",
         "Once complete every outcome is dropped.  Otherwise an id not in the journal is refused "
         "(`unknown handoff action {id}`); a repeat of the recorded outcome is dropped, a "
@@ -295,7 +295,7 @@ PROPERTIES = (
         Family.CONFORMANCE,
         "what goes out in which call is the reference's; an action never sent breaks L1 or L2",
         "actions go out in the call that makes them due",
-        "calls the SPEC takes",
+        "calls the contract takes",
         "In active mode the action the contract's `advance` names goes out in the call that "
         "makes it due (`Complete` in the call that acknowledges the release).  The call that "
         "begins cleanup (or reopens it) issues the cancels still owed, `CancelSource` before "
@@ -332,7 +332,7 @@ PROPERTIES = (
         Key.LIFECYCLE,
         Family.CONFORMANCE,
         "the exact lifecycle record is the reference's; no owner depends on it",
-        "the lifecycle is recorded as the SPEC says",
+        "the lifecycle is recorded as the contract says",
         "Completes issued",
         "At every completion the coordinator's `lifecycle` is exactly the events contract §4 "
         "records for the calls taken (`SourceHeld`, `ReserveDestination`'s `ACCEPTED`, "

@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import enum
 
-from handoff._runs.workers import Acknowledge
+from handoff._runs.workers import DEFAULT_ACKNOWLEDGE, Acknowledge
 from handoff._values.messages import HandoffFact
 from handoff._values.values import HandoffActionOutcome
 
@@ -177,7 +177,7 @@ def add_fault_options(parser: argparse.ArgumentParser) -> None:
         "--acknowledge",
         choices=[policy.value for policy in Acknowledge],
         help="with --workers: when the runtime reports Submitted, Accepted and Scheduled: "
-        "on-send, as it sends the work, before the worker has it (default: the weaker "
-        "guarantee, as the documented asyncio runtime gives it); on-reply, once the worker "
-        "has done the work",
+        "on-send, as it sends the work, before the worker has it (the weaker guarantee, "
+        "as the documented asyncio runtime gives it); on-reply, once the worker has done the "
+        f"work (default: {DEFAULT_ACKNOWLEDGE.value})",
     )
