@@ -219,8 +219,8 @@ MUTANTS = (
            patched(DestinationFirstChart, {
                ("idle", _E.DESTINATION_RESERVED): {"refusal": Refusal.TRANSFER_NOT_SCHEDULED}
            }), "R1",
-           "the contract refuses it with OutOfOrderFactError 'destination reserved before ownership "
-           "was accepted'", "on_fact(DestinationReserved(1))", refused=True, calls=1),
+           "the contract refuses it with OutOfOrderFactError 'destination reserved before "
+           "ownership was accepted'", "on_fact(DestinationReserved(1))", refused=True, calls=1),
     Mutant("RefusesFittingAcknowledgement",
            patched(DestinationFirstChart, {
                ("destination_reserving", _E.OWNERSHIP_ACCEPTED):
