@@ -27,7 +27,8 @@ the chart's compiled table and the options, so a rebuild draws only what changed
 is read again when a project module its chart's classes come from changes, and on every
 build while one of its drawings fails.  Warnings are typed `handoff.*` (see `WARNING_TYPE`).
 A chart that cannot be imported or drawn, or an option it cannot take, is a warning at the
-directive's file and line (a `-W` build fails), never a traceback.  Nothing is written into
+directive's file and line (a `-W` build fails), never a traceback; where the drawing would be,
+a warning box says it could not be made and why.  Nothing is written into
 the docs source.
 """
 
@@ -141,7 +142,16 @@ class HandoffDiagram(SphinxDirective):
         # import leaves no dependency to notice it by.
         _failed(self.env).add(self.env.docname)
         self._warn("diagram", problem)
-        return []
+        return [self._placeholder(problem)]
+
+    def _placeholder(self, problem: str) -> nodes.Element:
+        """What stands where the drawing would: a page built without `-W` shows the reader
+        that something is missing, and why, instead of a silent hole."""
+        box = nodes.warning(classes=["handoff-diagram-failed"])
+        words = f"The drawing of {self.arguments[0]} could not be made: {problem}"
+        box += nodes.paragraph(words, words)
+        self.set_source_info(box)
+        return box
 
     def _warn(self, subtype: str, problem: str) -> None:
         _LOG.warning(

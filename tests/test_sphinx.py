@@ -201,6 +201,10 @@ def test_an_error_is_a_warning_at_the_directive_never_a_traceback(tmp_path: Path
         (f"{index}:15", "retrying_engine:Nope", "module retrying_engine has no Nope"),
     ]
     assert "Traceback" not in errors
+    # The page, published anyway without -W, shows each hole and why, not nothing.
+    html = (tmp_path / "out" / "index.html").read_text()
+    assert html.count('<div class="handoff-diagram-failed admonition warning">') == 4
+    assert "The drawing of retrying_engine:Nope could not be made: module retrying_engine " in html
 
 
 # -- a writer's second day: every format, rebuilds after edits, other builders -------------
