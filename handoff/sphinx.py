@@ -81,7 +81,7 @@ _HREF = "\0handoff-image-href\0"
 """Where a standalone copy's link goes, resolved per builder when the page is written (a
 `dirhtml` page sits one folder deeper than its name says)."""
 _STANDALONE = re.compile(r"handoff-[0-9a-f]{16}\.svg")
-_SMALLEST_LABEL_PX = 12.0
+_SMALLEST_LABEL_PX = 11.0
 """A drawing shrinks to its column only so far that its smallest text stays this large; past
 that, its frame scrolls sideways."""
 _SEQUENCE_INIT = '%%{init: {"sequence": {"useMaxWidth": false}}}%%\n'

