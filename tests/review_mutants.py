@@ -201,12 +201,12 @@ MUTANTS = (
     Mutant("IdsRestartAfterCompletion", SourceFirstChart, "S7",
            "CancelDestination got id 0, expected 6", _FAILED, "CancelDestination",
            adapter=_ids_restart, calls=10),
-    # S8: each action once, when allowed, for an engaged owner.
-    Mutant("SubmitTwice", d.SubmitTwice, "S8", "a second SubmitPrefill was issued",
+    # C1: each action once, when allowed, for an engaged owner.
+    Mutant("SubmitTwice", d.SubmitTwice, "C1", "a second SubmitPrefill was issued",
            "on_action_outcome(0, Submitted)", "SubmitPrefill", calls=2),
-    Mutant("CancelSourceNeverSubmitted", d.CancelSourceNeverSubmitted, "S8",
+    Mutant("CancelSourceNeverSubmitted", d.CancelSourceNeverSubmitted, "C1",
            f"CancelSource issued for a source {_NEVER_ENGAGED}", _FAILED, "CancelSource", calls=2),
-    Mutant("CancelDestinationNeverReserved", d.CancelDestinationNeverReserved, "S8",
+    Mutant("CancelDestinationNeverReserved", d.CancelDestinationNeverReserved, "C1",
            f"CancelDestination issued for a destination {_NEVER_ENGAGED}", _FAILED,
            "CancelDestination", calls=2),
     # R1, R2: refusals.
@@ -251,7 +251,7 @@ MUTANTS = (
     Mutant("LateRelease", d.LateRelease, "Q1",
            "the contract issues ReleaseSource in that call; the chart issued []",
            "on_action_outcome(3, Applied)", calls=8),
-    # L1, L2, L3.
+    # L1, L2, C2.
     Mutant("LostSourceCancel", d.LostSourceCancel, "L1",
            "no cooperative continuation reaches a completion", "on_action_outcome(2, Applied)"),
     Mutant("DestinationCancelNeverConfirmed", d.DestinationCancelNeverConfirmed, "L1",
@@ -261,10 +261,10 @@ MUTANTS = (
            "no acknowledgements lead to a CANCELED completion", _FAILED),
     Mutant("IgnoresTerminalMidTransfer", d.IgnoresTerminalMidTransfer, "L2",
            "no acknowledgements lead to a CANCELED completion", _FAILED, calls=7),
-    Mutant("HeldRecordedInCleanup", d.HeldRecordedInCleanup, "L3",
+    Mutant("HeldRecordedInCleanup", d.HeldRecordedInCleanup, "C2",
            "lifecycle [SourceHeld], the calls taken record []", "on_action_outcome(1, Applied)",
            "Complete", calls=4),
-    Mutant("EarlySuccess", c.EarlySuccess, "L3",
+    Mutant("EarlySuccess", c.EarlySuccess, "C2",
            "SUCCESS with lifecycle [SourceHeld, DestinationAccepted, DestinationReserved, "
            "DestinationActivated, Completed]", "on_action_outcome(3, Applied)", "Complete",
            calls=8),

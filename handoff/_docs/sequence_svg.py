@@ -4,8 +4,8 @@ Each lane is a name over a dashed lifeline; a message is an arrow between two la
 label above it, a note a box over one lane or a span of them, and the messages of the call
 that broke a property sit in a red band.  Labels break at spaces only, never inside a word,
 and the lanes are spaced so that every label fits between the lanes it joins.  Text is
-measured with Helvetica's advance widths (Arial and Liberation Sans share them), with room
-to spare for a wider sans-serif.  Sizes are in points, as in the Graphviz drawings, and the
+measured with Helvetica's advance widths (`handoff._docs.metrics`), with room to spare for a
+wider sans-serif.  Sizes are in points, as in the Graphviz drawings, and the
 colours and dark palette are theirs (`handoff._docs.dot`).
 """
 
@@ -17,6 +17,7 @@ import attrs
 
 from handoff._docs.diagram import HEADER, SPINE_COLOUR
 from handoff._docs.dot import BROKEN_FILL, IDLE, PLAIN, SVG_CLASS, VIOLATING, dark_style
+from handoff._docs.metrics import helvetica_width
 from handoff._docs.sequence import DESTINATION, SOURCE, Arrow, Message
 
 __all__ = ["svg_sequence", "text_width", "wrap"]
@@ -37,23 +38,10 @@ _SLACK = 1.1
 """Measured widths are stretched this much: a reader's sans-serif may be wider than Arial."""
 _NOTE_FILL = "#eef3f9"
 
-# Helvetica's advance widths, in thousandths of the font size, for the printable ASCII
-# characters from the space on; anything else is taken as wide as `_WIDE`.
-_WIDTHS = (
-    "278 278 355 556 556 889 667 191 333 333 389 584 278 333 278 278 556 556 556 556 556 556 "
-    "556 556 556 556 278 278 584 584 584 556 1015 667 667 722 722 667 611 778 722 278 500 667 "
-    "556 833 722 778 667 778 722 667 611 722 667 944 667 667 611 278 278 278 469 556 333 556 "
-    "556 500 556 556 278 556 556 222 222 500 222 833 556 556 556 556 333 500 278 556 500 722 "
-    "500 500 500 334 260 334 584"
-)
-_ADVANCE = {chr(32 + index): int(width) for index, width in enumerate(_WIDTHS.split())}
-_WIDE = 1000
-
 
 def text_width(text: str, size: float = _SIZE) -> float:
     """Points `text` takes at `size`, with room for a wider font than Helvetica."""
-    drawn = text.replace("`", "")
-    return sum(_ADVANCE.get(char, _WIDE) for char in drawn) * size / 1000 * _SLACK
+    return helvetica_width(text.replace("`", ""), size) * _SLACK
 
 
 def wrap(text: str, width: float, size: float = _SIZE) -> list[str]:

@@ -5,7 +5,7 @@ error), the actions due in that call, and every action it issued.  `judge_edge` 
 move of a run from one configuration to the next: `observe`, then S6 from the coordinator's
 configuration before and after a call the SPEC refuses or drops, and the growth that Bound
 cuts.  Both are pure: the explorer calls `judge_edge` on every edge of the graph, replay on
-every call of a run, Spin's trail confirmation on every step it searches.  Only L3 reads a
+every call of a run, Spin's trail confirmation on every step it searches.  Only C2 reads a
 coordinator record, the lifecycle, and only to compare it with what the environment saw.
 """
 
@@ -211,7 +211,7 @@ def _prompt(
     return Key.PROMPT, None
 
 
-# -- each issued action (S1, S2, S3, S4, S7, S8) -------------------------------------------
+# -- each issued action (S1, S2, S3, S4, S7, C1) -------------------------------------------
 
 _NEEDS: dict[type[HandoffAction], tuple[Key, tuple[tuple[Seen, str], ...]]] = {
     _A.ActivateDestination: (
@@ -271,7 +271,7 @@ def _prerequisite(watch: Watch, action: HandoffAction) -> Checked:
 def _misplaced(
     order: HandoffOrder, watch: Watch, call: Call, kind: type[HandoffAction]
 ) -> str | None:
-    """Why S8 forbids issuing `kind` now, or None."""
+    """Why C1 forbids issuing `kind` now, or None."""
     name = kind.__name__
     if watch.ever(kind):
         return f"a second {name} was issued"
@@ -301,7 +301,7 @@ def _cancel(watch: Watch, kind: type[HandoffAction]) -> str | None:
 def _completion(
     order: HandoffOrder, watch: Watch, lifecycle: Sequence[NormalizedHandoffEvent] | None
 ) -> Iterator[Checked]:
-    """S5 and L3 at a `Complete` received while the watch is `watch`."""
+    """S5 and C2 at a `Complete` received while the watch is `watch`."""
     if watch.mode is Mode.COMPLETE:
         return
     success = watch.mode is Mode.ACTIVE

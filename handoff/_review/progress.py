@@ -26,7 +26,7 @@ def first_of_kind(watch: Watch, action: HandoffAction) -> bool:
 def progressed(before: Configuration, after: Configuration, fresh: bool) -> bool:
     """Whether a call that changed the configuration made progress.
 
-    Progress is an action of a kind the run had not issued (S8 allows no repeat), a new chart
+    Progress is an action of a kind the run had not issued (C1 allows no repeat), a new chart
     state or a new outcome in the journal.  A run can grow without bound only by the other
     changes (re-recording the lifecycle, re-issuing an action, say), so those are counted
     and cut.

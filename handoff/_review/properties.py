@@ -3,7 +3,7 @@
 Each property has a `Key`.  The safety properties (S, R, P, Q) judge one call at a time from
 what the environment saw (`handoff._review.monitors`); S6 also compares the coordinator's
 configuration before and after a call that must change nothing.  L1 and L2 walk the explored
-graph, L3 compares the recorded lifecycle with the environment's at every completion;
+graph, C2 compares the recorded lifecycle with the environment's at every completion;
 Coverage, Bound and Errors say how complete and how sound the exploration was; Table, that
 the table the coordinator runs is the chart as python-statemachine reads it.
 """
@@ -45,14 +45,14 @@ class Key(enum.Enum):
     OWNERS_FREED = "S5"
     NO_EFFECT = "S6"
     IDS = "S7"
-    EACH_ACTION = "S8"
+    EACH_ACTION = "C1"
     FACTS = "R1"
     OUTCOMES = "R2"
     PAYLOADS = "P1"
     PROMPT = "Q1"
     PROGRESS = "L1"
     CANCELLATION = "L2"
-    LIFECYCLE = "L3"
+    LIFECYCLE = "C2"
     COVERAGE = "Coverage"
     BOUND = "Bound"
     ERRORS = "Errors"
