@@ -40,6 +40,7 @@ from handoff._coordinator import probe as probe
 from handoff._coordinator.core import HandoffCoordinatorCore
 from handoff._review.environment import HANDOFF_ID, Rules, environment
 from handoff._review.graph import Edge, Graph, Tag
+from handoff._review.ordinary import with_ordinary_payloads
 from handoff._review.properties import AnyKey, Family, Key, Property, WorldKind
 from handoff._review.system import System, SystemWorld
 from handoff._review.verdict import Tally, TraceStep, Verdict
@@ -271,6 +272,8 @@ def review(
         explorer.explore()
         explored = time.perf_counter() - began
         verdicts = explorer.verdicts()
+        if isinstance(world, ChartWorld):
+            verdicts = with_ordinary_payloads(world, verdicts)
     return Review(
         order=chart.order,
         chart=chart,
