@@ -164,7 +164,7 @@ MUTANTS = (
            "ReleaseSource issued before ActivateDestination was acknowledged APPLIED",
            "on_action_outcome(2, Scheduled)", "ReleaseSource", calls=6),
     Mutant("TransferBeforeReservation", c.TransferBeforeReservation, "S3",
-           "before the destination was reserved", "on_fact(DestinationReserved(1))",
+           "before the destination was reserved", "on_fact(DestinationReserved(1000))",
            "StartTransfer"),
     Mutant("SourceHeldBeforeSubmission", c.SourceHeldBeforeSubmission, "S3",
            "before the source was held", _HELD, "StartTransfer"),
@@ -185,10 +185,12 @@ MUTANTS = (
            "on_action_outcome(3, Applied)", "Complete", calls=8),
     # S6 and Bound: repeats that change the coordinator, runs that never end.
     Mutant("ReservationRecordedAgain", d.ReservationRecordedAgain, "S6",
-           "changed the coordinator, yet the contract drops it", "on_fact(DestinationReserved(1))",
+           "changed the coordinator, yet the contract drops it",
+           "on_fact(DestinationReserved(1000))",
            calls=4),
     Mutant("ReservationRecordedAgainMidTransfer", d.ReservationRecordedAgainMidTransfer, "S6",
-           "changed the coordinator, yet the contract drops it", "on_fact(DestinationReserved(1))",
+           "changed the coordinator, yet the contract drops it",
+           "on_fact(DestinationReserved(1000))",
            calls=6),
     Mutant("HeldRecordedAgain", d.HeldRecordedAgain, "Bound",
            "the configuration grew 3 times in one run without progress", _HELD, calls=6),
@@ -220,7 +222,7 @@ MUTANTS = (
                ("idle", _E.DESTINATION_RESERVED): {"refusal": Refusal.TRANSFER_NOT_SCHEDULED}
            }), "R1",
            "the contract refuses it with OutOfOrderFactError 'destination reserved before "
-           "ownership was accepted'", "on_fact(DestinationReserved(1))", refused=True, calls=1),
+           "ownership was accepted'", "on_fact(DestinationReserved(1000))", refused=True, calls=1),
     Mutant("RefusesFittingAcknowledgement",
            patched(DestinationFirstChart, {
                ("destination_reserving", _E.OWNERSHIP_ACCEPTED):
@@ -279,7 +281,7 @@ MUTANTS = (
                ("destination_accepted", _E.DESTINATION_RESERVED): {
                    "checks": (Check.TRANSFER_TIMING_IS_VALID, Check.TRANSFER_DELAY_IS_VALID)
                }
-           }), "Errors", "AssertionError", "on_fact(DestinationReserved(1))", refused=True,
+           }), "Errors", "AssertionError", "on_fact(DestinationReserved(1000))", refused=True,
            calls=5),
     Mutant("TransferWithoutDelayCheck",
            patched(DestinationFirstChart, {
