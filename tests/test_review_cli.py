@@ -196,7 +196,8 @@ def _read_call(form: dict[str, Any]) -> Call:
         action_id: int = form["id"]
         return next(call for call in env.outcomes[action_id] if call.outcome == value)
     fact = _read_fact(form["fact"])
-    return next(call for call in env.facts if call.fact == fact)
+    # Not one of the environment's payloads: an ordinary one the review showed in its place.
+    return next((call for call in env.facts if call.fact == fact), Call.of_fact(fact))
 
 
 def _read_fact(form: dict[str, Any]) -> HandoffFact:
