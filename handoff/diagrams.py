@@ -5,8 +5,9 @@ name `"SourceFirst"`), a `HandoffChart` subclass, or `"module:Class"`, and retur
 
 * `state_diagram(chart, format=...)`: the lifecycle as SVG (laid out in process by a pinned
   Graphviz build: byte-reproducible, no system Graphviz), DOT or Mermaid;
-* `sequence_diagram(chart, scenario)`: a scenario run through a real coordinator of that
-  chart, as a Mermaid sequence diagram;
+* `sequence_diagram(chart, scenario, format=...)`: a scenario run through a real
+  coordinator of that chart, as a sequence diagram in SVG (drawn in Python, no extra needed)
+  or Mermaid;
 * `path_diagram(chart, scenario, format=...)`: the same run drawn over the state diagram,
   as SVG, DOT or Mermaid;
 * `rules_table(chart, format=...)`: the ordering rules (every step that moves or issues an
@@ -15,8 +16,9 @@ name `"SourceFirst"`), a `HandoffChart` subclass, or `"module:Class"`, and retur
 A scenario is a name of `SCENARIOS` (`success`, `cancel`, `reopen`, `fail:ACTION`) or an
 explicit list of calls such as `"start, ok, SourceHeld, ok, Canceled"` (see
 `handoff._docs.sequence.Scenario`).  A chart, scenario or format that cannot be drawn raises
-`DiagramError` saying what would be right.  SVG and DOT need the `diagrams` extra
-(`pip install 'kv-handoff[diagrams]'`); Mermaid, HTML and Markdown need nothing more.
+`DiagramError` saying what would be right.  SVG (but a sequence's) and DOT need the
+`diagrams` extra (`pip install 'kv-handoff[diagrams]'`); Mermaid, HTML, Markdown and a
+sequence's SVG need nothing more.
 
 The same functions make the files of `handoff diagrams` and the figures of the Sphinx
 directive `handoff-diagram` (`handoff.sphinx`).
@@ -56,7 +58,7 @@ KINDS = ("state", "sequence", "path", "rules")
 """What can be drawn, as the directive's `:kind:` names it."""
 FORMATS = {
     "state": ("svg", "dot", "mermaid"),
-    "sequence": ("mermaid",),
+    "sequence": ("svg", "mermaid"),
     "path": ("svg", "dot", "mermaid"),
     "rules": ("html", "markdown"),
 }
@@ -178,10 +180,11 @@ def sequence_diagram(
     chart: HandoffOrder | type[HandoffChart] | str,
     scenario: str = "success",
     *,
-    format: Literal["mermaid"] = "mermaid",
+    format: Literal["svg", "mermaid"] = "svg",
     header: str | None = None,
 ) -> str:
-    """`scenario` run through a real coordinator of the chart, as a Mermaid sequence."""
+    """`scenario` run through a real coordinator of the chart, as a sequence of messages
+    between the workers, the coordinator and the runtime (SVG drawn in Python: no extra)."""
     _check_format("sequence", format)
     rules = resolve_chart(chart)
     from handoff._docs.diagram import state_graph
@@ -197,7 +200,11 @@ def sequence_diagram(
         calls = len(run.title.split(", "))
         title = f"{name}: {calls} calls"
         messages = (Message(Arrow.NOTE, "", f"calls: {run.title}"), *messages)
-    return mermaid_sequence(messages, title, LANES, _header(rules, header))
+    if format == "mermaid":
+        return mermaid_sequence(messages, title, LANES, _header(rules, header))
+    from handoff._docs.sequence_svg import svg_sequence
+
+    return svg_sequence(messages, title, LANES, _header(rules, header))
 
 
 def path_diagram(
@@ -260,7 +267,7 @@ def draw(
     if kind == "state":
         return state_diagram(chart, format=chosen, header=header)  # type: ignore[arg-type]
     if kind == "sequence":
-        return sequence_diagram(chart, scenario, header=header)
+        return sequence_diagram(chart, scenario, format=chosen, header=header)  # type: ignore[arg-type]
     if kind == "path":
         return path_diagram(chart, scenario, format=chosen, header=header)  # type: ignore[arg-type]
     return rules_table(chart, format=chosen)  # type: ignore[arg-type]

@@ -15,9 +15,9 @@ chart as `module:Class`, imported from the Python path or the folder of `conf.py
 
 Options: `:kind:` `state` (default), `sequence`, `path` or `rules`; `:scenario:` a name of
 `handoff.diagrams.SCENARIOS` or an explicit list of calls, run through a real coordinator of
-that chart; `:format:` `svg` (inline, the default for `state` and `path`), `mermaid` (through
-sphinxcontrib-mermaid when it is loaded, else a ``mermaid`` code block; the only format of
-`sequence`) or `html` (`rules`); `:caption:`, `:alt:`, `:width:`, `:align:`, `:name:` as for
+that chart; `:format:` `svg` (inline, the default for `state`, `sequence` and `path`),
+`mermaid` (through sphinxcontrib-mermaid when it is loaded, else a ``mermaid`` code block) or
+`html` (`rules`); `:caption:`, `:alt:`, `:width:`, `:align:`, `:name:` as for
 a figure; `:target:` a link for the drawing, or without a value a standalone copy of the SVG
 written under the build's `_images` folder.
 
@@ -27,7 +27,8 @@ the chart's compiled table and the options, so a rebuild draws only what changed
 is read again when a project module its chart's classes come from changes, and on every
 build while one of its drawings fails.  Warnings are typed `handoff.*` (see `WARNING_TYPE`).
 A chart that cannot be imported or drawn, or an option it cannot take, is a warning at the
-directive's file and line (a `-W` build fails), never a traceback.  Nothing is written into
+directive's file and line (a `-W` build fails), never a traceback; where the drawing would be,
+a warning box says it could not be made and why.  Nothing is written into
 the docs source.
 """
 
@@ -80,7 +81,7 @@ _HREF = "\0handoff-image-href\0"
 """Where a standalone copy's link goes, resolved per builder when the page is written (a
 `dirhtml` page sits one folder deeper than its name says)."""
 _STANDALONE = re.compile(r"handoff-[0-9a-f]{16}\.svg")
-_SMALLEST_LABEL_PX = 12.0
+_SMALLEST_LABEL_PX = 11.0
 """A drawing shrinks to its column only so far that its smallest text stays this large; past
 that, its frame scrolls sideways."""
 _SEQUENCE_INIT = '%%{init: {"sequence": {"useMaxWidth": false}}}%%\n'
@@ -141,7 +142,16 @@ class HandoffDiagram(SphinxDirective):
         # import leaves no dependency to notice it by.
         _failed(self.env).add(self.env.docname)
         self._warn("diagram", problem)
-        return []
+        return [self._placeholder(problem)]
+
+    def _placeholder(self, problem: str) -> nodes.Element:
+        """What stands where the drawing would: a page built without `-W` shows the reader
+        that something is missing, and why, instead of a silent hole."""
+        box = nodes.warning(classes=["handoff-diagram-failed"])
+        words = f"The drawing of {self.arguments[0]} could not be made: {problem}"
+        box += nodes.paragraph(words, words)
+        self.set_source_info(box)
+        return box
 
     def _warn(self, subtype: str, problem: str) -> None:
         _LOG.warning(

@@ -164,7 +164,7 @@ MUTANTS = (
            "ReleaseSource issued before ActivateDestination was acknowledged APPLIED",
            "on_action_outcome(2, Scheduled)", "ReleaseSource", calls=6),
     Mutant("TransferBeforeReservation", c.TransferBeforeReservation, "S3",
-           "before the destination was reserved", "on_fact(DestinationReserved(1))",
+           "before the destination was reserved", "on_fact(DestinationReserved(1000))",
            "StartTransfer"),
     Mutant("SourceHeldBeforeSubmission", c.SourceHeldBeforeSubmission, "S3",
            "before the source was held", _HELD, "StartTransfer"),
@@ -185,10 +185,12 @@ MUTANTS = (
            "on_action_outcome(3, Applied)", "Complete", calls=8),
     # S6 and Bound: repeats that change the coordinator, runs that never end.
     Mutant("ReservationRecordedAgain", d.ReservationRecordedAgain, "S6",
-           "changed the coordinator, yet the SPEC drops it", "on_fact(DestinationReserved(1))",
+           "changed the coordinator, yet the contract drops it",
+           "on_fact(DestinationReserved(1000))",
            calls=4),
     Mutant("ReservationRecordedAgainMidTransfer", d.ReservationRecordedAgainMidTransfer, "S6",
-           "changed the coordinator, yet the SPEC drops it", "on_fact(DestinationReserved(1))",
+           "changed the coordinator, yet the contract drops it",
+           "on_fact(DestinationReserved(1000))",
            calls=6),
     Mutant("HeldRecordedAgain", d.HeldRecordedAgain, "Bound",
            "the configuration grew 3 times in one run without progress", _HELD, calls=6),
@@ -201,45 +203,45 @@ MUTANTS = (
     Mutant("IdsRestartAfterCompletion", SourceFirstChart, "S7",
            "CancelDestination got id 0, expected 6", _FAILED, "CancelDestination",
            adapter=_ids_restart, calls=10),
-    # S8: each action once, when allowed, for an engaged owner.
-    Mutant("SubmitTwice", d.SubmitTwice, "S8", "a second SubmitPrefill was issued",
+    # C1: each action once, when allowed, for an engaged owner.
+    Mutant("SubmitTwice", d.SubmitTwice, "C1", "a second SubmitPrefill was issued",
            "on_action_outcome(0, Submitted)", "SubmitPrefill", calls=2),
-    Mutant("CancelSourceNeverSubmitted", d.CancelSourceNeverSubmitted, "S8",
+    Mutant("CancelSourceNeverSubmitted", d.CancelSourceNeverSubmitted, "C1",
            f"CancelSource issued for a source {_NEVER_ENGAGED}", _FAILED, "CancelSource", calls=2),
-    Mutant("CancelDestinationNeverReserved", d.CancelDestinationNeverReserved, "S8",
+    Mutant("CancelDestinationNeverReserved", d.CancelDestinationNeverReserved, "C1",
            f"CancelDestination issued for a destination {_NEVER_ENGAGED}", _FAILED,
            "CancelDestination", calls=2),
     # R1, R2: refusals.
     Mutant("DropsEarlySourceHeld", d.DropsEarlySourceHeld, "R1",
-           "was silently dropped; the SPEC refuses it with OutOfOrderFactError 'source held "
+           "was silently dropped; the contract refuses it with OutOfOrderFactError 'source held "
            "before prefill submission was acknowledged'", _HELD, calls=2),
     Mutant("RefusesRepeatedTransferReport", d.RefusesRepeatedTransferReport, "R1",
-           "the SPEC drops it", _TC, refused=True, calls=8),
+           "the contract drops it", _TC, refused=True, calls=8),
     Mutant("RefusesWithAnotherEventsPhrase",
            patched(DestinationFirstChart, {
                ("idle", _E.DESTINATION_RESERVED): {"refusal": Refusal.TRANSFER_NOT_SCHEDULED}
            }), "R1",
-           "the SPEC refuses it with OutOfOrderFactError 'destination reserved before ownership "
-           "was accepted'", "on_fact(DestinationReserved(1))", refused=True, calls=1),
+           "the contract refuses it with OutOfOrderFactError 'destination reserved before "
+           "ownership was accepted'", "on_fact(DestinationReserved(1000))", refused=True, calls=1),
     Mutant("RefusesFittingAcknowledgement",
            patched(DestinationFirstChart, {
                ("destination_reserving", _E.OWNERSHIP_ACCEPTED):
                    {"refusal": Refusal.MISMATCHED_OUTCOME},
-           }), "R2", "the SPEC takes it", "on_action_outcome(0, Accepted)", refused=True,
+           }), "R2", "the contract takes it", "on_action_outcome(0, Accepted)", refused=True,
            calls=2),
     Mutant("AcceptsFailedCancel", d.AcceptsFailedCancel, "R2",
-           "was silently dropped; the SPEC refuses it with CleanupActionFailedError",
+           "was silently dropped; the contract refuses it with CleanupActionFailedError",
            'on_action_outcome(1, Failed("x"))', calls=3),
     Mutant("AcceptsMismatchedOutcome", d.AcceptsMismatchedOutcome, "R2",
-           "the SPEC refuses it with InvalidOutcomeError", "on_action_outcome(0, Accepted)",
+           "the contract refuses it with InvalidOutcomeError", "on_action_outcome(0, Accepted)",
            calls=2),
     # P1: payloads.
     Mutant("HeldWithoutTimingCheck", d.HeldWithoutTimingCheck, "P1",
-           "was taken; the SPEC refuses it with InvalidTransferTimingError 'invalid handoff "
+           "was taken; the contract refuses it with InvalidTransferTimingError 'invalid handoff "
            "transfer bandwidth'", "on_fact(SourceHeld(bandwidth -1.0 GB/s))",
            "ReserveDestination", calls=3),
     Mutant("TransferWithoutTimingCheck", d.TransferWithoutTimingCheck, "P1",
-           "the SPEC refuses it with InvalidTransferTimingError 'invalid handoff transfer "
+           "the contract refuses it with InvalidTransferTimingError 'invalid handoff transfer "
            "bandwidth'", "on_fact(SourceHeld(bandwidth -1.0 GB/s))", "StartTransfer", calls=5),
     # Q1: promptness, and the order inside one call.
     Mutant("CancelsOutOfOrder", d.CancelsOutOfOrder, "Q1",
@@ -249,9 +251,9 @@ MUTANTS = (
            "cleanup step issues [Complete] in that call; the chart issued []",
            "on_action_outcome(1, Applied)", calls=3),
     Mutant("LateRelease", d.LateRelease, "Q1",
-           "the SPEC issues ReleaseSource in that call; the chart issued []",
+           "the contract issues ReleaseSource in that call; the chart issued []",
            "on_action_outcome(3, Applied)", calls=8),
-    # L1, L2, L3.
+    # L1, L2, C2.
     Mutant("LostSourceCancel", d.LostSourceCancel, "L1",
            "no cooperative continuation reaches a completion", "on_action_outcome(2, Applied)"),
     Mutant("DestinationCancelNeverConfirmed", d.DestinationCancelNeverConfirmed, "L1",
@@ -261,10 +263,10 @@ MUTANTS = (
            "no acknowledgements lead to a CANCELED completion", _FAILED),
     Mutant("IgnoresTerminalMidTransfer", d.IgnoresTerminalMidTransfer, "L2",
            "no acknowledgements lead to a CANCELED completion", _FAILED, calls=7),
-    Mutant("HeldRecordedInCleanup", d.HeldRecordedInCleanup, "L3",
+    Mutant("HeldRecordedInCleanup", d.HeldRecordedInCleanup, "C2",
            "lifecycle [SourceHeld], the calls taken record []", "on_action_outcome(1, Applied)",
            "Complete", calls=4),
-    Mutant("EarlySuccess", c.EarlySuccess, "L3",
+    Mutant("EarlySuccess", c.EarlySuccess, "C2",
            "SUCCESS with lifecycle [SourceHeld, DestinationAccepted, DestinationReserved, "
            "DestinationActivated, Completed]", "on_action_outcome(3, Applied)", "Complete",
            calls=8),
@@ -279,7 +281,7 @@ MUTANTS = (
                ("destination_accepted", _E.DESTINATION_RESERVED): {
                    "checks": (Check.TRANSFER_TIMING_IS_VALID, Check.TRANSFER_DELAY_IS_VALID)
                }
-           }), "Errors", "AssertionError", "on_fact(DestinationReserved(1))", refused=True,
+           }), "Errors", "AssertionError", "on_fact(DestinationReserved(1000))", refused=True,
            calls=5),
     Mutant("TransferWithoutDelayCheck",
            patched(DestinationFirstChart, {

@@ -59,6 +59,9 @@ def test_the_type_imports_a_chart_from_the_current_directory(here: Path) -> None
         ("option_charts:S.order", "is not a chart"),
         ("handoff:HandoffChart", "is not a chart"),
         ("no_such_module_here:X", "no module no_such_module_here in "),
+        # A file's name where the module's belongs gets the fix, whether the file is there.
+        ("option_charts.py:Renamed", r"did you mean option_charts:Renamed\?$"),
+        ("charts/eager.py:X", r"no module charts/eager.py in .*did you mean charts.eager:X\?$"),
     ],
 )
 def test_the_type_refuses_what_is_not_a_chart(here: Path, text: str, says: str) -> None:

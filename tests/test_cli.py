@@ -317,6 +317,18 @@ def test_every_option_has_help_and_shows_its_default(parser: argparse.ArgumentPa
             assert f"(default: {action.default})" in " ".join(text.split()), action.dest
 
 
+def test_acknowledge_names_its_default_in_the_help() -> None:
+    # Its default is None (the option is only read with --workers): the test above skips it.
+    helped = [
+        " ".join(parser.format_help().split())
+        for parser in _command_parsers()
+        if any("--acknowledge" in action.option_strings for action in parser._actions)
+    ]
+    assert len(helped) >= 2  # review and simulate at least
+    for text in helped:
+        assert "has done the work (default: on-send)" in text
+
+
 def test_version_names_the_distribution(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exit_:
         main(["--version"])

@@ -157,8 +157,8 @@ def test_a_scenario_that_cannot_be_read_says_what_would_be_right(text: str, word
 
 
 def test_a_derived_chart_draws_its_own_rule(own_chart: type) -> None:
-    mine = diagrams.sequence_diagram(own_chart, "fail:StartTransfer")
-    parent = diagrams.sequence_diagram("SourceFirst", "fail:StartTransfer")
+    mine = diagrams.sequence_diagram(own_chart, "fail:StartTransfer", format="mermaid")
+    parent = diagrams.sequence_diagram("SourceFirst", "fail:StartTransfer", format="mermaid")
     assert "title RetryingEngine: StartTransfer fails" in mine
     assert "CancelSource" in parent.split("Failed")[1]
     assert "CancelSource" not in mine.split("Failed")[1]
@@ -201,7 +201,7 @@ def test_every_kind_draws_in_every_format_with_one_title() -> None:
     ("call", "words"),
     [
         (lambda: diagrams.draw("SourceFirst", "pie"), "unknown kind 'pie'"),
-        (lambda: diagrams.draw("SourceFirst", "sequence", format="svg"), "made as mermaid"),
+        (lambda: diagrams.draw("SourceFirst", "sequence", format="dot"), "made as svg or mermaid"),
         (lambda: diagrams.state_diagram("Sideways"), "unknown order 'Sideways'"),
         (lambda: diagrams.rules_table("no_such_module:X"), "no module no_such_module"),
         (lambda: diagrams.state_diagram("handoff:HandoffOrder"), "not a chart|chart class"),
@@ -251,7 +251,8 @@ def test_diagrams_in_a_writers_repository_writes_only_drawings(tmp_path: Path) -
     assert {path: after[path] for path in before} == before
     new = sorted(str(path.relative_to(tmp_path)) for path in set(after) - set(before))
     stems = ("source_first", "destination_first", "drawn/retrying_engine")
-    suffixes = (".dot", ".svg", ".mmd", ".sequence.mmd", ".cancel.sequence.mmd")
+    suffixes = [".dot", ".svg", ".mmd", ".sequence.mmd", ".cancel.sequence.mmd"]
+    suffixes += [".sequence.svg", ".cancel.sequence.svg"]
     assert new == sorted(f"{stem}{suffix}" for stem in stems for suffix in suffixes)
     assert not (tmp_path / "handoff").exists()
     first = (tmp_path / "drawn" / "retrying_engine.dot").read_text().split("\n", 1)[0]

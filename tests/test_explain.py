@@ -26,7 +26,7 @@ import attrs
 import pytest
 from charts import broken, discipline
 from review_mutants import MUTANTS, Mutant, shared_reviews
-from support import SessionCache, uncovered
+from support import SessionCache, run_handoff, uncovered
 
 import handoff
 from handoff.__main__ import main, parsers
@@ -48,14 +48,14 @@ CHOSEN = {
     "S5": "NoDestinationCancel",
     "S6": "ReservationRecordedAgain",
     "S7": "IdsSkip",
-    "S8": "CancelDestinationNeverReserved",
+    "C1": "CancelDestinationNeverReserved",
     "R1": "DropsEarlySourceHeld",
     "R2": "AcceptsFailedCancel",
     "P1": "TransferWithoutTimingCheck",
     "Q1": "CancelsOutOfOrder",
     "L1": "LostSourceCancel",
     "L2": "NoReopenAfterSuccess",
-    "L3": "HeldRecordedInCleanup",
+    "C2": "HeldRecordedInCleanup",
     "Bound": "HeldRecordedAgain",
     "Errors": "TimingCheckOnReservation",
 }
@@ -143,14 +143,14 @@ def _command(argv: list[str]) -> tuple[int, str, str]:
     return status, out.getvalue(), err.getvalue()
 
 
-_BY_THE_COMMAND = ("S1", "S2", "S4", "S5", "S8", "R1", "Q1", "Errors")
+_BY_THE_COMMAND = ("S1", "S2", "S4", "S5", "C1", "R1", "Q1", "Errors")
 """The properties whose mutants `handoff review --explain` explains here, in this process:
 those of a quick review.  The others' explain sets are written from the mutant's review as
 the suite makes it once (tests/test_review_mutants.py judges the same reviews), by the
 function the command calls (`write_explain`), with the command's exit status."""
 
 
-_MEASURED = ("S1", "S8", "P1", "Bound", "Errors")
+_MEASURED = ("S1", "C1", "P1", "Bound", "Errors")
 """The explain sets and replays below that coverage measures: a safety failure, a chart that
 only differs from the reference, an unusable payload taken, a run cut off and a table's crash
 take every path of the command and of the replay; the others run the same code again."""
@@ -216,7 +216,7 @@ def test_each_broken_chart_writes_its_full_explain_set(explained: dict[str, Expl
             assert made.status == 1, key
         else:
             assert made.status in (1, 3), key
-        for suffix in ("jsonl", "sequence.mmd", "dot", "svg", "state.mmd"):
+        for suffix in ("jsonl", "sequence.mmd", "sequence.svg", "dot", "svg", "state.mmd"):
             path = made.directory / f"{made.stem}.{suffix}"
             assert path.is_file(), path
             assert f"wrote {path}\n" in made.err
@@ -232,6 +232,13 @@ def test_each_broken_chart_writes_its_full_explain_set(explained: dict[str, Expl
         assert f"title {key} fails" in sequence
         assert "#c0392b" in (made.directory / f"{made.stem}.dot").read_text()
         assert (made.directory / f"{made.stem}.svg").read_text().lstrip().startswith("<")
+        # Each drawing says what drew it: this review, not the command that draws charts.
+        for suffix in ("svg", "sequence.svg"):
+            first = (made.directory / f"{made.stem}.{suffix}").read_text().splitlines()[0]
+            assert "by `handoff review` (kv-handoff " in first, first
+            assert "handoff diagrams" not in first
+        drawn = (made.directory / f"{made.stem}.sequence.svg").read_text()
+        assert f"{key} fails" in drawn
 
 
 def _pytest(
@@ -291,6 +298,45 @@ def test_the_emitted_tests_fail_on_the_broken_charts_and_pass_once_fixed(
     fixed = _fixed_in_place(root, explained)
     passed = _pytest([made.test_file for made in explained.values()], root, [fixed])
     assert passed == dict.fromkeys(by_test)
+
+
+_LEAKING = """
+from handoff import SourceFirstChart
+
+S = SourceFirstChart
+
+
+class Leaking(SourceFirstChart):
+    # A failure while the destination is reserved cancels only the source.
+    terminated = (
+        S.cancelling_source.from_(S.prefill_submitting, S.prefill_running,
+                                  S.destination_reserving, on="cancel_source")
+        | S.cancelling_both.from_(S.destination_accepted, S.transfer_starting, S.transferring,
+                                  S.activating, S.releasing,
+                                  on=["cancel_source", "cancel_destination"])
+        | S.idle.to(S.canceled)
+        | S.succeeded.to(S.cancelling_destination, on="cancel_destination")
+    )
+"""
+
+
+def test_a_test_file_runs_from_its_own_folder_for_a_chart_found_in_the_current_one(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "leaking_chart.py").write_text(_LEAKING)
+    done = run_handoff(
+        "review", "--chart", "leaking_chart:Leaking", "--explain", "out", cwd=tmp_path
+    )
+    assert done.returncode == 1, done.stderr
+    out = tmp_path / "out"
+    tests = sorted(out.glob("test_*.py"))
+    assert tests
+    # From the folder it was written to, with nothing on the path: each finds the chart
+    # beside that folder and fails on its property, not on the import.
+    for test, message in _pytest(tests, out, []).items():
+        assert message is not None, test
+        assert "AssertionError: " in message, message
+        assert "no module" not in message
 
 
 def test_the_traces_replay_as_violations_on_the_broken_charts_only(
@@ -433,7 +479,7 @@ def test_json_stays_json_in_every_mode(tmp_path: Path, monkeypatch: pytest.Monke
         status, out, err = _command(["review", *chart, "--format", "json", *extra])
         holds = chart is not _FAILING
         assert json.loads(out)["ok"] is holds
-        assert status == (0 if holds else 3)  # S8 and Q1 alone: safe, differs from the reference
+        assert status == (0 if holds else 3)  # C1 and Q1 alone: safe, differs from the reference
         assert ("wrote " in err) is (bool(extra) and not holds)
         assert "wrote " not in out
 

@@ -5,15 +5,17 @@ from __future__ import annotations
 import importlib.util
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 from support import CHECKOUT_ONLY
 
 from handoff.__main__ import main
 from handoff._compile.table import TABLES_HINT
-from handoff._docs import project
+from handoff._docs import freshness, project
 from handoff._docs.diagram import file_stem, header
 from handoff._docs.generated import (
+    DEVELOPER_COMMAND,
     DOC_HEADER,
     GeneratedError,
     doc_sections,
@@ -35,7 +37,15 @@ DOCS = [
 DIAGRAMS = sorted(
     f"{file_stem(order)}{suffix}"
     for order in HandoffOrder
-    for suffix in (".dot", ".svg", ".mmd", ".sequence.mmd", ".cancel.sequence.mmd")
+    for suffix in (
+        ".dot",
+        ".svg",
+        ".mmd",
+        ".sequence.mmd",
+        ".cancel.sequence.mmd",
+        ".sequence.svg",
+        ".cancel.sequence.svg",
+    )
 )
 TABLES = "handoff/_compile/generated_tables.py"
 GENERATED = [
@@ -75,11 +85,62 @@ def _check(root: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, list[st
 
 @CHECKOUT_ONLY
 def test_the_committed_files_are_fresh(capsys: pytest.CaptureFixture[str]) -> None:
-    # As `./dev main` checks them: the command, not only the function it calls.
+    # As `./dev main` checks them: the command, not only the function it calls; built, not
+    # taken from the note a previous check left.
+    freshness.forget(ROOT)
     status = project.main(["--check", "--root", str(ROOT)])
     out = capsys.readouterr().out.splitlines()
     assert status == 0, "regenerate with `./dev generate`:\n" + "\n".join(out)
     assert out == [f"fresh: all {len(GENERATED)} generated files match the charts"]
+    # The next check with nothing changed knows the answer without building.
+    assert freshness.noted_fresh(ROOT)
+    assert project.main(["--check", "--root", str(ROOT)]) == 0
+    assert capsys.readouterr().out.startswith("fresh: every generated file matches the charts")
+
+
+def _tree(root: Path) -> None:
+    for name, text in {
+        "pyproject.toml": "[project]",
+        "handoff/chart.py": "STATES = 1",
+        "handoff/__pycache__/chart.pyc": "bytes",
+        "docs/lifecycle.md": "prose",
+        "diagrams/a.svg": "<svg/>",
+    }.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda root: (root / "handoff" / "chart.py").write_text("STATES = 2"),
+        lambda root: (root / "docs" / "lifecycle.md").write_text("edited by hand"),
+        lambda root: (root / "diagrams" / "a.svg").unlink(),
+        lambda root: (root / "diagrams" / "b.svg").write_text("<svg/>"),
+        lambda root: (root / "pyproject.toml").write_text("[project]\nversion = '2'"),
+        lambda root: (root / "handoff" / "chart.py").rename(root / "handoff" / "charts.py"),
+    ],
+)
+def test_a_note_of_freshness_never_outlives_a_change(tmp_path: Path, change: Any) -> None:
+    _tree(tmp_path)
+    assert not freshness.noted_fresh(tmp_path)
+    freshness.note_fresh(tmp_path)
+    assert freshness.noted_fresh(tmp_path)
+    # Bytecode is not an input: writing it leaves the note standing.
+    (tmp_path / "handoff" / "__pycache__" / "chart.pyc").write_text("other bytes")
+    assert freshness.noted_fresh(tmp_path)
+    change(tmp_path)
+    assert not freshness.noted_fresh(tmp_path)
+
+
+def test_another_interpreter_or_dependency_is_another_fingerprint(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _tree(tmp_path)
+    freshness.note_fresh(tmp_path)
+    monkeypatch.setattr(freshness, "_distributions", lambda: {"attrs-1.0.dist-info"})
+    assert not freshness.noted_fresh(tmp_path)
+    assert project._PROG == DEVELOPER_COMMAND
 
 
 def test_every_generated_file_starts_with_a_header_naming_chart_command_and_version() -> None:

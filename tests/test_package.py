@@ -97,3 +97,16 @@ def test_the_index_page_example_runs(capsys: pytest.CaptureFixture[str]) -> None
         f"#1 reserve a decode worker for {namespace['hid']}",
         "destination_reserving",
     ]
+
+
+def test_the_contract_the_reports_name_ships_in_the_sdist() -> None:
+    # Reports say "the contract (docs/contract.md)": the file must be in the sdist they cite.
+    sdist = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["hatch"][
+        "build"
+    ]["targets"]["sdist"]
+    assert (ROOT / "docs" / "contract.md").is_file()
+    assert "/docs" in sdist["include"]
+    assert not any("contract" in pattern for pattern in sdist.get("exclude", []))
+    from handoff._review.report import markdown  # the review's report names it
+
+    assert "the contract (docs/contract.md: " in markdown([])

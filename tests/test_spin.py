@@ -348,7 +348,7 @@ def test_unexpected_verifier_output_is_an_error() -> None:
 
 
 def test_liveness_properties_are_ltl_and_the_rest_assertions() -> None:
-    safety = {"S1", "S2", "S3", "S4", "S5", "S6", "S7", "S8", "R1", "R2", "P1", "Q1", "L3"}
+    safety = {"S1", "S2", "S3", "S4", "S5", "S6", "S7", "C1", "R1", "R2", "P1", "Q1", "C2"}
     assert {key.value for key, c in MIRRORED.items() if c is SpinCheck.ASSERTION} == safety | {
         "Bound",
         "Errors",

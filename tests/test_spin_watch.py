@@ -47,7 +47,7 @@ from handoff._values.errors import (
 from handoff._values.messages import HandoffAction, HandoffFact
 from handoff._values.values import HandoffActionOutcome, OutcomeKind
 
-WATCHED = ("S1", "S3", "S4", "S5", "S8", "R1", "R2", "P1", "Q1", "L3")
+WATCHED = ("S1", "S3", "S4", "S5", "C1", "R1", "R2", "P1", "Q1", "C2")
 """The properties this module's watch mirrors (S2 and S7 were mirrored before it)."""
 
 ALL = {mutant.name: mutant.compiled() for mutant in MUTANTS if mutant.adapter is None}

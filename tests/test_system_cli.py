@@ -4,6 +4,7 @@ in subprocesses side by side, on the shipped charts and on a chart module of the
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -182,7 +183,7 @@ def test_explain_writes_the_sequence_diagram_and_traces_that_replay(
         *(
             f"source_first_forgetful_{key}{end}"
             for key in ("w1", "w2")
-            for end in (".dot", ".jsonl", ".sequence.mmd", ".state.mmd", ".svg")
+            for end in (".dot", ".jsonl", ".sequence.mmd", ".sequence.svg", ".state.mmd", ".svg")
         ),
         "test_source_first_forgetful_w1.py",
         "test_source_first_forgetful_w2.py",
@@ -194,10 +195,18 @@ def test_explain_writes_the_sequence_diagram_and_traces_that_replay(
     assert "Runtime->>Source: 3. no. 1 CancelSource" in sequence
     assert "Runtime->>Source: 4. no. 0 SubmitPrefill" in sequence
     # What the coordinator issued is labelled (a bare `#` would start a Mermaid entity).
-    assert "Coordinator-->>Runtime: no. 0 SubmitPrefill (in flight)" in sequence
+    assert "Coordinator-->>Runtime: no. 0 SubmitPrefill (in<br/>flight)" in sequence
     assert "Note over Coordinator: no. 2 Complete → canceled" in sequence
-    assert "rect rgb(246, 213, 209)" in sequence
+    assert "rect rgba(192, 57, 43, 0.18)" in sequence
     assert "it overtook it" in sequence
+    # The same race as a picture, without a browser: the runtime hands the late submission
+    # to the source after the cancel, in the order the moves happened.
+    drawn = (out / "source_first_forgetful_w2.sequence.svg").read_text()
+    texts = re.findall(r"<text [^>]*>([^<]*)</text>", drawn)
+    cancel, late = texts.index("3. #1 CancelSource"), texts.index("4. #0 SubmitPrefill")
+    assert cancel < late
+    assert {"Coordinator", "Runtime", "Source", "Destination"} <= set(texts)
+    assert "by `handoff review` (kv-handoff " in drawn.splitlines()[0]
     # The state diagram draws the coordinator's path: start, the fault, the Noop.
     state = (out / "source_first_forgetful_w2.dot").read_text()
     assert "W2 fails in 3 calls" in state

@@ -29,7 +29,7 @@ _CHECK_EVENTS = {
         {ChartEvent.SOURCE_HELD.value, ChartEvent.DESTINATION_RESERVED.value}
     ),
 }
-"""The events whose payload each check judges (the SPEC checks nothing else)."""
+"""The events whose payload each check judges (the contract checks nothing else)."""
 
 
 def text_problem(transition: Any, named: Callable[[Iterable[Any]], Iterator[str]]) -> str | None:
@@ -55,7 +55,7 @@ def text_problem(transition: Any, named: Callable[[Iterable[Any]], Iterator[str]
     checks = [Check(name) for name in validators if name in Check._value2member_map_]
     if checks != sorted(set(checks), key=list(Check).index):
         return (
-            f"checks {[check.value for check in checks]} run out of the SPEC's order: write "
+            f"checks {[check.value for check in checks]} run out of the contract's order: write "
             "transfer_timing_is_valid before transfer_delay_is_valid"
         )
     if checks and IGNORE in effects:

@@ -126,7 +126,16 @@ def find_chart(text: str, *, tables: bool = False) -> NamedChart:
     module_name, colon, name = (part.strip() for part in text.partition(":"))
     if not (colon and module_name and name):
         raise ValueError(f"expected MODULE:CLASS, such as my_chart:MyChart, got {text!r}")
-    found = _import(module_name)
+    try:
+        found = _import(module_name)
+    except ValueError as error:
+        if not module_name.endswith(".py"):
+            raise
+        # A file name where a module name belongs: the likeliest slip, so say the fix.
+        module = module_name.removesuffix(".py").replace("/", ".").replace("\\", ".")
+        raise ValueError(
+            f"{error}; MODULE is a module's name, not its file: did you mean {module}:{name}?"
+        ) from None
     for part in name.split("."):
         found = _attribute(found, part, f"looking up {name} in {module_name}")
         if found is None:

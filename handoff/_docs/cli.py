@@ -1,10 +1,10 @@
 """`handoff diagrams`: draw charts into a folder, or with `--check`, say which drawings are stale.
 
-It writes each chart's drawings (`<stem>.dot`, `.svg`, `.mmd`, `.sequence.mmd`,
-`.cancel.sequence.mmd`) into `--out` and nothing else, anywhere: no docs page, no module.  A
-file of that name that was not generated is never replaced.  This project's own generated
-files (its docs pages, the model-review report, the runtime tables) are written by
-`./dev generate`, a job of its repository (`handoff._docs.project`).
+It writes each chart's drawings (`<stem>.dot`, `.svg`, `.mmd`, `.sequence.svg`, `.sequence.mmd`,
+`.cancel.sequence.svg`, `.cancel.sequence.mmd`) into `--out` and nothing else, anywhere: no docs
+page, no module.  A file of that name that was not generated is never replaced.  This
+project's own generated files (its docs pages, the model-review report, the runtime tables)
+are written by `./dev generate`, a job of its repository (`handoff._docs.project`).
 """
 
 from __future__ import annotations

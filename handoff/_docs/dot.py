@@ -14,6 +14,8 @@ page says `data-theme="light"`.
 
 from __future__ import annotations
 
+import html
+import math
 import re
 import textwrap
 from typing import Any
@@ -29,8 +31,9 @@ from handoff._docs.diagram import (
     StateGraph,
 )
 from handoff._docs.highlight import HighlightedGraph, Look, MarkedMove, MarkedState
+from handoff._docs.metrics import helvetica_width
 
-__all__ = ["SVG_CLASS", "dot_highlighted", "dot_source", "dot_text", "svg"]
+__all__ = ["SVG_CLASS", "dark_style", "dot_highlighted", "dot_source", "dot_text", "svg"]
 
 _FONT = "Helvetica"
 
@@ -240,10 +243,11 @@ _DARK = {
     SPINE_COLOUR: "#8cb8e8",
     CLEANUP_COLOUR: "#f0917f",
 }
-"""Each light colour of the drawings and its dark counterpart (see `_dark_style`)."""
+"""Each light colour of the drawings and its dark counterpart (see `dark_style`)."""
 
 
-def _dark_style() -> str:
+def dark_style() -> str:
+    """The style sheet that recolours a drawing's light colours when the page is dark."""
     rules = ["text:not([fill]){fill:#e6e6e6}"]
     for light, dark in {**_DARK, **_OVERLAY_DARK}.items():
         rules.append(f'[fill="{light}"]{{fill:{dark}}}')
@@ -268,10 +272,45 @@ def svg(dot: str, header: str = HEADER) -> str:
         raise CommandError(_wasm_words(error)) from None
     text = _STAMPS.sub("", drawn.decode())
     opened = text.index(">", text.index("<svg ")) + 1
-    text = text[:opened] + "\n" + _dark_style() + text[opened + 1 :]
+    text = text[:opened] + "\n" + dark_style() + text[opened + 1 :]
     text = _SVG_TAG.sub(f'<svg class="{SVG_CLASS}" ', text, count=1)
+    text = _widened(text)
     comment = header.replace("--", "- -")  # XML comments may not hold "--"
     return f"<!-- {comment} -->\n" + text
+
+
+_SIZE = re.compile(r'width="([\d.]+)pt"(\s+height="[\d.]+pt"\s+viewBox="[\d.]+ [\d.]+ )([\d.]+)')
+_TEXT = re.compile(
+    r'<text [^>]*?text-anchor="(start|middle|end)" x="([-\d.]+)"[^>]*?font-size="([\d.]+)"[^>]*>'
+    r"([^<]*)</text>"
+)
+_SHIFT = re.compile(r'<g id="graph0" class="graph" transform="[^"]*translate\(([-\d.]+) ')
+_WIDER_FONT = 1.15
+"""How much wider than Helvetica a reader's sans-serif may set a label (DejaVu Sans: 12 %)."""
+
+
+def _widened(text: str) -> str:
+    """`text` with room at its right edge for labels set wider than Graphviz measured them.
+
+    Graphviz lays labels out with Helvetica's widths; a reader without Helvetica or a metric
+    twin (Arial, Liberation Sans) sees a wider sans-serif, and an SVG clips what passes its
+    edge: the lifecycle's right-hand label lost its last letters.  Only a label that would
+    pass the edge widens the drawing, by as much as it would."""
+    size = _SIZE.search(text)
+    shift = _SHIFT.search(text)
+    if size is None or shift is None:
+        return text
+    edge, reach = float(size[3]), 0.0
+    for anchor, x, font, words in _TEXT.findall(text):
+        wide = helvetica_width(html.unescape(words), float(font)) * _WIDER_FONT
+        start = float(x) + float(shift[1]) - {"start": 0, "middle": wide / 2, "end": wide}[anchor]
+        reach = max(reach, start + wide)
+    spare = math.ceil(max(0.0, reach - edge))
+    if not spare:
+        return text
+    width = float(size[1])
+    grown = f'width="{width + spare:.0f}pt"{size[2]}{edge + spare:.2f}'
+    return text[: size.start()] + grown + text[size.end() :]
 
 
 # -- a chart with marks over it (a scenario's path, a counterexample, dead code) -----------

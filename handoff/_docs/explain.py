@@ -1,7 +1,8 @@
 """`handoff review --explain DIR`: each failing property's counterexample, to see and to keep.
 
-For every failing property with a counterexample, `<chart>_<property>` names five files: the
-run as a replayable trace (`.jsonl`), its sequence diagram (`.sequence.mmd`), the chart's
+For every failing property with a counterexample, `<chart>_<property>` names six files: the
+run as a replayable trace (`.jsonl`), its sequence diagram (`.sequence.svg`, and as Mermaid
+text `.sequence.mmd`), the chart's
 state diagram with the run drawn over it (`.dot`, `.svg`, `.state.mmd`), and
 `test_<chart>_<property>.py`, a pytest file that judges the trace through the public API
 (`handoff.check_trace`) on the chart the review was given.  The files a run writes are listed
@@ -14,7 +15,7 @@ cut short at any point leaves every file it wrote listed.  A file is removed onl
 still what a run wrote (its digest matches) and named as an explain file is: a file edited
 since, or one a planted or garbled manifest names (`conf.py`, `index.md`), is left alone.
 
-A failure of the chart with its workers gets the same five: its trace is the system run, move
+A failure of the chart with its workers gets the same six: its trace is the system run, move
 by move (which `handoff replay` replays through the same system), its sequence diagram runs
 between the coordinator, the runtime and both workers, and its state diagram draws the
 coordinator's path, the calls the runtime made.  Files are named `<chart>_<workers>_<property>`.
@@ -29,10 +30,18 @@ from pathlib import Path
 
 from handoff import _files
 from handoff._docs.coverage_diagram import dot_dead, mermaid_dead
+from handoff._docs.diagram import header
 from handoff._docs.dot import svg
-from handoff._docs.mermaid import mermaid_system_sequence
-from handoff._docs.path_diagram import dot_path, mermaid_path, mermaid_sequence_of
-from handoff._docs.pytest_file import pytest_source
+from handoff._docs.generated import version
+from handoff._docs.path_diagram import (
+    dot_path,
+    mermaid_path,
+    mermaid_sequence_of,
+    mermaid_system_sequence,
+    svg_sequence_of,
+    svg_system_sequence,
+)
+from handoff._docs.pytest_file import chart_folder, pytest_source
 from handoff._review.explore import Review
 from handoff._review.report import counterexample_trace
 from handoff._review.verdict import Counterexample, Verdict
@@ -57,7 +66,7 @@ def write_explain(reviews: Sequence[Review], directory: Path) -> list[str]:
     for review in reviews:
         for verdict in review.failures():
             if verdict.counterexample is not None:
-                files.update(_explain_set(review, verdict, verdict.counterexample))
+                files.update(_explain_set(review, verdict, verdict.counterexample, directory))
             elif verdict.dead:
                 files.update(_dead_code(review, verdict))
     data = {name: text.encode("utf-8", "surrogateescape") for name, text in files.items()}
@@ -160,29 +169,46 @@ def _dead_code(review: Review, verdict: Verdict) -> dict[str, str]:
     dot = dot_dead(review.chart, verdict)
     return {
         f"{name}.dot": dot,
-        f"{name}.svg": svg(dot),
+        f"{name}.svg": svg(dot, _header(review)),
         f"{name}.state.mmd": mermaid_dead(review.chart, verdict),
     }
 
 
-def _explain_set(review: Review, verdict: Verdict, example: Counterexample) -> dict[str, str]:
+def _explain_set(
+    review: Review, verdict: Verdict, example: Counterexample, directory: Path
+) -> dict[str, str]:
     chart, prop, system = review.chart, verdict.prop, review.system
     named = chart.name if system is None else f"{chart.name}_{system.contract.name}"
     name = stem(named, prop.key.value)
     trace = counterexample_trace(review, example)
     dot = dot_path(chart, prop, example)
     workers = None if trace.workers is None else (trace.workers.contract, trace.workers.properties)
-    test = pytest_source(name, prop, example.finding, review.origin, review.order.value, workers)
-    sequence = (
-        mermaid_sequence_of(prop, example)
-        if system is None
-        else mermaid_system_sequence(review, verdict, example)
+    folder = chart_folder(review.origin, directory)
+    test = pytest_source(
+        name, prop, example.finding, review.origin, review.order.value, workers, folder
     )
+    line = _header(review)
+    if system is None:
+        sequence = mermaid_sequence_of(prop, example)
+        drawn = svg_sequence_of(prop, example, line)
+    else:
+        sequence = mermaid_system_sequence(review, verdict, example)
+        drawn = svg_system_sequence(review, verdict, example, line)
     return {
         f"{name}.jsonl": trace_text(trace),
         f"{name}.sequence.mmd": sequence,
+        f"{name}.sequence.svg": drawn,
         f"{name}.dot": dot,
-        f"{name}.svg": svg(dot),
+        f"{name}.svg": svg(dot, line),
         f"{name}.state.mmd": mermaid_path(chart, prop, example),
         f"test_{name}.py": test,
     }
+
+
+def _header(review: Review) -> str:
+    """The first line of an explain drawing: what drew it, from which chart."""
+    return header(review.chart.name, COMMAND, version())
+
+
+COMMAND = "handoff review"
+"""What the explain drawings name as their maker: their XML comments may not hold `--`."""

@@ -32,6 +32,7 @@ from handoff._docs.sections import (
     ordering_rules,
 )
 from handoff._docs.sequence import LANES, run_scenario
+from handoff._docs.sequence_svg import svg_sequence
 from handoff._docs.writing import Planned
 from handoff._review.explore import review_order
 from handoff._review.report import markdown, system_properties
@@ -89,7 +90,8 @@ class GeneratedError(ValueError):
 
 
 def diagram_files() -> dict[str, str]:
-    """Every diagram file by name: DOT, SVG and Mermaid state diagrams, Mermaid sequences."""
+    """Every diagram file by name: DOT, SVG and Mermaid state diagrams, SVG and Mermaid
+    sequences."""
     return dict(_diagram_files())
 
 
@@ -111,12 +113,11 @@ def chart_diagram_files(chart: HandoffOrder | type[HandoffChart], command: str) 
     dot = dot_source(graph, line)
     files = {f"{stem}.dot": dot, f"{stem}.svg": svg(dot, line)}
     files[f"{stem}.mmd"] = mermaid_state_diagram(graph, line)
-    for name, scenario in (
-        (f"{stem}.sequence.mmd", "success"),
-        (f"{stem}.cancel.sequence.mmd", "cancel"),
-    ):
+    for name, scenario in ((f"{stem}.sequence", "success"), (f"{stem}.cancel.sequence", "cancel")):
         run = run_scenario(chart, scenario)
-        files[name] = mermaid_sequence(run.messages, f"{title}: {run.title}", LANES, line)
+        drawn = f"{title}: {run.title}"
+        files[f"{name}.mmd"] = mermaid_sequence(run.messages, drawn, LANES, line)
+        files[f"{name}.svg"] = svg_sequence(run.messages, drawn, LANES, line)
     return files
 
 

@@ -16,19 +16,11 @@ from __future__ import annotations
 import json
 import re
 import textwrap
-from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
 
 from handoff._docs.diagram import CLEANUP, HEADER, SPINE, StateArrow, StateGraph, break_lines
 from handoff._docs.highlight import HighlightedGraph, Look
-from handoff._docs.sequence import COORDINATOR, DESTINATION, SOURCE, Arrow, Message
-from handoff._review.report import overtaken, review_title
-from handoff._review.verdict import MoveKind, TraceStep
-from handoff._system.workers import memory_name
-
-if TYPE_CHECKING:
-    from handoff._review.explore import Review
-    from handoff._review.verdict import Counterexample, Verdict
+from handoff._docs.sequence import DESTINATION, SOURCE, Arrow, Message
 
 __all__ = [
     "MERMAID_CLEANUP",
@@ -37,7 +29,6 @@ __all__ = [
     "mermaid_id",
     "mermaid_sequence",
     "mermaid_state_diagram",
-    "mermaid_system_sequence",
     "mermaid_text",
 ]
 
@@ -268,103 +259,27 @@ def _sequence_line(message: Message) -> str:
         # A long label between two neighbouring lanes pushes them apart and widens the whole
         # diagram: broken at its spaces, it stays about as wide as a lane.
         lines = message.text.split("\n")
-        text = _lines([part for line in lines for part in textwrap.wrap(line, ARROW_WIDTH) or [""]])
+        text = _lines([part for line in lines for part in _wrap(line, ARROW_WIDTH)])
+    lane, peer = message.lane, message.peer
     if message.arrow is Arrow.FACT:
-        return f"{message.lane}->>{COORDINATOR}: {text}"
+        return f"{lane}->>{peer}: {text}"
     if message.arrow is Arrow.ACTION:
-        return f"{COORDINATOR}->>{message.lane}: {text}"
+        return f"{peer}->>{lane}: {text}"
     if message.arrow is Arrow.OUTCOME:
-        return f"{message.lane}-->>{COORDINATOR}: {text}"
+        return f"{lane}-->>{peer}: {text}"
     if message.arrow is Arrow.REFUSAL:
-        return f"{COORDINATOR}--x{message.lane}: {text}"
-    return f"Note over {message.lane or f'{SOURCE},{DESTINATION}'}: {text}"
+        return f"{peer}--x{lane}: {text}"
+    return f"Note over {lane or f'{SOURCE},{DESTINATION}'}: {text}"
+
+
+def _wrap(line: str, width: int) -> list[str]:
+    """`line` broken at spaces only: a name split inside reads as two words."""
+    return textwrap.wrap(line, width, break_long_words=False, break_on_hyphens=False) or [""]
 
 
 def _note(text: str) -> str:
     """A note's text, each of its lines broken to fit a docs column (Mermaid never wraps
     notes: one long line widens the whole diagram and shrinks every label in it)."""
     return "<br/>".join(
-        "<br/>".join(textwrap.wrap(mermaid_text(line), NOTE_WIDTH) or [""])
-        for line in text.split("\n")
+        "<br/>".join(_wrap(mermaid_text(line), NOTE_WIDTH)) for line in text.split("\n")
     )
-
-
-# -- a system run: the coordinator, the runtime and the two workers ------------------------
-
-RUNTIME = "Runtime"
-_WORKER_LANES = {"source": "Source", "destination": "Destination"}
-
-
-def mermaid_system_sequence(review: Review, verdict: Verdict, example: Counterexample) -> str:
-    """Mermaid `sequenceDiagram` text of a system run, the breaking move boxed in red."""
-    prop = verdict.prop
-    lines = [
-        "sequenceDiagram",
-        f"    title {prop.key.value} fails: {mermaid_text(review_title(review))}",
-        f"    participant {COORDINATOR}",
-        f"    participant {RUNTIME}",
-        "    participant Source",
-        "    participant Destination",
-    ]
-    last = len(example.steps)
-    for number, step in enumerate(example.steps, start=1):
-        body = [f"    {line}" for line in _system_lines(number, step)]
-        if number == last:
-            lines += ["    rect rgb(246, 213, 209)", *body]
-            lines.append(
-                f"    Note over {COORDINATOR},Destination: ✗ {_system_note(example.finding)}"
-            )
-            lines.append("    end")
-        else:
-            lines += body
-    for note in overtaken(example.steps):
-        lines.append(f"    Note over {RUNTIME},Destination: {_system_note(note)}")
-    words = _system_note(f"{prop.key.value}: {prop.words}")
-    lines.append(f"    Note over {COORDINATOR},Destination: {words}")
-    return "\n".join(lines) + "\n"
-
-
-def _system_lines(number: int, step: TraceStep) -> Iterator[str]:
-    message = step.message
-    if step.worker is not None:
-        yield f"Note over {_WORKER_LANES[step.worker.value]}: {number}. restarts, forgets all"
-        return
-    if step.call is None:
-        assert message is not None
-        assert step.reaction is not None
-        lane = _WORKER_LANES[message.role.value]
-        yield f"{RUNTIME}->>{lane}: {number}. {_system_text(message.describe())}"
-        if step.kind is MoveKind.WORKER_FAILS:
-            yield f"Note over {lane}: fails the work"
-        else:
-            yield f"Note over {lane}: {memory_name(step.reaction.memory)}"
-        for sent in step.sent:
-            source = RUNTIME if sent.copy else lane
-            target = lane if sent.copy else RUNTIME
-            yield f"{source}-->>{target}: {_system_text(sent.describe())} (in flight)"
-        return
-    if step.kind is MoveKind.FAULT:
-        yield f"Note over {RUNTIME}: fault"
-    if step.kind is MoveKind.LOSS and message is not None:
-        yield f"Note over {RUNTIME}: {_system_text(message.describe())} lost"
-    if step.kind is MoveKind.DUPLICATE and message is not None:
-        yield f"Note over {RUNTIME}: {_system_text(message.describe())} duplicated"
-    yield f"{RUNTIME}->>{COORDINATOR}: {number}. {_system_text(str(step.call))}"
-    if step.error is not None:
-        yield f"{COORDINATOR}--x{RUNTIME}: refused: {_system_text(step.error)}"
-    for item in step.issued:
-        # Through the escaper: a bare `#` starts a Mermaid entity and the label is lost.
-        name = _system_text(f"#{item.id.value} {type(item.action).__name__}")
-        if any(sent.action_id == item.id.value for sent in step.sent):
-            yield f"{COORDINATOR}-->>{RUNTIME}: {name} (in flight)"
-        else:
-            yield f"Note over {COORDINATOR}: {name} → {step.state}"
-
-
-def _system_text(text: str) -> str:
-    return mermaid_text(text).replace(";", ",")
-
-
-def _system_note(text: str) -> str:
-    """A note across the lanes, broken into lines a docs column holds (as `_note` does)."""
-    return _note(text).replace(";", ",")

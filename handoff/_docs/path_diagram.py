@@ -11,6 +11,9 @@ of `handoff._docs.highlight` and `handoff._docs.sequence`; the renderers write t
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+import attrs
 
 from handoff._compile.table import CompiledChart
 from handoff._docs.dot import dot_highlighted
@@ -26,12 +29,29 @@ from handoff._docs.sequence import (
     Arrow,
     Message,
 )
-from handoff._review.verdict import Counterexample, TraceStep
+from handoff._docs.sequence_svg import svg_sequence
+from handoff._review.report import overtaken, review_title
+from handoff._review.verdict import Counterexample, MoveKind, TraceStep
 from handoff._system.call import CallKind
 from handoff._system.properties import Property
+from handoff._system.workers import memory_name
 from handoff._values.messages import HandoffAction
 
-__all__ = ["counterexample_graph", "dot_path", "mermaid_path", "mermaid_sequence_of"]
+if TYPE_CHECKING:
+    from handoff._review.explore import Review
+    from handoff._review.verdict import Verdict
+
+__all__ = [
+    "counterexample_graph",
+    "dot_path",
+    "mermaid_path",
+    "mermaid_sequence_of",
+    "mermaid_system_sequence",
+    "sequence_of",
+    "svg_sequence_of",
+    "svg_system_sequence",
+    "system_sequence_of",
+]
 
 _LANES = (RUNTIME, SOURCE, COORDINATOR, DESTINATION)
 
@@ -65,6 +85,18 @@ def mermaid_path(chart: CompiledChart, prop: Property, example: Counterexample) 
 
 def mermaid_sequence_of(prop: Property, example: Counterexample) -> str:
     """Mermaid `sequenceDiagram` text of the run, the violating call boxed in red."""
+    title, messages = sequence_of(prop, example)
+    return mermaid_sequence(messages, title, _LANES, header=None)
+
+
+def svg_sequence_of(prop: Property, example: Counterexample, header: str) -> str:
+    """The run as an SVG sequence diagram, the violating call in a red band."""
+    title, messages = sequence_of(prop, example)
+    return svg_sequence(messages, title, _LANES, header)
+
+
+def sequence_of(prop: Property, example: Counterexample) -> tuple[str, list[Message]]:
+    """The title and messages of a chart's run reviewed alone."""
     messages: list[Message] = []
     lanes: dict[int, str] = {}
     last = len(example.steps)
@@ -78,8 +110,7 @@ def mermaid_sequence_of(prop: Property, example: Counterexample) -> str:
             messages.append(Message(Arrow.NOTE, note, f"✗ {example.finding}", boxed=True))
     words = f"{prop.key.value}: {prop.words}"
     messages.append(Message(Arrow.NOTE, f"{RUNTIME},{DESTINATION}", words))
-    title = f"{prop.key.value} fails: {prop.title}"
-    return mermaid_sequence(messages, title, _LANES, header=None)
+    return f"{prop.key.value} fails: {prop.title}", messages
 
 
 def _messages(number: int, step: TraceStep, lanes: dict[int, str]) -> Iterator[Message]:
@@ -110,3 +141,87 @@ def _issued(step: TraceStep) -> str:
         return f"refused: {step.error}"
     names = ", ".join(f"{type(item.action).__name__} [{item.id.value}]" for item in step.issued)
     return f"issued {names}" if names else "issued nothing"
+
+
+# -- a system run: the coordinator, the runtime and the two workers ------------------------
+
+_SYSTEM_LANES = (COORDINATOR, RUNTIME, SOURCE, DESTINATION)
+_WORKER_LANES = {"source": SOURCE, "destination": DESTINATION}
+
+
+def mermaid_system_sequence(review: Review, verdict: Verdict, example: Counterexample) -> str:
+    """Mermaid `sequenceDiagram` text of a system run, the breaking move boxed in red."""
+    title, messages = system_sequence_of(review, verdict, example)
+    return mermaid_sequence(messages, title, _SYSTEM_LANES, header=None)
+
+
+def svg_system_sequence(
+    review: Review, verdict: Verdict, example: Counterexample, header: str
+) -> str:
+    """A system run as an SVG sequence diagram, the breaking move in a red band."""
+    title, messages = system_sequence_of(review, verdict, example)
+    return svg_sequence(messages, title, _SYSTEM_LANES, header)
+
+
+def system_sequence_of(
+    review: Review, verdict: Verdict, example: Counterexample
+) -> tuple[str, list[Message]]:
+    """The title and messages of a system run: the race between the coordinator, the runtime
+    that carries its messages, and the two workers."""
+    prop = verdict.prop
+    messages: list[Message] = []
+    last = len(example.steps)
+    for number, step in enumerate(example.steps, start=1):
+        boxed = number == last
+        messages += [attrs.evolve(m, boxed=boxed) for m in _system_messages(number, step)]
+        if boxed:
+            across = f"{COORDINATOR},{DESTINATION}"
+            messages.append(Message(Arrow.NOTE, across, f"✗ {example.finding}", boxed=True))
+    messages += [
+        Message(Arrow.NOTE, f"{RUNTIME},{DESTINATION}", note) for note in overtaken(example.steps)
+    ]
+    words = f"{prop.key.value}: {prop.words}"
+    messages.append(Message(Arrow.NOTE, f"{COORDINATOR},{DESTINATION}", words))
+    return f"{prop.key.value} fails: {review_title(review)}", messages
+
+
+def _system_messages(number: int, step: TraceStep) -> Iterator[Message]:
+    message = step.message
+    if step.worker is not None:
+        lane = _WORKER_LANES[step.worker.value]
+        yield Message(Arrow.NOTE, lane, f"{number}. restarts, forgets all")
+        return
+    if step.call is None:
+        assert message is not None
+        assert step.reaction is not None
+        yield from _worker_moves(number, step, _WORKER_LANES[message.role.value])
+        return
+    if step.kind is MoveKind.FAULT:
+        yield Message(Arrow.NOTE, RUNTIME, "fault")
+    if message is not None and step.kind in _CARRIER_FAULTS:
+        yield Message(Arrow.NOTE, RUNTIME, f"{message.describe()} {_CARRIER_FAULTS[step.kind]}")
+    yield Message(Arrow.FACT, RUNTIME, f"{number}. {step.call}")
+    if step.error is not None:
+        yield Message(Arrow.REFUSAL, RUNTIME, f"refused: {step.error}")
+    for item in step.issued:
+        name = f"#{item.id.value} {type(item.action).__name__}"
+        if any(sent.action_id == item.id.value for sent in step.sent):
+            yield Message(Arrow.OUTCOME, COORDINATOR, f"{name} (in flight)", peer=RUNTIME)
+        else:
+            yield Message(Arrow.NOTE, COORDINATOR, f"{name} → {step.state}")
+
+
+_CARRIER_FAULTS = {MoveKind.LOSS: "lost", MoveKind.DUPLICATE: "duplicated"}
+
+
+def _worker_moves(number: int, step: TraceStep, lane: str) -> Iterator[Message]:
+    """A message the runtime hands a worker, what the worker makes of it, and what it sends
+    back (or, for a copy, what the runtime sends it again)."""
+    assert step.message is not None
+    assert step.reaction is not None
+    yield Message(Arrow.FACT, RUNTIME, f"{number}. {step.message.describe()}", peer=lane)
+    done = "fails the work" if step.kind is MoveKind.WORKER_FAILS else ""
+    yield Message(Arrow.NOTE, lane, done or memory_name(step.reaction.memory))
+    for sent in step.sent:
+        ends = (RUNTIME, lane) if sent.copy else (lane, RUNTIME)
+        yield Message(Arrow.OUTCOME, ends[0], f"{sent.describe()} (in flight)", peer=ends[1])

@@ -4,7 +4,9 @@ They are the diagrams under `diagrams/`, the generated sections of the docs unde
 (the model-review report among them) and the runtime tables `handoff/_compile/generated_tables.py`
 (see `handoff._docs.generated`).  The job runs only in the kv-handoff checkout whose
 `handoff` package is the one imported: anywhere else it refuses and writes nothing, so it
-can never rewrite someone else's docs.
+can never rewrite someone else's docs.  Once every file is fresh, a fingerprint of what they
+are made from and of the files themselves is kept under `build/`, and a check that finds it
+unchanged says so without building them again (`handoff._docs.freshness`).
 """
 
 from __future__ import annotations
@@ -16,14 +18,14 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import handoff
-from handoff._compile.table import TABLES_HINT, generated_source
-from handoff._docs.generated import DEVELOPER_COMMAND, TABLES, GeneratedError, plan
-from handoff._docs.writing import Planned, report_error, status, write
-from handoff._docs.writing import check as compare
+from handoff._docs.freshness import forget, note_fresh, noted_fresh
+from handoff._docs.writing import report_error
 
 __all__ = ["checkout_problem", "generate", "main"]
 
-_PROG = DEVELOPER_COMMAND
+_PROG = "./dev generate"
+"""The job's name in its messages (`handoff._docs.generated.DEVELOPER_COMMAND`: the
+generator is imported only when files must be built, which takes most of a second)."""
 
 
 def checkout_problem(root: Path) -> str | None:
@@ -51,7 +53,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     problem = checkout_problem(root)
     if problem is not None:
         return report_error(_PROG, f"refusing to run outside the kv-handoff checkout: {problem}", 2)
-    return generate(root / "docs", root, check=args.check)
+    if args.check and noted_fresh(root):
+        print(
+            "fresh: every generated file matches the charts (nothing they are made from, nor "
+            "they themselves, changed since they were last found fresh)"
+        )
+        return 0
+    forget(root)
+    status = generate(root / "docs", root, check=args.check)
+    if status == 0:
+        note_fresh(root)
+    return status
 
 
 def generate(docs: Path, out: Path, *, check: bool) -> int:
@@ -60,6 +72,11 @@ def generate(docs: Path, out: Path, *, check: bool) -> int:
     Without the diagrams extra only the runtime tables (which need none) are checked or
     written, and the job fails saying what to install.
     """
+    from handoff._compile.table import TABLES_HINT, generated_source
+    from handoff._docs.generated import DEVELOPER_COMMAND, TABLES, GeneratedError, plan
+    from handoff._docs.writing import Planned, status, write
+    from handoff._docs.writing import check as compare
+
     if not docs.is_dir():
         return report_error(_PROG, f"no docs folder {docs}: the checkout is incomplete", 2)
     if any(importlib.util.find_spec(name) is None for name in _EXTRA):

@@ -10,11 +10,14 @@ private, so it can be copied into a user's own suite.
 
 from __future__ import annotations
 
+import os
+import sys
 import textwrap
+from pathlib import Path
 
 from handoff._system.properties import Property
 
-__all__ = ["pytest_source"]
+__all__ = ["chart_folder", "pytest_source"]
 
 _TEMPLATE = '''\
 """{key} ({title}) along a counterexample, kept as a test.
@@ -26,13 +29,13 @@ it fails while the chart breaks {key} along this run and passes once the chart i
 """
 
 import pathlib
-
+{imports}
 import handoff
 
 TRACE = pathlib.Path(__file__).with_name({trace!r})
 CHART = {chart!r}
 """The chart the run was explained for, MODULE:CLASS (None: the shipped {order} chart)."""
-PROPERTY = {key!r}
+{folder}PROPERTY = {key!r}
 FOUND = {finding!r}
 """What the review found along this run."""
 
@@ -43,6 +46,32 @@ def test_{name}():
 '''
 
 
+_FOLDER = '''CHART_FOLDER = (pathlib.Path(__file__).parent / {folder!r}).resolve()
+"""Where CHART's module was found when the run was explained, searched after the Python
+path: the test runs from any folder, and a copy of the chart on the path still comes first."""
+if str(CHART_FOLDER) not in sys.path:
+    sys.path.append(str(CHART_FOLDER))
+'''
+
+
+def chart_folder(chart: str | None, directory: Path) -> str | None:
+    """The folder `chart`'s module came from, relative to `directory`, when that folder is
+    the current directory: found there only because the command ran there, so a test run
+    from `directory` must be told where it is.  None for a module on the Python path."""
+    if chart is None:
+        return None
+    module_name = chart.partition(":")[0]
+    file = getattr(sys.modules.get(module_name), "__file__", None)
+    if file is None:
+        return None
+    path = Path(file).resolve()
+    depth = module_name.count(".") + (path.name == "__init__.py")
+    root = path.parents[depth]
+    if root != Path.cwd().resolve():
+        return None
+    return Path(os.path.relpath(root, directory.resolve())).as_posix()
+
+
 def pytest_source(
     name: str,
     prop: Property,
@@ -50,16 +79,20 @@ def pytest_source(
     chart: str | None,
     order: str,
     workers: tuple[str, tuple[str, ...]] | None = None,
+    folder: str | None = None,
 ) -> str:
     """The text of `test_<name>.py`, which judges `<name>.jsonl` on `chart` (MODULE:CLASS);
     a run with workers hands `check_trace` the contract and properties its trace names
-    (`workers`), which it would not import from the trace."""
+    (`workers`), which it would not import from the trace; `folder` (relative to the file)
+    is where the chart's module is found if not on the path."""
     trusted = ""
     if workers is not None:
         contract, properties = workers
         trusted = f", workers=[{contract!r}], properties={list(properties)!r}"
     return _TEMPLATE.format(
         trusted=trusted,
+        imports="import sys\n" if folder else "",
+        folder="" if folder is None else _FOLDER.format(folder=folder),
         key=prop.key.value,
         title=prop.title,
         words=textwrap.fill(f"{prop.key.value}: {prop.words}", 88),

@@ -111,6 +111,9 @@ class Message:
     text: str
     boxed: bool = False
     """Drawn in a red box: the messages of the call that broke a property."""
+    peer: str = COORDINATOR
+    """The arrow's other end: a fact or an outcome goes from `lane` to `peer`, an action or
+    a refusal from `peer` to `lane`.  Unused by a note."""
 
 
 class ScenarioError(ValueError):

@@ -32,10 +32,10 @@ from handoff._coordinator import probe as probe
 from handoff._coordinator.core import HandoffCoordinatorCore
 from handoff._review.environment import HANDOFF_ID, Rules, environment
 from handoff._review.graph import Edge, Graph, Tag
+from handoff._review.ordinary import with_ordinary_payloads
 from handoff._review.verdict import Tally, TraceStep, Verdict
 from handoff._review.watch import Watch
 from handoff._review.world import ChartWorld, Explored, Move, World
-from handoff._system.config import System
 from handoff._system.properties import AnyKey, Family, Key, Property, WorldKind
 from handoff._values.values import HandoffId, HandoffOrder
 
@@ -188,6 +188,8 @@ def review(
         explorer.explore()
         explored = time.perf_counter() - began
         verdicts = explorer.verdicts()
+        if isinstance(world, ChartWorld):
+            verdicts = with_ordinary_payloads(world, verdicts)
     return Review(
         order=chart.order,
         chart=chart,

@@ -113,7 +113,7 @@ def progress(prop: Property, graph: Graph) -> Verdict:
     apart = len(graph.watches) - len(order)
     if apart:
         notes = (
-            f"{apart} configurations are reachable only through an unusable payload the SPEC "
+            f"{apart} configurations are reachable only through an unusable payload the contract "
             "takes (see P1); they wait for a terminal fact, and L2 judges them",
         )
     return tally.verdict(prop, summary=summary, notes=notes)
@@ -217,12 +217,19 @@ def coverage(
     if dead:
         notes.append("dead: " + ", ".join(dead))
     if unused:
+        # Said as what it is, a fact about the chart and not a gap: beside "Coverage PASS" a
+        # bare list of unreachable cells read like a failure.
         notes.append(
-            "cells no run can reach, of transitions that other events take (an action "
-            "failing where every issued action was already acknowledged): " + ", ".join(unused)
+            f"every transition runs (not a gap); no run can reach these {_cells(len(unused))} "
+            "of them, as expected (an action failing where every issued action was already "
+            "acknowledged): " + ", ".join(unused)
         )
     checked = len(states) + len(transitions)
     return Verdict(prop, checked, len(dead), None, summary, tuple(notes), tuple(cells_dead))
+
+
+def _cells(count: int) -> str:
+    return f"{count} table cell" if count == 1 else f"{count} table cells"
 
 
 def _transitions(chart: CompiledChart) -> dict[tuple[object, ...], list[Step]]:

@@ -2,8 +2,8 @@
 
 `handoff replay` lives in the runs wing, which cannot see the review; the command line hands
 it `judge` so that every replayed run is judged by the review's own rules.  Along the run:
-the safety monitors (S1-S5, S7, S8, R1, R2, P1, Q1), S6 from the coordinator's configuration
-before and after a call the SPEC refuses or drops, L3 from the lifecycle at each completion,
+the safety monitors (S1-S5, S7, C1, R1, R2, P1, Q1), S6 from the coordinator's configuration
+before and after a call the SPEC refuses or drops, C2 from the lifecycle at each completion,
 Errors from any exception but `HandoffError`, and Bound from the actions issued and the
 growth without progress.  After the last call, L1 and L2 from an exploration of everything
 reachable from the run's last configuration.  Coverage and Table judge a whole chart, never

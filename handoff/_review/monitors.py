@@ -5,7 +5,7 @@ error), the actions due in that call, and every action it issued.  `judge_edge` 
 move of a run from one configuration to the next: `observe`, then S6 from the coordinator's
 configuration before and after a call the SPEC refuses or drops, and the growth that Bound
 cuts.  Both are pure: the explorer calls `judge_edge` on every edge of the graph, replay on
-every call of a run, Spin's trail confirmation on every step it searches.  Only L3 reads a
+every call of a run, Spin's trail confirmation on every step it searches.  Only C2 reads a
 coordinator record, the lifecycle, and only to compare it with what the environment saw.
 """
 
@@ -56,7 +56,7 @@ class Observation:
     """What the environment has seen after the call."""
     findings: tuple[Checked, ...]
     answer: SpecAnswer | Refuse
-    """How the SPEC answers the call."""
+    """How the contract answers the call."""
     deferred: bool = False
     """An unusable payload taken because it cannot be judged yet (the documented exception)."""
 
@@ -96,9 +96,9 @@ class EdgeVerdict:
     configuration: Configuration
     """The coordinator's configuration after the call."""
     findings: tuple[Checked, ...]
-    """The observation's, then S6's when the SPEC refuses or drops the call."""
+    """The observation's, then S6's when the contract refuses or drops the call."""
     still: bool
-    """A call the SPEC refuses or drops left the configuration as it was: a self-loop, which
+    """A call the contract refuses or drops left the configuration as it was: a self-loop, which
     neither grows a run nor counts towards Bound."""
     stalls: int
     """Growths without progress along the run, this move included."""
@@ -165,11 +165,11 @@ def _answer(
     if answer is SpecAnswer.TAKE and judged:
         yield Key.PAYLOADS, None
     if error is not None:
-        yield key, f"{call} was refused ({_error(error)}); the SPEC {answer.value}s it"
+        yield key, f"{call} was refused ({_error(error)}); the contract {answer.value}s it"
     elif answer is SpecAnswer.DROP and issued:
-        yield key, f"{call} issued {_kinds(issued)}; the SPEC drops it"
+        yield key, f"{call} issued {_kinds(issued)}; the contract drops it"
     elif answer is SpecAnswer.TAKE and call.fact is not None and not issued:
-        yield key, f"{call} was silently dropped; the SPEC takes it and issues an action"
+        yield key, f"{call} was silently dropped; the contract takes it and issues an action"
     else:
         yield key, None
 
@@ -180,9 +180,9 @@ def _refusal(
     wanted = f"{answer.error.__name__} '{answer.phrase}'"
     if error is None:
         did = "was taken" if issued else "was silently dropped"
-        return f"{call} {did}; the SPEC refuses it with {wanted}"
+        return f"{call} {did}; the contract refuses it with {wanted}"
     if not isinstance(error, answer.error) or answer.phrase not in str(error):
-        return f"{call} was refused with {_error(error)}; the SPEC refuses it with {wanted}"
+        return f"{call} was refused with {_error(error)}; the contract refuses it with {wanted}"
     return None
 
 
@@ -198,20 +198,20 @@ def _prompt(
         got = [kind for kind in kinds if kind in CANCELS or kind is _A.Complete]
         if got != due:
             return Key.PROMPT, (
-                f"after {call} the SPEC's cleanup step issues {_names(due)} in that call; "
+                f"after {call} the contract's cleanup step issues {_names(due)} in that call; "
                 f"the chart issued {_names(kinds)}"
             )
     elif after.mode is Mode.ACTIVE:
         action = advance(order, after)
         if action is not None and action not in kinds:
             return Key.PROMPT, (
-                f"after {call} the SPEC issues {action.__name__} in that call; "
+                f"after {call} the contract issues {action.__name__} in that call; "
                 f"the chart issued {_names(kinds)}"
             )
     return Key.PROMPT, None
 
 
-# -- each issued action (S1, S2, S3, S4, S7, S8) -------------------------------------------
+# -- each issued action (S1, S2, S3, S4, S7, C1) -------------------------------------------
 
 _NEEDS: dict[type[HandoffAction], tuple[Key, tuple[tuple[Seen, str], ...]]] = {
     _A.ActivateDestination: (
@@ -271,7 +271,7 @@ def _prerequisite(watch: Watch, action: HandoffAction) -> Checked:
 def _misplaced(
     order: HandoffOrder, watch: Watch, call: Call, kind: type[HandoffAction]
 ) -> str | None:
-    """Why S8 forbids issuing `kind` now, or None."""
+    """Why C1 forbids issuing `kind` now, or None."""
     name = kind.__name__
     if watch.ever(kind):
         return f"a second {name} was issued"
@@ -301,7 +301,7 @@ def _cancel(watch: Watch, kind: type[HandoffAction]) -> str | None:
 def _completion(
     order: HandoffOrder, watch: Watch, lifecycle: Sequence[NormalizedHandoffEvent] | None
 ) -> Iterator[Checked]:
-    """S5 and L3 at a `Complete` received while the watch is `watch`."""
+    """S5 and C2 at a `Complete` received while the watch is `watch`."""
     if watch.mode is Mode.COMPLETE:
         return
     success = watch.mode is Mode.ACTIVE

@@ -26,7 +26,7 @@ def first_of_kind(watch: Watch, action: HandoffAction) -> bool:
 def progressed(before: Configuration, after: Configuration, fresh: bool) -> bool:
     """Whether a call that changed the configuration made progress.
 
-    Progress is an action of a kind the run had not issued (S8 allows no repeat), a new chart
+    Progress is an action of a kind the run had not issued (C1 allows no repeat), a new chart
     state or a new outcome in the journal.  A run can grow without bound only by the other
     changes (re-recording the lifecycle, re-issuing an action, say), so those are counted
     and cut.
@@ -37,6 +37,6 @@ def progressed(before: Configuration, after: Configuration, fresh: bool) -> bool
 
 
 def changed(call: Call, error: HandoffError | None) -> str:
-    """S6's finding: a call the SPEC refuses or drops changed the coordinator."""
+    """S6's finding: a call the contract refuses or drops changed the coordinator."""
     answer = "drops" if error is None else "refuses"
-    return f"{call} changed the coordinator, yet the SPEC {answer} it"
+    return f"{call} changed the coordinator, yet the contract {answer} it"

@@ -360,8 +360,9 @@ def markdown(reviews: Sequence[Review]) -> str:
         "A failing *safety* property means the chart can lose KV or own it twice, leave an owner "
         "unfreed at completion, act after completion or never complete: the review says "
         "`UNSAFE: …` and exits 1.  A failing *conformance* property means the chart answers "
-        "otherwise than the reference, SPEC.md (a refusal's class or phrase, what goes out in "
-        "which call, the exact lifecycle record), and may still be safe: the review says "
+        "otherwise than the reference, the contract (docs/contract.md: a refusal's class or "
+        "phrase, what goes out in which call, the exact lifecycle record), and may still be "
+        "safe: the review says "
         "`SAFE, differs from the reference: …` and exits 3, or 0 with `--safety-only`.",
         "",
         "| property | family | why |",

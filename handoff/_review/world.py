@@ -303,7 +303,7 @@ class ChartWorld(WorldBase):
         notes: tuple[str, ...] = ()
         if self.deferred:
             notes = (
-                f"the documented exception, taken in {self.deferred} configurations: a "
+                f"the documented exception, taken in {_configurations(self.deferred)}: a "
                 "DESTINATION_FIRST reservation whose delay overflows arrives before any timing, "
                 "so it is judged, and refused, only at SourceHeld",
             )
@@ -357,3 +357,7 @@ def _without_frames(error: HandoffError) -> HandoffError:
 def error_words(error: BaseException) -> str:
     """An exception as a report shows it: `Class: message`."""
     return f"{type(error).__name__}: {error}"
+
+
+def _configurations(count: int) -> str:
+    return "1 configuration" if count == 1 else f"{count:,} configurations"

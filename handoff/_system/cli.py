@@ -120,9 +120,9 @@ def add_system_options(
         "--acknowledge",
         choices=[policy.value for policy in Acknowledge],
         help="with --workers: when the runtime reports Submitted, Accepted and Scheduled: "
-        "on-send, as it sends the work, before the worker has it (default: the weaker "
-        "guarantee, as the documented asyncio runtime gives it); on-reply, once the worker "
-        "has done the work",
+        "on-send, as it sends the work, before the worker has it (the weaker guarantee, as "
+        "the documented asyncio runtime gives it); on-reply, once the worker has done the "
+        f"work (default: {DEFAULT_ACKNOWLEDGE.value})",
     )
     for option, flag, bounded, metavar, what in _REVIEWED_OPTIONS:
         if flag in options:

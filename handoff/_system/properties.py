@@ -3,7 +3,7 @@
 Each property has a `Key`.  The safety properties (S, R, P, Q) judge one call at a time from
 what the environment saw (`handoff._review.monitors`); S6 also compares the coordinator's
 configuration before and after a call that must change nothing.  L1 and L2 walk the explored
-graph, L3 compares the recorded lifecycle with the environment's at every completion;
+graph, C2 compares the recorded lifecycle with the environment's at every completion;
 Coverage, Bound and Errors say how complete and how sound the exploration was; Table, that
 the table the coordinator runs is the chart as python-statemachine reads it.
 """
@@ -48,14 +48,14 @@ class Key(enum.Enum):
     OWNERS_FREED = "S5"
     NO_EFFECT = "S6"
     IDS = "S7"
-    EACH_ACTION = "S8"
+    EACH_ACTION = "C1"
     FACTS = "R1"
     OUTCOMES = "R2"
     PAYLOADS = "P1"
     PROMPT = "Q1"
     PROGRESS = "L1"
     CANCELLATION = "L2"
-    LIFECYCLE = "L3"
+    LIFECYCLE = "C2"
     COVERAGE = "Coverage"
     BOUND = "Bound"
     ERRORS = "Errors"
@@ -256,7 +256,7 @@ PROPERTIES = (
         Key.FACTS,
         Family.CONFORMANCE,
         "refusal classes and phrases are the reference's; taking a fact too early breaks S1-S3",
-        "facts taken, refused or dropped as the SPEC says",
+        "facts taken, refused or dropped as the contract says",
         "facts reported",
         "A fact for another handoff is refused (`fact belongs to a different handoff`).  In "
         "active mode a first-time `SourceHeld`, `DestinationReserved` or `TransferCompleted` "
@@ -270,7 +270,7 @@ PROPERTIES = (
         Key.OUTCOMES,
         Family.CONFORMANCE,
         "refusal classes and phrases are the reference's; a lost owner breaks S5, L1 or L2",
-        "acknowledgements taken or refused as the SPEC says",
+        "acknowledgements taken or refused as the contract says",
         "acknowledgements made",
         "Once complete every outcome is dropped.  Otherwise an id not in the journal is refused "
         "(`unknown handoff action {id}`); a repeat of the recorded outcome is dropped, a "
@@ -298,7 +298,7 @@ PROPERTIES = (
         Family.CONFORMANCE,
         "what goes out in which call is the reference's; an action never sent breaks L1 or L2",
         "actions go out in the call that makes them due",
-        "calls the SPEC takes",
+        "calls the contract takes",
         "In active mode the action the contract's `advance` names goes out in the call that "
         "makes it due (`Complete` in the call that acknowledges the release).  The call that "
         "begins cleanup (or reopens it) issues the cancels still owed, `CancelSource` before "
@@ -335,7 +335,7 @@ PROPERTIES = (
         Key.LIFECYCLE,
         Family.CONFORMANCE,
         "the exact lifecycle record is the reference's; no owner depends on it",
-        "the lifecycle is recorded as the SPEC says",
+        "the lifecycle is recorded as the contract says",
         "Completes issued",
         "At every completion the coordinator's `lifecycle` is exactly the events contract §4 "
         "records for the calls taken (`SourceHeld`, `ReserveDestination`'s `ACCEPTED`, "

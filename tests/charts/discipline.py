@@ -64,7 +64,7 @@ class ActivateOnEveryReport(SF):
     )
 
 
-# -- S8: actions for owners never engaged, or twice ------------------------------------------
+# -- C1: actions for owners never engaged, or twice ------------------------------------------
 
 
 class SubmitTwice(SF):
@@ -200,7 +200,7 @@ class LateRelease(DF):
     duplicate_outcome = DF.releasing.to.itself(internal=True, on="release_source")
 
 
-# -- L1, L2, L3 ------------------------------------------------------------------------------
+# -- L1, L2, C2 ------------------------------------------------------------------------------
 
 
 class LostSourceCancel(SF):

@@ -46,7 +46,7 @@ class CancelDestinationFirst(SourceFirstChart):
 class RetryFailedCancel(SourceFirstChart):
     """Retries a failed `CancelSource` once instead of refusing the failure: the source is
     still freed before completion, so it is safe; the reference refuses the failure (R2) and
-    issues each action once (S8)."""
+    issues each action once (C1)."""
 
     retrying_source = State("retrying source")
     cleanup_action_failed = S.cancelling_source.to(retrying_source, on="cancel_source")

@@ -41,7 +41,7 @@ inline judge_prompt() {
   fi
 }
 
-/* S1-S4, S7, S8: action A issued under id ID, judged before the watch receives it. */
+/* S1-S4, S7, C1: action A issued under id ID, judged before the watch receives it. */
 #define MISPLACED(A) (EVER(A) || (FORWARD(A) && spec_mode != SPEC_ACTIVE) || \
   (A == FIRST && c_kind != K_START) || (A == SECOND && !READY) || \
   (IS_CANCEL(A) && spec_mode != SPEC_CLEANING) || \
@@ -57,18 +57,18 @@ inline judge_action(A, ID) {
   :: else -> skip
   fi;
   if
-  :: A != A_Complete && MISPLACED(A) -> S8_broken = 1
+  :: A != A_Complete && MISPLACED(A) -> C1_broken = 1
   :: A == A_Complete && spec_mode == SPEC_ACTIVE -> judge_success()
   :: A == A_Complete && spec_mode == SPEC_CLEANING -> judge_canceled()
   :: else -> skip
   fi
 }
 
-/* S5 and L3 at a completion: the owners freed, the lifecycle the calls taken record. */
+/* S5 and C2 at a completion: the owners freed, the lifecycle the calls taken record. */
 inline judge_success() {
   if :: !(seen_activated && seen_source_freed) -> S5_broken = 1 :: else -> skip fi;
   judge_lifecycle(1);
-  if :: !(nlife == $nlife && $lifecycle) -> L3_broken = 1 :: else -> skip fi
+  if :: !(nlife == $nlife && $lifecycle) -> C2_broken = 1 :: else -> skip fi
 }
 
 inline judge_canceled() {
@@ -78,13 +78,13 @@ inline judge_canceled() {
 
 inline judge_lifecycle(SUCCESS) {
   if
-  :: nlife != spec_nlife + SUCCESS -> L3_broken = 1
+  :: nlife != spec_nlife + SUCCESS -> C2_broken = 1
   :: nlife == spec_nlife + SUCCESS && SUCCESS && lifecycle[spec_nlife] != L_Completed ->
-       L3_broken = 1
+       C2_broken = 1
   :: else -> skip
   fi;
   for (k : 0 .. LIFECYCLE_SIZE - 1) {
-    if :: k < spec_nlife && lifecycle[k] != spec_life[k] -> L3_broken = 1 :: else -> skip fi
+    if :: k < spec_nlife && lifecycle[k] != spec_life[k] -> C2_broken = 1 :: else -> skip fi
   };
   k = 0
 }
