@@ -5,7 +5,7 @@ A `HandoffCoordinatorCore` is one handoff's coordinator: a pure state machine th
 (`HandoffFact.SourceHeld`, ...) and action outcomes, and answers with the actions your runtime
 performs.  Each ordering, `HandoffOrder.SOURCE_FIRST` (vLLM, TensorRT-LLM) and
 `HandoffOrder.DESTINATION_FIRST` (SGLang), is a declarative statechart; diagrams and a model
-review derive from it.  The first call:
+review derive from it.  The first call::
 
     coordinator = HandoffCoordinatorCore(handoff_id=HandoffId(uuid=uuid.uuid4()),
                                          order=HandoffOrder.SOURCE_FIRST)
