@@ -10,14 +10,13 @@ end line when it is closed.
 from __future__ import annotations
 
 import contextlib
+import io
 import os
-import threading
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, cast
 
 from handoff import _files, wire
-from handoff._coordinator.binding import concurrent_call
-from handoff._coordinator.core import HandoffCoordinatorCore
-from handoff._values.errors import ConcurrentCallError, HandoffError
+from handoff._coordinator.core import Call, HandoffCoordinatorCore, hold, release
+from handoff._values.errors import HandoffError
 from handoff._values.messages import HandoffFact, IssuedHandoffAction
 from handoff._values.values import HandoffActionId, HandoffActionOutcome, HandoffOrder
 from handoff._wire.json_text import format_f64, write_string
@@ -54,6 +53,10 @@ class RecordingCoordinator:
     answering exactly as the coordinator does; `coordinator` is the wrapped coordinator and
     `close()` (or leaving a `with` block) writes the end line. A call whose arguments are of the
     wrong type raises `TypeError` and is not written; neither is a `ConcurrentCallError`.
+
+    A call's line is written before the coordinator takes the step: a write that fails (a full
+    disk raises `OSError`) leaves the coordinator as it was, and a file the recorder opened as
+    it was too (the line's start is cut off again), so the call can be made again later.
     """
 
     def __init__(
@@ -64,22 +67,29 @@ class RecordingCoordinator:
         c = coordinator
         if c._state or c._next_id or c._lifecycle or (c._timing, c._tokens) != (None, None):
             raise ValueError("record a coordinator before its first call: a trace starts fresh")
+        if coordinator._witness is not None:
+            raise ValueError("the coordinator is already being recorded: one recorder at a time")
         self.coordinator = coordinator
         self._header = _header(coordinator)
-        self._guard = threading.Lock()
         self._calls = 0
         self._closed = False
-        self._file: IO[str]
+        self._size = 0
+        self._file: IO[str] | io.FileIO
         if not isinstance(file, str | os.PathLike):
             self._file, self._owned = file, False
             self._write(self._header)
-            return
+        else:
+            self._create(file)
+        coordinator._witness = self._witnessed
+
+    def _create(self, file: str | os.PathLike[str]) -> None:
         # Until the header is written nobody holds the recorder: whatever stops it (a full
         # disk, a Ctrl-C even as the file is made) closes the file, and removes it if this
-        # recorder made it; a file that was there before is never removed.
+        # recorder made it; a file that was there before is never removed.  The file is written
+        # unbuffered, so that a line that fails half way can be cut off again.
         made = not os.path.lexists(file)
         try:
-            self._file = open(file, "w", encoding="utf-8", newline="")  # noqa: SIM115
+            self._file = open(file, "wb", buffering=0)  # noqa: SIM115
             self._owned = True
             self._write(self._header)
         except BaseException:
@@ -141,66 +151,83 @@ class RecordingCoordinator:
 
     def start(self) -> list[IssuedHandoffAction]:
         """`HandoffCoordinatorCore.start`, written down."""
-        return self._call('"call":"start"', HandoffCoordinatorCore.start)
+        return self._open().start()
 
     def on_fact(self, fact: HandoffFact) -> list[IssuedHandoffAction]:
         """`HandoffCoordinatorCore.on_fact`, written down."""
-        return self._call(
-            lambda: f'"call":"fact","fact":{wire.dumps(fact)}',
-            lambda coordinator: coordinator.on_fact(fact),
-        )
+        return self._open().on_fact(fact)
 
     def on_action_outcome(
         self, action_id: HandoffActionId, outcome: HandoffActionOutcome
     ) -> list[IssuedHandoffAction]:
         """`HandoffCoordinatorCore.on_action_outcome`, written down."""
-        return self._call(
-            lambda: (
-                f'"call":"outcome","id":{wire.dumps(action_id)},"outcome":{wire.dumps(outcome)}'
-            ),
-            lambda coordinator: coordinator.on_action_outcome(action_id, outcome),
-        )
+        return self._open().on_action_outcome(action_id, outcome)
 
     # -- writing -----------------------------------------------------------------------
 
-    def _call(self, spelled: Any, make: Any) -> list[IssuedHandoffAction]:
+    def _open(self) -> HandoffCoordinatorCore:
         if self._closed:
             raise ValueError("the recorder is closed: its trace has ended")
-        if not self._guard.acquire(blocking=False):
-            raise concurrent_call()
-        try:
-            try:
-                answer: list[IssuedHandoffAction] = make(self.coordinator)
-            except ConcurrentCallError:
-                raise
-            except HandoffError as error:
-                self._line(spelled, f',"expect_error":{write_string(str(error))}')
-                raise
-            self._line(spelled, ',"expect":' + wire.dumps(answer))
-            return answer
-        finally:
-            self._guard.release()
+        return self.coordinator
 
-    def _line(self, spelled: Any, answer: str) -> None:
-        call = spelled if isinstance(spelled, str) else spelled()
-        self._write("{" + call + answer + "}")
+    def _witnessed(self, call: Call, answer: list[IssuedHandoffAction] | HandoffError) -> None:
+        """Write a call and its answer; the coordinator commits the step only once it returns."""
+        fact, action_id, outcome = call
+        if fact is not None:
+            spelled = f'"call":"fact","fact":{wire.dumps(fact)}'
+        elif action_id is not None:
+            spelled = (
+                f'"call":"outcome","id":{wire.dumps(action_id)},"outcome":{wire.dumps(outcome)}'
+            )
+        else:
+            spelled = '"call":"start"'
+        if isinstance(answer, HandoffError):
+            spelled += f',"expect_error":{write_string(str(answer))}'
+        else:
+            spelled += ',"expect":' + wire.dumps(answer)
+        self._write("{" + spelled + "}")
         self._calls += 1
 
     def _write(self, line: str) -> None:
-        self._file.write(line + "\n")
-        self._file.flush()
+        if not self._owned:
+            self._file.write(line + "\n")  # type: ignore[arg-type]
+            self._file.flush()
+            return
+        data, written = (line + "\n").encode(), 0
+        file = cast("io.FileIO", self._file)
+        try:
+            while written < len(data):
+                written += file.write(data[written:]) or 0
+        except BaseException:
+            # What reached the file of a line that failed is cut off: the trace stays whole.
+            with contextlib.suppress(OSError):
+                os.ftruncate(file.fileno(), self._size)
+                file.seek(self._size)
+            raise
+        self._size += written
 
     def close(self) -> None:
         """Write the end line (once) and close the file if the recorder opened it."""
-        with self._guard:
-            if self._closed:
-                return
-            self._closed = True
+        me: list[None] = []
+        try:
             try:
-                self._write(f'{{"end":{{"calls":{self._calls}}}}}')
-            finally:  # a Ctrl-C in the write still closes the file
-                if self._owned:
-                    self._file.close()
+                hold(self.coordinator, me)
+                self._end()
+            finally:
+                release(self.coordinator, me)
+        finally:  # an interrupt landing on the release above, before it ran
+            release(self.coordinator, me)
+
+    def _end(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        self.coordinator._witness = None
+        try:
+            self._write(f'{{"end":{{"calls":{self._calls}}}}}')
+        finally:  # a Ctrl-C in the write still closes the file
+            if self._owned:
+                self._file.close()
 
     def __enter__(self) -> RecordingCoordinator:
         return self

@@ -36,7 +36,7 @@ from typing import Any
 
 from handoff._compile.table import runtime_table
 from handoff._coordinator.binding import planned_delay
-from handoff._coordinator.core import HandoffCoordinatorCore
+from handoff._coordinator.core import HandoffCoordinatorCore, Progress, hold, release
 from handoff._coordinator.reachable import (
     BLANK_ID,
     Rules,
@@ -83,8 +83,20 @@ _COMPLETIONS = {completion.value: completion for completion in HandoffCompletion
 
 
 def write(coordinator: HandoffCoordinatorCore) -> str:
-    """The snapshot text of `coordinator`; `TypeError` if its chart cannot be named."""
-    c = coordinator
+    """The snapshot text of `coordinator`; `TypeError` if its chart cannot be named,
+    `ConcurrentCallError` while another thread is inside a call on it."""
+    me: list[None] = []
+    try:
+        try:
+            hold(coordinator, me)
+            return _written(coordinator)
+        finally:
+            release(coordinator, me)
+    finally:  # an interrupt landing on the release above, before it ran
+        release(coordinator, me)
+
+
+def _written(c: HandoffCoordinatorCore) -> str:
     chart, states = _texts(c)
     issued = ",".join(_issued_entry(key, action) for key, action in c._issued.items())
     outcomes = ",".join(
@@ -259,7 +271,7 @@ def _core(rules: Rules, handoff_id: HandoffId, fallback: float) -> HandoffCoordi
     restored = object.__new__(HandoffCoordinatorCore)
     restored._rules, restored._chart, restored._plans = rules, blank._chart, blank._plans
     restored._handoff_id, restored._fallback = handoff_id, fallback
-    restored._gate, restored._interpreter = [None], None
+    restored._now, restored._interpreter, restored._witness = Progress(), None, None
     return restored
 
 
