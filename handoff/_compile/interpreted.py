@@ -130,7 +130,8 @@ class InterpretedChart:
     ) -> tuple[Step, float | None]:
         """Send `event`; return the step python-statemachine took and the checked delay.
 
-        A refusal or a failed check leaves the machine where it was; a refusal comes back
+        The machine is first put in `state` if it is elsewhere (the caller's state is the
+        truth).  A refusal or a failed check leaves the machine where it was; a refusal comes back
         as a step carrying it, a failed check raises its `HandoffError`.  An event the state
         has no transition for takes its event kind's default, as in the compiled table.
         """
@@ -138,8 +139,10 @@ class InterpretedChart:
         # failed) leaves the machine ahead of it, and an interrupt inside `send` may leave the
         # machine's engine half way, so an unsound or out-of-step machine is built afresh.
         name = self._table.states[state]
-        if not self._sound or self.state != name:
+        if not self._sound:
             self._machine = self._chart(listeners=[self._listener], start_value=name)
+        elif self.state != name:
+            self.move_to(name)
         listener = self._listener
         listener.reset(run_checks, fact)
         self._sound = False

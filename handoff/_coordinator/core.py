@@ -72,8 +72,9 @@ Call = tuple[HandoffFact | None, HandoffActionId | None, HandoffActionOutcome | 
 """A call as the fact, or the action id and outcome, it was made with (start: neither)."""
 
 
-Witness = Callable[[Call, "list[IssuedHandoffAction] | HandoffError"], None]
-"""Told each call and its answer (or its error) before the step is committed: a recorder."""
+Witness = Callable[[Call, "list[IssuedHandoffAction] | HandoffError", "Progress | None"], None]
+"""Told each call, its answer (or its error) and the progress it makes (None: none) before
+the step is committed: a recorder."""
 
 _HELD: dict[HandoffCoordinatorCore, object] = {}
 """The coordinators a call is running on, each with the object that owns its gate.
@@ -120,11 +121,18 @@ class Progress:
 
     def copy(self) -> Progress:
         """A copy sharing no container with this one."""
+        twin = self.successor()
+        twin.issued, twin.outcomes = dict(self.issued), dict(self.outcomes)
+        twin.lifecycle = list(self.lifecycle)
+        return twin
+
+    def successor(self) -> Progress:
+        """A copy sharing this one's containers: a step replaces, never changes, those it
+        changes (most steps change one container or none, and copying costs)."""
         twin = object.__new__(Progress)
         twin.state, twin.next_id, twin.completion = self.state, self.next_id, self.completion
         twin.timing, twin.tokens = self.timing, self.tokens
-        twin.issued, twin.outcomes = dict(self.issued), dict(self.outcomes)
-        twin.lifecycle = list(self.lifecycle)
+        twin.issued, twin.outcomes, twin.lifecycle = self.issued, self.outcomes, self.lifecycle
         return twin
 
 
@@ -382,28 +390,27 @@ class HandoffCoordinatorCore:
         """
         # A fresh object per call owns the gate, and only its owner frees it.  The release is
         # written twice: an interrupt (a Ctrl-C is one exception, anywhere) that lands on the
-        # first one, before it has run, leaves the gate to the second.
-        me: list[None] = []
+        # first one before it has run leaves the gate to the second.
+        me: list[None] | None = []
         try:
             try:
                 if _HELD.setdefault(self, me) is not me:
                     raise self._described(concurrent_call(), (fact, action_id, outcome))
-                try:
-                    answer, after = self._step(event, fact, action_id, outcome)
-                except HandoffError as error:
-                    if self._witness is not None:
-                        self._witness((fact, action_id, outcome), error)
-                    raise
+                # No `try:` from here to the release: CPython 3.11 leaves the instruction of a
+                # `try:` line out of the enclosing handlers, so an interrupt landing on it
+                # would skip them.
+                answer, after = self._step(event, fact, action_id, outcome)
                 if self._witness is not None:
-                    self._witness((fact, action_id, outcome), answer)
+                    self._witness((fact, action_id, outcome), answer, after)
                 if after is not None:
                     self._now = after
                 return answer
             finally:
                 if _HELD.get(self) is me:
                     del _HELD[self]
+                    me = None  # released: the second release need not look
         finally:
-            if _HELD.get(self) is me:
+            if me is not None and _HELD.get(self) is me:
                 del _HELD[self]
 
     def _step(
@@ -442,17 +449,17 @@ class HandoffCoordinatorCore:
                 if move.ignored:
                     return [], None
             # Everything is valid: the step's progress, built apart from the committed one.
-            after = now.copy()
+            after = now.successor()
             keep = move.keep
             if keep:  # Keep.NOTHING is 0
                 if keep == _KEEP_OUTCOME:
-                    after.outcomes[action_id.value] = outcome  # type: ignore[union-attr,assignment]
+                    after.outcomes = {**now.outcomes, action_id.value: outcome}  # type: ignore[union-attr,dict-item]
                 elif keep == _KEEP_TIMING:
                     after.timing = fact.transfer_timing  # type: ignore[union-attr]
                 elif keep == _KEEP_TOKENS:
                     after.tokens = fact.transferable_prompt_tokens  # type: ignore[union-attr]
             if move.lifecycle is not None:
-                after.lifecycle.append(move.lifecycle)
+                after.lifecycle = [*now.lifecycle, move.lifecycle]
             after.state = move.target
             # A loop, not a comprehension: most steps issue one action or none, and a
             # comprehension costs a frame of its own.
@@ -461,7 +468,10 @@ class HandoffCoordinatorCore:
                 issued.append(self._issue(after, make, completion, delay))
             return issued, after
         except HandoffError as error:
-            raise self._described(error, (fact, action_id, outcome))  # noqa: B904 (itself)
+            described = self._described(error, (fact, action_id, outcome))
+            if self._witness is not None:
+                self._witness((fact, action_id, outcome), described, None)
+            raise described  # noqa: B904 (itself)
 
     def _described(self, error: HandoffError, call: Call) -> HandoffError:
         """`error` with the fields that say what it was about (the call, the chart state)."""
@@ -515,13 +525,12 @@ class HandoffCoordinatorCore:
         action_id = after.next_id
         after.next_id = action_id + 1
         if completion is None:
-            after.issued[action_id] = action
+            after.issued = {**after.issued, action_id: action}
         else:
             after.completion = completion
             if completion is _SUCCESS:
-                after.lifecycle.append(_COMPLETED)
-            after.issued.clear()
-            after.outcomes.clear()
+                after.lifecycle = [*after.lifecycle, _COMPLETED]
+            after.issued, after.outcomes = {}, {}
         ids = _IDS  # ids are immutable values: the first ones are built once and shared
         key = ids[action_id] if action_id < len(ids) else HandoffActionId(action_id)
         return IssuedHandoffAction(key, action)

@@ -12,10 +12,10 @@ from __future__ import annotations
 import contextlib
 import io
 import os
-from typing import IO, TYPE_CHECKING, cast
+from typing import IO, TYPE_CHECKING, NamedTuple, cast
 
 from handoff import _files, wire
-from handoff._coordinator.core import Call, HandoffCoordinatorCore, hold, release
+from handoff._coordinator.core import Call, HandoffCoordinatorCore, Progress, hold, release
 from handoff._values.errors import HandoffError
 from handoff._values.messages import HandoffFact, IssuedHandoffAction
 from handoff._values.values import HandoffActionId, HandoffActionOutcome, HandoffOrder
@@ -71,9 +71,9 @@ class RecordingCoordinator:
             raise ValueError("the coordinator is already being recorded: one recorder at a time")
         self.coordinator = coordinator
         self._header = _header(coordinator)
-        self._calls = 0
         self._closed = False
-        self._size = 0
+        self._mark = _Mark(0, 0)
+        self._pending: tuple[Progress, _Mark] | None = None
         self._file: IO[str] | io.FileIO
         if not isinstance(file, str | os.PathLike):
             self._file, self._owned = file, False
@@ -144,10 +144,10 @@ class RecordingCoordinator:
     @property
     def calls(self) -> int:
         """How many calls have been written."""
-        return self._calls
+        return self._mark.calls
 
     def __repr__(self) -> str:
-        return f"<RecordingCoordinator of {self.coordinator!r}, {self._calls} calls written>"
+        return f"<RecordingCoordinator of {self.coordinator!r}, {self._mark.calls} calls written>"
 
     def start(self) -> list[IssuedHandoffAction]:
         """`HandoffCoordinatorCore.start`, written down."""
@@ -170,8 +170,11 @@ class RecordingCoordinator:
             raise ValueError("the recorder is closed: its trace has ended")
         return self.coordinator
 
-    def _witnessed(self, call: Call, answer: list[IssuedHandoffAction] | HandoffError) -> None:
+    def _witnessed(
+        self, call: Call, answer: list[IssuedHandoffAction] | HandoffError, after: Progress | None
+    ) -> None:
         """Write a call and its answer; the coordinator commits the step only once it returns."""
+        self._settle()
         fact, action_id, outcome = call
         if fact is not None:
             spelled = f'"call":"fact","fact":{wire.dumps(fact)}'
@@ -185,26 +188,38 @@ class RecordingCoordinator:
             spelled += f',"expect_error":{write_string(str(answer))}'
         else:
             spelled += ',"expect":' + wire.dumps(answer)
-        self._write("{" + spelled + "}")
-        self._calls += 1
+        if after is not None:  # set before the write: see `_settle`
+            self._pending = (after, self._mark)
+        self._write("{" + spelled + "}", 1)
 
-    def _write(self, line: str) -> None:
+    def _settle(self) -> None:
+        """Drop the last line if an interrupt kept its step from being committed.
+
+        An interrupt can land between a line's write and its step's commit; the next call (or
+        the end) finds the coordinator without that step, and the line is cut off a file the
+        recorder opened, so that the trace holds exactly the steps the coordinator took."""
+        pending = self._pending
+        if pending is not None and self._owned and self.coordinator._now is not pending[0]:
+            self._mark = pending[1]
+        self._pending = None
+
+    def _write(self, line: str, calls: int = 0) -> None:
+        """Write `line` after what `_mark` counts, which then counts it (and its `calls`)."""
+        mark = self._mark
         if not self._owned:
             self._file.write(line + "\n")  # type: ignore[arg-type]
             self._file.flush()
+            self._mark = _Mark(0, mark.calls + calls)
             return
         data, written = (line + "\n").encode(), 0
         file = cast("io.FileIO", self._file)
-        try:
-            while written < len(data):
-                written += file.write(data[written:]) or 0
-        except BaseException:
-            # What reached the file of a line that failed is cut off: the trace stays whole.
-            with contextlib.suppress(OSError):
-                os.ftruncate(file.fileno(), self._size)
-                file.seek(self._size)
-            raise
-        self._size += written
+        # Whatever an interrupted or failed write left past the mark is cut off first.
+        if file.tell() != mark.size:
+            os.ftruncate(file.fileno(), mark.size)
+            file.seek(mark.size)
+        while written < len(data):
+            written += file.write(data[written:]) or 0
+        self._mark = _Mark(mark.size + written, mark.calls + calls)
 
     def close(self) -> None:
         """Write the end line (once) and close the file if the recorder opened it."""
@@ -221,10 +236,11 @@ class RecordingCoordinator:
     def _end(self) -> None:
         if self._closed:
             return
+        self._settle()
         self._closed = True
         self.coordinator._witness = None
         try:
-            self._write(f'{{"end":{{"calls":{self._calls}}}}}')
+            self._write(f'{{"end":{{"calls":{self._mark.calls}}}}}')
         finally:  # a Ctrl-C in the write still closes the file
             if self._owned:
                 self._file.close()
@@ -234,6 +250,15 @@ class RecordingCoordinator:
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+
+class _Mark(NamedTuple):
+    """How far the trace is written: its bytes (in a file the recorder opened) and calls.
+
+    One value, replaced whole after each line, so that no interrupt parts the two."""
+
+    size: int
+    calls: int
 
 
 def _header(coordinator: HandoffCoordinatorCore) -> str:

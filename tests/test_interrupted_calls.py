@@ -1,0 +1,179 @@
+"""An interrupt anywhere inside a call: the coordinator is as it was before the call, or as
+the completed call left it, and its gate is free; a recorder's trace holds exactly the steps
+the coordinator took.
+
+The interrupt is a `KeyboardInterrupt` raised by a trace function at the k-th event (call,
+line, return) of a call, for every k until the call runs to its end untouched: as a Ctrl-C
+lands between two lines.  Inside python-statemachine (an interpreted coordinator) a call has
+hundreds of events, so there every fifth is tried.
+"""
+
+from __future__ import annotations
+
+import copy
+import io
+import random
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from walks import HID, MAKERS, SF, Call, answer, random_call
+
+import handoff
+from handoff import HandoffCoordinatorCore
+from handoff._coordinator import probe
+from handoff._coordinator.core import _HELD
+
+
+def _interrupted(call: Callable[[], object], k: int) -> bool:
+    """Run `call`, raising `KeyboardInterrupt` at its k-th traced event; whether it had one.
+
+    An interrupt raised inside a finalizer (python-statemachine closes generators) is dropped
+    by Python, as a Ctrl-C landing there is: the call then runs on to its end."""
+    seen = 0
+
+    def trace(frame: Any, event: str, arg: object) -> Any:
+        nonlocal seen
+        seen += 1
+        if seen == k:
+            raise KeyboardInterrupt
+        return trace
+
+    previous = sys.gettrace()  # a coverage run's tracer, given back afterwards
+    sys.settrace(trace)
+    try:
+        call()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        sys.settrace(previous)
+    return seen >= k
+
+
+def _walk(name: str, seed: int, length: int) -> list[Call]:
+    """A walk of calls as a runtime could make them (some refused), from a fresh coordinator."""
+    rng, coordinator, calls = random.Random(f"{name}-{seed}"), MAKERS[name](), []
+    for _ in range(length):
+        call = random_call(rng, coordinator)
+        if call is HandoffCoordinatorCore.start:
+            call = _start  # a recorder's too
+        answer(call, coordinator)
+        calls.append(call)
+    return calls
+
+
+def _start(coordinator: HandoffCoordinatorCore) -> object:
+    return coordinator.start()
+
+
+def _injections(interpreted: bool) -> Iterator[int]:
+    k = 1
+    while True:
+        yield k
+        k += 5 if interpreted else 1
+
+
+def _check_every_interrupt(
+    reached: HandoffCoordinatorCore, call: Call, interpreted: bool
+) -> int:
+    """Interrupt `call` on copies of `reached` at every event; returns how many were tried."""
+    done = copy.deepcopy(reached)
+    expected = answer(call, done)
+    before, after = probe.configuration(reached), probe.configuration(done)
+    tried = 0
+    for k in _injections(interpreted):
+        coordinator = copy.deepcopy(reached)
+        if not _interrupted(lambda: answer(call, coordinator), k):  # noqa: B023
+            assert probe.configuration(coordinator) == after
+            return tried
+        tried += 1
+        now = probe.configuration(coordinator)
+        assert now in (before, after), (k, now)
+        assert coordinator not in _HELD, k
+        # It goes on: the call made again (if it was not taken) answers as it would have.
+        if now == before:
+            assert answer(call, coordinator) == expected, k
+        assert probe.configuration(coordinator) == after, k
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+@pytest.mark.parametrize("name", MAKERS)
+def test_an_interrupt_anywhere_in_a_call_leaves_before_or_after(name: str) -> None:
+    coordinator, tried = MAKERS[name](), 0
+    for call in _walk(name, 0, 14):
+        tried += _check_every_interrupt(coordinator, call, interpreted=False)
+        answer(call, coordinator)
+    assert tried > 14 * 30  # every call was interrupted at each of its events
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+def test_an_interrupt_anywhere_in_an_interpreted_call_leaves_before_or_after() -> None:
+    coordinator = HandoffCoordinatorCore(HID, SF, 1.5, interpreted=True)
+    for call in _walk("SourceFirst", 1, 5):
+        _check_every_interrupt(coordinator, call, interpreted=True)
+        answer(call, coordinator)
+
+
+# -- recording -------------------------------------------------------------------------------
+
+
+def test_an_interrupt_anywhere_in_a_recorded_call_keeps_the_trace_whole(tmp_path: Path) -> None:
+    calls = _walk("SourceFirst", 2, 8)
+    for index, call in enumerate(calls):
+        for k in range(1, 10_000):
+            path = tmp_path / f"run-{index}-{k}.jsonl"
+            recorder = handoff.record(MAKERS["SourceFirst"](), path)
+            for earlier in calls[:index]:
+                answer(earlier, recorder)  # type: ignore[arg-type]
+            before, written = probe.configuration(recorder.coordinator), recorder.calls
+            twin = copy.deepcopy(recorder.coordinator)
+            answer(call, twin)
+            moves = probe.configuration(twin) != before
+            fired = _interrupted(lambda: answer(call, recorder), k)  # type: ignore[arg-type]  # noqa: B023
+            assert recorder.coordinator not in _HELD
+            # Made again unless it was taken: a step that moves the coordinator is taken when
+            # it is committed (a line written without its step is cut off again), one that
+            # moves nothing once its line is written.
+            if probe.configuration(recorder.coordinator) == before and (
+                moves or recorder.calls == written
+            ):
+                answer(call, recorder)  # type: ignore[arg-type]
+            for later in calls[index + 1 :]:
+                answer(later, recorder)  # type: ignore[arg-type]
+            recorder.close()
+            check = handoff.check_trace(path)
+            assert (check.divergence, check.calls) == (None, len(calls)), (index, k)
+            path.unlink()
+            if not fired:
+                break
+
+
+class _FullDisk(io.StringIO):
+    """A stream on a full disk: every write fails, having written nothing."""
+
+    def write(self, text: str) -> int:
+        if self.full:
+            raise OSError(28, "No space left on device")
+        return super().write(text)
+
+    full = False
+
+
+@pytest.mark.parametrize("interpreted", [False, True])
+def test_a_recorder_on_a_full_disk_moves_nothing(interpreted: bool) -> None:
+    stream = _FullDisk()
+    recorder = handoff.record(HandoffCoordinatorCore(HID, SF, interpreted=interpreted), stream)
+    before = probe.configuration(recorder.coordinator)
+    stream.full = True
+    with pytest.raises(OSError, match="No space"):
+        recorder.start()
+    assert probe.configuration(recorder.coordinator) == before
+    assert recorder.calls == 0
+    stream.full = False
+    (submit,) = recorder.start()  # still startable, and the trace goes on whole
+    assert type(submit.action).__name__ == "SubmitPrefill"
+    assert recorder.start() == []
+    recorder.close()
+    assert stream.getvalue().count("\n") == 4  # header, two calls, end
