@@ -87,6 +87,7 @@ __all__ = [
     "HandoffActionOutcome",
     "HandoffChart",
     "HandoffCompletion",
+    "HandoffCoordinator",
     "HandoffCoordinatorCore",
     "HandoffError",
     "HandoffFact",
@@ -153,6 +154,7 @@ _LAZY = {
     "TraceCheck": "handoff._review.trace_check",
     "PropertyVerdict": "handoff._review.trace_check",
     "record": "handoff._coordinator.recorder",
+    "HandoffCoordinator": "handoff._coordinator.recorder",
     "RecordingCoordinator": "handoff._coordinator.recorder",
     "RequestMemory": "handoff._runs.workers",
     "PerRole": "handoff._runs.workers",
@@ -176,7 +178,7 @@ if _typing.TYPE_CHECKING:
     from handoff import wire as wire
     from handoff._chart.base import HandoffChart, acknowledged, ignored, refused
     from handoff._chart.shipped import DestinationFirstChart, SourceFirstChart
-    from handoff._coordinator.recorder import RecordingCoordinator, record
+    from handoff._coordinator.recorder import HandoffCoordinator, RecordingCoordinator, record
     from handoff._review.trace_check import PropertyVerdict, TraceCheck, check_trace
     from handoff._runs.worker_state import HandoffView, SystemView, WorkerView
     from handoff._runs.workers import (

@@ -97,18 +97,28 @@ def dumps(value: object) -> str:
     """The compact JSON text serde_json writes for `value`.
 
     `value` is a value of any wire type (`dumps(HandoffActionOutcome.APPLIED) == '"Applied"'`),
-    a list of them (`dumps([issued, issued])` is a JSON array), or a coordinator, written as its
-    snapshot. Raises `TypeError` for other objects (and for a coordinator whose chart cannot be
-    named by `module:Class`), and `WireError` for a failure reason containing a lone surrogate,
-    which UTF-8 JSON cannot carry.
+    a list of them (`dumps([issued, issued])` is a JSON array), or a coordinator (or the
+    coordinator a `RecordingCoordinator` records), written as its snapshot. Raises `TypeError`
+    for other objects (and for a coordinator whose chart cannot be named by `module:Class`),
+    `ConcurrentCallError` for a coordinator another thread is calling, and `WireError` for a
+    failure reason containing a lone surrogate, which UTF-8 JSON cannot carry.  A chart defined
+    in `__main__` (the script being run) is written, with a `UserWarning`: only a process
+    running that same script can restore it.
     """
     if type(value) is list:
         return "[" + ",".join(map(dumps, value)) + "]"
     if type(value) is HandoffCoordinatorCore:
-        from handoff._coordinator.snapshot import write
+        from handoff._coordinator.snapshot import written_by_dumps
 
-        return write(value)
-    codec = codec_of(type(value))
+        return written_by_dumps(value)
+    try:
+        codec = codec_of(type(value))
+    except TypeError:
+        from handoff._coordinator.recorder import RecordingCoordinator
+
+        if type(value) is not RecordingCoordinator:
+            raise
+        return dumps(value.coordinator)  # a recorder's snapshot is its coordinator's
     try:
         return codec.write(value)
     except WireRefusal as refusal:

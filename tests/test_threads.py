@@ -119,7 +119,7 @@ def test_a_snapshot_during_another_threads_call_is_a_concurrent_call_error() -> 
 def test_snapshots_taken_while_threads_call_are_whole_or_refused() -> None:
     coordinator = HandoffCoordinatorCore(HID, SF)
     (submit,) = coordinator.start()
-    barrier, taken, refused = threading.Barrier(3), [], []
+    barrier, taken, refused = threading.Barrier(3), [], []  # type: ignore[var-annotated]
     seen = [probe.configuration(coordinator)]  # each configuration the calling thread left
 
     def call() -> None:

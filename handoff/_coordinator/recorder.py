@@ -12,7 +12,16 @@ from __future__ import annotations
 import contextlib
 import io
 import os
-from typing import IO, TYPE_CHECKING, NamedTuple, cast
+from typing import (
+    IO,
+    TYPE_CHECKING,
+    NamedTuple,
+    NoReturn,
+    Protocol,
+    SupportsIndex,
+    cast,
+    runtime_checkable,
+)
 
 from handoff import _files, wire
 from handoff._coordinator.core import Call, HandoffCoordinatorCore, Progress, hold, release
@@ -25,7 +34,7 @@ if TYPE_CHECKING:
     from handoff._values.lifecycle import NormalizedHandoffEvent
     from handoff._values.values import HandoffCompletion, HandoffId
 
-__all__ = ["RecordingCoordinator", "record"]
+__all__ = ["HandoffCoordinator", "RecordingCoordinator", "record"]
 
 
 def record(
@@ -44,6 +53,59 @@ def record(
     compiled table of its own (only the shipped orders and chart classes can be replayed).
     """
     return RecordingCoordinator(coordinator, file)
+
+
+@runtime_checkable
+class HandoffCoordinator(Protocol):
+    """A coordinator or its recorder: what a runtime calls, whichever of the two it holds.
+
+    `HandoffCoordinatorCore` and `RecordingCoordinator` are both one, so a runtime written
+    against `HandoffCoordinator` runs recorded or not: `def drive(coordinator:
+    handoff.HandoffCoordinator) -> None: …`.  `isinstance` checks the calls are there.
+    """
+
+    @property
+    def handoff_id(self) -> HandoffId:
+        """The handoff the coordinator moves."""
+
+    @property
+    def order(self) -> HandoffOrder:
+        """The coordinator's order."""
+
+    @property
+    def is_complete(self) -> bool:
+        """Whether the handoff has completed."""
+
+    @property
+    def completion(self) -> HandoffCompletion | None:
+        """The latest completion, or None before the first."""
+
+    @property
+    def lifecycle(self) -> tuple[NormalizedHandoffEvent, ...]:
+        """The normalized lifecycle events recorded so far."""
+
+    @property
+    def chart_name(self) -> str:
+        """The title of the coordinator's chart."""
+
+    @property
+    def chart_state(self) -> str:
+        """The id of the chart state the handoff is in."""
+
+    @property
+    def fallback_transfer_delay_ms(self) -> float:
+        """The transfer delay used when the timing models none."""
+
+    def start(self) -> list[IssuedHandoffAction]:
+        """Issue the first action of the order (see `HandoffCoordinatorCore.start`)."""
+
+    def on_fact(self, fact: HandoffFact) -> list[IssuedHandoffAction]:
+        """Take a fact reported by the runtime (see `HandoffCoordinatorCore.on_fact`)."""
+
+    def on_action_outcome(
+        self, action_id: HandoffActionId, outcome: HandoffActionOutcome
+    ) -> list[IssuedHandoffAction]:
+        """Take an acknowledgement (see `HandoffCoordinatorCore.on_action_outcome`)."""
 
 
 class RecordingCoordinator:
@@ -245,6 +307,13 @@ class RecordingCoordinator:
             if self._owned:
                 self._file.close()
 
+    def __reduce_ex__(self, protocol: SupportsIndex) -> NoReturn:
+        raise TypeError(
+            "a RecordingCoordinator cannot be copied or pickled: it writes one trace to one "
+            "file; copy or snapshot its coordinator instead (recorder.coordinator, "
+            "handoff.wire.dumps(recorder)) and record the copy to a file of its own"
+        )
+
     def __enter__(self) -> RecordingCoordinator:
         return self
 
@@ -276,5 +345,5 @@ def _header(coordinator: HandoffCoordinatorCore) -> str:
 
 
 # Exported from `handoff`: tracebacks and reprs name the public module.
-for _exported in (RecordingCoordinator, record):
+for _exported in (HandoffCoordinator, RecordingCoordinator, record):
     _exported.__module__ = "handoff"

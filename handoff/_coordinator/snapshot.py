@@ -32,6 +32,7 @@ import json
 import re
 import typing
 import uuid
+import warnings
 from typing import Any
 
 from handoff._compile.table import runtime_table
@@ -60,7 +61,7 @@ from handoff._values.values import (
 from handoff._wire.codecs import UUID_TEXT as _UUID_TEXT
 from handoff._wire.json_text import WireRefusal, format_f64, key_segment, mismatch, parse
 
-__all__ = ["VERSION", "read", "write"]
+__all__ = ["VERSION", "read", "write", "written_by_dumps"]
 
 VERSION = 1
 """The snapshot layout's version; a reader refuses any other."""
@@ -94,6 +95,23 @@ def write(coordinator: HandoffCoordinatorCore) -> str:
             release(coordinator, me)
     finally:  # an interrupt landing on the release above, before it ran
         release(coordinator, me)
+
+
+def written_by_dumps(coordinator: HandoffCoordinatorCore) -> str:
+    """`write(coordinator)`, warning when its chart is defined in `__main__` (copies, which
+    stay in the process, do not warn)."""
+    text = write(coordinator)
+    rules = coordinator._rules
+    if not isinstance(rules, HandoffOrder) and rules.__module__ == "__main__":
+        warnings.warn(
+            f"chart {rules.__qualname__} is defined in __main__, the script being run: its "
+            f"snapshot names it __main__:{rules.__qualname__}, which only a process running "
+            "that same script can restore; define the chart in a module of its own to restore "
+            "its snapshots anywhere else",
+            UserWarning,
+            stacklevel=3,
+        )
+    return text
 
 
 def _written(c: HandoffCoordinatorCore) -> str:
