@@ -43,14 +43,18 @@ def record(
     """Wrap `coordinator` so that every call made through the wrapper is written to `file`.
 
     `file` is a text stream opened for writing (left open when the recorder closes) or a path
-    (created or truncated, and closed with the recorder). The coordinator must not have taken a
-    call yet: a trace replays from a fresh coordinator. Make every call through the wrapper, and
-    close it (`with handoff.record(coordinator, path) as recorded: …`) so the trace gets its
-    end line; a trace left without one is refused by `handoff replay` until
-    `handoff replay --record` declares it complete. Each line is flushed as it is written.
+    (created or truncated, and closed with the recorder). A coordinator that has already moved
+    (one restored from a snapshot, say) is written into the trace's header as its snapshot, and
+    the trace replays from there. Make every call through the wrapper (a call made on the
+    coordinator itself is written too, while the recorder is open), and close it (`with
+    handoff.record(coordinator, path) as recorded: …`) so the trace gets its end line; a trace
+    left without one is refused by `handoff replay` until `handoff replay --record` declares it
+    complete. Each line is flushed as it is written, before the coordinator takes the call's
+    step.
 
-    Raises `ValueError` for a coordinator that has already moved, `TypeError` for one running a
-    compiled table of its own (only the shipped orders and chart classes can be replayed).
+    Raises `ValueError` for a coordinator another recorder is recording, `TypeError` for one
+    running a compiled table of its own (only the shipped orders and chart classes can be
+    replayed), `ConcurrentCallError` for one another thread is calling.
     """
     return RecordingCoordinator(coordinator, file)
 
@@ -126,9 +130,6 @@ class RecordingCoordinator:
     ) -> None:
         if type(coordinator) is not HandoffCoordinatorCore:
             raise TypeError(f"coordinator must be a HandoffCoordinatorCore, got {coordinator!r}")
-        c = coordinator
-        if c._state or c._next_id or c._lifecycle or (c._timing, c._tokens) != (None, None):
-            raise ValueError("record a coordinator before its first call: a trace starts fresh")
         if coordinator._witness is not None:
             raise ValueError("the coordinator is already being recorded: one recorder at a time")
         self.coordinator = coordinator
@@ -337,10 +338,15 @@ def _header(coordinator: HandoffCoordinatorCore) -> str:
     if runtime_table(rules) is not coordinator._chart:
         raise TypeError("a coordinator running a compiled table of its own cannot be recorded")
     chart = "" if isinstance(rules, HandoffOrder) else f',"chart":{write_string(rules.title)}'
+    c = coordinator
+    fresh = not (c._state or c._next_id or c._lifecycle) and (c._timing, c._tokens) == (None, None)
+    # A coordinator that has moved (restored from a snapshot, say) starts its trace from there.
+    snapshot = "" if fresh else f',"snapshot":{wire.dumps(coordinator)}'
     return (
         f'{{"handoff_id":{wire.dumps(coordinator.handoff_id)},'
         f'"order":{wire.dumps(coordinator.order)}{chart},'
-        f'"fallback_transfer_delay_ms":{format_f64(coordinator.fallback_transfer_delay_ms)}}}'
+        f'"fallback_transfer_delay_ms":{format_f64(coordinator.fallback_transfer_delay_ms)}'
+        f"{snapshot}}}"
     )
 
 

@@ -24,6 +24,7 @@ import attrs
 
 from handoff import _cli
 from handoff._compile.lookup import NamedChart, find_chart
+from handoff._coordinator.core import HandoffCoordinatorCore
 from handoff._runs.replay import MonitorFactory, Replay, record, replay
 from handoff._runs.trace import Trace, TraceError, read_trace, write_trace
 
@@ -123,16 +124,30 @@ def _named(spec: str, path: Path) -> NamedChart:
         ) from None
 
 
+def _coordinator(trace: Trace, path: Path) -> HandoffCoordinatorCore:
+    """The coordinator `trace` starts from; `TraceError` naming the file if it has none."""
+    try:
+        return trace.coordinator()
+    except TraceError as error:
+        raise TraceError(f"{path}: {error}") from None
+
+
 def _record(trace: Trace, path: Path) -> int:
-    write_trace(record(trace), path)
+    write_trace(record(trace, _coordinator(trace, path)), path)
     print(f"RECORDED {path} ({_calls(trace)})")
     return _OK
 
 
 def _replay(trace: Trace, path: Path, monitors: Sequence[MonitorFactory]) -> int:
-    verdict = replay(trace, monitors)
+    # The properties judge a run from its start: one that starts mid-run, from a snapshot,
+    # is checked against its expectations alone.
+    if trace.snapshot is not None:
+        monitors = ()
+    verdict = replay(trace, monitors, _coordinator(trace, path))
     if verdict.ok:
         held = "; every property a run can show holds" if monitors else ""
+        if trace.snapshot is not None:
+            held = "; it starts from a snapshot, so its properties are not judged"
         print(f"OK {path} ({_calls(trace)}){held}")
         return _OK
     _report(verdict, path)
