@@ -55,6 +55,7 @@ annotations by one table (`_codec_for` below), and no dependency is added.
 
 from __future__ import annotations
 
+import sys
 import typing
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
@@ -114,11 +115,12 @@ def dumps(value: object) -> str:
     try:
         codec = codec_of(type(value))
     except TypeError:
-        from handoff._coordinator.recorder import RecordingCoordinator
-
-        if type(value) is not RecordingCoordinator:
+        # A recorder exists only once its module is loaded; looked up, not imported, since
+        # the recorder writes through this module.
+        recorder = sys.modules.get("handoff._coordinator.recorder")
+        if recorder is None or type(value) is not recorder.RecordingCoordinator:
             raise
-        return dumps(value.coordinator)  # a recorder's snapshot is its coordinator's
+        return dumps(value.coordinator)  # type: ignore[attr-defined]  # the recorder's coordinator
     try:
         return codec.write(value)
     except WireRefusal as refusal:

@@ -2,9 +2,11 @@
 
 It holds no ordering logic.  Each call becomes exactly one `ChartEvent`; the chart (as a
 compiled table, or interpreted by python-statemachine) decides the step; the adapter then
-checks the payloads the step needs and, only when everything is valid, commits the step
-in one go: journal, lifecycle, issued actions, chart state.  A call that raises has
-changed nothing.  Tools read it through `handoff._coordinator.probe`, never through this class.
+checks the payloads the step needs and, only when everything is valid, builds what the step
+changes (journal, lifecycle, issued actions, chart state) as a new `Progress` beside the old
+one and commits it with one store.  A call that raises, wherever it is interrupted, has
+changed nothing, or (interrupted after that store) has completed.  Tools read it through
+`handoff._coordinator.probe`, never through this class.
 """
 
 from __future__ import annotations
@@ -171,7 +173,9 @@ class HandoffCoordinatorCore:
     compiled table: same behaviour, much slower, useful for debugging a chart.
 
     One caller at a time: a call made while another call on the same coordinator is running
-    (from another thread) raises `ConcurrentCallError` and changes nothing.  `copy.copy`,
+    (from another thread) raises `ConcurrentCallError` and changes nothing; so does a
+    snapshot or copy asked for then.  An interrupt (Ctrl-C) inside a call leaves the
+    coordinator as before the call, or as the completed call left it.  `copy.copy`,
     `copy.deepcopy` and `pickle` give an independent coordinator that shares nothing with
     this one but the immutable rule table; `handoff.wire.dumps(coordinator)` writes it as a
     snapshot that `handoff.wire.loads(text, HandoffCoordinatorCore)` restores.
