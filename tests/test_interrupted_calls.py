@@ -13,6 +13,7 @@ from __future__ import annotations
 import copy
 import io
 import random
+import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -177,3 +178,38 @@ def test_a_recorder_on_a_full_disk_moves_nothing(interpreted: bool) -> None:
     assert recorder.start() == []
     recorder.close()
     assert stream.getvalue().count("\n") == 4  # header, two calls, end
+
+
+# A full disk, made by a file-size limit: the header fits, the first call's line only in part.
+_FULL_DISK = """
+import resource, signal, sys, uuid
+import handoff
+from handoff import HandoffCoordinatorCore, HandoffId, HandoffOrder
+
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG
+path = sys.argv[1]
+coordinator = HandoffCoordinatorCore(HandoffId(uuid.UUID(int=1)), HandoffOrder.SOURCE_FIRST)
+_, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+recorder = handoff.record(coordinator, path)
+header = open(path).read()
+resource.setrlimit(resource.RLIMIT_FSIZE, (len(header) + 40, hard))
+try:
+    recorder.start()
+except OSError as error:
+    print("refused:", error.strerror)
+assert coordinator.chart_state == "idle", coordinator.chart_state
+assert open(path).read() == header, "a part of the line stayed"
+resource.setrlimit(resource.RLIMIT_FSIZE, (hard, hard))
+(submit,) = recorder.start()
+recorder.close()
+print(type(submit.action).__name__, handoff.check_trace(path).ok)
+"""
+
+
+def test_a_recorder_on_a_full_disk_cuts_off_what_it_wrote(tmp_path: Path) -> None:
+    path = tmp_path / "run.jsonl"
+    ran = subprocess.run(
+        [sys.executable, "-c", _FULL_DISK, str(path)], capture_output=True, text=True, check=False
+    )
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout == "refused: File too large\nSubmitPrefill True\n"

@@ -103,9 +103,11 @@ def release(coordinator: HandoffCoordinatorCore, me: object) -> None:
 class Progress:
     """What a step changes: the chart state, the journal, the kept payloads, the lifecycle.
 
-    A coordinator holds one; a step builds the next apart (`copy`, then changes it), so that
-    committing the step is the one store `coordinator._now = after`.  A committed one is never
-    changed again, except by tools building a coordinator no one else holds.
+    A coordinator holds one; a step builds the next apart (its `successor`, given new
+    containers for what the step changes), so that committing the step is the one store
+    `coordinator._now = after`: an interrupt before it leaves the old progress whole.  A
+    committed one is never changed again, except by tools building a coordinator no one else
+    holds; `copy` gives one to change.
     """
 
     __slots__ = ("completion", "issued", "lifecycle", "next_id", "outcomes", "state", "timing",
@@ -472,10 +474,12 @@ class HandoffCoordinatorCore:
                 issued.append(self._issue(after, make, completion, delay))
             return issued, after
         except HandoffError as error:
-            described = self._described(error, (fact, action_id, outcome))
+            # Kept in `error`, which Python unbinds as the error leaves: a local of its own
+            # would tie the error to this frame, a cycle only the collector breaks.
+            error = self._described(error, (fact, action_id, outcome))
             if self._witness is not None:
-                self._witness((fact, action_id, outcome), described, None)
-            raise described  # noqa: B904 (itself)
+                self._witness((fact, action_id, outcome), error, None)
+            raise error
 
     def _described(self, error: HandoffError, call: Call) -> HandoffError:
         """`error` with the fields that say what it was about (the call, the chart state)."""

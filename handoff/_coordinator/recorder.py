@@ -276,12 +276,17 @@ class RecordingCoordinator:
             return
         data, written = (line + "\n").encode(), 0
         file = cast("io.FileIO", self._file)
-        # Whatever an interrupted or failed write left past the mark is cut off first.
+        # What a failed write left of its line is cut off at once, so that the trace on disk
+        # stays whole; what an interrupt left there, before the next line.
         if file.tell() != mark.size:
-            os.ftruncate(file.fileno(), mark.size)
-            file.seek(mark.size)
-        while written < len(data):
-            written += file.write(data[written:]) or 0
+            _cut(file, mark.size)
+        try:
+            while written < len(data):
+                written += file.write(data[written:]) or 0
+        except BaseException:
+            with contextlib.suppress(OSError):
+                _cut(file, mark.size)
+            raise
         self._mark = _Mark(mark.size + written, mark.calls + calls)
 
     def close(self) -> None:
@@ -320,6 +325,12 @@ class RecordingCoordinator:
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+
+def _cut(file: io.FileIO, size: int) -> None:
+    """Cut `file` back to its first `size` bytes, and write on from there."""
+    os.ftruncate(file.fileno(), size)
+    file.seek(size)
 
 
 class _Mark(NamedTuple):
