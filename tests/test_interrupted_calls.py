@@ -116,6 +116,18 @@ def test_an_interrupt_anywhere_in_an_interpreted_call_leaves_before_or_after() -
         answer(call, coordinator)
 
 
+def test_an_interrupt_anywhere_in_a_snapshot_leaves_the_gate_free() -> None:
+    coordinator = MAKERS["user chart"]()
+    coordinator.start()
+    whole = handoff.wire.dumps(coordinator)
+    k = 1
+    while _interrupted(lambda: handoff.wire.dumps(coordinator), k):
+        assert coordinator not in _HELD, k
+        k += 1
+    assert k > 20
+    assert handoff.wire.dumps(coordinator) == whole
+
+
 # -- recording -------------------------------------------------------------------------------
 
 

@@ -100,13 +100,8 @@ def test_a_snapshot_during_another_threads_call_is_a_concurrent_call_error() -> 
     caller = threading.Thread(target=recorder.start)
     caller.start()
     assert stream.parked.wait(30)  # the other thread is inside start(), its step not committed
-    for refused in (
-        wire.dumps,
-        copy.copy,
-        copy.deepcopy,
-        pickle.dumps,
-        HandoffCoordinatorCore.start,
-    ):
+    refusing = (wire.dumps, copy.copy, copy.deepcopy, pickle.dumps, HandoffCoordinatorCore.start)
+    for refused in (*refusing, lambda _: wire.dumps(recorder)):
         with pytest.raises(ConcurrentCallError, match="one caller at a time"):
             refused(coordinator)
     stream.park = False
@@ -119,7 +114,9 @@ def test_a_snapshot_during_another_threads_call_is_a_concurrent_call_error() -> 
 def test_snapshots_taken_while_threads_call_are_whole_or_refused() -> None:
     coordinator = HandoffCoordinatorCore(HID, SF)
     (submit,) = coordinator.start()
-    barrier, taken, refused = threading.Barrier(3), [], []  # type: ignore[var-annotated]
+    barrier = threading.Barrier(3)
+    taken: list[str] = []
+    refused: list[None] = []
     seen = [probe.configuration(coordinator)]  # each configuration the calling thread left
 
     def call() -> None:
