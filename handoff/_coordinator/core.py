@@ -388,98 +388,96 @@ class HandoffCoordinatorCore:
         action_id: HandoffActionId | None,
         outcome: HandoffActionOutcome | None,
     ) -> list[IssuedHandoffAction]:
-        """One call taken, or refused with nothing changed, by one caller at a time.
+        """The step: one call taken, or refused with nothing changed, by one caller at a time.
 
-        The step is worked out apart (`_step`), a recorder writes it down, and only then is it
-        committed by the one store `self._now = after`: an interrupt anywhere leaves the
-        coordinator as before the call or as the completed call left it, and the gate free.
+        The chart's plan for (state, event) says what happens; payload checks run before the
+        step's new `Progress` is built beside the committed one; a recorder writes the call
+        down; only then is the step committed, by the one store `self._now = after`.  An
+        interrupt anywhere leaves the coordinator as before the call or as the completed call
+        left it, and the gate free.  Every `HandoffError` leaves with the fields that say what
+        it was about.
         """
         # A fresh object per call owns the gate, and only its owner frees it.  The release is
         # written twice: an interrupt (a Ctrl-C is one exception, anywhere) that lands on the
-        # first one before it has run leaves the gate to the second.
+        # first one before it has run leaves the gate to the second.  No `try:` line runs once
+        # the gate is taken: CPython 3.11 leaves such a line's instruction out of the enclosing
+        # handlers, so an interrupt landing on it would skip the releases.
         me: list[None] | None = []
         try:
             try:
                 if _HELD.setdefault(self, me) is not me:
-                    raise self._described(concurrent_call(), (fact, action_id, outcome))
-                # No `try:` from here to the release: CPython 3.11 leaves the instruction of a
-                # `try:` line out of the enclosing handlers, so an interrupt landing on it
-                # would skip them.
-                answer, after = self._step(event, fact, action_id, outcome)
+                    me = None  # another caller's gate: neither released nor written down
+                    raise concurrent_call()
+                now = self._now
+                # Refused here, not before the gate, so that a recorder writes it down.
+                if fact is not None and fact.handoff_id is not self._handoff_id:
+                    self._check_own(fact)
+                if event == _OUTCOME:
+                    event = self._outcome_event(action_id, outcome)  # type: ignore[arg-type]
+                if self._interpreter is None:
+                    move = self._plans[now.state][event]
+                    if not move.ignored:
+                        if move.refusal is not None:
+                            raise self._refusal(move.refusal, action_id, outcome)
+                        delay = self._checked_delay(move.checks, fact) if move.checks else None
+                else:
+                    decide = self._interpreter.decide
+                    step, delay = decide(now.state, _EVENTS[event], self._checked_delay, fact)
+                    if step.refusal is not None:
+                        raise self._refusal(step.refusal, action_id, outcome)
+                    move = plan_for(step)
+                if move.ignored:
+                    if self._witness is not None:
+                        self._witness((fact, action_id, outcome), [], None)
+                    return []
+                after = self._after(move, now, action_id, outcome, fact)
+                issued = []  # a loop, not a comprehension, which costs a frame of its own
+                for make, completion in move.issues:
+                    issued.append(self._issue(after, make, completion, delay))
                 if self._witness is not None:
-                    self._witness((fact, action_id, outcome), answer, after)
-                if after is not None:
-                    self._now = after
-                return answer
+                    self._witness((fact, action_id, outcome), issued, after)
+                self._now = after
+                return issued
+            except HandoffError as error:
+                if me is None:
+                    raise self._described(error, (fact, action_id, outcome)) from None
+                # Kept in `error`, which Python unbinds as the error leaves: a local of its
+                # own would tie the error to this frame, a cycle only the collector breaks.
+                error = self._described(error, (fact, action_id, outcome))
+                if self._witness is not None:
+                    self._witness((fact, action_id, outcome), error, None)
+                raise error
             finally:
-                if _HELD.get(self) is me:
+                if me is not None and _HELD.get(self) is me:
                     del _HELD[self]
                     me = None  # released: the second release need not look
         finally:
             if me is not None and _HELD.get(self) is me:
                 del _HELD[self]
 
-    def _step(
-        self,
-        event: int,
-        fact: HandoffFact | None,
+    @staticmethod
+    def _after(
+        move: Plan,
+        now: Progress,
         action_id: HandoffActionId | None,
         outcome: HandoffActionOutcome | None,
-    ) -> tuple[list[IssuedHandoffAction], Progress | None]:
-        """A call's answer and the progress it makes (None: none), changing nothing.
-
-        The chart's plan for (state, event) says what happens; payload checks run before the
-        new progress is built.  Every `HandoffError` leaves with the fields that say what it
-        was about.
-        """
-        try:
-            now = self._now
-            # Refused here, not before the gate, so that a recorder writes the refusal down.
-            if fact is not None and fact.handoff_id is not self._handoff_id:
-                self._check_own(fact)
-            if event == _OUTCOME:
-                event = self._outcome_event(action_id, outcome)  # type: ignore[arg-type]
-            if self._interpreter is None:
-                move = self._plans[now.state][event]
-                if move.ignored:
-                    return [], None
-                if move.refusal is not None:
-                    raise self._refusal(move.refusal, action_id, outcome)
-                delay = self._checked_delay(move.checks, fact) if move.checks else None
-            else:
-                decide = self._interpreter.decide
-                step, delay = decide(now.state, _EVENTS[event], self._checked_delay, fact)
-                if step.refusal is not None:
-                    raise self._refusal(step.refusal, action_id, outcome)
-                move = plan_for(step)
-                if move.ignored:
-                    return [], None
-            # Everything is valid: the step's progress, built apart from the committed one.
-            after = now.successor()
-            keep = move.keep
-            if keep:  # Keep.NOTHING is 0
-                if keep == _KEEP_OUTCOME:
-                    after.outcomes = {**now.outcomes, action_id.value: outcome}  # type: ignore[union-attr,dict-item]
-                elif keep == _KEEP_TIMING:
-                    after.timing = fact.transfer_timing  # type: ignore[union-attr]
-                elif keep == _KEEP_TOKENS:
-                    after.tokens = fact.transferable_prompt_tokens  # type: ignore[union-attr]
-            if move.lifecycle is not None:
-                after.lifecycle = [*now.lifecycle, move.lifecycle]
-            after.state = move.target
-            # A loop, not a comprehension: most steps issue one action or none, and a
-            # comprehension costs a frame of its own.
-            issued = []
-            for make, completion in move.issues:
-                issued.append(self._issue(after, make, completion, delay))
-            return issued, after
-        except HandoffError as error:
-            # Kept in `error`, which Python unbinds as the error leaves: a local of its own
-            # would tie the error to this frame, a cycle only the collector breaks.
-            error = self._described(error, (fact, action_id, outcome))
-            if self._witness is not None:
-                self._witness((fact, action_id, outcome), error, None)
-            raise error
+        fact: HandoffFact | None,
+    ) -> Progress:
+        """The progress a valid step makes before it issues anything, built beside `now`
+        (which it shares the containers it does not change with)."""
+        after = now.successor()
+        keep = move.keep
+        if keep:  # Keep.NOTHING is 0
+            if keep == _KEEP_OUTCOME:
+                after.outcomes = {**now.outcomes, action_id.value: outcome}  # type: ignore[union-attr,dict-item]
+            elif keep == _KEEP_TIMING:
+                after.timing = fact.transfer_timing  # type: ignore[union-attr]
+            elif keep == _KEEP_TOKENS:
+                after.tokens = fact.transferable_prompt_tokens  # type: ignore[union-attr]
+        if move.lifecycle is not None:
+            after.lifecycle = [*now.lifecycle, move.lifecycle]
+        after.state = move.target
+        return after
 
     def _described(self, error: HandoffError, call: Call) -> HandoffError:
         """`error` with the fields that say what it was about (the call, the chart state)."""
