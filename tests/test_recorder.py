@@ -4,6 +4,7 @@ of docs/integrating.md, run as written (with tombstones, then with forgetful wor
 from __future__ import annotations
 
 import asyncio
+import copy
 import io
 import os
 import random
@@ -295,7 +296,6 @@ def test_a_trace_from_a_snapshot_replays_against_its_answers(tmp_path: Path) -> 
 
 
 def test_a_recorder_is_not_copied_or_pickled() -> None:
-    import copy
     import pickle
 
     recorded = handoff.record(HandoffCoordinatorCore(HID, HandoffOrder.SOURCE_FIRST), io.StringIO())
@@ -355,3 +355,21 @@ def test_a_snapshot_of_a_chart_defined_in_main_warns_what_to_do(tmp_path: Path) 
     assert chart == '"chart":"__main__:Mine"'
     assert warning.startswith(f"UserWarning {script} chart Mine is defined in __main__")
     assert "define the chart in a module of its own" in warning
+
+
+def test_a_restored_coordinator_of_ones_own_chart_replays_from_its_snapshot(
+    tmp_path: Path,
+) -> None:
+    import attrs
+
+    from handoff._runs.replay import replay
+
+    moved = HandoffCoordinatorCore(HID, chart=user_charts.FreesBoth)
+    moved.start()
+    restored = handoff.wire.loads(handoff.wire.dumps(moved), HandoffCoordinatorCore)
+    path = tmp_path / "mine.jsonl"
+    with handoff.record(restored, path) as recorded:
+        _drive(recorded, copy.deepcopy(restored), 4)
+    trace = attrs.evolve(read_trace(path), rules=user_charts.FreesBoth)
+    assert trace.coordinator().chart_state == moved.chart_state
+    assert replay(trace).ok

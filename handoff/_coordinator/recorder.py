@@ -290,7 +290,10 @@ class RecordingCoordinator:
         self._mark = _Mark(mark.size + written, mark.calls + calls)
 
     def close(self) -> None:
-        """Write the end line (once) and close the file if the recorder opened it."""
+        """Write the end line (once) and close the file if the recorder opened it.
+
+        From then on the coordinator's calls are no longer written.  While another thread is
+        inside a call it raises `ConcurrentCallError`, changing nothing."""
         me: list[None] = []
         try:
             try:
