@@ -430,7 +430,19 @@ class HandoffCoordinatorCore:
                     if self._witness is not None:
                         self._witness((fact, action_id, outcome), [], None)
                     return []
-                after = self._after(move, now, action_id, outcome, fact)
+                # Everything is valid: the step's progress, built beside the committed one.
+                after = now.successor()
+                after.state = move.target
+                keep = move.keep
+                if keep:  # Keep.NOTHING is 0
+                    if keep == _KEEP_OUTCOME:
+                        after.outcomes = {**now.outcomes, action_id.value: outcome}  # type: ignore[union-attr,dict-item]
+                    elif keep == _KEEP_TIMING:
+                        after.timing = fact.transfer_timing  # type: ignore[union-attr]
+                    elif keep == _KEEP_TOKENS:
+                        after.tokens = fact.transferable_prompt_tokens  # type: ignore[union-attr]
+                if move.lifecycle is not None:
+                    after.lifecycle = [*now.lifecycle, move.lifecycle]
                 issued = []  # a loop, not a comprehension, which costs a frame of its own
                 for make, completion in move.issues:
                     issued.append(self._issue(after, make, completion, delay))
@@ -454,30 +466,6 @@ class HandoffCoordinatorCore:
         finally:
             if me is not None and _HELD.get(self) is me:
                 del _HELD[self]
-
-    @staticmethod
-    def _after(
-        move: Plan,
-        now: Progress,
-        action_id: HandoffActionId | None,
-        outcome: HandoffActionOutcome | None,
-        fact: HandoffFact | None,
-    ) -> Progress:
-        """The progress a valid step makes before it issues anything, built beside `now`
-        (which it shares the containers it does not change with)."""
-        after = now.successor()
-        keep = move.keep
-        if keep:  # Keep.NOTHING is 0
-            if keep == _KEEP_OUTCOME:
-                after.outcomes = {**now.outcomes, action_id.value: outcome}  # type: ignore[union-attr,dict-item]
-            elif keep == _KEEP_TIMING:
-                after.timing = fact.transfer_timing  # type: ignore[union-attr]
-            elif keep == _KEEP_TOKENS:
-                after.tokens = fact.transferable_prompt_tokens  # type: ignore[union-attr]
-        if move.lifecycle is not None:
-            after.lifecycle = [*now.lifecycle, move.lifecycle]
-        after.state = move.target
-        return after
 
     def _described(self, error: HandoffError, call: Call) -> HandoffError:
         """`error` with the fields that say what it was about (the call, the chart state)."""
