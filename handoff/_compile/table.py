@@ -162,7 +162,8 @@ def first_stored(build: Callable[[_K], _V]) -> Callable[[_K], _V]:
 @first_stored
 def compiled(chart: HandoffOrder | type[HandoffChart]) -> CompiledChart:
     """The table compiled from a chart class, or from an order's shipped chart class (built
-    once, on first use): what every tool runs, so an edited chart is what it judges."""
+    on first use; the one stored first is everyone's): what every tool runs, so an edited
+    chart is what it judges."""
     if isinstance(chart, HandoffOrder):
         from handoff._chart.shipped import CHARTS
 
