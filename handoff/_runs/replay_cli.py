@@ -1,5 +1,8 @@
 """`handoff replay`: replay traces against fresh coordinators, or record their expectations.
 
+A trace whose header carries a snapshot replays from the coordinator that snapshot restores,
+and is judged by its expectations alone (the properties judge a run from its start).
+
 Every file gets its own verdict, whatever happened to the others.  On stdout: `OK`,
 `DIVERGED` (an answer differs from the trace's expectation) or `VIOLATED` (a monitor judged
 a call as breaking its property), or `RECORDED` with `--record`.  A file that cannot be read
