@@ -116,19 +116,20 @@ def written_by_dumps(coordinator: HandoffCoordinatorCore) -> str:
 
 def _written(c: HandoffCoordinatorCore) -> str:
     chart, states = _texts(c)
-    issued = ",".join(_issued_entry(key, action) for key, action in c._issued.items())
+    now = c._now  # read once: the progress is one object, committed whole
+    issued = ",".join(_issued_entry(key, action) for key, action in now.issued.items())
     outcomes = ",".join(
-        f"[{key},{codec(HandoffActionOutcome).write(c._outcomes[key])}]"
-        for key in sorted(c._outcomes)
+        f"[{key},{codec(HandoffActionOutcome).write(now.outcomes[key])}]"
+        for key in sorted(now.outcomes)
     )
-    timing = "null" if c._timing is None else codec(HandoffTransferTiming).write(c._timing)
-    tokens = "null" if c._tokens is None else str(c._tokens)
-    lifecycle = ",".join(f'"{event.value}"' for event in c._lifecycle)
-    completion = "null" if c._completion is None else f'"{c._completion.value}"'
+    timing = "null" if now.timing is None else codec(HandoffTransferTiming).write(now.timing)
+    tokens = "null" if now.tokens is None else str(now.tokens)
+    lifecycle = ",".join(f'"{event.value}"' for event in now.lifecycle)
+    completion = "null" if now.completion is None else f'"{now.completion.value}"'
     return (
         f'{{"handoff_snapshot":{VERSION},"chart":{chart},"handoff_id":"{c._handoff_id}",'
         f'"fallback_transfer_delay_ms":{format_f64(c._fallback)},'
-        f'"state":{states[c._state]},"next_id":{c._next_id},'
+        f'"state":{states[now.state]},"next_id":{now.next_id},'
         f'"issued":[{issued}],"outcomes":[{outcomes}],"timing":{timing},"tokens":{tokens},'
         f'"lifecycle":[{lifecycle}],"completion":{completion}}}'
     )
@@ -631,11 +632,11 @@ def _known(layout: _Layout | None) -> HandoffCoordinatorCore:
         if any(text != written for text in layout.delays):
             raise _Elsewhere
     restored = _core(rules, handoff_id, fallback)
-    restored._state, restored._next_id = known.state, known.next_id
-    issued = {key: _action(variant, handoff_id, delay) for key, variant in known.issued}
-    restored._issued, restored._outcomes = issued, dict(known.outcomes)
-    restored._timing, restored._tokens = timing, tokens
-    restored._lifecycle, restored._completion = list(known.lifecycle), known.completion
+    now = restored._now
+    now.state, now.next_id = known.state, known.next_id
+    now.issued = {key: _action(variant, handoff_id, delay) for key, variant in known.issued}
+    now.outcomes, now.timing, now.tokens = dict(known.outcomes), timing, tokens
+    now.lifecycle, now.completion = list(known.lifecycle), known.completion
     return restored
 
 
