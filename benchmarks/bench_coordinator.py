@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import gc
 import inspect
+import re
 import statistics
 import subprocess
 import sys
@@ -57,15 +58,14 @@ Make = Callable[[HandoffId, HandoffOrder], Any]
 def _unguarded() -> type[HandoffCoordinatorCore]:
     """The compiled coordinator without its one-caller gate, to measure what the gate costs.
 
-    Built from the real step's source with the gate's lines taken out, in a subclass whose
-    calls reach it, so that the two differ in the gate alone.
+    Built from the real step's source with the gate's lines taken out (taking it, and the
+    two releases), in a subclass whose calls reach it, so that the two differ in the gate alone.
     """
     source = textwrap.dedent(inspect.getsource(HandoffCoordinatorCore._take))
-    start = source.index("    # The gate")
-    body = source.index("    try:\n", source.index("gate.pop()", start) + 1)
-    source = source[:start] + source[body:]
-    source = source.replace("    finally:\n        gate.append(None)\n", "")
-    assert "gate" not in source
+    # Taking the gate: the `if` and its two lines; each release: the `if` and what it runs.
+    source = re.sub(r"( *)if _HELD\.setdefault.*\n.*\n.*\n", "", source)
+    source = re.sub(r"( *)if me is not None and _HELD\.get.*\n(\1    .*\n)+", r"\1pass\n", source)
+    assert "_HELD" not in source, source
     namespace = dict(vars(handoff._coordinator.core))
     exec(compile(source, "<unguarded take>", "exec"), namespace)
     return type(

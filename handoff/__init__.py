@@ -114,6 +114,7 @@ __all__ = [
     "HandoffActionOutcome",
     "HandoffChart",
     "HandoffCompletion",
+    "HandoffCoordinator",
     "HandoffCoordinatorCore",
     "HandoffError",
     "HandoffFact",
@@ -180,6 +181,7 @@ _LAZY = {
     "TraceCheck": "handoff._review.trace_check",
     "PropertyVerdict": "handoff._review.trace_check",
     "record": "handoff._coordinator.recorder",
+    "HandoffCoordinator": "handoff._coordinator.recorder",
     "RecordingCoordinator": "handoff._coordinator.recorder",
     "RequestMemory": "handoff._system.workers",
     "PerRole": "handoff._system.workers",
@@ -203,7 +205,7 @@ if _typing.TYPE_CHECKING:
     from handoff import wire as wire
     from handoff._chart.base import HandoffChart, acknowledged, ignored, refused
     from handoff._chart.shipped import DestinationFirstChart, SourceFirstChart
-    from handoff._coordinator.recorder import RecordingCoordinator, record
+    from handoff._coordinator.recorder import HandoffCoordinator, RecordingCoordinator, record
     from handoff._review.trace_check import PropertyVerdict, TraceCheck, check_trace
     from handoff._system.worker_state import HandoffView, SystemView, WorkerView
     from handoff._system.workers import (

@@ -59,6 +59,7 @@ annotations by one table (`_codec_for` below), and no dependency is added.
 
 from __future__ import annotations
 
+import sys
 import typing
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, TypeVar, overload
@@ -102,18 +103,29 @@ def dumps(value: object) -> str:
     """The compact JSON text serde_json writes for `value`.
 
     `value` is a value of any wire type (`dumps(HandoffActionOutcome.APPLIED) == '"Applied"'`),
-    a list of them (`dumps([issued, issued])` is a JSON array), or a coordinator, written as its
-    snapshot. Raises `TypeError` for other objects (and for a coordinator whose chart cannot be
-    named by `module:Class`), and `WireError` for a failure reason containing a lone surrogate,
-    which UTF-8 JSON cannot carry.
+    a list of them (`dumps([issued, issued])` is a JSON array), or a coordinator (or the
+    coordinator a `RecordingCoordinator` records), written as its snapshot. Raises `TypeError`
+    for other objects (and for a coordinator whose chart cannot be named by `module:Class`),
+    `ConcurrentCallError` for a coordinator another thread is calling, and `WireError` for a
+    failure reason containing a lone surrogate, which UTF-8 JSON cannot carry.  A chart defined
+    in `__main__` (the script being run) is written, with a `UserWarning`: only a process
+    running that same script can restore it.
     """
     if type(value) is list:
         return "[" + ",".join(map(dumps, value)) + "]"
     if type(value) is HandoffCoordinatorCore:
-        from handoff._coordinator.snapshot import write
+        from handoff._coordinator.snapshot import written_by_dumps
 
-        return write(value)
-    codec = codec_of(type(value))
+        return written_by_dumps(value)
+    try:
+        codec = codec_of(type(value))
+    except TypeError:
+        # A recorder exists only once its module is loaded; looked up, not imported, since
+        # the recorder writes through this module.
+        recorder = sys.modules.get("handoff._coordinator.recorder")
+        if recorder is None or type(value) is not recorder.RecordingCoordinator:
+            raise
+        return dumps(value.coordinator)  # type: ignore[attr-defined]  # the recorder's coordinator
     try:
         return codec.write(value)
     except WireRefusal as refusal:

@@ -124,9 +124,9 @@ def _review_named(name: str) -> Review:
 def _ids_skip(patch: pytest.MonkeyPatch) -> None:
     issue = HandoffCoordinatorCore._issue
 
-    def skipping(self: HandoffCoordinatorCore, *args: Any) -> IssuedHandoffAction:
-        issued = issue(self, *args)
-        self._next_id += 1
+    def skipping(self: HandoffCoordinatorCore, after: Any, *args: Any) -> IssuedHandoffAction:
+        issued = issue(self, after, *args)
+        after.next_id += 1
         return issued
 
     patch.setattr(HandoffCoordinatorCore, "_issue", skipping)
@@ -135,10 +135,12 @@ def _ids_skip(patch: pytest.MonkeyPatch) -> None:
 def _ids_restart(patch: pytest.MonkeyPatch) -> None:
     issue = HandoffCoordinatorCore._issue
 
-    def restarting(self: HandoffCoordinatorCore, make: Any, *args: Any) -> IssuedHandoffAction:
-        issued = issue(self, make, *args)
+    def restarting(
+        self: HandoffCoordinatorCore, after: Any, make: Any, *args: Any
+    ) -> IssuedHandoffAction:
+        issued = issue(self, after, make, *args)
         if make.__name__ == "Complete":
-            self._next_id = 0
+            after.next_id = 0
         return issued
 
     patch.setattr(HandoffCoordinatorCore, "_issue", restarting)

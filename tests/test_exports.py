@@ -72,6 +72,7 @@ EXTRA_NAMES = {
     # integrating
     "record",
     "RecordingCoordinator",
+    "HandoffCoordinator",
     # worker contracts, for the system review and the simulation
     "WorkerContract",
     "WorkerReaction",

@@ -33,6 +33,7 @@ from handoff import (
     WireError,
     wire,
 )
+from handoff._coordinator.core import hold, release
 
 # -- one caller at a time --------------------------------------------------------------------
 
@@ -105,10 +106,10 @@ def test_a_call_during_a_call_is_a_concurrent_call_error_and_changes_nothing() -
     coordinator = HandoffCoordinatorCore(HID, SF)
     coordinator.start()
     before = wire.dumps(coordinator)
-    coordinator._gate.pop()  # as if another thread were inside a call
+    hold(coordinator, "another thread")  # as if another thread were inside a call
     with pytest.raises(ConcurrentCallError, match="one caller at a time") as caught:
         coordinator.on_fact(FACTS[5])
-    coordinator._gate.append(None)
+    release(coordinator, "another thread")
     assert caught.value.fact == FACTS[5]
     assert wire.dumps(coordinator) == before
 

@@ -4,6 +4,7 @@ of docs/integrating.md, run as written (with tombstones, then with forgetful wor
 from __future__ import annotations
 
 import asyncio
+import copy
 import io
 import os
 import random
@@ -182,11 +183,13 @@ def test_a_recorder_interrupted_as_it_closes_still_closes_its_file(
     assert (tmp_path / "run.jsonl").read_text().count("\n") == 2
 
 
-def test_only_a_fresh_coordinator_is_recorded() -> None:
+def test_a_coordinator_that_moved_is_recorded_from_its_snapshot() -> None:
     coordinator = HandoffCoordinatorCore(HID, HandoffOrder.SOURCE_FIRST)
     coordinator.start()
-    with pytest.raises(ValueError, match="before its first call"):
-        handoff.record(coordinator, io.StringIO())
+    stream = io.StringIO()
+    handoff.record(coordinator, stream).close()
+    header = stream.getvalue().splitlines()[0]
+    assert header.endswith(f',"snapshot":{handoff.wire.dumps(coordinator)}}}')
     with pytest.raises(TypeError, match="must be a HandoffCoordinatorCore"):
         handoff.record(object(), io.StringIO())  # type: ignore[arg-type]
 
@@ -224,3 +227,150 @@ def test_the_example_runtime_leaks_with_forgetful_workers() -> None:
     worker.free = forgetful
     with pytest.raises(AssertionError, match="source slots leaked"):
         asyncio.run(example["main"]())
+
+
+# -- recording and snapshots -----------------------------------------------------------------
+
+
+def _replay(path: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [HANDOFF, "replay", str(path)], capture_output=True, text=True, check=False
+    )
+
+
+def test_a_recorder_snapshots_as_its_coordinator() -> None:
+    recorded = handoff.record(HandoffCoordinatorCore(HID, HandoffOrder.SOURCE_FIRST), io.StringIO())
+    recorded.start()
+    assert handoff.wire.dumps(recorded) == handoff.wire.dumps(recorded.coordinator)
+    restored = handoff.wire.loads(handoff.wire.dumps(recorded), HandoffCoordinatorCore)
+    assert restored.chart_state == "prefill_submitting"
+
+
+def test_a_restored_coordinator_is_recorded_from_its_snapshot(tmp_path: Path) -> None:
+    moved = HandoffCoordinatorCore(HID, HandoffOrder.SOURCE_FIRST, 2.5)
+    (submit,) = moved.start()
+    moved.on_action_outcome(submit.id, HandoffActionOutcome.SUBMITTED)
+    text = handoff.wire.dumps(moved)
+    restored = handoff.wire.loads(text, HandoffCoordinatorCore)
+    path = tmp_path / "moved.jsonl"
+    with handoff.record(restored, path) as recorded:
+        _drive(recorded, handoff.wire.loads(text, HandoffCoordinatorCore), 3)
+    header = path.read_text(encoding="utf-8").splitlines()[0]
+    assert header.endswith(f',"fallback_transfer_delay_ms":2.5,"snapshot":{text}}}')
+    trace = read_trace(path)
+    assert trace.snapshot == text
+    assert trace_text(trace) == path.read_text(encoding="utf-8")
+    ran = _replay(path)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert ran.stdout.startswith(f"OK {path}")
+    assert "starts from a snapshot, so its properties are not judged" in ran.stdout
+    # A snapshot another run could not reach is refused in the trace's words.
+    path.write_text(path.read_text(encoding="utf-8").replace('"next_id":1', '"next_id":0', 1))
+    ran = _replay(path)
+    assert ran.returncode == 2
+    assert ran.stderr == (
+        f"handoff replay: error: {path}: the header's snapshot: $.issued[0][0]: an id not yet "
+        "issued (next_id is 0)\n"
+    )
+    assert "Traceback" not in ran.stderr
+
+
+def test_a_trace_from_a_snapshot_replays_against_its_answers(tmp_path: Path) -> None:
+    moved = HandoffCoordinatorCore(HID, HandoffOrder.SOURCE_FIRST)
+    moved.start()
+    path = tmp_path / "moved.jsonl"
+    with handoff.record(moved, path) as recorded:
+        recorded.start()  # answers [] from the snapshot, where a fresh one would submit
+    ran = _replay(path)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    lines = path.read_text(encoding="utf-8").splitlines()
+    header = lines[0].replace(',"snapshot":', ',"ignored":').rpartition(',"ignored":')[0] + "}"
+    path.write_text("\n".join([header, *lines[1:]]) + "\n")
+    ran = _replay(path)
+    assert ran.returncode == 1
+    assert "DIVERGED" in ran.stdout
+    with handoff.record(moved, path):
+        pass
+    with pytest.raises(handoff.TraceError, match="starts from a snapshot, mid-run"):
+        handoff.check_trace(path)
+
+
+def test_a_recorder_is_not_copied_or_pickled() -> None:
+    import pickle
+
+    recorded = handoff.record(HandoffCoordinatorCore(HID, HandoffOrder.SOURCE_FIRST), io.StringIO())
+    for refused in (copy.copy, copy.deepcopy, pickle.dumps):
+        with pytest.raises(TypeError, match="cannot be copied or pickled: it writes one trace"):
+            refused(recorded)
+
+
+def test_one_type_names_a_coordinator_or_its_recorder() -> None:
+    def drive(coordinator: handoff.HandoffCoordinator) -> str:
+        coordinator.start()
+        return coordinator.chart_state
+
+    plain = HandoffCoordinatorCore(HID, HandoffOrder.SOURCE_FIRST)
+    recorded = handoff.record(HandoffCoordinatorCore(HID, HandoffOrder.SOURCE_FIRST), io.StringIO())
+    assert drive(plain) == drive(recorded) == "prefill_submitting"
+    assert isinstance(plain, handoff.HandoffCoordinator)
+    assert isinstance(recorded, handoff.HandoffCoordinator)
+    assert not isinstance(object(), handoff.HandoffCoordinator)
+
+
+def test_a_second_recorder_of_one_coordinator_is_refused() -> None:
+    coordinator = HandoffCoordinatorCore(HID, HandoffOrder.SOURCE_FIRST)
+    first = handoff.record(coordinator, io.StringIO())
+    with pytest.raises(ValueError, match="already being recorded"):
+        handoff.record(coordinator, io.StringIO())
+    first.close()
+    handoff.record(coordinator, io.StringIO()).close()  # once closed, another may record it
+
+
+_MAIN_CHART = """
+import warnings, uuid
+import handoff
+from handoff import HandoffCoordinatorCore, HandoffId, SourceFirstChart
+
+class Mine(SourceFirstChart):
+    pass
+
+coordinator = HandoffCoordinatorCore(HandoffId(uuid.UUID(int=1)), chart=Mine)
+copy_of = __import__("copy").deepcopy(coordinator)  # a copy stays in the process: no warning
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    text = handoff.wire.dumps(coordinator)
+print(text.split(",")[1])
+print(caught[0].category.__name__, caught[0].filename, caught[0].message)
+"""
+
+
+def test_a_snapshot_of_a_chart_defined_in_main_warns_what_to_do(tmp_path: Path) -> None:
+    script = tmp_path / "script.py"
+    script.write_text(_MAIN_CHART, encoding="utf-8")
+    ran = subprocess.run(
+        [sys.executable, "-W", "error", str(script)], capture_output=True, text=True, check=False
+    )
+    assert ran.returncode == 0, ran.stderr
+    chart, warning = ran.stdout.splitlines()
+    assert chart == '"chart":"__main__:Mine"'
+    assert warning.startswith(f"UserWarning {script} chart Mine is defined in __main__")
+    assert "define the chart in a module of its own" in warning
+
+
+def test_a_restored_coordinator_of_ones_own_chart_replays_from_its_snapshot(
+    tmp_path: Path,
+) -> None:
+    import attrs
+
+    from handoff._runs.replay import replay
+
+    moved = HandoffCoordinatorCore(HID, chart=user_charts.FreesBoth)
+    moved.start()
+    text = handoff.wire.dumps(moved)
+    restored = handoff.wire.loads(text, HandoffCoordinatorCore, charts=[user_charts.FreesBoth])
+    path = tmp_path / "mine.jsonl"
+    with handoff.record(restored, path) as recorded:
+        _drive(recorded, copy.deepcopy(restored), 4)
+    trace = attrs.evolve(read_trace(path), rules=user_charts.FreesBoth)
+    assert trace.coordinator().chart_state == moved.chart_state
+    assert replay(trace).ok

@@ -98,6 +98,7 @@ class InterpretedChart:
         self._table = compiled(chart)
         self._listener = _Listener()
         self._machine: Any = chart(listeners=[self._listener], start_value=state)
+        self._sound = True
 
     def move_to(self, state: str) -> None:
         """Put the machine in `state`, as if it had been started there."""
@@ -129,19 +130,31 @@ class InterpretedChart:
     ) -> tuple[Step, float | None]:
         """Send `event`; return the step python-statemachine took and the checked delay.
 
-        A refusal or a failed check leaves the machine where it was; a refusal comes back
+        The machine is first put in `state` if it is elsewhere (the caller's state is the
+        truth).  A refusal or a failed check leaves the machine where it was; a refusal comes back
         as a step carrying it, a failed check raises its `HandoffError`.  An event the state
         has no transition for takes its event kind's default, as in the compiled table.
         """
-        assert self.state == self._table.states[state], "interpreter out of step"
+        # The coordinator's state is the truth: a step it did not commit (a recorder's write
+        # failed) leaves the machine ahead of it, and an interrupt inside `send` may leave the
+        # machine's engine half way, so an unsound or out-of-step machine is built afresh.
+        name = self._table.states[state]
+        if not self._sound:
+            self._machine = self._chart(listeners=[self._listener], start_value=name)
+        elif self.state != name:
+            self.move_to(name)
         listener = self._listener
         listener.reset(run_checks, fact)
+        self._sound = False
         try:
             self._machine.send(event.value)
         except _Refused as refused:
+            self._sound = True
             return Step(state, event, state, refusal=refused.refusal), None
         except TransitionNotAllowed:
+            self._sound = True
             return default_step(state, event, complete=state in self._table.complete), None
+        self._sound = True
         target = self._table.index(self.state)
         step = Step(
             source=state,

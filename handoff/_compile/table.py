@@ -13,8 +13,8 @@ from __future__ import annotations
 import enum
 import functools
 import os
-from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import attrs
 
@@ -137,10 +137,33 @@ class CompiledChart:
             yield from row
 
 
-@functools.cache
+_K = TypeVar("_K")
+_V = TypeVar("_V")
+
+
+def first_stored(build: Callable[[_K], _V]) -> Callable[[_K], _V]:
+    """`build`, cached per argument so that every caller gets the one value stored first.
+
+    Threads making their first coordinators at once may each build a table (`functools.cache`
+    stores the last one built, and hands each racing thread its own); the tools compare
+    tables by identity, so here the losers of the race drop theirs and take the winner's."""
+    cache: dict[_K, _V] = {}
+
+    @functools.wraps(build)
+    def stored(key: _K) -> _V:
+        found = cache.get(key, cache)
+        if found is cache:
+            found = cache.setdefault(key, build(key))
+        return cast("_V", found)
+
+    return stored
+
+
+@first_stored
 def compiled(chart: HandoffOrder | type[HandoffChart]) -> CompiledChart:
     """The table compiled from a chart class, or from an order's shipped chart class (built
-    once, on first use): what every tool runs, so an edited chart is what it judges."""
+    on first use; the one stored first is everyone's): what every tool runs, so an edited
+    chart is what it judges."""
     if isinstance(chart, HandoffOrder):
         from handoff._chart.shipped import CHARTS
 
@@ -148,7 +171,7 @@ def compiled(chart: HandoffOrder | type[HandoffChart]) -> CompiledChart:
     return compile_chart(chart)
 
 
-@functools.cache
+@first_stored
 def startup_table(order: HandoffOrder) -> CompiledChart:
     """The table of `order`'s shipped chart as generated into `_compile/generated_tables.py`:
     the coordinator's start-up path, which needs neither python-statemachine nor the chart

@@ -2,16 +2,18 @@
 
 It holds no ordering logic.  Each call becomes exactly one `ChartEvent`; the chart (as a
 compiled table, or interpreted by python-statemachine) decides the step; the adapter then
-checks the payloads the step needs and, only when everything is valid, commits the step
-in one go: journal, lifecycle, issued actions, chart state.  A call that raises has
-changed nothing.  Tools read it through `handoff._coordinator.probe`, never through this class.
+checks the payloads the step needs and, only when everything is valid, builds what the step
+changes (journal, lifecycle, issued actions, chart state) as a new `Progress` beside the old
+one and commits it with one store.  A call that raises, wherever it is interrupted, has
+changed nothing, or (interrupted after that store) has completed.  Tools read it through
+`handoff._coordinator.probe`, never through this class.
 """
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import TYPE_CHECKING, cast, overload
+from typing import TYPE_CHECKING, Generic, TypeVar, cast, overload
 
 from handoff._chart.vocabulary import ChartEvent, Check, Refusal
 from handoff._compile.table import CompiledChart, chart_rules, runtime_table
@@ -49,7 +51,9 @@ if TYPE_CHECKING:
     from handoff._chart.base import HandoffChart
     from handoff._compile.interpreted import InterpretedChart
 
-__all__ = ["HandoffCoordinatorCore"]
+__all__ = ["Call", "HandoffCoordinatorCore", "Progress", "Witness", "hold", "release"]
+
+_T = TypeVar("_T")
 
 _START = ChartEvent.START.index
 _UNKNOWN = ChartEvent.UNKNOWN_ACTION.index
@@ -66,7 +70,90 @@ _FOREIGN_FACT = AdapterRefusal.FOREIGN_FACT.phrase
 _KEEP_OUTCOME, _KEEP_TIMING, _KEEP_TOKENS = Keep.OUTCOME, Keep.TIMING, Keep.TOKENS
 _OUTCOME = -1
 """The event of an outcome, read off the journal once the call holds the gate."""
-_Call = tuple[HandoffFact | None, HandoffActionId | None, HandoffActionOutcome | None]
+Call = tuple[HandoffFact | None, HandoffActionId | None, HandoffActionOutcome | None]
+"""A call as the fact, or the action id and outcome, it was made with (start: neither)."""
+
+
+Witness = Callable[[Call, "list[IssuedHandoffAction] | HandoffError", "Progress | None"], None]
+"""Told each call, its answer (or its error) and the progress it makes (None: none) before
+the step is committed: a recorder."""
+
+_HELD: dict[HandoffCoordinatorCore, object] = {}
+"""The coordinators a call is running on, each with the object that owns its gate.
+
+`setdefault` takes a gate in one atomic operation, so a second caller finds it taken instead
+of racing the first; one table for all keeps a coordinator's memory to its own fields."""
+
+
+def hold(coordinator: HandoffCoordinatorCore, me: object) -> None:
+    """Take `coordinator`'s gate for `me`, or raise `ConcurrentCallError` (changing nothing).
+
+    A tool reading a coordinator whole (a snapshot) holds it so, between `try:` and a
+    `finally:` that calls `release` (twice over, as `_take` does)."""
+    if _HELD.setdefault(coordinator, me) is not me:
+        raise concurrent_call()
+
+
+def release(coordinator: HandoffCoordinatorCore, me: object) -> None:
+    """Free `coordinator`'s gate if `me` holds it (a no-op otherwise, so it may run twice)."""
+    if _HELD.get(coordinator) is me:
+        del _HELD[coordinator]
+
+
+class Progress:
+    """What a step changes: the chart state, the journal, the kept payloads, the lifecycle.
+
+    A coordinator holds one; a step builds the next apart (its `successor`, given new
+    containers for what the step changes), so that committing the step is the one store
+    `coordinator._now = after`: an interrupt before it leaves the old progress whole.  A
+    committed one is never changed again, except by tools building a coordinator no one else
+    holds; `copy` gives one to change.
+    """
+
+    __slots__ = ("completion", "issued", "lifecycle", "next_id", "outcomes", "state", "timing",
+                 "tokens")  # fmt: skip
+
+    def __init__(self) -> None:
+        self.state = 0
+        self.next_id = 0
+        self.issued: dict[int, HandoffAction] = {}
+        self.outcomes: dict[int, HandoffActionOutcome] = {}
+        self.timing: HandoffTransferTiming | None = None
+        self.tokens: int | None = None
+        self.lifecycle: list[NormalizedHandoffEvent] = []
+        self.completion: HandoffCompletion | None = None
+
+    def copy(self) -> Progress:
+        """A copy sharing no container with this one."""
+        twin = self.successor()
+        twin.issued, twin.outcomes = dict(self.issued), dict(self.outcomes)
+        twin.lifecycle = list(self.lifecycle)
+        return twin
+
+    def successor(self) -> Progress:
+        """A copy sharing this one's containers: a step replaces, never changes, those it
+        changes (most steps change one container or none, and copying costs)."""
+        twin = object.__new__(Progress)
+        twin.state, twin.next_id, twin.completion = self.state, self.next_id, self.completion
+        twin.timing, twin.tokens = self.timing, self.tokens
+        twin.issued, twin.outcomes, twin.lifecycle = self.issued, self.outcomes, self.lifecycle
+        return twin
+
+
+class _Field(Generic[_T]):
+    """A coordinator's `_<name>`: field `name` of its committed progress, read and written in
+    place (by the tools, on coordinators no one else holds)."""
+
+    __slots__ = ("name",)
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name.removeprefix("_")
+
+    def __get__(self, coordinator: HandoffCoordinatorCore, owner: object = None) -> _T:
+        return cast("_T", getattr(coordinator._now, self.name))
+
+    def __set__(self, coordinator: HandoffCoordinatorCore, value: _T) -> None:
+        setattr(coordinator._now, self.name, value)
 
 
 @functools.cache
@@ -88,7 +175,9 @@ class HandoffCoordinatorCore:
     compiled table: same behaviour, much slower, useful for debugging a chart.
 
     One caller at a time: a call made while another call on the same coordinator is running
-    (from another thread) raises `ConcurrentCallError` and changes nothing.  `copy.copy`,
+    (from another thread) raises `ConcurrentCallError` and changes nothing; so does a
+    snapshot or copy asked for then.  An interrupt (Ctrl-C) inside a call leaves the
+    coordinator as before the call, or as the completed call left it.  `copy.copy`,
     `copy.deepcopy` and `pickle` give an independent coordinator that shares nothing with
     this one but the immutable rule table; `handoff.wire.dumps(coordinator)` writes it as a
     snapshot that `handoff.wire.loads(text, HandoffCoordinatorCore)` restores.
@@ -96,21 +185,25 @@ class HandoffCoordinatorCore:
 
     __slots__ = (
         "_chart",
-        "_completion",
         "_fallback",
-        "_gate",
         "_handoff_id",
         "_interpreter",
-        "_issued",
-        "_lifecycle",
-        "_next_id",
-        "_outcomes",
+        "_now",
         "_plans",
         "_rules",
-        "_state",
-        "_timing",
-        "_tokens",
+        "_witness",
     )
+
+    # What a step changes lives in `_now`; these read and write it field by field, for the
+    # tools that build or inspect a coordinator no other caller holds.
+    _state: _Field[int] = _Field()
+    _next_id: _Field[int] = _Field()
+    _issued: _Field[dict[int, HandoffAction]] = _Field()
+    _outcomes: _Field[dict[int, HandoffActionOutcome]] = _Field()
+    _timing: _Field[HandoffTransferTiming | None] = _Field()
+    _tokens: _Field[int | None] = _Field()
+    _lifecycle: _Field[list[NormalizedHandoffEvent]] = _Field()
+    _completion: _Field[HandoffCompletion | None] = _Field()
 
     @overload
     def __init__(
@@ -151,16 +244,9 @@ class HandoffCoordinatorCore:
         self._rules = rules
         self._chart: CompiledChart = runtime_table(rules)
         self._plans = _plans(rules)
-        self._gate = [None]
-        self._state = 0
-        self._next_id = 0
-        self._issued: dict[int, HandoffAction] = {}
-        self._outcomes: dict[int, HandoffActionOutcome] = {}
-        self._timing: HandoffTransferTiming | None = None
-        self._tokens: int | None = None
-        self._lifecycle: list[NormalizedHandoffEvent] = []
-        self._completion: HandoffCompletion | None = None
+        self._now = Progress()
         self._interpreter: InterpretedChart | None = None
+        self._witness: Witness | None = None
         if interpreted:
             from handoff._compile.interpreted import InterpretedChart
 
@@ -200,15 +286,13 @@ class HandoffCoordinatorCore:
         twin = object.__new__(HandoffCoordinatorCore)
         for name in self.__slots__:
             setattr(twin, name, getattr(self, name))
-        twin._issued = dict(self._issued)
-        twin._outcomes = dict(self._outcomes)
-        twin._lifecycle = list(self._lifecycle)
-        twin._gate = [None]
+        twin._now = self._now.copy()
+        twin._witness = None
         return twin
 
     def issued_actions(self) -> tuple[tuple[HandoffActionId, HandoffAction], ...]:
         """The journal's issued actions, acknowledged or not, in issue order."""
-        return tuple((HandoffActionId(key), action) for key, action in self._issued.items())
+        return tuple((HandoffActionId(key), action) for key, action in self._now.issued.items())
 
     # -- state -------------------------------------------------------------------------
 
@@ -225,17 +309,17 @@ class HandoffCoordinatorCore:
     @property
     def is_complete(self) -> bool:
         """Whether the handoff has completed (a reopened cleanup makes it incomplete again)."""
-        return self._state in self._chart.complete
+        return self._now.state in self._chart.complete
 
     @property
     def completion(self) -> HandoffCompletion | None:
         """The latest completion, or None before the first; it stays set during a reopen."""
-        return self._completion
+        return self._now.completion
 
     @property
     def lifecycle(self) -> tuple[NormalizedHandoffEvent, ...]:
         """The normalized lifecycle events recorded so far, in order."""
-        return tuple(self._lifecycle)
+        return tuple(self._now.lifecycle)
 
     @property
     def fallback_transfer_delay_ms(self) -> float:
@@ -250,10 +334,10 @@ class HandoffCoordinatorCore:
     @property
     def chart_state(self) -> str:
         """The id of the chart state the handoff is in, e.g. `"prefill_running"`."""
-        return self._chart.states[self._state]
+        return self._chart.states[self._now.state]
 
     def __repr__(self) -> str:
-        completion = self._completion.name if self._completion is not None else None
+        completion = self.completion.name if self.completion is not None else None
         return (
             f"<HandoffCoordinatorCore {self._chart.name} at {self.chart_state!r}, completion="
             f"{completion}, complete={self.is_complete}, handoff_id={self._handoff_id}>"
@@ -280,12 +364,6 @@ class HandoffCoordinatorCore:
         event = _FACT_INDEX.get(type(fact))
         if event is None:
             raise TypeError(f"fact must be a HandoffFact, got {fact!r}")
-        if fact.handoff_id is not self._handoff_id and fact.handoff_id != self._handoff_id:
-            foreign = ForeignFactError(
-                f"{_FOREIGN_FACT}: expected {self._handoff_id}, got {fact.handoff_id}"
-            )
-            state = self._chart.states[self._state]
-            raise described(foreign, state, self._issued, self._outcomes, (fact, None, None))
         return self._take(event, fact, None, None)
 
     def on_action_outcome(
@@ -312,69 +390,101 @@ class HandoffCoordinatorCore:
     ) -> list[IssuedHandoffAction]:
         """The step: one call taken, or refused with nothing changed, by one caller at a time.
 
-        The chart's plan for (state, event) says what happens; payload checks run before
-        anything changes; only then is the step committed in one go.  Every `HandoffError`
-        leaves with the fields that say what it was about.
+        The chart's plan for (state, event) says what happens; payload checks run before the
+        step's new `Progress` is built beside the committed one; a recorder writes the call
+        down; only then is the step committed, by the one store `self._now = after`.  An
+        interrupt anywhere leaves the coordinator as before the call or as the completed call
+        left it, and the gate free.  Every `HandoffError` leaves with the fields that say what
+        it was about.
         """
-        # The gate holds one token; taking it is one atomic list operation, so a second caller
-        # finds it gone instead of racing the first through the journal.
-        gate = self._gate
+        # A fresh object per call owns the gate, and only its owner frees it.  The release is
+        # written twice: an interrupt (a Ctrl-C is one exception, anywhere) that lands on the
+        # first one before it has run leaves the gate to the second.  No `try:` line runs once
+        # the gate is taken: CPython 3.11 leaves such a line's instruction out of the enclosing
+        # handlers, so an interrupt landing on it would skip the releases.
+        me: list[None] | None = []
         try:
-            gate.pop()
-        except IndexError:
-            raise self._described(concurrent_call(), (fact, action_id, outcome)) from None
-        try:
-            if event == _OUTCOME:
-                event = self._outcome_event(action_id, outcome)  # type: ignore[arg-type]
-            if self._interpreter is None:
-                move = self._plans[self._state][event]
+            try:
+                if _HELD.setdefault(self, me) is not me:
+                    me = None  # another caller's gate: neither released nor written down
+                    raise concurrent_call()
+                now = self._now
+                # Refused here, not before the gate, so that a recorder writes it down.
+                if fact is not None and fact.handoff_id is not self._handoff_id:
+                    self._check_own(fact)
+                if event == _OUTCOME:
+                    event = self._outcome_event(action_id, outcome)  # type: ignore[arg-type]
+                if self._interpreter is None:
+                    move = self._plans[now.state][event]
+                    if not move.ignored:
+                        if move.refusal is not None:
+                            raise self._refusal(move.refusal, action_id, outcome)
+                        delay = self._checked_delay(move.checks, fact) if move.checks else None
+                else:
+                    decide = self._interpreter.decide
+                    step, delay = decide(now.state, _EVENTS[event], self._checked_delay, fact)
+                    if step.refusal is not None:
+                        raise self._refusal(step.refusal, action_id, outcome)
+                    move = plan_for(step)
                 if move.ignored:
+                    if self._witness is not None:
+                        self._witness((fact, action_id, outcome), [], None)
                     return []
-                if move.refusal is not None:
-                    raise self._refusal(move.refusal, action_id, outcome)
-                delay = self._checked_delay(move.checks, fact) if move.checks else None
-            else:
-                decide = self._interpreter.decide
-                step, delay = decide(self._state, _EVENTS[event], self._checked_delay, fact)
-                if step.refusal is not None:
-                    raise self._refusal(step.refusal, action_id, outcome)
-                move = plan_for(step)
-                if move.ignored:
-                    return []
-            # Everything is valid: commit the step in one go.
-            keep = move.keep
-            if keep:  # Keep.NOTHING is 0
-                if keep == _KEEP_OUTCOME:
-                    self._outcomes[action_id.value] = outcome  # type: ignore[union-attr,assignment]
-                elif keep == _KEEP_TIMING:
-                    self._timing = fact.transfer_timing  # type: ignore[union-attr]
-                elif keep == _KEEP_TOKENS:
-                    self._tokens = fact.transferable_prompt_tokens  # type: ignore[union-attr]
-            if move.lifecycle is not None:
-                self._lifecycle.append(move.lifecycle)
-            self._state = move.target
-            # A loop, not a comprehension: most steps issue one action or none, and a
-            # comprehension costs a frame of its own.
-            issued = []
-            for make, completion in move.issues:
-                issued.append(self._issue(make, completion, delay))
-            return issued
-        except HandoffError as error:
-            raise self._described(error, (fact, action_id, outcome))  # noqa: B904 (itself)
+                # Everything is valid: the step's progress, built beside the committed one.
+                after = now.successor()
+                after.state = move.target
+                keep = move.keep
+                if keep:  # Keep.NOTHING is 0
+                    if keep == _KEEP_OUTCOME:
+                        after.outcomes = {**now.outcomes, action_id.value: outcome}  # type: ignore[union-attr,dict-item]
+                    elif keep == _KEEP_TIMING:
+                        after.timing = fact.transfer_timing  # type: ignore[union-attr]
+                    elif keep == _KEEP_TOKENS:
+                        after.tokens = fact.transferable_prompt_tokens  # type: ignore[union-attr]
+                if move.lifecycle is not None:
+                    after.lifecycle = [*now.lifecycle, move.lifecycle]
+                issued = []  # a loop, not a comprehension, which costs a frame of its own
+                for make, completion in move.issues:
+                    issued.append(self._issue(after, make, completion, delay))
+                if self._witness is not None:
+                    self._witness((fact, action_id, outcome), issued, after)
+                self._now = after
+                return issued
+            except HandoffError as error:
+                if me is None:
+                    raise self._described(error, (fact, action_id, outcome)) from None
+                # Kept in `error`, which Python unbinds as the error leaves: a local of its
+                # own would tie the error to this frame, a cycle only the collector breaks.
+                error = self._described(error, (fact, action_id, outcome))
+                if self._witness is not None:
+                    self._witness((fact, action_id, outcome), error, None)
+                raise error
+            finally:
+                if me is not None and _HELD.get(self) is me:
+                    del _HELD[self]
+                    me = None  # released: the second release need not look
         finally:
-            gate.append(None)
+            if me is not None and _HELD.get(self) is me:
+                del _HELD[self]
 
-    def _described(self, error: HandoffError, call: _Call) -> HandoffError:
+    def _described(self, error: HandoffError, call: Call) -> HandoffError:
         """`error` with the fields that say what it was about (the call, the chart state)."""
-        return described(error, self.chart_state, self._issued, self._outcomes, call)
+        now = self._now
+        return described(error, self.chart_state, now.issued, now.outcomes, call)
+
+    def _check_own(self, fact: HandoffFact) -> None:
+        if fact.handoff_id != self._handoff_id:
+            raise ForeignFactError(
+                f"{_FOREIGN_FACT}: expected {self._handoff_id}, got {fact.handoff_id}"
+            )
 
     def _outcome_event(self, action_id: HandoffActionId, outcome: HandoffActionOutcome) -> int:
         """The index of the chart event an outcome makes against the journal (changes nothing)."""
-        key = action_id.value
-        action = self._issued.get(key)
+        key, now = action_id.value, self._now
+        action = now.issued.get(key)
         if action is None:
             return _UNKNOWN
-        previous = self._outcomes.get(key)
+        previous = now.outcomes.get(key)
         if previous is None:
             return EVENT_INDEX.get((type(action), outcome.kind._value_), _MISMATCHED)
         return _DUPLICATE if previous == outcome else _CONFLICTING
@@ -389,11 +499,13 @@ class HandoffCoordinatorCore:
                 assert isinstance(fact, HandoffFact.SourceHeld)
                 validate_transfer_timing(fact.transfer_timing)
             else:
-                delay = planned_delay(fact, self._timing, self._tokens, self._fallback)
+                now = self._now
+                delay = planned_delay(fact, now.timing, now.tokens, self._fallback)
         return delay
 
     def _issue(
         self,
+        after: Progress,
         make: Callable[..., AnyHandoffAction],
         completion: HandoffCompletion | None,
         delay: float | None,
@@ -404,16 +516,15 @@ class HandoffCoordinatorCore:
             action = make(self._handoff_id, delay)
         else:
             action = make(self._handoff_id)
-        action_id = self._next_id
-        self._next_id = action_id + 1
+        action_id = after.next_id
+        after.next_id = action_id + 1
         if completion is None:
-            self._issued[action_id] = action
+            after.issued = {**after.issued, action_id: action}
         else:
-            self._completion = completion
+            after.completion = completion
             if completion is _SUCCESS:
-                self._lifecycle.append(_COMPLETED)
-            self._issued.clear()
-            self._outcomes.clear()
+                after.lifecycle = [*after.lifecycle, _COMPLETED]
+            after.issued, after.outcomes = {}, {}
         ids = _IDS  # ids are immutable values: the first ones are built once and shared
         key = ids[action_id] if action_id < len(ids) else HandoffActionId(action_id)
         return IssuedHandoffAction(key, action)
@@ -421,7 +532,7 @@ class HandoffCoordinatorCore:
     def _refusal(
         self, refusal: Refusal, action_id: HandoffActionId | None, outcome: object
     ) -> HandoffError:
-        names, state = self._chart.names, self._state
+        names, now = self._chart.names, self._now
         return refusal_error(
-            refusal, names[state], self._issued, self._outcomes, action_id, outcome
+            refusal, names[now.state], now.issued, now.outcomes, action_id, outcome
         )

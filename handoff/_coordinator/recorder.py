@@ -10,14 +10,22 @@ end line when it is closed.
 from __future__ import annotations
 
 import contextlib
+import io
 import os
-import threading
-from typing import IO, TYPE_CHECKING, Any
+from typing import (
+    IO,
+    TYPE_CHECKING,
+    NamedTuple,
+    NoReturn,
+    Protocol,
+    SupportsIndex,
+    cast,
+    runtime_checkable,
+)
 
 from handoff import _files, wire
-from handoff._coordinator.binding import concurrent_call
-from handoff._coordinator.core import HandoffCoordinatorCore
-from handoff._values.errors import ConcurrentCallError, HandoffError
+from handoff._coordinator.core import Call, HandoffCoordinatorCore, Progress, hold, release
+from handoff._values.errors import HandoffError
 from handoff._values.messages import HandoffFact, IssuedHandoffAction
 from handoff._values.values import HandoffActionId, HandoffActionOutcome, HandoffOrder
 from handoff._wire.json_text import format_f64, write_string
@@ -26,7 +34,7 @@ if TYPE_CHECKING:
     from handoff._values.lifecycle import NormalizedHandoffEvent
     from handoff._values.values import HandoffCompletion, HandoffId
 
-__all__ = ["RecordingCoordinator", "record"]
+__all__ = ["HandoffCoordinator", "RecordingCoordinator", "record"]
 
 
 def record(
@@ -35,16 +43,73 @@ def record(
     """Wrap `coordinator` so that every call made through the wrapper is written to `file`.
 
     `file` is a text stream opened for writing (left open when the recorder closes) or a path
-    (created or truncated, and closed with the recorder). The coordinator must not have taken a
-    call yet: a trace replays from a fresh coordinator. Make every call through the wrapper, and
-    close it (`with handoff.record(coordinator, path) as recorded: …`) so the trace gets its
-    end line; a trace left without one is refused by `handoff replay` until
-    `handoff replay --record` declares it complete. Each line is flushed as it is written.
+    (created or truncated, and closed with the recorder). A coordinator that has already moved
+    (one restored from a snapshot, say) is written into the trace's header as its snapshot, and
+    the trace replays from there. Make every call through the wrapper (a call made on the
+    coordinator itself is written too, while the recorder is open), and close it (`with
+    handoff.record(coordinator, path) as recorded: …`) so the trace gets its end line; a trace
+    left without one is refused by `handoff replay` until `handoff replay --record` declares it
+    complete. Each line is flushed as it is written, before the coordinator takes the call's
+    step.
 
-    Raises `ValueError` for a coordinator that has already moved, `TypeError` for one running a
-    compiled table of its own (only the shipped orders and chart classes can be replayed).
+    Raises `ValueError` for a coordinator another recorder is recording, `TypeError` for one
+    running a compiled table of its own (only the shipped orders and chart classes can be
+    replayed), `ConcurrentCallError` for one another thread is calling.
     """
     return RecordingCoordinator(coordinator, file)
+
+
+@runtime_checkable
+class HandoffCoordinator(Protocol):
+    """A coordinator or its recorder: what a runtime calls, whichever of the two it holds.
+
+    `HandoffCoordinatorCore` and `RecordingCoordinator` are both one, so a runtime written
+    against `HandoffCoordinator` runs recorded or not: `def drive(coordinator:
+    handoff.HandoffCoordinator) -> None: …`.  `isinstance` checks the calls are there.
+    """
+
+    @property
+    def handoff_id(self) -> HandoffId:
+        """The handoff the coordinator moves."""
+
+    @property
+    def order(self) -> HandoffOrder:
+        """The coordinator's order."""
+
+    @property
+    def is_complete(self) -> bool:
+        """Whether the handoff has completed."""
+
+    @property
+    def completion(self) -> HandoffCompletion | None:
+        """The latest completion, or None before the first."""
+
+    @property
+    def lifecycle(self) -> tuple[NormalizedHandoffEvent, ...]:
+        """The normalized lifecycle events recorded so far."""
+
+    @property
+    def chart_name(self) -> str:
+        """The title of the coordinator's chart."""
+
+    @property
+    def chart_state(self) -> str:
+        """The id of the chart state the handoff is in."""
+
+    @property
+    def fallback_transfer_delay_ms(self) -> float:
+        """The transfer delay used when the timing models none."""
+
+    def start(self) -> list[IssuedHandoffAction]:
+        """Issue the first action of the order (see `HandoffCoordinatorCore.start`)."""
+
+    def on_fact(self, fact: HandoffFact) -> list[IssuedHandoffAction]:
+        """Take a fact reported by the runtime (see `HandoffCoordinatorCore.on_fact`)."""
+
+    def on_action_outcome(
+        self, action_id: HandoffActionId, outcome: HandoffActionOutcome
+    ) -> list[IssuedHandoffAction]:
+        """Take an acknowledgement (see `HandoffCoordinatorCore.on_action_outcome`)."""
 
 
 class RecordingCoordinator:
@@ -54,6 +119,10 @@ class RecordingCoordinator:
     answering exactly as the coordinator does; `coordinator` is the wrapped coordinator and
     `close()` (or leaving a `with` block) writes the end line. A call whose arguments are of the
     wrong type raises `TypeError` and is not written; neither is a `ConcurrentCallError`.
+
+    A call's line is written before the coordinator takes the step: a write that fails (a full
+    disk raises `OSError`) leaves the coordinator as it was, and a file the recorder opened as
+    it was too (the line's start is cut off again), so the call can be made again later.
     """
 
     def __init__(
@@ -61,25 +130,29 @@ class RecordingCoordinator:
     ) -> None:
         if type(coordinator) is not HandoffCoordinatorCore:
             raise TypeError(f"coordinator must be a HandoffCoordinatorCore, got {coordinator!r}")
-        c = coordinator
-        if c._state or c._next_id or c._lifecycle or (c._timing, c._tokens) != (None, None):
-            raise ValueError("record a coordinator before its first call: a trace starts fresh")
+        if coordinator._witness is not None:
+            raise ValueError("the coordinator is already being recorded: one recorder at a time")
         self.coordinator = coordinator
         self._header = _header(coordinator)
-        self._guard = threading.Lock()
-        self._calls = 0
         self._closed = False
-        self._file: IO[str]
+        self._mark = _Mark(0, 0)
+        self._pending: tuple[Progress, _Mark] | None = None
+        self._file: IO[str] | io.FileIO
         if not isinstance(file, str | os.PathLike):
             self._file, self._owned = file, False
             self._write(self._header)
-            return
+        else:
+            self._create(file)
+        coordinator._witness = self._witnessed
+
+    def _create(self, file: str | os.PathLike[str]) -> None:
         # Until the header is written nobody holds the recorder: whatever stops it (a full
         # disk, a Ctrl-C even as the file is made) closes the file, and removes it if this
-        # recorder made it; a file that was there before is never removed.
+        # recorder made it; a file that was there before is never removed.  The file is written
+        # unbuffered, so that a line that fails half way can be cut off again.
         made = not os.path.lexists(file)
         try:
-            self._file = open(file, "w", encoding="utf-8", newline="")  # noqa: SIM115
+            self._file = open(file, "wb", buffering=0)  # noqa: SIM115
             self._owned = True
             self._write(self._header)
         except BaseException:
@@ -134,79 +207,142 @@ class RecordingCoordinator:
     @property
     def calls(self) -> int:
         """How many calls have been written."""
-        return self._calls
+        return self._mark.calls
 
     def __repr__(self) -> str:
-        return f"<RecordingCoordinator of {self.coordinator!r}, {self._calls} calls written>"
+        return f"<RecordingCoordinator of {self.coordinator!r}, {self._mark.calls} calls written>"
 
     def start(self) -> list[IssuedHandoffAction]:
         """`HandoffCoordinatorCore.start`, written down."""
-        return self._call('"call":"start"', HandoffCoordinatorCore.start)
+        return self._open().start()
 
     def on_fact(self, fact: HandoffFact) -> list[IssuedHandoffAction]:
         """`HandoffCoordinatorCore.on_fact`, written down."""
-        return self._call(
-            lambda: f'"call":"fact","fact":{wire.dumps(fact)}',
-            lambda coordinator: coordinator.on_fact(fact),
-        )
+        return self._open().on_fact(fact)
 
     def on_action_outcome(
         self, action_id: HandoffActionId, outcome: HandoffActionOutcome
     ) -> list[IssuedHandoffAction]:
         """`HandoffCoordinatorCore.on_action_outcome`, written down."""
-        return self._call(
-            lambda: (
-                f'"call":"outcome","id":{wire.dumps(action_id)},"outcome":{wire.dumps(outcome)}'
-            ),
-            lambda coordinator: coordinator.on_action_outcome(action_id, outcome),
-        )
+        return self._open().on_action_outcome(action_id, outcome)
 
     # -- writing -----------------------------------------------------------------------
 
-    def _call(self, spelled: Any, make: Any) -> list[IssuedHandoffAction]:
+    def _open(self) -> HandoffCoordinatorCore:
         if self._closed:
             raise ValueError("the recorder is closed: its trace has ended")
-        if not self._guard.acquire(blocking=False):
-            raise concurrent_call()
+        return self.coordinator
+
+    def _witnessed(
+        self, call: Call, answer: list[IssuedHandoffAction] | HandoffError, after: Progress | None
+    ) -> None:
+        """Write a call and its answer; the coordinator commits the step only once it returns."""
+        self._settle()
+        fact, action_id, outcome = call
+        if fact is not None:
+            spelled = f'"call":"fact","fact":{wire.dumps(fact)}'
+        elif action_id is not None:
+            spelled = (
+                f'"call":"outcome","id":{wire.dumps(action_id)},"outcome":{wire.dumps(outcome)}'
+            )
+        else:
+            spelled = '"call":"start"'
+        if isinstance(answer, HandoffError):
+            spelled += f',"expect_error":{write_string(str(answer))}'
+        else:
+            spelled += ',"expect":' + wire.dumps(answer)
+        if after is not None:  # set before the write: see `_settle`
+            self._pending = (after, self._mark)
+        self._write("{" + spelled + "}", 1)
+
+    def _settle(self) -> None:
+        """Drop the last line if an interrupt kept its step from being committed.
+
+        An interrupt can land between a line's write and its step's commit; the next call (or
+        the end) finds the coordinator without that step, and the line is cut off a file the
+        recorder opened, so that the trace holds exactly the steps the coordinator took."""
+        pending = self._pending
+        if pending is not None and self._owned and self.coordinator._now is not pending[0]:
+            self._mark = pending[1]
+        self._pending = None
+
+    def _write(self, line: str, calls: int = 0) -> None:
+        """Write `line` after what `_mark` counts, which then counts it (and its `calls`)."""
+        mark = self._mark
+        if not self._owned:
+            self._file.write(line + "\n")  # type: ignore[arg-type]
+            self._file.flush()
+            self._mark = _Mark(0, mark.calls + calls)
+            return
+        data, written = (line + "\n").encode(), 0
+        file = cast("io.FileIO", self._file)
+        # What a failed write left of its line is cut off at once, so that the trace on disk
+        # stays whole; what an interrupt left there, before the next line.
+        if file.tell() != mark.size:
+            _cut(file, mark.size)
         try:
-            try:
-                answer: list[IssuedHandoffAction] = make(self.coordinator)
-            except ConcurrentCallError:
-                raise
-            except HandoffError as error:
-                self._line(spelled, f',"expect_error":{write_string(str(error))}')
-                raise
-            self._line(spelled, ',"expect":' + wire.dumps(answer))
-            return answer
-        finally:
-            self._guard.release()
-
-    def _line(self, spelled: Any, answer: str) -> None:
-        call = spelled if isinstance(spelled, str) else spelled()
-        self._write("{" + call + answer + "}")
-        self._calls += 1
-
-    def _write(self, line: str) -> None:
-        self._file.write(line + "\n")
-        self._file.flush()
+            while written < len(data):
+                written += file.write(data[written:]) or 0
+        except BaseException:
+            with contextlib.suppress(OSError):
+                _cut(file, mark.size)
+            raise
+        self._mark = _Mark(mark.size + written, mark.calls + calls)
 
     def close(self) -> None:
-        """Write the end line (once) and close the file if the recorder opened it."""
-        with self._guard:
-            if self._closed:
-                return
-            self._closed = True
+        """Write the end line (once) and close the file if the recorder opened it.
+
+        From then on the coordinator's calls are no longer written.  While another thread is
+        inside a call it raises `ConcurrentCallError`, changing nothing."""
+        me: list[None] = []
+        try:
             try:
-                self._write(f'{{"end":{{"calls":{self._calls}}}}}')
-            finally:  # a Ctrl-C in the write still closes the file
-                if self._owned:
-                    self._file.close()
+                hold(self.coordinator, me)
+                self._end()
+            finally:
+                release(self.coordinator, me)
+        finally:  # an interrupt landing on the release above, before it ran
+            release(self.coordinator, me)
+
+    def _end(self) -> None:
+        if self._closed:
+            return
+        self._settle()
+        self._closed = True
+        self.coordinator._witness = None
+        try:
+            self._write(f'{{"end":{{"calls":{self._mark.calls}}}}}')
+        finally:  # a Ctrl-C in the write still closes the file
+            if self._owned:
+                self._file.close()
+
+    def __reduce_ex__(self, protocol: SupportsIndex) -> NoReturn:
+        raise TypeError(
+            "a RecordingCoordinator cannot be copied or pickled: it writes one trace to one "
+            "file; copy or snapshot its coordinator instead (recorder.coordinator, "
+            "handoff.wire.dumps(recorder)) and record the copy to a file of its own"
+        )
 
     def __enter__(self) -> RecordingCoordinator:
         return self
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+
+def _cut(file: io.FileIO, size: int) -> None:
+    """Cut `file` back to its first `size` bytes, and write on from there."""
+    os.ftruncate(file.fileno(), size)
+    file.seek(size)
+
+
+class _Mark(NamedTuple):
+    """How far the trace is written: its bytes (in a file the recorder opened) and calls.
+
+    One value, replaced whole after each line, so that no interrupt parts the two."""
+
+    size: int
+    calls: int
 
 
 def _header(coordinator: HandoffCoordinatorCore) -> str:
@@ -216,13 +352,18 @@ def _header(coordinator: HandoffCoordinatorCore) -> str:
     if runtime_table(rules) is not coordinator._chart:
         raise TypeError("a coordinator running a compiled table of its own cannot be recorded")
     chart = "" if isinstance(rules, HandoffOrder) else f',"chart":{write_string(rules.title)}'
+    c = coordinator
+    fresh = not (c._state or c._next_id or c._lifecycle) and (c._timing, c._tokens) == (None, None)
+    # A coordinator that has moved (restored from a snapshot, say) starts its trace from there.
+    snapshot = "" if fresh else f',"snapshot":{wire.dumps(coordinator)}'
     return (
         f'{{"handoff_id":{wire.dumps(coordinator.handoff_id)},'
         f'"order":{wire.dumps(coordinator.order)}{chart},'
-        f'"fallback_transfer_delay_ms":{format_f64(coordinator.fallback_transfer_delay_ms)}}}'
+        f'"fallback_transfer_delay_ms":{format_f64(coordinator.fallback_transfer_delay_ms)}'
+        f"{snapshot}}}"
     )
 
 
 # Exported from `handoff`: tracebacks and reprs name the public module.
-for _exported in (RecordingCoordinator, record):
+for _exported in (HandoffCoordinator, RecordingCoordinator, record):
     _exported.__module__ = "handoff"

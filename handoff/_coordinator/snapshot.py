@@ -36,12 +36,13 @@ import re
 import sys
 import typing
 import uuid
+import warnings
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from handoff._compile.table import runtime_table
 from handoff._coordinator.binding import planned_delay
-from handoff._coordinator.core import HandoffCoordinatorCore
+from handoff._coordinator.core import HandoffCoordinatorCore, Progress, hold, release
 from handoff._coordinator.reachable import (
     BLANK_ID,
     Rules,
@@ -65,7 +66,7 @@ from handoff._values.values import (
 from handoff._wire.codecs import UUID_TEXT as _UUID_TEXT
 from handoff._wire.json_text import WireRefusal, format_f64, key_segment, mismatch, parse
 
-__all__ = ["VERSION", "read", "write"]
+__all__ = ["VERSION", "read", "write", "written_by_dumps"]
 
 VERSION = 1
 """The snapshot layout's version; a reader refuses any other."""
@@ -88,22 +89,52 @@ _COMPLETIONS = {completion.value: completion for completion in HandoffCompletion
 
 
 def write(coordinator: HandoffCoordinatorCore) -> str:
-    """The snapshot text of `coordinator`; `TypeError` if its chart cannot be named."""
-    c = coordinator
+    """The snapshot text of `coordinator`; `TypeError` if its chart cannot be named,
+    `ConcurrentCallError` while another thread is inside a call on it."""
+    me: list[None] = []
+    try:
+        try:
+            hold(coordinator, me)
+            return _written(coordinator)
+        finally:
+            release(coordinator, me)
+    finally:  # an interrupt landing on the release above, before it ran
+        release(coordinator, me)
+
+
+def written_by_dumps(coordinator: HandoffCoordinatorCore) -> str:
+    """`write(coordinator)`, warning when its chart is defined in `__main__` (copies, which
+    stay in the process, do not warn)."""
+    text = write(coordinator)
+    rules = coordinator._rules
+    if not isinstance(rules, HandoffOrder) and rules.__module__ == "__main__":
+        warnings.warn(
+            f"chart {rules.__qualname__} is defined in __main__, the script being run: its "
+            f"snapshot names it __main__:{rules.__qualname__}, which only a process running "
+            "that same script can restore; define the chart in a module of its own to restore "
+            "its snapshots anywhere else",
+            UserWarning,
+            stacklevel=3,
+        )
+    return text
+
+
+def _written(c: HandoffCoordinatorCore) -> str:
     chart, states = _texts(c)
-    issued = ",".join(_issued_entry(key, action) for key, action in c._issued.items())
+    now = c._now  # read once: the progress is one object, committed whole
+    issued = ",".join(_issued_entry(key, action) for key, action in now.issued.items())
     outcomes = ",".join(
-        f"[{key},{codec(HandoffActionOutcome).write(c._outcomes[key])}]"
-        for key in sorted(c._outcomes)
+        f"[{key},{codec(HandoffActionOutcome).write(now.outcomes[key])}]"
+        for key in sorted(now.outcomes)
     )
-    timing = "null" if c._timing is None else codec(HandoffTransferTiming).write(c._timing)
-    tokens = "null" if c._tokens is None else str(c._tokens)
-    lifecycle = ",".join(f'"{event.value}"' for event in c._lifecycle)
-    completion = "null" if c._completion is None else f'"{c._completion.value}"'
+    timing = "null" if now.timing is None else codec(HandoffTransferTiming).write(now.timing)
+    tokens = "null" if now.tokens is None else str(now.tokens)
+    lifecycle = ",".join(f'"{event.value}"' for event in now.lifecycle)
+    completion = "null" if now.completion is None else f'"{now.completion.value}"'
     return (
         f'{{"handoff_snapshot":{VERSION},"chart":{chart},"handoff_id":"{c._handoff_id}",'
         f'"fallback_transfer_delay_ms":{format_f64(c._fallback)},'
-        f'"state":{states[c._state]},"next_id":{c._next_id},'
+        f'"state":{states[now.state]},"next_id":{now.next_id},'
         f'"issued":[{issued}],"outcomes":[{outcomes}],"timing":{timing},"tokens":{tokens},'
         f'"lifecycle":[{lifecycle}],"completion":{completion}}}'
     )
@@ -295,7 +326,7 @@ def _core(rules: Rules, handoff_id: HandoffId, fallback: float) -> HandoffCoordi
     restored = object.__new__(HandoffCoordinatorCore)
     restored._rules, restored._chart, restored._plans = rules, blank._chart, blank._plans
     restored._handoff_id, restored._fallback = handoff_id, fallback
-    restored._gate, restored._interpreter = [None], None
+    restored._now, restored._interpreter, restored._witness = Progress(), None, None
     return restored
 
 
@@ -637,11 +668,11 @@ def _known(layout: _Layout | None, charts: Charts) -> HandoffCoordinatorCore:
         if any(text != written for text in layout.delays):
             raise _Elsewhere
     restored = _core(rules, handoff_id, fallback)
-    restored._state, restored._next_id = known.state, known.next_id
-    issued = {key: _action(variant, handoff_id, delay) for key, variant in known.issued}
-    restored._issued, restored._outcomes = issued, dict(known.outcomes)
-    restored._timing, restored._tokens = timing, tokens
-    restored._lifecycle, restored._completion = list(known.lifecycle), known.completion
+    now = restored._now
+    now.state, now.next_id = known.state, known.next_id
+    now.issued = {key: _action(variant, handoff_id, delay) for key, variant in known.issued}
+    now.outcomes, now.timing, now.tokens = dict(known.outcomes), timing, tokens
+    now.lifecycle, now.completion = list(known.lifecycle), known.completion
     return restored
 
 

@@ -130,6 +130,11 @@ def check_trace(
     """
     path = Path(trace)
     recorded = read_trace(path)
+    if recorded.snapshot is not None:
+        raise TraceError(
+            f"{path}: the trace starts from a snapshot, mid-run, and the properties judge a "
+            "run from its start: replay it with `handoff replay`, which checks its answers"
+        )
     rules = find_chart(chart, tables=True).rules if isinstance(chart, str) else chart
     if rules is None and recorded.chart is not None:
         shipped = shipped_chart(recorded.chart)

@@ -1,5 +1,8 @@
 """`handoff replay`: replay traces against fresh coordinators, or record their expectations.
 
+A trace whose header carries a snapshot replays from the coordinator that snapshot restores,
+and is judged by its expectations alone (the properties judge a run from its start).
+
 Every file gets its own verdict, whatever happened to the others.  On stdout: `OK`,
 `DIVERGED` (an answer differs from the trace's expectation) or `VIOLATED` (a monitor judged
 a call as breaking its property), or `RECORDED` with `--record`.  A file that cannot be read
@@ -32,6 +35,7 @@ import attrs
 
 from handoff import _cli
 from handoff._compile.lookup import NamedChart, NotGiven, shipped_chart
+from handoff._coordinator.core import HandoffCoordinatorCore
 from handoff._runs.replay import MonitorFactory, Replay, recorded, replay
 from handoff._runs.trace import Entry, MoveLine, Trace, TraceError, stream_trace, write_trace
 from handoff._system.workers import find_contract
@@ -179,9 +183,18 @@ def _how(name: str, given: Collection[str]) -> str:
     return f"the trace was made on chart {name}: give it with --chart MODULE:CLASS{also}"
 
 
+def _coordinator(trace: Trace, path: Path) -> HandoffCoordinatorCore:
+    """The coordinator `trace` starts from; `TraceError` naming the file if it has none."""
+    try:
+        return trace.coordinator()
+    except TraceError as error:
+        raise TraceError(f"{path}: {error}") from None
+
+
 def _record(trace: Trace, calls: Iterator[Entry], path: Path) -> int:
     # Read, made and written one call at a time: the file is replaced once all are written.
-    count = write_trace(trace, path, recorded(trace, calls))
+    coordinator = _coordinator(trace, path)
+    count = write_trace(trace, path, recorded(trace, calls, coordinator))
     print(f"RECORDED {path} ({_calls(count)})")
     return _OK
 
@@ -189,9 +202,15 @@ def _record(trace: Trace, calls: Iterator[Entry], path: Path) -> int:
 def _replay(
     trace: Trace, calls: Iterator[Entry], path: Path, monitors: Sequence[MonitorFactory]
 ) -> int:
-    verdict = replay(trace, monitors, entries=calls)
+    # The properties judge a run from its start: one that starts mid-run, from a snapshot,
+    # is checked against its expectations alone.
+    if trace.snapshot is not None:
+        monitors = ()
+    verdict = replay(trace, monitors, _coordinator(trace, path), entries=calls)
     if verdict.ok:
         held = "; every property a run can show holds" if monitors else ""
+        if trace.snapshot is not None:
+            held = "; it starts from a snapshot, so its properties are not judged"
         print(f"OK {path} ({_calls(verdict.calls)}){held}")
         return _OK
     _report(verdict, path)

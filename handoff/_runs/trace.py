@@ -9,9 +9,12 @@ A trace is a header line, one line per call, and an end line:
     {"end":{"calls":3}}
 
 A trace made on a chart of one's own names it in the header too (`"chart":"MyChart"`, after the
-order), so it is replayed against that chart.  A run of the chart with its workers (a system
-review's counterexample) names the workers in the header and has one line per move, each a
-delivery, a worker failing its work or a terminal fact, as the review's report names them:
+order), so it is replayed against that chart.  A trace recorded from a coordinator that had
+already moved (restored from a snapshot) carries its snapshot last in the header
+(`"snapshot":{"handoff_snapshot":1,…}`), and its calls replay from the coordinator it
+restores.  A run of the chart with its workers (a system review's counterexample) names the
+workers in the header and has one line per move, each a delivery, a worker failing its work
+or a terminal fact, as the review's report names them:
 
     {"handoff_id":"…","order":"SourceFirst","workers":{"contract":"forgetful","fifo":false,
      "faults":2},"fallback_transfer_delay_ms":0.0}
@@ -34,6 +37,7 @@ the trace stays readable.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar, cast
@@ -84,7 +88,9 @@ __all__ = [
 
 T = TypeVar("T")
 
-_HEADER_KEYS = ("handoff_id", "order", "chart", "workers", "fallback_transfer_delay_ms")
+_HEADER_KEYS = (
+    "handoff_id", "order", "chart", "workers", "fallback_transfer_delay_ms", "snapshot",
+)  # fmt: skip
 _WORKERS_KEYS = ("contract", "fifo", "faults")
 _WORKERS_OPTIONAL = ("injected", "budget", "acknowledge", "concurrency", "slots", "properties")
 _MOVE_KEYS = ("move", "message", "fact", "worker", "handoff")
@@ -168,6 +174,8 @@ class Trace:
     workers: Workers | None = None
     """The workers of a system run; its moves are then in `moves`, and `entries` is empty."""
     moves: tuple[MoveLine, ...] = ()
+    snapshot: str | None = None
+    """The snapshot of the coordinator the calls start from (None: a fresh one)."""
 
     @property
     def calls(self) -> tuple[Call, ...]:
@@ -175,7 +183,9 @@ class Trace:
         return tuple(entry.call for entry in self.entries)
 
     def coordinator(self) -> HandoffCoordinatorCore:
-        """A fresh coordinator for this trace."""
+        """A fresh coordinator for this trace (restored from its snapshot, if it has one)."""
+        if self.snapshot is not None:
+            return self._restored(self.snapshot)
         if isinstance(self.rules, CompiledChart):
             return probe.for_table(self.handoff_id, self.rules, self.fallback_transfer_delay_ms)
         from handoff._chart.shipped import (
@@ -188,6 +198,34 @@ class Trace:
             self.fallback_transfer_delay_ms,
             chart=self.rules or CHARTS[self.order],
         )
+
+    def _restored(self, snapshot: str) -> HandoffCoordinatorCore:
+        """The coordinator the header's snapshot describes, on the chart this trace runs on."""
+        from handoff._chart.shipped import CHARTS
+        from handoff._coordinator.snapshot import given_charts, read
+
+        rules = self.rules or CHARTS[self.order]
+        if isinstance(rules, CompiledChart):
+            raise TraceError(
+                f"chart {rules.name} is a compiled table: a trace that starts from a snapshot "
+                "replays on a chart class"
+            )
+        # The snapshot is restored on the chart the trace is replayed on (given with --chart,
+        # say), which must reach its configuration.
+        data = json.loads(snapshot)
+        data["chart"] = f"{rules.__module__}:{rules.__qualname__}"
+        try:
+            text = json.dumps(data, separators=(",", ":"), ensure_ascii=False)
+            restored = read(text, charts=given_charts([rules]))  # the one it was handed
+        except WireRefusal as refusal:
+            raise TraceError(f"the header's snapshot: {refusal.path}: {refusal.reason}") from None
+        made = (restored.handoff_id, restored.fallback_transfer_delay_ms)
+        if made != (self.handoff_id, self.fallback_transfer_delay_ms):
+            raise TraceError(
+                "the header's snapshot is of another handoff: its handoff_id and fallback "
+                "must be the header's"
+            )
+        return restored
 
 
 # -- writing -------------------------------------------------------------------------------
@@ -243,9 +281,10 @@ def _header(trace: Trace) -> str:
             f',"workers":{{"contract":{write_string(workers.contract)},"fifo":{fifo},'
             f'"faults":{workers.faults}{_workers_options(workers)}}}'
         )
+    snapshot = "" if trace.snapshot is None else f',"snapshot":{trace.snapshot}'
     return (
         f'{{"handoff_id":{wire.dumps(trace.handoff_id)},"order":{wire.dumps(trace.order)}{chart},'
-        f'"fallback_transfer_delay_ms":{format_f64(trace.fallback_transfer_delay_ms)}}}'
+        f'"fallback_transfer_delay_ms":{format_f64(trace.fallback_transfer_delay_ms)}{snapshot}}}'
     )
 
 
@@ -388,6 +427,7 @@ def _read_header(name: str, first: tuple[int, str] | None) -> Trace:
         entries=(),
         chart=header.text("chart") if "chart" in header.data else None,
         workers=header.workers() if "workers" in header.data else None,
+        snapshot=header.snapshot() if "snapshot" in header.data else None,
     )
 
 
@@ -488,6 +528,13 @@ class _Line:
 
     def text(self, key: str) -> str:
         return cast(str, self._read(key, read_string))
+
+    def snapshot(self) -> str:
+        """The header's snapshot, as compact JSON text (read in full when it is restored)."""
+        data = self.data["snapshot"]
+        if not isinstance(data, dict) or "workers" in self.data:
+            raise self.fail("snapshot must be a coordinator snapshot object, in a trace of calls")
+        return json.dumps(data, separators=(",", ":"), ensure_ascii=False)
 
     def workers(self) -> Workers:
         data = self.data["workers"]
