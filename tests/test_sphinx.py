@@ -518,7 +518,7 @@ WARMED_DRAWING = """
 import sys
 from handoff import diagrams
 
-diagrams._warm_up()
+diagrams.warm_up()
 before = set(sys.modules)
 import retrying_engine
 for kind, formats in diagrams.FORMATS.items():

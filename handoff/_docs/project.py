@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import handoff
+from handoff._docs import DiagramError
 from handoff._docs.freshness import forget, note_fresh, noted_fresh
 from handoff._docs.writing import report_error
 
@@ -60,7 +61,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         return 0
     forget(root)
-    status = generate(root / "docs", root, check=args.check)
+    try:
+        status = generate(root / "docs", root, check=args.check)
+    except DiagramError as error:
+        return report_error(_PROG, str(error), 1)
     if status == 0:
         note_fresh(root)
     return status
