@@ -30,7 +30,8 @@ public face, with `wire`, `diagrams`, `sphinx` and `conform_driver` beside it.
   (`recorder`), what it can reach (`reachable`), and the tools' one window into it (`probe`).
 * `_values/` the values it takes and gives (`values`, `messages`, `timing`, `lifecycle`,
   `conformance`), their `validators`, and its `errors`.
-* `_wire/` their wire form, the reference's JSON (`codecs`, `json_text`).
+* `_wire/` their wire form, the reference's JSON (`codecs`, `json_text`, and the codec of every
+  wire type, `registry`).
 * The wings, which build on the core and never the other way, in this order:
 * `_system/` the system around coordinators, written once and pure: a call into a coordinator
   (`call`), the runtime's duties (`runtime`), the workers (`workers`, `worker_state`), the

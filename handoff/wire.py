@@ -60,34 +60,20 @@ annotations by one table (`_codec_for` below), and no dependency is added.
 from __future__ import annotations
 
 import sys
-import typing
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
-from handoff._compile.codec_table import FAMILIES, UNIONS, codec_for
 from handoff._coordinator.core import HandoffCoordinatorCore
-from handoff._values.conformance import NormalizedHandoffConformance, NormalizedStoredTiming
 from handoff._values.errors import WireError
-from handoff._values.lifecycle import NormalizedHandoffEvent
 from handoff._values.messages import (
     AnyHandoffAction,
     AnyHandoffFact,
     HandoffAction,
     HandoffFact,
-    IssuedHandoffAction,
-)
-from handoff._values.timing import HandoffTransferTiming
-from handoff._values.values import (
-    EngineType,
-    HandoffActionId,
-    HandoffActionOutcome,
-    HandoffCompletion,
-    HandoffId,
-    HandoffOrder,
-    KvTransferTimingMode,
 )
 from handoff._wire import codecs as codecs
 from handoff._wire.json_text import WireRefusal, parse
+from handoff._wire.registry import codec_of, write
 
 if TYPE_CHECKING:
     from typing_extensions import TypeForm
@@ -118,18 +104,14 @@ def dumps(value: object) -> str:
 
         return written_by_dumps(value)
     try:
-        codec = codec_of(type(value))
+        return write(value)
     except TypeError:
         # A recorder exists only once its module is loaded; looked up, not imported, since
-        # the recorder writes through this module.
+        # this module need not load it.
         recorder = sys.modules.get("handoff._coordinator.recorder")
         if recorder is None or type(value) is not recorder.RecordingCoordinator:
             raise
         return dumps(value.coordinator)  # type: ignore[attr-defined]  # the recorder's coordinator
-    try:
-        return codec.write(value)
-    except WireRefusal as refusal:
-        raise WireError(refusal.path, refusal.reason) from None
 
 
 @overload
@@ -172,40 +154,3 @@ def loads(text: Text, cls: Any, *, charts: Iterable[type] = ()) -> Any:
         return codec.read(parse(text))
     except WireRefusal as refusal:
         raise WireError(refusal.path, refusal.reason) from None
-
-
-_WIRE_TYPES: tuple[type, ...] = (
-    HandoffId,
-    HandoffOrder,
-    EngineType,
-    KvTransferTimingMode,
-    HandoffTransferTiming,
-    HandoffFact,
-    *FAMILIES[HandoffFact],
-    HandoffAction,
-    *FAMILIES[HandoffAction],
-    HandoffActionId,
-    IssuedHandoffAction,
-    HandoffActionOutcome,
-    HandoffCompletion,
-    NormalizedHandoffEvent,
-    NormalizedStoredTiming,
-    NormalizedHandoffConformance,
-)
-
-# Annotations are resolved in the module `__module__` names, `handoff`, which holds the
-# conformance classes only once they are first asked for; every wire type is imported here.
-_CODECS: dict[type, codecs.Codec] = {cls: codec_for(cls, globals()) for cls in _WIRE_TYPES}
-
-
-def codec_of(cls: object) -> codecs.Codec:
-    """The codec of `cls` (for the trace reader, which parses each line once); not public."""
-    try:
-        codec: codecs.Codec | None = _CODECS.get(UNIONS.get(cls, cls))  # type: ignore[call-overload]
-    except TypeError:  # an unhashable object given for a type
-        codec = None
-    if codec is None:
-        if typing.get_origin(cls) is list and len(typing.get_args(cls)) == 1:
-            return codecs.List(codec_of(typing.get_args(cls)[0]))
-        raise TypeError(f"{cls!r} has no handoff wire form")
-    return codec

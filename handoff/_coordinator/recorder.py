@@ -23,12 +23,14 @@ from typing import (
     runtime_checkable,
 )
 
-from handoff import _files, wire
+from handoff import _files
 from handoff._coordinator.core import Call, HandoffCoordinatorCore, Progress, hold, release
+from handoff._coordinator.snapshot import written_by_dumps
 from handoff._values.errors import HandoffError
 from handoff._values.messages import HandoffFact, IssuedHandoffAction
 from handoff._values.values import HandoffActionId, HandoffActionOutcome, HandoffOrder
 from handoff._wire.json_text import format_f64, write_string
+from handoff._wire.registry import write
 
 if TYPE_CHECKING:
     from handoff._values.lifecycle import NormalizedHandoffEvent
@@ -240,17 +242,15 @@ class RecordingCoordinator:
         self._settle()
         fact, action_id, outcome = call
         if fact is not None:
-            spelled = f'"call":"fact","fact":{wire.dumps(fact)}'
+            spelled = f'"call":"fact","fact":{write(fact)}'
         elif action_id is not None:
-            spelled = (
-                f'"call":"outcome","id":{wire.dumps(action_id)},"outcome":{wire.dumps(outcome)}'
-            )
+            spelled = f'"call":"outcome","id":{write(action_id)},"outcome":{write(outcome)}'
         else:
             spelled = '"call":"start"'
         if isinstance(answer, HandoffError):
             spelled += f',"expect_error":{write_string(str(answer))}'
         else:
-            spelled += ',"expect":' + wire.dumps(answer)
+            spelled += ',"expect":' + write(answer)
         if after is not None:  # set before the write: see `_settle`
             self._pending = (after, self._mark)
         self._write("{" + spelled + "}", 1)
@@ -355,10 +355,10 @@ def _header(coordinator: HandoffCoordinatorCore) -> str:
     c = coordinator
     fresh = not (c._state or c._next_id or c._lifecycle) and (c._timing, c._tokens) == (None, None)
     # A coordinator that has moved (restored from a snapshot, say) starts its trace from there.
-    snapshot = "" if fresh else f',"snapshot":{wire.dumps(coordinator)}'
+    snapshot = "" if fresh else f',"snapshot":{written_by_dumps(coordinator)}'
     return (
-        f'{{"handoff_id":{wire.dumps(coordinator.handoff_id)},'
-        f'"order":{wire.dumps(coordinator.order)}{chart},'
+        f'{{"handoff_id":{write(coordinator.handoff_id)},'
+        f'"order":{write(coordinator.order)}{chart},'
         f'"fallback_transfer_delay_ms":{format_f64(coordinator.fallback_transfer_delay_ms)}'
         f"{snapshot}}}"
     )

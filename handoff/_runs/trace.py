@@ -65,7 +65,7 @@ from handoff._wire.json_text import (
     read_string,
     write_string,
 )
-from handoff.wire import codec_of
+from handoff._wire.registry import codec_of
 
 if TYPE_CHECKING:
     from handoff._chart.base import HandoffChart

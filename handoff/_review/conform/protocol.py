@@ -35,7 +35,7 @@ from handoff._wire.json_text import (
     read_string,
     write_string,
 )
-from handoff.wire import codec_of
+from handoff._wire.registry import codec_of
 
 __all__ = [
     "REPORTED",
