@@ -34,10 +34,10 @@ from handoff._review.conform.protocol import (
     Closed,
     ErrorKind,
     Hello,
-    Message,
     Open,
     Opened,
     ProtocolError,
+    ProtocolLine,
     Reply,
     read,
     write,
@@ -49,6 +49,9 @@ from handoff._values.values import HandoffId
 if TYPE_CHECKING:
     from handoff._chart.base import HandoffChart
 
+Message = ProtocolLine
+"""The name drivers written against protocol 1 import `ProtocolLine` by; kept for them."""
+
 __all__ = [
     "Answer",
     "Call",
@@ -59,6 +62,7 @@ __all__ = [
     "ErrorKind",
     "Hello",
     "Message",
+    "ProtocolLine",
     "Reply",
     "main",
     "replay_vectors",
@@ -89,7 +93,7 @@ class Driver:
         self.charts = {compiled(chart).order: chart for chart in charts}
         self.handoffs: dict[HandoffId, HandoffCoordinatorCore] = {}
 
-    def respond(self, request: Message) -> Message:
+    def respond(self, request: ProtocolLine) -> ProtocolLine:
         """The response to one request; `DriverError` for a request it cannot serve."""
         match request:
             case Hello(version):  # the newest version both sides speak
@@ -156,7 +160,7 @@ def replay_vectors(driver: Driver, path: Path, out: IO[str]) -> bool:
     return True
 
 
-def _said(message: Message) -> str:
+def _said(message: ProtocolLine) -> str:
     return message.answer.describe() if isinstance(message, Reply) else write(message)
 
 

@@ -180,7 +180,7 @@ def sequence_diagram(
     rules = resolve_chart(chart)
     from handoff._docs.diagram import state_graph
     from handoff._docs.mermaid import mermaid_sequence
-    from handoff._docs.sequence import LANES, Arrow, Message
+    from handoff._docs.sequence import LANES, Arrow, SequenceLine
 
     run = _run(rules, scenario)
     name = _guard(lambda: state_graph(rules)).title
@@ -190,7 +190,7 @@ def sequence_diagram(
         # long list of calls is spelled in a note, which wraps.
         calls = len(run.title.split(", "))
         title = f"{name}: {calls} calls"
-        messages = (Message(Arrow.NOTE, "", f"calls: {run.title}"), *messages)
+        messages = (SequenceLine(Arrow.NOTE, "", f"calls: {run.title}"), *messages)
     if format == "mermaid":
         return mermaid_sequence(messages, title, LANES, _header(rules, header))
     from handoff._docs.sequence_svg import svg_sequence

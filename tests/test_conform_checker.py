@@ -40,10 +40,10 @@ from handoff._review.conform.protocol import (
     Closed,
     ErrorKind,
     Hello,
-    Message,
     Open,
     Opened,
     ProtocolError,
+    ProtocolLine,
     Reply,
     read,
     write,
@@ -121,7 +121,7 @@ def test_every_message_reads_back_as_written() -> None:
     coordinator = HandoffCoordinatorCore(HANDOFF_ID, HandoffOrder.SOURCE_FIRST)
     fresh = HandoffCoordinatorCore(HANDOFF_ID, HandoffOrder.DESTINATION_FIRST)
     fact = HandoffFact.Canceled(HANDOFF_ID)
-    messages: list[Message] = [
+    messages: list[ProtocolLine] = [
         Hello(1, "an engine"),
         Open(handoff_id(3), HandoffOrder.DESTINATION_FIRST, 2.5),
         Opened(handoff_id(3)),

@@ -39,13 +39,13 @@ from handoff._docs.sections import (
     refusals,
     transitions,
 )
-from handoff._docs.sequence import LANES, Arrow, Message, sequence
+from handoff._docs.sequence import LANES, Arrow, SequenceLine, sequence
 from handoff._docs.sequence_svg import svg_sequence, text_width, wrap
 
 ROOT = Path(__file__).parent.parent
 
 
-def mermaid_sequence(messages: tuple[Message, ...], title: str) -> str:
+def mermaid_sequence(messages: tuple[SequenceLine, ...], title: str) -> str:
     return _mermaid_sequence(messages, title, LANES)
 
 
@@ -237,7 +237,7 @@ def test_the_mermaid_state_diagram(order: HandoffOrder) -> None:
 # -- sequence diagrams -----------------------------------------------------------------
 
 
-def _position(messages: tuple[Message, ...], arrow: Arrow, text: str) -> int:
+def _position(messages: tuple[SequenceLine, ...], arrow: Arrow, text: str) -> int:
     (found,) = [i for i, m in enumerate(messages) if m.arrow is arrow and m.text.startswith(text)]
     return found
 
@@ -249,7 +249,7 @@ def test_the_success_sequence_activates_only_after_the_transfer(order: HandoffOr
     activate = _position(messages, Arrow.ACTION, "ActivateDestination")
     assert messages[activate].lane == "Destination"
     assert completed < activate
-    assert messages[-1] == Message(Arrow.NOTE, "", "Complete [5]: SUCCESS")
+    assert messages[-1] == SequenceLine(Arrow.NOTE, "", "Complete [5]: SUCCESS")
     recorded = [
         event
         for message in messages
@@ -310,7 +310,7 @@ def test_the_sequence_draws_four_participants_and_its_title() -> None:
 
 def test_a_label_breaks_at_spaces_never_inside_a_name() -> None:
     long = "5. on_fact(DestinationReserved(transferable_prompt_tokens=1024)) at last"
-    text = mermaid_sequence((Message(Arrow.FACT, "Destination", long),), "title")
+    text = mermaid_sequence((SequenceLine(Arrow.FACT, "Destination", long),), "title")
     assert "on_fact(DestinationReserved(transferable_prompt_tokens=1024))" in text
     assert "Destination->>Coordinator: 5.<br/>on_fact(" in text
     assert wrap("a DestinationReserved b", 10) == ["a", "DestinationReserved", "b"]
@@ -342,7 +342,7 @@ def test_the_svg_sequence_draws_every_message_whole_in_order(order: HandoffOrder
 
 def test_lanes_are_spaced_so_a_long_label_fits_between_them() -> None:
     label = "an uncommonly long label that would overlap its neighbours"
-    drawn = svg_sequence((Message(Arrow.FACT, "Source", label),), "t", LANES, None)
+    drawn = svg_sequence((SequenceLine(Arrow.FACT, "Source", label),), "t", LANES, None)
     heads = {words: x for x, _, words in _texts(drawn) if words in LANES}
     widest = max(text_width(line) for line in wrap(label, 170))
     assert heads["Coordinator"] - heads["Source"] >= widest
@@ -352,8 +352,8 @@ def test_lanes_are_spaced_so_a_long_label_fits_between_them() -> None:
 
 def test_the_breaking_call_sits_in_a_band_and_a_refusal_is_red() -> None:
     messages = (
-        Message(Arrow.FACT, "Runtime", "1. start()"),
-        Message(Arrow.REFUSAL, "Runtime", "refused: not now", boxed=True),
+        SequenceLine(Arrow.FACT, "Runtime", "1. start()"),
+        SequenceLine(Arrow.REFUSAL, "Runtime", "refused: not now", boxed=True),
     )
     drawn = svg_sequence(messages, "t", LANES, None)
     band = re.compile(f'<rect [^>]*fill="{BROKEN_FILL}"')

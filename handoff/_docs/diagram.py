@@ -296,7 +296,7 @@ def _node(chart: CompiledChart, state: int, group: str, rank: int) -> Node:
     )
 
 
-class _Reaction(NamedTuple):
+class _ArrowWork(NamedTuple):
     """What one drawn arrow does, whatever state it leaves: where to, on what, how."""
 
     target: int
@@ -309,7 +309,7 @@ class _Link(NamedTuple):
     """The steps of one drawn arrow from one state, merged."""
 
     source: int
-    reaction: _Reaction
+    reaction: _ArrowWork
 
 
 def _edges(
@@ -332,7 +332,9 @@ def _edges(
             continue
         key = (step.source, step.target, step.checks, step.effects)
         merged.setdefault(key, []).append(step.event)
-    found = [_Link(s, _Reaction(t, tuple(events), c, e)) for (s, t, c, e), events in merged.items()]
+    found = [
+        _Link(s, _ArrowWork(t, tuple(events), c, e)) for (s, t, c, e), events in merged.items()
+    ]
     along = sorted(
         (m for m in found if (m.source, m.reaction.target) in spine_steps),
         key=lambda m: path.index(m.source),
@@ -389,7 +391,7 @@ def _runs(
 
 
 def _edge(
-    chart: CompiledChart, sources: tuple[int, ...], reaction: _Reaction, *, spine: bool
+    chart: CompiledChart, sources: tuple[int, ...], reaction: _ArrowWork, *, spine: bool
 ) -> StateArrow:
     return StateArrow(
         sources=tuple(chart.states[source] for source in sources),

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 
 from handoff._docs.diagram import CLEANUP, HEADER, SPINE, StateArrow, StateGraph, break_lines
 from handoff._docs.highlight import HighlightedGraph, Look
-from handoff._docs.sequence import DESTINATION, SOURCE, Arrow, Message
+from handoff._docs.sequence import DESTINATION, SOURCE, Arrow, SequenceLine
 
 __all__ = [
     "MERMAID_CLEANUP",
@@ -231,7 +231,7 @@ _BOX = "rgba(192, 57, 43, 0.18)"
 
 
 def mermaid_sequence(
-    messages: Sequence[Message],
+    messages: Sequence[SequenceLine],
     title: str,
     participants: Sequence[str],
     header: str | None = HEADER,
@@ -252,7 +252,7 @@ def mermaid_sequence(
     return "\n".join(lines) + "\n"
 
 
-def _sequence_line(message: Message) -> str:
+def _sequence_line(message: SequenceLine) -> str:
     if message.arrow is Arrow.NOTE:
         text = _note(message.text)
     else:

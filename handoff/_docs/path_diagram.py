@@ -27,7 +27,7 @@ from handoff._docs.sequence import (
     RUNTIME,
     SOURCE,
     Arrow,
-    Message,
+    SequenceLine,
 )
 from handoff._docs.sequence_svg import svg_sequence
 from handoff._review.report import overtaken, review_title
@@ -95,25 +95,25 @@ def svg_sequence_of(prop: Property, example: Counterexample, header: str) -> str
     return svg_sequence(messages, title, _LANES, header)
 
 
-def sequence_of(prop: Property, example: Counterexample) -> tuple[str, list[Message]]:
+def sequence_of(prop: Property, example: Counterexample) -> tuple[str, list[SequenceLine]]:
     """The title and messages of a chart's run reviewed alone."""
-    messages: list[Message] = []
+    messages: list[SequenceLine] = []
     lanes: dict[int, str] = {}
     last = len(example.steps)
     for number, step in enumerate(example.steps, start=1):
         boxed = number == last
         messages += [
-            Message(m.arrow, m.lane, m.text, boxed) for m in _messages(number, step, lanes)
+            SequenceLine(m.arrow, m.lane, m.text, boxed) for m in _messages(number, step, lanes)
         ]
         if boxed:
             note = f"{SOURCE},{DESTINATION}"
-            messages.append(Message(Arrow.NOTE, note, f"✗ {example.finding}", boxed=True))
+            messages.append(SequenceLine(Arrow.NOTE, note, f"✗ {example.finding}", boxed=True))
     words = f"{prop.key.value}: {prop.words}"
-    messages.append(Message(Arrow.NOTE, f"{RUNTIME},{DESTINATION}", words))
+    messages.append(SequenceLine(Arrow.NOTE, f"{RUNTIME},{DESTINATION}", words))
     return f"{prop.key.value} fails: {prop.title}", messages
 
 
-def _messages(number: int, step: TraceStep, lanes: dict[int, str]) -> Iterator[Message]:
+def _messages(number: int, step: TraceStep, lanes: dict[int, str]) -> Iterator[SequenceLine]:
     call = step.call
     assert call is not None  # a chart reviewed alone: every move is a call
     if call.kind is CallKind.START:
@@ -123,17 +123,17 @@ def _messages(number: int, step: TraceStep, lanes: dict[int, str]) -> Iterator[M
     else:
         lane = lanes.get(call.action_id.value if call.action_id else -1, RUNTIME)
     arrow = Arrow.OUTCOME if call.kind is CallKind.OUTCOME else Arrow.FACT
-    yield Message(arrow, lane, f"{number}. {call.label}")
+    yield SequenceLine(arrow, lane, f"{number}. {call.label}")
     if step.error is not None:
-        yield Message(Arrow.REFUSAL, lane, f"refused: {step.error}")
+        yield SequenceLine(Arrow.REFUSAL, lane, f"refused: {step.error}")
     for item in step.issued:
         name = f"{type(item.action).__name__} [{item.id.value}]"
         target = _ACTION_LANES.get(type(item.action))
         lanes[item.id.value] = target or RUNTIME
         if target is None or isinstance(item.action, HandoffAction.Complete):
-            yield Message(Arrow.NOTE, "", name)
+            yield SequenceLine(Arrow.NOTE, "", name)
         else:
-            yield Message(Arrow.ACTION, target, name)
+            yield SequenceLine(Arrow.ACTION, target, name)
 
 
 def _issued(step: TraceStep) -> str:
@@ -165,31 +165,32 @@ def svg_system_sequence(
 
 def system_sequence_of(
     review: Review, verdict: Verdict, example: Counterexample
-) -> tuple[str, list[Message]]:
+) -> tuple[str, list[SequenceLine]]:
     """The title and messages of a system run: the race between the coordinator, the runtime
     that carries its messages, and the two workers."""
     prop = verdict.prop
-    messages: list[Message] = []
+    messages: list[SequenceLine] = []
     last = len(example.steps)
     for number, step in enumerate(example.steps, start=1):
         boxed = number == last
         messages += [attrs.evolve(m, boxed=boxed) for m in _system_messages(number, step)]
         if boxed:
             across = f"{COORDINATOR},{DESTINATION}"
-            messages.append(Message(Arrow.NOTE, across, f"✗ {example.finding}", boxed=True))
+            messages.append(SequenceLine(Arrow.NOTE, across, f"✗ {example.finding}", boxed=True))
     messages += [
-        Message(Arrow.NOTE, f"{RUNTIME},{DESTINATION}", note) for note in overtaken(example.steps)
+        SequenceLine(Arrow.NOTE, f"{RUNTIME},{DESTINATION}", note)
+        for note in overtaken(example.steps)
     ]
     words = f"{prop.key.value}: {prop.words}"
-    messages.append(Message(Arrow.NOTE, f"{COORDINATOR},{DESTINATION}", words))
+    messages.append(SequenceLine(Arrow.NOTE, f"{COORDINATOR},{DESTINATION}", words))
     return f"{prop.key.value} fails: {review_title(review)}", messages
 
 
-def _system_messages(number: int, step: TraceStep) -> Iterator[Message]:
+def _system_messages(number: int, step: TraceStep) -> Iterator[SequenceLine]:
     message = step.message
     if step.worker is not None:
         lane = _WORKER_LANES[step.worker.value]
-        yield Message(Arrow.NOTE, lane, f"{number}. restarts, forgets all")
+        yield SequenceLine(Arrow.NOTE, lane, f"{number}. restarts, forgets all")
         return
     if step.call is None:
         assert message is not None
@@ -197,31 +198,33 @@ def _system_messages(number: int, step: TraceStep) -> Iterator[Message]:
         yield from _worker_moves(number, step, _WORKER_LANES[message.role.value])
         return
     if step.kind is MoveKind.FAULT:
-        yield Message(Arrow.NOTE, RUNTIME, "fault")
+        yield SequenceLine(Arrow.NOTE, RUNTIME, "fault")
     if message is not None and step.kind in _CARRIER_FAULTS:
-        yield Message(Arrow.NOTE, RUNTIME, f"{message.describe()} {_CARRIER_FAULTS[step.kind]}")
-    yield Message(Arrow.FACT, RUNTIME, f"{number}. {step.call}")
+        yield SequenceLine(
+            Arrow.NOTE, RUNTIME, f"{message.describe()} {_CARRIER_FAULTS[step.kind]}"
+        )
+    yield SequenceLine(Arrow.FACT, RUNTIME, f"{number}. {step.call}")
     if step.error is not None:
-        yield Message(Arrow.REFUSAL, RUNTIME, f"refused: {step.error}")
+        yield SequenceLine(Arrow.REFUSAL, RUNTIME, f"refused: {step.error}")
     for item in step.issued:
         name = f"#{item.id.value} {type(item.action).__name__}"
         if any(sent.action_id == item.id.value for sent in step.sent):
-            yield Message(Arrow.OUTCOME, COORDINATOR, f"{name} (in flight)", peer=RUNTIME)
+            yield SequenceLine(Arrow.OUTCOME, COORDINATOR, f"{name} (in flight)", peer=RUNTIME)
         else:
-            yield Message(Arrow.NOTE, COORDINATOR, f"{name} → {step.state}")
+            yield SequenceLine(Arrow.NOTE, COORDINATOR, f"{name} → {step.state}")
 
 
 _CARRIER_FAULTS = {MoveKind.LOSS: "lost", MoveKind.DUPLICATE: "duplicated"}
 
 
-def _worker_moves(number: int, step: TraceStep, lane: str) -> Iterator[Message]:
+def _worker_moves(number: int, step: TraceStep, lane: str) -> Iterator[SequenceLine]:
     """A message the runtime hands a worker, what the worker makes of it, and what it sends
     back (or, for a copy, what the runtime sends it again)."""
     assert step.message is not None
     assert step.reaction is not None
-    yield Message(Arrow.FACT, RUNTIME, f"{number}. {step.message.describe()}", peer=lane)
+    yield SequenceLine(Arrow.FACT, RUNTIME, f"{number}. {step.message.describe()}", peer=lane)
     done = "fails the work" if step.kind is MoveKind.WORKER_FAILS else ""
-    yield Message(Arrow.NOTE, lane, done or memory_name(step.reaction.memory))
+    yield SequenceLine(Arrow.NOTE, lane, done or memory_name(step.reaction.memory))
     for sent in step.sent:
         ends = (RUNTIME, lane) if sent.copy else (lane, RUNTIME)
-        yield Message(Arrow.OUTCOME, ends[0], f"{sent.describe()} (in flight)", peer=ends[1])
+        yield SequenceLine(Arrow.OUTCOME, ends[0], f"{sent.describe()} (in flight)", peer=ends[1])

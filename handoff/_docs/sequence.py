@@ -36,10 +36,10 @@ __all__ = [
     "LANES",
     "SCENARIOS",
     "Arrow",
-    "Message",
     "Scenario",
     "ScenarioError",
     "ScenarioRun",
+    "SequenceLine",
     "run_scenario",
     "sequence",
 ]
@@ -103,7 +103,7 @@ class Arrow(enum.Enum):
 
 
 @attrs.frozen
-class Message:
+class SequenceLine:
     """One line of a sequence diagram; a newline in `text` is a line break."""
 
     arrow: Arrow
@@ -209,7 +209,7 @@ class ScenarioRun:
     """What a scenario did: the messages across the lanes, and the move of each call."""
 
     title: str
-    messages: tuple[Message, ...]
+    messages: tuple[SequenceLine, ...]
     moves: tuple[RunMove, ...]
 
 
@@ -233,7 +233,7 @@ def run_scenario(
 
 def sequence(
     order: HandoffOrder | type[HandoffChart], *, cancel_after_reservation: bool = False
-) -> tuple[Message, ...]:
+) -> tuple[SequenceLine, ...]:
     """The messages of one handoff in `order` (or on a chart class): `success`, or with
     `cancel_after_reservation` the `cancel` scenario."""
     return run_scenario(order, "cancel" if cancel_after_reservation else "success").messages
@@ -283,7 +283,9 @@ def _explicit(runtime: _Runtime, calls: tuple[tuple[str, str], ...]) -> None:
             item = runtime.take(_ACTIONS[argument] if argument else None)
             if item is None:
                 wanted = argument or "action"
-                runtime.messages.append(Message(Arrow.NOTE, "", f"no pending {wanted} to {verb}"))
+                runtime.messages.append(
+                    SequenceLine(Arrow.NOTE, "", f"no pending {wanted} to {verb}")
+                )
             else:
                 runtime.acknowledge(item, failed=verb == "fail")
 
@@ -306,7 +308,7 @@ class _Runtime:
         chart = CHARTS[order] if isinstance(order, HandoffOrder) else order
         self.core = HandoffCoordinatorCore(_HANDOFF, chart=chart)
         self.chart = compiled(order)
-        self.messages = [Message(Arrow.NOTE, COORDINATOR, self._state_name())]
+        self.messages = [SequenceLine(Arrow.NOTE, COORDINATOR, self._state_name())]
         self.moves: list[RunMove] = []
         self.pending: deque[IssuedHandoffAction] = deque()
 
@@ -326,7 +328,7 @@ class _Runtime:
         try:
             issued = call()
         except HandoffError as error:
-            self.messages.append(Message(Arrow.REFUSAL, lane, f"refused: {error}"))
+            self.messages.append(SequenceLine(Arrow.REFUSAL, lane, f"refused: {error}"))
             self.moves.append(RunMove(state, state, f"{move or label} (refused)"))
             return
         self.moves.append(RunMove(state, self.core.chart_state, move or label))
@@ -335,7 +337,7 @@ class _Runtime:
         if lifecycle:
             note = f"{note}\nlifecycle: {lifecycle}" if note else f"lifecycle: {lifecycle}"
         if note:
-            self.messages.append(Message(Arrow.NOTE, COORDINATOR, note.strip()))
+            self.messages.append(SequenceLine(Arrow.NOTE, COORDINATOR, note.strip()))
         for item in issued:
             self._issue(item)
 
@@ -344,9 +346,9 @@ class _Runtime:
         if isinstance(item.action, HandoffAction.Complete):
             completion = self.core.completion
             assert completion is not None
-            self.messages.append(Message(Arrow.NOTE, "", f"{text}: {completion.name}"))
+            self.messages.append(SequenceLine(Arrow.NOTE, "", f"{text}: {completion.name}"))
             return
-        self.messages.append(Message(Arrow.ACTION, _ACTION_LANES[type(item.action)], text))
+        self.messages.append(SequenceLine(Arrow.ACTION, _ACTION_LANES[type(item.action)], text))
         self.pending.append(item)
 
     def take(self, kind: type[HandoffAction] | None) -> IssuedHandoffAction | None:
@@ -364,7 +366,7 @@ class _Runtime:
             outcome = acknowledgement(item.action)
         lane = _ACTION_LANES[type(item.action)]
         text = f"{outcome} [{item.id.value}]"
-        self.messages.append(Message(Arrow.OUTCOME, lane, text))
+        self.messages.append(SequenceLine(Arrow.OUTCOME, lane, text))
         self.call(lambda: self.core.on_action_outcome(item.id, outcome), lane=lane, move=text)
 
     def report_fact_after(self, item: IssuedHandoffAction) -> None:
@@ -378,12 +380,12 @@ class _Runtime:
         self.report(HandoffFact.Canceled(_HANDOFF))
         if overtaken:
             text = f"cleanup does not wait for {', '.join(overtaken)}"
-            self.messages.append(Message(Arrow.NOTE, "", text))
+            self.messages.append(SequenceLine(Arrow.NOTE, "", text))
 
     def report(self, fact: HandoffFact) -> None:
         lane = _FACT_LANES[type(fact)]
         name = type(fact).__name__
-        self.messages.append(Message(Arrow.FACT, lane, name))
+        self.messages.append(SequenceLine(Arrow.FACT, lane, name))
         self.call(lambda: self.core.on_fact(fact), lane=lane, move=name)
 
     def _state_name(self) -> str:

@@ -18,7 +18,7 @@ import attrs
 from handoff._docs.diagram import HEADER, SPINE_COLOUR
 from handoff._docs.dot import BROKEN_FILL, IDLE, PLAIN, SVG_CLASS, VIOLATING, dark_style
 from handoff._docs.metrics import helvetica_width
-from handoff._docs.sequence import DESTINATION, SOURCE, Arrow, Message
+from handoff._docs.sequence import DESTINATION, SOURCE, Arrow, SequenceLine
 
 __all__ = ["svg_sequence", "text_width", "wrap"]
 
@@ -65,7 +65,7 @@ def wrap(text: str, width: float, size: float = _SIZE) -> list[str]:
 class _Row:
     """One message placed: its lines, and the lanes it joins (or spans, for a note)."""
 
-    message: Message
+    message: SequenceLine
     lines: tuple[str, ...]
     start: int
     end: int
@@ -89,7 +89,7 @@ class _Row:
 
 
 def svg_sequence(
-    messages: Sequence[Message],
+    messages: Sequence[SequenceLine],
     title: str,
     participants: Sequence[str],
     header: str | None = HEADER,
@@ -134,7 +134,7 @@ def svg_sequence(
 _HEAD_HEIGHT = 24.0
 
 
-def _row(message: Message, lanes: dict[str, int]) -> _Row:
+def _row(message: SequenceLine, lanes: dict[str, int]) -> _Row:
     if message.arrow is Arrow.NOTE:
         names = (message.lane or f"{SOURCE},{DESTINATION}").split(",")
         ends = [lanes[name.strip()] for name in names if name.strip() in lanes]

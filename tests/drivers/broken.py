@@ -14,7 +14,7 @@ from collections import Counter
 from pathlib import Path
 
 from handoff import HandoffCoordinatorCore, HandoffId
-from handoff.conform_driver import Answer, Call, Driver, Hello, Message, Reply, main
+from handoff.conform_driver import Answer, Call, Driver, Hello, ProtocolLine, Reply, main
 
 HOW, PIDS = sys.argv[1], Path(sys.argv[2])
 OTHER = HandoffId(uuid.UUID(int=0xBAD))
@@ -25,7 +25,7 @@ class Broken(Driver):
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
         self.made: Counter[object] = Counter()
 
-    def respond(self, request: Message) -> Message:
+    def respond(self, request: ProtocolLine) -> ProtocolLine:
         response = super().respond(request)
         if HOW == "version" and isinstance(response, Hello):
             return Hello(3, response.implementation)

@@ -9,13 +9,13 @@ import sys
 import attrs
 
 from handoff import HandoffCoordinatorCore
-from handoff.conform_driver import Answer, Call, Driver, Hello, Message, Reply, main
+from handoff.conform_driver import Answer, Call, Driver, Hello, ProtocolLine, Reply, main
 
 WRONG = sys.argv[1:] == ["wrong"]
 
 
 class NoLifecycle(Driver):
-    def respond(self, request: Message) -> Message:
+    def respond(self, request: ProtocolLine) -> ProtocolLine:
         response = super().respond(request)
         if isinstance(response, Hello):
             return attrs.evolve(response, reports=("completion",))

@@ -26,7 +26,7 @@ from handoff._values.errors import HandoffError
 from handoff._values.values import HandoffId
 from handoff._wire.json_text import WireRefusal, parse
 
-__all__ = ["Broken", "Checker", "Divergence"]
+__all__ = ["Broken", "Checker", "ImplementationDivergence"]
 
 _BATCH = 4_000
 """Request lines in flight at once: enough that neither side waits for the other."""
@@ -37,7 +37,7 @@ class Broken(Exception):
 
 
 @attrs.frozen
-class Divergence:
+class ImplementationDivergence:
     """The first call of a run the implementation answered differently from the chart."""
 
     model: Model
@@ -144,7 +144,7 @@ class Checker:
         self.unreported = frozenset(protocol.REPORTED) - set(answer.reported)
         return answer
 
-    def suite(self, suite: Suite) -> Divergence | None:
+    def suite(self, suite: Suite) -> ImplementationDivergence | None:
         """Send every case of `suite`, then its payload probes; the first divergence,
         breadth-first (so a shortest), shrunk when it lies past a refused or dropped call."""
         first = self.opened
@@ -155,7 +155,9 @@ class Checker:
         shrunk = self._shrink(found.model, found.template_calls(), found)
         return attrs.evolve(shrunk, past_refusal=True)
 
-    def walks(self, model: Model, seed: int, count: int) -> tuple[int, int, Divergence | None]:
+    def walks(
+        self, model: Model, seed: int, count: int
+    ) -> tuple[int, int, ImplementationDivergence | None]:
         """`count` random walks from `seed`: the walks and calls sent (all of them, or up to
         the batch that showed a divergence), and a shrunk divergence if any."""
         rng = random.Random(seed)
@@ -169,11 +171,13 @@ class Checker:
             return sent, made, None
         return sent, made, self._shrink(model, paths[runs.index(found.run)], found)
 
-    def replay(self, runs: Sequence[tuple[Model, Run]]) -> Divergence | None:
+    def replay(self, runs: Sequence[tuple[Model, Run]]) -> ImplementationDivergence | None:
         """Send `runs` (read from test vectors) as they are; the first divergence."""
         return self._first(runs)
 
-    def _shrink(self, model: Model, calls: Sequence[Call], found: Divergence) -> Divergence:
+    def _shrink(
+        self, model: Model, calls: Sequence[Call], found: ImplementationDivergence
+    ) -> ImplementationDivergence:
         """`found`, the divergence of `calls`, with every call deleted that it does not need.
 
         The calls are cut after the divergent one; then each round sends every run one call
@@ -194,7 +198,7 @@ class Checker:
         self.opened += 1
         return handoff_id(self.opened - 1)
 
-    def _first(self, runs: Iterable[tuple[Model, Run]]) -> Divergence | None:
+    def _first(self, runs: Iterable[tuple[Model, Run]]) -> ImplementationDivergence | None:
         """Send `runs` a batch at a time; the first divergence (`sent` counts the runs sent)."""
         self.sent = 0
         closing = 1 if self.closing else 0
@@ -247,7 +251,9 @@ class Checker:
         if answer != protocol.Closed(run.handoff_id):
             raise Broken(f"the implementation answered {_clip(line)} {where}")
 
-    def _judge(self, model: Model, run: Run, answers: Sequence[bytes]) -> Divergence | None:
+    def _judge(
+        self, model: Model, run: Run, answers: Sequence[bytes]
+    ) -> ImplementationDivergence | None:
         for index, (request, expected, line) in enumerate(
             zip(run.requests, run.expected, answers, strict=True)
         ):
@@ -261,7 +267,7 @@ class Checker:
                 unread = _unreadable_reply(line, run.handoff_id)
                 if unread is None or not isinstance(chart, protocol.Reply):
                     raise _not_protocol(error, line, where) from None
-                return Divergence(model, run, index, chart, None, unread=unread)
+                return ImplementationDivergence(model, run, index, chart, None, unread=unread)
             if not isinstance(answer, type(chart)):
                 raise Broken(f"the implementation answered {_clip(line)} {where}")
             if (
@@ -283,7 +289,7 @@ class Checker:
         chart: protocol.Reply,
         answer: protocol.Reply,
         where: str,
-    ) -> Divergence | None:
+    ) -> ImplementationDivergence | None:
         """A divergence if `answer` differs from `chart` in what the implementation reports."""
         missing = sorted(answer.left_out - self.unreported)
         if missing:
@@ -293,7 +299,9 @@ class Checker:
             )
         if self.unreported:
             chart, answer = chart.without(self.unreported), answer.without(self.unreported)
-        return None if answer == chart else Divergence(model, run, index, chart, answer)
+        return (
+            None if answer == chart else ImplementationDivergence(model, run, index, chart, answer)
+        )
 
 
 def _closing(run: Run, *, closing: bool) -> tuple[str, ...]:
@@ -320,7 +328,7 @@ def _broken(error: Misbehaved, where: str) -> Broken:
     return Broken(f"the implementation {error.reason} {where}")
 
 
-def _read(line: bytes, where: str) -> protocol.Message:
+def _read(line: bytes, where: str) -> protocol.ProtocolLine:
     try:
         return protocol.read(line)
     except protocol.ProtocolError as error:

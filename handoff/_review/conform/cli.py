@@ -31,7 +31,7 @@ import attrs
 from handoff import _cli, _files
 from handoff._compile.lookup import spelling
 from handoff._compile.table import compiled
-from handoff._review.conform.check import Broken, Checker, Divergence
+from handoff._review.conform.check import Broken, Checker, ImplementationDivergence
 from handoff._review.conform.child import Implementation, adopt_orphans
 from handoff._review.conform.protocol import (
     CallRequest,
@@ -263,7 +263,7 @@ def _rate(checker: Checker, began: float, built: float) -> str:
     )
 
 
-def _write_vectors(found: Divergence, args: argparse.Namespace) -> None:
+def _write_vectors(found: ImplementationDivergence, args: argparse.Namespace) -> None:
     if args.vectors_out is None:
         return
     run, last = found.run, found.index + 1
@@ -308,7 +308,7 @@ def _conform(
 ) -> int:
     began = time.perf_counter()
     checker = Checker(implementation)
-    first: Divergence | None = None
+    first: ImplementationDivergence | None = None
     try:
         _greet(checker)
         for suite in suites:
@@ -332,7 +332,9 @@ def _conform(
     return 1
 
 
-def _check(checker: Checker, suite: Suite, args: argparse.Namespace) -> Divergence | None:
+def _check(
+    checker: Checker, suite: Suite, args: argparse.Namespace
+) -> ImplementationDivergence | None:
     model = suite.model
     said = (
         f"{model.name}: {suite.configurations:,} configurations, {len(suite.cases):,} cases, "
@@ -354,7 +356,7 @@ def _clipped(text: str, most: int = 200) -> str:
     return shown.encode("unicode_escape").decode("ascii") if not shown.isprintable() else shown
 
 
-def _report(divergence: Divergence) -> None:
+def _report(divergence: ImplementationDivergence) -> None:
     calls = divergence.calls
     if not divergence.chart_known:
         run = "the run of the vectors that shows it"

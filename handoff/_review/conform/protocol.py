@@ -47,10 +47,10 @@ __all__ = [
     "Closed",
     "ErrorKind",
     "Hello",
-    "Message",
     "Open",
     "Opened",
     "ProtocolError",
+    "ProtocolLine",
     "Reply",
     "read",
     "read_message",
@@ -241,12 +241,12 @@ class Closed:
     handoff_id: HandoffId
 
 
-Message = Hello | Open | Opened | CallRequest | Reply | Close | Closed
+ProtocolLine = Hello | Open | Opened | CallRequest | Reply | Close | Closed
 
 # -- writing -------------------------------------------------------------------------------
 
 
-def write(message: Message) -> str:
+def write(message: ProtocolLine) -> str:
     """`message` as one protocol line, without its line break."""
     match message:
         case Hello(version, implementation, reports):
@@ -292,7 +292,7 @@ def _answer_fields(answer: Answer, left_out: frozenset[str] = frozenset()) -> st
 # -- reading -------------------------------------------------------------------------------
 
 
-def read(line: str | bytes) -> Message:
+def read(line: str | bytes) -> ProtocolLine:
     """The message one line holds; `ProtocolError` saying what is wrong with it."""
     try:
         data = parse(line)
@@ -306,7 +306,7 @@ def read(line: str | bytes) -> Message:
         raise ProtocolError(f"{refusal.path}: {refusal.reason}") from None
 
 
-def read_message(data: dict[str, object]) -> Message:
+def read_message(data: dict[str, object]) -> ProtocolLine:
     """The message a parsed line holds (see `read`); `WireRefusal` for a value the wire
     codecs refuse, `ProtocolError` for anything else."""
     if "hello" in data:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from handoff._review.conform.protocol import Message, ProtocolError, read_message
+from handoff._review.conform.protocol import ProtocolError, ProtocolLine, read_message
 from handoff._wire.json_text import WireRefusal, parse
 
 __all__ = ["VERSION", "read_vectors", "vector_line", "vectors_header"]
@@ -31,7 +31,7 @@ def vector_line(send: str, expect: str) -> str:
     return f'{{"send":{send},"expect":{expect}}}'
 
 
-def read_vectors(path: Path) -> Iterator[tuple[int, Message, Message]]:
+def read_vectors(path: Path) -> Iterator[tuple[int, ProtocolLine, ProtocolLine]]:
     """Each vector of the file at `path` with its line number; `ProtocolError` naming the line
     for a file that is not vectors (or is cut short), `OSError` for one that cannot be read."""
     with path.open("rb") as file:
@@ -67,7 +67,7 @@ def _header(path: Path, first: tuple[int, bytes]) -> int:
     return lines
 
 
-def _vector(where: str, raw: bytes) -> tuple[Message, Message]:
+def _vector(where: str, raw: bytes) -> tuple[ProtocolLine, ProtocolLine]:
     try:
         data = parse(raw)
     except WireRefusal as refusal:
