@@ -264,6 +264,22 @@ def test_run_spin_refuses_what_unmirrored_names() -> None:
         run_spin(SF, system=System(TOMBSTONE, concurrency=2, properties=(mine,)))
 
 
+def test_a_fault_the_model_does_not_write_is_refused_never_ignored(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from handoff._review.spin import system as model
+    from handoff._system.faults import Fault
+
+    lossy = System(TOMBSTONE, injected=frozenset({Fault.LOSS, Fault.DUPLICATION}))
+    assert model.unmirrored(lossy) is None
+    # A fault added to the world before its Promela twin: the model would explore a world
+    # without it and call that the user's.
+    monkeypatch.setattr(model, "MIRRORED_FAULTS", frozenset({Fault.DUPLICATION}))
+    assert model.unmirrored(lossy) == "the faults it models only: drop lose from --faults"
+    with pytest.raises(ValueError, match=r"drop lose from --faults$"):
+        run_spin(SF, system=lossy)
+
+
 @pytest.mark.parametrize(
     ("workers", "status", "lines"),
     [

@@ -37,7 +37,7 @@ from handoff._review.spin.coordinator import chart_cells, chart_step, coordinato
 from handoff._review.spin.text import filled, fixed
 from handoff._review.spin.vocabulary import event_name
 from handoff._system.config import Acknowledge, System
-from handoff._system.faults import Fault
+from handoff._system.faults import NETWORK, Fault
 from handoff._system.workers import (
     ContractTable,
     RequestMemory,
@@ -54,6 +54,7 @@ __all__ = [
     "G_FAILED",
     "G_OUT",
     "HANDOFF_CODE",
+    "MIRRORED_FAULTS",
     "ModelMove",
     "system_model",
     "unmirrored",
@@ -136,11 +137,18 @@ _REPLIES = list(WorkerReply)
 _SLOTS = list(Slots)
 
 
+MIRRORED_FAULTS = frozenset({Fault.DUPLICATION, Fault.LOSS, Fault.RESTART})
+"""The injected faults the model writes (`_moves`); any other is refused, never ignored."""
+
+
 def unmirrored(system: System) -> str | None:
     """Why Spin cannot judge `system` yet, in words naming the option to drop (None: it can):
     the one place that says so, for `handoff review --engine spin` and `run_spin` alike."""
     if system.properties:
         return "the shipped properties only: drop --property"
+    unmodelled = [fault.value for fault in NETWORK if fault in system.injected - MIRRORED_FAULTS]
+    if unmodelled:
+        return f"the faults it models only: drop {', '.join(unmodelled)} from --faults"
     table = ContractTable(system.contract)
     cells = (
         table.reactions(task, memory, role)
