@@ -19,7 +19,7 @@ from support import Refusing, SecondSlot, run_handoff, uncovered
 
 from handoff import HandoffCompletion, HandoffOrder, SystemView
 from handoff._review.explore import Review, review_order
-from handoff._review.report import contract_spelling, describe_step, overtaken
+from handoff._review.report import describe_step, overtaken
 from handoff._review.spin.system import unmirrored
 from handoff._review.system import SystemWorld
 from handoff._review.system_replay import line_of, replay_moves
@@ -39,6 +39,7 @@ from handoff._system.workers import (
     WorkerReaction,
     WorkerReply,
     WorkerTask,
+    contract_spelling,
     find_contract,
 )
 

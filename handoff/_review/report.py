@@ -21,20 +21,15 @@ from handoff._system.properties import (
     Family,
     Judged,
     Key,
-    OwnKey,
     Property,
     WorldKind,
     properties_of,
 )
 from handoff._system.workers import (
-    CONTRACTS,
     Message,
     MessageKind,
-    PerRole,
     RequestMemory,
     Role,
-    Tombstone,
-    WorkerContract,
     WorkerTask,
     memory_name,
     role_of,
@@ -49,7 +44,6 @@ __all__ = [
     "DIFFERS",
     "UNSAFE",
     "call_json",
-    "contract_spelling",
     "counterexample_trace",
     "describe_step",
     "exit_status",
@@ -515,19 +509,7 @@ def counterexample_trace(review: Review, example: Counterexample) -> Trace:
         chart = review.name
     system = review.system
     if system is not None:
-        workers = Workers(
-            contract_spelling(system.contract),
-            system.fifo,
-            system.faults,
-            system.injected,
-            system.budget,
-            system.acknowledge,
-            system.concurrency,
-            system.slots,
-            tuple(
-                entry.key.spelling for entry in system.properties if isinstance(entry.key, OwnKey)
-            ),
-        )
+        workers = Workers.of(system)
         moves = tuple(line_of(step) for step in example.steps)
         return Trace(
             review.handoff_id,
@@ -543,21 +525,6 @@ def counterexample_trace(review: Review, example: Counterexample) -> Trace:
         review.handoff_id, review.order, review.fallback_transfer_delay_ms, entries, chart=chart
     )
     return record(trace)
-
-
-def contract_spelling(contract: WorkerContract) -> str:
-    """How a trace names `contract` so `find_contract` finds it again: a shipped contract's
-    name, `tombstone:K`, `source=A,destination=B` (each spelled so), or `MODULE:CLASS` of a
-    contract of one's own."""
-    if CONTRACTS.get(contract.name) is contract:
-        return contract.name
-    if type(contract) is Tombstone and contract.remembers is not None:
-        return contract.name  # tombstone:K, which names the bound
-    if isinstance(contract, PerRole):
-        source, destination = (contract_spelling(contract.for_role(role)) for role in Role)
-        return f"source={source},destination={destination}"
-    kind = type(contract)
-    return f"{kind.__module__}:{kind.__qualname__}"
 
 
 def call_json(call: Call) -> dict[str, Any]:

@@ -15,10 +15,7 @@ from handoff._review.graph import End, Tag, no_cancel, not_every_success
 from handoff._review.monitors import Checked
 from handoff._review.verdict import MoveKind, TraceStep
 from handoff._runs.trace import MoveLine, Trace
-from handoff._system.properties import AnyKey, Key, find_property
-from handoff._system.workers import (
-    find_contract,
-)
+from handoff._system.properties import AnyKey, Key
 from handoff._values.errors import TraceError
 
 __all__ = ["Replayed", "line_of", "replay_moves", "replay_system_run"]
@@ -26,7 +23,6 @@ __all__ = ["Replayed", "line_of", "replay_moves", "replay_system_run"]
 
 from handoff._review.system import SystemWorld
 from handoff._review.system_state import _Node
-from handoff._system.config import System
 
 
 def line_of(step: TraceStep) -> MoveLine:
@@ -109,18 +105,7 @@ def replay_system_run(trace: Trace, allowed: Collection[str] = ()) -> Replayed:
     workers = trace.workers
     assert workers is not None
     try:
-        contract = find_contract(workers.contract, allowed)
-        system = System(
-            contract,
-            fifo=workers.fifo,
-            faults=workers.faults,
-            injected=workers.injected,
-            budget=workers.budget,
-            acknowledge=workers.acknowledge,
-            concurrency=workers.concurrency,
-            slots=workers.slots,
-            properties=tuple(find_property(name, allowed) for name in workers.properties),
-        )
+        system = workers.system(allowed)
         rules = Rules(trace.order, trace.handoff_id, trace.fallback_transfer_delay_ms)
         world = SystemWorld(_table(trace), system, rules)
     except NotGiven:

@@ -38,7 +38,7 @@ the trace stays readable.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar, cast
 
@@ -50,8 +50,10 @@ from handoff._coordinator import probe as probe
 from handoff._coordinator.core import HandoffCoordinatorCore
 from handoff._runs import trace_file
 from handoff._system.call import Call, CallKind
-from handoff._system.config import Acknowledge
+from handoff._system.config import Acknowledge, System
 from handoff._system.faults import NETWORK, Fault
+from handoff._system.properties import OwnKey, find_property
+from handoff._system.workers import contract_spelling, find_contract
 from handoff._values.errors import TraceError
 from handoff._values.messages import HandoffFact, IssuedHandoffAction
 from handoff._values.values import HandoffActionId, HandoffActionOutcome, HandoffId, HandoffOrder
@@ -138,6 +140,38 @@ class Workers:
     """How many slots each worker held at most (None: unbounded)."""
     properties: tuple[str, ...] = ()
     """The properties of one's own judged too, as `MODULE:NAME`."""
+
+    @classmethod
+    def of(cls, system: System) -> Workers:
+        """`system` as a trace spells it, for `system` to read back."""
+        own = (entry.key for entry in system.properties)
+        return cls(
+            contract_spelling(system.contract),
+            system.fifo,
+            system.faults,
+            system.injected,
+            system.budget,
+            system.acknowledge,
+            system.concurrency,
+            system.slots,
+            tuple(key.spelling for key in own if isinstance(key, OwnKey)),
+        )
+
+    def system(self, allowed: Collection[str] = ()) -> System:
+        """The system these workers spell.  The spelling is data: a contract or property named
+        `MODULE:NAME` is imported only if `allowed` holds the name (else `NotGiven`); a bad
+        one is a `ValueError`."""
+        return System(
+            find_contract(self.contract, allowed),
+            fifo=self.fifo,
+            faults=self.faults,
+            injected=self.injected,
+            budget=self.budget,
+            acknowledge=self.acknowledge,
+            concurrency=self.concurrency,
+            slots=self.slots,
+            properties=tuple(find_property(name, allowed) for name in self.properties),
+        )
 
 
 @attrs.frozen

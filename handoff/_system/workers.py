@@ -52,6 +52,7 @@ __all__ = [
     "WorkerReaction",
     "WorkerReply",
     "WorkerTask",
+    "contract_spelling",
     "find_contract",
     "on_send",
     "outcome_of",
@@ -556,6 +557,21 @@ def find_contract(text: str, allowed: Collection[str] | None = None) -> WorkerCo
     if not isinstance(found, WorkerContract):
         raise ValueError(f"{text} is not a worker contract: derive it from WorkerContract")
     return found
+
+
+def contract_spelling(contract: WorkerContract) -> str:
+    """How a trace names `contract` so `find_contract` finds it again: a shipped contract's
+    name, `tombstone:K`, `source=A,destination=B` (each spelled so), or `MODULE:CLASS` of a
+    contract of one's own."""
+    if CONTRACTS.get(contract.name) is contract:
+        return contract.name
+    if type(contract) is Tombstone and contract.remembers is not None:
+        return contract.name  # tombstone:K, which names the bound
+    if isinstance(contract, PerRole):
+        source, destination = (contract_spelling(contract.for_role(role)) for role in Role)
+        return f"source={source},destination={destination}"
+    kind = type(contract)
+    return f"{kind.__module__}:{kind.__qualname__}"
 
 
 def _per_role(text: str, allowed: Collection[str] | None) -> WorkerContract:
