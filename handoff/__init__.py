@@ -42,7 +42,8 @@ public face, with `wire`, `diagrams`, `sphinx` and `conform_driver` beside it.
   `simulated_workers`, `simulation_report`, `simulate_cli`).
 * `_review/` the model review: one explorer (`explore`, `graph`, `world`) over the chart alone
   (`environment`, `watch`, `monitors`) or the system (`system`, `system_moves`,
-  `system_state`, `system_replay`), its `verdict`, `report`, `judge` and `trace_check`;
+  `system_state`, `system_replay`, `system_words`), its `verdict`, `report`, `judge` and
+  `trace_check`;
   `equivalence` of the table and the interpreted chart; `conform/` and `spin/`.
 * `_docs/` what the docs show: drawings (`diagram`, `dot`, `mermaid`, `sequence`) and the
   generated sections (`generated`, `sections`, `project`).

@@ -266,3 +266,30 @@ def test_help_opens_with_a_paragraph_for_users() -> None:
     first = (handoff.__doc__ or "").split("\n\n")[0]
     assert "KV cache" in first
     assert "_" not in first  # no private package before the reader knows what this is
+
+
+def test_a_review_of_the_chart_alone_loads_nothing_of_the_system_world() -> None:
+    # The world's options are declared (and its property names known), but its workers,
+    # runtime and moves, and replay and traces, load only when a system or a trace is asked for.
+    probe = (
+        "import sys; from handoff.__main__ import main; main(['review', '--order', 'SourceFirst'])"
+        "; print('\\n'.join(sorted(sys.modules)), file=sys.stderr)"
+    )
+    loaded = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    ).stderr.split()
+    world = {
+        "handoff._system.workers",
+        "handoff._system.worker_state",
+        "handoff._system.runtime",
+        "handoff._system.judgments",
+        "handoff._review.system",
+        "handoff._review.system_state",
+        "handoff._review.system_moves",
+        "handoff._review.system_replay",
+        "handoff._review.system_words",
+        "handoff._runs.replay",
+        "handoff._runs.trace",
+    }
+    assert "handoff._review.explore" in loaded
+    assert world & set(loaded) == set()

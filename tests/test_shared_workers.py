@@ -19,11 +19,11 @@ from support import Refusing, SecondSlot, run_handoff, uncovered
 
 from handoff import HandoffCompletion, HandoffOrder, SystemView
 from handoff._review.explore import Review, review_order
-from handoff._review.report import describe_step, overtaken
 from handoff._review.spin.system import unmirrored
 from handoff._review.system import SystemWorld
 from handoff._review.system_replay import line_of, replay_moves
 from handoff._review.system_state import judge_own
+from handoff._review.system_words import describe_step, overtaken
 from handoff._system.config import Acknowledge, System
 from handoff._system.faults import Fault
 from handoff._system.properties import Key, find_property, own_property

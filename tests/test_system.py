@@ -14,9 +14,10 @@ from handoff import HandoffCoordinatorCore, HandoffOrder
 from handoff._compile.table import compiled
 from handoff._review.environment import Rules
 from handoff._review.explore import Review, review_order
-from handoff._review.report import counterexample_trace, json_report, markdown, overtaken, text
+from handoff._review.report import counterexample_trace, json_report, markdown, text
 from handoff._review.system import SystemWorld
 from handoff._review.system_replay import line_of, replay_moves
+from handoff._review.system_words import overtaken
 from handoff._review.verdict import Counterexample, MoveKind
 from handoff._runs.trace import read_trace, trace_text
 from handoff._system.config import Acknowledge, System
@@ -407,7 +408,7 @@ def test_w3_names_work_never_issued_or_sent_to_the_wrong_worker() -> None:
 
 
 def test_a_refused_call_is_described_with_its_error() -> None:
-    from handoff._review.report import describe_step
+    from handoff._review.system_words import describe_step
     from handoff._review.verdict import TraceStep
     from handoff._system.call import Call
 

@@ -320,7 +320,7 @@ def test_the_simulation_sees_the_acknowledgement_policy_as_the_review_does(
 
 def test_a_restart_is_drawn_and_described_where_it_happens() -> None:
     from handoff._docs.path_diagram import mermaid_system_sequence
-    from handoff._review.report import describe_step
+    from handoff._review.system_words import describe_step
 
     # With tombstone workers and no FIFO, the only way to a leak is a restart between the
     # early cancel (which left the tombstone) and the late submission: every W2

@@ -30,7 +30,8 @@ from handoff._docs.sequence import (
     SequenceLine,
 )
 from handoff._docs.sequence_svg import svg_sequence
-from handoff._review.report import overtaken, review_title
+from handoff._review.report import review_title
+from handoff._review.system_words import overtaken
 from handoff._review.verdict import Counterexample, MoveKind, TraceStep
 from handoff._system.call import CallKind
 from handoff._system.properties import Property

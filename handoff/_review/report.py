@@ -10,7 +10,7 @@ committed markdown report with the same function.
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Hashable, Iterator, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from handoff._review.environment import Call
@@ -25,16 +25,6 @@ from handoff._system.properties import (
     WorldKind,
     properties_of,
 )
-from handoff._system.workers import (
-    Message,
-    MessageKind,
-    RequestMemory,
-    Role,
-    WorkerTask,
-    memory_name,
-    role_of,
-    task_of,
-)
 from handoff._values.messages import HandoffAction, IssuedHandoffAction
 
 if TYPE_CHECKING:
@@ -45,11 +35,9 @@ __all__ = [
     "UNSAFE",
     "call_json",
     "counterexample_trace",
-    "describe_step",
     "exit_status",
     "json_report",
     "markdown",
-    "overtaken",
     "review_title",
     "system_properties",
     "text",
@@ -142,7 +130,9 @@ def _text_order(review: Review) -> str:
 
 def _text_counterexample(verdict: Verdict, example: Counterexample) -> list[str]:
     if example.with_workers:
-        return _moves_counterexample(verdict, example)
+        from handoff._review.system_words import moves_counterexample  # with workers only
+
+        return moves_counterexample(verdict, example)
     lines = [
         f"{verdict.prop.key.value} fails: {example.finding}",
         example.heading,
@@ -174,134 +164,6 @@ def review_title(review: Review) -> str:
     if review.system is not None:
         title = f"{title}, {review.system.describe()}"
     return title
-
-
-def _moves_counterexample(verdict: Verdict, example: Counterexample) -> list[str]:
-    """A system counterexample in words, one move a line, and how a cancel overtook its work."""
-    lines = [
-        f"{verdict.prop.key.value} fails: {example.finding}",
-        example.heading,
-    ]
-    by_runtime = runtime_acknowledged(example.steps)
-    lines += [
-        f"  {number:>2}. {describe_step(step, by_runtime)}"
-        for number, step in enumerate(example.steps, 1)
-    ]
-    lines += [f"  {note}" for note in overtaken(example.steps)]
-    return lines
-
-
-def runtime_acknowledged(steps: Sequence[TraceStep]) -> frozenset[Message]:
-    """The acknowledgements the runtime put in flight itself, as it sent the work (on send):
-    those a move of the coordinator's sent, where a worker's own come from its moves."""
-    return frozenset(
-        sent
-        for step in steps
-        if step.call is not None
-        for sent in step.sent
-        if sent.kind is MessageKind.OUTCOME
-    )
-
-
-def describe_step(step: TraceStep, by_runtime: Collection[Message] = ()) -> str:
-    """One move in words: who got what, and what followed (an acknowledgement among
-    `by_runtime` comes from the runtime, not from the worker: `runtime_acknowledged`)."""
-    message = step.message
-    # Several handoffs share the workers: say whose coordinator the runtime calls.
-    whose = "" if step.handoff is None else f"h{step.handoff + 1}'s "
-    if step.kind is MoveKind.START:
-        return (
-            f"the runtime calls {whose}start() -> {step.state}: {_answer(step.issued, step.error)}"
-        )
-    if step.kind in (MoveKind.FAULT, MoveKind.CALL):
-        to = "" if step.handoff is None else f" to h{step.handoff + 1}"
-        return (
-            f"the runtime reports {step.call}{to} -> {step.state}: "
-            f"{_answer(step.issued, step.error)}"
-        )
-    if step.worker is not None:
-        return f"the {step.worker.value} restarts: it forgets the request and frees its slot"
-    assert message is not None
-    if step.kind is MoveKind.LOSS:
-        return (
-            f"{message.describe()} is lost; the runtime reports {step.call} -> {step.state}: "
-            f"{_answer(step.issued, step.error)}"
-        )
-    again = ", and a copy of it is sent again" if step.kind is MoveKind.DUPLICATE else ""
-    if step.call is not None:
-        original = message._replace(copy=False)  # a copy comes from where the original did
-        sender = "runtime" if original in by_runtime else message.role.value
-        return (
-            f"the coordinator gets {message.describe()} from the {sender}{again}: "
-            f"{step.call} -> {step.state}: {_answer(step.issued, step.error)}"
-        )
-    reaction = step.reaction
-    assert reaction is not None
-    did = "fails it" if step.kind is MoveKind.WORKER_FAILS else memory_words(reaction.memory)
-    sent = ", ".join(sent.describe() for sent in step.sent if not sent.copy) or "nothing"
-    return f"the {message.role.value} gets {message.describe()}{again}: {did}; sends {sent}"
-
-
-_MEMORY = {
-    RequestMemory.UNKNOWN: "knows nothing of the request",
-    RequestMemory.HELD: "holds a KV slot for it",
-    RequestMemory.FREED: "holds no slot for it (freed)",
-    RequestMemory.CANCELED: "remembers the request as canceled",
-}
-
-
-def memory_words(memory: Hashable) -> str:
-    """What a worker remembering `memory` of a request does, in a report's words."""
-    if isinstance(memory, RequestMemory):
-        return _MEMORY[memory]
-    return f"remembers {memory_name(memory)}"
-
-
-def overtaken(steps: Sequence[TraceStep]) -> Iterator[str]:
-    """Each cancel that reached its worker before the work it cancels: overtaking it.
-
-    Action ids count per handoff, so a delivery is known by its handoff and id; each cancel
-    is named once, with the first of its handoff's work it overtook."""
-    delivered: set[tuple[int | None, int]] = set()
-    for step in steps:
-        message = step.message
-        if message is None or message.kind is not MessageKind.ACTION:
-            continue
-        delivered.add((message.handoff, message.action_id))
-        if task_of(message.action) is not WorkerTask.CANCEL:
-            continue
-        work = next(
-            (
-                item
-                for earlier in steps
-                if earlier.handoff == message.handoff
-                for item in earlier.issued
-                if _takes(item, message.role) and (message.handoff, item.id.value) not in delivered
-            ),
-            None,
-        )
-        if work is not None:
-            whose = "" if message.handoff is None else f"h{message.handoff + 1} "
-            yield (
-                f"the cancel {whose}#{message.action_id} {type(message.action).__name__} "
-                f"reached the {message.role.value} before {whose}#{work.id.value} "
-                f"{type(work.action).__name__}, the work it cancels: it overtook it"
-            )
-
-
-def _takes(item: IssuedHandoffAction, role: Role) -> bool:
-    """Whether `item` asks the worker of `role` to take a slot."""
-    return role_of(item.action) is role and task_of(item.action) is WorkerTask.TAKE
-
-
-def _answer(issued: Sequence[IssuedHandoffAction], error: str | None) -> str:
-    if error is not None:
-        return f"refused, {error}"
-    if not issued:
-        return "issued nothing"
-    return "issued " + ", ".join(
-        f"#{item.id.value} {type(item.action).__name__}" for item in issued
-    )
 
 
 def _verdict_word(verdict: Verdict) -> str:
@@ -467,32 +329,6 @@ def _json_verdict(verdict: Verdict) -> dict[str, Any]:
     }
 
 
-def _json_counterexample(example: Counterexample) -> dict[str, Any]:
-    by_runtime = runtime_acknowledged(example.steps)
-    return {
-        "finding": example.finding,
-        "overtaken": list(overtaken(example.steps)),
-        "steps": [_json_step(step, by_runtime) for step in example.steps],
-    }
-
-
-def _json_step(step: TraceStep, by_runtime: Collection[Message]) -> dict[str, Any]:
-    """One move: the call it made, if any, and with workers who moved and what followed."""
-    message, reaction = step.message, step.reaction
-    return {
-        "kind": step.kind.value,
-        "call": None if step.call is None else call_json(step.call),
-        "state": step.state,
-        "issued": [_issued_json(item) for item in step.issued],
-        "error": step.error,
-        "message": None if message is None else message.describe(),
-        "worker": None if message is None else message.role.value,
-        "memory": None if reaction is None else memory_name(reaction.memory),
-        "sent": [sent.describe() for sent in step.sent],
-        "words": describe_step(step, by_runtime) if step.kind is not MoveKind.CALL else None,
-    }
-
-
 def counterexample_trace(review: Review, example: Counterexample) -> Trace:
     """A counterexample as a replayable trace: its calls, each expecting the SPEC's answer.
 
@@ -545,3 +381,46 @@ def _issued_json(item: IssuedHandoffAction) -> dict[str, Any]:
 def _float(value: float | None) -> float | None:
     # JSON has no NaN or infinity; like serde_json, write them as null.
     return value if value is None or math.isfinite(value) else None
+
+
+def _json_counterexample(example: Counterexample) -> dict[str, Any]:
+    steps = example.steps
+    words: list[tuple[str | None, str | None]] = [(None, None)] * len(steps)
+    overtook: list[str] = []
+    if any(step.kind is not MoveKind.CALL for step in steps):  # a run with workers
+        from handoff._review.system_words import describe_step, overtaken, runtime_acknowledged
+        from handoff._system.workers import memory_name
+
+        by_runtime = runtime_acknowledged(steps)
+        words = [
+            (
+                describe_step(step, by_runtime),
+                None if step.reaction is None else memory_name(step.reaction.memory),
+            )
+            for step in steps
+        ]
+        overtook = list(overtaken(steps))
+    return {
+        "finding": example.finding,
+        "overtaken": overtook,
+        "steps": [_json_step(step, said) for step, said in zip(steps, words, strict=True)],
+    }
+
+
+def _json_step(step: TraceStep, told: tuple[str | None, str | None]) -> dict[str, Any]:
+    """One move: the call it made, if any, and with workers who moved and what followed
+    (`told`: the move in words, and what the worker remembers after it)."""
+    message = step.message
+    words, memory = told
+    return {
+        "kind": step.kind.value,
+        "call": None if step.call is None else call_json(step.call),
+        "state": step.state,
+        "issued": [_issued_json(item) for item in step.issued],
+        "error": step.error,
+        "message": None if message is None else message.describe(),
+        "worker": None if message is None else message.role.value,
+        "memory": memory,
+        "sent": [sent.describe() for sent in step.sent],
+        "words": None if step.kind is MoveKind.CALL else words,
+    }
