@@ -36,15 +36,15 @@ public face, with `wire`, `diagrams`, `sphinx` and `conform_driver` beside it.
 * `_system/` the system around coordinators, written once and pure: a call into a coordinator
   (`call`), the runtime's duties (`runtime`), the workers (`workers`, `worker_state`), the
   faults (`faults`), the configuration naming them (`config`), the properties judged of it
-  (`properties`) and when a run never ends (`bound`).
+  (`properties`), what a step breaks (`judgments`), when a run never ends (`bound`), and the
+  command line's one translation of the world's options (`cli`).
 * `_runs/` schedulers that drive real coordinators: the demo (`demo`), traces and their
   replay (`trace`, `trace_file`, `replay`, `replay_cli`), the simulation (`simulation`,
   `simulated_workers`, `simulation_report`, `simulate_cli`).
 * `_review/` the model review: one explorer (`explore`, `graph`, `world`) over the chart alone
   (`environment`, `watch`, `monitors`) or the system (`system`, `system_moves`,
   `system_state`, `system_replay`, `system_words`), its `verdict`, `report`, `judge` and
-  `trace_check`;
-  `equivalence` of the table and the interpreted chart; `conform/` and `spin/`.
+  `trace_check`; `equivalence` of the table and the interpreted chart; `conform/` and `spin/`.
 * `_docs/` what the docs show: drawings (`diagram`, `dot`, `mermaid`, `sequence`) and the
   generated sections (`generated`, `sections`, `project`).
 * The command line (`__main__`, `_cli`) sits above them all.
