@@ -247,7 +247,7 @@ def test_a_shared_run_replays_move_by_move() -> None:
     world = SystemWorld(compiled(SF), system, Rules(SF))
     replayed = replay_moves(world, [line_of(step) for step in example.steps])
     assert replayed.moves == len(example.steps)
-    assert Key.NO_SLOT_AFTER_FREED in {key for _line, key, _words in replayed.findings}
+    assert Key.NO_SLOT_AFTER_FREED in {found.finding.key for found in replayed.findings}
 
 
 # -- contracts -----------------------------------------------------------------------------

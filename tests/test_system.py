@@ -56,7 +56,8 @@ def _keys(world: SystemWorld, example: Counterexample) -> tuple[AnyKey, ...]:
     """The properties replaying `example`'s moves in `world` breaks, first broken first."""
     replayed = replay_moves(world, [line_of(step) for step in example.steps])
     assert replayed.moves == len(example.steps)
-    return tuple(key for _line, key, _words in replayed.findings)
+    named = {entry.key.value: entry.key for entry in world.properties}
+    return tuple(named[found.finding.key.value] for found in replayed.findings)
 
 
 @pytest.fixture(scope="module")

@@ -261,7 +261,7 @@ def test_a_trace_names_its_faults_and_policy_and_replays(tmp_path: Path) -> None
     again = read_trace(path)
     assert again.workers == trace.workers
     replayed = replay_system_run(again)
-    assert "W1" in {key.value for _line, key, _words in replayed.findings}
+    assert "W1" in {found.finding.key.value for found in replayed.findings}
 
 
 def _held(result: subprocess.CompletedProcess[str]) -> int:

@@ -20,7 +20,7 @@ from handoff._review.graph import cancellation, progress
 from handoff._review.monitors import judge_edge
 from handoff._review.verdict import Verdict
 from handoff._review.watch import Watch
-from handoff._runs.replay import CallResult
+from handoff._runs.replay import CallResult, Violation
 from handoff._runs.trace import Trace
 from handoff._system.call import Call
 from handoff._system.properties import PROPERTIES, AnyKey, Finding, Judged, Key, prop
@@ -104,10 +104,10 @@ def _ahead(verdict: Verdict) -> Iterator[Finding]:
     yield Finding(verdict.prop.key, verdict.prop.title, text)
 
 
-def judge_system_run(trace: Trace, allowed: Collection[str] = ()) -> list[tuple[int, str, str]]:
+def judge_system_run(trace: Trace, allowed: Collection[str] = ()) -> tuple[Violation, ...]:
     """Replay a run of the chart with its workers; what it broke, first broken first.  Only
     the contracts and properties of one's own named in `allowed` are imported."""
     from handoff._review.system_replay import replay_system_run  # the system world, when asked for
 
     replayed = replay_system_run(trace, allowed)
-    return [(line, key.value, words) for line, key, words in replayed.findings]
+    return replayed.findings

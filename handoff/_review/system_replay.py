@@ -14,8 +14,10 @@ from handoff._review.environment import Rules
 from handoff._review.graph import End, Tag, no_cancel, not_every_success
 from handoff._review.monitors import Checked
 from handoff._review.verdict import MoveKind, TraceStep
+from handoff._runs.replay import Violation
 from handoff._runs.trace import MoveLine, Trace
-from handoff._system.properties import AnyKey, Key
+from handoff._system.call import Call
+from handoff._system.properties import AnyKey, Finding, Key
 from handoff._values.errors import TraceError
 
 __all__ = ["Replayed", "line_of", "replay_moves", "replay_system_run"]
@@ -47,7 +49,8 @@ class Replayed:
     with the line that broke it."""
 
     moves: int
-    findings: tuple[tuple[int, AnyKey, str], ...]
+    findings: tuple[Violation, ...]
+    """Each at the line of its move, with the move's call (None: a worker's or a fault's)."""
 
 
 def replay_moves(world: SystemWorld, lines: Sequence[MoveLine], first_line: int = 2) -> Replayed:
@@ -58,12 +61,12 @@ def replay_moves(world: SystemWorld, lines: Sequence[MoveLine], first_line: int 
     and W7 too when no move of it was a fault: a counterexample to any of them ends so.
     """
     node, _key = world.root()
-    found: dict[AnyKey, tuple[int, AnyKey, str]] = {}
+    found: dict[AnyKey, Violation] = {}
 
-    def note(number: int, checks: Iterable[Checked]) -> None:
+    def note(number: int, made: Call | None, checks: Iterable[Checked]) -> None:
         for key, words in checks:
             if words is not None:
-                found.setdefault(key, (number, key, words))
+                found.setdefault(key, Violation(number, made, "", Finding.of(key, words)))
 
     number = first_line - 1
     fault_free = True
@@ -75,13 +78,14 @@ def replay_moves(world: SystemWorld, lines: Sequence[MoveLine], first_line: int 
         fault_free = fault_free and (
             move.step.kind is MoveKind.START or bool(move.tags & Tag.COOPERATIVE)
         )
-        note(number, move.checks)
+        made = move.step.call
+        note(number, made, move.checks)
         if move.node is None:
             return Replayed(len(lines), tuple(found.values()))
         node = move.node
-        note(number, world.checks(node))
+        note(number, made, world.checks(node))
     if not any(move.tags & Tag.COOPERATIVE and move.node is not None for move in world.moves(node)):
-        note(number, _how_it_ended(node, fault_free=fault_free))
+        note(number, None, _how_it_ended(node, fault_free=fault_free))
     return Replayed(len(lines), tuple(found.values()))
 
 

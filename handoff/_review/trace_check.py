@@ -189,7 +189,9 @@ def _check_system_run(
     except NotGiven as refusal:
         keyword = "workers" if refusal.what == "worker contract" else "properties"
         raise TraceError(f"{path}: {refusal.allow(f'pass {keyword}=[{refusal.name!r}]')}") from None
-    broken = {key.value: (line, words) for line, key, words in replayed.findings}
+    broken = {
+        found.finding.key.value: (found.line, found.finding.message) for found in replayed.findings
+    }
     verdicts = []
     for prop in _ALONG_A_RUN[WorldKind.SYSTEM]:
         line, words = broken.get(prop.key.value, (None, None))

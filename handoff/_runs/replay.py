@@ -97,10 +97,12 @@ class Divergence:
 
 @attrs.frozen
 class Violation:
-    """A call a monitor judged as breaking its property (at the end: the run's last call)."""
+    """A trace line judged as breaking a property: a call a monitor judged (at the end: the
+    run's last call), or a system run's move, which may make no call."""
 
     line: int
-    call: Call
+    call: Call | None
+    """The call (None: a worker's move, or a fault's, that calls no coordinator)."""
     chart_state: str
     """The chart state before the call (at the end: after the last call)."""
     finding: Finding

@@ -36,7 +36,7 @@ import attrs
 from handoff import _cli
 from handoff._compile.lookup import NamedChart, NotGiven, shipped_chart
 from handoff._coordinator.core import HandoffCoordinatorCore
-from handoff._runs.replay import MonitorFactory, Replay, recorded, replay
+from handoff._runs.replay import MonitorFactory, Replay, Violation, recorded, replay
 from handoff._runs.trace import Entry, MoveLine, Trace, TraceError, stream_trace, write_trace
 from handoff._system.workers import find_contract
 
@@ -44,7 +44,7 @@ __all__ = ["configure", "run"]
 
 _OK, _FAILED, _UNREADABLE = 0, 1, 2
 
-SystemReplay = Callable[[Trace, Collection[str]], Sequence[tuple[int, str, str]]]
+SystemReplay = Callable[[Trace, Collection[str]], Sequence[Violation]]
 """Replays a system run, importing only the contracts and properties of one's own named in
 its second argument; what it broke, as (line, property, words), first broken first."""
 
@@ -245,9 +245,9 @@ def _replay_system(
     if not broken:
         print(f"OK {path} ({moves} moves, {workers.contract} workers); every property holds")
         return _OK
-    for line, key, words in broken:
-        print(f"VIOLATED {path}:{line}: {key}")
-        print(f"  {words}")
+    for violation in broken:
+        print(f"VIOLATED {path}:{violation.line}: {violation.finding.key.value}")
+        print(f"  {violation.finding.message}")
     return _FAILED
 
 
@@ -259,7 +259,8 @@ def _report(verdict: Replay, path: Path) -> None:
         print(f"  expected: {divergence.expected}")
         print(f"  actual:   {divergence.actual}")
     for violation in verdict.violations:
-        print(f"VIOLATED {path}:{violation.line}: {violation.call.describe()}")
+        call = violation.call
+        print(f"VIOLATED {path}:{violation.line}: {'a move' if call is None else call.describe()}")
         when = "after the last call" if violation.at_end else "before the call"
         print(f"  chart state {when}: {violation.chart_state}")
         print(f"  {violation.message}")

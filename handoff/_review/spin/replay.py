@@ -102,7 +102,8 @@ def confirm_system(chart: CompiledChart, system: System, key: Key, trail: Trail)
         if node is None:  # a crash ends the run, in the model too
             break
     replayed = replay_moves(world, [line_of(step) for step in steps])
-    for number, broken, words in replayed.findings:
+    for violation in replayed.findings:
+        number, broken, words = violation.line, violation.finding.key, violation.finding.message
         last = number - 1 == len(steps)  # the first line replayed is line 2
         if broken == key and (last or prop(key).judged is Judged.GRAPH):
             return Confirmation(tuple(steps), words)
