@@ -17,9 +17,10 @@ import sys
 CHILD = """
 import resource, sys, time
 from handoff._runs.simulation import SimulationConfig, simulate
+from handoff._system.config import System
 from handoff._system.workers import find_contract
-workers = None if {w!r} is None else find_contract({w!r})
-config = SimulationConfig(handoffs={n}, concurrency={c}, fault_rate={p}, seed=7, workers=workers)
+system = None if {w!r} is None else System(find_contract({w!r}))
+config = SimulationConfig(handoffs={n}, concurrency={c}, fault_rate={p}, seed=7, system=system)
 started = time.perf_counter()
 report = simulate(config)
 wall = time.perf_counter() - started
