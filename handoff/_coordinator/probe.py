@@ -8,12 +8,12 @@ step's payload checks on their own.  This module alone reads the coordinator's s
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from handoff._chart.vocabulary import ChartEvent, Check
 from handoff._compile.table import CompiledChart
 from handoff._coordinator.binding import FACT_EVENTS, plans
-from handoff._coordinator.core import HandoffCoordinatorCore
+from handoff._coordinator.core import HandoffCoordinatorCore, Progress
 from handoff._values.lifecycle import NormalizedHandoffEvent
 from handoff._values.messages import HandoffAction, HandoffFact
 from handoff._values.timing import HandoffTransferTiming
@@ -22,9 +22,25 @@ from handoff._values.values import (
     HandoffActionOutcome,
     HandoffCompletion,
     HandoffId,
+    HandoffOrder,
 )
 
-__all__ = ["Configuration", "classify", "configuration", "for_table", "run_checks", "table"]
+if TYPE_CHECKING:
+    from handoff._chart.base import HandoffChart
+
+__all__ = [
+    "Configuration",
+    "classify",
+    "configuration",
+    "for_table",
+    "identity",
+    "interpret",
+    "progress",
+    "restored",
+    "rules",
+    "run_checks",
+    "table",
+]
 
 _EVENTS = tuple(ChartEvent)
 
@@ -60,17 +76,56 @@ def table(coordinator: HandoffCoordinatorCore) -> CompiledChart:
     return coordinator._chart
 
 
+def rules(coordinator: HandoffCoordinatorCore) -> HandoffOrder | type[HandoffChart]:
+    """The order or chart class `coordinator` was made for."""
+    return coordinator._rules
+
+
+def identity(coordinator: HandoffCoordinatorCore) -> tuple[HandoffId, float]:
+    """The handoff `coordinator` coordinates, and its fallback transfer delay."""
+    return coordinator._handoff_id, coordinator._fallback
+
+
+def progress(coordinator: HandoffCoordinatorCore) -> Progress:
+    """What `coordinator`'s calls so far decided, committed whole: read it, never change it
+    (a coordinator no one else holds is given a new one by `restored`)."""
+    return coordinator._now
+
+
+def restored(
+    like: HandoffCoordinatorCore, handoff_id: HandoffId, fallback: float, at: Progress
+) -> HandoffCoordinatorCore:
+    """A coordinator running `like`'s chart (its tables shared) for `handoff_id`, as the
+    calls that led to `at` left it: what a snapshot describes."""
+    made = object.__new__(HandoffCoordinatorCore)
+    made._rules, made._chart, made._plans = like._rules, like._chart, like._plans
+    made._handoff_id, made._fallback = handoff_id, fallback
+    made._now, made._interpreter, made._witness = at, None, None
+    return made
+
+
+def interpret(coordinator: HandoffCoordinatorCore) -> None:
+    """Run `coordinator` through python-statemachine's own interpreter from where it is."""
+    from handoff._compile.interpreted import InterpretedChart
+
+    chart = coordinator._chart
+    coordinator._interpreter = InterpretedChart(
+        coordinator._rules, chart.states[coordinator._now.state]
+    )
+
+
 def configuration(coordinator: HandoffCoordinatorCore) -> Configuration:
     """Everything that decides `coordinator`'s future behaviour."""
+    now = coordinator._now  # one object, committed whole
     return Configuration(
-        coordinator._state,
-        coordinator._next_id,
-        tuple(sorted(coordinator._issued.items())),
-        tuple(sorted(coordinator._outcomes.items(), key=lambda item: item[0])),
-        coordinator._timing,
-        coordinator._tokens,
-        tuple(coordinator._lifecycle),
-        coordinator._completion,
+        now.state,
+        now.next_id,
+        tuple(sorted(now.issued.items())),
+        tuple(sorted(now.outcomes.items(), key=lambda item: item[0])),
+        now.timing,
+        now.tokens,
+        tuple(now.lifecycle),
+        now.completion,
     )
 
 

@@ -13,6 +13,7 @@ import functools
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from handoff._coordinator import probe
 from handoff._coordinator.core import HandoffCoordinatorCore
 from handoff._values.errors import HandoffError
 from handoff._values.messages import HandoffFact
@@ -54,15 +55,16 @@ def shape(c: HandoffCoordinatorCore) -> Shape:
 
     Enum members are given by their values: a str hashes in C, an Enum member does not.
     """
-    completion = c._completion
+    now = probe.progress(c)
+    completion = now.completion
     return (
-        c._state,
-        c._next_id,
-        tuple([(key, type(action)) for key, action in c._issued.items()]),
-        tuple(sorted([(key, outcome.kind._value_) for key, outcome in c._outcomes.items()])),
-        c._timing is not None,
-        c._tokens is not None,
-        tuple([event._value_ for event in c._lifecycle]),
+        now.state,
+        now.next_id,
+        tuple([(key, type(action)) for key, action in now.issued.items()]),
+        tuple(sorted([(key, outcome.kind._value_) for key, outcome in now.outcomes.items()])),
+        now.timing is not None,
+        now.tokens is not None,
+        tuple([event._value_ for event in now.lifecycle]),
         None if completion is None else completion._value_,
     )
 
@@ -123,7 +125,7 @@ def _calls(coordinator: HandoffCoordinatorCore) -> Iterator[Any]:
     yield HandoffCoordinatorCore.start
     for fact in _FACTS:
         yield lambda c, fact=fact: c.on_fact(fact)
-    for key in coordinator._issued:
+    for key in probe.progress(coordinator).issued:
         for outcome in _OUTCOMES:
             yield lambda c, key=key, outcome=outcome: c.on_action_outcome(
                 HandoffActionId(key), outcome

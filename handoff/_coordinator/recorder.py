@@ -24,6 +24,7 @@ from typing import (
 )
 
 from handoff import _files
+from handoff._coordinator import probe
 from handoff._coordinator.core import Call, HandoffCoordinatorCore, Progress, hold, release
 from handoff._coordinator.snapshot import written_by_dumps
 from handoff._values.errors import HandoffError
@@ -348,12 +349,13 @@ class _Mark(NamedTuple):
 def _header(coordinator: HandoffCoordinatorCore) -> str:
     from handoff._compile.table import runtime_table
 
-    rules = coordinator._rules
-    if runtime_table(rules) is not coordinator._chart:
+    rules = probe.rules(coordinator)
+    if runtime_table(rules) is not probe.table(coordinator):
         raise TypeError("a coordinator running a compiled table of its own cannot be recorded")
     chart = "" if isinstance(rules, HandoffOrder) else f',"chart":{write_string(rules.title)}'
-    c = coordinator
-    fresh = not (c._state or c._next_id or c._lifecycle) and (c._timing, c._tokens) == (None, None)
+    now = probe.progress(coordinator)
+    moved = now.state or now.next_id or now.lifecycle
+    fresh = not moved and now.timing is None and now.tokens is None
     # A coordinator that has moved (restored from a snapshot, say) starts its trace from there.
     snapshot = "" if fresh else f',"snapshot":{written_by_dumps(coordinator)}'
     return (

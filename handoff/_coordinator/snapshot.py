@@ -41,6 +41,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from handoff._compile.table import runtime_table
+from handoff._coordinator import probe
 from handoff._coordinator.binding import planned_delay
 from handoff._coordinator.core import HandoffCoordinatorCore, Progress, hold, release
 from handoff._coordinator.reachable import (
@@ -106,7 +107,7 @@ def written_by_dumps(coordinator: HandoffCoordinatorCore) -> str:
     """`write(coordinator)`, warning when its chart is defined in `__main__` (copies, which
     stay in the process, do not warn)."""
     text = write(coordinator)
-    rules = coordinator._rules
+    rules = probe.rules(coordinator)
     if not isinstance(rules, HandoffOrder) and rules.__module__ == "__main__":
         warnings.warn(
             f"chart {rules.__qualname__} is defined in __main__, the script being run: its "
@@ -121,7 +122,8 @@ def written_by_dumps(coordinator: HandoffCoordinatorCore) -> str:
 
 def _written(c: HandoffCoordinatorCore) -> str:
     chart, states = _texts(c)
-    now = c._now  # read once: the progress is one object, committed whole
+    now = probe.progress(c)  # read once: the progress is one object, committed whole
+    handoff_id, fallback = probe.identity(c)
     issued = ",".join(_issued_entry(key, action) for key, action in now.issued.items())
     outcomes = ",".join(
         f"[{key},{codec(HandoffActionOutcome).write(now.outcomes[key])}]"
@@ -132,8 +134,8 @@ def _written(c: HandoffCoordinatorCore) -> str:
     lifecycle = ",".join(f'"{event.value}"' for event in now.lifecycle)
     completion = "null" if now.completion is None else f'"{now.completion.value}"'
     return (
-        f'{{"handoff_snapshot":{VERSION},"chart":{chart},"handoff_id":"{c._handoff_id}",'
-        f'"fallback_transfer_delay_ms":{format_f64(c._fallback)},'
+        f'{{"handoff_snapshot":{VERSION},"chart":{chart},"handoff_id":"{handoff_id}",'
+        f'"fallback_transfer_delay_ms":{format_f64(fallback)},'
         f'"state":{states[now.state]},"next_id":{now.next_id},'
         f'"issued":[{issued}],"outcomes":[{outcomes}],"timing":{timing},"tokens":{tokens},'
         f'"lifecycle":[{lifecycle}],"completion":{completion}}}'
@@ -142,7 +144,7 @@ def _written(c: HandoffCoordinatorCore) -> str:
 
 def _texts(coordinator: HandoffCoordinatorCore) -> tuple[str, tuple[str, ...]]:
     """The chart's name and its state ids, as JSON strings (worked out once per chart)."""
-    table = coordinator._chart
+    table = probe.table(coordinator)
     found = _TEXTS.get(id(table))
     if found is None or found[0] is not table:
         chart = json.dumps(_chart_name(coordinator))
@@ -154,8 +156,8 @@ _TEXTS: dict[int, tuple[object, str, tuple[str, ...]]] = {}
 
 
 def _chart_name(coordinator: HandoffCoordinatorCore) -> str:
-    rules = coordinator._rules
-    if runtime_table(rules) is not coordinator._chart:
+    rules = probe.rules(coordinator)
+    if runtime_table(rules) is not probe.table(coordinator):
         raise TypeError("a coordinator running a table of its own has no snapshot")
     if isinstance(rules, HandoffOrder):
         return rules.value
@@ -210,11 +212,7 @@ def read(
         if layout is not None:
             _remember(layout, restored, text)
     if interpreted:
-        from handoff._compile.interpreted import InterpretedChart
-
-        restored._interpreter = InterpretedChart(
-            restored._rules, restored._chart.states[restored._state]
-        )
+        probe.interpret(restored)
     return restored
 
 
@@ -319,17 +317,6 @@ def _blank(rules: Rules) -> HandoffCoordinatorCore:
     return HandoffCoordinatorCore(BLANK_ID, chart=rules)
 
 
-def _core(rules: Rules, handoff_id: HandoffId, fallback: float) -> HandoffCoordinatorCore:
-    """A coordinator of `rules` for `handoff_id`, its chart's tables shared; the caller fills
-    in the configuration."""
-    blank = _blank(rules)
-    restored = object.__new__(HandoffCoordinatorCore)
-    restored._rules, restored._chart, restored._plans = rules, blank._chart, blank._plans
-    restored._handoff_id, restored._fallback = handoff_id, fallback
-    restored._now, restored._interpreter, restored._witness = Progress(), None, None
-    return restored
-
-
 def _built(fields: _Fields, rules: Rules) -> HandoffCoordinatorCore:
     data = fields.data
     handoff_id = _handoff_id(data["handoff_id"])
@@ -338,31 +325,32 @@ def _built(fields: _Fields, rules: Rules) -> HandoffCoordinatorCore:
     fallback = data["fallback_transfer_delay_ms"]
     if type(fallback) not in (int, float) or not is_finite_non_negative(fallback):
         raise fields.refuse("fallback_transfer_delay_ms", "expected a finite, non-negative number")
-    restored = _core(rules, handoff_id, float(fallback))
-    state, table = data["state"], restored._chart
+    blank = _blank(rules)
+    state, table = data["state"], probe.table(blank)
     if type(state) is not str or state not in table.states:
         raise fields.refuse("state", f"expected a state of {table.name}, got {state!r}")
-    restored._state = table.states.index(state)
+    now = Progress()
+    now.state = table.states.index(state)
     # Each field read in turn; a refusal from inside one is named by the field's key.
     key = "next_id"
     try:
-        restored._next_id = next_id = count(data[key])
+        now.next_id = next_id = count(data[key])
         key = "issued"
-        restored._issued = issued = _issued(data[key], handoff_id, next_id)
+        now.issued = issued = _issued(data[key], handoff_id, next_id)
         key = "outcomes"
-        restored._outcomes = _outcomes(data[key], issued)
+        now.outcomes = _outcomes(data[key], issued)
         key = "timing"
-        restored._timing = optional_timing(data[key])
+        now.timing = optional_timing(data[key])
         key = "tokens"
-        restored._tokens = optional_count(data[key])
+        now.tokens = optional_count(data[key])
         key = "lifecycle"
-        restored._lifecycle = _events(data[key])
+        now.lifecycle = _events(data[key])
         key = "completion"
-        restored._completion = _completion(data[key])
+        now.completion = _completion(data[key])
     except WireRefusal as refusal:
         refusal.segments.append(key_segment(key))
         raise
-    return restored
+    return probe.restored(blank, handoff_id, float(fallback), now)
 
 
 _UUID = codec(HandoffId)
@@ -525,11 +513,12 @@ def _reachable(fields: _Fields, rules: Rules, found: Shape) -> None:
 
 
 def _check_delays(fields: _Fields, restored: HandoffCoordinatorCore) -> None:
-    for index, (key, action) in enumerate(restored._issued.items()):
+    now, (_handoff_id, fallback) = probe.progress(restored), probe.identity(restored)
+    for index, (key, action) in enumerate(now.issued.items()):
         if not isinstance(action, HandoffAction.StartTransfer):
             continue
         try:
-            planned = planned_delay(None, restored._timing, restored._tokens, restored._fallback)
+            planned = planned_delay(None, now.timing, now.tokens, fallback)
         except HandoffError:
             planned = None
         if planned != action.delay_ms:
@@ -625,17 +614,18 @@ def _remember(
         return
     if len(_KNOWN) >= _KNOWN_KEPT:
         _KNOWN.clear()
+    now = probe.progress(restored)
     _KNOWN[layout.key] = _Known(
-        restored._rules,
-        restored._state,
-        restored._next_id,
-        tuple([(key, type(action)) for key, action in restored._issued.items()]),
-        dict(restored._outcomes),
-        tuple(restored._lifecycle),
-        restored._completion,
+        probe.rules(restored),
+        now.state,
+        now.next_id,
+        tuple([(key, type(action)) for key, action in now.issued.items()]),
+        dict(now.outcomes),
+        tuple(now.lifecycle),
+        now.completion,
     )
-    if restored._timing is not None:
-        _kept(_TIMING_TEXTS, layout.timing, restored._timing)
+    if now.timing is not None:
+        _kept(_TIMING_TEXTS, layout.timing, now.timing)
 
 
 class _Elsewhere(Exception):
@@ -667,13 +657,12 @@ def _known(layout: _Layout | None, charts: Charts) -> HandoffCoordinatorCore:
         written = format_f64(delay)
         if any(text != written for text in layout.delays):
             raise _Elsewhere
-    restored = _core(rules, handoff_id, fallback)
-    now = restored._now
+    now = Progress()
     now.state, now.next_id = known.state, known.next_id
     now.issued = {key: _action(variant, handoff_id, delay) for key, variant in known.issued}
     now.outcomes, now.timing, now.tokens = dict(known.outcomes), timing, tokens
     now.lifecycle, now.completion = list(known.lifecycle), known.completion
-    return restored
+    return probe.restored(_blank(rules), handoff_id, fallback, now)
 
 
 def _found_rules(chart: str, charts: Charts) -> object:
