@@ -387,7 +387,7 @@ def _json_counterexample(example: Counterexample) -> dict[str, Any]:
     steps = example.steps
     words: list[tuple[str | None, str | None]] = [(None, None)] * len(steps)
     overtook: list[str] = []
-    if any(step.kind is not MoveKind.CALL for step in steps):  # a run with workers
+    if example.with_workers:
         from handoff._review.system_words import describe_step, overtaken, runtime_acknowledged
         from handoff._system.workers import memory_name
 

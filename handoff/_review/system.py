@@ -169,7 +169,7 @@ class SystemWorld(WorldBase):
         queued on one channel do not commute)."""
         self.symmetric = self.several and system.symmetry
         self._message_faults = tuple(f for f in NETWORK if f.strike.message)
-        self._struck_workers = tuple(f for f in NETWORK if not f.strike.message)
+        self._struck_workers = tuple(f for f in NETWORK if f.strike.forgets)
         self._configurations: dict[Configuration, int] = {}
         self._transitions: dict[tuple[int, int], _Transition] = {}
         """What each call does in each coordinator configuration (the call by `_code`)."""

@@ -17,10 +17,11 @@ exactly the destination holds the request's slot (decode owns it, and the reques
 simulation), after any other completion neither does, and a handoff that never completed is
 counted with whatever it still holds.
 
-With `faults` (`--faults`), each up to `budget` times a handoff, at the fault rate: an action
-is delivered twice (a copy is sent again as it arrives, behind what is on its way), or lost
-(the runtime reports `TimedOut` later), or its worker restarts just before it arrives (every
-handoff's requests forgotten).  With `Acknowledge.ON_SEND` the runtime acknowledges work that
+With `faults` (`--faults`), each up to `budget` times a handoff, at the fault rate, as its
+`Strike` says (the review's): a message on the wire, either way, is delivered twice (a copy is
+sent again as it arrives, behind what is on its way) or lost (the runtime reports `TimedOut`
+later), or a worker restarts just before an action arrives (every handoff's requests
+forgotten).  With `Acknowledge.ON_SEND` the runtime acknowledges work that
 takes or moves KV as it sends it, and the worker reports `Failed` for such work it did not do.
 """
 
@@ -43,7 +44,15 @@ from handoff._system.judgments import (
     two_slots,
 )
 from handoff._system.properties import Finding, Key
-from handoff._system.runtime import Workload, answered, call_of, carried
+from handoff._system.runtime import (
+    CANCELS,
+    Workload,
+    answered,
+    call_of,
+    carried,
+    kept_in_flight,
+    tells_freed,
+)
 from handoff._system.worker_state import Worker, WorkerBook
 from handoff._system.workers import (
     ContractTable,
@@ -55,7 +64,7 @@ from handoff._system.workers import (
     role_of,
     task_of,
 )
-from handoff._values.errors import HandoffError, OutOfOrderFactError
+from handoff._values.errors import HandoffError
 from handoff._values.messages import HandoffAction, HandoffFact, IssuedHandoffAction
 from handoff._values.values import (
     HandoffActionId,
@@ -69,8 +78,6 @@ __all__ = ["Channel", "Settled", "SimulatedWorkers"]
 
 _FAILABLE = (WorkerTask.TAKE, WorkerTask.TRANSFER, WorkerTask.ACTIVATE)
 _FAILED = Fault.FAILED_OUTCOME.outcome
-_CANCELS = (HandoffAction.CancelSource, HandoffAction.CancelDestination)
-_CLEANUPS = (HandoffAction.ReleaseSource, *_CANCELS)
 _SLOT_FREED = Key.NO_SLOT_AFTER_FREED
 _ONE_SLOT = Key.ONE_SLOT_PER_REQUEST
 
@@ -204,10 +211,11 @@ class SimulatedWorkers(Generic[H]):
         (the review's, at a rate): a copy sent again behind what is on its way (with FIFO
         delivery, after a cancel sent meanwhile), the message lost, the loss noticed by the
         runtime's timer later."""
+        if isinstance(item, Message) and item.copy:
+            return True  # a copy is the network's already: it is not struck again
         delivered = True
         for fault in self._message_faults:
-            copy = isinstance(item, Message) and item.copy
-            if not delivered or copy or not self._injects(handoff, fault):
+            if not delivered or not self._injects(handoff, fault):
                 continue
             strike = fault.strike
             if strike.copy:
@@ -270,7 +278,7 @@ class SimulatedWorkers(Generic[H]):
         if slots > 1:
             handoff.findings.append(Finding.of(_ONE_SLOT, two_slots(role, message, slots)))
         for sent in answered(message, reply, handoff.workload, self.acknowledge, failed=failed):
-            cleanup = isinstance(action, _CANCELS) and sent.kind is MessageKind.OUTCOME
+            cleanup = isinstance(action, CANCELS) and sent.kind is MessageKind.OUTCOME
             if cleanup and self.world.fault(Fault.CLEANUP_FAILURE):
                 self._send_back(handoff, sent._replace(outcome=_FAILED))
             self._send_back(handoff, sent)
@@ -284,11 +292,13 @@ class SimulatedWorkers(Generic[H]):
         """The coordinator took `outcome` for its `action`: a release or cancel acknowledged as
         done tells it the worker freed the request's slot (W2 when the worker holds one)."""
         role = role_of(action)
-        if role is None or not isinstance(action, _CLEANUPS) or outcome.is_failed:
+        if role is None:
+            return
+        message = Message(MessageKind.OUTCOME, 0, role, action, outcome)
+        if not tells_freed(message):
             return
         handoff.told.add(role)
         if self.books[role].slots(handoff.number):
-            message = Message(MessageKind.OUTCOME, 0, role, action, outcome)
             handoff.findings.append(Finding.of(_SLOT_FREED, told_while_held(message)))
 
     def refused(self, handoff: H, call: Call, error: HandoffError) -> None:
@@ -298,7 +308,7 @@ class SimulatedWorkers(Generic[H]):
         coming, and the fact is dropped.  The runtime reports it again, on no worker's
         channel: a worker sent it once.
         """
-        if isinstance(error, OutOfOrderFactError) and call.fact is not None and handoff.pending:
+        if kept_in_flight(error) and call.fact is not None and handoff.pending:
             self.world.at(self.world.latency(), handoff, call)
 
     def settle(self, handoff: H, completion: HandoffCompletion | None) -> Settled:

@@ -151,6 +151,7 @@ class _World:
         self.now = 0.0
         self.channels: dict[Hashable, float] = {}
         """With `fifo`: when each worker channel's last message arrives."""
+        self.fifo = config.system is not None and config.system.fifo
         self.workers = None if config.system is None else SimulatedWorkers(config.system, self)
 
     # -- scheduling --------------------------------------------------------------------
@@ -165,7 +166,7 @@ class _World:
         """Deliver `call` after `delay` (on a worker's `channel`: with `fifo`, never before
         what was sent on it earlier; ties go in the order sent); when it arrives."""
         when = self.now + delay
-        if channel is not None and self.config.system is not None and self.config.system.fifo:
+        if channel is not None and self.fifo:
             when = max(when, self.channels.get(channel, 0.0))
             self.channels[channel] = when
         self.sequence += 1
@@ -219,10 +220,10 @@ class _World:
             and workers is not None
             and not workers.struck(handoff, call, channel)
         ):
-            return
+            return  # lost on the wire
         if isinstance(call, Message):
-            assert self.workers is not None
-            self.workers.arrive(handoff, call)
+            assert workers is not None  # only the workers' actions travel as messages
+            workers.arrive(handoff, call)
             return
         if handoff.runaway is not None:
             return
@@ -386,21 +387,23 @@ def _finish(world: _World, handoff: _Handoff, report: SimulationReport, keep: _K
         report.endless += 1
         report.runaway = report.runaway or handoff.runaway
     findings = [*handoff.findings, *_findings(handoff)]
+    lost: list[Finding] = []  # broken, though nothing leaked
     final = handoff.coordinator.completion
     if world.workers is not None:
         ended = final if handoff.runaway is None and handoff.coordinator.is_complete else None
         settled = world.workers.settle(handoff, ended)
         findings.extend(settled.findings)
         report.worker_slots += settled.held
-        report.lost += settled.lost is not None
+        if settled.lost is not None:
+            report.lost += 1
+            lost.append(settled.lost)
     report.completions[final.name if final is not None else "none"] += 1
     report.reopened += len(handoff.completions) > 1
     if not handoff.coordinator.is_complete:
         report.incomplete += 1
     if any(finding.key in LEAKS for finding in findings):
         report.leaks += 1
-    if world.workers is not None and settled.lost is not None:
-        findings.append(settled.lost)  # broken, though nothing leaked
+    findings += lost
     report.broken.update({finding.key for finding in findings})
     if findings:
         keep(

@@ -173,9 +173,11 @@ def system_of(
     if contract is None:
         if _given(args, "fifo"):
             raise _cli.UsageError("--fifo orders the workers' messages: give --workers too")
-        about = (*_ABOUT_WORKERS, ("--concurrency", "concurrency" if concurrency else ""))
+        about: tuple[tuple[str, str], ...] = _ABOUT_WORKERS
+        if Options.CONCURRENCY in options:  # else `--concurrency` is the command's own
+            about = (*about, ("--concurrency", "concurrency"))
         for option, name in about:
-            if name and _given(args, name) is not None:
+            if _given(args, name) is not None:
                 raise _cli.UsageError(f"{option} is about the workers: give --workers too")
         return None
     budget, failures = _given(args, "fault_budget"), _given(args, "failures")
