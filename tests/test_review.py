@@ -124,7 +124,7 @@ def test_a_refusal_that_changes_the_coordinator_breaks_s6(monkeypatch: pytest.Mo
     refusal = HandoffCoordinatorCore._refusal
 
     def leaky(self: HandoffCoordinatorCore, *args: Any) -> Exception:
-        self._tokens = 7
+        self._now.tokens = 7  # a refusal that changes the committed progress in place
         return refusal(self, *args)
 
     monkeypatch.setattr(HandoffCoordinatorCore, "_refusal", leaky)

@@ -24,6 +24,7 @@ from handoff import (
     WireError,
     wire,
 )
+from handoff._coordinator import probe
 
 # -- snapshots -----------------------------------------------------------------------------
 
@@ -193,7 +194,7 @@ def test_a_copy_is_independent_and_shares_only_the_rule_table(
     [submit] = original.start()
     twin = duplicate(original)
     assert twin._chart is original._chart  # the immutable table, compiled once
-    assert twin._issued is not original._issued
+    assert probe.progress(twin).issued is not probe.progress(original).issued
     # The copy moves on; the original can still move, and says the same.
     assert twin.on_action_outcome(submit.id, HandoffActionOutcome.SUBMITTED) == []
     assert twin.on_fact(FACTS[0])

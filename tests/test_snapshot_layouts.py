@@ -27,7 +27,7 @@ from handoff import (
     WireError,
     wire,
 )
-from handoff._coordinator import snapshot
+from handoff._coordinator import probe, snapshot
 from handoff._wire.json_text import WireRefusal
 
 Outcome = tuple[object, ...]
@@ -40,9 +40,10 @@ def _restored(read: Callable[[str | bytes], HandoffCoordinatorCore], text: str |
         c = read(text)
     except (WireError, WireRefusal) as refusal:
         return ("refused", refusal.path, refusal.reason)
-    issued = [(key, type(action), action) for key, action in c._issued.items()]
-    return ("restored", snapshot.write(c), c._handoff_id, repr(c._fallback), c._timing,
-            c._tokens, issued, c._outcomes, c._lifecycle, c._completion, c._state)  # fmt: skip
+    now, (handoff_id, fallback) = probe.progress(c), probe.identity(c)
+    issued = [(key, type(action), action) for key, action in now.issued.items()]
+    return ("restored", snapshot.write(c), handoff_id, repr(fallback), now.timing,
+            now.tokens, issued, now.outcomes, now.lifecycle, now.completion, now.state)  # fmt: skip
 
 
 _GIVEN = snapshot.given_charts(CHARTS)

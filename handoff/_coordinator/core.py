@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Generic, TypeVar, cast, overload
+from typing import TYPE_CHECKING, cast, overload
 
 from handoff._chart.vocabulary import ChartEvent, Check, Refusal
 from handoff._compile.table import CompiledChart, chart_rules, runtime_table
@@ -53,7 +53,6 @@ if TYPE_CHECKING:
 
 __all__ = ["Call", "HandoffCoordinatorCore", "Progress", "Witness", "hold", "release"]
 
-_T = TypeVar("_T")
 
 _START = ChartEvent.START.index
 _UNKNOWN = ChartEvent.UNKNOWN_ACTION.index
@@ -140,22 +139,6 @@ class Progress:
         return twin
 
 
-class _Field(Generic[_T]):
-    """A coordinator's `_<name>`: field `name` of its committed progress, read and written in
-    place (by the tools, on coordinators no one else holds)."""
-
-    __slots__ = ("name",)
-
-    def __set_name__(self, owner: type, name: str) -> None:
-        self.name = name.removeprefix("_")
-
-    def __get__(self, coordinator: HandoffCoordinatorCore, owner: object = None) -> _T:
-        return cast("_T", getattr(coordinator._now, self.name))
-
-    def __set__(self, coordinator: HandoffCoordinatorCore, value: _T) -> None:
-        setattr(coordinator._now, self.name, value)
-
-
 @functools.cache
 def _plans(chart: HandoffOrder | type[HandoffChart]) -> tuple[tuple[Plan, ...], ...]:
     return plans(runtime_table(chart))
@@ -193,17 +176,6 @@ class HandoffCoordinatorCore:
         "_rules",
         "_witness",
     )
-
-    # What a step changes lives in `_now`; these read and write it field by field, for the
-    # tools that build or inspect a coordinator no other caller holds.
-    _state: _Field[int] = _Field()
-    _next_id: _Field[int] = _Field()
-    _issued: _Field[dict[int, HandoffAction]] = _Field()
-    _outcomes: _Field[dict[int, HandoffActionOutcome]] = _Field()
-    _timing: _Field[HandoffTransferTiming | None] = _Field()
-    _tokens: _Field[int | None] = _Field()
-    _lifecycle: _Field[list[NormalizedHandoffEvent]] = _Field()
-    _completion: _Field[HandoffCompletion | None] = _Field()
 
     @overload
     def __init__(
