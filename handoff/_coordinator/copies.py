@@ -29,10 +29,11 @@ def reduce(
     """What `pickle` and `copy` rebuild `coordinator` from: its snapshot, whether it is
     interpreted, and its chart class unless it runs a shipped order; `TypeError` for a
     coordinator that has no snapshot."""
+    from handoff._coordinator import probe
     from handoff._coordinator.snapshot import write
 
-    text, interpreted = write(coordinator), coordinator._interpreter is not None
-    rules = coordinator._rules
+    text, interpreted = write(coordinator), probe.interpreted(coordinator)
+    rules = probe.rules(coordinator)
     if isinstance(rules, HandoffOrder):
         return (_restore, (text, interpreted))
     return (_restore, (text, interpreted, rules))

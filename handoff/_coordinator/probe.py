@@ -35,6 +35,7 @@ __all__ = [
     "for_table",
     "identity",
     "interpret",
+    "interpreted",
     "progress",
     "restored",
     "rules",
@@ -102,6 +103,11 @@ def restored(
     made._handoff_id, made._fallback = handoff_id, fallback
     made._now, made._interpreter, made._witness = at, None, None
     return made
+
+
+def interpreted(coordinator: HandoffCoordinatorCore) -> bool:
+    """Whether `coordinator` runs through python-statemachine's own interpreter."""
+    return coordinator._interpreter is not None
 
 
 def interpret(coordinator: HandoffCoordinatorCore) -> None:
