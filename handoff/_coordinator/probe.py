@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from handoff._chart.vocabulary import ChartEvent, Check
 from handoff._compile.table import CompiledChart
 from handoff._coordinator.binding import FACT_EVENTS, plans
-from handoff._coordinator.core import HandoffCoordinatorCore, Progress
+from handoff._coordinator.core import HandoffCoordinatorCore, Progress, Witness
 from handoff._values.lifecycle import NormalizedHandoffEvent
 from handoff._values.messages import HandoffAction, HandoffFact
 from handoff._values.timing import HandoffTransferTiming
@@ -37,10 +37,13 @@ __all__ = [
     "interpret",
     "interpreted",
     "progress",
+    "replica",
     "restored",
     "rules",
     "run_checks",
+    "set_witness",
     "table",
+    "witness",
 ]
 
 _EVENTS = tuple(ChartEvent)
@@ -103,6 +106,22 @@ def restored(
     made._handoff_id, made._fallback = handoff_id, fallback
     made._now, made._interpreter, made._witness = at, None, None
     return made
+
+
+def replica(coordinator: HandoffCoordinatorCore) -> HandoffCoordinatorCore:
+    """A copy sharing nothing mutable with `coordinator`, interpreted ones too (their
+    interpreter shared: the reachability walk drives it through whole states only)."""
+    return coordinator._replica()
+
+
+def witness(coordinator: HandoffCoordinatorCore) -> Witness | None:
+    """Who is told each of `coordinator`'s calls before it is committed (a recorder)."""
+    return coordinator._witness
+
+
+def set_witness(coordinator: HandoffCoordinatorCore, told: Witness | None) -> None:
+    """Tell `told` each of `coordinator`'s calls from now on (None: nobody)."""
+    coordinator._witness = told
 
 
 def interpreted(coordinator: HandoffCoordinatorCore) -> bool:

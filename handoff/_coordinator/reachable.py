@@ -104,7 +104,7 @@ def _explore(rules: Rules) -> set[Shape]:
     while frontier:
         coordinator = frontier.pop()
         for call in _calls(coordinator):
-            twin = coordinator._replica()
+            twin = probe.replica(coordinator)
             try:
                 call(twin)
             except HandoffError:

@@ -133,7 +133,7 @@ class RecordingCoordinator:
     ) -> None:
         if type(coordinator) is not HandoffCoordinatorCore:
             raise TypeError(f"coordinator must be a HandoffCoordinatorCore, got {coordinator!r}")
-        if coordinator._witness is not None:
+        if probe.witness(coordinator) is not None:
             raise ValueError("the coordinator is already being recorded: one recorder at a time")
         self.coordinator = coordinator
         self._header = _header(coordinator)
@@ -146,7 +146,7 @@ class RecordingCoordinator:
             self._write(self._header)
         else:
             self._create(file)
-        coordinator._witness = self._witnessed
+        probe.set_witness(coordinator, self._witnessed)
 
     def _create(self, file: str | os.PathLike[str]) -> None:
         # Until the header is written nobody holds the recorder: whatever stops it (a full
@@ -263,7 +263,11 @@ class RecordingCoordinator:
         the end) finds the coordinator without that step, and the line is cut off a file the
         recorder opened, so that the trace holds exactly the steps the coordinator took."""
         pending = self._pending
-        if pending is not None and self._owned and self.coordinator._now is not pending[0]:
+        if (
+            pending is not None
+            and self._owned
+            and probe.progress(self.coordinator) is not pending[0]
+        ):
             self._mark = pending[1]
         self._pending = None
 
@@ -310,7 +314,7 @@ class RecordingCoordinator:
             return
         self._settle()
         self._closed = True
-        self.coordinator._witness = None
+        probe.set_witness(self.coordinator, None)
         try:
             self._write(f'{{"end":{{"calls":{self._mark.calls}}}}}')
         finally:  # a Ctrl-C in the write still closes the file
