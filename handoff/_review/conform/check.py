@@ -16,7 +16,7 @@ from collections.abc import Iterable, Iterator, Sequence
 import attrs
 
 from handoff._review.conform import protocol
-from handoff._review.conform.child import Implementation, Misbehaved
+from handoff._review.conform.child import Implementation, Misbehaved, quoted
 from handoff._review.conform.suite import Model, Run, Suite, handoff_id, run_of, walk, worded
 from handoff._review.environment import HANDOFF_ID
 from handoff._runs.replay import record
@@ -134,7 +134,7 @@ class Checker:
             raise _broken(error, _name(request)) from None
         answer = _read(line, _name(request))
         if not isinstance(answer, protocol.Hello):
-            raise Broken(f"the implementation answered the hello line with {_clip(line)}")
+            raise Broken(f"the implementation answered the hello line with {quoted(line)}")
         if answer.version not in protocol.VERSIONS:
             raise Broken(
                 f"the implementation speaks protocol version {answer.version}; "
@@ -249,7 +249,7 @@ class Checker:
             return
         answer = _read(line, where)
         if answer != protocol.Closed(run.handoff_id):
-            raise Broken(f"the implementation answered {_clip(line)} {where}")
+            raise Broken(f"the implementation answered {quoted(line)} {where}")
 
     def _judge(
         self, model: Model, run: Run, answers: Sequence[bytes]
@@ -269,7 +269,7 @@ class Checker:
                     raise _not_protocol(error, line, where) from None
                 return ImplementationDivergence(model, run, index, chart, None, unread=unread)
             if not isinstance(answer, type(chart)):
-                raise Broken(f"the implementation answered {_clip(line)} {where}")
+                raise Broken(f"the implementation answered {quoted(line)} {where}")
             if (
                 isinstance(answer, protocol.Opened | protocol.Reply)
                 and answer.handoff_id != run.handoff_id
@@ -338,7 +338,7 @@ def _read(line: bytes, where: str) -> protocol.ProtocolLine:
 def _not_protocol(error: protocol.ProtocolError, line: bytes, where: str) -> Broken:
     return Broken(
         f"the implementation printed what is not the protocol {where}: "
-        f"{_clip(str(error).encode())}: {_clip(line)}"
+        f"{quoted(str(error).encode())}: {quoted(line)}"
     )
 
 
@@ -371,7 +371,7 @@ def _unreadable_reply(line: bytes, handoff: HandoffId) -> str | None:
         why = str(error)
     else:
         return None
-    return f"{_clip(line)}, which no chart answers ({why})"
+    return f"{quoted(line)}, which no chart answers ({why})"
 
 
 def _call(line: str) -> Call:
@@ -390,8 +390,3 @@ def _name(request: str) -> str:
     if isinstance(message, protocol.Close):
         return f"to the closing of handoff {message.handoff_id}"
     return "to the hello line"
-
-
-def _clip(line: bytes) -> str:
-    text = line.decode("utf-8", errors="backslashreplace")
-    return repr(text if len(text) <= 200 else text[:200] + "…")

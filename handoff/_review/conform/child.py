@@ -27,13 +27,24 @@ import time
 from collections.abc import Sequence
 from types import TracebackType
 
-__all__ = ["KEPT_STDERR", "MAX_LINE", "Implementation", "Misbehaved", "adopt_orphans"]
+__all__ = [
+    "KEPT_STDERR",
+    "MAX_LINE",
+    "QUOTED",
+    "Implementation",
+    "Misbehaved",
+    "adopt_orphans",
+    "clip",
+    "quoted",
+]
 
 _CHUNK = 1 << 16
 _LINGER = 2.0
 """How long a process that was told the input is over may take to exit by itself."""
 _LAST_WORDS = 300
 """How much of a dead process's stderr a report quotes, at most."""
+QUOTED = 200
+"""How much of anything else an implementation wrote a report quotes, at most."""
 MAX_LINE = 1 << 20
 """The longest answer line taken, in bytes: a chart's answer is a few hundred."""
 KEPT_STDERR = 1 << 16
@@ -238,14 +249,14 @@ class Implementation:
         if len(self._buffer) > MAX_LINE and self._buffer.find(b"\n", searched) < 0:
             raise Misbehaved(
                 len(answers),
-                f"wrote a line longer than {MAX_LINE:,} bytes ({_clip(self._buffer[:80])} …)",
+                f"wrote a line longer than {MAX_LINE:,} bytes ({quoted(self._buffer[:80])} …)",
             )
         return len(answers) > before
 
     def unasked(self) -> str | None:
         """A line the process wrote past the last answer asked for (quoted), if one came."""
         end = self._buffer.find(b"\n")
-        return None if end < 0 else _clip(self._buffer[:end])
+        return None if end < 0 else quoted(self._buffer[:end], _LAST_WORDS)
 
     def _ended(self) -> str:
         """Why the process stopped reading or writing: its exit status and last words."""
@@ -257,7 +268,7 @@ class Implementation:
         self._drain_stderr()
         words = [line.strip() for line in self._stderr.decode(errors="replace").splitlines()]
         last = next((line for line in reversed(words) if line), "")
-        return how + (f" ({_clip(last.encode())})" if last else "")
+        return how + (f" ({quoted(last.encode(), _LAST_WORDS)})" if last else "")
 
     def _drain_stderr(self) -> None:
         """Take what is left on the stderr of a process that ended: until the stream closes,
@@ -320,6 +331,12 @@ def _descendants(pid: int) -> set[int]:
     return found
 
 
-def _clip(line: bytes | bytearray) -> str:
-    text = bytes(line).decode("utf-8", errors="backslashreplace")
-    return repr(text if len(text) <= _LAST_WORDS else text[:_LAST_WORDS] + "…")
+def clip(text: str, most: int = QUOTED) -> str:
+    """`text` cut to at most `most` characters (an ellipsis says so): what an implementation
+    wrote is quoted, never repeated whole."""
+    return text if len(text) <= most else text[:most] + "…"
+
+
+def quoted(line: bytes | bytearray, most: int = QUOTED) -> str:
+    """Bytes an implementation wrote, as a report quotes them: decoded, clipped, in quotes."""
+    return repr(clip(bytes(line).decode("utf-8", errors="backslashreplace"), most))

@@ -32,7 +32,7 @@ from handoff import _cli, _files
 from handoff._compile.lookup import spelling
 from handoff._compile.table import compiled
 from handoff._review.conform.check import Broken, Checker, ImplementationDivergence
-from handoff._review.conform.child import Implementation, adopt_orphans
+from handoff._review.conform.child import Implementation, adopt_orphans, clip
 from handoff._review.conform.protocol import (
     CallRequest,
     Close,
@@ -350,9 +350,9 @@ def _check(
     return found
 
 
-def _clipped(text: str, most: int = 200) -> str:
-    """`text` as a report quotes it: at most `most` characters, control characters escaped."""
-    shown = text if len(text) <= most else text[:most] + "…"
+def _clipped(text: str) -> str:
+    """`text` as a report quotes it: clipped, control characters escaped."""
+    shown = clip(text)
     return shown.encode("unicode_escape").decode("ascii") if not shown.isprintable() else shown
 
 

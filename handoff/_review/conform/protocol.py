@@ -20,6 +20,7 @@ import attrs
 
 from handoff import wire
 from handoff._coordinator.core import HandoffCoordinatorCore
+from handoff._review.conform.child import clip
 from handoff._runs.trace import call_fields, read_call
 from handoff._system.call import Call
 from handoff._values import errors
@@ -185,12 +186,8 @@ class Answer:
         return said
 
 
-_QUOTED = 200
-"""How much of an implementation's own message a report quotes."""
-
-
 def _clipped(message: str) -> str:
-    shown = message if len(message) <= _QUOTED else message[:_QUOTED] + "…"
+    shown = clip(message)
     return shown if shown.isprintable() else repr(shown)
 
 
@@ -364,8 +361,7 @@ def _reports(hello: dict[str, object]) -> tuple[str, ...] | None:
 
 def _short(value: object) -> str:
     """`value` as an error message quotes it: its repr, clipped."""
-    text = repr(value)
-    return text if len(text) <= _QUOTED else text[:_QUOTED] + "…"
+    return clip(repr(value))
 
 
 def _reply(data: dict[str, object]) -> Reply:
