@@ -84,6 +84,7 @@ from handoff._system.runtime import (
     call_of,
     carried,
     kept_in_flight,
+    retried,
     tells_freed,
 )
 from handoff._system.worker_state import HandoffView, SystemView, Worker, WorkerState, worker_view
@@ -109,6 +110,7 @@ _SLOT_FREED = Key.NO_SLOT_AFTER_FREED
 _ONLY_ISSUED = Key.ONLY_ISSUED_WORK
 _ONE_SLOT = Key.ONE_SLOT_PER_REQUEST
 _FAILABLE = (WorkerTask.TAKE, WorkerTask.TRANSFER, WorkerTask.ACTIVATE)
+_CANCEL = WorkerTask.CANCEL
 _FAILED_WORK = Fault.FAILED_OUTCOME.outcome
 _WORKER_MOVES = (MoveKind.TO_WORKER, MoveKind.WORKER_FAILS)
 _TERMINAL_MOVES = (MoveKind.FAULT, MoveKind.LOSS)
@@ -123,6 +125,7 @@ _FAULT_MOVES = {
     Fault.DUPLICATION: MoveKind.DUPLICATE,
     Fault.LOSS: MoveKind.LOSS,
     Fault.RESTART: MoveKind.RESTART,
+    Fault.FAILED_CLEANUP: MoveKind.WORKER_FAILS,
 }
 """How a run shows each injected fault's move."""
 _DELIVERY = -1
@@ -406,6 +409,9 @@ class SystemWorld(WorldBase):
         codes, strike = self.codes, fault.strike
         message = codes.messages[code]
         flight = _without(state.flight, channel, code)
+        if strike.fails_cleanup:
+            yield from self._cleanup_fails(fault, coordinators, state, code, flight)
+            return
         copies: tuple[Message, ...] = ()
         if strike.copy:
             copies = (message._replace(copy=True),)
@@ -436,6 +442,40 @@ class SystemWorld(WorldBase):
                 raw.node.coordinators, after._replace(spent=after.spent.plus(fault)), codes
             )
             yield _Raw(step, node, raw.findings, fault=True)
+
+    def _cleanup_fails(
+        self,
+        fault: Fault,
+        coordinators: tuple[HandoffCoordinatorCore, ...],
+        state: SystemState,
+        code: int,
+        flight: Flight,
+    ) -> Iterator[_Raw]:
+        """The cancel `code` reaches its worker, which fails it: it remembers nothing of it,
+        holds what it held, and acknowledges it as failed (the runtime's retry, if any, is
+        made when the coordinator refuses that: `retried`)."""
+        codes = self.codes
+        message = codes.messages[code]
+        if message.kind is not MessageKind.ACTION or task_of(message.action) is not _CANCEL:
+            return
+        role, handoff = message.role, codes.handoff[code]
+        memory = self.workers[role].memory(codes.workers[state.worker(role)], handoff)
+        acknowledge = self.system.acknowledge
+        sent = answered(
+            message, WorkerReply.FAILED, self.workload, acknowledge, failed=_FAILED_WORK
+        )
+        step = TraceStep(
+            None,
+            coordinators[handoff].chart_state,
+            kind=_FAULT_MOVES[fault],
+            message=message,
+            reaction=_failed(memory),
+            sent=sent,
+            handoff=message.handoff,
+        )
+        numbers = tuple(codes.message(item) for item in sent)
+        after = state._replace(flight=self._send(flight, numbers), spent=state.spent.plus(fault))
+        yield _Raw(step, _Node(coordinators, after, codes), (), fault=True)
 
     def _restart(
         self,
@@ -519,6 +559,8 @@ class SystemWorld(WorldBase):
         told = role in watch.told
         for reaction in reactions:
             findings = found
+            # A cancel the worker failed was not performed: its retry is no second time.
+            seen = watches if reaction.done else state.watches
             slots = reaction.slots
             if slots and told:
                 findings = (*findings, (_SLOT_FREED, held_after_freed(role, message)))
@@ -531,7 +573,7 @@ class SystemWorld(WorldBase):
                     reaction.memory if source else state.source,
                     state.destination if source else reaction.memory,
                     self._send(flight, reaction.sent),
-                    watches,
+                    seen,
                     spent,
                 ),
             )
@@ -573,7 +615,9 @@ class SystemWorld(WorldBase):
                 handoff=tag,
             )
             numbers = tuple(codes.message(item) for item in sent)
-            yield _Reaction(codes.worker(memory_after), numbers, step, memory_after.slots(handoff))
+            done = not (reaction.reply is WorkerReply.FAILED and task_of(action) is _CANCEL)
+            slots = memory_after.slots(handoff)
+            yield _Reaction(codes.worker(memory_after), numbers, step, slots, done)
 
     def _call(
         self,
@@ -608,7 +652,7 @@ class SystemWorld(WorldBase):
                 state.coordinators,
                 state.source,
                 state.destination,
-                flight,
+                self._send(flight, done.sent),  # a failed cancel sent again: `retried`
                 _replaced(state.watches, handoff, watch),
                 spent,
             )
@@ -683,10 +727,19 @@ class SystemWorld(WorldBase):
         except HandoffError as error:
             early = kept_in_flight(error)
             words = error_words(error)
+            again = None if message is None else retried(message, self.system.retry)
+            retry: tuple[Message, ...] = () if again is None else (again,)
             step = TraceStep(
-                made, twin.chart_state, error=words, kind=kind, message=message, handoff=tag
+                made,
+                twin.chart_state,
+                error=words,
+                kind=kind,
+                message=message,
+                sent=retry,
+                handoff=tag,
             )
-            return _Transition(coordinator, configuration, step, error=words, early=early)
+            numbers = tuple(self.codes.message(item) for item in retry)
+            return _Transition(coordinator, configuration, step, numbers, error=words, early=early)
         except MemoryError:  # the review's own limit, not the chart's crash
             raise
         except Exception as error:  # a crash is a finding, not a reason to stop reviewing

@@ -56,6 +56,8 @@ class _Reaction(NamedTuple):
     step: TraceStep
     slots: int
     """The slots it holds for the request afterwards."""
+    done: bool = True
+    """It performed the action (False: a cancel it failed, which the runtime may retry)."""
 
 
 class _Raw(NamedTuple):

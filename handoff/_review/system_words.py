@@ -85,7 +85,7 @@ def describe_step(step: TraceStep, by_runtime: Collection[Message] = ()) -> str:
         sender = "runtime" if original in by_runtime else message.role.value
         return (
             f"the coordinator gets {message.describe()} from the {sender}{again}: "
-            f"{step.call} -> {step.state}: {_answer(step.issued, step.error)}"
+            f"{step.call} -> {step.state}: {_answer(step.issued, step.error)}{_retry(step)}"
         )
     reaction = step.reaction
     assert reaction is not None
@@ -144,6 +144,14 @@ def overtaken(steps: Sequence[TraceStep]) -> Iterator[str]:
 def _takes(item: IssuedHandoffAction, role: Role) -> bool:
     """Whether `item` asks the worker of `role` to take a slot."""
     return role_of(item.action) is role and task_of(item.action) is WorkerTask.TAKE
+
+
+def _retry(step: TraceStep) -> str:
+    """What the runtime sends again once the coordinator refused a failed cancel."""
+    if step.error is None or not step.sent:
+        return ""
+    again = ", ".join(sent.describe() for sent in step.sent)
+    return f"; the runtime retries: sends {again} again"
 
 
 def _answer(issued: Sequence[IssuedHandoffAction], error: str | None) -> str:

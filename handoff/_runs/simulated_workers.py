@@ -45,12 +45,12 @@ from handoff._system.judgments import (
 )
 from handoff._system.properties import Finding, Key
 from handoff._system.runtime import (
-    CANCELS,
     Workload,
     answered,
     call_of,
     carried,
     kept_in_flight,
+    retried,
     tells_freed,
 )
 from handoff._system.worker_state import Worker, WorkerBook
@@ -110,6 +110,8 @@ class _WorkerHandoff(Protocol):
     """The workers whose freeing the coordinator was told of."""
     findings: list[Finding]
     """What its run broke so far, judged as the review judges a move."""
+    issued: dict[int, HandoffAction]
+    """Every action issued so far, by id."""
 
 
 H = TypeVar("H", bound=_WorkerHandoff)
@@ -178,6 +180,7 @@ class SimulatedWorkers(Generic[H]):
         self.faults = system.injected
         self.budget = system.budget
         self.acknowledge = system.acknowledge
+        self.retry = system.retry
         self._message_faults = tuple(f for f in NETWORK if f in self.faults and f.strike.message)
         self._worker_faults = tuple(f for f in NETWORK if f in self.faults and f.strike.forgets)
         self.workers = {role: Worker(self.table, role, system.slots) for role in Role}
@@ -199,11 +202,15 @@ class SimulatedWorkers(Generic[H]):
         action, *acknowledgement = sent
         for early in acknowledgement:  # acknowledged as it is sent, before the worker has it
             self._send_back(handoff, early)
+        self._to_worker(handoff, action)
+        return True
+
+    def _to_worker(self, handoff: H, action: Message) -> None:
+        """Put the action `action` carries on its way to its worker."""
         delay = self.world.latency()
         if self.world.fault(Fault.DELAYED_DELIVERY):
             delay += self.world.uniform(5, 30)
         self.world.at(delay, handoff, action, (action.role, True))
-        return True
 
     def struck(self, handoff: H, item: Call | Message, channel: Channel) -> bool:
         """Whether `item`, arriving on a worker's `channel` either way, is delivered now, once
@@ -264,6 +271,12 @@ class SimulatedWorkers(Generic[H]):
         request, action_id = handoff.number, message.action_id
         for key, words in performed(handoff.issued_bits, handoff.performed_bits, message):
             handoff.findings.append(Finding.of(key, words))
+        if task is WorkerTask.CANCEL and self._cleanup_fails(handoff, book, action_id):
+            # It does not do the cancel, so it neither performs nor remembers it.
+            failed_reply = (WorkerReply.FAILED, handoff.workload, self.acknowledge)
+            for sent in answered(message, *failed_reply, failed=_FAILED):
+                self._send_back(handoff, sent)
+            return
         handoff.performed_bits |= 1 << action_id
         failed = None
         if task in _FAILABLE and self.world.fault(Fault.FAILED_OUTCOME):
@@ -277,11 +290,21 @@ class SimulatedWorkers(Generic[H]):
             handoff.findings.append(Finding.of(_SLOT_FREED, held_after_freed(role, message)))
         if slots > 1:
             handoff.findings.append(Finding.of(_ONE_SLOT, two_slots(role, message, slots)))
+        if task is WorkerTask.CANCEL and reply is WorkerReply.FAILED:
+            handoff.performed_bits &= ~(1 << action_id)  # failed: not performed, retried anew
         for sent in answered(message, reply, handoff.workload, self.acknowledge, failed=failed):
-            cleanup = isinstance(action, CANCELS) and sent.kind is MessageKind.OUTCOME
-            if cleanup and self.world.fault(Fault.CLEANUP_FAILURE):
-                self._send_back(handoff, sent._replace(outcome=_FAILED))
             self._send_back(handoff, sent)
+
+    def _cleanup_fails(self, handoff: H, book: WorkerBook, action_id: int) -> bool:
+        """Whether the worker fails the cancel `action_id` as it arrives: at the fault rate,
+        or as `--faults cleanup-failure` within its budget.  A cancel the worker did already
+        (a copy) is answered as before, and has no chance to fail."""
+        entry = book.find(handoff.number)
+        if entry is not None and entry.done & 1 << action_id:
+            return False
+        return self.world.fault(Fault.CLEANUP_FAILURE) or self._injects(
+            handoff, Fault.FAILED_CLEANUP
+        )
 
     def restart(self, role: Role) -> None:
         """The worker of `role` restarts: it forgets every request and frees every slot."""
@@ -310,6 +333,15 @@ class SimulatedWorkers(Generic[H]):
         """
         if kept_in_flight(error) and call.fact is not None and handoff.pending:
             self.world.at(self.world.latency(), handoff, call)
+        number = None if call.action_id is None else call.action_id.value
+        action = None if number is None else handoff.issued.get(number)
+        role = None if action is None else role_of(action)
+        if number is None or action is None or role is None or call.outcome is None:
+            return
+        outcome = Message(MessageKind.OUTCOME, number, role, action, call.outcome)
+        again = retried(outcome._replace(handoff=handoff.number), self.retry)
+        if again is not None:
+            self._to_worker(handoff, again)
 
     def settle(self, handoff: H, completion: HandoffCompletion | None) -> Settled:
         """Judge the slots the workers hold for `handoff`, which has nothing left in flight

@@ -236,7 +236,8 @@ class _World:
                 handoff.calls.append(Entry(call, expect_error=str(error)))
             if self.workers is not None:
                 self.workers.refused(handoff, call, error)
-            self.after_refusal(handoff, call)
+            else:
+                self.after_refusal(handoff, call)
             return
         if handoff.calls is not None:
             handoff.calls.append(Entry(call, expect=tuple(issued)))

@@ -95,6 +95,8 @@ _HEADER_KEYS = (
 )  # fmt: skip
 _WORKERS_KEYS = ("contract", "fifo", "faults")
 _WORKERS_OPTIONAL = ("injected", "budget", "acknowledge", "concurrency", "slots", "properties")
+_RUNTIME_OPTIONAL = ("retry",)
+"""The runtime's duties a header names when they are not the contract's defaults."""
 _MOVE_KEYS = ("move", "message", "fact", "worker", "handoff")
 _CALL_KEYS = {
     CallKind.START: (),
@@ -140,6 +142,8 @@ class Workers:
     """How many slots each worker held at most (None: unbounded)."""
     properties: tuple[str, ...] = ()
     """The properties of one's own judged too, as `MODULE:NAME`."""
+    retry: bool = True
+    """Whether the runtime sent a failed cancel again (`System.retry`)."""
 
     @classmethod
     def of(cls, system: System) -> Workers:
@@ -155,6 +159,7 @@ class Workers:
             system.concurrency,
             system.slots,
             tuple(key.spelling for key in own if isinstance(key, OwnKey)),
+            system.retry,
         )
 
     def system(self, allowed: Collection[str] = ()) -> System:
@@ -171,6 +176,7 @@ class Workers:
             concurrency=self.concurrency,
             slots=self.slots,
             properties=tuple(find_property(name, allowed) for name in self.properties),
+            retry=self.retry,
         )
 
 
@@ -336,6 +342,8 @@ def _workers_options(workers: Workers) -> str:
         text += f',"slots":{workers.slots}'
     if workers.properties:
         text += f',"properties":[{",".join(map(write_string, workers.properties))}]'
+    if not workers.retry:
+        text += ',"retry":false'
     return text
 
 
@@ -572,12 +580,12 @@ class _Line:
 
     def workers(self) -> Workers:
         data = self.data["workers"]
-        known = set(_WORKERS_KEYS) | set(_WORKERS_OPTIONAL)
+        known = {*_WORKERS_KEYS, *_WORKERS_OPTIONAL, *_RUNTIME_OPTIONAL}
         if not isinstance(data, dict) or not set(_WORKERS_KEYS) <= set(data) <= known:
             raise self.fail(
                 'workers must be {"contract":NAME,"fifo":BOOL,"faults":N} and may add '
                 '"injected":[FAULT,…], "budget":N, "acknowledge":POLICY, "concurrency":N, '
-                '"slots":N, "properties":[MODULE:NAME,…]'
+                '"slots":N, "properties":[MODULE:NAME,…], "retry":BOOL'
             )
         contract, fifo, faults = (data[key] for key in _WORKERS_KEYS)
         if not isinstance(contract, str) or not contract:
@@ -601,9 +609,12 @@ class _Line:
             raise self.fail(
                 f"workers: properties must be a list of MODULE:NAME, got {properties!r}"
             )
+        retry = data.get("retry", True)
+        if not isinstance(retry, bool):
+            raise self.fail(f"workers: retry must be true or false, got {retry!r}")
         return Workers(
             contract, fifo, faults, injected, budget, acknowledge, concurrency, slots,
-            tuple(properties),
+            tuple(properties), retry,
         )  # fmt: skip
 
     def _workers_options(

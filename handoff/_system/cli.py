@@ -127,6 +127,18 @@ def add_system_options(
     for option, flag, bounded, metavar, what in _REVIEWED_OPTIONS:
         if flag in options:
             parser.add_argument(option, type=bounded, metavar=metavar, help=what)
+    _add_runtime_options(parser)
+
+
+def _add_runtime_options(parser: argparse.ArgumentParser) -> None:
+    """The runtime's duties beyond carrying messages, each at the contract's default."""
+    parser.add_argument(
+        "--no-retry",
+        action="store_true",
+        default=None,
+        help="with --workers: a runtime that gives up on a cancel acknowledged as failed "
+        "(default: it sends it again until it is Applied or Noop, as the contract demands)",
+    )
 
 
 _REVIEWED_OPTIONS = (
@@ -156,6 +168,7 @@ _ABOUT_WORKERS = (
     ("--slots", "slots"),
     ("--failures", "failures"),
     ("--property", "property"),
+    ("--no-retry", "no_retry"),
 )
 """The options that say something of the workers, and where argparse keeps each."""
 
@@ -190,6 +203,7 @@ def system_of(
         acknowledge=Acknowledge(_given(args, "acknowledge") or DEFAULT_ACKNOWLEDGE.value),
         concurrency=1 if concurrency is None else concurrency,
         slots=_given(args, "slots"),
+        retry=not _given(args, "no_retry"),
         **review,
     )
 

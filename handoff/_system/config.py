@@ -76,6 +76,11 @@ class System:
     """Count configurations that differ only by which handoff is which once, and explore the
     moves of one handoff that commute with every other handoff's in one order only."""
 
+    # -- the runtime's duties beyond carrying messages
+    retry: bool = True
+    """Send a cancel acknowledged as failed again until it is done, as the contract demands
+    (`--no-retry`: a runtime that gives up on it)."""
+
     def describe(self) -> str:
         """`forgetful workers, messages delivered in any order`, then the handoffs sharing the
         workers and their slots, the faults injected when they are not the defaults, and when
@@ -91,7 +96,11 @@ class System:
         if self.injected:
             names = ", ".join(fault.value for fault in NETWORK if fault in self.injected)
             words += f", faults {names} ({self.budget} each)"
-        return f"{words}, {self.acknowledge.words}"
+        return f"{words}, {self.acknowledge.words}{self._runtime_words()}"
+
+    def _runtime_words(self) -> str:
+        """The runtime's duties it does not do as the contract says (nothing when it does)."""
+        return "" if self.retry else ", failed cancels not retried"
 
     def allows(self, fault: Fault, spent: int) -> bool:
         """Whether a run that suffered `spent` faults of kind `fault` may suffer one more."""

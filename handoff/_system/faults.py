@@ -61,6 +61,9 @@ class Fault(enum.Enum):
     """A message in flight is lost; the runtime notices it only as a timeout (`TimedOut`)."""
     RESTART = "crash"
     """A worker restarts: it forgets what it remembered (tombstones too) and frees its slots."""
+    FAILED_CLEANUP = "cleanup-failure"
+    """A worker fails a cancel it gets: it does not do it and acknowledges it as failed; the
+    runtime sends it again unless told not to retry (`System.retry`)."""
 
     @property
     def outcome(self) -> HandoffActionOutcome:
@@ -94,6 +97,9 @@ class Strike:
     """How the runtime notices it: this fact to the message's coordinator (its timeout)."""
     forgets: bool = False
     """The worker struck forgets every request, tombstones too, and frees every slot."""
+    fails_cleanup: bool = False
+    """It strikes a cancel as it reaches its worker: the worker does not do it (remembers
+    nothing of it) and acknowledges it as failed."""
 
 
 _FAILED = HandoffActionOutcome.failed("injected fault")
@@ -109,6 +115,7 @@ _STRIKES = {
     Fault.DUPLICATION: Strike(message=True, copy=True),
     Fault.LOSS: Strike(message=True, delivered=False, notice=HandoffFact.TimedOut),
     Fault.RESTART: Strike(message=False, forgets=True),
+    Fault.FAILED_CLEANUP: Strike(message=True, fails_cleanup=True),
 }
 
 SIMULATED = (
@@ -126,6 +133,6 @@ WITH_WORKERS = (*SIMULATED, Fault.DELAYED_DELIVERY)
 """The faults the simulation injects when its handoffs have workers (`--workers`); those of
 `NETWORK` asked for with `--faults` come after them."""
 
-NETWORK = (Fault.DUPLICATION, Fault.LOSS, Fault.RESTART)
+NETWORK = (Fault.DUPLICATION, Fault.LOSS, Fault.RESTART, Fault.FAILED_CLEANUP)
 """The faults a system review explores only when asked (`--faults`), each within a budget;
 the value of each is its name on the command line."""

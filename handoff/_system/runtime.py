@@ -43,6 +43,7 @@ __all__ = [
     "call_of",
     "carried",
     "kept_in_flight",
+    "retried",
     "tells_freed",
 ]
 
@@ -208,6 +209,21 @@ def kept_in_flight(error: HandoffError) -> bool:
     it again later: a fact refused as early (its acknowledgement is still on its way).  Any
     other refused message is dropped."""
     return isinstance(error, OutOfOrderFactError)
+
+
+def retried(message: Message, retry: bool) -> Message | None:
+    """The action a runtime sends again once its coordinator refused `message`: a cancel
+    acknowledged as failed, when the runtime retries (`System.retry`), as the contract
+    demands until the cancel is `Applied` or `Noop`.  A failed `ReleaseSource` needs no
+    retry: the coordinator records it and cancels the source itself."""
+    outcome = message.outcome
+    if not retry or outcome is None or not outcome.is_failed:
+        return None
+    if message.kind is not MessageKind.OUTCOME or not isinstance(message.action, CANCELS):
+        return None
+    return Message(
+        MessageKind.ACTION, message.action_id, message.role, message.action, handoff=message.handoff
+    )
 
 
 def tells_freed(message: Message) -> bool:

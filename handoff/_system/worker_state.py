@@ -273,7 +273,10 @@ class Worker:
                 reaction = WorkerReaction(before, WorkerReply.FAILED, Slots.KEEP)  # full
                 change = Slots.KEEP
             slots = held + 1 if change is Slots.TAKE else 0 if change is Slots.FREE else held
-            found.append((Remembered(request, reaction.memory, slots, done), reaction))
+            did = done
+            if task is WorkerTask.CANCEL and reaction.reply is WorkerReply.FAILED:
+                did &= ~bit  # a cancel it failed is not done: the runtime's retry is taken anew
+            found.append((Remembered(request, reaction.memory, slots, did), reaction))
         return found
 
     def fail(self, state: WorkerState, request: int, action_id: int) -> WorkerState:

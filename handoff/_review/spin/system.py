@@ -158,11 +158,24 @@ def unmirrored(system: System) -> str | None:
     )
     if any(len(reactions) > 1 for reactions in cells):
         return "a contract answering one way only: give a deterministic contract"
+    if system.retry and _cancel_fails(table):
+        return "a runtime that gives up on a failed cancel: give --no-retry"
     if not all(
         isinstance(memory, RequestMemory) for role in Role for memory in table.memories(role)
     ):
         return "a contract remembering the four RequestMemory values only"
     return None
+
+
+def _cancel_fails(table: ContractTable) -> bool:
+    """Whether a worker may answer a cancel `FAILED`: the model drops the refused outcome, as
+    a runtime that does not retry does, so it mirrors a retrying one only where none fails."""
+    return any(
+        reaction.reply is WorkerReply.FAILED
+        for role in Role
+        for memory in table.memories(role)
+        for reaction in table.reactions(WorkerTask.CANCEL, memory, role)
+    )
 
 
 def _reactions(table: ContractTable) -> list[str]:
