@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 from handoff._compile.table import GENERATED_TABLES, generated_source
 from handoff._docs.diagram import file_stem, header, state_graph
 from handoff._docs.dot import dot_source, svg
-from handoff._docs.integration import verdict_table
+from handoff._docs.integration import runtime_table, verdict_table
 from handoff._docs.mermaid import mermaid_sequence, mermaid_state_diagram
 from handoff._docs.sections import (
     chart_words,
@@ -131,7 +131,10 @@ def doc_sections(diagrams: Mapping[str, str]) -> dict[str, dict[str, str]]:
         pictures[f"{stem}.cancel-sequence"] = _mermaid(diagrams[f"{stem}.cancel.sequence.mmd"])
     return {
         "errors.md": error_catalogue(),
-        "integrating.md": {"system-verdicts": _system_verdicts()},
+        "integrating.md": {
+            "system-verdicts": _system_verdicts(),
+            "runtime-verdicts": _runtime_verdicts(),
+        },
         "lifecycle.md": pictures | lifecycle_tables(),
         "model-review.md": {
             "model-review": _model_review(),
@@ -150,6 +153,11 @@ def _model_review() -> str:
 @functools.cache
 def _system_verdicts() -> str:
     return verdict_table()
+
+
+@functools.cache
+def _runtime_verdicts() -> str:
+    return runtime_table()
 
 
 def _mermaid(text: str) -> str:

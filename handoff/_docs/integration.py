@@ -24,6 +24,9 @@ finding (docs/performance.md measures them):
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
+
+import attrs
 
 from handoff._review.explore import Review, review_order
 from handoff._system.config import Acknowledge, System
@@ -32,7 +35,17 @@ from handoff._system.properties import AnyKey, Key
 from handoff._system.workers import find_contract
 from handoff._values.values import HandoffOrder
 
-__all__ = ["ORDER", "TERMINAL_FAULTS", "World", "verdict_table", "verdict_words", "worlds"]
+__all__ = [
+    "ORDER",
+    "TERMINAL_FAULTS",
+    "RuntimeWorld",
+    "World",
+    "runtime_table",
+    "runtime_worlds",
+    "verdict_table",
+    "verdict_words",
+    "worlds",
+]
 
 ORDER = HandoffOrder.SOURCE_FIRST
 """The chart every row is reviewed with (the other is its mirror image)."""
@@ -132,3 +145,61 @@ def verdict_table() -> str:
 
 
 _POLICIES = (Acknowledge.ON_REPLY, Acknowledge.ON_SEND)
+
+
+# -- the runtime's duties: a runtime that does less (or more) than the contract asks
+
+
+@attrs.frozen
+class RuntimeWorld:
+    """A row of the runtime's table: one handoff, a contract, a delivery, the faults, and
+    the runtime's settings that differ from the defaults (as options, and as `System`
+    fields)."""
+
+    contract: str
+    fifo: bool
+    faults: tuple[Fault, ...]
+    options: str
+    """The runtime's settings as the command line spells them."""
+    settings: dict[str, Any] = attrs.field(factory=dict, hash=False)
+    """The same settings as `System` fields."""
+
+
+def runtime_worlds() -> Iterator[RuntimeWorld]:
+    """The rows, in table order: a cancel that fails, with and without the retry."""
+    for contract in ("forgetful", "tombstone"):
+        for fifo in (False, True):
+            for retry in (True, False):
+                options = "none" if retry else "`--no-retry`"
+                failing = (Fault.FAILED_CLEANUP,)
+                yield RuntimeWorld(contract, fifo, failing, options, {"retry": retry})
+
+
+def review_runtime_world(world: RuntimeWorld, acknowledge: Acknowledge) -> Review:
+    """The system review of one row of the runtime's table under one policy."""
+    system = System(
+        find_contract(world.contract),
+        fifo=world.fifo,
+        faults=TERMINAL_FAULTS,
+        injected=frozenset(world.faults),
+        acknowledge=acknowledge,
+        **world.settings,
+    )
+    return review_order(ORDER, system=system)
+
+
+def runtime_table() -> str:
+    """The Markdown table of the runtime's duties, a verdict column per policy."""
+    lines = [
+        "| `--workers` | delivery | `--faults` | runtime | `--acknowledge on-reply` "
+        "| `--acknowledge on-send` |",
+        "|---|---|---|---|---|---|",
+    ]
+    for world in runtime_worlds():
+        cells = [verdict_words(review_runtime_world(world, policy)) for policy in _POLICIES]
+        faults = ",".join(fault.value for fault in world.faults) or "none"
+        delivery = "FIFO per worker" if world.fifo else "any order"
+        lines.append(
+            f"| {world.contract} | {delivery} | {faults} | {world.options} | {' | '.join(cells)} |"
+        )
+    return "\n".join(lines)

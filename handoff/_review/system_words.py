@@ -150,7 +150,7 @@ def _retry(step: TraceStep) -> str:
     """What the runtime sends again once the coordinator refused a failed cancel."""
     if step.error is None or not step.sent:
         return ""
-    again = ", ".join(sent.describe() for sent in step.sent)
+    again = ", ".join(sent._replace(copy=False).describe() for sent in step.sent)
     return f"; the runtime retries: sends {again} again"
 
 

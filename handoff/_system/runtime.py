@@ -215,14 +215,23 @@ def retried(message: Message, retry: bool) -> Message | None:
     """The action a runtime sends again once its coordinator refused `message`: a cancel
     acknowledged as failed, when the runtime retries (`System.retry`), as the contract
     demands until the cancel is `Applied` or `Noop`.  A failed `ReleaseSource` needs no
-    retry: the coordinator records it and cancels the source itself."""
+    retry: the coordinator records it and cancels the source itself.
+
+    The action sent again is marked a copy: like the network's copies, it is the same action
+    again, not new work of the coordinator's (W3), and a worker that did it already answers
+    it with silence (a failure acknowledged twice is retried twice)."""
     outcome = message.outcome
     if not retry or outcome is None or not outcome.is_failed:
         return None
     if message.kind is not MessageKind.OUTCOME or not isinstance(message.action, CANCELS):
         return None
     return Message(
-        MessageKind.ACTION, message.action_id, message.role, message.action, handoff=message.handoff
+        MessageKind.ACTION,
+        message.action_id,
+        message.role,
+        message.action,
+        copy=True,
+        handoff=message.handoff,
     )
 
 
