@@ -303,6 +303,37 @@ class Refusing(Tombstone):
         return super().react(task, memory)
 
 
+class CancelFailsOnce(Tombstone):
+    """The first cancel of a request it holds a slot for fails (the slot stays held); any
+    cancel after that frees it: a worker whose cleanup fails once."""
+
+    name = "cancel-fails-once"
+    failed_once = "held, a cancel failed"
+    """The memory of a request it holds a slot for, whose first cancel it failed."""
+
+    def react(self, task: WorkerTask, memory: object) -> WorkerReaction:
+        if memory == self.failed_once:
+            if task in (WorkerTask.CANCEL, WorkerTask.RELEASE):
+                return WorkerReaction(RequestMemory.FREED, WorkerReply.DONE, Slots.FREE)
+            if task is WorkerTask.TAKE:
+                return WorkerReaction(memory, WorkerReply.FAILED, Slots.KEEP)
+            return WorkerReaction(memory, WorkerReply.DONE, Slots.KEEP)
+        if task is WorkerTask.CANCEL and memory is RequestMemory.HELD:
+            return WorkerReaction(self.failed_once, WorkerReply.FAILED, Slots.KEEP)
+        return super().react(task, memory)
+
+
+class CancelAlwaysFails(Tombstone):
+    """Never frees a slot on cancel: every cancel of a held request fails."""
+
+    name = "cancel-always-fails"
+
+    def react(self, task: WorkerTask, memory: RequestMemory) -> WorkerReaction:
+        if task is WorkerTask.CANCEL and memory is RequestMemory.HELD:
+            return WorkerReaction(memory, WorkerReply.FAILED, Slots.KEEP)
+        return super().react(task, memory)
+
+
 SILENT_CANCEL = Silent("silent-cancel", WorkerTask.CANCEL, RequestMemory.FREED, TOMBSTONE)
 """Never acknowledges a cancel: cleanup waits for ever."""
 SILENT_TAKE = Silent("silent", WorkerTask.TAKE, RequestMemory.HELD, FORGETFUL)

@@ -1,0 +1,200 @@
+"""The runtime's duties in the world: the retry of a failed cancel.
+
+Each duty is a setting of the `System`, scheduled by the review and the simulation alike,
+named on the command line, in the report's first line and in a system trace's header.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from support import CancelAlwaysFails, CancelFailsOnce, run_handoff
+
+from handoff import HandoffOrder
+from handoff._review.explore import Review, review_order
+from handoff._review.spin.system import unmirrored
+from handoff._review.verdict import MoveKind
+from handoff._runs.simulation import SimulationConfig, simulate
+from handoff._runs.trace import Workers
+from handoff._system.config import Acknowledge, System
+from handoff._system.faults import Fault
+from handoff._system.properties import Key
+from handoff._system.workers import TOMBSTONE, WorkerContract
+
+ON_REPLY = Acknowledge.ON_REPLY
+FAILING = frozenset({Fault.FAILED_CLEANUP})
+CANCEL = {
+    HandoffOrder.SOURCE_FIRST: "#1 CancelSource",
+    HandoffOrder.DESTINATION_FIRST: "#1 CancelDestination",
+}
+"""The first action's failure cancels the one side that was asked: the cancel is action 1."""
+
+
+def _review(order: HandoffOrder, contract: WorkerContract = TOMBSTONE, **world: Any) -> Review:
+    return review_order(order, system=System(contract, acknowledge=ON_REPLY, **world))
+
+
+def _failing(review: Review) -> set[str]:
+    return {verdict.prop.key.value for verdict in review.verdicts if not verdict.holds}
+
+
+@pytest.mark.parametrize("order", list(HandoffOrder))
+def test_a_cancel_that_fails_once_hangs_without_the_retry(order: HandoffOrder) -> None:
+    # With FIFO delivery the shortest run to a failed cancel with nothing left in flight is
+    # five moves: start; the worker fails the first work (one --failures); its Failed makes
+    # the coordinator cancel that side; the cancel fails (cleanup-failure); the coordinator
+    # refuses the failure.  A terminal fact right after start would be one move fewer, but
+    # the cancel then queues behind the first work, whose acknowledgements queue before the
+    # cancel's.  Nothing is left to deliver, and the handoff waits in cleanup for ever.
+    review = _review(order, fifo=True, faults=1, injected=FAILING, retry=False)
+    assert _failing(review) == {"W4", "W5"}
+    example = review.verdict("W4").counterexample
+    assert example is not None
+    steps = example.steps
+    assert [step.kind for step in steps] == [
+        MoveKind.START,
+        MoveKind.WORKER_FAILS,
+        MoveKind.TO_COORDINATOR,
+        MoveKind.WORKER_FAILS,
+        MoveKind.TO_COORDINATOR,
+    ]
+    assert steps[3].message is not None
+    assert steps[3].message.describe() == CANCEL[order]
+    assert steps[4].error is not None
+    assert "CleanupActionFailedError" in steps[4].error
+    assert steps[4].sent == ()  # no retry
+    assert "nothing in flight" in example.finding
+
+
+@pytest.mark.parametrize("order", list(HandoffOrder))
+@pytest.mark.parametrize("fifo", [False, True])
+def test_with_the_retry_a_failed_cancel_is_safe_and_live(order: HandoffOrder, fifo: bool) -> None:
+    retried = _review(order, fifo=fifo, faults=1, injected=FAILING)
+    assert _failing(retried) == set()
+    # The same world without the retry hangs, so the retry is what makes it live.
+    assert {"W4", "W5"} <= _failing(
+        _review(order, fifo=fifo, faults=1, injected=FAILING, retry=False)
+    )
+
+
+@pytest.mark.parametrize("order", list(HandoffOrder))
+def test_a_contract_whose_cancel_fails_once_is_retried_into_a_cancel(order: HandoffOrder) -> None:
+    # No injected fault: the contract itself fails the first cancel of a held slot.  The
+    # shortest hang without the retry: the slot is taken, a terminal fact cancels it, the
+    # cancel fails, and the refused failure is the last message.
+    given = _review(order, CancelFailsOnce(), fifo=True, retry=False)
+    assert _failing(given) == {"W4", "W5"}
+    example = given.verdict("W4").counterexample
+    assert example is not None
+    failed = [step for step in example.steps if step.error is not None]
+    assert failed[-1] is example.steps[-1]
+    refused = failed[-1].message
+    assert refused is not None
+    assert refused.outcome is not None
+    assert refused.outcome.is_failed
+    assert f"#{refused.action_id} {type(refused.action).__name__}" == CANCEL[order]
+    assert "CleanupActionFailedError" in str(failed[-1].error)
+    retried = _review(order, CancelFailsOnce(), fifo=True)
+    assert _failing(retried) == set()
+
+
+def test_the_retry_is_sent_again_as_the_runtime_says() -> None:
+    # In the retried world, some move delivers the refused failure and puts the cancel back
+    # in flight, under the same id, as a copy of the runtime's (W3 does not count it).
+    from handoff._compile.table import compiled
+    from handoff._review.environment import Rules
+    from handoff._review.system import SystemWorld
+
+    order = HandoffOrder.SOURCE_FIRST
+    world = SystemWorld(
+        compiled(order), System(CancelFailsOnce(), fifo=True, acknowledge=ON_REPLY), Rules(order)
+    )
+    queue, seen, retries = [world.root()[0]], 0, []
+    while queue and seen < 2000:
+        node = queue.pop()
+        seen += 1
+        for move in world.moves(node):
+            if move.step.error is not None and move.step.sent:
+                retries.append(move.step)
+            if move.node is not None:
+                queue.append(move.node)
+    assert retries
+    (again,) = retries[0].sent
+    assert again.copy
+    refused = retries[0].message
+    assert refused is not None
+    assert again.action_id == refused.action_id
+    assert type(again.action).__name__ == "CancelSource"
+
+
+def test_a_cancel_that_always_fails_is_retried_for_ever_and_never_called_safe() -> None:
+    # The retry loops (fail, refuse, send again): the review assumes no fairness of the
+    # worker, so a run that loops for ever never completes the handoff (W4).
+    review = _review(HandoffOrder.SOURCE_FIRST, CancelAlwaysFails(), fifo=True)
+    assert "W4" in _failing(review)
+    assert review.verdict("Bound").holds
+
+
+def test_retries_on_change_nothing_where_no_cancel_fails() -> None:
+    order = HandoffOrder.SOURCE_FIRST
+    on, off = (_review(order, fifo=True, retry=retry) for retry in (True, False))
+    assert (on.configurations, on.transitions) == (off.configurations, off.transitions)
+
+
+def test_the_report_names_a_runtime_that_does_not_retry() -> None:
+    assert "failed cancels not retried" in System(TOMBSTONE, retry=False).describe()
+    assert "retried" not in System(TOMBSTONE).describe()
+
+
+def test_the_simulation_hangs_without_the_retry_and_not_with_it() -> None:
+    # Cleanup failures strike at the fault rate: without the retry some handoff stays in
+    # cleanup with nothing left in flight (W4); with it every handoff completes.
+    def run(retry: bool) -> Any:
+        system = System(TOMBSTONE, fifo=True, retry=retry)
+        config = SimulationConfig(
+            handoffs=600, concurrency=8, fault_rate=0.1, seed=3, system=system
+        )
+        return simulate(config)
+
+    given_up, retried = run(False), run(True)
+    assert given_up.faults[Fault.CLEANUP_FAILURE] > 0
+    assert given_up.incomplete > 0
+    assert Key.DELIVERIES_COMPLETE in given_up.broken
+    assert retried.faults[Fault.CLEANUP_FAILURE] > 0
+    assert retried.incomplete == 0
+    assert retried.ok
+
+
+def test_a_system_trace_records_a_runtime_that_does_not_retry(tmp_path: Path) -> None:
+    system = System(TOMBSTONE, retry=False)
+    workers = Workers.of(system)
+    assert not workers.retry
+    assert workers.system().retry is False
+    assert Workers.of(System(TOMBSTONE)).system().retry is True
+
+
+def test_the_command_line_reviews_a_runtime_that_does_not_retry(tmp_path: Path) -> None:
+    world = ("--workers", "tombstone", "--fifo", "--failures", "1", "--faults")
+    argv = ("review", *world, "cleanup-failure", "--acknowledge", "on-reply")
+    given_up = run_handoff(*argv, "--no-retry", cwd=tmp_path)
+    assert given_up.returncode == 1, given_up.stderr
+    assert "failed cancels not retried" in given_up.stdout
+    assert "W4 fails" in given_up.stdout
+    retried = run_handoff(*argv, cwd=tmp_path)
+    assert retried.returncode == 0, retried.stdout
+    alone = run_handoff("review", "--no-retry", cwd=tmp_path)
+    assert alone.returncode == 2
+    assert alone.stderr.strip().endswith("--no-retry is about the workers: give --workers too")
+
+
+def test_spin_mirrors_a_runtime_that_retries_only_where_no_cancel_fails() -> None:
+    assert unmirrored(System(TOMBSTONE)) is None
+    assert unmirrored(System(CancelAlwaysFails(), retry=False)) is None
+    assert unmirrored(System(CancelAlwaysFails())) == (
+        "a runtime that gives up on a failed cancel: give --no-retry"
+    )
+    assert unmirrored(System(TOMBSTONE, injected=FAILING)) == (
+        "the faults it models only: drop cleanup-failure from --faults"
+    )
