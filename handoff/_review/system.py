@@ -68,7 +68,7 @@ from handoff._review.system_state import (
 from handoff._review.verdict import MoveKind, TraceStep, Verdict
 from handoff._review.world import Explored, Judge, Move, WorldBase, error_words
 from handoff._system.call import Call
-from handoff._system.config import System
+from handoff._system.config import Resend, System
 from handoff._system.faults import NETWORK, Fault, TerminalFact
 from handoff._system.judgments import (
     held_after_freed,
@@ -84,6 +84,7 @@ from handoff._system.runtime import (
     call_of,
     carried,
     kept_in_flight,
+    resent,
     retried,
     tells_freed,
 )
@@ -171,6 +172,13 @@ class SystemWorld(WorldBase):
         look at anything, so it sees every order; with FIFO delivery, two handoffs' messages
         queued on one channel do not commute)."""
         self.symmetric = self.several and system.symmetry
+        self._timer = None
+        """The channel of lost messages the runtime's timer will send again (`--resend`):
+        after the delivery channels, only when it re-sends."""
+        if system.resend is not Resend.NONE:
+            self._timer = 4 if system.fifo else 1
+        self._queues = 4 if system.fifo else 0
+        """How many channels deliver in order (`canonical`)."""
         self._message_faults = tuple(f for f in NETWORK if f.strike.message)
         self._struck_workers = tuple(f for f in NETWORK if f.strike.forgets)
         self._configurations: dict[Configuration, int] = {}
@@ -207,7 +215,7 @@ class SystemWorld(WorldBase):
             rules.handoff_id, self.chart, rules.fallback_transfer_delay_ms
         )
         count = self.system.concurrency
-        channels = 4 if self.system.fifo else 1
+        channels = (4 if self.system.fifo else 1) + (self._timer is not None)
         nothing = self.codes.worker(WorkerState())
         state = SystemState(
             (self._intern(coordinator),) * count,
@@ -345,6 +353,8 @@ class SystemWorld(WorldBase):
                     yield from self._perform(coordinators, state, code, flight, fail=True)
             else:
                 yield self._deliver(coordinators, state, code, flight)
+        if self._timer is not None:
+            yield from self._resends(coordinators, state, only)
         for handoff, watch in enumerate(state.watches):
             if watch.started and faults_left and only in (None, handoff):
                 for number in range(len(self.terminal_facts)):
@@ -422,6 +432,9 @@ class SystemWorld(WorldBase):
                 raws = list(self._perform(coordinators, state, code, flight, fail=False))
             else:
                 raws = [self._deliver(coordinators, state, code, flight)]
+        elif resent(message, self.system.resend):
+            yield self._lost(fault, coordinators, state, code, flight)
+            return
         else:
             handoff = codes.handoff[code]
             assert strike.notice is not None, fault  # a message undelivered is noticed
@@ -442,6 +455,58 @@ class SystemWorld(WorldBase):
                 raw.node.coordinators, after._replace(spent=after.spent.plus(fault)), codes
             )
             yield _Raw(step, node, raw.findings, fault=True)
+
+    def _lost(
+        self,
+        fault: Fault,
+        coordinators: tuple[HandoffCoordinatorCore, ...],
+        state: SystemState,
+        code: int,
+        flight: Flight,
+    ) -> _Raw:
+        """The message `code` is lost and the runtime will send it again (`resent`): it waits
+        on the runtime's timer, and no `TimedOut` is reported."""
+        message = self.codes.messages[code]
+        assert self._timer is not None
+        timer = tuple(sorted((*flight[self._timer], code), key=self.codes.order.__getitem__))
+        flight = (*flight[: self._timer], timer)
+        handoff = self.codes.handoff[code]
+        step = TraceStep(
+            None,
+            coordinators[handoff].chart_state,
+            kind=MoveKind.LOST,
+            message=message,
+            handoff=message.handoff,
+        )
+        after = state._replace(flight=flight, spent=state.spent.plus(fault))
+        return _Raw(step, _Node(coordinators, after, self.codes), (), fault=True)
+
+    def _resends(
+        self,
+        coordinators: tuple[HandoffCoordinatorCore, ...],
+        state: SystemState,
+        only: int | None,
+    ) -> Iterator[_Raw]:
+        """The runtime's timer fires for a lost message: it goes out again, behind what is in
+        flight on its channel.  A cooperative move: the timer fires in every run."""
+        assert self._timer is not None
+        codes = self.codes
+        for code in dict.fromkeys(state.flight[self._timer]):
+            handoff = codes.handoff[code]
+            if only not in (None, handoff):
+                continue
+            message = codes.messages[code]
+            flight = self._send(_without(state.flight, self._timer, code), (code,))
+            step = TraceStep(
+                None,
+                coordinators[handoff].chart_state,
+                kind=MoveKind.RESEND,
+                message=message,
+                sent=(message,),
+                handoff=message.handoff,
+            )
+            after = state._replace(flight=flight)
+            yield _Raw(step, _Node(coordinators, after, codes), (), fault=False)
 
     def _cleanup_fails(
         self,
@@ -508,6 +573,8 @@ class SystemWorld(WorldBase):
     ) -> Iterator[tuple[int, int]]:
         numbers = self.codes.handoff
         for channel, codes in enumerate(state.flight):
+            if channel == self._timer:
+                continue
             if self.system.fifo:
                 if codes and only in (None, numbers[codes[0]]):
                     yield channel, codes[0]
@@ -646,6 +713,10 @@ class SystemWorld(WorldBase):
             if done.coordinator is None:  # a crash is a finding, not a reason to stop reviewing
                 return _Raw(step, None, ((Key.ERRORS, f"the call raised {done.error}"),), fault)
             if done.early and code is not None:  # kept in flight: `kept_in_flight`
+                behind = self._set_aside(state, flight, code)
+                if behind is not None:
+                    after = state._replace(flight=behind)
+                    return _Raw(step, _Node(coordinators, after, self.codes), (), fault)
                 return _Raw(step, _Node(coordinators, state, self.codes), (), fault, loop=True)
             watch = SystemWatch(True, old.issued, old.performed, old.told, terminated)
             after = SystemState(
@@ -682,6 +753,15 @@ class SystemWorld(WorldBase):
         moved = _new(_Node, (_replaced(coordinators, handoff, done.coordinator), after, self.codes))
         raw: _Raw = _new(_Raw, (done.step, moved, findings, fault, False))
         return raw
+
+    def _set_aside(self, state: SystemState, flight: Flight, code: int) -> Flight | None:
+        """Where a fact refused as early goes with FIFO delivery and a runtime that re-sends:
+        behind what its channel holds, as a runtime that sets it aside and reads on (a
+        re-sent acknowledgement may come behind its fact).  None: it stays where it was."""
+        if self._timer is None or not self.system.fifo:
+            return None
+        behind = self._send(flight, (code,))
+        return None if behind == state.flight else behind
 
     def _frees(self, code: int) -> bool:
         found = self._freeing.get(code)
@@ -784,7 +864,8 @@ class SystemWorld(WorldBase):
         if not sent:
             return flight
         if not self.system.fifo:
-            return (tuple(sorted((*flight[0], *sent), key=self.codes.order.__getitem__)),)
+            merged = tuple(sorted((*flight[0], *sent), key=self.codes.order.__getitem__))
+            return (merged,) if self._timer is None else (merged, *flight[1:])
         channels = list(flight)
         messages = self.codes.messages
         for code in sent:
@@ -811,7 +892,7 @@ class SystemWorld(WorldBase):
             state = after.state
             known = self._keys.get(state)
             if known is None:
-                known = self._keys[state] = canonical(state, self.codes)
+                known = self._keys[state] = canonical(state, self.codes, self._queues)
             key, renamed = known
             move: Move = _new(Move, (step, checks, after, key, tags, raw.loop, None, renamed))
             return move

@@ -285,26 +285,36 @@ def judge_own(entry: Property, view: SystemView) -> str | None:
     return f"the property {entry.key.value} returned {found!r}; expected True, False or a reason"
 
 
-def canonical(state: SystemState, codes: Codes) -> tuple[SystemState, tuple[int, ...] | None]:
+def canonical(
+    state: SystemState, codes: Codes, queues: int | None = None
+) -> tuple[SystemState, tuple[int, ...] | None]:
     """`state` with its handoffs numbered in a canonical order: configurations that differ only
     by which handoff is which get one key (symmetry reduction).
 
     Each handoff is ordered by everything about it that no renumbering changes (its
     coordinator, what each worker remembers of it and how recently, its messages and their
     places in flight); handoffs alike in all of that are interchangeable, so any order of
-    them gives the same state.  Also says how it renumbered them (None: it did not)."""
+    them gives the same state.  Also says how it renumbered them (None: it did not).
+
+    `queues` channels come first, each delivering in order (FIFO); every channel after them
+    is a set, kept sorted (None: four queues when there are several channels, as FIFO
+    delivery has them, else one set)."""
     coordinators, source, destination, flight, watches, _spent = state
     count = len(coordinators)
     places: list[list[object]] = [[] for _ in range(count)]
     handoffs, contents = codes.handoff, codes.content
-    fifo = len(flight) > 1  # in any order, a message's place says nothing
-    if fifo:
-        for channel, messages in enumerate(flight):
+    if queues is None:
+        queues = 4 if len(flight) > 1 else 0
+    for channel, messages in enumerate(flight):
+        if channel < queues:
             for position, code in enumerate(messages):
                 places[handoffs[code]].append((channel, position, contents[code]))
-    else:
-        for code in flight[0]:
-            places[handoffs[code]].append(contents[code])
+        elif channel == 0:  # in a set, a message's place says nothing
+            for code in messages:
+                places[handoffs[code]].append(contents[code])
+        else:
+            for code in messages:
+                places[handoffs[code]].append((channel, contents[code]))
     memories = codes.memories(source, destination, count)
     signatures = [
         hash((coordinators[n], watches[n], memories[n], tuple(places[n]))) for n in range(count)
@@ -321,8 +331,11 @@ def canonical(state: SystemState, codes: Codes) -> tuple[SystemState, tuple[int,
         tuple(codes.renamed(code, renamed[handoffs[code]]) for code in channel)
         for channel in state.flight
     )
-    if not fifo:
-        flight = (tuple(sorted(flight[0], key=codes.order.__getitem__)),)
+    if queues < len(flight):
+        flight = tuple(
+            messages if channel < queues else tuple(sorted(messages, key=codes.order.__getitem__))
+            for channel, messages in enumerate(flight)
+        )
     names = tuple(renamed)
     keyed = SystemState(
         tuple(state.coordinators[old] for old in order),

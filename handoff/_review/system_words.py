@@ -74,6 +74,10 @@ def describe_step(step: TraceStep, by_runtime: Collection[Message] = ()) -> str:
     if step.worker is not None:
         return f"the {step.worker.value} restarts: it forgets the request and frees its slot"
     assert message is not None
+    if step.kind is MoveKind.LOST:
+        return f"{message.describe()} is lost; the runtime's timer will send it again"
+    if step.kind is MoveKind.RESEND:
+        return f"the runtime's timer fires: it sends {message.describe()} again"
     if step.kind is MoveKind.LOSS:
         return (
             f"{message.describe()} is lost; the runtime reports {step.call} -> {step.state}: "
@@ -93,6 +97,9 @@ def describe_step(step: TraceStep, by_runtime: Collection[Message] = ()) -> str:
     sent = ", ".join(sent.describe() for sent in step.sent if not sent.copy) or "nothing"
     return f"the {message.role.value} gets {message.describe()}{again}: {did}; sends {sent}"
 
+
+_UNDELIVERED = (MoveKind.LOST, MoveKind.RESEND)
+"""Moves that name a message without delivering it."""
 
 _MEMORY = {
     RequestMemory.UNKNOWN: "knows nothing of the request",
@@ -117,7 +124,7 @@ def overtaken(steps: Sequence[TraceStep]) -> Iterator[str]:
     delivered: set[tuple[int | None, int]] = set()
     for step in steps:
         message = step.message
-        if message is None or message.kind is not MessageKind.ACTION:
+        if message is None or message.kind is not MessageKind.ACTION or step.kind in _UNDELIVERED:
             continue
         delivered.add((message.handoff, message.action_id))
         if task_of(message.action) is not WorkerTask.CANCEL:

@@ -49,6 +49,11 @@ class MoveKind(enum.Enum):
     """With `--faults lose`: a message vanishes; the runtime reports `TimedOut` for it."""
     RESTART = "worker restarts"
     """With `--faults crash`: a worker forgets the request and frees its slot."""
+    LOST = "message lost, to be re-sent"
+    """With `--faults lose` and `--resend`: a message vanishes; the runtime's timer will send
+    it again."""
+    RESEND = "the runtime re-sends"
+    """With `--resend`: the runtime's timer fires and a lost message goes out again."""
 
     @property
     def word(self) -> str:
@@ -67,6 +72,8 @@ _WORDS = {
     MoveKind.DUPLICATE: "duplicate",
     MoveKind.LOSS: "lose",
     MoveKind.RESTART: "restart",
+    MoveKind.LOST: "lose",
+    MoveKind.RESEND: "resend",
 }
 
 

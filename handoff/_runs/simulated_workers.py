@@ -29,12 +29,12 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from typing import Generic, Protocol, TypeVar
+from typing import Generic, NamedTuple, Protocol, TypeVar
 
 import attrs
 
 from handoff._system.call import Call
-from handoff._system.config import System
+from handoff._system.config import Resend, System
 from handoff._system.faults import NETWORK, Fault
 from handoff._system.judgments import (
     at_completion,
@@ -50,6 +50,7 @@ from handoff._system.runtime import (
     call_of,
     carried,
     kept_in_flight,
+    resent,
     retried,
     tells_freed,
 )
@@ -73,7 +74,7 @@ from handoff._values.values import (
     HandoffId,
 )
 
-__all__ = ["Channel", "Settled", "SimulatedWorkers"]
+__all__ = ["Channel", "Resent", "Settled", "SimulatedWorkers"]
 
 
 _FAILABLE = (WorkerTask.TAKE, WorkerTask.TRANSFER, WorkerTask.ACTIVATE)
@@ -83,6 +84,15 @@ _ONE_SLOT = Key.ONE_SLOT_PER_REQUEST
 
 Channel = tuple[Role, bool]
 """A worker's messages in one direction: its role, and True towards it (False: from it)."""
+
+
+class Resent(NamedTuple):
+    """The runtime's timer for a lost message it sends again (`--resend`): when it fires, the
+    message goes out again on its channel, behind whatever was sent meanwhile."""
+
+    item: Call | Message
+    channel: Channel
+
 
 SHARED = (
     " (the trace has this handoff's calls only: the workers are shared, and what they did for "
@@ -126,7 +136,7 @@ class _WorkerWorld(Protocol[H_contra]):
         self,
         delay: float,
         handoff: H_contra,
-        call: Call | Message,
+        call: Call | Message | Resent,
         channel: Channel | None = None,
         /,
     ) -> float: ...
@@ -181,7 +191,12 @@ class SimulatedWorkers(Generic[H]):
         self.budget = system.budget
         self.acknowledge = system.acknowledge
         self.retry = system.retry
-        self._message_faults = tuple(f for f in NETWORK if f in self.faults and f.strike.message)
+        self._message_faults = tuple(
+            f
+            for f in NETWORK
+            if f in self.faults and f.strike.message and not f.strike.fails_cleanup
+        )  # a cleanup's failure strikes as the cancel arrives (`arrive`)
+        self.resend = system.resend
         self._worker_faults = tuple(f for f in NETWORK if f in self.faults and f.strike.forgets)
         self.workers = {role: Worker(self.table, role, system.slots) for role in Role}
         self.books = {role: WorkerBook() for role in Role}
@@ -230,10 +245,26 @@ class SimulatedWorkers(Generic[H]):
                 self.world.at(self.world.uniform(5, 30), handoff, again, channel)
             if not strike.delivered:
                 delivered = False
+                if self._resent(handoff, item):  # the timer fires, and it goes out again
+                    timer = Resent(item, channel)
+                    self.world.at(self.world.uniform(5, 30), handoff, timer)
+                    continue
             if strike.notice is not None:
                 notice = Call.of_fact(strike.notice(handoff.handoff_id))
                 self.world.at(self.world.uniform(5, 30), handoff, notice)
         return delivered
+
+    def _resent(self, handoff: H, item: Call | Message) -> bool:
+        """Whether the runtime sends the lost `item` again (`runtime.resent`)."""
+        if isinstance(item, Message):
+            return resent(item, self.resend)
+        number = None if item.action_id is None else item.action_id.value
+        action = None if number is None else handoff.issued.get(number)
+        role = None if action is None else role_of(action)
+        if number is None or action is None or role is None or item.outcome is None:
+            # A fact: no cleanup leads to one, so only "everything" sends it again.
+            return self.resend is Resend.EVERYTHING
+        return resent(Message(MessageKind.OUTCOME, number, role, action, item.outcome), self.resend)
 
     def _send_back(self, handoff: H, message: Message) -> None:
         """Put an acknowledgement or a fact in flight to the coordinator, on its worker's

@@ -22,7 +22,7 @@ from typing import TypeVar
 import attrs
 
 from handoff._coordinator.core import HandoffCoordinatorCore
-from handoff._runs.simulated_workers import Channel, SimulatedWorkers
+from handoff._runs.simulated_workers import Channel, Resent, SimulatedWorkers
 from handoff._runs.simulation_report import HandoffRecord, SimulationReport
 from handoff._runs.trace import Entry
 from handoff._system.bound import loop, overrun
@@ -146,7 +146,7 @@ class _World:
         self.make = make
         self.report = report
         self.rng = random.Random(config.seed)
-        self.queue: list[tuple[float, int, _Handoff, Call | Message, Channel | None]] = []
+        self.queue: list[tuple[float, int, _Handoff, Call | Message | Resent, Channel | None]] = []
         self.sequence = 0
         self.now = 0.0
         self.channels: dict[Hashable, float] = {}
@@ -160,7 +160,7 @@ class _World:
         self,
         delay: float,
         handoff: _Handoff,
-        call: Call | Message,
+        call: Call | Message | Resent,
         channel: Channel | None = None,
     ) -> float:
         """Deliver `call` after `delay` (on a worker's `channel`: with `fifo`, never before
@@ -211,10 +211,13 @@ class _World:
             self.at(self.rng.uniform(0, 40), handoff, canceled)
 
     def deliver(
-        self, handoff: _Handoff, call: Call | Message, channel: Channel | None = None
+        self, handoff: _Handoff, call: Call | Message | Resent, channel: Channel | None = None
     ) -> None:
         handoff.pending -= 1
         workers = self.workers
+        if isinstance(call, Resent):
+            self.at(self.latency(), handoff, call.item, call.channel)
+            return
         if (
             channel is not None
             and workers is not None

@@ -50,7 +50,7 @@ from handoff._coordinator import probe as probe
 from handoff._coordinator.core import HandoffCoordinatorCore
 from handoff._runs import trace_file
 from handoff._system.call import Call, CallKind
-from handoff._system.config import Acknowledge, System
+from handoff._system.config import Acknowledge, Resend, System
 from handoff._system.faults import NETWORK, Fault
 from handoff._system.properties import OwnKey, find_property
 from handoff._system.workers import contract_spelling, find_contract
@@ -95,7 +95,7 @@ _HEADER_KEYS = (
 )  # fmt: skip
 _WORKERS_KEYS = ("contract", "fifo", "faults")
 _WORKERS_OPTIONAL = ("injected", "budget", "acknowledge", "concurrency", "slots", "properties")
-_RUNTIME_OPTIONAL = ("retry",)
+_RUNTIME_OPTIONAL = ("retry", "resend")
 """The runtime's duties a header names when they are not the contract's defaults."""
 _MOVE_KEYS = ("move", "message", "fact", "worker", "handoff")
 _CALL_KEYS = {
@@ -144,6 +144,8 @@ class Workers:
     """The properties of one's own judged too, as `MODULE:NAME`."""
     retry: bool = True
     """Whether the runtime sent a failed cancel again (`System.retry`)."""
+    resend: Resend = Resend.NONE
+    """What the runtime sent again once lost (`System.resend`)."""
 
     @classmethod
     def of(cls, system: System) -> Workers:
@@ -160,6 +162,7 @@ class Workers:
             system.slots,
             tuple(key.spelling for key in own if isinstance(key, OwnKey)),
             system.retry,
+            system.resend,
         )
 
     def system(self, allowed: Collection[str] = ()) -> System:
@@ -177,6 +180,7 @@ class Workers:
             slots=self.slots,
             properties=tuple(find_property(name, allowed) for name in self.properties),
             retry=self.retry,
+            resend=self.resend,
         )
 
 
@@ -344,6 +348,8 @@ def _workers_options(workers: Workers) -> str:
         text += f',"properties":[{",".join(map(write_string, workers.properties))}]'
     if not workers.retry:
         text += ',"retry":false'
+    if workers.resend is not Resend.NONE:
+        text += f',"resend":{write_string(workers.resend.value)}'
     return text
 
 
@@ -585,7 +591,7 @@ class _Line:
             raise self.fail(
                 'workers must be {"contract":NAME,"fifo":BOOL,"faults":N} and may add '
                 '"injected":[FAULT,…], "budget":N, "acknowledge":POLICY, "concurrency":N, '
-                '"slots":N, "properties":[MODULE:NAME,…], "retry":BOOL'
+                '"slots":N, "properties":[MODULE:NAME,…], "retry":BOOL, "resend":POLICY'
             )
         contract, fifo, faults = (data[key] for key in _WORKERS_KEYS)
         if not isinstance(contract, str) or not contract:
@@ -612,9 +618,14 @@ class _Line:
         retry = data.get("retry", True)
         if not isinstance(retry, bool):
             raise self.fail(f"workers: retry must be true or false, got {retry!r}")
+        resends = {policy.value: policy for policy in Resend}
+        resend = data.get("resend", Resend.NONE.value)
+        if resend not in resends:
+            choices = ", ".join(resends)
+            raise self.fail(f"workers: resend must be one of {choices}, got {resend!r}")
         return Workers(
             contract, fifo, faults, injected, budget, acknowledge, concurrency, slots,
-            tuple(properties), retry,
+            tuple(properties), retry, resends[str(resend)],
         )  # fmt: skip
 
     def _workers_options(

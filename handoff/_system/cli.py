@@ -16,7 +16,13 @@ import enum
 from typing import TYPE_CHECKING, Any
 
 from handoff import _cli
-from handoff._system.config import DEFAULT_ACKNOWLEDGE, DEFAULT_FAILURES, Acknowledge, System
+from handoff._system.config import (
+    DEFAULT_ACKNOWLEDGE,
+    DEFAULT_FAILURES,
+    Acknowledge,
+    Resend,
+    System,
+)
 from handoff._system.faults import NETWORK, Fault
 
 if TYPE_CHECKING:
@@ -139,6 +145,13 @@ def _add_runtime_options(parser: argparse.ArgumentParser) -> None:
         help="with --workers: a runtime that gives up on a cancel acknowledged as failed "
         "(default: it sends it again until it is Applied or Noop, as the contract demands)",
     )
+    parser.add_argument(
+        "--resend",
+        choices=[policy.value for policy in Resend],
+        help="with --workers: what the runtime sends again once its timer says a message was "
+        "lost (--faults lose), instead of reporting TimedOut: none, cleanups (a release or "
+        "cancel and its acknowledgement), everything (default: none)",
+    )
 
 
 _REVIEWED_OPTIONS = (
@@ -169,6 +182,7 @@ _ABOUT_WORKERS = (
     ("--failures", "failures"),
     ("--property", "property"),
     ("--no-retry", "no_retry"),
+    ("--resend", "resend"),
 )
 """The options that say something of the workers, and where argparse keeps each."""
 
@@ -204,6 +218,7 @@ def system_of(
         concurrency=1 if concurrency is None else concurrency,
         slots=_given(args, "slots"),
         retry=not _given(args, "no_retry"),
+        resend=Resend(_given(args, "resend") or Resend.NONE.value),
         **review,
     )
 

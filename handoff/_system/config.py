@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from handoff._system.properties import Property
     from handoff._system.workers import WorkerContract
 
-__all__ = ["DEFAULT_ACKNOWLEDGE", "DEFAULT_FAILURES", "Acknowledge", "System"]
+__all__ = ["DEFAULT_ACKNOWLEDGE", "DEFAULT_FAILURES", "Acknowledge", "Resend", "System"]
 
 
 class Acknowledge(enum.Enum):
@@ -35,6 +35,27 @@ class Acknowledge(enum.Enum):
         """The policy in a report's words: `work acknowledged on send`."""
         when = "on send" if self is Acknowledge.ON_SEND else "on the worker's reply"
         return f"work acknowledged {when}"
+
+
+class Resend(enum.Enum):
+    """What the runtime sends again once its timer says a message was lost; the value is its
+    option (`--resend`)."""
+
+    NONE = "none"
+    """Nothing: it reports `TimedOut` for the handoff instead."""
+    CLEANUPS = "cleanups"
+    """A lost `ReleaseSource`, `CancelSource` or `CancelDestination`, or its lost
+    acknowledgement; any other loss is reported `TimedOut`."""
+    EVERYTHING = "everything"
+    """Every lost message, whichever way it went: nothing is reported `TimedOut`."""
+
+    @property
+    def words(self) -> str:
+        """The policy in a report's words (nothing for `NONE`, the contract's default)."""
+        if self is Resend.NONE:
+            return ""
+        what = "cleanups" if self is Resend.CLEANUPS else "messages"
+        return f", lost {what} re-sent"
 
 
 DEFAULT_ACKNOWLEDGE = Acknowledge.ON_SEND
@@ -80,6 +101,8 @@ class System:
     retry: bool = True
     """Send a cancel acknowledged as failed again until it is done, as the contract demands
     (`--no-retry`: a runtime that gives up on it)."""
+    resend: Resend = Resend.NONE
+    """What the runtime sends again once its timer says a message was lost (`--resend`)."""
 
     def describe(self) -> str:
         """`forgetful workers, messages delivered in any order`, then the handoffs sharing the
@@ -100,7 +123,8 @@ class System:
 
     def _runtime_words(self) -> str:
         """The runtime's duties it does not do as the contract says (nothing when it does)."""
-        return "" if self.retry else ", failed cancels not retried"
+        retry = "" if self.retry else ", failed cancels not retried"
+        return f"{retry}{self.resend.words}"
 
     def allows(self, fault: Fault, spent: int) -> bool:
         """Whether a run that suffered `spent` faults of kind `fault` may suffer one more."""

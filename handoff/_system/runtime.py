@@ -21,7 +21,7 @@ import attrs
 
 from handoff._coordinator.binding import FITTING_OUTCOME
 from handoff._system.call import Call
-from handoff._system.config import Acknowledge
+from handoff._system.config import Acknowledge, Resend
 from handoff._system.workers import Message, MessageKind, WorkerReply, on_send, outcome_of, role_of
 from handoff._values.errors import HandoffError, OutOfOrderFactError
 from handoff._values.messages import HandoffAction, HandoffFact, IssuedHandoffAction
@@ -43,6 +43,7 @@ __all__ = [
     "call_of",
     "carried",
     "kept_in_flight",
+    "resent",
     "retried",
     "tells_freed",
 ]
@@ -232,6 +233,20 @@ def retried(message: Message, retry: bool) -> Message | None:
         message.action,
         copy=True,
         handoff=message.handoff,
+    )
+
+
+def resent(message: Message, policy: Resend) -> bool:
+    """Whether a runtime re-sending under `policy` sends the lost `message` again once its
+    timer notices the loss, rather than reporting `TimedOut`: every message, or a cleanup
+    action and its acknowledgement.  It sends the message itself (for a reply, it asks the
+    worker again, and the worker answers as it did), behind whatever went out meanwhile."""
+    if policy is Resend.EVERYTHING:
+        return True
+    return (
+        policy is Resend.CLEANUPS
+        and message.kind is not MessageKind.FACT
+        and isinstance(message.action, _CLEANUPS)
     )
 
 
