@@ -1,4 +1,4 @@
-"""The runtime's duties in the world: the retry of a failed cancel.
+"""The runtime's duties in the world: the retry of a failed cancel, re-sending after a loss.
 
 Each duty is a setting of the `System`, scheduled by the review and the simulation alike,
 named on the command line, in the report's first line and in a system trace's header.
@@ -18,10 +18,11 @@ from handoff._review.spin.system import unmirrored
 from handoff._review.verdict import MoveKind
 from handoff._runs.simulation import SimulationConfig, simulate
 from handoff._runs.trace import Workers
-from handoff._system.config import Acknowledge, System
+from handoff._system.config import Acknowledge, Resend, System
 from handoff._system.faults import Fault
 from handoff._system.properties import Key
-from handoff._system.workers import TOMBSTONE, WorkerContract
+from handoff._system.workers import FORGETFUL, TOMBSTONE, WorkerContract
+from handoff._values.values import HandoffActionOutcome
 
 ON_REPLY = Acknowledge.ON_REPLY
 FAILING = frozenset({Fault.FAILED_CLEANUP})
@@ -197,4 +198,97 @@ def test_spin_mirrors_a_runtime_that_retries_only_where_no_cancel_fails() -> Non
     )
     assert unmirrored(System(TOMBSTONE, injected=FAILING)) == (
         "the faults it models only: drop cleanup-failure from --faults"
+    )
+
+
+# -- re-sending after a loss
+
+LOSE = frozenset({Fault.LOSS})
+FIRST = {
+    HandoffOrder.SOURCE_FIRST: "SubmitPrefill",
+    HandoffOrder.DESTINATION_FIRST: "ReserveDestination",
+}
+
+
+@pytest.mark.parametrize("order", list(HandoffOrder))
+def test_re_sending_everything_leaks_for_forgetful_workers_in_fifo(order: HandoffOrder) -> None:
+    # The first work is lost and waits on the runtime's timer; a terminal fact cancels its
+    # side; the cancel overtakes nothing on the wire (the work is not there) and is answered
+    # Noop, which completes the handoff CANCELED; then the timer sends the work again, and
+    # the forgetful worker takes a slot for a handoff that is over (W2), still held once its
+    # acknowledgement and fact are delivered (W1): start, fact, lose, cancel, Noop, re-send,
+    # work, its acknowledgement, its fact — nine moves.
+    review = _review(order, FORGETFUL, fifo=True, faults=1, injected=LOSE, resend=Resend.EVERYTHING)
+    assert _failing(review) == {"W1", "W2"}
+    example = review.verdict("W1").counterexample
+    assert example is not None
+    kinds = [step.kind for step in example.steps]
+    assert len(kinds) == 9
+    lost, again = kinds.index(MoveKind.LOST), kinds.index(MoveKind.RESEND)
+    assert lost < again
+    for index in (lost, again):
+        message = example.steps[index].message
+        assert message is not None
+        assert type(message.action).__name__ == FIRST[order]
+    noop = next(step for step in example.steps if step.call is not None and step.call.outcome)
+    assert noop.call is not None
+    assert noop.call.outcome is HandoffActionOutcome.NOOP
+    assert example.steps.index(noop) < again
+    assert "completed CANCELED" in example.finding
+
+
+@pytest.mark.parametrize("order", list(HandoffOrder))
+@pytest.mark.parametrize(
+    ("contract", "fifo"), [(FORGETFUL, True), (TOMBSTONE, False), (TOMBSTONE, True)]
+)
+def test_re_sending_lost_cleanups_is_safe_and_live(
+    order: HandoffOrder, contract: WorkerContract, fifo: bool
+) -> None:
+    lossy = {"fifo": fifo, "faults": 1, "injected": LOSE}
+    assert {"W4", "W5"} <= _failing(_review(order, contract, **lossy))
+    assert _failing(_review(order, contract, resend=Resend.CLEANUPS, **lossy)) == set()
+
+
+def test_re_sending_cleanups_adds_no_hang_to_forgetful_workers_in_any_order() -> None:
+    # They leak in any order without any fault: re-sending removes only the loss's hang.
+    order = HandoffOrder.SOURCE_FIRST
+    lossy = {"faults": 1, "injected": LOSE}
+    assert _failing(_review(order, FORGETFUL, resend=Resend.CLEANUPS, **lossy)) == {"W1", "W2"}
+
+
+def test_the_simulation_re_sends_as_the_review_does() -> None:
+    def run(contract: WorkerContract, resend: Resend) -> Any:
+        system = System(contract, fifo=True, injected=LOSE, resend=resend, acknowledge=ON_REPLY)
+        return simulate(
+            SimulationConfig(handoffs=1500, concurrency=8, fault_rate=0.05, seed=1, system=system)
+        )
+
+    timed_out = run(TOMBSTONE, Resend.NONE)
+    assert timed_out.incomplete > 0
+    cleanups = run(TOMBSTONE, Resend.CLEANUPS)
+    assert cleanups.faults[Fault.LOSS] > 0
+    assert cleanups.ok
+    everything = run(FORGETFUL, Resend.EVERYTHING)
+    assert everything.incomplete == 0
+    assert everything.leaks > 0
+    assert {Key("W1"), Key("W2")} <= set(everything.broken)
+
+
+def test_a_trace_header_names_the_re_send_policy() -> None:
+    workers = Workers.of(System(TOMBSTONE, resend=Resend.CLEANUPS))
+    assert workers.system().resend is Resend.CLEANUPS
+    assert "lost cleanups re-sent" in workers.system().describe()
+
+
+def test_the_command_line_re_sends_everything_and_shows_the_leak(tmp_path: Path) -> None:
+    world = ("--workers", "forgetful", "--fifo", "--failures", "1", "--faults", "lose")
+    done = run_handoff("review", *world, "--resend", "everything", cwd=tmp_path)
+    assert done.returncode == 1, done.stderr
+    assert "lost messages re-sent" in done.stdout
+    assert "the runtime's timer fires: it sends #0 SubmitPrefill again" in done.stdout
+    wrong = run_handoff("review", *world, "--resend", "all", cwd=tmp_path)
+    assert wrong.returncode == 2
+    assert "invalid choice: 'all'" in wrong.stderr
+    assert unmirrored(System(TOMBSTONE, resend=Resend.CLEANUPS)) == (
+        "a runtime that re-sends nothing: drop --resend"
     )
