@@ -29,7 +29,7 @@ from typing import Any
 import attrs
 
 from handoff._review.explore import Review, review_order
-from handoff._system.config import Acknowledge, System
+from handoff._system.config import Acknowledge, Resend, System
 from handoff._system.faults import NETWORK, Fault
 from handoff._system.properties import AnyKey, Key
 from handoff._system.workers import find_contract
@@ -166,13 +166,19 @@ class RuntimeWorld:
 
 
 def runtime_worlds() -> Iterator[RuntimeWorld]:
-    """The rows, in table order: a cancel that fails, with and without the retry."""
+    """The rows, in table order: a cancel that fails, with and without the retry; a lost
+    message, re-sent by each policy."""
     for contract in ("forgetful", "tombstone"):
         for fifo in (False, True):
             for retry in (True, False):
                 options = "none" if retry else "`--no-retry`"
                 failing = (Fault.FAILED_CLEANUP,)
                 yield RuntimeWorld(contract, fifo, failing, options, {"retry": retry})
+    for contract in ("forgetful", "tombstone"):
+        for fifo in (False, True):
+            for resend in (Resend.CLEANUPS, Resend.EVERYTHING):
+                options = f"`--resend {resend.value}`"
+                yield RuntimeWorld(contract, fifo, (Fault.LOSS,), options, {"resend": resend})
 
 
 def review_runtime_world(world: RuntimeWorld, acknowledge: Acknowledge) -> Review:
