@@ -103,6 +103,7 @@ from handoff._system.workers import (
 )
 from handoff._values.errors import HandoffError
 from handoff._values.messages import HandoffFact
+from handoff._values.values import HandoffActionOutcome
 
 __all__ = ["Spent", "SystemState", "SystemWatch", "SystemWorld", "canonical"]
 
@@ -112,6 +113,7 @@ _ONLY_ISSUED = Key.ONLY_ISSUED_WORK
 _ONE_SLOT = Key.ONE_SLOT_PER_REQUEST
 _FAILABLE = (WorkerTask.TAKE, WorkerTask.TRANSFER, WorkerTask.ACTIVATE)
 _CANCEL = WorkerTask.CANCEL
+_UNVOUCHED = HandoffActionOutcome.failed("sent before the worker restarted")
 _FAILED_WORK = Fault.FAILED_OUTCOME.outcome
 _WORKER_MOVES = (MoveKind.TO_WORKER, MoveKind.WORKER_FAILS)
 _TERMINAL_MOVES = (MoveKind.FAULT, MoveKind.LOSS)
@@ -181,6 +183,7 @@ class SystemWorld(WorldBase):
         """How many channels deliver in order (`canonical`)."""
         self._message_faults = tuple(f for f in NETWORK if f.strike.message)
         self._struck_workers = tuple(f for f in NETWORK if f.strike.forgets)
+        self._inbox_struck = system.restart.loses_inbox or system.restart.refuses_unvouched
         self._configurations: dict[Configuration, int] = {}
         self._transitions: dict[tuple[int, int], _Transition] = {}
         """What each call does in each coordinator configuration (the call by `_code`)."""
@@ -307,6 +310,8 @@ class SystemWorld(WorldBase):
         restart = any(
             self.system.allows(fault, state.spent.of(fault)) for fault in self._struck_workers
         )
+        if restart and self._inbox_struck:
+            return False  # a restart changes what is in flight: no move commutes with it
         cooperative = False
         for raw in raws:
             step = raw.step
@@ -467,9 +472,7 @@ class SystemWorld(WorldBase):
         """The message `code` is lost and the runtime will send it again (`resent`): it waits
         on the runtime's timer, and no `TimedOut` is reported."""
         message = self.codes.messages[code]
-        assert self._timer is not None
-        timer = tuple(sorted((*flight[self._timer], code), key=self.codes.order.__getitem__))
-        flight = (*flight[: self._timer], timer)
+        flight = self._park(flight, code)
         handoff = self.codes.handoff[code]
         step = TraceStep(
             None,
@@ -480,6 +483,12 @@ class SystemWorld(WorldBase):
         )
         after = state._replace(flight=flight, spent=state.spent.plus(fault))
         return _Raw(step, _Node(coordinators, after, self.codes), (), fault=True)
+
+    def _park(self, flight: Flight, code: int) -> Flight:
+        """`flight` with the lost message `code` on the runtime's timer."""
+        assert self._timer is not None
+        timer = tuple(sorted((*flight[self._timer], code), key=self.codes.order.__getitem__))
+        return (*flight[: self._timer], timer)
 
     def _resends(
         self,
@@ -549,22 +558,75 @@ class SystemWorld(WorldBase):
         role: Role,
         fault: Fault,
     ) -> _Raw:
-        """The worker of `role` restarts: it forgets every request and frees every slot.
+        """The worker of `role` restarts: it forgets every request and frees every slot, or
+        as `System.restart` says (`Worker.restarted`, `_inbox`).
 
         The coordinators are not told: a restart is seen only in what the worker does next."""
         spent = state.spent.plus(fault)
         spent = spent._replace(restarted=spent.restarted | {role})
-        forgotten = self.codes.worker(WorkerState())
+        restart, worker = self.system.restart, self.workers[role]
+        kept = worker.restarted(
+            self.codes.workers[state.worker(role)].entries,
+            keeps_slots=restart.keeps_slots,
+            durable=restart.durable_tombstones,
+        )
+        forgotten = self.codes.worker(WorkerState(kept))
+        flight, refusals, lost = self._inbox(state.flight, role)
         after = state._replace(
             source=forgotten if role is Role.SOURCE else state.source,
             destination=forgotten if role is Role.DESTINATION else state.destination,
+            flight=flight,
             spent=spent,
         )
-        initial = self.workers[role].initial
-        reaction = WorkerReaction(initial, WorkerReply.SILENT, Slots.FREE)
+        slots = Slots.KEEP if restart.keeps_slots else Slots.FREE
+        reaction = WorkerReaction(worker.initial, WorkerReply.SILENT, slots)
         where = ", ".join(coordinator.chart_state for coordinator in coordinators)
-        step = TraceStep(None, where, kind=MoveKind.RESTART, reaction=reaction, worker=role)
+        step = TraceStep(
+            None,
+            where,
+            kind=MoveKind.RESTART,
+            reaction=reaction,
+            sent=refusals,
+            worker=role,
+            lost=lost,
+        )
         return _Raw(step, _Node(coordinators, after, self.codes), (), fault=True)
+
+    def _inbox(
+        self, flight: Flight, role: Role
+    ) -> tuple[Flight, tuple[Message, ...], tuple[Message, ...]]:
+        """What becomes of the actions on their way to the worker of `role` as it restarts:
+        lost with it (`Restart.loses_inbox`: those the runtime re-sends wait on its timer),
+        or, sent before the restart, the work among them refused as failed
+        (`Restart.refuses_unvouched`: the worker answers them as soon as they arrive, which
+        the review makes the restart's own move).  The other messages stay as they were.
+        Also says what was refused and what was lost."""
+        restart = self.system.restart
+        if not (restart.loses_inbox or restart.refuses_unvouched):
+            return flight, (), ()
+        codes, acknowledge = self.codes, self.system.acknowledge
+        refusals: list[Message] = []
+        lost: list[Message] = []
+        for channel, messages in enumerate(flight):
+            if channel == self._timer:
+                continue
+            for code in messages:
+                message = codes.messages[code]
+                if message.kind is not MessageKind.ACTION or message.role is not role:
+                    continue
+                if restart.loses_inbox:
+                    lost.append(message)
+                    flight = _without(flight, channel, code)
+                    if self._timer is not None and resent(message, self.system.resend):
+                        flight = self._park(flight, code)
+                elif task_of(message.action) in _FAILABLE:
+                    flight = _without(flight, channel, code)
+                    refusals.extend(
+                        answered(message, WorkerReply.FAILED, self.workload, acknowledge,
+                                 failed=_UNVOUCHED)
+                    )  # fmt: skip
+        numbers = tuple(codes.message(item) for item in refusals)
+        return self._send(flight, numbers), tuple(refusals), tuple(lost)
 
     # -- moves -------------------------------------------------------------------------
 

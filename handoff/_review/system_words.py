@@ -12,6 +12,7 @@ from handoff._system.workers import (
     MessageKind,
     RequestMemory,
     Role,
+    Slots,
     WorkerTask,
     memory_name,
     role_of,
@@ -72,7 +73,7 @@ def describe_step(step: TraceStep, by_runtime: Collection[Message] = ()) -> str:
             f"{_answer(step.issued, step.error)}"
         )
     if step.worker is not None:
-        return f"the {step.worker.value} restarts: it forgets the request and frees its slot"
+        return _restart_words(step)
     assert message is not None
     if step.kind is MoveKind.LOST:
         return f"{message.describe()} is lost; the runtime's timer will send it again"
@@ -151,6 +152,22 @@ def overtaken(steps: Sequence[TraceStep]) -> Iterator[str]:
 def _takes(item: IssuedHandoffAction, role: Role) -> bool:
     """Whether `item` asks the worker of `role` to take a slot."""
     return role_of(item.action) is role and task_of(item.action) is WorkerTask.TAKE
+
+
+def _restart_words(step: TraceStep) -> str:
+    """A restart in words, and the work it refused as sent before it."""
+    assert step.worker is not None
+    kept = step.reaction is not None and step.reaction.slots is Slots.KEEP
+    what = (
+        "forgets its requests but keeps their slots"
+        if kept
+        else ("forgets the request and frees its slot")
+    )
+    refused = ", ".join(sent.describe() for sent in step.sent)
+    then = f"; it refuses the work sent before it: sends {refused}" if refused else ""
+    if step.lost:
+        then += f"; its inbox is lost: {', '.join(lost.describe() for lost in step.lost)}"
+    return f"the {step.worker.value} restarts: it {what}{then}"
 
 
 def _retry(step: TraceStep) -> str:

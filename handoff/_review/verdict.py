@@ -101,6 +101,8 @@ class TraceStep:
     """The worker that restarted (`MoveKind.RESTART`)."""
     handoff: int | None = None
     """Whose move it is, when several handoffs share the workers (None: the only one)."""
+    lost: tuple[Message, ...] = ()
+    """What the move lost from flight: the inbox of a worker whose restart loses it."""
 
     def renumbered(self, names: list[int]) -> TraceStep:
         """The same move with handoff n called `names[n]`."""
@@ -114,6 +116,7 @@ class TraceStep:
             self,
             message=rename(self.message),
             sent=tuple(rename(message) or message for message in self.sent),
+            lost=tuple(rename(message) or message for message in self.lost),
             handoff=None if self.handoff is None else names[self.handoff],
         )
 

@@ -79,6 +79,7 @@ __all__ = ["Channel", "Resent", "Settled", "SimulatedWorkers"]
 
 _FAILABLE = (WorkerTask.TAKE, WorkerTask.TRANSFER, WorkerTask.ACTIVATE)
 _FAILED = Fault.FAILED_OUTCOME.outcome
+_UNVOUCHED = HandoffActionOutcome.failed("sent before the worker restarted")
 _SLOT_FREED = Key.NO_SLOT_AFTER_FREED
 _ONE_SLOT = Key.ONE_SLOT_PER_REQUEST
 
@@ -197,6 +198,10 @@ class SimulatedWorkers(Generic[H]):
             if f in self.faults and f.strike.message and not f.strike.fails_cleanup
         )  # a cleanup's failure strikes as the cancel arrives (`arrive`)
         self.resend = system.resend
+        self.restart_choice = system.restart
+        self._stamps: dict[int, tuple[int, Message]] = {}
+        """Each action on its way to a worker: the worker's generation when it was sent (the
+        message is kept so that its id names it until it arrives)."""
         self._worker_faults = tuple(f for f in NETWORK if f in self.faults and f.strike.forgets)
         self.workers = {role: Worker(self.table, role, system.slots) for role in Role}
         self.books = {role: WorkerBook() for role in Role}
@@ -221,7 +226,9 @@ class SimulatedWorkers(Generic[H]):
         return True
 
     def _to_worker(self, handoff: H, action: Message) -> None:
-        """Put the action `action` carries on its way to its worker."""
+        """Put the action `action` carries on its way to its worker, stamped with the worker's
+        generation (`Restart.refuses_unvouched`)."""
+        self._stamps[id(action)] = (self.restarts[action.role], action)
         delay = self.world.latency()
         if self.world.fault(Fault.DELAYED_DELIVERY):
             delay += self.world.uniform(5, 30)
@@ -298,6 +305,13 @@ class SimulatedWorkers(Generic[H]):
         for fault in self._worker_faults:
             if self._injects(handoff, fault):
                 self.restart(role)  # just before the message arrives
+        stamp = self._stamps.pop(id(message), None)
+        if (
+            stamp is not None
+            and stamp[0] != self.restarts[role]
+            and self._unvouched(handoff, message)
+        ):
+            return
         worker, book = self.workers[role], self.books[role]
         request, action_id = handoff.number, message.action_id
         for key, words in performed(handoff.issued_bits, handoff.performed_bits, message):
@@ -338,9 +352,30 @@ class SimulatedWorkers(Generic[H]):
         )
 
     def restart(self, role: Role) -> None:
-        """The worker of `role` restarts: it forgets every request and frees every slot."""
-        self.books[role] = WorkerBook()
+        """The worker of `role` restarts: it forgets every request and frees every slot, or
+        as `System.restart` says (`Worker.restarted`)."""
+        restart = self.restart_choice
+        self.books[role] = self.workers[role].restart_book(
+            self.books[role], keeps_slots=restart.keeps_slots, durable=restart.durable_tombstones
+        )
         self.restarts[role] += 1
+
+    def _unvouched(self, handoff: H, message: Message) -> bool:
+        """Whether the action `message`, sent before its worker restarted, is lost with the
+        inbox (and re-sent, if the runtime's policy covers it) or refused as failed work;
+        False when the restart leaves it to be taken as usual."""
+        restart = self.restart_choice
+        if restart.loses_inbox:
+            if resent(message, self.resend):
+                channel = (message.role, True)
+                self.world.at(self.world.uniform(5, 30), handoff, Resent(message, channel))
+            return True
+        if not restart.refuses_unvouched or task_of(message.action) not in _FAILABLE:
+            return False
+        reply = (WorkerReply.FAILED, handoff.workload, self.acknowledge)
+        for sent in answered(message, *reply, failed=_UNVOUCHED):
+            self._send_back(handoff, sent)
+        return True
 
     def told(self, handoff: H, action: HandoffAction, outcome: HandoffActionOutcome) -> None:
         """The coordinator took `outcome` for its `action`: a release or cancel acknowledged as

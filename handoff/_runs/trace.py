@@ -50,7 +50,7 @@ from handoff._coordinator import probe as probe
 from handoff._coordinator.core import HandoffCoordinatorCore
 from handoff._runs import trace_file
 from handoff._system.call import Call, CallKind
-from handoff._system.config import Acknowledge, Resend, System
+from handoff._system.config import Acknowledge, Resend, Restart, System
 from handoff._system.faults import NETWORK, Fault
 from handoff._system.properties import OwnKey, find_property
 from handoff._system.workers import contract_spelling, find_contract
@@ -95,7 +95,7 @@ _HEADER_KEYS = (
 )  # fmt: skip
 _WORKERS_KEYS = ("contract", "fifo", "faults")
 _WORKERS_OPTIONAL = ("injected", "budget", "acknowledge", "concurrency", "slots", "properties")
-_RUNTIME_OPTIONAL = ("retry", "resend")
+_RUNTIME_OPTIONAL = ("retry", "resend", "restart")
 """The runtime's duties a header names when they are not the contract's defaults."""
 _MOVE_KEYS = ("move", "message", "fact", "worker", "handoff")
 _CALL_KEYS = {
@@ -146,6 +146,8 @@ class Workers:
     """Whether the runtime sent a failed cancel again (`System.retry`)."""
     resend: Resend = Resend.NONE
     """What the runtime sent again once lost (`System.resend`)."""
+    restart: Restart = Restart()
+    """What a worker's restart did (`System.restart`)."""
 
     @classmethod
     def of(cls, system: System) -> Workers:
@@ -163,6 +165,7 @@ class Workers:
             tuple(key.spelling for key in own if isinstance(key, OwnKey)),
             system.retry,
             system.resend,
+            system.restart,
         )
 
     def system(self, allowed: Collection[str] = ()) -> System:
@@ -181,6 +184,7 @@ class Workers:
             properties=tuple(find_property(name, allowed) for name in self.properties),
             retry=self.retry,
             resend=self.resend,
+            restart=self.restart,
         )
 
 
@@ -350,6 +354,8 @@ def _workers_options(workers: Workers) -> str:
         text += ',"retry":false'
     if workers.resend is not Resend.NONE:
         text += f',"resend":{write_string(workers.resend.value)}'
+    if workers.restart != Restart():
+        text += f',"restart":[{",".join(map(write_string, workers.restart.spelling))}]'
     return text
 
 
@@ -591,7 +597,7 @@ class _Line:
             raise self.fail(
                 'workers must be {"contract":NAME,"fifo":BOOL,"faults":N} and may add '
                 '"injected":[FAULT,…], "budget":N, "acknowledge":POLICY, "concurrency":N, '
-                '"slots":N, "properties":[MODULE:NAME,…], "retry":BOOL, "resend":POLICY'
+                '"slots":N, "properties":[MODULE:NAME,…], "retry":BOOL, "resend":POLICY, "restart":[CHOICE,…]'
             )
         contract, fifo, faults = (data[key] for key in _WORKERS_KEYS)
         if not isinstance(contract, str) or not contract:
@@ -623,9 +629,15 @@ class _Line:
         if resend not in resends:
             choices = ", ".join(resends)
             raise self.fail(f"workers: resend must be one of {choices}, got {resend!r}")
+        restart = data.get("restart", [])
+        if not isinstance(restart, list) or not all(
+            isinstance(word, str) and word in Restart.WORDS for word in restart
+        ):
+            choices = ", ".join(Restart.WORDS)
+            raise self.fail(f"workers: restart must be a list of {choices}, got {restart!r}")
         return Workers(
             contract, fifo, faults, injected, budget, acknowledge, concurrency, slots,
-            tuple(properties), retry, resends[str(resend)],
+            tuple(properties), retry, resends[str(resend)], Restart.of(restart),
         )  # fmt: skip
 
     def _workers_options(

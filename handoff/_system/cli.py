@@ -21,6 +21,7 @@ from handoff._system.config import (
     DEFAULT_FAILURES,
     Acknowledge,
     Resend,
+    Restart,
     System,
 )
 from handoff._system.faults import NETWORK, Fault
@@ -82,6 +83,21 @@ def faults_argument(text: str) -> frozenset[Fault]:
             )
         found.add(fault)
     return frozenset(found)
+
+
+RESTART_HELP = ", ".join(Restart.WORDS)
+
+
+def restart_argument(text: str) -> Restart:
+    """An argparse type: `loses-inbox,keeps-slots`, any of `Restart.WORDS`, each once."""
+    words = [part.strip().casefold() for part in text.split(",")]
+    unknown = [word for word in words if word not in Restart.WORDS]
+    if unknown:
+        raise argparse.ArgumentTypeError(
+            f"unknown restart choice {unknown[0]!r}: expected a comma-separated list of "
+            f"{RESTART_HELP}"
+        )
+    return Restart.of(words)
 
 
 def add_system_options(
@@ -152,6 +168,14 @@ def _add_runtime_options(parser: argparse.ArgumentParser) -> None:
         "lost (--faults lose), instead of reporting TimedOut: none, cleanups (a release or "
         "cancel and its acknowledgement), everything (default: none)",
     )
+    parser.add_argument(
+        "--restart",
+        type=restart_argument,
+        metavar="CHOICE,…",
+        help="with --faults crash: what a worker's restart does besides forgetting its "
+        f"requests, any of {RESTART_HELP} (default: none of them: its inbox survives, its "
+        "slots are freed, its tombstones forgotten)",
+    )
 
 
 _REVIEWED_OPTIONS = (
@@ -183,6 +207,7 @@ _ABOUT_WORKERS = (
     ("--property", "property"),
     ("--no-retry", "no_retry"),
     ("--resend", "resend"),
+    ("--restart", "restart"),
 )
 """The options that say something of the workers, and where argparse keeps each."""
 
@@ -219,6 +244,7 @@ def system_of(
         slots=_given(args, "slots"),
         retry=not _given(args, "no_retry"),
         resend=Resend(_given(args, "resend") or Resend.NONE.value),
+        restart=_given(args, "restart") or Restart(),
         **review,
     )
 

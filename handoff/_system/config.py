@@ -6,7 +6,8 @@ simulation samples it, Spin mirrors it and a system trace records it."""
 from __future__ import annotations
 
 import enum
-from typing import TYPE_CHECKING
+from collections.abc import Collection
+from typing import TYPE_CHECKING, ClassVar
 
 import attrs
 
@@ -16,7 +17,14 @@ if TYPE_CHECKING:
     from handoff._system.properties import Property
     from handoff._system.workers import WorkerContract
 
-__all__ = ["DEFAULT_ACKNOWLEDGE", "DEFAULT_FAILURES", "Acknowledge", "Resend", "System"]
+__all__ = [
+    "DEFAULT_ACKNOWLEDGE",
+    "DEFAULT_FAILURES",
+    "Acknowledge",
+    "Resend",
+    "Restart",
+    "System",
+]
 
 
 class Acknowledge(enum.Enum):
@@ -56,6 +64,54 @@ class Resend(enum.Enum):
             return ""
         what = "cleanups" if self is Resend.CLEANUPS else "messages"
         return f", lost {what} re-sent"
+
+
+@attrs.frozen
+class Restart:
+    """What a worker's restart (`--faults crash`) does, choice by choice; the default is a
+    restart that loses nothing in flight, frees every slot and forgets every request."""
+
+    loses_inbox: bool = False
+    """The actions on their way to it are lost with it (the runtime re-sends those its
+    `--resend` policy covers; the rest vanish unnoticed)."""
+    keeps_slots: bool = False
+    """It forgets its requests but not the KV slots it held for them: nobody frees those."""
+    durable_tombstones: bool = False
+    """It keeps what it remembers of the requests it holds no slot for (its tombstones)."""
+    refuses_unvouched: bool = False
+    """The runtime stamps each action with the worker's generation, and a restarted worker
+    refuses, as failed, work (a submission, reservation, transfer or activation) sent before
+    its restart."""
+
+    WORDS: ClassVar[dict[str, str]] = {
+        "loses-inbox": "loses_inbox",
+        "keeps-slots": "keeps_slots",
+        "durable-tombstones": "durable_tombstones",
+        "refuses-unvouched": "refuses_unvouched",
+    }
+    """Each choice as the command line spells it (`--restart`), and its field."""
+
+    @classmethod
+    def of(cls, words: Collection[str]) -> Restart:
+        """The restart `words` name, each a key of `WORDS`."""
+        return cls(**{cls.WORDS[word]: True for word in words})
+
+    @property
+    def spelling(self) -> tuple[str, ...]:
+        """The choices made, as the command line spells them."""
+        return tuple(word for word, field in self.WORDS.items() if getattr(self, field))
+
+    @property
+    def words(self) -> str:
+        """What a report says of it (nothing for the default)."""
+        parts = {
+            "loses-inbox": "loses its inbox",
+            "keeps-slots": "keeps its slots",
+            "durable-tombstones": "keeps its tombstones",
+            "refuses-unvouched": "refuses work sent before it",
+        }
+        chosen = [parts[word] for word in self.spelling]
+        return f", a restarted worker {' and '.join(chosen)}" if chosen else ""
 
 
 DEFAULT_ACKNOWLEDGE = Acknowledge.ON_SEND
@@ -103,6 +159,8 @@ class System:
     (`--no-retry`: a runtime that gives up on it)."""
     resend: Resend = Resend.NONE
     """What the runtime sends again once its timer says a message was lost (`--resend`)."""
+    restart: Restart = Restart()
+    """What a worker's restart does (`--restart`)."""
 
     def describe(self) -> str:
         """`forgetful workers, messages delivered in any order`, then the handoffs sharing the
@@ -124,7 +182,7 @@ class System:
     def _runtime_words(self) -> str:
         """The runtime's duties it does not do as the contract says (nothing when it does)."""
         retry = "" if self.retry else ", failed cancels not retried"
-        return f"{retry}{self.resend.words}"
+        return f"{retry}{self.resend.words}{self.restart.words}"
 
     def allows(self, fault: Fault, spent: int) -> bool:
         """Whether a run that suffered `spent` faults of kind `fault` may suffer one more."""

@@ -332,6 +332,30 @@ class Worker:
                 del idle[: max(0, len(idle) - self.remembers)]
         return WorkerState((*held, *idle))
 
+    def restarted(
+        self, entries: Sequence[Remembered], *, keeps_slots: bool, durable: bool
+    ) -> tuple[Remembered, ...]:
+        """What the worker remembers of `entries` after a restart: nothing, unless it keeps
+        the slots it held (`keeps_slots`: it holds them still, for requests it no longer
+        knows, and did none of their work) or its tombstones (`durable`: what it remembers of
+        the requests it holds no slot for survives)."""
+        kept = []
+        for entry in entries:
+            if entry.slots:
+                if keeps_slots:
+                    kept.append(Remembered(entry.request, self.initial, entry.slots, 0))
+            elif durable:
+                kept.append(entry)
+        return tuple(kept)
+
+    def restart_book(self, book: WorkerBook, *, keeps_slots: bool, durable: bool) -> WorkerBook:
+        """`restarted`, for the simulation's book: a new one."""
+        fresh = WorkerBook()
+        ordered = book.state(self.remembers is not None).entries
+        for entry in self.restarted(ordered, keeps_slots=keeps_slots, durable=durable):
+            self._record(fresh, entry)
+        return fresh
+
     def local(self, before: WorkerState, after: WorkerState, request: int) -> bool:
         """Whether a move of `request` taking this worker from `before` to `after` commutes
         with every other request's move on it: it neither needs nor changes the worker's idle

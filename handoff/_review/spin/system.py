@@ -36,7 +36,7 @@ from handoff._review.spin import model as promela
 from handoff._review.spin.coordinator import chart_cells, chart_step, coordinator, journal_rules
 from handoff._review.spin.text import filled, fixed
 from handoff._review.spin.vocabulary import event_name
-from handoff._system.config import Acknowledge, Resend, System
+from handoff._system.config import Acknowledge, Resend, Restart, System
 from handoff._system.faults import NETWORK, Fault
 from handoff._system.workers import (
     ContractTable,
@@ -160,6 +160,8 @@ def unmirrored(system: System) -> str | None:
         return "a contract answering one way only: give a deterministic contract"
     if system.resend is not Resend.NONE:
         return "a runtime that re-sends nothing: drop --resend"
+    if system.restart != Restart():
+        return "the default restart only: drop --restart"
     if system.retry and _cancel_fails(table):
         return "a runtime that gives up on a failed cancel: give --no-retry"
     if not all(
