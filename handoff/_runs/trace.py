@@ -146,7 +146,7 @@ class Workers:
     """Whether the runtime sent a failed cancel again (`System.retry`)."""
     resend: Resend = Resend.NONE
     """What the runtime sent again once lost (`System.resend`)."""
-    restart: Restart = Restart()
+    restart: Restart = attrs.Factory(Restart)
     """What a worker's restart did (`System.restart`)."""
 
     @classmethod
@@ -597,7 +597,8 @@ class _Line:
             raise self.fail(
                 'workers must be {"contract":NAME,"fifo":BOOL,"faults":N} and may add '
                 '"injected":[FAULT,…], "budget":N, "acknowledge":POLICY, "concurrency":N, '
-                '"slots":N, "properties":[MODULE:NAME,…], "retry":BOOL, "resend":POLICY, "restart":[CHOICE,…]'
+                '"slots":N, "properties":[MODULE:NAME,…], "retry":BOOL, "resend":POLICY, '
+                '"restart":[CHOICE,…]'
             )
         contract, fifo, faults = (data[key] for key in _WORKERS_KEYS)
         if not isinstance(contract, str) or not contract:
