@@ -1,4 +1,5 @@
-"""The runtime's duties in the world: the retry of a failed cancel, re-sending after a loss.
+"""The runtime's duties in the world: the retry of a failed cancel, re-sending after a loss,
+restarts as separate choices.
 
 Each duty is a setting of the `System`, scheduled by the review and the simulation alike,
 named on the command line, in the report's first line and in a system trace's header.
@@ -18,10 +19,10 @@ from handoff._review.spin.system import unmirrored
 from handoff._review.verdict import MoveKind
 from handoff._runs.simulation import SimulationConfig, simulate
 from handoff._runs.trace import Workers
-from handoff._system.config import Acknowledge, Resend, System
+from handoff._system.config import Acknowledge, Resend, Restart, System
 from handoff._system.faults import Fault
 from handoff._system.properties import Key
-from handoff._system.workers import FORGETFUL, TOMBSTONE, WorkerContract
+from handoff._system.workers import FORGETFUL, TOMBSTONE, Slots, WorkerContract
 from handoff._values.values import HandoffActionOutcome
 
 ON_REPLY = Acknowledge.ON_REPLY
@@ -292,3 +293,144 @@ def test_the_command_line_re_sends_everything_and_shows_the_leak(tmp_path: Path)
     assert unmirrored(System(TOMBSTONE, resend=Resend.CLEANUPS)) == (
         "a runtime that re-sends nothing: drop --resend"
     )
+
+
+# -- restarts as separate choices
+
+CRASH = frozenset({Fault.RESTART})
+
+
+def _restarted(order: HandoffOrder, contract: WorkerContract, fifo: bool, *words: str) -> Review:
+    return _review(order, contract, fifo=fifo, faults=1, injected=CRASH, restart=Restart.of(words))
+
+
+@pytest.mark.parametrize("order", list(HandoffOrder))
+@pytest.mark.parametrize("fifo", [False, True])
+def test_a_restart_that_keeps_its_slots_leaks_even_with_tombstones(
+    order: HandoffOrder, fifo: bool
+) -> None:
+    # The worker takes the first work's slot, restarts knowing nothing of the request but
+    # holding its slot, and answers the cancel Noop (it remembers no slot for it): the
+    # coordinator is told the slot is free while it is held (W2), and completes CANCELED with
+    # it held (W1).  FIFO changes nothing: nothing overtakes anything.
+    review = _restarted(order, TOMBSTONE, fifo, "keeps-slots")
+    assert _failing(review) == {"W1", "W2"}
+    example = review.verdict("W2").counterexample
+    assert example is not None
+    restart = next(step for step in example.steps if step.kind is MoveKind.RESTART)
+    assert restart.reaction is not None
+    assert restart.reaction.slots is Slots.KEEP
+    told = example.steps[-1]
+    assert told.message is not None
+    assert told.message.outcome is HandoffActionOutcome.NOOP
+    assert type(told.message.action).__name__ == CANCEL[order].split()[1]
+    assert told.message.role is restart.worker
+    assert _failing(_restarted(order, TOMBSTONE, fifo)) == ({"W1", "W2"} if not fifo else set())
+
+
+@pytest.mark.parametrize("order", list(HandoffOrder))
+def test_fifo_with_a_restart_is_safe_only_while_the_inbox_survives(order: HandoffOrder) -> None:
+    # The shortest hang: the first work is done and acknowledged, a terminal fact cancels it,
+    # and the worker restarts with the cancel in its inbox, which is lost with it; the
+    # runtime's timer reports TimedOut for it, which a cancelling coordinator already acts
+    # on: nothing is in flight and the handoff waits in cleanup for ever.
+    assert _failing(_restarted(order, TOMBSTONE, True)) == set()
+    review = _restarted(order, TOMBSTONE, True, "loses-inbox")
+    assert _failing(review) == {"W4", "W5"}
+    example = review.verdict("W4").counterexample
+    assert example is not None
+    restart, timer = example.steps[-2:]
+    assert restart.kind is MoveKind.RESTART
+    assert [f"#{m.action_id} {type(m.action).__name__}" for m in restart.lost] == [CANCEL[order]]
+    assert timer.kind is MoveKind.TIMER
+    assert timer.message == restart.lost[0]
+    assert timer.call is not None
+    assert type(timer.call.fact).__name__ == "TimedOut"
+    assert "nothing in flight" in example.finding
+    # A runtime that re-sends lost cleanups sends it again: safe and live.
+    resending = _review(
+        order,
+        fifo=True,
+        faults=1,
+        injected=CRASH,
+        restart=Restart.of(["loses-inbox"]),
+        resend=Resend.CLEANUPS,
+    )
+    assert _failing(resending) == set()
+
+
+@pytest.mark.parametrize("order", list(HandoffOrder))
+@pytest.mark.parametrize("remedy", ["durable-tombstones", "refuses-unvouched"])
+def test_both_remedies_for_a_restart_in_any_order_are_safe_and_live(
+    order: HandoffOrder, remedy: str
+) -> None:
+    # In any order, tombstone workers leak under a restart: the cancel leaves a tombstone,
+    # the restart forgets it, and the late work is taken.  A tombstone that survives the
+    # restart drops the late work; a restarted worker that refuses work sent before it fails
+    # the late work instead.
+    assert _failing(_restarted(order, TOMBSTONE, False)) == {"W1", "W2"}
+    assert _failing(_restarted(order, TOMBSTONE, False, remedy)) == set()
+
+
+def test_a_restart_refusing_unvouched_work_says_so_in_its_move() -> None:
+    from handoff._review.system_words import describe_step
+
+    review = _restarted(HandoffOrder.SOURCE_FIRST, TOMBSTONE, False, "refuses-unvouched")
+    from handoff._compile.table import compiled
+    from handoff._review.environment import Rules
+    from handoff._review.system import SystemWorld
+
+    order = HandoffOrder.SOURCE_FIRST
+    unvouched = Restart.of(["refuses-unvouched"])
+    system = System(TOMBSTONE, faults=1, injected=CRASH, restart=unvouched, acknowledge=ON_REPLY)
+    world = SystemWorld(compiled(order), system, Rules(order))
+    assert review.verdict("W1").holds
+
+    # Start, a terminal fact, the cancel reaches the source first (a tombstone): the source
+    # restarts with #0 SubmitPrefill still in its inbox, and refuses it.
+    def after(node: Any, kind: MoveKind) -> Any:
+        move = next(m for m in world.moves(node) if m.step.kind is kind)
+        assert move.node is not None
+        return move.node
+
+    node = after(after(world.root()[0], MoveKind.START), MoveKind.FAULT)
+    cancel = next(m for m in world.moves(node) if m.step.message and m.step.message.action_id == 1)
+    (restart,) = [m for m in world.moves(cancel.node) if m.step.kind is MoveKind.RESTART]
+    words = describe_step(restart.step)
+    assert words == (
+        "the source restarts: it forgets the request and frees its slot; it refuses the work "
+        'sent before it: sends #0 Failed("sent before the worker restarted")'
+    )
+
+
+def test_the_simulation_restarts_as_the_review_does() -> None:
+    def run(contract: WorkerContract, fifo: bool, *words: str) -> Any:
+        system = System(
+            contract, fifo=fifo, injected=CRASH, restart=Restart.of(words), acknowledge=ON_REPLY
+        )
+        return simulate(
+            SimulationConfig(handoffs=1500, concurrency=8, fault_rate=0.05, seed=1, system=system)
+        )
+
+    assert run(TOMBSTONE, True, "keeps-slots").leaks > 0
+    assert run(TOMBSTONE, True, "loses-inbox").incomplete > 0
+    assert run(TOMBSTONE, False).leaks > 0
+    assert run(TOMBSTONE, False, "durable-tombstones").ok
+    assert run(TOMBSTONE, False, "refuses-unvouched").ok
+
+
+def test_the_restart_is_named_in_the_report_the_trace_and_the_command_line(
+    tmp_path: Path,
+) -> None:
+    restart = Restart.of(["keeps-slots", "loses-inbox"])
+    system = System(TOMBSTONE, restart=restart)
+    assert "a restarted worker loses its inbox and keeps its slots" in system.describe()
+    assert Workers.of(system).system().restart == restart
+    assert unmirrored(system) == "the default restart only: drop --restart"
+    world = ("--workers", "tombstone", "--fifo", "--failures", "1", "--faults", "crash")
+    done = run_handoff("review", *world, "--restart", "keeps-slots", cwd=tmp_path)
+    assert done.returncode == 1, done.stderr
+    assert "forgets its requests but keeps their slots" in done.stdout
+    wrong = run_handoff("review", *world, "--restart", "keeps-slot", cwd=tmp_path)
+    assert wrong.returncode == 2
+    assert "unknown restart choice 'keeps-slot'" in wrong.stderr

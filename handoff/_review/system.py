@@ -116,8 +116,10 @@ _CANCEL = WorkerTask.CANCEL
 _UNVOUCHED = HandoffActionOutcome.failed("sent before the worker restarted")
 _FAILED_WORK = Fault.FAILED_OUTCOME.outcome
 _WORKER_MOVES = (MoveKind.TO_WORKER, MoveKind.WORKER_FAILS)
-_TERMINAL_MOVES = (MoveKind.FAULT, MoveKind.LOSS)
+_TERMINAL_MOVES = (MoveKind.FAULT, MoveKind.LOSS, MoveKind.TIMER)
 """Moves after which the handoff must end CANCELED (W5): a terminal fact, a loss's timeout."""
+_FAULTY_TERMINAL = (MoveKind.FAULT, MoveKind.LOSS)
+"""Of those, the faults (the timer's timeout is the runtime's own, made in every run)."""
 _TERMINAL_FAULTS = (Fault.FAILURE, Fault.TIMEOUT, Fault.CANCELLATION)
 """The faults a run suffers as a terminal fact reported to the coordinator, at any time."""
 _START = len(_TERMINAL_FAULTS)
@@ -177,7 +179,7 @@ class SystemWorld(WorldBase):
         self._timer = None
         """The channel of lost messages the runtime's timer will send again (`--resend`):
         after the delivery channels, only when it re-sends."""
-        if system.resend is not Resend.NONE:
+        if system.resend is not Resend.NONE or system.restart.loses_inbox:
             self._timer = 4 if system.fifo else 1
         self._queues = 4 if system.fifo else 0
         """How many channels deliver in order (`canonical`)."""
@@ -497,7 +499,9 @@ class SystemWorld(WorldBase):
         only: int | None,
     ) -> Iterator[_Raw]:
         """The runtime's timer fires for a lost message: it goes out again, behind what is in
-        flight on its channel.  A cooperative move: the timer fires in every run."""
+        flight on its channel, or, for one its policy does not re-send (lost with a worker's
+        inbox), the runtime reports `TimedOut` for its handoff.  A cooperative move: the
+        timer fires in every run."""
         assert self._timer is not None
         codes = self.codes
         for code in dict.fromkeys(state.flight[self._timer]):
@@ -505,7 +509,13 @@ class SystemWorld(WorldBase):
             if only not in (None, handoff):
                 continue
             message = codes.messages[code]
-            flight = self._send(_without(state.flight, self._timer, code), (code,))
+            rest = _without(state.flight, self._timer, code)
+            if not resent(message, self.system.resend):
+                raw = self._call(coordinators, state, handoff, MoveKind.TIMER, None, _TIMEOUT, rest)
+                step = attrs.evolve(raw.step, kind=MoveKind.TIMER, message=message)
+                yield raw._replace(step=step)
+                continue
+            flight = self._send(rest, (code,))
             step = TraceStep(
                 None,
                 coordinators[handoff].chart_state,
@@ -614,11 +624,9 @@ class SystemWorld(WorldBase):
                 message = codes.messages[code]
                 if message.kind is not MessageKind.ACTION or message.role is not role:
                     continue
-                if restart.loses_inbox:
+                if restart.loses_inbox:  # the runtime's timer will notice: `_resends`
                     lost.append(message)
-                    flight = _without(flight, channel, code)
-                    if self._timer is not None and resent(message, self.system.resend):
-                        flight = self._park(flight, code)
+                    flight = self._park(_without(flight, channel, code), code)
                 elif task_of(message.action) in _FAILABLE:
                     flight = _without(flight, channel, code)
                     refusals.extend(
@@ -944,7 +952,7 @@ class SystemWorld(WorldBase):
         if raw.findings:
             broken = dict(raw.findings)
             checks = tuple((key, broken.get(key)) for key, _none in checks)
-        if kind in _TERMINAL_MOVES:
+        if kind in _FAULTY_TERMINAL:
             tags = Tag.TERMINAL
         else:
             tags = Tag.NONE if raw.fault or raw.loop else Tag.COOPERATIVE

@@ -75,6 +75,11 @@ def describe_step(step: TraceStep, by_runtime: Collection[Message] = ()) -> str:
     if step.worker is not None:
         return _restart_words(step)
     assert message is not None
+    if step.kind is MoveKind.TIMER:
+        return (
+            f"the runtime's timer fires for the lost {message.describe()}: it reports "
+            f"{step.call} -> {step.state}: {_answer(step.issued, step.error)}"
+        )
     if step.kind is MoveKind.LOST:
         return f"{message.describe()} is lost; the runtime's timer will send it again"
     if step.kind is MoveKind.RESEND:
@@ -99,7 +104,7 @@ def describe_step(step: TraceStep, by_runtime: Collection[Message] = ()) -> str:
     return f"the {message.role.value} gets {message.describe()}{again}: {did}; sends {sent}"
 
 
-_UNDELIVERED = (MoveKind.LOST, MoveKind.RESEND)
+_UNDELIVERED = (MoveKind.LOST, MoveKind.RESEND, MoveKind.TIMER)
 """Moves that name a message without delivering it."""
 
 _MEMORY = {

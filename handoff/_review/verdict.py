@@ -54,6 +54,9 @@ class MoveKind(enum.Enum):
     it again."""
     RESEND = "the runtime re-sends"
     """With `--resend`: the runtime's timer fires and a lost message goes out again."""
+    TIMER = "the runtime's timer reports TimedOut"
+    """With `--restart loses-inbox`: the runtime's timer fires for a lost action it does not
+    re-send, and it reports `TimedOut`."""
 
     @property
     def word(self) -> str:
@@ -74,6 +77,7 @@ _WORDS = {
     MoveKind.RESTART: "restart",
     MoveKind.LOST: "lose",
     MoveKind.RESEND: "resend",
+    MoveKind.TIMER: "timeout",
 }
 
 

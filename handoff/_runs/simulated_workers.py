@@ -362,13 +362,15 @@ class SimulatedWorkers(Generic[H]):
 
     def _unvouched(self, handoff: H, message: Message) -> bool:
         """Whether the action `message`, sent before its worker restarted, is lost with the
-        inbox (and re-sent, if the runtime's policy covers it) or refused as failed work;
+        inbox (re-sent, if the runtime's policy covers it, else noticed as `TimedOut`) or
+        refused as failed work;
         False when the restart leaves it to be taken as usual."""
         restart = self.restart_choice
-        if restart.loses_inbox:
+        if restart.loses_inbox:  # the runtime's timer notices: it re-sends, or times out
+            timer: Resent | Call = Call.of_fact(HandoffFact.TimedOut(handoff.handoff_id))
             if resent(message, self.resend):
-                channel = (message.role, True)
-                self.world.at(self.world.uniform(5, 30), handoff, Resent(message, channel))
+                timer = Resent(message, (message.role, True))
+            self.world.at(self.world.uniform(5, 30), handoff, timer)
             return True
         if not restart.refuses_unvouched or task_of(message.action) not in _FAILABLE:
             return False

@@ -72,8 +72,8 @@ class Restart:
     restart that loses nothing in flight, frees every slot and forgets every request."""
 
     loses_inbox: bool = False
-    """The actions on their way to it are lost with it (the runtime re-sends those its
-    `--resend` policy covers; the rest vanish unnoticed)."""
+    """The actions on their way to it are lost with it: the runtime's timer notices each,
+    and re-sends it if its `--resend` policy covers it, else reports `TimedOut`."""
     keeps_slots: bool = False
     """It forgets its requests but not the KV slots it held for them: nobody frees those."""
     durable_tombstones: bool = False
