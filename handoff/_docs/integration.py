@@ -29,7 +29,7 @@ from typing import Any
 import attrs
 
 from handoff._review.explore import Review, review_order
-from handoff._system.config import Acknowledge, Resend, System
+from handoff._system.config import Acknowledge, Resend, Restart, System
 from handoff._system.faults import NETWORK, Fault
 from handoff._system.properties import AnyKey, Key
 from handoff._system.workers import find_contract
@@ -167,7 +167,7 @@ class RuntimeWorld:
 
 def runtime_worlds() -> Iterator[RuntimeWorld]:
     """The rows, in table order: a cancel that fails, with and without the retry; a lost
-    message, re-sent by each policy."""
+    message, re-sent by each policy; a restart, by its choices."""
     for contract in ("forgetful", "tombstone"):
         for fifo in (False, True):
             for retry in (True, False):
@@ -179,6 +179,27 @@ def runtime_worlds() -> Iterator[RuntimeWorld]:
             for resend in (Resend.CLEANUPS, Resend.EVERYTHING):
                 options = f"`--resend {resend.value}`"
                 yield RuntimeWorld(contract, fifo, (Fault.LOSS,), options, {"resend": resend})
+    for contract, fifo, words, resend in _RESTARTS:
+        options = f"`--restart {','.join(words)}`"
+        settings: dict[str, Any] = {"restart": Restart.of(words)}
+        if resend is not Resend.NONE:
+            options += f" `--resend {resend.value}`"
+            settings["resend"] = resend
+        yield RuntimeWorld(contract, fifo, (Fault.RESTART,), options, settings)
+
+
+_RESTARTS = (
+    ("tombstone", False, ("keeps-slots",), Resend.NONE),
+    ("tombstone", True, ("keeps-slots",), Resend.NONE),
+    ("forgetful", True, ("loses-inbox",), Resend.NONE),
+    ("tombstone", True, ("loses-inbox",), Resend.NONE),
+    ("tombstone", True, ("loses-inbox",), Resend.CLEANUPS),
+    ("tombstone", False, ("durable-tombstones",), Resend.NONE),
+    ("tombstone", False, ("refuses-unvouched",), Resend.NONE),
+)
+"""The restarts shown: keeping the slots leaks in either order; FIFO is safe under `crash`
+only while the inbox survives (or the lost cleanups are re-sent); both remedies for a
+restart in any order are safe."""
 
 
 def review_runtime_world(world: RuntimeWorld, acknowledge: Acknowledge) -> Review:
