@@ -116,7 +116,7 @@ _CANCEL = WorkerTask.CANCEL
 _UNVOUCHED = HandoffActionOutcome.failed("sent before the worker restarted")
 _FAILED_WORK = Fault.FAILED_OUTCOME.outcome
 _WORKER_MOVES = (MoveKind.TO_WORKER, MoveKind.WORKER_FAILS)
-_TERMINAL_MOVES = (MoveKind.FAULT, MoveKind.LOSS, MoveKind.TIMER)
+_TERMINAL_MOVES = (MoveKind.FAULT, MoveKind.LOSS, MoveKind.TIMER, MoveKind.DEADLINE)
 """Moves after which the handoff must end CANCELED (W5): a terminal fact, a loss's timeout."""
 _FAULTY_TERMINAL = (MoveKind.FAULT, MoveKind.LOSS)
 """Of those, the faults (the timer's timeout is the runtime's own, made in every run)."""
@@ -268,6 +268,12 @@ class SystemWorld(WorldBase):
         """Every move from `node`, in a fixed order: starts, deliveries, then faults (with
         several handoffs and `symmetry`, only one handoff's when they commute with the rest:
         `_alone`)."""
+        if self.system.deadline is not None:
+            yield from _deadline_when_stuck(list(self._all_moves(node)))
+            return
+        yield from self._all_moves(node)
+
+    def _all_moves(self, node: _Node) -> Iterator[Move]:
         coordinators, state, _codes = node
         if not self.reduce:
             for raw in self._moves(coordinators, state):
@@ -370,6 +376,26 @@ class SystemWorld(WorldBase):
                     )
         if self.system.injected:
             yield from self._injected(coordinators, state, only)
+        if self.system.deadline is not None:
+            yield from self._deadlines(coordinators, state, only)
+
+    def _deadlines(
+        self,
+        coordinators: tuple[HandoffCoordinatorCore, ...],
+        state: SystemState,
+        only: int | None,
+    ) -> Iterator[_Raw]:
+        """Each handoff's deadline, firing before the handoff completes: the runtime reports
+        `TimedOut` (once: not after a terminal fact, not counted against `--failures`), and
+        what is in flight still arrives.  Not a move every run makes (`moves` says when)."""
+        for handoff, watch in enumerate(state.watches):
+            if only not in (None, handoff) or not watch.started or watch.terminated:
+                continue
+            if coordinators[handoff].is_complete:
+                continue
+            kind = MoveKind.DEADLINE
+            raw = self._call(coordinators, state, handoff, kind, None, _TIMEOUT, state.flight)
+            yield raw._replace(step=attrs.evolve(raw.step, kind=kind), fault=True)
 
     def _deliver(
         self,
@@ -978,6 +1004,17 @@ class SystemWorld(WorldBase):
             Key.EVERY_HANDOFF_SUCCEEDS: liveness.every_handoff_succeeds,
             Key.BOUND: lambda: _bound(explored),
         }
+
+
+def _deadline_when_stuck(moves: list[Move]) -> list[Move]:
+    """`moves`, a handoff's deadline made a move every run makes where nothing else is: the
+    deadline may fire at any moment (a fault-like move, so W7's runs without faults do not
+    take it), and where the run would otherwise end, it fires, so W4 and W5 judge what
+    follows it."""
+    deadline = MoveKind.DEADLINE
+    if any(m.tags & Tag.COOPERATIVE for m in moves if m.step.kind is not deadline):
+        return moves
+    return [m._replace(tags=Tag.COOPERATIVE) if m.step.kind is deadline else m for m in moves]
 
 
 def _bound(explored: Explored) -> Verdict:

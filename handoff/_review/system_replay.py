@@ -37,7 +37,7 @@ def line_of(step: TraceStep) -> MoveLine:
         return MoveLine(step.kind.word, fact=type(step.call.fact).__name__, handoff=whose)
     if step.worker is not None:
         return MoveLine(step.kind.word, worker=step.worker.value)
-    if step.kind is MoveKind.START:
+    if step.kind in (MoveKind.START, MoveKind.DEADLINE):
         return MoveLine(step.kind.word, handoff=whose)
     message = None if step.message is None else step.message.describe()
     return MoveLine(step.kind.word, message=message)

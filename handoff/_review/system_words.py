@@ -66,6 +66,12 @@ def describe_step(step: TraceStep, by_runtime: Collection[Message] = ()) -> str:
         return (
             f"the runtime calls {whose}start() -> {step.state}: {_answer(step.issued, step.error)}"
         )
+    if step.kind is MoveKind.DEADLINE:
+        whose = whose or "the handoff's "
+        return (
+            f"{whose}deadline fires: the runtime reports {step.call} -> {step.state}: "
+            f"{_answer(step.issued, step.error)}"
+        )
     if step.kind in (MoveKind.FAULT, MoveKind.CALL):
         to = "" if step.handoff is None else f" to h{step.handoff + 1}"
         return (

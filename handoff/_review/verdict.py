@@ -54,6 +54,8 @@ class MoveKind(enum.Enum):
     it again."""
     RESEND = "the runtime re-sends"
     """With `--resend`: the runtime's timer fires and a lost message goes out again."""
+    DEADLINE = "the handoff's deadline fires"
+    """With `--deadline`: the runtime reports `TimedOut` for a handoff not yet complete."""
     TIMER = "the runtime's timer reports TimedOut"
     """With `--restart loses-inbox`: the runtime's timer fires for a lost action it does not
     re-send, and it reports `TimedOut`."""
@@ -78,6 +80,7 @@ _WORDS = {
     MoveKind.LOST: "lose",
     MoveKind.RESEND: "resend",
     MoveKind.TIMER: "timeout",
+    MoveKind.DEADLINE: "deadline",
 }
 
 

@@ -64,6 +64,9 @@ MakeCoordinator = Callable[[HandoffId, HandoffOrder, float], Coordinator]
 
 _TIMING = HandoffTransferTiming(KvTransferTimingMode.DESTINATION_MISSING, 2048, 131_072, 50.0)
 _INJECTED = Fault.FAILED_OUTCOME.outcome
+_DEADLINE = Call.of_fact(HandoffFact.TimedOut(HandoffId(uuid.UUID(int=0))))
+"""A handoff's deadline (`System.deadline`), as its event: known by identity, and made the
+handoff's own `TimedOut` when it fires before the handoff completed."""
 
 
 def _as_tuple(orders: Iterable[HandoffOrder]) -> tuple[HandoffOrder, ...]:
@@ -209,12 +212,19 @@ class _World:
         if self.fault(Fault.CANCELLATION):
             canceled = Call.of_fact(HandoffFact.Canceled(handoff_id))
             self.at(self.rng.uniform(0, 40), handoff, canceled)
+        system = self.config.system
+        if system is not None and system.deadline is not None:
+            self.at(system.deadline, handoff, _DEADLINE)
 
     def deliver(
         self, handoff: _Handoff, call: Call | Message | Resent, channel: Channel | None = None
     ) -> None:
         handoff.pending -= 1
         workers = self.workers
+        if call is _DEADLINE:  # the runtime's timer: nothing once the handoff completed
+            if handoff.coordinator.is_complete:
+                return
+            call = Call.of_fact(HandoffFact.TimedOut(handoff.handoff_id))
         if isinstance(call, Resent):
             self.at(self.latency(), handoff, call.item, call.channel)
             return

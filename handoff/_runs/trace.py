@@ -38,6 +38,7 @@ the trace stays readable.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Collection, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar, cast
@@ -95,7 +96,7 @@ _HEADER_KEYS = (
 )  # fmt: skip
 _WORKERS_KEYS = ("contract", "fifo", "faults")
 _WORKERS_OPTIONAL = ("injected", "budget", "acknowledge", "concurrency", "slots", "properties")
-_RUNTIME_OPTIONAL = ("retry", "resend", "restart")
+_RUNTIME_OPTIONAL = ("retry", "resend", "restart", "deadline")
 """The runtime's duties a header names when they are not the contract's defaults."""
 _MOVE_KEYS = ("move", "message", "fact", "worker", "handoff")
 _CALL_KEYS = {
@@ -148,6 +149,8 @@ class Workers:
     """What the runtime sent again once lost (`System.resend`)."""
     restart: Restart = attrs.Factory(Restart)
     """What a worker's restart did (`System.restart`)."""
+    deadline: float | None = None
+    """Each handoff's deadline (`System.deadline`; infinite: untimed, as a review's)."""
 
     @classmethod
     def of(cls, system: System) -> Workers:
@@ -166,6 +169,7 @@ class Workers:
             system.retry,
             system.resend,
             system.restart,
+            system.deadline,
         )
 
     def system(self, allowed: Collection[str] = ()) -> System:
@@ -185,6 +189,7 @@ class Workers:
             retry=self.retry,
             resend=self.resend,
             restart=self.restart,
+            deadline=self.deadline,
         )
 
 
@@ -356,6 +361,9 @@ def _workers_options(workers: Workers) -> str:
         text += f',"resend":{write_string(workers.resend.value)}'
     if workers.restart != Restart():
         text += f',"restart":[{",".join(map(write_string, workers.restart.spelling))}]'
+    if workers.deadline is not None:
+        untimed = workers.deadline == math.inf
+        text += f',"deadline":{"true" if untimed else format_f64(workers.deadline)}'
     return text
 
 
@@ -598,7 +606,7 @@ class _Line:
                 'workers must be {"contract":NAME,"fifo":BOOL,"faults":N} and may add '
                 '"injected":[FAULT,…], "budget":N, "acknowledge":POLICY, "concurrency":N, '
                 '"slots":N, "properties":[MODULE:NAME,…], "retry":BOOL, "resend":POLICY, '
-                '"restart":[CHOICE,…]'
+                '"restart":[CHOICE,…], "deadline":MS or true'
             )
         contract, fifo, faults = (data[key] for key in _WORKERS_KEYS)
         if not isinstance(contract, str) or not contract:
@@ -639,7 +647,17 @@ class _Line:
         return Workers(
             contract, fifo, faults, injected, budget, acknowledge, concurrency, slots,
             tuple(properties), retry, resends[str(resend)], Restart.of(restart),
+            self._deadline(data.get("deadline")),
         )  # fmt: skip
+
+    def _deadline(self, value: object) -> float | None:
+        if value is None:
+            return None
+        if value is True:
+            return math.inf
+        if isinstance(value, int | float) and not isinstance(value, bool) and 0 < value < math.inf:
+            return float(value)
+        raise self.fail(f"workers: deadline must be a positive number of ms or true, got {value!r}")
 
     def _workers_options(
         self, data: dict[str, object]

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import enum
+import math
 from typing import TYPE_CHECKING, Any
 
 from handoff import _cli
@@ -100,6 +101,19 @@ def restart_argument(text: str) -> Restart:
     return Restart.of(words)
 
 
+def deadline_argument(text: str) -> float:
+    """An argparse type: a deadline in milliseconds, a positive number."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not 0.0 < value < math.inf:  # also refuses NaN
+        raise argparse.ArgumentTypeError(
+            f"expected a deadline in milliseconds, a positive number such as 50, got {text!r}"
+        )
+    return value
+
+
 def add_system_options(
     parser: argparse.ArgumentParser, *, workers_help: str, options: Options = Options.REVIEWED
 ) -> None:
@@ -176,6 +190,17 @@ def _add_runtime_options(parser: argparse.ArgumentParser) -> None:
         f"requests, any of {RESTART_HELP} (default: none of them: its inbox survives, its "
         "slots are freed, its tombstones forgotten)",
     )
+    parser.add_argument(
+        "--deadline",
+        type=deadline_argument,
+        nargs="?",
+        const=math.inf,
+        metavar="MS",
+        help="with --workers: each handoff has a deadline, MS after its start: the runtime "
+        "reports TimedOut when it fires unless the handoff completed first (once, besides "
+        "--failures), and what is in flight still arrives; a review is untimed, so there it "
+        "may fire at any moment and MS may be left out (default: no deadline)",
+    )
 
 
 _REVIEWED_OPTIONS = (
@@ -208,6 +233,7 @@ _ABOUT_WORKERS = (
     ("--no-retry", "no_retry"),
     ("--resend", "resend"),
     ("--restart", "restart"),
+    ("--deadline", "deadline"),
 )
 """The options that say something of the workers, and where argparse keeps each."""
 
@@ -233,6 +259,9 @@ def system_of(
                 raise _cli.UsageError(f"{option} is about the workers: give --workers too")
         return None
     budget, failures = _given(args, "fault_budget"), _given(args, "failures")
+    deadline = _given(args, "deadline")
+    if deadline == math.inf and Options.FAILURES not in options:
+        raise _cli.UsageError("--deadline takes MS in a simulation: a time after the start")
     return System(
         contract,
         fifo=bool(_given(args, "fifo")),
@@ -245,6 +274,7 @@ def system_of(
         retry=not _given(args, "no_retry"),
         resend=Resend(_given(args, "resend") or Resend.NONE.value),
         restart=_given(args, "restart") or Restart(),
+        deadline=deadline,
         **review,
     )
 

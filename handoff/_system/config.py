@@ -161,6 +161,10 @@ class System:
     """What the runtime sends again once its timer says a message was lost (`--resend`)."""
     restart: Restart = Restart()
     """What a worker's restart does (`--restart`)."""
+    deadline: float | None = None
+    """Each handoff's deadline, in ms after its start: the runtime reports `TimedOut` when it
+    fires, once, unless the handoff completed first (`--deadline`; None: no deadline).  The
+    review is untimed: any deadline fires at any moment before the handoff completes."""
 
     def describe(self) -> str:
         """`forgetful workers, messages delivered in any order`, then the handoffs sharing the
@@ -182,7 +186,8 @@ class System:
     def _runtime_words(self) -> str:
         """The runtime's duties it does not do as the contract says (nothing when it does)."""
         retry = "" if self.retry else ", failed cancels not retried"
-        return f"{retry}{self.resend.words}{self.restart.words}"
+        deadline = "" if self.deadline is None else ", a deadline per handoff"
+        return f"{retry}{self.resend.words}{self.restart.words}{deadline}"
 
     def allows(self, fault: Fault, spent: int) -> bool:
         """Whether a run that suffered `spent` faults of kind `fault` may suffer one more."""

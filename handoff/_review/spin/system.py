@@ -162,6 +162,8 @@ def unmirrored(system: System) -> str | None:
         return "a runtime that re-sends nothing: drop --resend"
     if system.restart != Restart():
         return "the default restart only: drop --restart"
+    if system.deadline is not None:
+        return "terminal facts counted by --failures only: drop --deadline"
     if system.retry and _cancel_fails(table):
         return "a runtime that gives up on a failed cancel: give --no-retry"
     if not all(
