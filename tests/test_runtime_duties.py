@@ -1,5 +1,5 @@
 """The runtime's duties in the world: the retry of a failed cancel, re-sending after a loss,
-restarts as separate choices.
+restarts as separate choices, a deadline per handoff.
 
 Each duty is a setting of the `System`, scheduled by the review and the simulation alike,
 named on the command line, in the report's first line and in a system trace's header.
@@ -7,11 +7,13 @@ named on the command line, in the report's first line and in a system trace's he
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
-from support import CancelAlwaysFails, CancelFailsOnce, run_handoff
+from support import SILENT_TAKE, CancelAlwaysFails, CancelFailsOnce, run_handoff
 
 from handoff import HandoffOrder
 from handoff._review.explore import Review, review_order
@@ -434,3 +436,108 @@ def test_the_restart_is_named_in_the_report_the_trace_and_the_command_line(
     wrong = run_handoff("review", *world, "--restart", "keeps-slot", cwd=tmp_path)
     assert wrong.returncode == 2
     assert "unknown restart choice 'keeps-slot'" in wrong.stderr
+
+
+# -- a deadline per handoff
+
+FIRST_WORK_SIDE = {
+    HandoffOrder.SOURCE_FIRST: "CancelSource",
+    HandoffOrder.DESTINATION_FIRST: "CancelDestination",
+}
+
+
+@pytest.mark.parametrize("order", list(HandoffOrder))
+def test_a_deadline_ends_a_handoff_whose_worker_never_answers(order: HandoffOrder) -> None:
+    # The worker takes the first work and never acknowledges it: without a deadline nothing
+    # is left in flight and the handoff waits for ever (W4).  With one, the deadline fires
+    # where the run would otherwise end: TimedOut cancels the side the work went to, the
+    # cancel frees the slot (Applied), and the handoff completes CANCELED, five moves.  That
+    # is no fault, so W7 (every fault-free run succeeds) shows it.
+    assert "W4" in _failing(_review(order, SILENT_TAKE, fifo=True))
+    review = _review(order, SILENT_TAKE, fifo=True, deadline=math.inf)
+    assert _failing(review) == {"W7"}
+    example = review.verdict("W7").counterexample
+    assert example is not None
+    kinds = [step.kind for step in example.steps]
+    assert kinds == [
+        MoveKind.START,
+        MoveKind.TO_WORKER,
+        MoveKind.DEADLINE,
+        MoveKind.TO_WORKER,
+        MoveKind.TO_COORDINATOR,
+    ]
+    deadline = example.steps[2]
+    assert deadline.call is not None
+    assert type(deadline.call.fact).__name__ == "TimedOut"
+    assert [type(item.action).__name__ for item in deadline.issued] == [FIRST_WORK_SIDE[order]]
+    assert example.steps[-1].state == "canceled"
+
+
+def test_a_deadline_is_not_a_failure_and_late_replies_still_arrive() -> None:
+    # With no failure allowed at all (--failures 0) the deadline still fires, once a handoff:
+    # after it, the acknowledgement and fact of the work done before it are delivered (late
+    # replies) and the handoff ends CANCELED (W5 holds).
+    from handoff._compile.table import compiled
+    from handoff._review.environment import Rules
+    from handoff._review.system import SystemWorld
+
+    order = HandoffOrder.SOURCE_FIRST
+    system = System(TOMBSTONE, fifo=True, faults=0, deadline=math.inf, acknowledge=ON_REPLY)
+    assert _failing(review_order(order, system=system)) == set()
+    world = SystemWorld(compiled(order), system, Rules(order))
+
+    def after(node: Any, kind: MoveKind) -> Any:
+        move = next(m for m in world.moves(node) if m.step.kind is kind)
+        assert move.node is not None
+        return move.node
+
+    node = after(
+        after(after(world.root()[0], MoveKind.START), MoveKind.TO_WORKER), MoveKind.DEADLINE
+    )
+    moves = list(world.moves(node))
+    assert not [m for m in moves if m.step.kind is MoveKind.DEADLINE]  # once
+    late = [
+        str(m.step.message.describe())
+        for m in moves
+        if m.step.kind is MoveKind.TO_COORDINATOR and m.step.message
+    ]
+    assert late == ["#0 Submitted"]
+    plain = review_order(order, system=attrs.evolve(system, deadline=None))
+    assert review_order(order, system=system).configurations > plain.configurations
+
+
+def test_the_simulation_fires_the_deadline_after_its_milliseconds() -> None:
+    def run(deadline: float | None) -> Any:
+        system = System(SILENT_TAKE, fifo=True, deadline=deadline, acknowledge=ON_REPLY)
+        return simulate(
+            SimulationConfig(handoffs=400, concurrency=8, fault_rate=0.05, seed=1, system=system)
+        )
+
+    waiting, ended = run(None), run(200.0)
+    assert waiting.incomplete > 0
+    assert ended.incomplete == 0
+    assert ended.ok
+    assert ended.virtual_ms >= 200.0
+
+
+def test_the_deadline_on_the_command_line_and_in_a_trace(tmp_path: Path) -> None:
+    review = run_handoff(
+        "review", "--workers", "tombstone", "--fifo", "--failures", "0", "--deadline",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert review.returncode == 0, review.stdout + review.stderr
+    assert "a deadline per handoff" in review.stdout
+    simulated = run_handoff("simulate", "--workers", "tombstone", "--deadline", cwd=tmp_path)
+    assert simulated.returncode == 2
+    assert simulated.stderr.strip().endswith(
+        "--deadline takes MS in a simulation: a time after the start"
+    )
+    bad = run_handoff("simulate", "--workers", "tombstone", "--deadline", "-3", cwd=tmp_path)
+    assert bad.returncode == 2
+    assert "expected a deadline in milliseconds" in bad.stderr
+    for deadline in (math.inf, 50.0):
+        workers = Workers.of(System(TOMBSTONE, deadline=deadline))
+        assert workers.system().deadline == deadline
+    assert unmirrored(System(TOMBSTONE, deadline=50.0)) == (
+        "terminal facts counted by --failures only: drop --deadline"
+    )
