@@ -23,6 +23,7 @@ finding (docs/performance.md measures them):
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from typing import Any
 
@@ -167,7 +168,7 @@ class RuntimeWorld:
 
 def runtime_worlds() -> Iterator[RuntimeWorld]:
     """The rows, in table order: a cancel that fails, with and without the retry; a lost
-    message, re-sent by each policy; a restart, by its choices."""
+    message, re-sent by each policy; a restart, by its choices; a deadline per handoff."""
     for contract in ("forgetful", "tombstone"):
         for fifo in (False, True):
             for retry in (True, False):
@@ -186,6 +187,9 @@ def runtime_worlds() -> Iterator[RuntimeWorld]:
             options += f" `--resend {resend.value}`"
             settings["resend"] = resend
         yield RuntimeWorld(contract, fifo, (Fault.RESTART,), options, settings)
+    for contract in ("forgetful", "tombstone"):
+        for fifo in (False, True):
+            yield RuntimeWorld(contract, fifo, (), "`--deadline`", {"deadline": math.inf})
 
 
 _RESTARTS = (
