@@ -541,3 +541,45 @@ def test_the_deadline_on_the_command_line_and_in_a_trace(tmp_path: Path) -> None
     assert unmirrored(System(TOMBSTONE, deadline=50.0)) == (
         "terminal facts counted by --failures only: drop --deadline"
     )
+
+
+# -- the docs' table of the runtime's duties
+
+
+def _runtime_rows() -> dict[tuple[str, str, str, str], tuple[str, str]]:
+    text = (Path(__file__).parents[1] / "docs" / "integrating.md").read_text(encoding="utf-8")
+    section = text.split("<!-- BEGIN GENERATED: runtime-verdicts -->")[1]
+    rows = section.split("<!-- END GENERATED: runtime-verdicts -->")[0].strip().splitlines()[2:]
+    found = {}
+    for row in rows:
+        workers, delivery, faults, runtime, reply, send = (
+            cell.strip() for cell in row.strip("|").split("|")
+        )
+        found[workers, delivery, faults, runtime] = (reply, send)
+    return found
+
+
+def test_the_runtime_table_shows_what_the_docs_say() -> None:
+    rows = _runtime_rows()
+    any_order, fifo = "any order", "FIFO per worker"
+
+    def both(*key: str) -> str:
+        reply, send = rows[key]
+        assert reply == send
+        return reply
+
+    for delivery in (any_order, fifo):
+        assert "hangs (W4, W5)" in both("tombstone", delivery, "cleanup-failure", "`--no-retry`")
+        assert both("tombstone", delivery, "cleanup-failure", "none") == "safe"
+        assert both("tombstone", delivery, "lose", "`--resend cleanups`") == "safe"
+    assert both("forgetful", fifo, "lose", "`--resend cleanups`") == "safe"
+    assert both("forgetful", fifo, "lose", "`--resend everything`") == "leaks (W1, W2)"
+    # Every remedy the docs recommend reviews safe.
+    assert both("tombstone", any_order, "crash", "`--restart durable-tombstones`") == "safe"
+    assert both("tombstone", any_order, "crash", "`--restart refuses-unvouched`") == "safe"
+    resent = "`--restart loses-inbox` `--resend cleanups`"
+    assert both("tombstone", fifo, "crash", resent) == "safe"
+    assert both("tombstone", fifo, "crash", "`--restart loses-inbox`") == "hangs (W4, W5)"
+    for delivery in (any_order, fifo):
+        assert both("tombstone", delivery, "crash", "`--restart keeps-slots`") == "leaks (W1, W2)"
+        assert both("tombstone", delivery, "none", "`--deadline`") == "safe"

@@ -54,6 +54,7 @@ from handoff._review.system_moves import (
     _Transition,
     _without,
 )
+from handoff._review.system_runtime import RuntimeDuties, deadline_when_stuck
 from handoff._review.system_state import (
     Codes,
     Flight,
@@ -68,7 +69,7 @@ from handoff._review.system_state import (
 from handoff._review.verdict import MoveKind, TraceStep, Verdict
 from handoff._review.world import Explored, Judge, Move, WorldBase, error_words
 from handoff._system.call import Call
-from handoff._system.config import Resend, System
+from handoff._system.config import System
 from handoff._system.faults import NETWORK, Fault, TerminalFact
 from handoff._system.judgments import (
     held_after_freed,
@@ -85,7 +86,6 @@ from handoff._system.runtime import (
     carried,
     kept_in_flight,
     resent,
-    retried,
     tells_freed,
 )
 from handoff._system.worker_state import HandoffView, SystemView, Worker, WorkerState, worker_view
@@ -94,7 +94,6 @@ from handoff._system.workers import (
     Message,
     MessageKind,
     Role,
-    Slots,
     WorkerReaction,
     WorkerReply,
     WorkerTask,
@@ -103,7 +102,6 @@ from handoff._system.workers import (
 )
 from handoff._values.errors import HandoffError
 from handoff._values.messages import HandoffFact
-from handoff._values.values import HandoffActionOutcome
 
 __all__ = ["Spent", "SystemState", "SystemWatch", "SystemWorld", "canonical"]
 
@@ -113,7 +111,6 @@ _ONLY_ISSUED = Key.ONLY_ISSUED_WORK
 _ONE_SLOT = Key.ONE_SLOT_PER_REQUEST
 _FAILABLE = (WorkerTask.TAKE, WorkerTask.TRANSFER, WorkerTask.ACTIVATE)
 _CANCEL = WorkerTask.CANCEL
-_UNVOUCHED = HandoffActionOutcome.failed("sent before the worker restarted")
 _FAILED_WORK = Fault.FAILED_OUTCOME.outcome
 _WORKER_MOVES = (MoveKind.TO_WORKER, MoveKind.WORKER_FAILS)
 _TERMINAL_MOVES = (MoveKind.FAULT, MoveKind.LOSS, MoveKind.TIMER, MoveKind.DEADLINE)
@@ -142,7 +139,7 @@ _new: Any = tuple.__new__
 `__new__`: the moves make four a move."""
 
 
-class SystemWorld(WorldBase):
+class SystemWorld(RuntimeDuties, WorldBase):
     """The moves of the system around `concurrency` coordinators driven by `chart`, sharing
     two workers, judged as they are made, and the liveness of the whole graph.
 
@@ -151,6 +148,7 @@ class SystemWorld(WorldBase):
     included, and a move made again only puts the pieces together."""
 
     kind = WorldKind.SYSTEM
+    timeout_call = _TIMEOUT  # the call a timer's `TimedOut` is (`_made`)
 
     def __init__(
         self,
@@ -176,16 +174,9 @@ class SystemWorld(WorldBase):
         look at anything, so it sees every order; with FIFO delivery, two handoffs' messages
         queued on one channel do not commute)."""
         self.symmetric = self.several and system.symmetry
-        self._timer = None
-        """The channel of lost messages the runtime's timer will send again (`--resend`):
-        after the delivery channels, only when it re-sends."""
-        if system.resend is not Resend.NONE or system.restart.loses_inbox:
-            self._timer = 4 if system.fifo else 1
-        self._queues = 4 if system.fifo else 0
-        """How many channels deliver in order (`canonical`)."""
+        self._runtime_setup(system)
         self._message_faults = tuple(f for f in NETWORK if f.strike.message)
         self._struck_workers = tuple(f for f in NETWORK if f.strike.forgets)
-        self._inbox_struck = system.restart.loses_inbox or system.restart.refuses_unvouched
         self._configurations: dict[Configuration, int] = {}
         self._transitions: dict[tuple[int, int], _Transition] = {}
         """What each call does in each coordinator configuration (the call by `_code`)."""
@@ -269,7 +260,7 @@ class SystemWorld(WorldBase):
         several handoffs and `symmetry`, only one handoff's when they commute with the rest:
         `_alone`)."""
         if self.system.deadline is not None:
-            yield from _deadline_when_stuck(list(self._all_moves(node)))
+            yield from deadline_when_stuck(list(self._all_moves(node)))
             return
         yield from self._all_moves(node)
 
@@ -379,24 +370,6 @@ class SystemWorld(WorldBase):
         if self.system.deadline is not None:
             yield from self._deadlines(coordinators, state, only)
 
-    def _deadlines(
-        self,
-        coordinators: tuple[HandoffCoordinatorCore, ...],
-        state: SystemState,
-        only: int | None,
-    ) -> Iterator[_Raw]:
-        """Each handoff's deadline, firing before the handoff completes: the runtime reports
-        `TimedOut` (once: not after a terminal fact, not counted against `--failures`), and
-        what is in flight still arrives.  Not a move every run makes (`moves` says when)."""
-        for handoff, watch in enumerate(state.watches):
-            if only not in (None, handoff) or not watch.started or watch.terminated:
-                continue
-            if coordinators[handoff].is_complete:
-                continue
-            kind = MoveKind.DEADLINE
-            raw = self._call(coordinators, state, handoff, kind, None, _TIMEOUT, state.flight)
-            yield raw._replace(step=attrs.evolve(raw.step, kind=kind), fault=True)
-
     def _deliver(
         self,
         coordinators: tuple[HandoffCoordinatorCore, ...],
@@ -488,179 +461,6 @@ class SystemWorld(WorldBase):
                 raw.node.coordinators, after._replace(spent=after.spent.plus(fault)), codes
             )
             yield _Raw(step, node, raw.findings, fault=True)
-
-    def _lost(
-        self,
-        fault: Fault,
-        coordinators: tuple[HandoffCoordinatorCore, ...],
-        state: SystemState,
-        code: int,
-        flight: Flight,
-    ) -> _Raw:
-        """The message `code` is lost and the runtime will send it again (`resent`): it waits
-        on the runtime's timer, and no `TimedOut` is reported."""
-        message = self.codes.messages[code]
-        flight = self._park(flight, code)
-        handoff = self.codes.handoff[code]
-        step = TraceStep(
-            None,
-            coordinators[handoff].chart_state,
-            kind=MoveKind.LOST,
-            message=message,
-            handoff=message.handoff,
-        )
-        after = state._replace(flight=flight, spent=state.spent.plus(fault))
-        return _Raw(step, _Node(coordinators, after, self.codes), (), fault=True)
-
-    def _park(self, flight: Flight, code: int) -> Flight:
-        """`flight` with the lost message `code` on the runtime's timer."""
-        assert self._timer is not None
-        timer = tuple(sorted((*flight[self._timer], code), key=self.codes.order.__getitem__))
-        return (*flight[: self._timer], timer)
-
-    def _resends(
-        self,
-        coordinators: tuple[HandoffCoordinatorCore, ...],
-        state: SystemState,
-        only: int | None,
-    ) -> Iterator[_Raw]:
-        """The runtime's timer fires for a lost message: it goes out again, behind what is in
-        flight on its channel, or, for one its policy does not re-send (lost with a worker's
-        inbox), the runtime reports `TimedOut` for its handoff.  A cooperative move: the
-        timer fires in every run."""
-        assert self._timer is not None
-        codes = self.codes
-        for code in dict.fromkeys(state.flight[self._timer]):
-            handoff = codes.handoff[code]
-            if only not in (None, handoff):
-                continue
-            message = codes.messages[code]
-            rest = _without(state.flight, self._timer, code)
-            if not resent(message, self.system.resend):
-                raw = self._call(coordinators, state, handoff, MoveKind.TIMER, None, _TIMEOUT, rest)
-                step = attrs.evolve(raw.step, kind=MoveKind.TIMER, message=message)
-                yield raw._replace(step=step)
-                continue
-            flight = self._send(rest, (code,))
-            step = TraceStep(
-                None,
-                coordinators[handoff].chart_state,
-                kind=MoveKind.RESEND,
-                message=message,
-                sent=(message,),
-                handoff=message.handoff,
-            )
-            after = state._replace(flight=flight)
-            yield _Raw(step, _Node(coordinators, after, codes), (), fault=False)
-
-    def _cleanup_fails(
-        self,
-        fault: Fault,
-        coordinators: tuple[HandoffCoordinatorCore, ...],
-        state: SystemState,
-        code: int,
-        flight: Flight,
-    ) -> Iterator[_Raw]:
-        """The cancel `code` reaches its worker, which fails it: it remembers nothing of it,
-        holds what it held, and acknowledges it as failed (the runtime's retry, if any, is
-        made when the coordinator refuses that: `retried`)."""
-        codes = self.codes
-        message = codes.messages[code]
-        if message.kind is not MessageKind.ACTION or task_of(message.action) is not _CANCEL:
-            return
-        role, handoff = message.role, codes.handoff[code]
-        memory = self.workers[role].memory(codes.workers[state.worker(role)], handoff)
-        acknowledge = self.system.acknowledge
-        sent = answered(
-            message, WorkerReply.FAILED, self.workload, acknowledge, failed=_FAILED_WORK
-        )
-        step = TraceStep(
-            None,
-            coordinators[handoff].chart_state,
-            kind=_FAULT_MOVES[fault],
-            message=message,
-            reaction=_failed(memory),
-            sent=sent,
-            handoff=message.handoff,
-        )
-        numbers = tuple(codes.message(item) for item in sent)
-        after = state._replace(flight=self._send(flight, numbers), spent=state.spent.plus(fault))
-        yield _Raw(step, _Node(coordinators, after, codes), (), fault=True)
-
-    def _restart(
-        self,
-        coordinators: tuple[HandoffCoordinatorCore, ...],
-        state: SystemState,
-        role: Role,
-        fault: Fault,
-    ) -> _Raw:
-        """The worker of `role` restarts: it forgets every request and frees every slot, or
-        as `System.restart` says (`Worker.restarted`, `_inbox`).
-
-        The coordinators are not told: a restart is seen only in what the worker does next."""
-        spent = state.spent.plus(fault)
-        spent = spent._replace(restarted=spent.restarted | {role})
-        restart, worker = self.system.restart, self.workers[role]
-        kept = worker.restarted(
-            self.codes.workers[state.worker(role)].entries,
-            keeps_slots=restart.keeps_slots,
-            durable=restart.durable_tombstones,
-        )
-        forgotten = self.codes.worker(WorkerState(kept))
-        flight, refusals, lost = self._inbox(state.flight, role)
-        after = state._replace(
-            source=forgotten if role is Role.SOURCE else state.source,
-            destination=forgotten if role is Role.DESTINATION else state.destination,
-            flight=flight,
-            spent=spent,
-        )
-        slots = Slots.KEEP if restart.keeps_slots else Slots.FREE
-        reaction = WorkerReaction(worker.initial, WorkerReply.SILENT, slots)
-        where = ", ".join(coordinator.chart_state for coordinator in coordinators)
-        step = TraceStep(
-            None,
-            where,
-            kind=MoveKind.RESTART,
-            reaction=reaction,
-            sent=refusals,
-            worker=role,
-            lost=lost,
-        )
-        return _Raw(step, _Node(coordinators, after, self.codes), (), fault=True)
-
-    def _inbox(
-        self, flight: Flight, role: Role
-    ) -> tuple[Flight, tuple[Message, ...], tuple[Message, ...]]:
-        """What becomes of the actions on their way to the worker of `role` as it restarts:
-        lost with it (`Restart.loses_inbox`: those the runtime re-sends wait on its timer),
-        or, sent before the restart, the work among them refused as failed
-        (`Restart.refuses_unvouched`: the worker answers them as soon as they arrive, which
-        the review makes the restart's own move).  The other messages stay as they were.
-        Also says what was refused and what was lost."""
-        restart = self.system.restart
-        if not (restart.loses_inbox or restart.refuses_unvouched):
-            return flight, (), ()
-        codes, acknowledge = self.codes, self.system.acknowledge
-        refusals: list[Message] = []
-        lost: list[Message] = []
-        for channel, messages in enumerate(flight):
-            if channel == self._timer:
-                continue
-            for code in messages:
-                message = codes.messages[code]
-                if message.kind is not MessageKind.ACTION or message.role is not role:
-                    continue
-                if restart.loses_inbox:  # the runtime's timer will notice: `_resends`
-                    lost.append(message)
-                    flight = self._park(_without(flight, channel, code), code)
-                elif task_of(message.action) in _FAILABLE:
-                    flight = _without(flight, channel, code)
-                    refusals.extend(
-                        answered(message, WorkerReply.FAILED, self.workload, acknowledge,
-                                 failed=_UNVOUCHED)
-                    )  # fmt: skip
-        numbers = tuple(codes.message(item) for item in refusals)
-        return self._send(flight, numbers), tuple(refusals), tuple(lost)
 
     # -- moves -------------------------------------------------------------------------
 
@@ -850,15 +650,6 @@ class SystemWorld(WorldBase):
         raw: _Raw = _new(_Raw, (done.step, moved, findings, fault, False))
         return raw
 
-    def _set_aside(self, state: SystemState, flight: Flight, code: int) -> Flight | None:
-        """Where a fact refused as early goes with FIFO delivery and a runtime that re-sends:
-        behind what its channel holds, as a runtime that sets it aside and reads on (a
-        re-sent acknowledgement may come behind its fact).  None: it stays where it was."""
-        if self._timer is None or not self.system.fifo:
-            return None
-        behind = self._send(flight, (code,))
-        return None if behind == state.flight else behind
-
     def _frees(self, code: int) -> bool:
         found = self._freeing.get(code)
         if found is None:
@@ -903,18 +694,11 @@ class SystemWorld(WorldBase):
         except HandoffError as error:
             early = kept_in_flight(error)
             words = error_words(error)
-            again = None if message is None else retried(message, self.system.retry)
-            retry: tuple[Message, ...] = () if again is None else (again,)
+            retry, numbers = self._retry(message)
             step = TraceStep(
-                made,
-                twin.chart_state,
-                error=words,
-                kind=kind,
-                message=message,
-                sent=retry,
+                made, twin.chart_state, error=words, kind=kind, message=message, sent=retry,
                 handoff=tag,
-            )
-            numbers = tuple(self.codes.message(item) for item in retry)
+            )  # fmt: skip
             return _Transition(coordinator, configuration, step, numbers, error=words, early=early)
         except MemoryError:  # the review's own limit, not the chart's crash
             raise
@@ -1004,17 +788,6 @@ class SystemWorld(WorldBase):
             Key.EVERY_HANDOFF_SUCCEEDS: liveness.every_handoff_succeeds,
             Key.BOUND: lambda: _bound(explored),
         }
-
-
-def _deadline_when_stuck(moves: list[Move]) -> list[Move]:
-    """`moves`, a handoff's deadline made a move every run makes where nothing else is: the
-    deadline may fire at any moment (a fault-like move, so W7's runs without faults do not
-    take it), and where the run would otherwise end, it fires, so W4 and W5 judge what
-    follows it."""
-    deadline = MoveKind.DEADLINE
-    if any(m.tags & Tag.COOPERATIVE for m in moves if m.step.kind is not deadline):
-        return moves
-    return [m._replace(tags=Tag.COOPERATIVE) if m.step.kind is deadline else m for m in moves]
 
 
 def _bound(explored: Explored) -> Verdict:
