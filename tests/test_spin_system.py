@@ -11,7 +11,14 @@ from typing import Any
 import pytest
 from charts import SF_ALONE, SF_BOTH, states, without
 from charts.acknowledgement import CancelOnceSubmitted
-from support import SILENT_CANCEL, Refusing, SecondSlot, assert_contains, spin_or_skip
+from support import (
+    SILENT_CANCEL,
+    CancelAlwaysFails,
+    Refusing,
+    SecondSlot,
+    assert_contains,
+    spin_or_skip,
+)
 
 from handoff import HandoffOrder, SourceFirstChart
 from handoff._compile.table import CompiledChart, compiled
@@ -53,6 +60,7 @@ W7 = Key("W7")
 CRASH, LOSE = frozenset({Fault.RESTART}), frozenset({Fault.LOSS})
 ON_SEND = Acknowledge.ON_SEND
 MIXED = PerRole(TOMBSTONE, FORGETFUL)
+FAILS = CancelAlwaysFails()
 AWAITS = compiled(CancelOnceSubmitted)
 FIFO_DUP: dict[str, Any] = {"fifo": True, "injected": frozenset({Fault.DUPLICATION})}
 TWO: dict[str, Any] = {"concurrency": 2, "faults": 1}
@@ -128,6 +136,10 @@ SYSTEMS: dict[str, tuple[CompiledChart, System, set[Key]]] = {
     "refusing workers, DestinationFirst": (DF, System(Refusing()), {W7}),
     # A contract per role: the forgetful destination leaks as forgetful workers do.
     "source tombstone, destination forgetful, SourceFirst": (SF, System(MIXED), {W1, W2}),
+    # A worker that fails every cancel of a held slot, and a runtime that does not retry
+    # (the model drops a refused failure, as such a runtime does): cleanup never completes.
+    "cancel always fails, no retry, SourceFirst": (SF, System(FAILS, retry=False), {W4, W5}),
+    "cancel always fails, no retry, DestinationFirst": (DF, System(FAILS, retry=False), {W4, W5}),
 }
 
 
