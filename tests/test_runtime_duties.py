@@ -563,8 +563,8 @@ def test_the_runtime_table_shows_what_the_docs_say() -> None:
     rows = _runtime_rows()
     any_order, fifo = "any order", "FIFO per worker"
 
-    def both(*key: str) -> str:
-        reply, send = rows[key]
+    def both(workers: str, delivery: str, faults: str, runtime: str) -> str:
+        reply, send = rows[workers, delivery, faults, runtime]
         assert reply == send
         return reply
 
