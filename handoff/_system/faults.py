@@ -51,8 +51,10 @@ class Fault(enum.Enum):
     """An acknowledgement is delivered twice."""
     REORDERED_ACKNOWLEDGEMENT = "reordered acknowledgement"
     """An acknowledgement overtakes an earlier one."""
-    CLEANUP_FAILURE = "cleanup failure (retried)"
-    """A release or cancel is acknowledged as failed first, then done."""
+    CLEANUP_FAILURE = "cleanup failure"
+    """A cancel is acknowledged as failed, not done: the runtime sends it again, unless it
+    does not retry (`System.retry`).  The simulation injects it at its rate; a review, as
+    `FAILED_CLEANUP` (`--faults cleanup-failure`), within its budget."""
     DELAYED_DELIVERY = "delayed delivery"
     """An action reaches its worker much later than usual, so a cancel may overtake it."""
     DUPLICATION = "duplicate"
