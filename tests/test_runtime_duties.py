@@ -583,3 +583,23 @@ def test_the_runtime_table_shows_what_the_docs_say() -> None:
     for delivery in (any_order, fifo):
         assert both("tombstone", delivery, "crash", "`--restart keeps-slots`") == "leaks (W1, W2)"
         assert both("tombstone", delivery, "none", "`--deadline`") == "safe"
+
+
+def test_the_drawings_show_the_runtimes_moves() -> None:
+    from handoff._docs.path_diagram import system_sequence_of
+
+    lines = []
+    worlds: list[tuple[WorkerContract, dict[str, Any]]] = [
+        (FORGETFUL, {"resend": Resend.EVERYTHING, "injected": LOSE}),
+        (TOMBSTONE, {"restart": Restart.of(["loses-inbox"]), "injected": CRASH}),
+    ]
+    for contract, world in worlds:
+        review = _review(HandoffOrder.SOURCE_FIRST, contract, fifo=True, faults=1, **world)
+        for verdict in review.verdicts:
+            if verdict.counterexample is not None:
+                _title, messages = system_sequence_of(review, verdict, verdict.counterexample)
+                lines += [message.text for message in messages]
+    text = "\n".join(lines)
+    assert "lost: the runtime's timer will send it again" in text
+    assert "sent again: the runtime's timer fired" in text
+    assert "lost with its inbox: #1 CancelSource" in text

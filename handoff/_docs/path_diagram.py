@@ -35,7 +35,7 @@ from handoff._review.system_words import overtaken
 from handoff._review.verdict import Counterexample, MoveKind, TraceStep
 from handoff._system.call import CallKind
 from handoff._system.properties import Property
-from handoff._system.workers import memory_name
+from handoff._system.workers import Slots, memory_name
 from handoff._values.messages import HandoffAction
 
 if TYPE_CHECKING:
@@ -190,8 +190,11 @@ def system_sequence_of(
 def _system_messages(number: int, step: TraceStep) -> Iterator[SequenceLine]:
     message = step.message
     if step.worker is not None:
-        lane = _WORKER_LANES[step.worker.value]
-        yield SequenceLine(Arrow.NOTE, lane, f"{number}. restarts, forgets all")
+        yield from _restart_moves(number, step, _WORKER_LANES[step.worker.value])
+        return
+    if step.call is None and message is not None and step.kind in _TIMER_MOVES:
+        what = f"{message.describe()} {_TIMER_MOVES[step.kind]}"
+        yield SequenceLine(Arrow.NOTE, RUNTIME, f"{number}. {what}")
         return
     if step.call is None:
         assert message is not None
@@ -200,6 +203,8 @@ def _system_messages(number: int, step: TraceStep) -> Iterator[SequenceLine]:
         return
     if step.kind is MoveKind.FAULT:
         yield SequenceLine(Arrow.NOTE, RUNTIME, "fault")
+    if step.kind is MoveKind.DEADLINE:
+        yield SequenceLine(Arrow.NOTE, RUNTIME, "deadline")
     if message is not None and step.kind in _CARRIER_FAULTS:
         yield SequenceLine(
             Arrow.NOTE, RUNTIME, f"{message.describe()} {_CARRIER_FAULTS[step.kind]}"
@@ -207,6 +212,9 @@ def _system_messages(number: int, step: TraceStep) -> Iterator[SequenceLine]:
     yield SequenceLine(Arrow.FACT, RUNTIME, f"{number}. {step.call}")
     if step.error is not None:
         yield SequenceLine(Arrow.REFUSAL, RUNTIME, f"refused: {step.error}")
+        for again in step.sent:  # a failed cancel, retried
+            name = again._replace(copy=False).describe()
+            yield SequenceLine(Arrow.NOTE, RUNTIME, f"{name} sent again (retry)")
     for item in step.issued:
         name = f"#{item.id.value} {type(item.action).__name__}"
         if any(sent.action_id == item.id.value for sent in step.sent):
@@ -215,7 +223,28 @@ def _system_messages(number: int, step: TraceStep) -> Iterator[SequenceLine]:
             yield SequenceLine(Arrow.NOTE, COORDINATOR, f"{name} → {step.state}")
 
 
-_CARRIER_FAULTS = {MoveKind.LOSS: "lost", MoveKind.DUPLICATE: "duplicated"}
+_CARRIER_FAULTS = {
+    MoveKind.LOSS: "lost",
+    MoveKind.DUPLICATE: "duplicated",
+    MoveKind.TIMER: "lost: the timer fires",
+}
+_TIMER_MOVES = {
+    MoveKind.LOST: "lost: the runtime's timer will send it again",
+    MoveKind.RESEND: "sent again: the runtime's timer fired",
+}
+
+
+def _restart_moves(number: int, step: TraceStep, lane: str) -> Iterator[SequenceLine]:
+    """A worker's restart, what it lost with it and the work it refused."""
+    kept = step.reaction is not None and step.reaction.slots is Slots.KEEP
+    yield SequenceLine(
+        Arrow.NOTE, lane, f"{number}. restarts, forgets all{', keeps its slots' if kept else ''}"
+    )
+    if step.lost:
+        lost = ", ".join(message.describe() for message in step.lost)
+        yield SequenceLine(Arrow.NOTE, RUNTIME, f"lost with its inbox: {lost}")
+    for sent in step.sent:
+        yield SequenceLine(Arrow.OUTCOME, lane, f"{sent.describe()} (in flight)", peer=RUNTIME)
 
 
 def _worker_moves(number: int, step: TraceStep, lane: str) -> Iterator[SequenceLine]:
