@@ -93,7 +93,11 @@ class Restart:
 
     @classmethod
     def of(cls, words: Collection[str]) -> Restart:
-        """The restart `words` name, each a key of `WORDS`."""
+        """The restart `words` name, each a key of `WORDS` (else a `ValueError`)."""
+        unknown = [word for word in words if word not in cls.WORDS]
+        if unknown:
+            choices = ", ".join(cls.WORDS)
+            raise ValueError(f"unknown restart choice {unknown[0]!r}: expected any of {choices}")
         return cls(**{cls.WORDS[word]: True for word in words})
 
     @property
