@@ -603,3 +603,19 @@ def test_the_drawings_show_the_runtimes_moves() -> None:
     assert "lost: the runtime's timer will send it again" in text
     assert "sent again: the runtime's timer fired" in text
     assert "lost with its inbox: #1 CancelSource" in text
+
+
+def test_a_runtime_option_about_a_fault_the_world_does_not_suffer_is_a_usage_error(
+    tmp_path: Path,
+) -> None:
+    restart = run_handoff(
+        "review", "--workers", "tombstone", "--restart", "keeps-slots", cwd=tmp_path
+    )
+    assert restart.returncode == 2
+    assert restart.stderr.strip().endswith("give --faults crash too")
+    resend = run_handoff(
+        "simulate", "--workers", "tombstone", "--faults", "crash", "--resend", "cleanups",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert resend.returncode == 2
+    assert "--resend says what is sent again once lost" in resend.stderr

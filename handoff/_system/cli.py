@@ -91,14 +91,10 @@ RESTART_HELP = ", ".join(Restart.WORDS)
 
 def restart_argument(text: str) -> Restart:
     """An argparse type: `loses-inbox,keeps-slots`, any of `Restart.WORDS`, each once."""
-    words = [part.strip().casefold() for part in text.split(",")]
-    unknown = [word for word in words if word not in Restart.WORDS]
-    if unknown:
-        raise argparse.ArgumentTypeError(
-            f"unknown restart choice {unknown[0]!r}: expected a comma-separated list of "
-            f"{RESTART_HELP}"
-        )
-    return Restart.of(words)
+    try:
+        return Restart.of([part.strip().casefold() for part in text.split(",")])
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(f"{error}, comma-separated") from None
 
 
 def deadline_argument(text: str) -> float:
@@ -258,6 +254,7 @@ def system_of(
             if _given(args, name) is not None:
                 raise _cli.UsageError(f"{option} is about the workers: give --workers too")
         return None
+    _check_runtime_options(args)
     budget, failures = _given(args, "fault_budget"), _given(args, "failures")
     deadline = _given(args, "deadline")
     if deadline == math.inf and Options.FAILURES not in options:
@@ -277,6 +274,20 @@ def system_of(
         deadline=deadline,
         **review,
     )
+
+
+def _check_runtime_options(args: argparse.Namespace) -> None:
+    """A runtime's option about a fault the world does not suffer is a usage error."""
+    injected = _given(args, "faults") or frozenset()
+    restart = _given(args, "restart")
+    if restart is not None and Fault.RESTART not in injected:
+        raise _cli.UsageError("--restart says what a restart does: give --faults crash too")
+    losing = Fault.LOSS in injected or (restart is not None and restart.loses_inbox)
+    if _given(args, "resend") not in (None, Resend.NONE.value) and not losing:
+        raise _cli.UsageError(
+            "--resend says what is sent again once lost: give --faults lose, or "
+            "--restart loses-inbox, too"
+        )
 
 
 def _given(args: argparse.Namespace, name: str) -> Any:
