@@ -19,6 +19,10 @@ finding (docs/performance.md measures them):
   half a minute), and `tombstone` with FIFO delivery is left to any order's verdict
   (`_SHARED`).  With one handoff `tombstone:1` remembers the one request there is, so it
   is `tombstone`; its rows are those of two handoffs.
+
+A second table (`runtime_table`) reviews the runtime's duties the same way, one handoff a row:
+a failed cancel with and without the retry, a lost message re-sent by each policy, restarts
+by their choices (every remedy the docs recommend among them), a deadline per handoff.
 """
 
 from __future__ import annotations

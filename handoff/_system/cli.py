@@ -50,7 +50,8 @@ _SLOTS = _cli.whole_number(1)
 
 class Options(enum.Flag):
     """Which of the world's options a command takes, beyond `--workers`, `--fifo`, `--slots`,
-    `--faults`, `--fault-budget` and `--acknowledge`, which every world command takes."""
+    `--faults`, `--fault-budget`, `--acknowledge` and the runtime's (`--no-retry`, `--resend`,
+    `--restart`, `--deadline`), which every world command takes."""
 
     NONE = 0
     FAILURES = enum.auto()
