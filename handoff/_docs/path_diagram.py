@@ -191,7 +191,18 @@ def _system_messages(number: int, step: TraceStep) -> Iterator[SequenceLine]:
     message = step.message
     if step.worker is not None:
         lane = _WORKER_LANES[step.worker.value]
-        yield SequenceLine(Arrow.NOTE, lane, f"{number}. restarts, forgets all")
+        what = "tombstone expires" if step.kind is MoveKind.EXPIRE else "restarts, forgets all"
+        yield SequenceLine(Arrow.NOTE, lane, f"{number}. {what}")
+        return
+    if step.kind is MoveKind.ABANDON:
+        yield SequenceLine(Arrow.NOTE, RUNTIME, f"{number}. session ends outside the chart")
+        for sent in step.sent:
+            lane = _WORKER_LANES[sent.role.value]
+            yield SequenceLine(Arrow.OUTCOME, RUNTIME, f"{sent.describe()} (in flight)", peer=lane)
+        return
+    if step.kind is MoveKind.DROP:
+        assert message is not None
+        yield SequenceLine(Arrow.NOTE, RUNTIME, f"{number}. {message.describe()} dropped")
         return
     if step.call is None:
         assert message is not None

@@ -71,6 +71,7 @@ from handoff._system.call import Call
 from handoff._system.config import System
 from handoff._system.faults import NETWORK, Fault, TerminalFact
 from handoff._system.judgments import (
+    after_abandoned,
     held_after_freed,
     performed,
     told_while_held,
@@ -80,14 +81,19 @@ from handoff._system.properties import AnyKey, Key, Property, WorldKind, prop
 from handoff._system.runtime import (
     DEMO_WORKLOAD,
     Workload,
+    abandoned,
     answered,
+    busy,
     call_of,
     carried,
+    held_back,
     kept_in_flight,
+    may_expire,
     tells_freed,
 )
 from handoff._system.worker_state import HandoffView, SystemView, Worker, WorkerState, worker_view
 from handoff._system.workers import (
+    RUNTIME_OWN,
     ContractTable,
     Message,
     MessageKind,
@@ -125,6 +131,8 @@ _FAULT_MOVES = {
     Fault.RESTART: MoveKind.RESTART,
 }
 """How a run shows each injected fault's move."""
+_DONE_REPLIES = (WorkerReply.DONE, WorkerReply.NOOP)
+"""A worker's replies to a cancel that say nothing of the request is held any more."""
 _DELIVERY = -1
 """The calls of `SystemWorld._call` besides the `n`th terminal fact: a start, a loss's
 timeout, a delivery (its message says which call)."""
@@ -178,6 +186,9 @@ class SystemWorld(WorldBase):
         chart state of the handoff's coordinator: by their numbers."""
         self._keys: dict[SystemState, tuple[SystemState, tuple[int, ...] | None]] = {}
         """Each configuration reached, and its key (`canonical`)."""
+        self.gated = system.holds_early or system.one_at_a_time
+        """Whether the runtime delivers some messages in flight only later (`_waiting`)."""
+        self._held: dict[Flight, frozenset[int]] = {}
         self._freeing: dict[int, bool] = {}
         """Whether each message tells its coordinator its worker freed the slot."""
         self.terminal_facts = tuple(
@@ -229,6 +240,11 @@ class SystemWorld(WorldBase):
                     workers, state.spent.restarted, coordinator.completion, self._tag(handoff)
                 )
                 yield Key.SLOTS_AT_COMPLETION, finding
+            elif watch.abandoned and node.quiet_for(handoff):
+                workers = (codes.workers[state.source], codes.workers[state.destination])
+                source, destination = (worker.slots(handoff) for worker in workers)
+                whose = "the handoff" if not self.several else f"h{handoff + 1}"
+                yield Key.SLOTS_AT_COMPLETION, after_abandoned(source, destination, whose)
         if self.system.properties:
             view = self.view(node)
             for entry in self.system.properties:
@@ -300,11 +316,12 @@ class SystemWorld(WorldBase):
         for raw in raws:
             step = raw.step
             if step.kind in _WORKER_MOVES or (
-                step.kind is MoveKind.DUPLICATE and step.reaction is not None
+                step.kind in (MoveKind.DUPLICATE, MoveKind.EXPIRE) and step.reaction is not None
             ):
                 if restart or raw.node is None:
                     return False
-                role = step.message.role if step.message is not None else Role.SOURCE
+                role = step.message.role if step.message is not None else step.worker
+                assert role is not None
                 worker = self.workers[role]
                 before = codes.workers[state.worker(role)]
                 after = codes.workers[raw.node.state.worker(role)]
@@ -344,10 +361,16 @@ class SystemWorld(WorldBase):
                 yield self._deliver(coordinators, state, code, flight)
         for handoff, watch in enumerate(state.watches):
             if watch.started and faults_left and only in (None, handoff):
+                if self.system.abandons:  # the runtime ends the session instead
+                    if not (watch.abandoned or coordinators[handoff].is_complete):
+                        yield self._abandon(coordinators, state, handoff)
+                    continue
                 for number in range(len(self.terminal_facts)):
                     yield self._call(
                         coordinators, state, handoff, MoveKind.FAULT, None, number, state.flight
                     )
+        if self.system.expires:
+            yield from self._expiries(coordinators, state, only)
         if self.system.injected:
             yield from self._injected(coordinators, state, only)
 
@@ -358,8 +381,11 @@ class SystemWorld(WorldBase):
         code: int,
         flight: Flight,
     ) -> _Raw:
-        """The runtime gives an acknowledgement or a fact to its handoff's coordinator."""
+        """The runtime gives an acknowledgement or a fact to its handoff's coordinator (or
+        drops it: its session ended outside the chart)."""
         handoff = self.codes.handoff[code]
+        if state.watches[handoff].abandoned:
+            return self._dropped(coordinators, state, code, flight)
         kind = MoveKind.TO_COORDINATOR
         return self._call(coordinators, state, handoff, kind, code, _DELIVERY, flight)
 
@@ -461,11 +487,124 @@ class SystemWorld(WorldBase):
         step = TraceStep(None, where, kind=MoveKind.RESTART, reaction=reaction, worker=role)
         return _Raw(step, _Node(coordinators, after, self.codes), (), fault=True)
 
+    # -- what a runtime profile adds ---------------------------------------------------
+
+    def _abandon(
+        self, coordinators: tuple[HandoffCoordinatorCore, ...], state: SystemState, handoff: int
+    ) -> _Raw:
+        """The runtime ends `handoff`'s session outside the chart (`runtime.abandoned`): its
+        coordinator hears nothing more, and the runtime's own cleanup goes to both workers."""
+        tag = self._tag(handoff)
+        sent = abandoned(self.rules.handoff_id, tag)
+        watch = state.watches[handoff]._replace(abandoned=True)
+        after = state._replace(
+            flight=self._send(state.flight, tuple(self.codes.message(item) for item in sent)),
+            watches=_replaced(state.watches, handoff, watch),
+            spent=state.spent._replace(faults=state.spent.faults + 1),
+        )
+        where = coordinators[handoff].chart_state
+        step = TraceStep(None, where, kind=MoveKind.ABANDON, sent=sent, handoff=tag)
+        return _Raw(step, _Node(coordinators, after, self.codes), (), fault=True)
+
+    def _dropped(
+        self,
+        coordinators: tuple[HandoffCoordinatorCore, ...],
+        state: SystemState,
+        code: int,
+        flight: Flight,
+    ) -> _Raw:
+        """A reply for a handoff whose session ended: the runtime drops it (a delivery)."""
+        handoff = self.codes.handoff[code]
+        where = coordinators[handoff].chart_state
+        message = self.codes.messages[code]
+        step = TraceStep(
+            None, where, kind=MoveKind.DROP, message=message, handoff=self._tag(handoff)
+        )
+        after = state._replace(flight=flight)
+        return _Raw(step, _Node(coordinators, after, self.codes), (), fault=False)
+
+    def _expiries(
+        self,
+        coordinators: tuple[HandoffCoordinatorCore, ...],
+        state: SystemState,
+        only: int | None,
+    ) -> Iterator[_Raw]:
+        """Each tombstone of a retired request may expire once nothing of it is on its way to
+        the worker (`runtime.may_expire`): the session timeout, at any move after that."""
+        codes = self.codes
+        for role in Role:
+            memory = codes.workers[state.worker(role)]
+            for entry in memory.entries:
+                handoff = entry.request
+                if entry.slots or only not in (None, handoff):
+                    continue
+                retired = state.watches[handoff].abandoned or coordinators[handoff].is_complete
+                mine = [
+                    codes.messages[code]
+                    for channel in state.flight
+                    for code in channel
+                    if codes.handoff[code] == handoff
+                ]
+                if may_expire(role, retired, mine):
+                    yield self._expire(coordinators, state, role, handoff)
+
+    def _expire(
+        self,
+        coordinators: tuple[HandoffCoordinatorCore, ...],
+        state: SystemState,
+        role: Role,
+        handoff: int,
+    ) -> _Raw:
+        memory = self.codes.workers[state.worker(role)]
+        kept = WorkerState(tuple(entry for entry in memory.entries if entry.request != handoff))
+        number = self.codes.worker(kept)
+        after = state._replace(
+            source=number if role is Role.SOURCE else state.source,
+            destination=number if role is Role.DESTINATION else state.destination,
+        )
+        reaction = WorkerReaction(self.workers[role].initial, WorkerReply.SILENT, Slots.KEEP)
+        where = coordinators[handoff].chart_state
+        step = TraceStep(
+            None,
+            where,
+            kind=MoveKind.EXPIRE,
+            reaction=reaction,
+            worker=role,
+            handoff=self._tag(handoff),
+        )
+        return _Raw(step, _Node(coordinators, after, self.codes), (), fault=True)
+
+    def _waiting(self, flight: Flight) -> frozenset[int]:
+        """The messages in `flight` the runtime does not deliver yet: facts it holds back
+        (`runtime.held_back`), actions for a busy worker (`runtime.busy`)."""
+        found = self._held.get(flight)
+        if found is None:
+            messages = self.codes.messages
+            codes = [code for channel in flight for code in channel]
+            in_flight = [messages[code] for code in codes]
+            system = self.system
+            found = self._held[flight] = frozenset(
+                code
+                for code, message in zip(codes, in_flight, strict=True)
+                if (system.holds_early and held_back(message, in_flight))
+                or (system.one_at_a_time and busy(message, in_flight))
+            )
+        return found
+
     # -- moves -------------------------------------------------------------------------
 
     def _deliverable(
         self, state: SystemState, only: int | None = None
     ) -> Iterator[tuple[int, int]]:
+        if self.gated:
+            waiting = self._waiting(state.flight)
+            for channel, code in self._in_reach(state, only):
+                if code not in waiting:
+                    yield channel, code
+            return
+        yield from self._in_reach(state, only)
+
+    def _in_reach(self, state: SystemState, only: int | None) -> Iterator[tuple[int, int]]:
         numbers = self.codes.handoff
         for channel, codes in enumerate(state.flight):
             if self.system.fifo:
@@ -506,11 +645,24 @@ class SystemWorld(WorldBase):
         found = _PERFORMED_FINE
         bit = 1 << message.action_id
         twice = watch.performed & bit and not message.copy
-        if not watch.issued & bit or twice or role_of(message.action) is not role:
+        own = message.action_id == RUNTIME_OWN
+        if own:
+            pass  # the runtime's own cleanup: no coordinator issued it (`runtime.abandoned`)
+        elif not watch.issued & bit or twice or role_of(message.action) is not role:
             found = tuple(performed(watch.issued, watch.performed, message))
+        told_of = watch.told
+        if own and any(_freeing(reaction) for reaction in reactions):
+            told_of = told_of | {role}  # the runtime's own cleanup freed it: no slot after
         watch = _new(
             SystemWatch,
-            (watch.started, watch.issued, watch.performed | bit, watch.told, watch.terminated),
+            (
+                watch.started,
+                watch.issued,
+                watch.performed | bit,
+                told_of,
+                watch.terminated,
+                watch.abandoned,
+            ),
         )
         watches = _replaced(state.watches, handoff, watch)
         spent = state.spent
@@ -521,7 +673,8 @@ class SystemWorld(WorldBase):
             findings = found
             slots = reaction.slots
             if slots and told:
-                findings = (*findings, (_SLOT_FREED, held_after_freed(role, message)))
+                freed = held_after_freed(role, message, watch.abandoned)
+                findings = (*findings, (_SLOT_FREED, freed))
             if slots > 1:
                 findings = (*findings, (_ONE_SLOT, two_slots(role, message, slots)))
             after = _new(
@@ -603,7 +756,9 @@ class SystemWorld(WorldBase):
                 return _Raw(step, None, ((Key.ERRORS, f"the call raised {done.error}"),), fault)
             if done.early and code is not None:  # kept in flight: `kept_in_flight`
                 return _Raw(step, _Node(coordinators, state, self.codes), (), fault, loop=True)
-            watch = SystemWatch(True, old.issued, old.performed, old.told, terminated)
+            watch = SystemWatch(
+                True, old.issued, old.performed, old.told, terminated, old.abandoned
+            )
             after = SystemState(
                 state.coordinators,
                 state.source,
@@ -622,7 +777,8 @@ class SystemWorld(WorldBase):
             if self.codes.workers[state.worker(message.role)].slots(handoff):
                 findings = ((_SLOT_FREED, told_while_held(message)),)
         watch = _new(
-            SystemWatch, (True, old.issued | done.issued_bits, old.performed, told, terminated)
+            SystemWatch,
+            (True, old.issued | done.issued_bits, old.performed, told, terminated, old.abandoned),
         )
         after = _new(
             SystemState,
@@ -774,6 +930,12 @@ class SystemWorld(WorldBase):
             Key.EVERY_HANDOFF_SUCCEEDS: liveness.every_handoff_succeeds,
             Key.BOUND: lambda: _bound(explored),
         }
+
+
+def _freeing(reaction: _Reaction) -> bool:
+    """Whether a worker's reaction to a cancel leaves nothing of the request held."""
+    done = reaction.step.reaction
+    return done is not None and done.reply in _DONE_REPLIES
 
 
 def _bound(explored: Explored) -> Verdict:

@@ -71,9 +71,21 @@ def describe_step(step: TraceStep, by_runtime: Collection[Message] = ()) -> str:
             f"the runtime reports {step.call}{to} -> {step.state}: "
             f"{_answer(step.issued, step.error)}"
         )
+    if step.kind is MoveKind.ABANDON:
+        sent = ", ".join(sent.describe() for sent in step.sent)
+        return (
+            f"the runtime ends {whose or 'the '}session outside the chart, its coordinator "
+            f"left in {step.state}: sends {sent}"
+        )
+    if step.kind is MoveKind.EXPIRE:
+        assert step.worker is not None
+        of = "the request" if step.handoff is None else f"h{step.handoff + 1}'s request"
+        return f"the {step.worker.value}'s tombstone for {of} expires: it forgets it"
     if step.worker is not None:
         return f"the {step.worker.value} restarts: it forgets the request and frees its slot"
     assert message is not None
+    if step.kind is MoveKind.DROP:
+        return f"the runtime drops {message.describe()}: its session ended"
     if step.kind is MoveKind.LOSS:
         return (
             f"{message.describe()} is lost; the runtime reports {step.call} -> {step.state}: "
@@ -135,7 +147,7 @@ def overtaken(steps: Sequence[TraceStep]) -> Iterator[str]:
         if work is not None:
             whose = "" if message.handoff is None else f"h{message.handoff + 1} "
             yield (
-                f"the cancel {whose}#{message.action_id} {type(message.action).__name__} "
+                f"the cancel {message.describe()} "
                 f"reached the {message.role.value} before {whose}#{work.id.value} "
                 f"{type(work.action).__name__}, the work it cancels: it overtook it"
             )

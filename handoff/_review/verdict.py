@@ -49,6 +49,13 @@ class MoveKind(enum.Enum):
     """With `--faults lose`: a message vanishes; the runtime reports `TimedOut` for it."""
     RESTART = "worker restarts"
     """With `--faults crash`: a worker forgets the request and frees its slot."""
+    ABANDON = "session ends outside the chart"
+    """With a runtime that cleans up outside the chart (`--runtime live`): a session ends
+    without telling the coordinator, and the runtime sends its own cleanup."""
+    DROP = "dropped after its session ended"
+    """A reply for a handoff whose session ended: the runtime drops it."""
+    EXPIRE = "tombstone expires"
+    """With expiring tombstones: a worker forgets a retired request it held no slot for."""
 
     @property
     def word(self) -> str:
@@ -67,6 +74,9 @@ _WORDS = {
     MoveKind.DUPLICATE: "duplicate",
     MoveKind.LOSS: "lose",
     MoveKind.RESTART: "restart",
+    MoveKind.ABANDON: "abandon",
+    MoveKind.DROP: "deliver",
+    MoveKind.EXPIRE: "expire",
 }
 
 

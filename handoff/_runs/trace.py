@@ -23,10 +23,12 @@ or a terminal fact, as the review's report names them:
     {"move":"fault","fact":"Canceled"}
     {"end":{"moves":3}}
 
-A run with faults injected (`--faults`) or work acknowledged on send names them in its
-workers too, `"injected":["duplicate"],"budget":1,"acknowledge":"on-send"` (each only when
-asked for), and its moves may `duplicate` or `lose` a message or `restart` a worker
-(`{"move":"restart","worker":"source"}`).
+A run with faults injected (`--faults`), work acknowledged on send or a runtime profile other
+than the default names them in its workers too,
+`"injected":["duplicate"],"budget":1,"acknowledge":"on-send","runtime":"live"` (each only
+when asked for), and its moves may `duplicate` or `lose` a message, `restart` a worker
+(`{"move":"restart","worker":"source"}`), `abandon` a handoff's session or let a worker's
+tombstone `expire` (`{"move":"expire","worker":"source","handoff":"h2"}`).
   Values are spelled exactly as `handoff.wire`
 spells them.  A call line may say what the call must answer: `expect` (the actions issued, in
 order) or `expect_error` (the whole message of the `HandoffError` raised).  The end line counts
@@ -50,7 +52,13 @@ from handoff._coordinator import probe as probe
 from handoff._coordinator.core import HandoffCoordinatorCore
 from handoff._runs import trace_file
 from handoff._system.call import Call, CallKind
-from handoff._system.config import Acknowledge, System
+from handoff._system.config import (
+    DEFAULT_RUNTIME,
+    Acknowledge,
+    AnyAcknowledge,
+    System,
+    acknowledge_of,
+)
 from handoff._system.faults import NETWORK, Fault
 from handoff._system.properties import OwnKey, find_property
 from handoff._system.workers import contract_spelling, find_contract
@@ -94,7 +102,15 @@ _HEADER_KEYS = (
     "handoff_id", "order", "chart", "workers", "fallback_transfer_delay_ms", "snapshot",
 )  # fmt: skip
 _WORKERS_KEYS = ("contract", "fifo", "faults")
-_WORKERS_OPTIONAL = ("injected", "budget", "acknowledge", "concurrency", "slots", "properties")
+_WORKERS_OPTIONAL = (
+    "injected",
+    "budget",
+    "acknowledge",
+    "concurrency",
+    "slots",
+    "properties",
+    "runtime",
+)
 _MOVE_KEYS = ("move", "message", "fact", "worker", "handoff")
 _CALL_KEYS = {
     CallKind.START: (),
@@ -133,13 +149,16 @@ class Workers:
     injected: frozenset[Fault] = frozenset()
     """The faults injected besides (`--faults`)."""
     budget: int = 1
-    acknowledge: Acknowledge = Acknowledge.ON_REPLY
+    acknowledge: AnyAcknowledge = Acknowledge.ON_REPLY
     concurrency: int = 1
     """How many handoffs shared the workers."""
     slots: int | None = None
     """How many slots each worker held at most (None: unbounded)."""
     properties: tuple[str, ...] = ()
     """The properties of one's own judged too, as `MODULE:NAME`."""
+    runtime: str | None = None
+    """The runtime profile the run assumed, when not the default (a shipped name, or
+    `MODULE:NAME`); its settings apply, then `acknowledge`."""
 
     @classmethod
     def of(cls, system: System) -> Workers:
@@ -155,22 +174,29 @@ class Workers:
             system.concurrency,
             system.slots,
             tuple(key.spelling for key in own if isinstance(key, OwnKey)),
+            None if system.runtime == DEFAULT_RUNTIME else system.runtime,
         )
 
     def system(self, allowed: Collection[str] = ()) -> System:
         """The system these workers spell.  The spelling is data: a contract or property named
         `MODULE:NAME` is imported only if `allowed` holds the name (else `NotGiven`); a bad
         one is a `ValueError`."""
+        settings: dict[str, Any] = {}
+        if self.runtime is not None:
+            from handoff._system.profiles import find_runtime  # only a run that names one
+
+            settings = find_runtime(self.runtime, allowed).settings()
+        settings["acknowledge"] = self.acknowledge
         return System(
             find_contract(self.contract, allowed),
             fifo=self.fifo,
             faults=self.faults,
             injected=self.injected,
             budget=self.budget,
-            acknowledge=self.acknowledge,
             concurrency=self.concurrency,
             slots=self.slots,
             properties=tuple(find_property(name, allowed) for name in self.properties),
+            **settings,
         )
 
 
@@ -336,6 +362,8 @@ def _workers_options(workers: Workers) -> str:
         text += f',"slots":{workers.slots}'
     if workers.properties:
         text += f',"properties":[{",".join(map(write_string, workers.properties))}]'
+    if workers.runtime is not None:
+        text += f',"runtime":{write_string(workers.runtime)}'
     return text
 
 
@@ -601,14 +629,17 @@ class _Line:
             raise self.fail(
                 f"workers: properties must be a list of MODULE:NAME, got {properties!r}"
             )
+        runtime = data.get("runtime")
+        if runtime is not None and not (isinstance(runtime, str) and runtime):
+            raise self.fail(f"workers: runtime must be a name, got {runtime!r}")
         return Workers(
             contract, fifo, faults, injected, budget, acknowledge, concurrency, slots,
-            tuple(properties),
+            tuple(properties), runtime,
         )  # fmt: skip
 
     def _workers_options(
         self, data: dict[str, object]
-    ) -> tuple[frozenset[Fault], int, Acknowledge]:
+    ) -> tuple[frozenset[Fault], int, AnyAcknowledge]:
         names = data.get("injected", [])
         faults = {fault.value: fault for fault in NETWORK}
         if not isinstance(names, list) or not all(
@@ -619,12 +650,14 @@ class _Line:
         budget = data.get("budget", 1)
         if type(budget) is not int or budget < 1:
             raise self.fail(f"workers: budget must be a count from 1, got {budget!r}")
-        policies = {policy.value: policy for policy in Acknowledge}
         policy = data.get("acknowledge", Acknowledge.ON_REPLY.value)
-        if policy not in policies:
-            choices = ", ".join(policies)
-            raise self.fail(f"workers: acknowledge must be one of {choices}, got {policy!r}")
-        return frozenset(faults[name] for name in names), budget, policies[str(policy)]
+        try:
+            if not isinstance(policy, str):
+                raise ValueError(f"expected on-send, on-reply or on-send:KIND,…, got {policy!r}")
+            found = acknowledge_of(policy)
+        except ValueError as error:
+            raise self.fail(f"workers: acknowledge: {error}") from None
+        return frozenset(faults[name] for name in names), budget, found
 
     def move(self) -> MoveLine:
         self.only(_MOVE_KEYS)

@@ -16,13 +16,26 @@ import enum
 from typing import TYPE_CHECKING, Any
 
 from handoff import _cli
-from handoff._system.config import DEFAULT_ACKNOWLEDGE, DEFAULT_FAILURES, Acknowledge, System
+from handoff._system.config import (
+    DEFAULT_ACKNOWLEDGE,
+    DEFAULT_FAILURES,
+    System,
+    acknowledge_of,
+)
 from handoff._system.faults import NETWORK, Fault
 
 if TYPE_CHECKING:
+    from handoff._system.profiles import RuntimeProfile
     from handoff._system.workers import WorkerContract
 
-__all__ = ["FAULTS_HELP", "WORKERS_HELP", "Options", "add_system_options", "system_of"]
+__all__ = [
+    "FAULTS_HELP",
+    "RUNTIME_HELP",
+    "WORKERS_HELP",
+    "Options",
+    "add_system_options",
+    "system_of",
+]
 
 FAULTS_HELP = ", ".join(fault.value for fault in NETWORK)
 
@@ -63,6 +76,25 @@ def contract_argument(text: str) -> WorkerContract:
     except ValueError as error:
         raise argparse.ArgumentTypeError(str(error)) from None
     return found
+
+
+def runtime_argument(text: str) -> RuntimeProfile:
+    """An argparse type: a runtime profile, shipped or `MODULE:NAME`."""
+    from handoff._system.profiles import find_runtime
+
+    try:
+        return find_runtime(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def acknowledge_argument(text: str) -> str:
+    """An argparse type: `on-send`, `on-reply` or `on-send:KIND,…`, checked, kept as given."""
+    try:
+        acknowledge_of(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+    return text
 
 
 def faults_argument(text: str) -> frozenset[Fault]:
@@ -118,11 +150,20 @@ def add_system_options(
     )
     parser.add_argument(
         "--acknowledge",
-        choices=[policy.value for policy in Acknowledge],
+        type=acknowledge_argument,
+        metavar="POLICY",
         help="with --workers: when the runtime reports Submitted, Accepted and Scheduled: "
         "on-send, as it sends the work, before the worker has it (the weaker guarantee, as "
         "the documented asyncio runtime gives it); on-reply, once the worker has done the "
-        f"work (default: {DEFAULT_ACKNOWLEDGE.value})",
+        "work; on-send:KIND,… those kinds on send, the rest on reply (default: the "
+        f"runtime's, {DEFAULT_ACKNOWLEDGE.value} for the default runtime; this option "
+        "overrides the runtime's)",
+    )
+    parser.add_argument(
+        "--runtime",
+        type=runtime_argument,
+        metavar="NAME",
+        help=f"the runtime around the workers: {RUNTIME_HELP}",
     )
     for option, flag, bounded, metavar, what in _REVIEWED_OPTIONS:
         if flag in options:
@@ -150,9 +191,23 @@ _REVIEWED_OPTIONS = (
 """The options only a reviewed world takes: each multiplies what the review explores."""
 
 
+RUNTIME_HELP = (
+    "offline (the serving simulator's offline replay: StartTransfer acknowledged at once, the "
+    "rest on the worker's reply; forgetful workers unless --workers says otherwise), live (its "
+    "live mocker: acknowledged on reply, early facts held back, one action at a time, "
+    "tombstones that expire, and its own cleanup when a session ends instead of Failed, "
+    "TimedOut or Canceled; tombstone workers unless --workers says otherwise), eager (every "
+    "take and transfer acknowledged as it is sent, as reviews assumed before runtimes had "
+    "names; the default), or MODULE:NAME, a RuntimeProfile of your own; --acknowledge and "
+    "--workers override the runtime's"
+)
+"""How every command's `--runtime` help reads."""
+
+
 _ABOUT_WORKERS = (
     ("--faults", "faults"),
     ("--acknowledge", "acknowledge"),
+    ("--runtime", "runtime"),
     ("--slots", "slots"),
     ("--failures", "failures"),
     ("--property", "property"),
@@ -169,7 +224,14 @@ def system_of(
     if _given(args, "fault_budget") is not None and _given(args, "faults") is None:
         raise _cli.UsageError("--fault-budget bounds the faults injected: give --faults too")
     concurrency = _given(args, "concurrency") if Options.CONCURRENCY in options else None
+    profile = _given(args, "runtime")
     contract = _given(args, "workers")
+    if contract is None and profile is not None:
+        contract = profile.contract()
+        if contract is None:
+            raise _cli.UsageError(
+                f"the runtime {profile.name} names no workers: give --workers too"
+            )
     if contract is None:
         if _given(args, "fifo"):
             raise _cli.UsageError("--fifo orders the workers' messages: give --workers too")
@@ -187,11 +249,24 @@ def system_of(
         faults=DEFAULT_FAILURES if failures is None else failures,
         injected=_given(args, "faults") or frozenset(),
         budget=1 if budget is None else budget,
-        acknowledge=Acknowledge(_given(args, "acknowledge") or DEFAULT_ACKNOWLEDGE.value),
         concurrency=1 if concurrency is None else concurrency,
         slots=_given(args, "slots"),
+        **_runtime_settings(profile, _given(args, "acknowledge")),
         **review,
     )
+
+
+def _runtime_settings(profile: RuntimeProfile | None, acknowledge: str | None) -> dict[str, Any]:
+    """The `System` fields the runtime sets (the default one's, when none was named), with
+    an explicit `--acknowledge` over the runtime's own."""
+    if profile is None:
+        from handoff._system.profiles import DEFAULT_RUNTIME
+
+        profile = DEFAULT_RUNTIME
+    settings = profile.settings()
+    if acknowledge is not None:
+        settings["acknowledge"] = acknowledge_of(acknowledge)
+    return settings
 
 
 def _given(args: argparse.Namespace, name: str) -> Any:

@@ -6,17 +6,37 @@ simulation samples it, Spin mirrors it and a system trace records it."""
 from __future__ import annotations
 
 import enum
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 import attrs
 
 from handoff._system.faults import NETWORK, Fault
+from handoff._system.workers import on_send
+from handoff._values.messages import HandoffAction
 
 if TYPE_CHECKING:
     from handoff._system.properties import Property
     from handoff._system.workers import WorkerContract
 
-__all__ = ["DEFAULT_ACKNOWLEDGE", "DEFAULT_FAILURES", "Acknowledge", "System"]
+__all__ = [
+    "DEFAULT_ACKNOWLEDGE",
+    "DEFAULT_FAILURES",
+    "DEFAULT_RUNTIME",
+    "Acknowledge",
+    "AnyAcknowledge",
+    "PerAction",
+    "System",
+    "acknowledge_of",
+]
+
+
+_ON_SEND_KINDS = (
+    HandoffAction.SubmitPrefill,
+    HandoffAction.ReserveDestination,
+    HandoffAction.StartTransfer,
+)
+"""The kinds of action whose acknowledgement a runtime may report as it sends them."""
 
 
 class Acknowledge(enum.Enum):
@@ -36,6 +56,75 @@ class Acknowledge(enum.Enum):
         when = "on send" if self is Acknowledge.ON_SEND else "on the worker's reply"
         return f"work acknowledged {when}"
 
+    def sends(self, action: HandoffAction) -> bool:
+        """Whether the runtime reports `action` acknowledged as it sends it."""
+        return self is Acknowledge.ON_SEND and on_send(action) is not None
+
+
+_ACKNOWLEDGED_ON_SEND = {kind.__name__: kind for kind in _ON_SEND_KINDS}
+
+
+def _names(names: Iterable[str]) -> frozenset[str]:
+    return frozenset(names)
+
+
+@attrs.frozen
+class PerAction:
+    """Acknowledgement per kind of action: the kinds in `on_send` are reported acknowledged as
+    the runtime sends them, every other on the worker's reply (as the serving simulator's
+    offline replay does: `StartTransfer` is `Scheduled` at once, the rest once the worker's
+    command completed).  Its value is its option, `on-send:StartTransfer`."""
+
+    on_send: frozenset[str] = attrs.field(converter=_names)
+    """The names of the kinds acknowledged on send (of those a worker does work for)."""
+
+    @on_send.validator
+    def _known(self, attribute: attrs.Attribute[frozenset[str]], names: frozenset[str]) -> None:
+        unknown = sorted(names - _ACKNOWLEDGED_ON_SEND.keys())
+        if unknown:
+            raise ValueError(
+                f"{', '.join(unknown)} cannot be acknowledged on send: expected any of "
+                f"{', '.join(_ACKNOWLEDGED_ON_SEND)}"
+            )
+
+    @property
+    def value(self) -> str:
+        """`on-send:StartTransfer`: the spelling `acknowledge_of` reads back."""
+        kinds = [name for name in _ACKNOWLEDGED_ON_SEND if name in self.on_send]
+        return f"{Acknowledge.ON_SEND.value}:{','.join(kinds)}"
+
+    @property
+    def words(self) -> str:
+        """`StartTransfer acknowledged on send, other work on the worker's reply`."""
+        kinds = [name for name in _ACKNOWLEDGED_ON_SEND if name in self.on_send]
+        if not kinds:
+            return Acknowledge.ON_REPLY.words
+        return f"{' and '.join(kinds)} acknowledged on send, other work on the worker's reply"
+
+    def sends(self, action: HandoffAction) -> bool:
+        """Whether the runtime reports `action` acknowledged as it sends it."""
+        return type(action).__name__ in self.on_send
+
+
+AnyAcknowledge = Acknowledge | PerAction
+"""When the runtime acknowledges work: for every kind alike, or per kind of action."""
+
+
+def acknowledge_of(text: str) -> AnyAcknowledge:
+    """The policy `text` spells: `on-send`, `on-reply`, or `on-send:KIND,…` (those kinds on
+    send, the rest on reply).  Raises ValueError saying what would be right."""
+    policy, colon, kinds = (part.strip() for part in text.partition(":"))
+    if not colon:
+        for member in Acknowledge:
+            if member.value == policy:
+                return member
+    elif policy == Acknowledge.ON_SEND.value:
+        return PerAction(frozenset(filter(None, (kind.strip() for kind in kinds.split(",")))))
+    raise ValueError(
+        f"unknown acknowledgement policy {text!r}: expected on-send, on-reply or "
+        f"on-send:KIND,… (any of {', '.join(_ACKNOWLEDGED_ON_SEND)})"
+    )
+
 
 DEFAULT_ACKNOWLEDGE = Acknowledge.ON_SEND
 """The policy a review and a simulation assume unless told (`--acknowledge`): the weaker
@@ -45,6 +134,10 @@ under `ON_REPLY` (the default until this one), and is read so."""
 
 DEFAULT_FAILURES = 2
 """How many terminal facts and failed works a run suffers unless told (`--failures`)."""
+
+DEFAULT_RUNTIME = "eager"
+"""The runtime profile a review and a simulation assume unless told (`--runtime`): what
+they assumed before profiles, so that earlier verdicts reproduce (`profiles.EAGER`)."""
 
 
 @attrs.frozen
@@ -62,8 +155,9 @@ class System:
     """The faults of `faults.NETWORK` a run may suffer too (`--faults`)."""
     budget: int = 1
     """How many of each injected fault a run suffers at most (`--fault-budget`)."""
-    acknowledge: Acknowledge = DEFAULT_ACKNOWLEDGE
-    """When the runtime acknowledges work that takes or moves KV (`--acknowledge`)."""
+    acknowledge: AnyAcknowledge = DEFAULT_ACKNOWLEDGE
+    """When the runtime acknowledges work that takes or moves KV (`--acknowledge`), for
+    every kind alike or per kind (`PerAction`)."""
     concurrency: int = attrs.field(default=1, validator=attrs.validators.ge(1))
     """How many handoffs are live at once, sharing the two workers (`--concurrency`)."""
     slots: int | None = attrs.field(
@@ -75,6 +169,25 @@ class System:
     symmetry: bool = True
     """Count configurations that differ only by which handoff is which once, and explore the
     moves of one handoff that commute with every other handoff's in one order only."""
+
+    # -- the runtime profile's settings (`--runtime`, `handoff._system.profiles`) ----------
+    runtime: str = DEFAULT_RUNTIME
+    """The runtime profile these settings came from, by name, for reports."""
+    holds_early: bool = False
+    """Hold a fact back while the acknowledgement it follows is on its way to the
+    coordinator (`runtime.held_back`)."""
+    one_at_a_time: bool = False
+    """A worker takes one action at a time: the next once its last reply reached the
+    coordinator (`runtime.busy`)."""
+    answers_again: int = attrs.field(default=0, validator=attrs.validators.ge(0))
+    """The destination answers a repeated action again from the outcomes of its last N
+    actions, without doing it again (0: it stays silent, as the shipped contracts do)."""
+    expires: bool = False
+    """A retired request's tombstone may expire (the session timeout: untimed, any move
+    once its handoff is complete or abandoned)."""
+    abandons: bool = False
+    """Sessions end outside the chart instead of a terminal fact (`runtime.abandoned`): the
+    coordinator hears nothing more, the runtime cancels on its own."""
 
     def describe(self) -> str:
         """`forgetful workers, messages delivered in any order`, then the handoffs sharing the
@@ -91,8 +204,41 @@ class System:
         if self.injected:
             names = ", ".join(fault.value for fault in NETWORK if fault in self.injected)
             words += f", faults {names} ({self.budget} each)"
-        return f"{words}, {self.acknowledge.words}"
+        return f"{words}, {self.acknowledge.words}{self.runtime_words()}"
+
+    @property
+    def features(self) -> tuple[str, ...]:
+        """The runtime's settings besides acknowledgement that are on, in a report's words."""
+        said = (
+            (self.holds_early, "early facts held back"),
+            (self.one_at_a_time, "one action at a time per worker"),
+            (self.answers_again > 0, f"last {self.answers_again} outcomes answered again"),
+            (self.expires, "tombstones expire"),
+            (self.abandons, "sessions end with cleanup outside the chart"),
+        )
+        return tuple(words for on, words in said if on)
+
+    def runtime_words(self) -> str:
+        """`, runtime live` after the settings it adds, naming what an option overrode."""
+        from handoff._system.profiles import RUNTIMES  # profiles build on this module
+
+        features = "".join(f", {words}" for words in self.features)
+        profile = RUNTIMES.get(self.runtime)
+        if profile is None:
+            return f"{features}, runtime {self.runtime}"
+        differs = [
+            name for name, value in profile.settings().items() if getattr(self, name) != value
+        ]
+        if profile.contract() not in (None, self.contract):
+            differs.append("workers")
+        overridden = f" ({', '.join(differs)} overridden)" if differs else ""
+        return f"{features}, runtime {self.runtime}{overridden}"
 
     def allows(self, fault: Fault, spent: int) -> bool:
         """Whether a run that suffered `spent` faults of kind `fault` may suffer one more."""
         return fault in self.injected and spent < self.budget
+
+
+# A runtime profile of one's own names these: the names say `handoff`.
+for _exported in (Acknowledge, PerAction):
+    _exported.__module__ = "handoff"
