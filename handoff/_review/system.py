@@ -186,9 +186,11 @@ class SystemWorld(WorldBase):
         chart state of the handoff's coordinator: by their numbers."""
         self._keys: dict[SystemState, tuple[SystemState, tuple[int, ...] | None]] = {}
         """Each configuration reached, and its key (`canonical`)."""
-        self.gated = system.holds_early or system.one_at_a_time
+        self.gated = system.one_at_a_time
+        self.answers_again = system.answers_again > 0
+        """Whether the destination answers a repeated action from its cache of outcomes."""
         """Whether the runtime delivers some messages in flight only later (`_waiting`)."""
-        self._held: dict[Flight, frozenset[int]] = {}
+        self._busy: dict[Flight, frozenset[int]] = {}
         self._freeing: dict[int, bool] = {}
         """Whether each message tells its coordinator its worker freed the slot."""
         self.terminal_facts = tuple(
@@ -358,12 +360,14 @@ class SystemWorld(WorldBase):
                 if failures and task_of(message.action) in _FAILABLE:
                     yield from self._perform(coordinators, state, code, flight, fail=True)
             else:
-                yield self._deliver(coordinators, state, code, flight)
+                raw = self._deliver(coordinators, state, code, flight)
+                if not (raw.loop and self._holds(raw)):
+                    yield raw
         for handoff, watch in enumerate(state.watches):
             if watch.started and faults_left and only in (None, handoff):
                 if self.system.abandons:  # the runtime ends the session instead
                     if not (watch.abandoned or coordinators[handoff].is_complete):
-                        yield self._abandon(coordinators, state, handoff)
+                        yield self._abandon(coordinators, state, handoff, state.flight)
                     continue
                 for number in range(len(self.terminal_facts)):
                     yield self._call(
@@ -442,6 +446,9 @@ class SystemWorld(WorldBase):
                 raws = list(self._perform(coordinators, state, code, flight, fail=False))
             else:
                 raws = [self._deliver(coordinators, state, code, flight)]
+        elif self.system.abandons:  # the transport error ends the session, untold
+            handoff = codes.handoff[code]
+            raws = [self._abandon(coordinators, state, handoff, flight, lost=True)]
         else:
             handoff = codes.handoff[code]
             assert strike.notice is not None, fault  # a message undelivered is noticed
@@ -490,17 +497,32 @@ class SystemWorld(WorldBase):
     # -- what a runtime profile adds ---------------------------------------------------
 
     def _abandon(
-        self, coordinators: tuple[HandoffCoordinatorCore, ...], state: SystemState, handoff: int
+        self,
+        coordinators: tuple[HandoffCoordinatorCore, ...],
+        state: SystemState,
+        handoff: int,
+        flight: Flight,
+        *,
+        lost: bool = False,
     ) -> _Raw:
         """The runtime ends `handoff`'s session outside the chart (`runtime.abandoned`): its
-        coordinator hears nothing more, and the runtime's own cleanup goes to both workers."""
+        coordinator hears nothing more, and the runtime's own cleanup goes to both workers.
+        A session ended by a lost message (`lost`: a transport error) spends the loss's
+        budget, not the terminal facts'; one already over only loses the message."""
+        watch = state.watches[handoff]
+        spent = state.spent
+        if lost and (watch.abandoned or coordinators[handoff].is_complete):
+            sent: tuple[Message, ...] = ()
+        else:
+            sent = abandoned(self.rules.handoff_id, self._tag(handoff))
+            watch = watch._replace(abandoned=True)
+            if not lost:
+                spent = spent._replace(faults=spent.faults + 1)
         tag = self._tag(handoff)
-        sent = abandoned(self.rules.handoff_id, tag)
-        watch = state.watches[handoff]._replace(abandoned=True)
         after = state._replace(
-            flight=self._send(state.flight, tuple(self.codes.message(item) for item in sent)),
+            flight=self._send(flight, tuple(self.codes.message(item) for item in sent)),
             watches=_replaced(state.watches, handoff, watch),
-            spent=state.spent._replace(faults=state.spent.faults + 1),
+            spent=spent,
         )
         where = coordinators[handoff].chart_state
         step = TraceStep(None, where, kind=MoveKind.ABANDON, sent=sent, handoff=tag)
@@ -574,20 +596,68 @@ class SystemWorld(WorldBase):
         )
         return _Raw(step, _Node(coordinators, after, self.codes), (), fault=True)
 
+    def _holds(self, raw: _Raw) -> bool:
+        """Whether the runtime holds back the early fact `raw` offered, instead of delivering
+        it to be refused (`runtime.held_back`)."""
+        message = raw.step.message
+        return (
+            self.system.holds_early and message is not None and held_back(message, early=raw.loop)
+        )
+
+    def _cached(
+        self,
+        watches: tuple[SystemWatch, ...],
+        handoff: int,
+        message: Message,
+        reaction: _Reaction,
+    ) -> tuple[SystemWatch, ...]:
+        """The destination keeps the outcome it sent for `message` in its cache."""
+        messages = self.codes.messages
+        outcome = next((n for n in reaction.sent if messages[n].kind is MessageKind.OUTCOME), None)
+        if outcome is None:
+            return watches
+        watch = watches[handoff]
+        watch = watch._replace(answers=(*watch.answers, (message.action_id, outcome)))
+        return _replaced(watches, handoff, watch)
+
+    def _answered_again(
+        self,
+        coordinators: tuple[HandoffCoordinatorCore, ...],
+        state: SystemState,
+        code: int,
+        flight: Flight,
+        outcome: int,
+    ) -> _Raw:
+        """The destination gets an action it did already and answers it from its cache: the
+        outcome it sent then, sent again, and nothing done (`System.answers_again`)."""
+        codes = self.codes
+        message = codes.messages[code]
+        handoff = codes.handoff[code]
+        memory = self.workers[Role.DESTINATION].memory(codes.workers[state.destination], handoff)
+        step = TraceStep(
+            None,
+            coordinators[handoff].chart_state,
+            kind=MoveKind.TO_WORKER,
+            message=message,
+            reaction=WorkerReaction(memory, WorkerReply.SILENT, Slots.KEEP),
+            sent=(codes.messages[outcome],),
+            handoff=message.handoff,
+        )
+        after = state._replace(flight=self._send(flight, (outcome,)))
+        return _Raw(step, _Node(coordinators, after, codes), (), fault=False)
+
     def _waiting(self, flight: Flight) -> frozenset[int]:
-        """The messages in `flight` the runtime does not deliver yet: facts it holds back
-        (`runtime.held_back`), actions for a busy worker (`runtime.busy`)."""
-        found = self._held.get(flight)
+        """The actions in `flight` the runtime does not deliver yet: those for a worker busy
+        with an earlier one (`runtime.busy`)."""
+        found = self._busy.get(flight)
         if found is None:
             messages = self.codes.messages
             codes = [code for channel in flight for code in channel]
             in_flight = [messages[code] for code in codes]
-            system = self.system
-            found = self._held[flight] = frozenset(
+            found = self._busy[flight] = frozenset(
                 code
                 for code, message in zip(codes, in_flight, strict=True)
-                if (system.holds_early and held_back(message, in_flight))
-                or (system.one_at_a_time and busy(message, in_flight))
+                if busy(message, in_flight)
             )
         return found
 
@@ -644,6 +714,12 @@ class SystemWorld(WorldBase):
         watch = state.watches[handoff]
         found = _PERFORMED_FINE
         bit = 1 << message.action_id
+        cache = self.answers_again and role is Role.DESTINATION and not fail
+        if cache and watch.performed & bit:
+            cached = next((sent for done, sent in watch.answers if done == message.action_id), None)
+            if cached is not None:
+                yield self._answered_again(coordinators, state, code, flight, cached)
+                return
         twice = watch.performed & bit and not message.copy
         own = message.action_id == RUNTIME_OWN
         if own:
@@ -662,6 +738,7 @@ class SystemWorld(WorldBase):
                 told_of,
                 watch.terminated,
                 watch.abandoned,
+                watch.answers,
             ),
         )
         watches = _replaced(state.watches, handoff, watch)
@@ -684,7 +761,7 @@ class SystemWorld(WorldBase):
                     reaction.memory if source else state.source,
                     state.destination if source else reaction.memory,
                     self._send(flight, reaction.sent),
-                    watches,
+                    self._cached(watches, handoff, message, reaction) if cache else watches,
                     spent,
                 ),
             )
@@ -756,8 +833,9 @@ class SystemWorld(WorldBase):
                 return _Raw(step, None, ((Key.ERRORS, f"the call raised {done.error}"),), fault)
             if done.early and code is not None:  # kept in flight: `kept_in_flight`
                 return _Raw(step, _Node(coordinators, state, self.codes), (), fault, loop=True)
+            # (held back instead: `_moves` leaves the loop out, `runtime.held_back`)
             watch = SystemWatch(
-                True, old.issued, old.performed, old.told, terminated, old.abandoned
+                True, old.issued, old.performed, old.told, terminated, old.abandoned, old.answers
             )
             after = SystemState(
                 state.coordinators,
@@ -778,7 +856,15 @@ class SystemWorld(WorldBase):
                 findings = ((_SLOT_FREED, told_while_held(message)),)
         watch = _new(
             SystemWatch,
-            (True, old.issued | done.issued_bits, old.performed, told, terminated, old.abandoned),
+            (
+                True,
+                old.issued | done.issued_bits,
+                old.performed,
+                told,
+                terminated,
+                old.abandoned,
+                old.answers,
+            ),
         )
         after = _new(
             SystemState,

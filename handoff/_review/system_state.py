@@ -152,6 +152,9 @@ class SystemWatch(NamedTuple):
     abandoned: bool = False
     """Its session ended outside the chart (`System.abandons`): the coordinator hears nothing
     more, and a run may end with it incomplete."""
+    answers: tuple[tuple[int, int], ...] = ()
+    """The destination's cache of outcomes (`System.answers_again`): each action id it
+    answered and the outcome it sent, by number."""
 
 
 class Spent(NamedTuple):

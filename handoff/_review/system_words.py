@@ -86,6 +86,10 @@ def describe_step(step: TraceStep, by_runtime: Collection[Message] = ()) -> str:
     assert message is not None
     if step.kind is MoveKind.DROP:
         return f"the runtime drops {message.describe()}: its session ended"
+    if step.kind is MoveKind.LOSS and step.call is None:
+        ended = ", ".join(sent.describe() for sent in step.sent)
+        ends = f"the runtime ends the session outside the chart: sends {ended}"
+        return f"{message.describe()} is lost; {ends if ended else 'its session is over already'}"
     if step.kind is MoveKind.LOSS:
         return (
             f"{message.describe()} is lost; the runtime reports {step.call} -> {step.state}: "

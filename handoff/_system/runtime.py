@@ -249,28 +249,24 @@ HELD_FACTS: tuple[type[HandoffFact], ...] = (
 (the live mocker: `SourceHeld` before `Submitted`, `DestinationReserved` before `Accepted`)."""
 
 
-def held_back(message: Message, in_flight: Iterable[Message]) -> bool:
-    """Whether a runtime that holds early facts keeps `message` back for now: a fact of
-    `HELD_FACTS` while the acknowledgement of the action it follows is still on its way to
-    the coordinator."""
-    if message.kind is not MessageKind.FACT or not isinstance(message.fact, HELD_FACTS):
-        return False
-    return any(
-        other.kind is MessageKind.OUTCOME
-        and other.action_id == message.action_id
-        and other.handoff == message.handoff
-        for other in in_flight
-    )
+def held_back(message: Message, early: bool) -> bool:
+    """Whether a runtime that holds early facts keeps `message` back rather than deliver it:
+    a fact of `HELD_FACTS` its coordinator would refuse as `early` (`kept_in_flight`: its
+    acknowledgement has not reached the coordinator yet).  A runtime that does not hold it
+    delivers it, is refused, and keeps it in flight: the same runs, with the refusal in
+    between."""
+    return early and isinstance(message.fact, HELD_FACTS)
 
 
 def busy(message: Message, in_flight: Iterable[Message]) -> bool:
     """Whether a worker taking one action at a time is still busy when `message` (an action)
     reaches it: its reply to an earlier action, of any handoff, has not reached the
-    coordinator yet."""
+    coordinator yet (a copy the network made of a reply does not count)."""
     if message.kind is not MessageKind.ACTION:
         return False
     return any(
-        other.kind is MessageKind.OUTCOME and other.role is message.role for other in in_flight
+        other.kind is MessageKind.OUTCOME and other.role is message.role and not other.copy
+        for other in in_flight
     )
 
 
