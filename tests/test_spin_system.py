@@ -290,7 +290,7 @@ def test_a_fault_the_model_does_not_write_is_refused_never_ignored(
             (
                 # The default policy is the weaker one, on send, and the heading says it.
                 "SourceFirst, forgetful workers, messages delivered in any order, work "
-                "acknowledged on send: ",
+                "acknowledged on send, runtime eager: ",
                 "UNSAFE: W1 (SourceFirst, forgetful workers), W2 (SourceFirst, forgetful workers)",
                 "SourceFirst: Spin agrees with the explorer",
             ),
@@ -311,7 +311,7 @@ def test_a_fault_the_model_does_not_write_is_refused_never_ignored(
             1,
             (
                 "SourceFirst, tombstone workers, messages delivered in any order, faults crash "
-                "(1 each), work acknowledged on send: ",
+                "(1 each), work acknowledged on send, runtime eager: ",
                 # Spin's trail, replayed through the explorer's world, told in its words.
                 "the destination restarts: it forgets the request and frees its slot",
                 "holds a KV slot for it (Spin trail, replayed)",

@@ -16,6 +16,7 @@ from handoff import _cli, _files
 from handoff._compile.table import compiled
 from handoff._coordinator.core import HandoffCoordinatorCore
 from handoff._runs.replay import record
+from handoff._runs.simulated_workers import unscheduled
 from handoff._runs.simulation import (
     FAULTS,
     HandoffRecord,
@@ -26,6 +27,7 @@ from handoff._runs.simulation import (
 )
 from handoff._runs.trace import TraceError, write_trace
 from handoff._system.cli import Options, add_system_options, system_of
+from handoff._system.config import System
 from handoff._system.faults import NETWORK, WITH_WORKERS
 from handoff._system.properties import PROPERTIES, PropertyName
 from handoff._values.values import HandoffId, HandoffOrder
@@ -103,6 +105,16 @@ def _maker(chart: type[HandoffChart]) -> MakeCoordinator:
     return make
 
 
+def _scheduled(system: System | None) -> System | None:
+    """`system`, refused with what the simulation does not schedule of its runtime."""
+    if system is not None and (missing := unscheduled(system)) is not None:
+        raise _cli.UsageError(
+            f"the simulation does not schedule {missing} (--runtime {system.runtime}) yet: "
+            f"review it with handoff review --runtime {system.runtime}"
+        )
+    return system
+
+
 def _simulate(args: argparse.Namespace, chart: type[HandoffChart] | None) -> int:
     config = SimulationConfig(
         handoffs=args.handoffs,
@@ -111,7 +123,7 @@ def _simulate(args: argparse.Namespace, chart: type[HandoffChart] | None) -> int
         seed=args.seed,
         orders=args.order,
         record_calls=args.record_failures is not None,
-        system=system_of(args, Options.NONE),
+        system=_scheduled(system_of(args, Options.NONE)),
     )
     progress = _progress_bar(config.handoffs) if sys.stderr.isatty() else None
     name = None if chart is None else compiled(chart).name

@@ -168,6 +168,20 @@ def _unfinished(source: int, destination: int) -> str:
     return f"a worker slot held by a handoff that never completed: {', '.join(holders)}{SHARED}"
 
 
+def unscheduled(system: System) -> str | None:
+    """The runtime settings of `system` the simulation does not schedule, in words (None:
+    it schedules them all).  Acknowledgement per kind is the runtime's steps; holding early
+    facts back runs as reporting a refused early fact again (`SimulatedWorkers.refused`);
+    tombstones expire as a settled request is let go."""
+    said = (
+        (system.one_at_a_time, "one action at a time per worker"),
+        (system.answers_again > 0, "answers from the destination's cache"),
+        (system.abandons, "cleanup outside the chart"),
+    )
+    missing = [words for on, words in said if on]
+    return ", ".join(missing) or None
+
+
 class SimulatedWorkers(Generic[H]):
     """The source and the destination of a simulation, following one contract, shared by
     every handoff."""
@@ -178,6 +192,7 @@ class SimulatedWorkers(Generic[H]):
         self.faults = system.injected
         self.budget = system.budget
         self.acknowledge = system.acknowledge
+        self.expires = system.expires
         self._message_faults = tuple(f for f in NETWORK if f in self.faults and f.strike.message)
         self._worker_faults = tuple(f for f in NETWORK if f in self.faults and f.strike.forgets)
         self.workers = {role: Worker(self.table, role, system.slots) for role in Role}
@@ -321,7 +336,8 @@ class SimulatedWorkers(Generic[H]):
         next handoff); a slot held against the completion stays held: a leak.  A worker whose
         memory is unbounded forgets what it remembers idle of the request (no message of it is
         left to need it); one with bounded memory keeps it, competing with the live requests
-        as a real worker's would.
+        as a real worker's would, unless its tombstones expire (`System.expires`: nothing of
+        the request is on its way to it any more, `runtime.may_expire`).
         """
         request = handoff.number
         source, destination = (self.books[role].slots(request) for role in Role)
@@ -348,7 +364,8 @@ class SimulatedWorkers(Generic[H]):
         if held:
             self.leaked.add(request)
         for role in Role:
-            if self.workers[role].remembers is None and self.books[role].idle(request):
+            forgets = self.workers[role].remembers is None or self.expires  # `may_expire`
+            if forgets and self.books[role].idle(request):
                 self._let_go(role, request)
         return Settled(tuple(findings), held, lost)
 

@@ -60,6 +60,11 @@ class Acknowledge(enum.Enum):
         """Whether the runtime reports `action` acknowledged as it sends it."""
         return self is Acknowledge.ON_SEND and on_send(action) is not None
 
+    @property
+    def kinds(self) -> tuple[str, ...]:
+        """The names of the kinds of action acknowledged on send."""
+        return tuple(_ACKNOWLEDGED_ON_SEND) if self is Acknowledge.ON_SEND else ()
+
 
 _ACKNOWLEDGED_ON_SEND = {kind.__name__: kind for kind in _ON_SEND_KINDS}
 
@@ -88,15 +93,19 @@ class PerAction:
             )
 
     @property
+    def kinds(self) -> tuple[str, ...]:
+        """The names of the kinds of action acknowledged on send, in issue order."""
+        return tuple(name for name in _ACKNOWLEDGED_ON_SEND if name in self.on_send)
+
+    @property
     def value(self) -> str:
         """`on-send:StartTransfer`: the spelling `acknowledge_of` reads back."""
-        kinds = [name for name in _ACKNOWLEDGED_ON_SEND if name in self.on_send]
-        return f"{Acknowledge.ON_SEND.value}:{','.join(kinds)}"
+        return f"{Acknowledge.ON_SEND.value}:{','.join(self.kinds)}"
 
     @property
     def words(self) -> str:
         """`StartTransfer acknowledged on send, other work on the worker's reply`."""
-        kinds = [name for name in _ACKNOWLEDGED_ON_SEND if name in self.on_send]
+        kinds = self.kinds
         if not kinds:
             return Acknowledge.ON_REPLY.words
         return f"{' and '.join(kinds)} acknowledged on send, other work on the worker's reply"
