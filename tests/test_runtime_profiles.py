@@ -12,7 +12,7 @@ import attrs
 import pytest
 from support import HID, run_handoff, run_side_by_side
 
-from handoff import HandoffAction, HandoffOrder, RuntimeProfile
+from handoff import AnyHandoffAction, HandoffAction, HandoffOrder, RuntimeProfile
 from handoff._compile.lookup import NotGiven
 from handoff._compile.table import compiled
 from handoff._review.environment import Rules
@@ -78,7 +78,7 @@ def _walk(order: HandoffOrder, system: System) -> Iterator[tuple[object, TraceSt
 # -- the settings as pure steps -----------------------------------------------------------
 
 
-def _issued(action: HandoffAction, number: int = 0) -> IssuedHandoffAction:
+def _issued(action: AnyHandoffAction, number: int = 0) -> IssuedHandoffAction:
     return IssuedHandoffAction(HandoffActionId(number), action)
 
 
@@ -451,3 +451,19 @@ def test_the_runtime_is_about_workers_it_names(tmp_path: Path) -> None:
     ran = run_handoff("review", "--runtime", "test_runtime_profiles:MINE", cwd=tmp_path)
     assert ran.returncode == 2  # not importable from here: one line, no traceback
     assert "Traceback" not in ran.stderr
+
+
+def test_the_docs_runtime_of_ones_own_is_what_it_says() -> None:
+    text = (TESTS.parent / "docs" / "integrating.md").read_text(encoding="utf-8")
+    section = text.split("## Runtime profiles")[1].split("\n## ")[0]
+    code = section.split("```python\n")[1].split("```")[0]
+    scope: dict[str, object] = {}
+    exec(code, scope)  # noqa: S102 -- the project's own docs
+    mine = scope["MINE"]
+    assert isinstance(mine, RuntimeProfile)
+    assert mine.contract() is TOMBSTONE
+    system = System(TOMBSTONE, **mine.settings())  # type: ignore[arg-type]
+    assert system.describe().endswith(
+        "StartTransfer acknowledged on send, other work on the worker's reply, tombstones "
+        "expire, runtime mine"
+    )

@@ -24,7 +24,7 @@ import attrs
 from handoff._compile.lookup import NotGiven
 from handoff._compile.lookup import _import as import_module
 from handoff._system.config import Acknowledge, AnyAcknowledge, PerAction
-from handoff._system.workers import FORGETFUL, TOMBSTONE, Tombstone, WorkerContract
+from handoff._system.workers import FORGETFUL, TOMBSTONE, Tombstone, WorkerContract, find_contract
 
 __all__ = [
     "DEFAULT_RUNTIME",
@@ -51,8 +51,9 @@ class RuntimeProfile:
     """One sentence saying which runtime it is, for reports and docs."""
     acknowledge: AnyAcknowledge = Acknowledge.ON_REPLY
     """When the runtime reports each kind of work acknowledged (`--acknowledge` overrides)."""
-    workers: WorkerContract | None = None
-    """The contract its workers follow, when `--workers` names none (None: give one)."""
+    workers: WorkerContract | str | None = None
+    """The contract its workers follow, when `--workers` names none: a contract, or its name
+    as `--workers` spells it (None: give one)."""
     tombstones: int | None = None
     """The most retired requests its workers keep a tombstone for (None: more than a review
     ever runs), applied to `workers` when that is `tombstone`."""
@@ -81,9 +82,12 @@ class RuntimeProfile:
 
     def contract(self) -> WorkerContract | None:
         """The workers' contract, its tombstones bounded as the profile says."""
-        if self.tombstones is not None and self.workers is TOMBSTONE:
+        workers = self.workers
+        if isinstance(workers, str):
+            workers = find_contract(workers)
+        if self.tombstones is not None and workers is TOMBSTONE:
             return Tombstone(remembers=self.tombstones)
-        return self.workers
+        return workers
 
     def settings(self) -> dict[str, object]:
         """The `System` fields this profile sets, by name (`System.runtime` its name)."""
