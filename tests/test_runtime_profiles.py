@@ -458,7 +458,7 @@ def test_the_docs_runtime_of_ones_own_is_what_it_says() -> None:
     section = text.split("## Runtime profiles")[1].split("\n## ")[0]
     code = section.split("```python\n")[1].split("```")[0]
     scope: dict[str, object] = {}
-    exec(code, scope)  # noqa: S102 -- the project's own docs
+    exec(code, scope)
     mine = scope["MINE"]
     assert isinstance(mine, RuntimeProfile)
     assert mine.contract() is TOMBSTONE
