@@ -201,8 +201,8 @@ _LAZY = {
     "WorkerReaction": "handoff._system.workers",
     "WorkerReply": "handoff._system.workers",
     "WorkerTask": "handoff._system.workers",
-    "Acknowledge": "handoff._system.config",
-    "PerAction": "handoff._system.config",
+    "Acknowledge": "handoff._system.acknowledge",
+    "PerAction": "handoff._system.acknowledge",
     "RuntimeProfile": "handoff._system.profiles",
 }
 
@@ -215,7 +215,7 @@ if _typing.TYPE_CHECKING:
     from handoff._chart.shipped import DestinationFirstChart, SourceFirstChart
     from handoff._coordinator.recorder import HandoffCoordinator, RecordingCoordinator, record
     from handoff._review.trace_check import PropertyVerdict, TraceCheck, check_trace
-    from handoff._system.config import Acknowledge, PerAction
+    from handoff._system.acknowledge import Acknowledge, PerAction
     from handoff._system.profiles import RuntimeProfile
     from handoff._system.worker_state import HandoffView, SystemView, WorkerView
     from handoff._system.workers import (

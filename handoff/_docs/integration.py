@@ -28,8 +28,8 @@ from collections.abc import Iterator
 
 from handoff._review.explore import Review, review_order
 from handoff._system.config import Acknowledge, System
-from handoff._system.profiles import LIVE, OFFLINE, RuntimeProfile
 from handoff._system.faults import NETWORK, Fault
+from handoff._system.profiles import LIVE, OFFLINE, RuntimeProfile
 from handoff._system.properties import AnyKey, Key
 from handoff._system.workers import find_contract
 from handoff._values.values import HandoffOrder
@@ -90,10 +90,8 @@ def review_world(world: World, column: Column) -> Review:
     """The system review of one row in one column: an acknowledgement policy, or a runtime
     profile whose workers follow the row's contract."""
     contract, fifo, handoffs, fault = world
-    if isinstance(column, RuntimeProfile):
-        settings = column.settings()
-    else:
-        settings = {"acknowledge": column}
+    mine: dict[str, object] = {"acknowledge": column}
+    settings = column.settings() if isinstance(column, RuntimeProfile) else mine
     system = System(
         find_contract(contract),
         fifo=fifo,

@@ -45,7 +45,6 @@ from handoff._review.environment import Rules
 from handoff._review.graph import Liveness, Tag
 from handoff._review.monitors import Checked
 from handoff._review.system_moves import (
-    _channel,
     _checked,
     _failed,
     _Raw,
@@ -54,6 +53,7 @@ from handoff._review.system_moves import (
     _Transition,
     _without,
 )
+from handoff._review.system_runtime import RuntimeMoves, _freeing
 from handoff._review.system_state import (
     Codes,
     Flight,
@@ -81,17 +81,13 @@ from handoff._system.properties import AnyKey, Key, Property, WorldKind, prop
 from handoff._system.runtime import (
     DEMO_WORKLOAD,
     Workload,
-    abandoned,
     answered,
-    busy,
     call_of,
     carried,
-    held_back,
     kept_in_flight,
-    may_expire,
     tells_freed,
 )
-from handoff._system.worker_state import HandoffView, SystemView, Worker, WorkerState, worker_view
+from handoff._system.worker_state import Worker, WorkerState
 from handoff._system.workers import (
     RUNTIME_OWN,
     ContractTable,
@@ -131,8 +127,6 @@ _FAULT_MOVES = {
     Fault.RESTART: MoveKind.RESTART,
 }
 """How a run shows each injected fault's move."""
-_DONE_REPLIES = (WorkerReply.DONE, WorkerReply.NOOP)
-"""A worker's replies to a cancel that say nothing of the request is held any more."""
 _DELIVERY = -1
 """The calls of `SystemWorld._call` besides the `n`th terminal fact: a start, a loss's
 timeout, a delivery (its message says which call)."""
@@ -142,7 +136,7 @@ _new: Any = tuple.__new__
 `__new__`: the moves make four a move."""
 
 
-class SystemWorld(WorldBase):
+class SystemWorld(RuntimeMoves, WorldBase):
     """The moves of the system around `concurrency` coordinators driven by `chart`, sharing
     two workers, judged as they are made, and the liveness of the whole graph.
 
@@ -252,20 +246,6 @@ class SystemWorld(WorldBase):
             for entry in self.system.properties:
                 yield entry.key, judge_own(entry, view)
 
-    def view(self, node: _Node) -> SystemView:
-        """The public view of `node` that properties of one's own judge."""
-        coordinators, state, codes = node
-        handoffs = tuple(
-            HandoffView(c.chart_state, c.completion, watch.started)
-            for c, watch in zip(coordinators, state.watches, strict=True)
-        )
-        return SystemView(
-            handoffs,
-            worker_view(Role.SOURCE, node.memory(Role.SOURCE)),
-            worker_view(Role.DESTINATION, node.memory(Role.DESTINATION)),
-            codes.decoded(state.flight),
-        )
-
     def moves(self, node: _Node) -> Iterator[Move]:
         """Every move from `node`, in a fixed order: starts, deliveries, then faults (with
         several handoffs and `symmetry`, only one handoff's when they commute with the rest:
@@ -332,10 +312,6 @@ class SystemWorld(WorldBase):
             if not (raw.fault or raw.loop):
                 cooperative = True
         return cooperative
-
-    def _tag(self, handoff: int) -> int | None:
-        """How messages name `handoff`: by number when several share the workers."""
-        return handoff if self.several else None
 
     def _moves(
         self,
@@ -494,199 +470,7 @@ class SystemWorld(WorldBase):
         step = TraceStep(None, where, kind=MoveKind.RESTART, reaction=reaction, worker=role)
         return _Raw(step, _Node(coordinators, after, self.codes), (), fault=True)
 
-    # -- what a runtime profile adds ---------------------------------------------------
-
-    def _abandon(
-        self,
-        coordinators: tuple[HandoffCoordinatorCore, ...],
-        state: SystemState,
-        handoff: int,
-        flight: Flight,
-        *,
-        lost: bool = False,
-    ) -> _Raw:
-        """The runtime ends `handoff`'s session outside the chart (`runtime.abandoned`): its
-        coordinator hears nothing more, and the runtime's own cleanup goes to both workers.
-        A session ended by a lost message (`lost`: a transport error) spends the loss's
-        budget, not the terminal facts'; one already over only loses the message."""
-        watch = state.watches[handoff]
-        spent = state.spent
-        if lost and (watch.abandoned or coordinators[handoff].is_complete):
-            sent: tuple[Message, ...] = ()
-        else:
-            sent = abandoned(self.rules.handoff_id, self._tag(handoff))
-            watch = watch._replace(abandoned=True)
-            if not lost:
-                spent = spent._replace(faults=spent.faults + 1)
-        tag = self._tag(handoff)
-        after = state._replace(
-            flight=self._send(flight, tuple(self.codes.message(item) for item in sent)),
-            watches=_replaced(state.watches, handoff, watch),
-            spent=spent,
-        )
-        where = coordinators[handoff].chart_state
-        step = TraceStep(None, where, kind=MoveKind.ABANDON, sent=sent, handoff=tag)
-        return _Raw(step, _Node(coordinators, after, self.codes), (), fault=True)
-
-    def _dropped(
-        self,
-        coordinators: tuple[HandoffCoordinatorCore, ...],
-        state: SystemState,
-        code: int,
-        flight: Flight,
-    ) -> _Raw:
-        """A reply for a handoff whose session ended: the runtime drops it (a delivery)."""
-        handoff = self.codes.handoff[code]
-        where = coordinators[handoff].chart_state
-        message = self.codes.messages[code]
-        step = TraceStep(
-            None, where, kind=MoveKind.DROP, message=message, handoff=self._tag(handoff)
-        )
-        after = state._replace(flight=flight)
-        return _Raw(step, _Node(coordinators, after, self.codes), (), fault=False)
-
-    def _expiries(
-        self,
-        coordinators: tuple[HandoffCoordinatorCore, ...],
-        state: SystemState,
-        only: int | None,
-    ) -> Iterator[_Raw]:
-        """Each tombstone of a retired request may expire once nothing of it is on its way to
-        the worker (`runtime.may_expire`): the session timeout, at any move after that."""
-        codes = self.codes
-        for role in Role:
-            memory = codes.workers[state.worker(role)]
-            for entry in memory.entries:
-                handoff = entry.request
-                if entry.slots or only not in (None, handoff):
-                    continue
-                retired = state.watches[handoff].abandoned or coordinators[handoff].is_complete
-                mine = [
-                    codes.messages[code]
-                    for channel in state.flight
-                    for code in channel
-                    if codes.handoff[code] == handoff
-                ]
-                if may_expire(role, retired, mine):
-                    yield self._expire(coordinators, state, role, handoff)
-
-    def _expire(
-        self,
-        coordinators: tuple[HandoffCoordinatorCore, ...],
-        state: SystemState,
-        role: Role,
-        handoff: int,
-    ) -> _Raw:
-        memory = self.codes.workers[state.worker(role)]
-        kept = WorkerState(tuple(entry for entry in memory.entries if entry.request != handoff))
-        number = self.codes.worker(kept)
-        after = state._replace(
-            source=number if role is Role.SOURCE else state.source,
-            destination=number if role is Role.DESTINATION else state.destination,
-        )
-        reaction = WorkerReaction(self.workers[role].initial, WorkerReply.SILENT, Slots.KEEP)
-        where = coordinators[handoff].chart_state
-        step = TraceStep(
-            None,
-            where,
-            kind=MoveKind.EXPIRE,
-            reaction=reaction,
-            worker=role,
-            handoff=self._tag(handoff),
-        )
-        return _Raw(step, _Node(coordinators, after, self.codes), (), fault=True)
-
-    def _holds(self, raw: _Raw) -> bool:
-        """Whether the runtime holds back the early fact `raw` offered, instead of delivering
-        it to be refused (`runtime.held_back`)."""
-        message = raw.step.message
-        return (
-            self.system.holds_early and message is not None and held_back(message, early=raw.loop)
-        )
-
-    def _cached(
-        self,
-        watches: tuple[SystemWatch, ...],
-        handoff: int,
-        message: Message,
-        reaction: _Reaction,
-    ) -> tuple[SystemWatch, ...]:
-        """The destination keeps the outcome it sent for `message` in its cache."""
-        messages = self.codes.messages
-        outcome = next((n for n in reaction.sent if messages[n].kind is MessageKind.OUTCOME), None)
-        if outcome is None:
-            return watches
-        watch = watches[handoff]
-        watch = watch._replace(answers=(*watch.answers, (message.action_id, outcome)))
-        return _replaced(watches, handoff, watch)
-
-    def _answered_again(
-        self,
-        coordinators: tuple[HandoffCoordinatorCore, ...],
-        state: SystemState,
-        code: int,
-        flight: Flight,
-        outcome: int,
-    ) -> _Raw:
-        """The destination gets an action it did already and answers it from its cache: the
-        outcome it sent then, sent again, and nothing done (`System.answers_again`)."""
-        codes = self.codes
-        message = codes.messages[code]
-        handoff = codes.handoff[code]
-        memory = self.workers[Role.DESTINATION].memory(codes.workers[state.destination], handoff)
-        step = TraceStep(
-            None,
-            coordinators[handoff].chart_state,
-            kind=MoveKind.TO_WORKER,
-            message=message,
-            reaction=WorkerReaction(memory, WorkerReply.SILENT, Slots.KEEP),
-            sent=(codes.messages[outcome],),
-            handoff=message.handoff,
-        )
-        after = state._replace(flight=self._send(flight, (outcome,)))
-        return _Raw(step, _Node(coordinators, after, codes), (), fault=False)
-
-    def _waiting(self, flight: Flight) -> frozenset[int]:
-        """The actions in `flight` the runtime does not deliver yet: those for a worker busy
-        with an earlier one (`runtime.busy`)."""
-        found = self._busy.get(flight)
-        if found is None:
-            messages = self.codes.messages
-            codes = [code for channel in flight for code in channel]
-            in_flight = [messages[code] for code in codes]
-            found = self._busy[flight] = frozenset(
-                code
-                for code, message in zip(codes, in_flight, strict=True)
-                if busy(message, in_flight)
-            )
-        return found
-
     # -- moves -------------------------------------------------------------------------
-
-    def _deliverable(
-        self, state: SystemState, only: int | None = None
-    ) -> Iterator[tuple[int, int]]:
-        if self.gated:
-            waiting = self._waiting(state.flight)
-            for channel, code in self._in_reach(state, only):
-                if code not in waiting:
-                    yield channel, code
-            return
-        yield from self._in_reach(state, only)
-
-    def _in_reach(self, state: SystemState, only: int | None) -> Iterator[tuple[int, int]]:
-        numbers = self.codes.handoff
-        for channel, codes in enumerate(state.flight):
-            if self.system.fifo:
-                if codes and only in (None, numbers[codes[0]]):
-                    yield channel, codes[0]
-            elif only is None:
-                for code in codes:
-                    yield channel, code
-            else:
-                for code in codes:
-                    if numbers[code] == only:
-                        yield channel, code
 
     def _perform(
         self,
@@ -729,18 +513,9 @@ class SystemWorld(WorldBase):
         told_of = watch.told
         if own and any(_freeing(reaction) for reaction in reactions):
             told_of = told_of | {role}  # the runtime's own cleanup freed it: no slot after
-        watch = _new(
-            SystemWatch,
-            (
-                watch.started,
-                watch.issued,
-                watch.performed | bit,
-                told_of,
-                watch.terminated,
-                watch.abandoned,
-                watch.answers,
-            ),
-        )
+        # The fields after `terminated` (what a runtime profile adds) go on as they were.
+        fields = (watch.started, watch.issued, watch.performed | bit, told_of, *watch[4:])
+        watch = _new(SystemWatch, fields)
         watches = _replaced(state.watches, handoff, watch)
         spent = state.spent
         if fail:
@@ -834,9 +609,7 @@ class SystemWorld(WorldBase):
             if done.early and code is not None:  # kept in flight: `kept_in_flight`
                 return _Raw(step, _Node(coordinators, state, self.codes), (), fault, loop=True)
             # (held back instead: `_moves` leaves the loop out, `runtime.held_back`)
-            watch = SystemWatch(
-                True, old.issued, old.performed, old.told, terminated, old.abandoned, old.answers
-            )
+            watch = old._replace(started=True, terminated=terminated)
             after = SystemState(
                 state.coordinators,
                 state.source,
@@ -854,18 +627,8 @@ class SystemWorld(WorldBase):
             told = told | {message.role}
             if self.codes.workers[state.worker(message.role)].slots(handoff):
                 findings = ((_SLOT_FREED, told_while_held(message)),)
-        watch = _new(
-            SystemWatch,
-            (
-                True,
-                old.issued | done.issued_bits,
-                old.performed,
-                told,
-                terminated,
-                old.abandoned,
-                old.answers,
-            ),
-        )
+        issued = old.issued | done.issued_bits
+        watch = _new(SystemWatch, (True, issued, old.performed, told, terminated, *old[5:]))
         after = _new(
             SystemState,
             (
@@ -969,18 +732,6 @@ class SystemWorld(WorldBase):
         configuration = probe.configuration(coordinator)
         return self._configurations.setdefault(configuration, len(self._configurations))
 
-    def _send(self, flight: Flight, sent: Sequence[int]) -> Flight:
-        if not sent:
-            return flight
-        if not self.system.fifo:
-            return (tuple(sorted((*flight[0], *sent), key=self.codes.order.__getitem__)),)
-        channels = list(flight)
-        messages = self.codes.messages
-        for code in sent:
-            index = _channel(messages[code])
-            channels[index] = (*channels[index], code)
-        return tuple(channels)
-
     def _judged(self, raw: _Raw) -> Move:
         """A move as the explorer takes it: every property it was checked for, its tags, and
         the key of where it leads (handoffs interchangeable, with `symmetry`)."""
@@ -1016,12 +767,6 @@ class SystemWorld(WorldBase):
             Key.EVERY_HANDOFF_SUCCEEDS: liveness.every_handoff_succeeds,
             Key.BOUND: lambda: _bound(explored),
         }
-
-
-def _freeing(reaction: _Reaction) -> bool:
-    """Whether a worker's reaction to a cancel leaves nothing of the request held."""
-    done = reaction.step.reaction
-    return done is not None and done.reply in _DONE_REPLIES
 
 
 def _bound(explored: Explored) -> Verdict:

@@ -1,0 +1,270 @@
+"""The runtime's side of the system world (`handoff._review.system`): what it puts in flight
+and which messages it delivers, the moves a runtime profile adds (a session ended outside the
+chart, a reply dropped after it, a tombstone expiring, the destination answering from its
+cache), and the public view of a configuration.  `SystemWorld` inherits them; each schedules a
+pure step of `handoff._system.runtime`."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+from handoff._coordinator.core import HandoffCoordinatorCore
+from handoff._review.environment import Rules
+from handoff._review.system_moves import _channel, _Raw, _Reaction, _replaced
+from handoff._review.system_state import Codes, Flight, SystemState, SystemWatch, _Node
+from handoff._review.verdict import MoveKind, TraceStep
+from handoff._system.config import System
+from handoff._system.runtime import abandoned, busy, held_back, may_expire
+from handoff._system.worker_state import HandoffView, SystemView, Worker, WorkerState, worker_view
+from handoff._system.workers import (
+    Message,
+    MessageKind,
+    Role,
+    Slots,
+    WorkerReaction,
+    WorkerReply,
+)
+
+__all__ = ["RuntimeMoves"]
+
+_DONE_REPLIES = (WorkerReply.DONE, WorkerReply.NOOP)
+"""A worker's replies to a cancel that say nothing of the request is held any more."""
+
+
+class RuntimeMoves:
+    """What `SystemWorld` schedules for the runtime, reading the world's own fields."""
+
+    system: System
+    codes: Codes
+    rules: Rules
+    workers: dict[Role, Worker]
+    several: bool
+    gated: bool
+    """Whether the runtime delivers some messages in flight only later (`_waiting`)."""
+    _busy: dict[Flight, frozenset[int]]
+
+    def _tag(self, handoff: int) -> int | None:
+        """How messages name `handoff`: by number when several share the workers."""
+        return handoff if self.several else None
+
+    def _abandon(
+        self,
+        coordinators: tuple[HandoffCoordinatorCore, ...],
+        state: SystemState,
+        handoff: int,
+        flight: Flight,
+        *,
+        lost: bool = False,
+    ) -> _Raw:
+        """The runtime ends `handoff`'s session outside the chart (`runtime.abandoned`): its
+        coordinator hears nothing more, and the runtime's own cleanup goes to both workers.
+        A session ended by a lost message (`lost`: a transport error) spends the loss's
+        budget, not the terminal facts'; one already over only loses the message."""
+        watch = state.watches[handoff]
+        spent = state.spent
+        if lost and (watch.abandoned or coordinators[handoff].is_complete):
+            sent: tuple[Message, ...] = ()
+        else:
+            sent = abandoned(self.rules.handoff_id, self._tag(handoff))
+            watch = watch._replace(abandoned=True)
+            if not lost:
+                spent = spent._replace(faults=spent.faults + 1)
+        tag = self._tag(handoff)
+        after = state._replace(
+            flight=self._send(flight, tuple(self.codes.message(item) for item in sent)),
+            watches=_replaced(state.watches, handoff, watch),
+            spent=spent,
+        )
+        where = coordinators[handoff].chart_state
+        step = TraceStep(None, where, kind=MoveKind.ABANDON, sent=sent, handoff=tag)
+        return _Raw(step, _Node(coordinators, after, self.codes), (), fault=True)
+
+    def _dropped(
+        self,
+        coordinators: tuple[HandoffCoordinatorCore, ...],
+        state: SystemState,
+        code: int,
+        flight: Flight,
+    ) -> _Raw:
+        """A reply for a handoff whose session ended: the runtime drops it (a delivery)."""
+        handoff = self.codes.handoff[code]
+        where = coordinators[handoff].chart_state
+        message = self.codes.messages[code]
+        step = TraceStep(
+            None, where, kind=MoveKind.DROP, message=message, handoff=self._tag(handoff)
+        )
+        after = state._replace(flight=flight)
+        return _Raw(step, _Node(coordinators, after, self.codes), (), fault=False)
+
+    def _expiries(
+        self,
+        coordinators: tuple[HandoffCoordinatorCore, ...],
+        state: SystemState,
+        only: int | None,
+    ) -> Iterator[_Raw]:
+        """Each tombstone of a retired request may expire once nothing of it is on its way to
+        the worker (`runtime.may_expire`): the session timeout, at any move after that."""
+        codes = self.codes
+        for role in Role:
+            memory = codes.workers[state.worker(role)]
+            for entry in memory.entries:
+                handoff = entry.request
+                if entry.slots or only not in (None, handoff):
+                    continue
+                retired = state.watches[handoff].abandoned or coordinators[handoff].is_complete
+                mine = [
+                    codes.messages[code]
+                    for channel in state.flight
+                    for code in channel
+                    if codes.handoff[code] == handoff
+                ]
+                if may_expire(role, retired, mine):
+                    yield self._expire(coordinators, state, role, handoff)
+
+    def _expire(
+        self,
+        coordinators: tuple[HandoffCoordinatorCore, ...],
+        state: SystemState,
+        role: Role,
+        handoff: int,
+    ) -> _Raw:
+        memory = self.codes.workers[state.worker(role)]
+        kept = WorkerState(tuple(entry for entry in memory.entries if entry.request != handoff))
+        number = self.codes.worker(kept)
+        after = state._replace(
+            source=number if role is Role.SOURCE else state.source,
+            destination=number if role is Role.DESTINATION else state.destination,
+        )
+        reaction = WorkerReaction(self.workers[role].initial, WorkerReply.SILENT, Slots.KEEP)
+        where = coordinators[handoff].chart_state
+        step = TraceStep(
+            None,
+            where,
+            kind=MoveKind.EXPIRE,
+            reaction=reaction,
+            worker=role,
+            handoff=self._tag(handoff),
+        )
+        return _Raw(step, _Node(coordinators, after, self.codes), (), fault=True)
+
+    def _holds(self, raw: _Raw) -> bool:
+        """Whether the runtime holds back the early fact `raw` offered, instead of delivering
+        it to be refused (`runtime.held_back`)."""
+        message = raw.step.message
+        return (
+            self.system.holds_early and message is not None and held_back(message, early=raw.loop)
+        )
+
+    def _cached(
+        self,
+        watches: tuple[SystemWatch, ...],
+        handoff: int,
+        message: Message,
+        reaction: _Reaction,
+    ) -> tuple[SystemWatch, ...]:
+        """The destination keeps the outcome it sent for `message` in its cache."""
+        messages = self.codes.messages
+        outcome = next((n for n in reaction.sent if messages[n].kind is MessageKind.OUTCOME), None)
+        if outcome is None:
+            return watches
+        watch = watches[handoff]
+        watch = watch._replace(answers=(*watch.answers, (message.action_id, outcome)))
+        return _replaced(watches, handoff, watch)
+
+    def _answered_again(
+        self,
+        coordinators: tuple[HandoffCoordinatorCore, ...],
+        state: SystemState,
+        code: int,
+        flight: Flight,
+        outcome: int,
+    ) -> _Raw:
+        """The destination gets an action it did already and answers it from its cache: the
+        outcome it sent then, sent again, and nothing done (`System.answers_again`)."""
+        codes = self.codes
+        message = codes.messages[code]
+        handoff = codes.handoff[code]
+        memory = self.workers[Role.DESTINATION].memory(codes.workers[state.destination], handoff)
+        step = TraceStep(
+            None,
+            coordinators[handoff].chart_state,
+            kind=MoveKind.TO_WORKER,
+            message=message,
+            reaction=WorkerReaction(memory, WorkerReply.SILENT, Slots.KEEP),
+            sent=(codes.messages[outcome],),
+            handoff=message.handoff,
+        )
+        after = state._replace(flight=self._send(flight, (outcome,)))
+        return _Raw(step, _Node(coordinators, after, codes), (), fault=False)
+
+    def _waiting(self, flight: Flight) -> frozenset[int]:
+        """The actions in `flight` the runtime does not deliver yet: those for a worker busy
+        with an earlier one (`runtime.busy`)."""
+        found = self._busy.get(flight)
+        if found is None:
+            messages = self.codes.messages
+            codes = [code for channel in flight for code in channel]
+            in_flight = [messages[code] for code in codes]
+            found = self._busy[flight] = frozenset(
+                code
+                for code, message in zip(codes, in_flight, strict=True)
+                if busy(message, in_flight)
+            )
+        return found
+
+    def _deliverable(
+        self, state: SystemState, only: int | None = None
+    ) -> Iterator[tuple[int, int]]:
+        if self.gated:
+            waiting = self._waiting(state.flight)
+            for channel, code in self._in_reach(state, only):
+                if code not in waiting:
+                    yield channel, code
+            return
+        yield from self._in_reach(state, only)
+
+    def _in_reach(self, state: SystemState, only: int | None) -> Iterator[tuple[int, int]]:
+        numbers = self.codes.handoff
+        for channel, codes in enumerate(state.flight):
+            if self.system.fifo:
+                if codes and only in (None, numbers[codes[0]]):
+                    yield channel, codes[0]
+            elif only is None:
+                for code in codes:
+                    yield channel, code
+            else:
+                for code in codes:
+                    if numbers[code] == only:
+                        yield channel, code
+
+    def _send(self, flight: Flight, sent: Sequence[int]) -> Flight:
+        if not sent:
+            return flight
+        if not self.system.fifo:
+            return (tuple(sorted((*flight[0], *sent), key=self.codes.order.__getitem__)),)
+        channels = list(flight)
+        messages = self.codes.messages
+        for code in sent:
+            index = _channel(messages[code])
+            channels[index] = (*channels[index], code)
+        return tuple(channels)
+
+    def view(self, node: _Node) -> SystemView:
+        """The public view of `node` that properties of one's own judge."""
+        coordinators, state, codes = node
+        handoffs = tuple(
+            HandoffView(c.chart_state, c.completion, watch.started)
+            for c, watch in zip(coordinators, state.watches, strict=True)
+        )
+        return SystemView(
+            handoffs,
+            worker_view(Role.SOURCE, node.memory(Role.SOURCE)),
+            worker_view(Role.DESTINATION, node.memory(Role.DESTINATION)),
+            codes.decoded(state.flight),
+        )
+
+
+def _freeing(reaction: _Reaction) -> bool:
+    """Whether a worker's reaction to a cancel leaves nothing of the request held."""
+    done = reaction.step.reaction
+    return done is not None and done.reply in _DONE_REPLIES
