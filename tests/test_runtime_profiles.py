@@ -361,7 +361,16 @@ RUNS = {
         "on-send:SubmitPrefill,StartTransfer",
     ),
     "spin-live": ("review", "--engine", "spin", "--runtime", "live"),
-    "simulate-live": ("simulate", "--runtime", "live", "--handoffs", "10"),
+    "simulate-live": ("simulate", "--runtime", "live", "--handoffs", "1000"),
+    "simulate-live-forgetful": (
+        "simulate",
+        "--runtime",
+        "live",
+        "--workers",
+        "forgetful",
+        "--handoffs",
+        "3000",
+    ),
     "simulate-offline": ("simulate", "--runtime", "offline", "--handoffs", "200"),
 }
 
@@ -427,12 +436,37 @@ def test_bad_or_unmirrored_runtimes_are_one_line(
     assert unknown.returncode == 2
     assert "unknown runtime 'nightly'" in unknown.stderr
     assert "Traceback" not in unknown.stderr
-    for name, what in (("spin-live", "--engine spin mirrors"), ("simulate-live", "simulation")):
-        ran = done[name]
-        assert ran.returncode == 2, ran.stdout + ran.stderr
-        assert len(ran.stderr.strip().splitlines()) == 1
-        assert what in ran.stderr
-        assert "cleanup outside the chart" in ran.stderr
+    spin = done["spin-live"]
+    assert spin.returncode == 2, spin.stdout + spin.stderr
+    assert len(spin.stderr.strip().splitlines()) == 1
+    assert "--engine spin mirrors a runtime without one action at a time" in spin.stderr
+    assert "cleanup outside the chart" in spin.stderr
+
+
+def _count(ran: subprocess.CompletedProcess[str], label: str) -> int:
+    line = next(line for line in ran.stdout.splitlines() if line.startswith(f"  {label} "))
+    return int(line.split()[1].replace(",", ""))
+
+
+def test_the_simulation_shows_the_live_verdicts_at_scale(
+    done: dict[str, subprocess.CompletedProcess[str]],
+) -> None:
+    # As the review: with tombstones the live runtime's cleanup frees every slot; sessions
+    # end untold (a deadline or a client's cancel, at the fault rate) and no completion is
+    # asked of them.  With forgetful workers its cleanup overtakes the work it cleans up
+    # after, and the late work keeps its slot (W1, W2).
+    live = done["simulate-live"]
+    assert live.returncode == 0, live.stdout + live.stderr
+    assert _count(live, "abandoned") > 0
+    assert _count(live, "incomplete") == 0
+    assert live.stdout.rstrip().endswith(
+        "OK: every handoff completed or ended outside the chart, no owner leaked"
+    )
+    forgetful = done["simulate-live-forgetful"]
+    assert forgetful.returncode == 1, forgetful.stdout
+    broken = next(line for line in forgetful.stdout.splitlines() if "broken" in line)
+    assert "W1" in broken
+    assert "W2" in broken
 
 
 def test_a_runtime_of_ones_own_and_the_simulation_name_the_runtime(

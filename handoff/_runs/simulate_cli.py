@@ -16,7 +16,6 @@ from handoff import _cli, _files
 from handoff._compile.table import compiled
 from handoff._coordinator.core import HandoffCoordinatorCore
 from handoff._runs.replay import record
-from handoff._runs.simulated_workers import unscheduled
 from handoff._runs.simulation import (
     FAULTS,
     HandoffRecord,
@@ -27,7 +26,6 @@ from handoff._runs.simulation import (
 )
 from handoff._runs.trace import TraceError, write_trace
 from handoff._system.cli import Options, add_system_options, system_of
-from handoff._system.config import System
 from handoff._system.faults import NETWORK, WITH_WORKERS
 from handoff._system.properties import PROPERTIES, PropertyName
 from handoff._values.values import HandoffId, HandoffOrder
@@ -105,16 +103,6 @@ def _maker(chart: type[HandoffChart]) -> MakeCoordinator:
     return make
 
 
-def _scheduled(system: System | None) -> System | None:
-    """`system`, refused with what the simulation does not schedule of its runtime."""
-    if system is not None and (missing := unscheduled(system)) is not None:
-        raise _cli.UsageError(
-            f"the simulation does not schedule {missing} (--runtime {system.runtime}) yet: "
-            f"review it with handoff review --runtime {system.runtime}"
-        )
-    return system
-
-
 def _simulate(args: argparse.Namespace, chart: type[HandoffChart] | None) -> int:
     config = SimulationConfig(
         handoffs=args.handoffs,
@@ -123,7 +111,7 @@ def _simulate(args: argparse.Namespace, chart: type[HandoffChart] | None) -> int
         seed=args.seed,
         orders=args.order,
         record_calls=args.record_failures is not None,
-        system=_scheduled(system_of(args, Options.NONE)),
+        system=system_of(args, Options.NONE),
     )
     progress = _progress_bar(config.handoffs) if sys.stderr.isatty() else None
     name = None if chart is None else compiled(chart).name
@@ -211,6 +199,8 @@ def _print(
     refusals = ", ".join(f"{name} {count:,}" for name, count in sorted(report.refusals.items()))
     print(f"  refused calls {refusals or 'none'}")
     print(f"  incomplete    {report.incomplete:,}")
+    if system is not None and system.abandons:
+        print(f"  abandoned     {report.abandoned:,} (sessions ended outside the chart)")
     broken = ", ".join(f"{key.value} {count:,}" for key, count in sorted_by_key(report.broken))
     print(f"  broken        {broken or 'none'}")
     print(f"  leaks         {report.leaks:,}")
@@ -223,7 +213,8 @@ def _print(
         f"  wall {wall:.2f} s, virtual {report.virtual_ms / 1000:.1f} s; "
         f"{report.handoffs / wall:,.0f} handoffs/s, {report.calls / wall:,.0f} calls/s"
     )
-    print("OK: every handoff completed, no owner leaked" if report.ok else "FAILED")
+    ended = " or ended outside the chart" if report.abandoned else ""
+    print(f"OK: every handoff completed{ended}, no owner leaked" if report.ok else "FAILED")
 
 
 def sorted_by_key(counts: Counter[PropertyName]) -> list[tuple[PropertyName, int]]:

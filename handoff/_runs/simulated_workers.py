@@ -23,13 +23,19 @@ sent again as it arrives, behind what is on its way) or lost (the runtime report
 later), or a worker restarts just before an action arrives (every handoff's requests
 forgotten).  With `Acknowledge.ON_SEND` the runtime acknowledges work that
 takes or moves KV as it sends it, and the worker reports `Failed` for such work it did not do.
+
+A runtime profile's settings (`System`) run here as in the review: a session ended outside the
+chart sends the runtime's own cleanup (`end_session`), a worker taking one action at a time
+keeps the next waiting until its last reply reached its coordinator (`replied`), the
+destination answers a repeated action from its cache of outcomes, and an expiring tombstone is
+let go once its request is settled.
 """
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Sequence
-from typing import Generic, Protocol, TypeVar
+from typing import Generic, NamedTuple, Protocol, TypeVar
 
 import attrs
 
@@ -37,6 +43,7 @@ from handoff._system.call import Call
 from handoff._system.config import System
 from handoff._system.faults import NETWORK, Fault
 from handoff._system.judgments import (
+    after_abandoned,
     at_completion,
     held_after_freed,
     performed,
@@ -47,6 +54,7 @@ from handoff._system.properties import Finding, Key
 from handoff._system.runtime import (
     CANCELS,
     Workload,
+    abandoned,
     answered,
     call_of,
     carried,
@@ -55,6 +63,7 @@ from handoff._system.runtime import (
 )
 from handoff._system.worker_state import Worker, WorkerBook
 from handoff._system.workers import (
+    RUNTIME_OWN,
     ContractTable,
     Message,
     MessageKind,
@@ -73,7 +82,7 @@ from handoff._values.values import (
     HandoffId,
 )
 
-__all__ = ["Channel", "Settled", "SimulatedWorkers"]
+__all__ = ["Channel", "Event", "SessionEnds", "Settled", "SimulatedWorkers", "Waited"]
 
 
 _FAILABLE = (WorkerTask.TAKE, WorkerTask.TRANSFER, WorkerTask.ACTIVATE)
@@ -83,6 +92,22 @@ _ONE_SLOT = Key.ONE_SLOT_PER_REQUEST
 
 Channel = tuple[Role, bool]
 """A worker's messages in one direction: its role, and True towards it (False: from it)."""
+
+
+class SessionEnds(NamedTuple):
+    """The runtime ends the handoff's session outside the chart (`System.abandons`)."""
+
+
+class Waited(NamedTuple):
+    """An action a worker taking one at a time kept waiting, taken now (`runtime.busy`)."""
+
+    message: Message
+
+
+Event = Call | Message | SessionEnds | Waited
+"""What the simulation's clock delivers: a call, a message, a session's end, a waited action."""
+
+_DONE_REPLIES = (WorkerReply.DONE, WorkerReply.NOOP)
 
 SHARED = (
     " (the trace has this handoff's calls only: the workers are shared, and what they did for "
@@ -110,6 +135,8 @@ class _WorkerHandoff(Protocol):
     """The workers whose freeing the coordinator was told of."""
     findings: list[Finding]
     """What its run broke so far, judged as the review judges a move."""
+    abandoned: bool
+    """Its session ended outside the chart: its coordinator hears nothing more."""
 
 
 H = TypeVar("H", bound=_WorkerHandoff)
@@ -124,7 +151,7 @@ class _WorkerWorld(Protocol[H_contra]):
         self,
         delay: float,
         handoff: H_contra,
-        call: Call | Message,
+        call: Event,
         channel: Channel | None = None,
         /,
     ) -> float: ...
@@ -168,20 +195,6 @@ def _unfinished(source: int, destination: int) -> str:
     return f"a worker slot held by a handoff that never completed: {', '.join(holders)}{SHARED}"
 
 
-def unscheduled(system: System) -> str | None:
-    """The runtime settings of `system` the simulation does not schedule, in words (None:
-    it schedules them all).  Acknowledgement per kind is the runtime's steps; holding early
-    facts back runs as reporting a refused early fact again (`SimulatedWorkers.refused`);
-    tombstones expire as a settled request is let go."""
-    said = (
-        (system.one_at_a_time, "one action at a time per worker"),
-        (system.answers_again > 0, "answers from the destination's cache"),
-        (system.abandons, "cleanup outside the chart"),
-    )
-    missing = [words for on, words in said if on]
-    return ", ".join(missing) or None
-
-
 class SimulatedWorkers(Generic[H]):
     """The source and the destination of a simulation, following one contract, shared by
     every handoff."""
@@ -193,6 +206,15 @@ class SimulatedWorkers(Generic[H]):
         self.budget = system.budget
         self.acknowledge = system.acknowledge
         self.expires = system.expires
+        self.abandons = system.abandons
+        self.one_at_a_time = system.one_at_a_time
+        self.answers_again = system.answers_again
+        self.replying: dict[Role, set[tuple[int, int]]] = {role: set() for role in Role}
+        """With one action at a time: each worker's replies not yet at their coordinator."""
+        self.waiting: dict[Role, deque[tuple[H, Message]]] = {role: deque() for role in Role}
+        """With one action at a time: the actions each worker keeps waiting, in order."""
+        self.cache: dict[tuple[int, int], Message] = {}
+        """The destination's last `answers_again` outcomes, by request and action id."""
         self._message_faults = tuple(f for f in NETWORK if f in self.faults and f.strike.message)
         self._worker_faults = tuple(f for f in NETWORK if f in self.faults and f.strike.forgets)
         self.workers = {role: Worker(self.table, role, system.slots) for role in Role}
@@ -239,9 +261,37 @@ class SimulatedWorkers(Generic[H]):
             if not strike.delivered:
                 delivered = False
             if strike.notice is not None:
-                notice = Call.of_fact(strike.notice(handoff.handoff_id))
+                notice: Event = Call.of_fact(strike.notice(handoff.handoff_id))
+                if self.abandons:  # a transport error ends the session, untold
+                    notice = SessionEnds()
                 self.world.at(self.world.uniform(5, 30), handoff, notice)
         return delivered
+
+    def end_session(self, handoff: H) -> None:
+        """The runtime ends `handoff`'s session outside the chart: its coordinator hears
+        nothing more, and the runtime's own cleanup goes to both workers
+        (`runtime.abandoned`)."""
+        if handoff.abandoned:
+            return
+        handoff.abandoned = True
+        for message in abandoned(handoff.handoff_id, handoff.number):
+            self.world.at(self.world.latency(), handoff, message, (message.role, True))
+
+    def replied(self, handoff: H, call: Call, channel: Channel) -> None:
+        """A worker's reply reached its coordinator (or was lost): with one action at a time,
+        the worker takes the next action it kept waiting."""
+        if not self.one_at_a_time or call.action_id is None:
+            return
+        role = channel[0]
+        self.replying[role].discard((handoff.number, call.action_id.value))
+        self._next(role)
+
+    def _next(self, role: Role) -> None:
+        waiting = self.waiting[role]
+        if waiting and not self.replying[role]:
+            handoff, message = waiting.popleft()
+            handoff.pending -= 1  # the clock has it again
+            self.world.at(0.0, handoff, Waited(message))
 
     def _send_back(self, handoff: H, message: Message) -> None:
         """Put an acknowledgement or a fact in flight to the coordinator, on its worker's
@@ -250,6 +300,8 @@ class SimulatedWorkers(Generic[H]):
         back = (message.role, False)
         if message.kind is MessageKind.OUTCOME:
             assert message.outcome is not None
+            if self.one_at_a_time:
+                self.replying[message.role].add((handoff.number, message.action_id))
             self.world.send(handoff, HandoffActionId(message.action_id), message.outcome, back)
             return
         if isinstance(message.fact, HandoffFact.Failed):
@@ -266,19 +318,37 @@ class SimulatedWorkers(Generic[H]):
         spent[fault] += 1
         return True
 
-    def arrive(self, handoff: H, message: Message) -> None:
+    def arrive(self, handoff: H, message: Message, *, waited: bool = False) -> None:
         """The worker gets the action `message` carries, reacts, and the runtime sends back
-        what it answered."""
+        what it answered (with one action at a time, once its last reply is at its
+        coordinator: `waited`, it was kept waiting and its turn came)."""
+        role = message.role
+        if self.one_at_a_time and not waited and (self.replying[role] or self.waiting[role]):
+            self.waiting[role].append((handoff, message))
+            handoff.pending += 1  # still on its way, in the worker's queue
+            return
+        self._take(handoff, message)
+        if self.one_at_a_time:
+            self._next(role)
+
+    def _take(self, handoff: H, message: Message) -> None:
         action = message.action
         task = task_of(action)
         role = message.role
+        key = (handoff.number, message.action_id)
+        if self.answers_again and role is Role.DESTINATION and key in self.cache:
+            self._send_back(handoff, self.cache[key])  # a repeat, answered from the cache
+            return
         for fault in self._worker_faults:
             if self._injects(handoff, fault):
                 self.restart(role)  # just before the message arrives
         worker, book = self.workers[role], self.books[role]
         request, action_id = handoff.number, message.action_id
-        for key, words in performed(handoff.issued_bits, handoff.performed_bits, message):
-            handoff.findings.append(Finding.of(key, words))
+        own = action_id == RUNTIME_OWN  # the runtime's own cleanup: no coordinator issued it
+        for found, words in (
+            () if own else performed(handoff.issued_bits, handoff.performed_bits, message)
+        ):
+            handoff.findings.append(Finding.of(found, words))
         handoff.performed_bits |= 1 << action_id
         failed = None
         if task in _FAILABLE and self.world.fault(Fault.FAILED_OUTCOME):
@@ -287,16 +357,27 @@ class SimulatedWorkers(Generic[H]):
             worker.fail_in(book, request, action_id)
         else:
             reply = worker.take(book, request, action_id, task, self.world.choice).reply
+        if own and reply in _DONE_REPLIES:
+            handoff.told.add(role)
         slots = book.slots(request)
         if slots and role in handoff.told:
-            handoff.findings.append(Finding.of(_SLOT_FREED, held_after_freed(role, message)))
+            freed = held_after_freed(role, message, handoff.abandoned)
+            handoff.findings.append(Finding.of(_SLOT_FREED, freed))
         if slots > 1:
             handoff.findings.append(Finding.of(_ONE_SLOT, two_slots(role, message, slots)))
         for sent in answered(message, reply, handoff.workload, self.acknowledge, failed=failed):
+            if self.answers_again and role is Role.DESTINATION and sent.kind is MessageKind.OUTCOME:
+                self._cache(key, sent)
             cleanup = isinstance(action, CANCELS) and sent.kind is MessageKind.OUTCOME
             if cleanup and self.world.fault(Fault.CLEANUP_FAILURE):
                 self._send_back(handoff, sent._replace(outcome=_FAILED))
             self._send_back(handoff, sent)
+
+    def _cache(self, key: tuple[int, int], sent: Message) -> None:
+        """The destination keeps `sent`, forgetting its oldest beyond `answers_again`."""
+        self.cache[key] = sent
+        if len(self.cache) > self.answers_again:
+            del self.cache[next(iter(self.cache))]
 
     def restart(self, role: Role) -> None:
         """The worker of `role` restarts: it forgets every request and frees every slot."""
@@ -344,7 +425,11 @@ class SimulatedWorkers(Generic[H]):
         findings: list[Finding] = []
         held = source + destination
         lost = None
-        if completion is None:
+        if handoff.abandoned and completion is None:
+            words = after_abandoned(source, destination)
+            if words is not None:
+                findings.append(Finding.of(Key.SLOTS_AT_COMPLETION, words + SHARED))
+        elif completion is None:
             if held:
                 findings.append(
                     Finding.of(Key.DELIVERIES_COMPLETE, _unfinished(source, destination))
