@@ -158,7 +158,10 @@ def test_a_runtime_is_found_by_name_or_as_module_name_and_a_file_name_is_data() 
     assert find_runtime("offline") is OFFLINE
     assert find_runtime(" LIVE ") is LIVE
     assert find_runtime("eager") is EAGER
-    assert find_runtime("test_runtime_profiles:MINE") is MINE
+    assert find_runtime("test_runtime_profiles:MINE") == MINE
+    assert find_runtime("test_runtime_profiles:MINE").settings()["runtime"] == (
+        "test_runtime_profiles:MINE"
+    )
     with pytest.raises(NotGiven):
         find_runtime("test_runtime_profiles:MINE", allowed=())
     with pytest.raises(ValueError, match="unknown runtime 'nightly': expected offline, live"):
@@ -177,8 +180,10 @@ def test_the_report_names_the_runtime_and_what_an_option_overrode() -> None:
     )
     overridden = _live(acknowledge=Acknowledge.ON_SEND)
     assert overridden.describe().endswith("runtime live (acknowledge overridden)")
-    forgetful = attrs.evolve(_live(), contract=FORGETFUL)
-    assert forgetful.describe().endswith("runtime live (workers overridden)")
+    # Other workers than the runtime's own are named first, plainly: no note.
+    forgetful = attrs.evolve(_live(), contract=FORGETFUL).describe()
+    assert forgetful.startswith("forgetful workers, ")
+    assert forgetful.endswith("cleanup outside the chart, runtime live")
 
 
 def test_a_trace_names_the_runtime_and_reads_it_back() -> None:
@@ -474,7 +479,7 @@ def test_a_runtime_of_ones_own_and_the_simulation_name_the_runtime(
 ) -> None:
     mine = done["mine"]
     assert mine.returncode == 0, mine.stdout + mine.stderr
-    assert "tombstones expire, runtime mine" in mine.stdout
+    assert "tombstones expire, runtime test_runtime_profiles:MINE" in mine.stdout
     simulated = done["simulate-offline"]
     assert "StartTransfer acknowledged on send, other work on the worker's reply, runtime " in (
         simulated.stdout
@@ -501,3 +506,32 @@ def test_the_docs_runtime_of_ones_own_is_what_it_says() -> None:
         "StartTransfer acknowledged on send, other work on the worker's reply, tombstones "
         "expire, runtime mine"
     )
+
+
+def test_a_counterexample_of_a_runtime_replays_from_its_trace(tmp_path: Path) -> None:
+    # The live runtime's counterexample (its session ended, its cleanup overtaken by the take
+    # it cleans up after) is kept as a trace naming the runtime, and replays: the trace's
+    # moves (the session's end, the dropped replies) are the live world's.
+    env = {"PYTHONPATH": str(TESTS)}
+    argv = ("review", "--order", "SourceFirst", "--workers", "forgetful")
+    live = run_handoff(*argv, "--runtime", "live", "--trace-out", "live.jsonl", cwd=tmp_path)
+    assert live.returncode == 1, live.stdout + live.stderr
+    header = json.loads((tmp_path / "live.jsonl").read_text(encoding="utf-8").splitlines()[0])
+    assert header["workers"]["runtime"] == "live"
+    assert '{"move":"abandon"}' in (tmp_path / "live.jsonl").read_text(encoding="utf-8")
+    replayed = run_handoff("replay", "live.jsonl", cwd=tmp_path)
+    assert replayed.returncode == 1, replayed.stdout + replayed.stderr
+    assert "VIOLATED live.jsonl:" in replayed.stdout
+    # A runtime of one's own named by a trace is data: imported only when given.
+    mine = run_handoff(
+        *argv, "--runtime", "test_runtime_profiles:MINE", "--trace-out", "mine.jsonl",
+        cwd=tmp_path, env=env,
+    )  # fmt: skip
+    assert mine.returncode == 1, mine.stdout + mine.stderr
+    refused = run_handoff("replay", "mine.jsonl", cwd=tmp_path, env=env)
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    assert "give it with --runtime test_runtime_profiles:MINE" in refused.stderr
+    given = ("replay", "--runtime", "test_runtime_profiles:MINE", "mine.jsonl")
+    allowed = run_handoff(*given, cwd=tmp_path, env=env)
+    assert allowed.returncode == 1, allowed.stdout + allowed.stderr
+    assert "VIOLATED mine.jsonl:" in allowed.stdout

@@ -288,9 +288,10 @@ def test_a_fault_the_model_does_not_write_is_refused_never_ignored(
             "forgetful",
             1,
             (
-                # The default policy is the weaker one, on send, and the heading says it.
-                "SourceFirst, forgetful workers, messages delivered in any order, work "
-                "acknowledged on send, runtime eager: ",
+                # The default runtime, offline, acknowledges StartTransfer on send (Spin
+                # mirrors acknowledgement per kind), and the heading says it.
+                "SourceFirst, forgetful workers, messages delivered in any order, StartTransfer "
+                "acknowledged on send, other work on the worker's reply, runtime offline: ",
                 "UNSAFE: W1 (SourceFirst, forgetful workers), W2 (SourceFirst, forgetful workers)",
                 "SourceFirst: Spin agrees with the explorer",
             ),
@@ -311,7 +312,8 @@ def test_a_fault_the_model_does_not_write_is_refused_never_ignored(
             1,
             (
                 "SourceFirst, tombstone workers, messages delivered in any order, faults crash "
-                "(1 each), work acknowledged on send, runtime eager: ",
+                "(1 each), StartTransfer acknowledged on send, other work on the worker's "
+                "reply, runtime offline: ",
                 # Spin's trail, replayed through the explorer's world, told in its words.
                 "the destination restarts: it forgets the request and frees its slot",
                 "holds a KV slot for it (Spin trail, replayed)",

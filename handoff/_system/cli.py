@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any
 
 from handoff import _cli
 from handoff._system.config import (
-    DEFAULT_ACKNOWLEDGE,
     DEFAULT_FAILURES,
     System,
     acknowledge_of,
@@ -156,8 +155,7 @@ def add_system_options(
         "on-send, as it sends the work, before the worker has it (the weaker guarantee, as "
         "the documented asyncio runtime gives it); on-reply, once the worker has done the "
         "work; on-send:KIND,… those kinds on send, the rest on reply (default: the "
-        f"runtime's, {DEFAULT_ACKNOWLEDGE.value} for the default runtime; this option "
-        "overrides the runtime's)",
+        "runtime's; on-send:StartTransfer for the default runtime, offline)",
     )
     parser.add_argument(
         "--runtime",
@@ -193,13 +191,13 @@ _REVIEWED_OPTIONS = (
 
 RUNTIME_HELP = (
     "offline (the serving simulator's offline replay: StartTransfer acknowledged at once, the "
-    "rest on the worker's reply; forgetful workers unless --workers says otherwise), live (its "
-    "live mocker: acknowledged on reply, early facts held back, one action at a time, "
-    "tombstones that expire, and its own cleanup when a session ends instead of Failed, "
-    "TimedOut or Canceled; tombstone workers unless --workers says otherwise), eager (every "
-    "take and transfer acknowledged as it is sent, as reviews assumed before runtimes had "
-    "names; the default), or MODULE:NAME, a RuntimeProfile of your own; --acknowledge and "
-    "--workers override the runtime's"
+    "rest on the worker's reply; forgetful workers unless --workers says otherwise; the "
+    "default), live (its live mocker: acknowledged on reply, early facts held back, one "
+    "action at a time, tombstones that expire, and its own cleanup when a session ends "
+    "instead of Failed, TimedOut or Canceled; tombstone workers unless --workers says "
+    "otherwise), eager (every take and transfer acknowledged as it is sent, as reviews "
+    "assumed before runtimes had names), or MODULE:NAME, a RuntimeProfile of your own; "
+    "--acknowledge and --workers override the runtime's"
 )
 """How every command's `--runtime` help reads."""
 

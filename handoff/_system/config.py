@@ -29,17 +29,19 @@ __all__ = [
 
 
 DEFAULT_ACKNOWLEDGE = Acknowledge.ON_SEND
-"""The policy a review and a simulation assume unless told (`--acknowledge`): the weaker
-guarantee, as the documented asyncio runtime gives it.  A trace without the field was made
-under `ON_REPLY` (the default until this one), and is read so."""
+"""The policy a `System` built without one assumes (the `eager` runtime's): the weaker
+guarantee, as the documented asyncio runtime gives it.  The command line's default is its
+default runtime's (`profiles.DEFAULT_RUNTIME`).  A trace without the field was made under
+`ON_REPLY` (the default until this one), and is read so."""
 
 
 DEFAULT_FAILURES = 2
 """How many terminal facts and failed works a run suffers unless told (`--failures`)."""
 
 DEFAULT_RUNTIME = "eager"
-"""The runtime profile a review and a simulation assume unless told (`--runtime`): what
-they assumed before profiles, so that earlier verdicts reproduce (`profiles.EAGER`)."""
+"""The runtime profile a `System` built without one assumes (`profiles.EAGER`: what reviews
+assumed before profiles); a trace names any other.  The command line's default runtime is
+`profiles.DEFAULT_RUNTIME`."""
 
 
 @attrs.frozen
@@ -128,11 +130,11 @@ class System:
         profile = RUNTIMES.get(self.runtime)
         if profile is None:
             return f"{features}, runtime {self.runtime}"
+        # The workers are named first in every report: a contract other than the runtime's
+        # own is plain there, so only the settings the words do not attribute are noted.
         differs = [
             name for name, value in profile.settings().items() if getattr(self, name) != value
         ]
-        if profile.contract() not in (None, self.contract):
-            differs.append("workers")
         overridden = f" ({', '.join(differs)} overridden)" if differs else ""
         return f"{features}, runtime {self.runtime}{overridden}"
 

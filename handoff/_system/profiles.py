@@ -9,10 +9,11 @@ tombstones are bounded and whether they expire, and whether it cleans up outside
 is one `System` field, scheduled by the review and the simulation like any other; the profile
 only fills them in, and an explicit option (`--acknowledge`, `--workers`) overrides its value.
 
-Three ship: `offline` (the serving simulator's offline replay), `live` (its live mocker) and
-`eager` (what a review assumed before profiles: every take and transfer acknowledged as it is
-sent, which no upstream runtime does; the default, so earlier verdicts reproduce).  One's own
-is `MODULE:NAME`, a `RuntimeProfile`, loaded as `find_contract` loads a worker contract.
+Three ship: `offline` (the serving simulator's offline replay, the command line's default),
+`live` (its live mocker) and `eager` (what reviews assumed before profiles: every take and
+transfer acknowledged as it is sent, which no upstream runtime does; `--runtime eager`
+reproduces earlier verdicts).  One's own is `MODULE:NAME`, a `RuntimeProfile`, loaded as
+`find_contract` loads a worker contract.
 """
 
 from __future__ import annotations
@@ -79,6 +80,9 @@ class RuntimeProfile:
     """What the runtime re-sends after a loss (None: the `System`'s default)."""
     restart: str | None = None
     """What a restarted worker loses (None: the `System`'s default)."""
+    spelled: str | None = attrs.field(default=None, eq=False, repr=False)
+    """How `--runtime` named a profile of one's own, `MODULE:NAME` (`find_runtime` sets it):
+    what reports and traces call it, so that a trace finds it again."""
 
     def contract(self) -> WorkerContract | None:
         """The workers' contract, its tombstones bounded as the profile says."""
@@ -92,7 +96,7 @@ class RuntimeProfile:
     def settings(self) -> dict[str, object]:
         """The `System` fields this profile sets, by name (`System.runtime` its name)."""
         return {
-            "runtime": self.name,
+            "runtime": self.spelled or self.name,
             "acknowledge": self.acknowledge,
             "holds_early": self.holds_early,
             "one_at_a_time": self.one_at_a_time,
@@ -136,8 +140,10 @@ EAGER = RuntimeProfile(
 RUNTIMES: dict[str, RuntimeProfile] = {p.name: p for p in (OFFLINE, LIVE, EAGER)}
 """The shipped profiles, by name."""
 
-DEFAULT_RUNTIME = EAGER
-"""The profile a review and a simulation with workers assume unless told (`--runtime`)."""
+DEFAULT_RUNTIME = OFFLINE
+"""The profile a review, a simulation or an export with workers assumes unless told
+(`--runtime`): a runtime upstream ships, that reports terminal facts as the contract says and
+acknowledges the work that takes a slot once the worker has it."""
 
 
 def find_runtime(text: str, allowed: Collection[str] | None = None) -> RuntimeProfile:
@@ -163,7 +169,7 @@ def find_runtime(text: str, allowed: Collection[str] | None = None) -> RuntimePr
             raise ValueError(f"module {module_name} has no {name}")
     if not isinstance(found, RuntimeProfile):
         raise ValueError(f"{text} is not a runtime profile: make it a handoff.RuntimeProfile")
-    return found
+    return attrs.evolve(found, spelled=f"{module_name}:{name}")
 
 
 RuntimeProfile.__module__ = "handoff"
