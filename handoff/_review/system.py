@@ -181,9 +181,9 @@ class SystemWorld(RuntimeMoves, WorldBase):
         self._keys: dict[SystemState, tuple[SystemState, tuple[int, ...] | None]] = {}
         """Each configuration reached, and its key (`canonical`)."""
         self.gated = system.one_at_a_time
+        """Whether the runtime delivers some messages in flight only later (`_waiting`)."""
         self.answers_again = system.answers_again > 0
         """Whether the destination answers a repeated action from its cache of outcomes."""
-        """Whether the runtime delivers some messages in flight only later (`_waiting`)."""
         self._busy: dict[Flight, frozenset[int]] = {}
         self._freeing: dict[int, bool] = {}
         """Whether each message tells its coordinator its worker freed the slot."""
