@@ -21,7 +21,7 @@ from handoff._review.spin.run import Trail, run_spin
 from handoff._review.spin.system import G_ACT, G_OUT, HANDOFF_CODE, ModelMove, system_model
 from handoff._review.spin.vocabulary import FACTS, OUTCOME_KINDS
 from handoff._review.verdict import MoveKind
-from handoff._system.config import Acknowledge, System
+from handoff._system.config import Acknowledge, PerAction, System
 from handoff._system.faults import Fault
 from handoff._system.properties import Key, own_property
 from handoff._system.workers import FORGETFUL, TOMBSTONE, PerRole, Tombstone
@@ -96,6 +96,19 @@ SYSTEMS: dict[str, tuple[CompiledChart, System, set[Key]]] = {
     "cancel once submitted, forgetful, on send": (
         AWAITS,
         System(FORGETFUL, acknowledge=ON_SEND),
+        {W1, W2},
+    ),
+    # Acknowledgement per kind (the offline runtime's: StartTransfer on send, the rest on
+    # reply): the chart waits for Submitted, which comes on the worker's reply, so it is safe
+    # as on reply; with SubmitPrefill on send too it leaks as on send.  Spin writes the kinds.
+    "cancel once submitted, forgetful, offline": (
+        AWAITS,
+        System(FORGETFUL, acknowledge=PerAction(frozenset({"StartTransfer"}))),
+        set(),
+    ),
+    "cancel once submitted, forgetful, SubmitPrefill on send": (
+        AWAITS,
+        System(FORGETFUL, acknowledge=PerAction(frozenset({"SubmitPrefill", "StartTransfer"}))),
         {W1, W2},
     ),
     # One handoff is one request: a worker remembering only the last idle one never forgets
