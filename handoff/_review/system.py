@@ -180,8 +180,8 @@ class SystemWorld(RuntimeMoves, WorldBase):
         chart state of the handoff's coordinator: by their numbers."""
         self._keys: dict[SystemState, tuple[SystemState, tuple[int, ...] | None]] = {}
         """Each configuration reached, and its key (`canonical`)."""
-        self.gated = system.one_at_a_time
-        """Whether the runtime delivers some messages in flight only later (`_waiting`)."""
+        if system.one_at_a_time:  # else the deliveries of before, at no cost
+            self._deliverable = self._gated  # type: ignore[method-assign]
         self.answers_again = system.answers_again > 0
         """Whether the destination answers a repeated action from its cache of outcomes."""
         self._busy: dict[Flight, frozenset[int]] = {}
@@ -513,9 +513,8 @@ class SystemWorld(RuntimeMoves, WorldBase):
         told_of = watch.told
         if own and any(_freeing(reaction) for reaction in reactions):
             told_of = told_of | {role}  # the runtime's own cleanup freed it: no slot after
-        # The fields after `terminated` (what a runtime profile adds) go on as they were.
-        fields = (watch.started, watch.issued, watch.performed | bit, told_of, *watch[4:])
-        watch = _new(SystemWatch, fields)
+        started, issued, did, _told, ended, abandoned, answers = watch
+        watch = _new(SystemWatch, (started, issued, did | bit, told_of, ended, abandoned, answers))
         watches = _replaced(state.watches, handoff, watch)
         spent = state.spent
         if fail:
@@ -627,8 +626,11 @@ class SystemWorld(RuntimeMoves, WorldBase):
             told = told | {message.role}
             if self.codes.workers[state.worker(message.role)].slots(handoff):
                 findings = ((_SLOT_FREED, told_while_held(message)),)
-        issued = old.issued | done.issued_bits
-        watch = _new(SystemWatch, (True, issued, old.performed, told, terminated, *old[5:]))
+        _started, issued, performed_bits, _told, _ended, abandoned, answers = old
+        issued |= done.issued_bits
+        watch = _new(
+            SystemWatch, (True, issued, performed_bits, told, terminated, abandoned, answers)
+        )
         after = _new(
             SystemState,
             (

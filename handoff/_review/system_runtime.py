@@ -39,8 +39,6 @@ class RuntimeMoves:
     rules: Rules
     workers: dict[Role, Worker]
     several: bool
-    gated: bool
-    """Whether the runtime delivers some messages in flight only later (`_waiting`)."""
     _busy: dict[Flight, frozenset[int]]
 
     def _tag(self, handoff: int) -> int | None:
@@ -215,15 +213,8 @@ class RuntimeMoves:
     def _deliverable(
         self, state: SystemState, only: int | None = None
     ) -> Iterator[tuple[int, int]]:
-        if self.gated:
-            waiting = self._waiting(state.flight)
-            for channel, code in self._in_reach(state, only):
-                if code not in waiting:
-                    yield channel, code
-            return
-        yield from self._in_reach(state, only)
-
-    def _in_reach(self, state: SystemState, only: int | None) -> Iterator[tuple[int, int]]:
+        """Each message in flight the runtime may deliver next, by channel (with `only`: of
+        that handoff).  A runtime holding some back delivers through `_gated` instead."""
         numbers = self.codes.handoff
         for channel, codes in enumerate(state.flight):
             if self.system.fifo:
@@ -236,6 +227,13 @@ class RuntimeMoves:
                 for code in codes:
                     if numbers[code] == only:
                         yield channel, code
+
+    def _gated(self, state: SystemState, only: int | None = None) -> Iterator[tuple[int, int]]:
+        """`_deliverable` without the actions a busy worker keeps waiting (`_waiting`)."""
+        waiting = self._waiting(state.flight)
+        for channel, code in RuntimeMoves._deliverable(self, state, only):
+            if code not in waiting:
+                yield channel, code
 
     def _send(self, flight: Flight, sent: Sequence[int]) -> Flight:
         if not sent:
