@@ -43,8 +43,9 @@ class RuntimeProfile:
     """How one runtime behaves, each setting the `System` field of the same name.
 
     The fields `retries`, `resend` and `restart` are left for the runtime's duties (the retry
-    of a failed cleanup, re-sending after a loss, what a restart loses): None keeps the
-    `System`'s own default until those settings exist."""
+    of a failed cleanup, re-sending after a loss, what a restart loses), each the `System`
+    field of its name: None keeps the `System`'s own default, and the shipped profiles leave
+    them None until those settings exist."""
 
     name: str
     """The profile's name in reports (`--runtime NAME`)."""
@@ -94,8 +95,9 @@ class RuntimeProfile:
         return workers
 
     def settings(self) -> dict[str, object]:
-        """The `System` fields this profile sets, by name (`System.runtime` its name)."""
-        return {
+        """The `System` fields this profile sets, by name (`System.runtime` its name); the
+        runtime's duties (`retries`, `resend`, `restart`) only where the profile says."""
+        found: dict[str, object] = {
             "runtime": self.spelled or self.name,
             "acknowledge": self.acknowledge,
             "holds_early": self.holds_early,
@@ -104,6 +106,9 @@ class RuntimeProfile:
             "expires": self.expires,
             "abandons": self.abandons,
         }
+        duties = {"retries": self.retries, "resend": self.resend, "restart": self.restart}
+        found.update((name, value) for name, value in duties.items() if value is not None)
+        return found
 
     def __repr__(self) -> str:
         return f"<handoff runtime profile {self.name!r}>"
