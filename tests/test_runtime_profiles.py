@@ -41,6 +41,7 @@ from handoff._system.workers import (
     Message,
     MessageKind,
     Role,
+    Tombstone,
     WorkerReply,
 )
 from handoff._values.messages import HandoffFact, IssuedHandoffAction
@@ -168,6 +169,19 @@ def test_a_runtime_is_found_by_name_or_as_module_name_and_a_file_name_is_data() 
         find_runtime("nightly")
     with pytest.raises(ValueError, match="is not a runtime profile"):
         find_runtime("test_runtime_profiles:NOT_A_PROFILE")
+
+
+def test_a_profile_hands_the_runtime_duties_it_names_to_the_system() -> None:
+    # Retries, re-sends and restarts are the System's own settings: a profile that names
+    # one passes it on under the field's name, and one that does not leaves the default.
+    assert not {"retries", "resend", "restart"} & LIVE.settings().keys()
+    own = attrs.evolve(MINE, retries=False, resend="cleanups")
+    assert own.settings()["retries"] is False
+    assert own.settings()["resend"] == "cleanups"
+    assert "restart" not in own.settings()
+    bounded = attrs.evolve(LIVE, tombstones=2).contract()
+    assert isinstance(bounded, Tombstone)
+    assert bounded.remembers == 2
 
 
 def test_the_report_names_the_runtime_and_what_an_option_overrode() -> None:
