@@ -98,6 +98,7 @@ if _typing.TYPE_CHECKING:
     from handoff import wire as wire
 
 __all__ = [
+    "Acknowledge",
     "AnyHandoffAction",
     "AnyHandoffFact",
     "ChartEvent",
@@ -135,12 +136,14 @@ __all__ = [
     "NormalizedStoredTiming",
     "OutOfOrderFactError",
     "OutcomeKind",
+    "PerAction",
     "PerRole",
     "PropertyVerdict",
     "RecordingCoordinator",
     "Refusal",
     "RequestMemory",
     "Role",
+    "RuntimeProfile",
     "Slots",
     "SourceFirstChart",
     "SystemView",
@@ -198,6 +201,9 @@ _LAZY = {
     "WorkerReaction": "handoff._system.workers",
     "WorkerReply": "handoff._system.workers",
     "WorkerTask": "handoff._system.workers",
+    "Acknowledge": "handoff._system.acknowledge",
+    "PerAction": "handoff._system.acknowledge",
+    "RuntimeProfile": "handoff._system.profiles",
 }
 
 if _typing.TYPE_CHECKING:
@@ -209,6 +215,8 @@ if _typing.TYPE_CHECKING:
     from handoff._chart.shipped import DestinationFirstChart, SourceFirstChart
     from handoff._coordinator.recorder import HandoffCoordinator, RecordingCoordinator, record
     from handoff._review.trace_check import PropertyVerdict, TraceCheck, check_trace
+    from handoff._system.acknowledge import Acknowledge, PerAction
+    from handoff._system.profiles import RuntimeProfile
     from handoff._system.worker_state import HandoffView, SystemView, WorkerView
     from handoff._system.workers import (
         Message,

@@ -326,7 +326,10 @@ def test_acknowledge_names_its_default_in_the_help() -> None:
     ]
     assert len(helped) >= 2  # review and simulate at least
     for text in helped:
-        assert "has done the work (default: on-send)" in text
+        # The default is the runtime's, and the default runtime's is named.
+        assert "(default: the runtime's; on-send:StartTransfer for the default runtime" in text
+        assert "--runtime NAME" in text
+        assert "the default)" in text  # offline, in --runtime's help
 
 
 def test_version_names_the_distribution(capsys: pytest.CaptureFixture[str]) -> None:

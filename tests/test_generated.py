@@ -446,8 +446,9 @@ def test_without_the_extra_the_start_up_table_is_still_checked_or_written(
 # -- the verdict table of docs/integrating.md ------------------------------------------------
 
 
-def _verdicts() -> dict[tuple[str, str, str, str], tuple[str, str]]:
-    """The committed table: (workers, delivery, handoffs, fault) -> (on reply, on send)."""
+def _verdicts() -> dict[tuple[str, str, str, str], tuple[str, str, str, str]]:
+    """The committed table: (workers, delivery, handoffs, fault) -> (on reply, on send, the
+    offline runtime, the live runtime)."""
     text = (ROOT / "docs" / "integrating.md").read_text(encoding="utf-8")
     begin, end = (
         "<!-- BEGIN GENERATED: system-verdicts -->",
@@ -456,10 +457,10 @@ def _verdicts() -> dict[tuple[str, str, str, str], tuple[str, str]]:
     rows = text.split(begin)[1].split(end)[0].strip().splitlines()[2:]
     found = {}
     for row in rows:
-        workers, delivery, handoffs, fault, reply, send = (
+        workers, delivery, handoffs, fault, reply, send, offline, live = (
             cell.strip() for cell in row.strip("|").split("|")
         )
-        found[workers, delivery, handoffs, fault] = (reply, send)
+        found[workers, delivery, handoffs, fault] = (reply, send, offline, live)
     return found
 
 
@@ -470,7 +471,7 @@ def test_what_integrating_md_says_is_what_its_table_shows() -> None:
     any_order, fifo = "any order", "FIFO per worker"
 
     def both(workers: str, delivery: str, handoffs: int, fault: str) -> str:
-        reply, send = table[workers, delivery, str(handoffs), fault]
+        reply, send, _offline, _live = table[workers, delivery, str(handoffs), fault]
         assert reply == send, "the prose says both policies agree in every row"
         return reply
 
@@ -498,3 +499,20 @@ def test_what_integrating_md_says_is_what_its_table_shows() -> None:
     for workers in ("forgetful", "tombstone"):
         for delivery in (any_order, fifo):
             assert "hangs (W4, W5)" in both(workers, delivery, 1, "lose")
+
+
+def test_what_integrating_md_says_of_the_runtime_profiles_is_what_its_table_shows() -> None:
+    # The offline replay acknowledges the transfer on send and the rest on the worker's reply:
+    # between the two policies, which agree in every row, so it agrees with both.
+    table = _verdicts()
+    for reply, _send, offline, _live in table.values():
+        assert offline == reply
+    # The live runtime never reports TimedOut: a lost message ends the session and its own
+    # cleanup goes out once, never again.  So a loss no longer hangs a handoff (nothing
+    # waits for its completion), and a lost cleanup leaves a slot held (W1).
+    for row, (reply, _send, _offline, live) in table.items():
+        if row[3] == "lose":
+            assert "hangs" not in live
+            assert live.startswith("leaks (W1")
+        else:
+            assert live == reply, row

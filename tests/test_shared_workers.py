@@ -466,9 +466,10 @@ def test_a_bounded_or_per_role_contract_is_spelled_so_its_trace_replays_in_its_w
     )  # fmt: skip
     assert reviewed.returncode == 1, reviewed.stdout + reviewed.stderr
     # --failures bounds the terminal facts and failed works of a run, and the heading says so.
-    assert "2 handoffs sharing them, at most 1 failure a run, work acknowledged on send: " in (
-        reviewed.stdout
-    )
+    assert (
+        "2 handoffs sharing them, at most 1 failure a run, StartTransfer acknowledged on send, "
+        "other work on the worker's reply, runtime offline: "
+    ) in (reviewed.stdout)
     header = json.loads((tmp_path / "evicted.jsonl").read_text(encoding="utf-8").splitlines()[0])
     assert header["workers"]["contract"] == "tombstone:1"
     assert header["workers"]["faults"] == 1

@@ -79,7 +79,7 @@ def test_one_tombstone_shared_by_eight_handoffs_leaks_and_unbounded_ones_do_not(
     assert _line(bounded, "  worker slots").endswith("still held")
     assert _line(bounded, "  world") == (
         "  world         tombstone:1 workers, messages delivered in any order, "
-        "work acknowledged on send"
+        "StartTransfer acknowledged on send, other work on the worker's reply, runtime offline"
     )
     assert _count(bounded, "  worker slots") >= leaks
     assert bounded.stdout.rstrip().endswith("FAILED")

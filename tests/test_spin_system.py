@@ -28,7 +28,7 @@ from handoff._review.spin.run import Trail, run_spin
 from handoff._review.spin.system import G_ACT, G_OUT, HANDOFF_CODE, ModelMove, system_model
 from handoff._review.spin.vocabulary import FACTS, OUTCOME_KINDS
 from handoff._review.verdict import MoveKind
-from handoff._system.config import Acknowledge, System
+from handoff._system.config import Acknowledge, PerAction, System
 from handoff._system.faults import Fault
 from handoff._system.properties import Key, own_property
 from handoff._system.workers import FORGETFUL, TOMBSTONE, PerRole, Tombstone
@@ -104,6 +104,19 @@ SYSTEMS: dict[str, tuple[CompiledChart, System, set[Key]]] = {
     "cancel once submitted, forgetful, on send": (
         AWAITS,
         System(FORGETFUL, acknowledge=ON_SEND),
+        {W1, W2},
+    ),
+    # Acknowledgement per kind (the offline runtime's: StartTransfer on send, the rest on
+    # reply): the chart waits for Submitted, which comes on the worker's reply, so it is safe
+    # as on reply; with SubmitPrefill on send too it leaks as on send.  Spin writes the kinds.
+    "cancel once submitted, forgetful, offline": (
+        AWAITS,
+        System(FORGETFUL, acknowledge=PerAction(frozenset({"StartTransfer"}))),
+        set(),
+    ),
+    "cancel once submitted, forgetful, SubmitPrefill on send": (
+        AWAITS,
+        System(FORGETFUL, acknowledge=PerAction(frozenset({"SubmitPrefill", "StartTransfer"}))),
         {W1, W2},
     ),
     # One handoff is one request: a worker remembering only the last idle one never forgets
@@ -300,9 +313,10 @@ def test_a_fault_the_model_does_not_write_is_refused_never_ignored(
             "forgetful",
             1,
             (
-                # The default policy is the weaker one, on send, and the heading says it.
-                "SourceFirst, forgetful workers, messages delivered in any order, work "
-                "acknowledged on send: ",
+                # The default runtime, offline, acknowledges StartTransfer on send (Spin
+                # mirrors acknowledgement per kind), and the heading says it.
+                "SourceFirst, forgetful workers, messages delivered in any order, StartTransfer "
+                "acknowledged on send, other work on the worker's reply, runtime offline: ",
                 "UNSAFE: W1 (SourceFirst, forgetful workers), W2 (SourceFirst, forgetful workers)",
                 "SourceFirst: Spin agrees with the explorer",
             ),
@@ -323,7 +337,8 @@ def test_a_fault_the_model_does_not_write_is_refused_never_ignored(
             1,
             (
                 "SourceFirst, tombstone workers, messages delivered in any order, faults crash "
-                "(1 each), work acknowledged on send: ",
+                "(1 each), StartTransfer acknowledged on send, other work on the worker's "
+                "reply, runtime offline: ",
                 # Spin's trail, replayed through the explorer's world, told in its words.
                 "the destination restarts: it forgets the request and frees its slot",
                 "holds a KV slot for it (Spin trail, replayed)",

@@ -290,8 +290,11 @@ def test_simulate_counts_the_worker_slots(
     forgetful, tombstone = done["simulate-forgetful"], done["simulate-tombstone"]
     assert forgetful.returncode == 1
     assert "worker slots  0 " not in forgetful.stdout
+    # The default runtime, offline, acknowledges StartTransfer as it sends it, the rest on
+    # the worker's reply, and the world says so.
     assert (
-        "world         forgetful workers, messages delivered in any order, work "
+        "world         forgetful workers, messages delivered in any order, StartTransfer "
+        "acknowledged on send, other work on the worker's reply, runtime offline\n"
         in forgetful.stdout
     )
     assert forgetful.stdout.rstrip().endswith("FAILED")

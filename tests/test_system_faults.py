@@ -146,9 +146,12 @@ def test_a_chart_that_waits_for_submitted_is_safe_only_when_the_worker_acknowled
     assert done["on-reply"].returncode == 0, done["on-reply"].stdout
     on_send = done["on-send"]
     assert on_send.returncode == 1, on_send.stdout
-    assert "forgetful workers, messages delivered in any order, work acknowledged on send" in (
-        on_send.stdout
-    )
+    # --acknowledge on-send overrides the default runtime's (offline) acknowledgement, and
+    # the heading names both.
+    assert (
+        "forgetful workers, messages delivered in any order, work acknowledged on send, "
+        "runtime offline (acknowledge overridden)"
+    ) in on_send.stdout
     assert "the cancel #1 CancelSource reached the source before #0 SubmitPrefill" in (
         on_send.stdout
     )
@@ -315,7 +318,10 @@ def test_the_simulation_sees_the_acknowledgement_policy_as_the_review_does(
     on_send = done["simulate-on-send"]
     assert on_send.returncode == 1
     assert _held(on_send) > 0
-    assert "any order, work acknowledged on send\n" in on_send.stdout
+    assert (
+        "any order, work acknowledged on send, runtime offline (acknowledge overridden)\n"
+        in on_send.stdout
+    )
 
 
 def test_a_restart_is_drawn_and_described_where_it_happens() -> None:

@@ -1,5 +1,6 @@
 """The verdict table of docs/integrating.md: what the system review finds for each worker
-contract, delivery order, injected fault, number of handoffs and acknowledgement policy.
+contract, delivery order, injected fault, number of handoffs, acknowledgement policy and
+runtime profile (the row's contract over the profile's own workers).
 
 Every cell is a review by the system review's own engine (`handoff._review.explore`), so the
 page an integrator reads is what `handoff review --workers …` finds, regenerated with the
@@ -36,6 +37,7 @@ import attrs
 from handoff._review.explore import Review, review_order
 from handoff._system.config import Acknowledge, Resend, Restart, System
 from handoff._system.faults import NETWORK, Fault
+from handoff._system.profiles import LIVE, OFFLINE, RuntimeProfile
 from handoff._system.properties import AnyKey, Key
 from handoff._system.workers import find_contract
 from handoff._values.values import HandoffOrder
@@ -98,16 +100,25 @@ _SHARED = (
 faults a FIFO run is one of the runs of any order, so any order's `safe` answers for it."""
 
 
-def review_world(world: World, acknowledge: Acknowledge) -> Review:
-    """The system review of one row under one acknowledgement policy."""
+Column = Acknowledge | RuntimeProfile
+"""A column: the default runtime acknowledging by this policy, or a runtime profile."""
+
+_COLUMNS: tuple[Column, ...] = (Acknowledge.ON_REPLY, Acknowledge.ON_SEND, OFFLINE, LIVE)
+
+
+def review_world(world: World, column: Column) -> Review:
+    """The system review of one row in one column: an acknowledgement policy, or a runtime
+    profile whose workers follow the row's contract."""
     contract, fifo, handoffs, fault = world
+    mine: dict[str, object] = {"acknowledge": column}
+    settings = column.settings() if isinstance(column, RuntimeProfile) else mine
     system = System(
         find_contract(contract),
         fifo=fifo,
         faults=TERMINAL_FAULTS,
         injected=frozenset(() if fault is None else (fault,)),
-        acknowledge=acknowledge,
         concurrency=handoffs,
+        **settings,  # type: ignore[arg-type]
     )
     return review_order(ORDER, system=system)
 
@@ -133,15 +144,16 @@ def _keys(keys: list[AnyKey]) -> str:
 
 
 def verdict_table() -> str:
-    """The Markdown table, one row per world, a verdict column per acknowledgement policy."""
+    """The Markdown table, one row per world, a verdict column per acknowledgement policy and
+    per runtime profile."""
     lines = [
         "| `--workers` | delivery | handoffs | `--faults` | `--acknowledge on-reply` "
-        "| `--acknowledge on-send` |",
-        "|---|---|---:|---|---|---|",
+        "| `--acknowledge on-send` | `--runtime offline` | `--runtime live` |",
+        "|---|---|---:|---|---|---|---|---|",
     ]
     for world in worlds():
         contract, fifo, handoffs, fault = world
-        cells = [verdict_words(review_world(world, policy)) for policy in _POLICIES]
+        cells = [verdict_words(review_world(world, column)) for column in _COLUMNS]
         lines.append(
             f"| {contract} | {'FIFO per worker' if fifo else 'any order'} | {handoffs} "
             f"| {'none' if fault is None else fault.value} | {' | '.join(cells)} |"

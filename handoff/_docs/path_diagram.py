@@ -190,11 +190,25 @@ def system_sequence_of(
 def _system_messages(number: int, step: TraceStep) -> Iterator[SequenceLine]:
     message = step.message
     if step.worker is not None:
-        yield from _restart_moves(number, step, _WORKER_LANES[step.worker.value])
+        lane = _WORKER_LANES[step.worker.value]
+        if step.kind is MoveKind.EXPIRE:
+            yield SequenceLine(Arrow.NOTE, lane, f"{number}. tombstone expires")
+        else:
+            yield from _restart_moves(number, step, lane)
         return
     if step.call is None and message is not None and step.kind in _TIMER_MOVES:
         what = f"{message.describe()} {_TIMER_MOVES[step.kind]}"
         yield SequenceLine(Arrow.NOTE, RUNTIME, f"{number}. {what}")
+        return
+    if step.kind is MoveKind.ABANDON:
+        yield SequenceLine(Arrow.NOTE, RUNTIME, f"{number}. session ends outside the chart")
+        for sent in step.sent:
+            lane = _WORKER_LANES[sent.role.value]
+            yield SequenceLine(Arrow.OUTCOME, RUNTIME, f"{sent.describe()} (in flight)", peer=lane)
+        return
+    if step.kind is MoveKind.DROP:
+        assert message is not None
+        yield SequenceLine(Arrow.NOTE, RUNTIME, f"{number}. {message.describe()} dropped")
         return
     if step.call is None:
         assert message is not None

@@ -44,8 +44,8 @@ from handoff._coordinator.probe import Configuration
 from handoff._review.environment import Rules
 from handoff._review.graph import Liveness, Tag
 from handoff._review.monitors import Checked
+from handoff._review.system_duties import RuntimeDuties, deadline_when_stuck
 from handoff._review.system_moves import (
-    _channel,
     _checked,
     _failed,
     _Raw,
@@ -54,7 +54,7 @@ from handoff._review.system_moves import (
     _Transition,
     _without,
 )
-from handoff._review.system_runtime import RuntimeDuties, deadline_when_stuck
+from handoff._review.system_runtime import RuntimeMoves, _freeing
 from handoff._review.system_state import (
     Codes,
     Flight,
@@ -72,6 +72,7 @@ from handoff._system.call import Call
 from handoff._system.config import System
 from handoff._system.faults import NETWORK, Fault, TerminalFact
 from handoff._system.judgments import (
+    after_abandoned,
     held_after_freed,
     performed,
     told_while_held,
@@ -88,8 +89,9 @@ from handoff._system.runtime import (
     resent,
     tells_freed,
 )
-from handoff._system.worker_state import HandoffView, SystemView, Worker, WorkerState, worker_view
+from handoff._system.worker_state import Worker, WorkerState
 from handoff._system.workers import (
+    RUNTIME_OWN,
     ContractTable,
     Message,
     MessageKind,
@@ -139,7 +141,7 @@ _new: Any = tuple.__new__
 `__new__`: the moves make four a move."""
 
 
-class SystemWorld(RuntimeDuties, WorldBase):
+class SystemWorld(RuntimeDuties, RuntimeMoves, WorldBase):
     """The moves of the system around `concurrency` coordinators driven by `chart`, sharing
     two workers, judged as they are made, and the liveness of the whole graph.
 
@@ -185,6 +187,11 @@ class SystemWorld(RuntimeDuties, WorldBase):
         chart state of the handoff's coordinator: by their numbers."""
         self._keys: dict[SystemState, tuple[SystemState, tuple[int, ...] | None]] = {}
         """Each configuration reached, and its key (`canonical`)."""
+        if system.one_at_a_time:  # else the deliveries of before, at no cost
+            self._deliverable = self._gated  # type: ignore[method-assign]
+        self.answers_again = system.answers_again > 0
+        """Whether the destination answers a repeated action from its cache of outcomes."""
+        self._busy: dict[Flight, frozenset[int]] = {}
         self._freeing: dict[int, bool] = {}
         """Whether each message tells its coordinator its worker freed the slot."""
         self.terminal_facts = tuple(
@@ -236,24 +243,15 @@ class SystemWorld(RuntimeDuties, WorldBase):
                     workers, state.spent.restarted, coordinator.completion, self._tag(handoff)
                 )
                 yield Key.SLOTS_AT_COMPLETION, finding
+            elif watch.abandoned and node.quiet_for(handoff):
+                workers = (codes.workers[state.source], codes.workers[state.destination])
+                source, destination = (worker.slots(handoff) for worker in workers)
+                whose = "the handoff" if not self.several else f"h{handoff + 1}"
+                yield Key.SLOTS_AT_COMPLETION, after_abandoned(source, destination, whose)
         if self.system.properties:
             view = self.view(node)
             for entry in self.system.properties:
                 yield entry.key, judge_own(entry, view)
-
-    def view(self, node: _Node) -> SystemView:
-        """The public view of `node` that properties of one's own judge."""
-        coordinators, state, codes = node
-        handoffs = tuple(
-            HandoffView(c.chart_state, c.completion, watch.started)
-            for c, watch in zip(coordinators, state.watches, strict=True)
-        )
-        return SystemView(
-            handoffs,
-            worker_view(Role.SOURCE, node.memory(Role.SOURCE)),
-            worker_view(Role.DESTINATION, node.memory(Role.DESTINATION)),
-            codes.decoded(state.flight),
-        )
 
     def moves(self, node: _Node) -> Iterator[Move]:
         """Every move from `node`, in a fixed order: starts, deliveries, then faults (with
@@ -315,11 +313,12 @@ class SystemWorld(RuntimeDuties, WorldBase):
         for raw in raws:
             step = raw.step
             if step.kind in _WORKER_MOVES or (
-                step.kind is MoveKind.DUPLICATE and step.reaction is not None
+                step.kind in (MoveKind.DUPLICATE, MoveKind.EXPIRE) and step.reaction is not None
             ):
                 if restart or raw.node is None:
                     return False
-                role = step.message.role if step.message is not None else Role.SOURCE
+                role = step.message.role if step.message is not None else step.worker
+                assert role is not None
                 worker = self.workers[role]
                 before = codes.workers[state.worker(role)]
                 after = codes.workers[raw.node.state.worker(role)]
@@ -328,10 +327,6 @@ class SystemWorld(RuntimeDuties, WorldBase):
             if not (raw.fault or raw.loop):
                 cooperative = True
         return cooperative
-
-    def _tag(self, handoff: int) -> int | None:
-        """How messages name `handoff`: by number when several share the workers."""
-        return handoff if self.several else None
 
     def _moves(
         self,
@@ -356,15 +351,23 @@ class SystemWorld(RuntimeDuties, WorldBase):
                 if failures and task_of(message.action) in _FAILABLE:
                     yield from self._perform(coordinators, state, code, flight, fail=True)
             else:
-                yield self._deliver(coordinators, state, code, flight)
+                raw = self._deliver(coordinators, state, code, flight)
+                if not (raw.loop and self._holds(raw)):
+                    yield raw
         if self._timer is not None:
             yield from self._resends(coordinators, state, only)
         for handoff, watch in enumerate(state.watches):
             if watch.started and faults_left and only in (None, handoff):
+                if self.system.abandons:  # the runtime ends the session instead
+                    if not (watch.abandoned or coordinators[handoff].is_complete):
+                        yield self._abandon(coordinators, state, handoff, state.flight)
+                    continue
                 for number in range(len(self.terminal_facts)):
                     yield self._call(
                         coordinators, state, handoff, MoveKind.FAULT, None, number, state.flight
                     )
+        if self.system.expires:
+            yield from self._expiries(coordinators, state, only)
         if self.system.injected:
             yield from self._injected(coordinators, state, only)
         if self.system.deadline is not None:
@@ -377,8 +380,11 @@ class SystemWorld(RuntimeDuties, WorldBase):
         code: int,
         flight: Flight,
     ) -> _Raw:
-        """The runtime gives an acknowledgement or a fact to its handoff's coordinator."""
+        """The runtime gives an acknowledgement or a fact to its handoff's coordinator (or
+        drops it: its session ended outside the chart)."""
         handoff = self.codes.handoff[code]
+        if state.watches[handoff].abandoned:
+            return self._dropped(coordinators, state, code, flight)
         kind = MoveKind.TO_COORDINATOR
         return self._call(coordinators, state, handoff, kind, code, _DELIVERY, flight)
 
@@ -441,6 +447,9 @@ class SystemWorld(RuntimeDuties, WorldBase):
         elif resent(message, self.system.resend):
             yield self._lost(fault, coordinators, state, code, flight)
             return
+        elif self.system.abandons:  # the transport error ends the session, untold
+            handoff = codes.handoff[code]
+            raws = [self._abandon(coordinators, state, handoff, flight, lost=True)]
         else:
             handoff = codes.handoff[code]
             assert strike.notice is not None, fault  # a message undelivered is noticed
@@ -463,24 +472,6 @@ class SystemWorld(RuntimeDuties, WorldBase):
             yield _Raw(step, node, raw.findings, fault=True)
 
     # -- moves -------------------------------------------------------------------------
-
-    def _deliverable(
-        self, state: SystemState, only: int | None = None
-    ) -> Iterator[tuple[int, int]]:
-        numbers = self.codes.handoff
-        for channel, codes in enumerate(state.flight):
-            if channel == self._timer:
-                continue
-            if self.system.fifo:
-                if codes and only in (None, numbers[codes[0]]):
-                    yield channel, codes[0]
-            elif only is None:
-                for code in codes:
-                    yield channel, code
-            else:
-                for code in codes:
-                    if numbers[code] == only:
-                        yield channel, code
 
     def _perform(
         self,
@@ -508,13 +499,23 @@ class SystemWorld(RuntimeDuties, WorldBase):
         watch = state.watches[handoff]
         found = _PERFORMED_FINE
         bit = 1 << message.action_id
+        cache = self.answers_again and role is Role.DESTINATION and not fail
+        if cache and watch.performed & bit:
+            cached = next((sent for done, sent in watch.answers if done == message.action_id), None)
+            if cached is not None:
+                yield self._answered_again(coordinators, state, code, flight, cached)
+                return
         twice = watch.performed & bit and not message.copy
-        if not watch.issued & bit or twice or role_of(message.action) is not role:
+        own = message.action_id == RUNTIME_OWN
+        if own:
+            pass  # the runtime's own cleanup: no coordinator issued it (`runtime.abandoned`)
+        elif not watch.issued & bit or twice or role_of(message.action) is not role:
             found = tuple(performed(watch.issued, watch.performed, message))
-        watch = _new(
-            SystemWatch,
-            (watch.started, watch.issued, watch.performed | bit, watch.told, watch.terminated),
-        )
+        told_of = watch.told
+        if own and any(_freeing(reaction) for reaction in reactions):
+            told_of = told_of | {role}  # the runtime's own cleanup freed it: no slot after
+        started, issued, did, _told, ended, abandoned, answers = watch
+        watch = _new(SystemWatch, (started, issued, did | bit, told_of, ended, abandoned, answers))
         watches = _replaced(state.watches, handoff, watch)
         spent = state.spent
         if fail:
@@ -526,7 +527,8 @@ class SystemWorld(RuntimeDuties, WorldBase):
             seen = watches if reaction.done else state.watches
             slots = reaction.slots
             if slots and told:
-                findings = (*findings, (_SLOT_FREED, held_after_freed(role, message)))
+                freed = held_after_freed(role, message, watch.abandoned)
+                findings = (*findings, (_SLOT_FREED, freed))
             if slots > 1:
                 findings = (*findings, (_ONE_SLOT, two_slots(role, message, slots)))
             after = _new(
@@ -536,7 +538,7 @@ class SystemWorld(RuntimeDuties, WorldBase):
                     reaction.memory if source else state.source,
                     state.destination if source else reaction.memory,
                     self._send(flight, reaction.sent),
-                    seen,
+                    self._cached(seen, handoff, message, reaction) if cache else seen,
                     spent,
                 ),
             )
@@ -614,7 +616,8 @@ class SystemWorld(RuntimeDuties, WorldBase):
                     after = state._replace(flight=behind)
                     return _Raw(step, _Node(coordinators, after, self.codes), (), fault)
                 return _Raw(step, _Node(coordinators, state, self.codes), (), fault, loop=True)
-            watch = SystemWatch(True, old.issued, old.performed, old.told, terminated)
+            # (held back instead: `_moves` leaves the loop out, `runtime.held_back`)
+            watch = old._replace(started=True, terminated=terminated)
             after = SystemState(
                 state.coordinators,
                 state.source,
@@ -632,8 +635,10 @@ class SystemWorld(RuntimeDuties, WorldBase):
             told = told | {message.role}
             if self.codes.workers[state.worker(message.role)].slots(handoff):
                 findings = ((_SLOT_FREED, told_while_held(message)),)
+        _started, issued, performed_bits, _told, _ended, abandoned, answers = old
+        issued |= done.issued_bits
         watch = _new(
-            SystemWatch, (True, old.issued | done.issued_bits, old.performed, told, terminated)
+            SystemWatch, (True, issued, performed_bits, told, terminated, abandoned, answers)
         )
         after = _new(
             SystemState,
@@ -739,19 +744,6 @@ class SystemWorld(RuntimeDuties, WorldBase):
         """The number of `coordinator`'s configuration: equal configurations, one number."""
         configuration = probe.configuration(coordinator)
         return self._configurations.setdefault(configuration, len(self._configurations))
-
-    def _send(self, flight: Flight, sent: Sequence[int]) -> Flight:
-        if not sent:
-            return flight
-        if not self.system.fifo:
-            merged = tuple(sorted((*flight[0], *sent), key=self.codes.order.__getitem__))
-            return (merged,) if self._timer is None else (merged, *flight[1:])
-        channels = list(flight)
-        messages = self.codes.messages
-        for code in sent:
-            index = _channel(messages[code])
-            channels[index] = (*channels[index], code)
-        return tuple(channels)
 
     def _judged(self, raw: _Raw) -> Move:
         """A move as the explorer takes it: every property it was checked for, its tags, and

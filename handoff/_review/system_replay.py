@@ -36,8 +36,11 @@ def line_of(step: TraceStep) -> MoveLine:
         assert step.call.fact is not None
         return MoveLine(step.kind.word, fact=type(step.call.fact).__name__, handoff=whose)
     if step.worker is not None:
-        return MoveLine(step.kind.word, worker=step.worker.value)
-    if step.kind in (MoveKind.START, MoveKind.DEADLINE):
+        expired = step.kind is MoveKind.EXPIRE  # with several handoffs, whose tombstone
+        return MoveLine(
+            step.kind.word, worker=step.worker.value, handoff=whose if expired else None
+        )
+    if step.kind in (MoveKind.START, MoveKind.DEADLINE, MoveKind.ABANDON):
         return MoveLine(step.kind.word, handoff=whose)
     message = None if step.message is None else step.message.describe()
     return MoveLine(step.kind.word, message=message)

@@ -1,26 +1,21 @@
-"""The runtime's duties beyond carrying messages, as moves of the system world
-(`handoff._review.system`): a cancel its worker fails (`--faults cleanup-failure`), a lost
-message waiting on the runtime's timer and sent again (`--resend`), what a restart does to
-the actions on their way to the worker (`--restart`), a deadline per handoff (`--deadline`).
-Each is written once in `handoff._system` (`runtime.resent`, `runtime.retried`,
-`Worker.restarted`) and put together here; `SystemWorld` takes these methods as its own."""
+"""The runtime's side of the system world (`handoff._review.system`): what it puts in flight
+and which messages it delivers, the moves a runtime profile adds (a session ended outside the
+chart, a reply dropped after it, a tombstone expiring, the destination answering from its
+cache), and the public view of a configuration.  `SystemWorld` inherits them; each schedules a
+pure step of `handoff._system.runtime`."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, Protocol
 
-import attrs
-
-from handoff._review.graph import Tag
-from handoff._review.system_moves import _failed, _Raw, _without
-from handoff._review.system_state import Codes, Flight, SystemState, _Node
+from handoff._coordinator.core import HandoffCoordinatorCore
+from handoff._review.environment import Rules
+from handoff._review.system_moves import _channel, _Raw, _Reaction, _replaced
+from handoff._review.system_state import Codes, Flight, SystemState, SystemWatch, _Node
 from handoff._review.verdict import MoveKind, TraceStep
-from handoff._review.world import Move
-from handoff._system.config import Resend, System
-from handoff._system.faults import Fault
-from handoff._system.runtime import Workload, answered, resent, retried
-from handoff._system.worker_state import WorkerState
+from handoff._system.config import System
+from handoff._system.runtime import abandoned, busy, held_back, may_expire
+from handoff._system.worker_state import HandoffView, SystemView, Worker, WorkerState, worker_view
 from handoff._system.workers import (
     Message,
     MessageKind,
@@ -28,296 +23,250 @@ from handoff._system.workers import (
     Slots,
     WorkerReaction,
     WorkerReply,
-    WorkerTask,
-    task_of,
 )
-from handoff._values.values import HandoffActionOutcome
 
-if TYPE_CHECKING:
-    from handoff._coordinator.core import HandoffCoordinatorCore
-    from handoff._system.worker_state import Worker
+__all__ = ["RuntimeMoves"]
 
-__all__ = ["RuntimeDuties", "deadline_when_stuck"]
-
-_FAILED_WORK = Fault.FAILED_OUTCOME.outcome
-_UNVOUCHED = HandoffActionOutcome.failed("sent before the worker restarted")
-_WORK = (WorkerTask.TAKE, WorkerTask.TRANSFER, WorkerTask.ACTIVATE)
-"""The work a restarted worker refuses when it was sent before the restart."""
+_DONE_REPLIES = (WorkerReply.DONE, WorkerReply.NOOP)
+"""A worker's replies to a cancel that say nothing of the request is held any more."""
 
 
-class _World(Protocol):
-    """What these moves need of the system world."""
+class RuntimeMoves:
+    """What `SystemWorld` schedules for the runtime, reading the world's own fields."""
 
-    codes: Codes
     system: System
+    codes: Codes
+    rules: Rules
     workers: dict[Role, Worker]
-    workload: Workload
+    several: bool
     _timer: int | None
-    timeout_call: int
+    _busy: dict[Flight, frozenset[int]]
 
-    def _send(self, flight: Flight, sent: Sequence[int]) -> Flight: ...
+    def _tag(self, handoff: int) -> int | None:
+        """How messages name `handoff`: by number when several share the workers."""
+        return handoff if self.several else None
 
-    def _park(self, flight: Flight, code: int) -> Flight: ...
-
-    def _inbox(
-        self, flight: Flight, role: Role
-    ) -> tuple[Flight, tuple[Message, ...], tuple[Message, ...]]: ...
-
-    def _call(
+    def _abandon(
         self,
         coordinators: tuple[HandoffCoordinatorCore, ...],
         state: SystemState,
         handoff: int,
-        kind: MoveKind,
-        code: int | None,
-        call: int,
         flight: Flight,
-    ) -> _Raw: ...
+        *,
+        lost: bool = False,
+    ) -> _Raw:
+        """The runtime ends `handoff`'s session outside the chart (`runtime.abandoned`): its
+        coordinator hears nothing more, and the runtime's own cleanup goes to both workers.
+        A session ended by a lost message (`lost`: a transport error) spends the loss's
+        budget, not the terminal facts'; one already over only loses the message."""
+        watch = state.watches[handoff]
+        spent = state.spent
+        if lost and (watch.abandoned or coordinators[handoff].is_complete):
+            sent: tuple[Message, ...] = ()
+        else:
+            sent = abandoned(self.rules.handoff_id, self._tag(handoff))
+            watch = watch._replace(abandoned=True)
+            if not lost:
+                spent = spent._replace(faults=spent.faults + 1)
+        tag = self._tag(handoff)
+        after = state._replace(
+            flight=self._send(flight, tuple(self.codes.message(item) for item in sent)),
+            watches=_replaced(state.watches, handoff, watch),
+            spent=spent,
+        )
+        where = coordinators[handoff].chart_state
+        step = TraceStep(None, where, kind=MoveKind.ABANDON, sent=sent, handoff=tag)
+        return _Raw(step, _Node(coordinators, after, self.codes), (), fault=True)
 
-
-class RuntimeDuties:
-    """The system world's moves for the runtime's duties (see the module)."""
-
-    _timer: int | None
-    """The channel of lost messages the runtime's timer will send again (`--resend`, or
-    lost with a worker's inbox): after the delivery channels, only when there are any."""
-    _queues: int
-    """How many channels deliver in order (`canonical`)."""
-    _inbox_struck: bool
-    """Whether a restart changes what is in flight (`_alone`)."""
-
-    def _runtime_setup(self, system: System) -> None:
-        """The channels the runtime's duties need, as the world starts."""
-        self._timer = None
-        if system.resend is not Resend.NONE or system.restart.loses_inbox:
-            self._timer = 4 if system.fifo else 1
-        self._queues = 4 if system.fifo else 0
-        self._inbox_struck = system.restart.loses_inbox or system.restart.refuses_unvouched
-
-    def _retry(
-        self: _World, message: Message | None
-    ) -> tuple[tuple[Message, ...], tuple[int, ...]]:
-        """What the runtime sends again once its coordinator refused `message` (`retried`),
-        and its numbers."""
-        again = None if message is None else retried(message, self.system.retry)
-        if again is None:
-            return (), ()
-        return (again,), (self.codes.message(again),)
-
-    def _deadlines(
-        self: _World,
-        coordinators: tuple[HandoffCoordinatorCore, ...],
-        state: SystemState,
-        only: int | None,
-    ) -> Iterator[_Raw]:
-        """Each handoff's deadline, firing before the handoff completes: the runtime reports
-        `TimedOut` (once: not after a terminal fact, not counted against `--failures`), and
-        what is in flight still arrives.  Not a move every run makes (`moves` says when)."""
-        for handoff, watch in enumerate(state.watches):
-            if only not in (None, handoff) or not watch.started or watch.terminated:
-                continue
-            if coordinators[handoff].is_complete:
-                continue
-            kind = MoveKind.DEADLINE
-            raw = self._call(
-                coordinators, state, handoff, kind, None, self.timeout_call, state.flight
-            )
-            yield raw._replace(step=attrs.evolve(raw.step, kind=kind), fault=True)
-
-    def _lost(
-        self: _World,
-        fault: Fault,
+    def _dropped(
+        self,
         coordinators: tuple[HandoffCoordinatorCore, ...],
         state: SystemState,
         code: int,
         flight: Flight,
     ) -> _Raw:
-        """The message `code` is lost and the runtime will send it again (`resent`): it waits
-        on the runtime's timer, and no `TimedOut` is reported."""
-        message = self.codes.messages[code]
-        flight = self._park(flight, code)
+        """A reply for a handoff whose session ended: the runtime drops it (a delivery)."""
         handoff = self.codes.handoff[code]
+        where = coordinators[handoff].chart_state
+        message = self.codes.messages[code]
         step = TraceStep(
-            None,
-            coordinators[handoff].chart_state,
-            kind=MoveKind.LOST,
-            message=message,
-            handoff=message.handoff,
+            None, where, kind=MoveKind.DROP, message=message, handoff=self._tag(handoff)
         )
-        after = state._replace(flight=flight, spent=state.spent.plus(fault))
-        return _Raw(step, _Node(coordinators, after, self.codes), (), fault=True)
+        after = state._replace(flight=flight)
+        return _Raw(step, _Node(coordinators, after, self.codes), (), fault=False)
 
-    def _park(self: _World, flight: Flight, code: int) -> Flight:
-        """`flight` with the lost message `code` on the runtime's timer."""
-        assert self._timer is not None
-        timer = tuple(sorted((*flight[self._timer], code), key=self.codes.order.__getitem__))
-        return (*flight[: self._timer], timer)
-
-    def _resends(
-        self: _World,
+    def _expiries(
+        self,
         coordinators: tuple[HandoffCoordinatorCore, ...],
         state: SystemState,
         only: int | None,
     ) -> Iterator[_Raw]:
-        """The runtime's timer fires for a lost message: it goes out again, behind what is in
-        flight on its channel, or, for one its policy does not re-send (lost with a worker's
-        inbox), the runtime reports `TimedOut` for its handoff.  A cooperative move: the
-        timer fires in every run."""
-        assert self._timer is not None
+        """Each tombstone of a retired request may expire once nothing of it is on its way to
+        the worker (`runtime.may_expire`): the session timeout, at any move after that."""
         codes = self.codes
-        for code in dict.fromkeys(state.flight[self._timer]):
-            handoff = codes.handoff[code]
-            if only not in (None, handoff):
-                continue
-            message = codes.messages[code]
-            rest = _without(state.flight, self._timer, code)
-            if not resent(message, self.system.resend):
-                raw = self._call(
-                    coordinators, state, handoff, MoveKind.TIMER, None, self.timeout_call, rest
-                )
-                step = attrs.evolve(raw.step, kind=MoveKind.TIMER, message=message)
-                yield raw._replace(step=step)
-                continue
-            flight = self._send(rest, (code,))
-            step = TraceStep(
-                None,
-                coordinators[handoff].chart_state,
-                kind=MoveKind.RESEND,
-                message=message,
-                sent=(message,),
-                handoff=message.handoff,
-            )
-            after = state._replace(flight=flight)
-            yield _Raw(step, _Node(coordinators, after, codes), (), fault=False)
+        for role in Role:
+            memory = codes.workers[state.worker(role)]
+            for entry in memory.entries:
+                handoff = entry.request
+                if entry.slots or only not in (None, handoff):
+                    continue
+                retired = state.watches[handoff].abandoned or coordinators[handoff].is_complete
+                mine = [
+                    codes.messages[code]
+                    for channel in state.flight
+                    for code in channel
+                    if codes.handoff[code] == handoff
+                ]
+                if may_expire(role, retired, mine):
+                    yield self._expire(coordinators, state, role, handoff)
 
-    def _cleanup_fails(
-        self: _World,
-        fault: Fault,
-        coordinators: tuple[HandoffCoordinatorCore, ...],
-        state: SystemState,
-        code: int,
-        flight: Flight,
-    ) -> Iterator[_Raw]:
-        """The cancel `code` reaches its worker, which fails it: it remembers nothing of it,
-        holds what it held, and acknowledges it as failed (the runtime's retry, if any, is
-        made when the coordinator refuses that: `retried`)."""
-        codes = self.codes
-        message = codes.messages[code]
-        if (
-            message.kind is not MessageKind.ACTION
-            or task_of(message.action) is not WorkerTask.CANCEL
-        ):
-            return
-        role, handoff = message.role, codes.handoff[code]
-        memory = self.workers[role].memory(codes.workers[state.worker(role)], handoff)
-        acknowledge = self.system.acknowledge
-        sent = answered(
-            message, WorkerReply.FAILED, self.workload, acknowledge, failed=_FAILED_WORK
-        )
-        step = TraceStep(
-            None,
-            coordinators[handoff].chart_state,
-            kind=MoveKind.WORKER_FAILS,
-            message=message,
-            reaction=_failed(memory),
-            sent=sent,
-            handoff=message.handoff,
-        )
-        numbers = tuple(codes.message(item) for item in sent)
-        after = state._replace(flight=self._send(flight, numbers), spent=state.spent.plus(fault))
-        yield _Raw(step, _Node(coordinators, after, codes), (), fault=True)
-
-    def _restart(
-        self: _World,
+    def _expire(
+        self,
         coordinators: tuple[HandoffCoordinatorCore, ...],
         state: SystemState,
         role: Role,
-        fault: Fault,
+        handoff: int,
     ) -> _Raw:
-        """The worker of `role` restarts: it forgets every request and frees every slot, or
-        as `System.restart` says (`Worker.restarted`, `_inbox`).
-
-        The coordinators are not told: a restart is seen only in what the worker does next."""
-        spent = state.spent.plus(fault)
-        spent = spent._replace(restarted=spent.restarted | {role})
-        restart, worker = self.system.restart, self.workers[role]
-        kept = worker.restarted(
-            self.codes.workers[state.worker(role)].entries,
-            keeps_slots=restart.keeps_slots,
-            durable=restart.durable_tombstones,
-        )
-        forgotten = self.codes.worker(WorkerState(kept))
-        flight, refusals, lost = self._inbox(state.flight, role)
+        memory = self.codes.workers[state.worker(role)]
+        kept = WorkerState(tuple(entry for entry in memory.entries if entry.request != handoff))
+        number = self.codes.worker(kept)
         after = state._replace(
-            source=forgotten if role is Role.SOURCE else state.source,
-            destination=forgotten if role is Role.DESTINATION else state.destination,
-            flight=flight,
-            spent=spent,
+            source=number if role is Role.SOURCE else state.source,
+            destination=number if role is Role.DESTINATION else state.destination,
         )
-        slots = Slots.KEEP if restart.keeps_slots else Slots.FREE
-        reaction = WorkerReaction(worker.initial, WorkerReply.SILENT, slots)
-        where = ", ".join(coordinator.chart_state for coordinator in coordinators)
+        reaction = WorkerReaction(self.workers[role].initial, WorkerReply.SILENT, Slots.KEEP)
+        where = coordinators[handoff].chart_state
         step = TraceStep(
             None,
             where,
-            kind=MoveKind.RESTART,
+            kind=MoveKind.EXPIRE,
             reaction=reaction,
-            sent=refusals,
             worker=role,
-            lost=lost,
+            handoff=self._tag(handoff),
         )
         return _Raw(step, _Node(coordinators, after, self.codes), (), fault=True)
 
-    def _inbox(
-        self: _World, flight: Flight, role: Role
-    ) -> tuple[Flight, tuple[Message, ...], tuple[Message, ...]]:
-        """What becomes of the actions on their way to the worker of `role` as it restarts:
-        lost with it (`Restart.loses_inbox`: those the runtime re-sends wait on its timer),
-        or, sent before the restart, the work among them refused as failed
-        (`Restart.refuses_unvouched`: the worker answers them as soon as they arrive, which
-        the review makes the restart's own move).  The other messages stay as they were.
-        Also says what was refused and what was lost."""
-        restart = self.system.restart
-        if not (restart.loses_inbox or restart.refuses_unvouched):
-            return flight, (), ()
-        codes, acknowledge = self.codes, self.system.acknowledge
-        refusals: list[Message] = []
-        lost: list[Message] = []
-        for channel, messages in enumerate(flight):
-            if channel == self._timer:
+    def _holds(self, raw: _Raw) -> bool:
+        """Whether the runtime holds back the early fact `raw` offered, instead of delivering
+        it to be refused (`runtime.held_back`)."""
+        message = raw.step.message
+        return (
+            self.system.holds_early and message is not None and held_back(message, early=raw.loop)
+        )
+
+    def _cached(
+        self,
+        watches: tuple[SystemWatch, ...],
+        handoff: int,
+        message: Message,
+        reaction: _Reaction,
+    ) -> tuple[SystemWatch, ...]:
+        """The destination keeps the outcome it sent for `message` in its cache."""
+        messages = self.codes.messages
+        outcome = next((n for n in reaction.sent if messages[n].kind is MessageKind.OUTCOME), None)
+        if outcome is None:
+            return watches
+        watch = watches[handoff]
+        watch = watch._replace(answers=(*watch.answers, (message.action_id, outcome)))
+        return _replaced(watches, handoff, watch)
+
+    def _answered_again(
+        self,
+        coordinators: tuple[HandoffCoordinatorCore, ...],
+        state: SystemState,
+        code: int,
+        flight: Flight,
+        outcome: int,
+    ) -> _Raw:
+        """The destination gets an action it did already and answers it from its cache: the
+        outcome it sent then, sent again, and nothing done (`System.answers_again`)."""
+        codes = self.codes
+        message = codes.messages[code]
+        handoff = codes.handoff[code]
+        memory = self.workers[Role.DESTINATION].memory(codes.workers[state.destination], handoff)
+        step = TraceStep(
+            None,
+            coordinators[handoff].chart_state,
+            kind=MoveKind.TO_WORKER,
+            message=message,
+            reaction=WorkerReaction(memory, WorkerReply.SILENT, Slots.KEEP),
+            sent=(codes.messages[outcome],),
+            handoff=message.handoff,
+        )
+        after = state._replace(flight=self._send(flight, (outcome,)))
+        return _Raw(step, _Node(coordinators, after, codes), (), fault=False)
+
+    def _waiting(self, flight: Flight) -> frozenset[int]:
+        """The actions in `flight` the runtime does not deliver yet: those for a worker busy
+        with an earlier one (`runtime.busy`)."""
+        found = self._busy.get(flight)
+        if found is None:
+            messages = self.codes.messages
+            codes = [code for channel in flight for code in channel]
+            in_flight = [messages[code] for code in codes]
+            found = self._busy[flight] = frozenset(
+                code
+                for code, message in zip(codes, in_flight, strict=True)
+                if busy(message, in_flight)
+            )
+        return found
+
+    def _deliverable(
+        self, state: SystemState, only: int | None = None
+    ) -> Iterator[tuple[int, int]]:
+        """Each message in flight the runtime may deliver next, by channel (with `only`: of
+        that handoff).  A runtime holding some back delivers through `_gated` instead."""
+        numbers = self.codes.handoff
+        for channel, codes in enumerate(state.flight):
+            if channel == self._timer:  # lost, waiting on the runtime's timer (`_resends`)
                 continue
-            for code in messages:
-                message = codes.messages[code]
-                if message.kind is not MessageKind.ACTION or message.role is not role:
-                    continue
-                if restart.loses_inbox:  # the runtime's timer will notice: `_resends`
-                    lost.append(message)
-                    flight = self._park(_without(flight, channel, code), code)
-                elif task_of(message.action) in _WORK:
-                    flight = _without(flight, channel, code)
-                    refusals.extend(
-                        answered(message, WorkerReply.FAILED, self.workload, acknowledge,
-                                 failed=_UNVOUCHED)
-                    )  # fmt: skip
-        numbers = tuple(codes.message(item) for item in refusals)
-        return self._send(flight, numbers), tuple(refusals), tuple(lost)
+            if self.system.fifo:
+                if codes and only in (None, numbers[codes[0]]):
+                    yield channel, codes[0]
+            elif only is None:
+                for code in codes:
+                    yield channel, code
+            else:
+                for code in codes:
+                    if numbers[code] == only:
+                        yield channel, code
 
-    def _set_aside(self: _World, state: SystemState, flight: Flight, code: int) -> Flight | None:
-        """Where a fact refused as early goes with FIFO delivery and a runtime that re-sends:
-        behind what its channel holds, as a runtime that sets it aside and reads on (a
-        re-sent acknowledgement may come behind its fact).  None: it stays where it was."""
-        if self._timer is None or not self.system.fifo:
-            return None
-        behind = self._send(flight, (code,))
-        return None if behind == state.flight else behind
+    def _gated(self, state: SystemState, only: int | None = None) -> Iterator[tuple[int, int]]:
+        """`_deliverable` without the actions a busy worker keeps waiting (`_waiting`)."""
+        waiting = self._waiting(state.flight)
+        for channel, code in RuntimeMoves._deliverable(self, state, only):
+            if code not in waiting:
+                yield channel, code
+
+    def _send(self, flight: Flight, sent: Sequence[int]) -> Flight:
+        if not sent:
+            return flight
+        if not self.system.fifo:
+            merged = tuple(sorted((*flight[0], *sent), key=self.codes.order.__getitem__))
+            return (merged,) if self._timer is None else (merged, *flight[1:])
+        channels = list(flight)
+        messages = self.codes.messages
+        for code in sent:
+            index = _channel(messages[code])
+            channels[index] = (*channels[index], code)
+        return tuple(channels)
+
+    def view(self, node: _Node) -> SystemView:
+        """The public view of `node` that properties of one's own judge."""
+        coordinators, state, codes = node
+        handoffs = tuple(
+            HandoffView(c.chart_state, c.completion, watch.started)
+            for c, watch in zip(coordinators, state.watches, strict=True)
+        )
+        return SystemView(
+            handoffs,
+            worker_view(Role.SOURCE, node.memory(Role.SOURCE)),
+            worker_view(Role.DESTINATION, node.memory(Role.DESTINATION)),
+            codes.decoded(state.flight),
+        )
 
 
-def deadline_when_stuck(moves: list[Move]) -> list[Move]:
-    """`moves`, a handoff's deadline made a move every run makes where nothing else is: the
-    deadline may fire at any moment (a fault-like move, so W7's runs without faults do not
-    take it), and where the run would otherwise end, it fires, so W4 and W5 judge what
-    follows it."""
-    deadline = MoveKind.DEADLINE
-    if any(m.tags & Tag.COOPERATIVE for m in moves if m.step.kind is not deadline):
-        return moves
-    return [m._replace(tags=Tag.COOPERATIVE) if m.step.kind is deadline else m for m in moves]
+def _freeing(reaction: _Reaction) -> bool:
+    """Whether a worker's reaction to a cancel leaves nothing of the request held."""
+    done = reaction.step.reaction
+    return done is not None and done.reply in _DONE_REPLIES

@@ -149,6 +149,12 @@ class SystemWatch(NamedTuple):
     terminated: bool = False
     """A terminal fact was reported for the handoff (a fault, or a loss's timeout): every run
     must then end with it CANCELED (W5)."""
+    abandoned: bool = False
+    """Its session ended outside the chart (`System.abandons`): the coordinator hears nothing
+    more, and a run may end with it incomplete."""
+    answers: tuple[tuple[int, int], ...] = ()
+    """The destination's cache of outcomes (`System.answers_again`): each action id it
+    answered and the outcome it sent, by number."""
 
 
 class Spent(NamedTuple):
@@ -220,11 +226,15 @@ class _Node(NamedTuple):
         chosen = [
             coordinator
             for coordinator, watch in zip(self.coordinators, self.state.watches, strict=True)
-            if watch.terminated or not terminated
+            if (watch.terminated or not terminated) and not watch.abandoned
         ]
         if not all(coordinator.is_complete for coordinator in chosen):
             return End.STUCK
+        # A handoff whose session ended outside the chart ended as its runtime ended it: never
+        # SUCCESS, and no coordinator completion is asked of it.
         succeeded = [c.completion is HandoffCompletion.SUCCESS for c in chosen]
+        if len(chosen) < len(self.coordinators) and not terminated:
+            succeeded.append(False)
         # Every handoff SUCCESS; for those a terminal fact was reported for, any one SUCCESS
         # (each of them must end CANCELED: W5).
         if all(succeeded) or (terminated and any(succeeded)):
@@ -244,8 +254,8 @@ class _Node(NamedTuple):
             return stuck(self.coordinators[0].chart_state, what)
         states = ", ".join(
             f"h{n + 1} in {c.chart_state}"
-            for n, c in enumerate(self.coordinators)
-            if not c.is_complete
+            for n, (c, watch) in enumerate(zip(self.coordinators, self.state.watches, strict=True))
+            if not c.is_complete and not watch.abandoned
         )
         return stuck(states, what, several=True)
 

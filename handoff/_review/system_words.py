@@ -78,6 +78,16 @@ def describe_step(step: TraceStep, by_runtime: Collection[Message] = ()) -> str:
             f"the runtime reports {step.call}{to} -> {step.state}: "
             f"{_answer(step.issued, step.error)}"
         )
+    if step.kind is MoveKind.ABANDON:
+        sent = ", ".join(sent.describe() for sent in step.sent)
+        return (
+            f"the runtime ends {whose or 'the '}session outside the chart, its coordinator "
+            f"left in {step.state}: sends {sent}"
+        )
+    if step.kind is MoveKind.EXPIRE:
+        assert step.worker is not None
+        of = "the request" if step.handoff is None else f"h{step.handoff + 1}'s request"
+        return f"the {step.worker.value}'s tombstone for {of} expires: it forgets it"
     if step.worker is not None:
         return _restart_words(step)
     assert message is not None
@@ -90,6 +100,12 @@ def describe_step(step: TraceStep, by_runtime: Collection[Message] = ()) -> str:
         return f"{message.describe()} is lost; the runtime's timer will send it again"
     if step.kind is MoveKind.RESEND:
         return f"the runtime's timer fires: it sends {message.describe()} again"
+    if step.kind is MoveKind.DROP:
+        return f"the runtime drops {message.describe()}: its session ended"
+    if step.kind is MoveKind.LOSS and step.call is None:
+        ended = ", ".join(sent.describe() for sent in step.sent)
+        ends = f"the runtime ends the session outside the chart: sends {ended}"
+        return f"{message.describe()} is lost; {ends if ended else 'its session is over already'}"
     if step.kind is MoveKind.LOSS:
         return (
             f"{message.describe()} is lost; the runtime reports {step.call} -> {step.state}: "
@@ -154,7 +170,7 @@ def overtaken(steps: Sequence[TraceStep]) -> Iterator[str]:
         if work is not None:
             whose = "" if message.handoff is None else f"h{message.handoff + 1} "
             yield (
-                f"the cancel {whose}#{message.action_id} {type(message.action).__name__} "
+                f"the cancel {message.describe()} "
                 f"reached the {message.role.value} before {whose}#{work.id.value} "
                 f"{type(work.action).__name__}, the work it cancels: it overtook it"
             )

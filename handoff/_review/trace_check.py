@@ -117,6 +117,7 @@ def check_trace(
     chart: type[HandoffChart] | str | None = None,
     workers: Iterable[str] = (),
     properties: Iterable[str] = (),
+    runtimes: Iterable[str] = (),
 ) -> TraceCheck:
     """Replay the trace file `trace` and judge every property a single run can show.
 
@@ -124,7 +125,8 @@ def check_trace(
     current directory or the Python path); None replays on the shipped chart of the trace's
     order, which a trace made on a chart of one's own refuses.  A trace is data: nothing it
     names is imported.  A run with workers naming a contract or property of one's own
-    replays only if its `"MODULE:NAME"` is in `workers` or `properties`.  Raises
+    replays only if its `"MODULE:NAME"` is in `workers` or `properties` (a runtime profile
+    of one's own: in `runtimes`).  Raises
     `HandoffError` for a file that is not a trace, a chart that does not fit it or a name it
     holds that was not given, `ValueError` for a name given that finds no chart.
     """
@@ -154,7 +156,7 @@ def check_trace(
             f"the trace says {recorded.order.value}"
         )
     if recorded.workers is not None:
-        allowed = (*_names(workers), *_names(properties))
+        allowed = (*_names(workers), *_names(properties), *_names(runtimes))
         return _check_system_run(path, attrs.evolve(recorded, rules=rules), table, allowed)
     result = replay(attrs.evolve(recorded, rules=rules), (judge,))
     found = {violation.finding.key.value: violation for violation in result.violations}
@@ -187,7 +189,9 @@ def _check_system_run(
     try:
         replayed = replay_system_run(recorded, allowed)
     except NotGiven as refusal:
-        keyword = "workers" if refusal.what == "worker contract" else "properties"
+        keyword = {"worker contract": "workers", "runtime": "runtimes"}.get(
+            refusal.what, "properties"
+        )
         raise TraceError(f"{path}: {refusal.allow(f'pass {keyword}=[{refusal.name!r}]')}") from None
     broken = {
         found.finding.key.value: (found.line, found.finding.message) for found in replayed.findings

@@ -59,6 +59,13 @@ class MoveKind(enum.Enum):
     TIMER = "the runtime's timer reports TimedOut"
     """With `--restart loses-inbox`: the runtime's timer fires for a lost action it does not
     re-send, and it reports `TimedOut`."""
+    ABANDON = "session ends outside the chart"
+    """With a runtime that cleans up outside the chart (`--runtime live`): a session ends
+    without telling the coordinator, and the runtime sends its own cleanup."""
+    DROP = "dropped after its session ended"
+    """A reply for a handoff whose session ended: the runtime drops it."""
+    EXPIRE = "tombstone expires"
+    """With expiring tombstones: a worker forgets a retired request it held no slot for."""
 
     @property
     def word(self) -> str:
@@ -81,6 +88,9 @@ _WORDS = {
     MoveKind.RESEND: "resend",
     MoveKind.TIMER: "timeout",
     MoveKind.DEADLINE: "deadline",
+    MoveKind.ABANDON: "abandon",
+    MoveKind.DROP: "deliver",
+    MoveKind.EXPIRE: "expire",
 }
 
 

@@ -48,7 +48,12 @@ SystemReplay = Callable[[Trace, Collection[str]], Sequence[Violation]]
 """Replays a system run, importing only the contracts and properties of one's own named in
 its second argument; what it broke, as (line, property, words), first broken first."""
 
-_OPTIONS = {"chart": "--chart", "worker contract": "--workers", "property": "--property"}
+_OPTIONS = {
+    "chart": "--chart",
+    "worker contract": "--workers",
+    "property": "--property",
+    "runtime": "--runtime",
+}
 """The option that hands over each kind of name a trace may hold."""
 
 
@@ -87,6 +92,15 @@ def configure(parser: argparse.ArgumentParser) -> None:
         default=[],
         metavar="MODULE:NAME",
         help="a property of your own that traces with workers may name; repeat for several",
+    )
+    parser.add_argument(
+        "--runtime",
+        type=_own_name,
+        action="append",
+        default=[],
+        metavar="MODULE:NAME",
+        help="a runtime profile of your own that traces with workers may name; repeat for "
+        "several (the shipped runtimes need none)",
     )
 
 
@@ -140,7 +154,7 @@ def _one(
         trace = _on_chart(header, getattr(args, "chart", None) or (), path)
         if trace.workers is not None:
             trace = attrs.evolve(trace, moves=tuple(cast("Iterator[MoveLine]", body)))
-            allowed = (*args.workers, *args.property)
+            allowed = (*args.workers, *args.property, *args.runtime)
             return _replay_system(trace, path, systems, allowed, record=args.record)
         calls = cast("Iterator[Entry]", body)
         if args.record:

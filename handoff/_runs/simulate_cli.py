@@ -199,6 +199,8 @@ def _print(
     refusals = ", ".join(f"{name} {count:,}" for name, count in sorted(report.refusals.items()))
     print(f"  refused calls {refusals or 'none'}")
     print(f"  incomplete    {report.incomplete:,}")
+    if system is not None and system.abandons:
+        print(f"  abandoned     {report.abandoned:,} (sessions ended outside the chart)")
     broken = ", ".join(f"{key.value} {count:,}" for key, count in sorted_by_key(report.broken))
     print(f"  broken        {broken or 'none'}")
     print(f"  leaks         {report.leaks:,}")
@@ -211,7 +213,8 @@ def _print(
         f"  wall {wall:.2f} s, virtual {report.virtual_ms / 1000:.1f} s; "
         f"{report.handoffs / wall:,.0f} handoffs/s, {report.calls / wall:,.0f} calls/s"
     )
-    print("OK: every handoff completed, no owner leaked" if report.ok else "FAILED")
+    ended = " or ended outside the chart" if report.abandoned else ""
+    print(f"OK: every handoff completed{ended}, no owner leaked" if report.ok else "FAILED")
 
 
 def sorted_by_key(counts: Counter[PropertyName]) -> list[tuple[PropertyName, int]]:

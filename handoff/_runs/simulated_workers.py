@@ -23,11 +23,17 @@ sent again as it arrives, behind what is on its way) or lost (the runtime report
 later), or a worker restarts just before an action arrives (every handoff's requests
 forgotten).  With `Acknowledge.ON_SEND` the runtime acknowledges work that
 takes or moves KV as it sends it, and the worker reports `Failed` for such work it did not do.
+
+A runtime profile's settings (`System`) run here as in the review: a session ended outside the
+chart sends the runtime's own cleanup (`end_session`), a worker taking one action at a time
+keeps the next waiting until its last reply reached its coordinator (`replied`), the
+destination answers a repeated action from its cache of outcomes, and an expiring tombstone is
+let go once its request is settled.
 """
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Sequence
 from typing import Generic, NamedTuple, Protocol, TypeVar
 
@@ -37,6 +43,7 @@ from handoff._system.call import Call
 from handoff._system.config import Resend, System
 from handoff._system.faults import NETWORK, Fault
 from handoff._system.judgments import (
+    after_abandoned,
     at_completion,
     held_after_freed,
     performed,
@@ -46,6 +53,7 @@ from handoff._system.judgments import (
 from handoff._system.properties import Finding, Key
 from handoff._system.runtime import (
     Workload,
+    abandoned,
     answered,
     call_of,
     carried,
@@ -56,6 +64,7 @@ from handoff._system.runtime import (
 )
 from handoff._system.worker_state import Worker, WorkerBook
 from handoff._system.workers import (
+    RUNTIME_OWN,
     ContractTable,
     Message,
     MessageKind,
@@ -74,7 +83,7 @@ from handoff._values.values import (
     HandoffId,
 )
 
-__all__ = ["Channel", "Resent", "Settled", "SimulatedWorkers"]
+__all__ = ["Channel", "Event", "Resent", "SessionEnds", "Settled", "SimulatedWorkers", "Waited"]
 
 
 _FAILABLE = (WorkerTask.TAKE, WorkerTask.TRANSFER, WorkerTask.ACTIVATE)
@@ -94,6 +103,22 @@ class Resent(NamedTuple):
     item: Call | Message
     channel: Channel
 
+
+class SessionEnds(NamedTuple):
+    """The runtime ends the handoff's session outside the chart (`System.abandons`)."""
+
+
+class Waited(NamedTuple):
+    """An action a worker taking one at a time kept waiting, taken now (`runtime.busy`)."""
+
+    message: Message
+
+
+Event = Call | Message | Resent | SessionEnds | Waited
+"""What the simulation's clock delivers: a call, a message, a lost one sent again, a
+session's end, a waited action."""
+
+_DONE_REPLIES = (WorkerReply.DONE, WorkerReply.NOOP)
 
 SHARED = (
     " (the trace has this handoff's calls only: the workers are shared, and what they did for "
@@ -123,6 +148,8 @@ class _WorkerHandoff(Protocol):
     """What its run broke so far, judged as the review judges a move."""
     issued: dict[int, HandoffAction]
     """Every action issued so far, by id."""
+    abandoned: bool
+    """Its session ended outside the chart: its coordinator hears nothing more."""
 
 
 H = TypeVar("H", bound=_WorkerHandoff)
@@ -137,7 +164,7 @@ class _WorkerWorld(Protocol[H_contra]):
         self,
         delay: float,
         handoff: H_contra,
-        call: Call | Message | Resent,
+        call: Event,
         channel: Channel | None = None,
         /,
     ) -> float: ...
@@ -202,6 +229,16 @@ class SimulatedWorkers(Generic[H]):
         self._stamps: dict[int, tuple[int, Message]] = {}
         """Each action on its way to a worker: the worker's generation when it was sent (the
         message is kept so that its id names it until it arrives)."""
+        self.expires = system.expires
+        self.abandons = system.abandons
+        self.one_at_a_time = system.one_at_a_time
+        self.answers_again = system.answers_again
+        self.replying: dict[Role, set[tuple[int, int]]] = {role: set() for role in Role}
+        """With one action at a time: each worker's replies not yet at their coordinator."""
+        self.waiting: dict[Role, deque[tuple[H, Message]]] = {role: deque() for role in Role}
+        """With one action at a time: the actions each worker keeps waiting, in order."""
+        self.cache: dict[tuple[int, int], Message] = {}
+        """The destination's last `answers_again` outcomes, by request and action id."""
         self._worker_faults = tuple(f for f in NETWORK if f in self.faults and f.strike.forgets)
         self.workers = {role: Worker(self.table, role, system.slots) for role in Role}
         self.books = {role: WorkerBook() for role in Role}
@@ -257,7 +294,9 @@ class SimulatedWorkers(Generic[H]):
                     self.world.at(self.world.uniform(5, 30), handoff, timer)
                     continue
             if strike.notice is not None:
-                notice = Call.of_fact(strike.notice(handoff.handoff_id))
+                notice: Event = Call.of_fact(strike.notice(handoff.handoff_id))
+                if self.abandons:  # a transport error ends the session, untold
+                    notice = SessionEnds()
                 self.world.at(self.world.uniform(5, 30), handoff, notice)
         return delivered
 
@@ -273,6 +312,32 @@ class SimulatedWorkers(Generic[H]):
             return self.resend is Resend.EVERYTHING
         return resent(Message(MessageKind.OUTCOME, number, role, action, item.outcome), self.resend)
 
+    def end_session(self, handoff: H) -> None:
+        """The runtime ends `handoff`'s session outside the chart: its coordinator hears
+        nothing more, and the runtime's own cleanup goes to both workers
+        (`runtime.abandoned`)."""
+        if handoff.abandoned:
+            return
+        handoff.abandoned = True
+        for message in abandoned(handoff.handoff_id, handoff.number):
+            self.world.at(self.world.latency(), handoff, message, (message.role, True))
+
+    def replied(self, handoff: H, call: Call, channel: Channel) -> None:
+        """A worker's reply reached its coordinator (or was lost): with one action at a time,
+        the worker takes the next action it kept waiting."""
+        if not self.one_at_a_time or call.action_id is None:
+            return
+        role = channel[0]
+        self.replying[role].discard((handoff.number, call.action_id.value))
+        self._next(role)
+
+    def _next(self, role: Role) -> None:
+        waiting = self.waiting[role]
+        if waiting and not self.replying[role]:
+            handoff, message = waiting.popleft()
+            handoff.pending -= 1  # the clock has it again
+            self.world.at(0.0, handoff, Waited(message))
+
     def _send_back(self, handoff: H, message: Message) -> None:
         """Put an acknowledgement or a fact in flight to the coordinator, on its worker's
         channel: an acknowledgement after the usual latency (or the network's faults), a
@@ -280,6 +345,8 @@ class SimulatedWorkers(Generic[H]):
         back = (message.role, False)
         if message.kind is MessageKind.OUTCOME:
             assert message.outcome is not None
+            if self.one_at_a_time:
+                self.replying[message.role].add((handoff.number, message.action_id))
             self.world.send(handoff, HandoffActionId(message.action_id), message.outcome, back)
             return
         if isinstance(message.fact, HandoffFact.Failed):
@@ -296,12 +363,27 @@ class SimulatedWorkers(Generic[H]):
         spent[fault] += 1
         return True
 
-    def arrive(self, handoff: H, message: Message) -> None:
+    def arrive(self, handoff: H, message: Message, *, waited: bool = False) -> None:
         """The worker gets the action `message` carries, reacts, and the runtime sends back
-        what it answered."""
+        what it answered (with one action at a time, once its last reply is at its
+        coordinator: `waited`, it was kept waiting and its turn came)."""
+        role = message.role
+        if self.one_at_a_time and not waited and (self.replying[role] or self.waiting[role]):
+            self.waiting[role].append((handoff, message))
+            handoff.pending += 1  # still on its way, in the worker's queue
+            return
+        self._take(handoff, message)
+        if self.one_at_a_time:
+            self._next(role)
+
+    def _take(self, handoff: H, message: Message) -> None:
         action = message.action
         task = task_of(action)
         role = message.role
+        key = (handoff.number, message.action_id)
+        if self.answers_again and role is Role.DESTINATION and key in self.cache:
+            self._send_back(handoff, self.cache[key])  # a repeat, answered from the cache
+            return
         for fault in self._worker_faults:
             if self._injects(handoff, fault):
                 self.restart(role)  # just before the message arrives
@@ -314,8 +396,11 @@ class SimulatedWorkers(Generic[H]):
             return
         worker, book = self.workers[role], self.books[role]
         request, action_id = handoff.number, message.action_id
-        for key, words in performed(handoff.issued_bits, handoff.performed_bits, message):
-            handoff.findings.append(Finding.of(key, words))
+        own = action_id == RUNTIME_OWN  # the runtime's own cleanup: no coordinator issued it
+        for found, words in (
+            () if own else performed(handoff.issued_bits, handoff.performed_bits, message)
+        ):
+            handoff.findings.append(Finding.of(found, words))
         if task is WorkerTask.CANCEL and self._cleanup_fails(handoff, book, action_id):
             # It does not do the cancel, so it neither performs nor remembers it.
             failed_reply = (WorkerReply.FAILED, handoff.workload, self.acknowledge)
@@ -330,14 +415,19 @@ class SimulatedWorkers(Generic[H]):
             worker.fail_in(book, request, action_id)
         else:
             reply = worker.take(book, request, action_id, task, self.world.choice).reply
+        if own and reply in _DONE_REPLIES:
+            handoff.told.add(role)
         slots = book.slots(request)
         if slots and role in handoff.told:
-            handoff.findings.append(Finding.of(_SLOT_FREED, held_after_freed(role, message)))
+            freed = held_after_freed(role, message, handoff.abandoned)
+            handoff.findings.append(Finding.of(_SLOT_FREED, freed))
         if slots > 1:
             handoff.findings.append(Finding.of(_ONE_SLOT, two_slots(role, message, slots)))
         if task is WorkerTask.CANCEL and reply is WorkerReply.FAILED:
             handoff.performed_bits &= ~(1 << action_id)  # failed: not performed, retried anew
         for sent in answered(message, reply, handoff.workload, self.acknowledge, failed=failed):
+            if self.answers_again and role is Role.DESTINATION and sent.kind is MessageKind.OUTCOME:
+                self._cache(key, sent)
             self._send_back(handoff, sent)
 
     def _cleanup_fails(self, handoff: H, book: WorkerBook, action_id: int) -> bool:
@@ -350,6 +440,12 @@ class SimulatedWorkers(Generic[H]):
         return self.world.fault(Fault.CLEANUP_FAILURE) or self._injects(
             handoff, Fault.FAILED_CLEANUP
         )
+
+    def _cache(self, key: tuple[int, int], sent: Message) -> None:
+        """The destination keeps `sent`, forgetting its oldest beyond `answers_again`."""
+        self.cache[key] = sent
+        if len(self.cache) > self.answers_again:
+            del self.cache[next(iter(self.cache))]
 
     def restart(self, role: Role) -> None:
         """The worker of `role` restarts: it forgets every request and frees every slot, or
@@ -421,14 +517,19 @@ class SimulatedWorkers(Generic[H]):
         next handoff); a slot held against the completion stays held: a leak.  A worker whose
         memory is unbounded forgets what it remembers idle of the request (no message of it is
         left to need it); one with bounded memory keeps it, competing with the live requests
-        as a real worker's would.
+        as a real worker's would, unless its tombstones expire (`System.expires`: nothing of
+        the request is on its way to it any more, `runtime.may_expire`).
         """
         request = handoff.number
         source, destination = (self.books[role].slots(request) for role in Role)
         findings: list[Finding] = []
         held = source + destination
         lost = None
-        if completion is None:
+        if handoff.abandoned and completion is None:
+            words = after_abandoned(source, destination)
+            if words is not None:
+                findings.append(Finding.of(Key.SLOTS_AT_COMPLETION, words + SHARED))
+        elif completion is None:
             if held:
                 findings.append(
                     Finding.of(Key.DELIVERIES_COMPLETE, _unfinished(source, destination))
@@ -448,7 +549,8 @@ class SimulatedWorkers(Generic[H]):
         if held:
             self.leaked.add(request)
         for role in Role:
-            if self.workers[role].remembers is None and self.books[role].idle(request):
+            forgets = self.workers[role].remembers is None or self.expires  # `may_expire`
+            if forgets and self.books[role].idle(request):
                 self._let_go(role, request)
         return Settled(tuple(findings), held, lost)
 

@@ -22,7 +22,14 @@ from typing import TypeVar
 import attrs
 
 from handoff._coordinator.core import HandoffCoordinatorCore
-from handoff._runs.simulated_workers import Channel, Resent, SimulatedWorkers
+from handoff._runs.simulated_workers import (
+    Channel,
+    Event,
+    Resent,
+    SessionEnds,
+    SimulatedWorkers,
+    Waited,
+)
 from handoff._runs.simulation_report import HandoffRecord, SimulationReport
 from handoff._runs.trace import Entry
 from handoff._system.bound import loop, overrun
@@ -136,6 +143,8 @@ class _Handoff:
     """The workers whose freeing the coordinator was told of."""
     findings: list[Finding] = attrs.Factory(list)
     """What its run broke so far, judged as the review judges a move."""
+    abandoned: bool = False
+    """Its session ended outside the chart (`System.abandons`): no more calls are made."""
     runaway: str | None = None  # why it was cut as one that never ends: no more calls are made
 
 
@@ -149,13 +158,15 @@ class _World:
         self.make = make
         self.report = report
         self.rng = random.Random(config.seed)
-        self.queue: list[tuple[float, int, _Handoff, Call | Message | Resent, Channel | None]] = []
+        self.queue: list[tuple[float, int, _Handoff, Event, Channel | None]] = []
         self.sequence = 0
         self.now = 0.0
         self.channels: dict[Hashable, float] = {}
         """With `fifo`: when each worker channel's last message arrives."""
         self.fifo = config.system is not None and config.system.fifo
         self.workers = None if config.system is None else SimulatedWorkers(config.system, self)
+        self.abandons = config.system is not None and config.system.abandons
+        """The runtime ends sessions outside the chart instead of reporting terminal facts."""
 
     # -- scheduling --------------------------------------------------------------------
 
@@ -163,7 +174,7 @@ class _World:
         self,
         delay: float,
         handoff: _Handoff,
-        call: Call | Message | Resent,
+        call: Event,
         channel: Channel | None = None,
     ) -> float:
         """Deliver `call` after `delay` (on a worker's `channel`: with `fifo`, never before
@@ -206,40 +217,50 @@ class _World:
         if self.config.record_calls:
             handoff.calls = []
         self.at(0.0, handoff, Call.start())
-        if self.fault(Fault.TIMEOUT):
-            timed_out = Call.of_fact(HandoffFact.TimedOut(handoff_id))
-            self.at(self.rng.uniform(0, 40), handoff, timed_out)
-        if self.fault(Fault.CANCELLATION):
-            canceled = Call.of_fact(HandoffFact.Canceled(handoff_id))
-            self.at(self.rng.uniform(0, 40), handoff, canceled)
+        for fault, fact in (
+            (Fault.TIMEOUT, HandoffFact.TimedOut),
+            (Fault.CANCELLATION, HandoffFact.Canceled),
+        ):
+            if self.fault(fault):
+                # A deadline or a client's cancel: reported, or the session ends untold.
+                ends: Event = SessionEnds() if self.abandons else Call.of_fact(fact(handoff_id))
+                self.at(self.rng.uniform(0, 40), handoff, ends)
         system = self.config.system
         if system is not None and system.deadline is not None:
             self.at(system.deadline, handoff, _DEADLINE)
 
-    def deliver(
-        self, handoff: _Handoff, call: Call | Message | Resent, channel: Channel | None = None
-    ) -> None:
+    def deliver(self, handoff: _Handoff, call: Event, channel: Channel | None = None) -> None:
         handoff.pending -= 1
         workers = self.workers
         if call is _DEADLINE:  # the runtime's timer: nothing once the handoff completed
             if handoff.coordinator.is_complete:
                 return
-            call = Call.of_fact(HandoffFact.TimedOut(handoff.handoff_id))
+            call = (
+                SessionEnds()
+                if self.abandons
+                else Call.of_fact(HandoffFact.TimedOut(handoff.handoff_id))
+            )
         if isinstance(call, Resent):
             self.at(self.latency(), handoff, call.item, call.channel)
             return
-        if (
-            channel is not None
-            and workers is not None
-            and not workers.struck(handoff, call, channel)
-        ):
-            return  # lost on the wire
+        if isinstance(call, SessionEnds | Waited):
+            assert workers is not None  # only a runtime with workers ends sessions or waits
+            if isinstance(call, Waited):
+                workers.arrive(handoff, call.message, waited=True)
+            elif not handoff.coordinator.is_complete:
+                workers.end_session(handoff)
+            return
+        if channel is not None and workers is not None:
+            if isinstance(call, Call) and not channel[1]:
+                workers.replied(handoff, call, channel)  # delivered or lost: it arrived
+            if not workers.struck(handoff, call, channel):
+                return  # lost on the wire
         if isinstance(call, Message):
             assert workers is not None  # only the workers' actions travel as messages
             workers.arrive(handoff, call)
             return
-        if handoff.runaway is not None:
-            return
+        if handoff.runaway is not None or handoff.abandoned:
+            return  # no more calls: cut as endless, or its session is over
         self.report.calls += 1
         try:
             issued = call.send(handoff.coordinator)
@@ -273,9 +294,9 @@ class _World:
             handoff.transfer_delay_ms = action.delay_ms
         if kind is HandoffAction.Complete:
             handoff.completions.append(handoff.coordinator.completion)
-            if handoff.coordinator.completion is HandoffCompletion.SUCCESS and self.fault(
-                Fault.CANCELLATION_AFTER_SUCCESS
-            ):
+            success = handoff.coordinator.completion is HandoffCompletion.SUCCESS
+            # A runtime ending sessions outside the chart never reports Canceled.
+            if success and not self.abandons and self.fault(Fault.CANCELLATION_AFTER_SUCCESS):
                 fact = HandoffFact.Canceled(handoff.handoff_id)
                 self.at(self.rng.uniform(0, 5), handoff, Call.of_fact(fact))
             return
@@ -413,7 +434,9 @@ def _finish(world: _World, handoff: _Handoff, report: SimulationReport, keep: _K
             lost.append(settled.lost)
     report.completions[final.name if final is not None else "none"] += 1
     report.reopened += len(handoff.completions) > 1
-    if not handoff.coordinator.is_complete:
+    if handoff.abandoned and not handoff.coordinator.is_complete:
+        report.abandoned += 1
+    elif not handoff.coordinator.is_complete:
         report.incomplete += 1
     if any(finding.key in LEAKS for finding in findings):
         report.leaks += 1
@@ -437,6 +460,8 @@ def _findings(handoff: _Handoff) -> Iterator[Finding]:
     coordinator = handoff.coordinator
     if handoff.runaway is not None:
         yield Finding.of(Key.BOUND, f"never ends: {handoff.runaway}")
+    if handoff.abandoned and not coordinator.is_complete:
+        return  # its runtime ended it outside the chart: no completion is asked of it
     if not coordinator.is_complete:
         yield Finding.of(
             Key.DELIVERIES_COMPLETE, "nothing of it is in flight and it never completed"

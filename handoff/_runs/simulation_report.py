@@ -56,6 +56,9 @@ class SimulationReport:
     lost: int = 0
     """Handoffs that completed SUCCESS with no destination slot for their request: KV lost."""
     incomplete: int = 0
+    abandoned: int = 0
+    """Handoffs whose session ended outside the chart before they completed (`--runtime
+    live`): no completion is asked of them."""
     calls: int = 0
     refusals: Counter[str] = attrs.Factory(Counter)
     """Refused calls by error class: the runtime's late or conflicting reports."""

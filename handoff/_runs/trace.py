@@ -23,10 +23,12 @@ or a terminal fact, as the review's report names them:
     {"move":"fault","fact":"Canceled"}
     {"end":{"moves":3}}
 
-A run with faults injected (`--faults`) or work acknowledged on send names them in its
-workers too, `"injected":["duplicate"],"budget":1,"acknowledge":"on-send"` (each only when
-asked for), and its moves may `duplicate` or `lose` a message or `restart` a worker
-(`{"move":"restart","worker":"source"}`).
+A run with faults injected (`--faults`), work acknowledged on send or a runtime profile other
+than the default names them in its workers too,
+`"injected":["duplicate"],"budget":1,"acknowledge":"on-send","runtime":"live"` (each only
+when asked for), and its moves may `duplicate` or `lose` a message, `restart` a worker
+(`{"move":"restart","worker":"source"}`), `abandon` a handoff's session or let a worker's
+tombstone `expire` (`{"move":"expire","worker":"source","handoff":"h2"}`).
   Values are spelled exactly as `handoff.wire`
 spells them.  A call line may say what the call must answer: `expect` (the actions issued, in
 order) or `expect_error` (the whole message of the `HandoffError` raised).  The end line counts
@@ -51,7 +53,15 @@ from handoff._coordinator import probe as probe
 from handoff._coordinator.core import HandoffCoordinatorCore
 from handoff._runs import trace_file
 from handoff._system.call import Call, CallKind
-from handoff._system.config import Acknowledge, Resend, Restart, System
+from handoff._system.config import (
+    DEFAULT_RUNTIME,
+    Acknowledge,
+    AnyAcknowledge,
+    Resend,
+    Restart,
+    System,
+    acknowledge_of,
+)
 from handoff._system.faults import NETWORK, Fault
 from handoff._system.properties import OwnKey, find_property
 from handoff._system.workers import contract_spelling, find_contract
@@ -95,7 +105,15 @@ _HEADER_KEYS = (
     "handoff_id", "order", "chart", "workers", "fallback_transfer_delay_ms", "snapshot",
 )  # fmt: skip
 _WORKERS_KEYS = ("contract", "fifo", "faults")
-_WORKERS_OPTIONAL = ("injected", "budget", "acknowledge", "concurrency", "slots", "properties")
+_WORKERS_OPTIONAL = (
+    "injected",
+    "budget",
+    "acknowledge",
+    "concurrency",
+    "slots",
+    "properties",
+    "runtime",
+)
 _RUNTIME_OPTIONAL = ("retry", "resend", "restart", "deadline")
 """The runtime's duties a header names when they are not the contract's defaults."""
 _MOVE_KEYS = ("move", "message", "fact", "worker", "handoff")
@@ -136,7 +154,7 @@ class Workers:
     injected: frozenset[Fault] = frozenset()
     """The faults injected besides (`--faults`)."""
     budget: int = 1
-    acknowledge: Acknowledge = Acknowledge.ON_REPLY
+    acknowledge: AnyAcknowledge = Acknowledge.ON_REPLY
     concurrency: int = 1
     """How many handoffs shared the workers."""
     slots: int | None = None
@@ -151,6 +169,9 @@ class Workers:
     """What a worker's restart did (`System.restart`)."""
     deadline: float | None = None
     """Each handoff's deadline (`System.deadline`; infinite: untimed, as a review's)."""
+    runtime: str | None = None
+    """The runtime profile the run assumed, when not the default (a shipped name, or
+    `MODULE:NAME`); its settings apply, then `acknowledge`."""
 
     @classmethod
     def of(cls, system: System) -> Workers:
@@ -170,26 +191,33 @@ class Workers:
             system.resend,
             system.restart,
             system.deadline,
+            None if system.runtime == DEFAULT_RUNTIME else system.runtime,
         )
 
     def system(self, allowed: Collection[str] = ()) -> System:
         """The system these workers spell.  The spelling is data: a contract or property named
         `MODULE:NAME` is imported only if `allowed` holds the name (else `NotGiven`); a bad
         one is a `ValueError`."""
+        settings: dict[str, Any] = {}
+        if self.runtime is not None:
+            from handoff._system.profiles import find_runtime  # only a run that names one
+
+            settings = find_runtime(self.runtime, allowed).settings()
+        settings["acknowledge"] = self.acknowledge
+        # What the run's system did, as written: over the profile's own values.
+        settings.update(
+            retry=self.retry, resend=self.resend, restart=self.restart, deadline=self.deadline
+        )
         return System(
             find_contract(self.contract, allowed),
             fifo=self.fifo,
             faults=self.faults,
             injected=self.injected,
             budget=self.budget,
-            acknowledge=self.acknowledge,
             concurrency=self.concurrency,
             slots=self.slots,
             properties=tuple(find_property(name, allowed) for name in self.properties),
-            retry=self.retry,
-            resend=self.resend,
-            restart=self.restart,
-            deadline=self.deadline,
+            **settings,
         )
 
 
@@ -364,6 +392,8 @@ def _workers_options(workers: Workers) -> str:
     if workers.deadline is not None:
         untimed = workers.deadline == math.inf
         text += f',"deadline":{"true" if untimed else format_f64(workers.deadline)}'
+    if workers.runtime is not None:
+        text += f',"runtime":{write_string(workers.runtime)}'
     return text
 
 
@@ -644,10 +674,13 @@ class _Line:
         ):
             choices = ", ".join(Restart.WORDS)
             raise self.fail(f"workers: restart must be a list of {choices}, got {restart!r}")
+        runtime = data.get("runtime")
+        if runtime is not None and not (isinstance(runtime, str) and runtime):
+            raise self.fail(f"workers: runtime must be a name, got {runtime!r}")
         return Workers(
             contract, fifo, faults, injected, budget, acknowledge, concurrency, slots,
             tuple(properties), retry, resends[str(resend)], Restart.of(restart),
-            self._deadline(data.get("deadline")),
+            self._deadline(data.get("deadline")), runtime,
         )  # fmt: skip
 
     def _deadline(self, value: object) -> float | None:
@@ -661,7 +694,7 @@ class _Line:
 
     def _workers_options(
         self, data: dict[str, object]
-    ) -> tuple[frozenset[Fault], int, Acknowledge]:
+    ) -> tuple[frozenset[Fault], int, AnyAcknowledge]:
         names = data.get("injected", [])
         faults = {fault.value: fault for fault in NETWORK}
         if not isinstance(names, list) or not all(
@@ -672,12 +705,14 @@ class _Line:
         budget = data.get("budget", 1)
         if type(budget) is not int or budget < 1:
             raise self.fail(f"workers: budget must be a count from 1, got {budget!r}")
-        policies = {policy.value: policy for policy in Acknowledge}
         policy = data.get("acknowledge", Acknowledge.ON_REPLY.value)
-        if policy not in policies:
-            choices = ", ".join(policies)
-            raise self.fail(f"workers: acknowledge must be one of {choices}, got {policy!r}")
-        return frozenset(faults[name] for name in names), budget, policies[str(policy)]
+        try:
+            if not isinstance(policy, str):
+                raise ValueError(f"expected on-send, on-reply or on-send:KIND,…, got {policy!r}")
+            found = acknowledge_of(policy)
+        except ValueError as error:
+            raise self.fail(f"workers: acknowledge: {error}") from None
+        return frozenset(faults[name] for name in names), budget, found
 
     def move(self) -> MoveLine:
         self.only(_MOVE_KEYS)

@@ -18,19 +18,26 @@ from typing import TYPE_CHECKING, Any
 
 from handoff import _cli
 from handoff._system.config import (
-    DEFAULT_ACKNOWLEDGE,
     DEFAULT_FAILURES,
-    Acknowledge,
     Resend,
     Restart,
     System,
+    acknowledge_of,
 )
 from handoff._system.faults import NETWORK, Fault
 
 if TYPE_CHECKING:
+    from handoff._system.profiles import RuntimeProfile
     from handoff._system.workers import WorkerContract
 
-__all__ = ["FAULTS_HELP", "WORKERS_HELP", "Options", "add_system_options", "system_of"]
+__all__ = [
+    "FAULTS_HELP",
+    "RUNTIME_HELP",
+    "WORKERS_HELP",
+    "Options",
+    "add_system_options",
+    "system_of",
+]
 
 FAULTS_HELP = ", ".join(fault.value for fault in NETWORK)
 
@@ -72,6 +79,25 @@ def contract_argument(text: str) -> WorkerContract:
     except ValueError as error:
         raise argparse.ArgumentTypeError(str(error)) from None
     return found
+
+
+def runtime_argument(text: str) -> RuntimeProfile:
+    """An argparse type: a runtime profile, shipped or `MODULE:NAME`."""
+    from handoff._system.profiles import find_runtime
+
+    try:
+        return find_runtime(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def acknowledge_argument(text: str) -> str:
+    """An argparse type: `on-send`, `on-reply` or `on-send:KIND,…`, checked, kept as given."""
+    try:
+        acknowledge_of(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+    return text
 
 
 def faults_argument(text: str) -> frozenset[Fault]:
@@ -151,11 +177,19 @@ def add_system_options(
     )
     parser.add_argument(
         "--acknowledge",
-        choices=[policy.value for policy in Acknowledge],
+        type=acknowledge_argument,
+        metavar="POLICY",
         help="with --workers: when the runtime reports Submitted, Accepted and Scheduled: "
         "on-send, as it sends the work, before the worker has it (the weaker guarantee, as "
         "the documented asyncio runtime gives it); on-reply, once the worker has done the "
-        f"work (default: {DEFAULT_ACKNOWLEDGE.value})",
+        "work; on-send:KIND,… those kinds on send, the rest on reply (default: the "
+        "runtime's; on-send:StartTransfer for the default runtime, offline)",
+    )
+    parser.add_argument(
+        "--runtime",
+        type=runtime_argument,
+        metavar="NAME",
+        help=f"the runtime around the workers: {RUNTIME_HELP}",
     )
     for option, flag, bounded, metavar, what in _REVIEWED_OPTIONS:
         if flag in options:
@@ -221,9 +255,23 @@ _REVIEWED_OPTIONS = (
 """The options only a reviewed world takes: each multiplies what the review explores."""
 
 
+RUNTIME_HELP = (
+    "offline (the serving simulator's offline replay: StartTransfer acknowledged at once, the "
+    "rest on the worker's reply; forgetful workers unless --workers says otherwise; the "
+    "default), live (its live mocker: acknowledged on reply, early facts held back, one "
+    "action at a time, tombstones that expire, and its own cleanup when a session ends "
+    "instead of Failed, TimedOut or Canceled; tombstone workers unless --workers says "
+    "otherwise), eager (every take and transfer acknowledged as it is sent, as reviews "
+    "assumed before runtimes had names), or MODULE:NAME, a RuntimeProfile of your own; "
+    "--acknowledge and --workers override the runtime's"
+)
+"""How every command's `--runtime` help reads."""
+
+
 _ABOUT_WORKERS = (
     ("--faults", "faults"),
     ("--acknowledge", "acknowledge"),
+    ("--runtime", "runtime"),
     ("--slots", "slots"),
     ("--failures", "failures"),
     ("--property", "property"),
@@ -244,7 +292,14 @@ def system_of(
     if _given(args, "fault_budget") is not None and _given(args, "faults") is None:
         raise _cli.UsageError("--fault-budget bounds the faults injected: give --faults too")
     concurrency = _given(args, "concurrency") if Options.CONCURRENCY in options else None
+    profile = _given(args, "runtime")
     contract = _given(args, "workers")
+    if contract is None and profile is not None:
+        contract = profile.contract()
+        if contract is None:
+            raise _cli.UsageError(
+                f"the runtime {profile.name} names no workers: give --workers too"
+            )
     if contract is None:
         if _given(args, "fifo"):
             raise _cli.UsageError("--fifo orders the workers' messages: give --workers too")
@@ -266,13 +321,10 @@ def system_of(
         faults=DEFAULT_FAILURES if failures is None else failures,
         injected=_given(args, "faults") or frozenset(),
         budget=1 if budget is None else budget,
-        acknowledge=Acknowledge(_given(args, "acknowledge") or DEFAULT_ACKNOWLEDGE.value),
         concurrency=1 if concurrency is None else concurrency,
         slots=_given(args, "slots"),
-        retry=not _given(args, "no_retry"),
-        resend=Resend(_given(args, "resend") or Resend.NONE.value),
-        restart=_given(args, "restart") or Restart(),
         deadline=deadline,
+        **_runtime_settings(profile, args),
         **review,
     )
 
@@ -289,6 +341,29 @@ def _check_runtime_options(args: argparse.Namespace) -> None:
             "--resend says what is sent again once lost: give --faults lose, or "
             "--restart loses-inbox, too"
         )
+
+
+def _runtime_settings(profile: RuntimeProfile | None, args: argparse.Namespace) -> dict[str, Any]:
+    """The `System` fields the runtime sets (the default one's, when none was named), with
+    each explicit option (`--acknowledge`, `--no-retry`, `--resend`, `--restart`) over the
+    runtime's own."""
+    if profile is None:
+        from handoff._system.profiles import DEFAULT_RUNTIME
+
+        profile = DEFAULT_RUNTIME
+    settings = profile.settings()
+    acknowledge = _given(args, "acknowledge")
+    if acknowledge is not None:
+        settings["acknowledge"] = acknowledge_of(acknowledge)
+    if _given(args, "no_retry"):
+        settings["retry"] = False
+    resend = _given(args, "resend")
+    if resend is not None:
+        settings["resend"] = Resend(resend)
+    restart = _given(args, "restart")
+    if restart is not None:
+        settings["restart"] = restart
+    return settings
 
 
 def _given(args: argparse.Namespace, name: str) -> Any:

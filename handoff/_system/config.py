@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 import attrs
 
+from handoff._system.acknowledge import Acknowledge, AnyAcknowledge, PerAction, acknowledge_of
 from handoff._system.faults import NETWORK, Fault
 
 if TYPE_CHECKING:
@@ -20,29 +21,15 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_ACKNOWLEDGE",
     "DEFAULT_FAILURES",
+    "DEFAULT_RUNTIME",
     "Acknowledge",
+    "AnyAcknowledge",
+    "PerAction",
     "Resend",
     "Restart",
     "System",
+    "acknowledge_of",
 ]
-
-
-class Acknowledge(enum.Enum):
-    """When the runtime acknowledges work that takes or moves KV; the value is its option."""
-
-    ON_REPLY = "on-reply"
-    """The worker's reply carries the acknowledgement: it has the work when it is reported."""
-    ON_SEND = "on-send"
-    """The runtime reports `Submitted`, `Accepted` or `Scheduled` as it sends the work, before
-    the worker has it (as docs/integrating.md's asyncio runtime does for `Submitted` and
-    `Scheduled`); the worker then only
-    reports the work's fact, or `Failed` when it did not do it."""
-
-    @property
-    def words(self) -> str:
-        """The policy in a report's words: `work acknowledged on send`."""
-        when = "on send" if self is Acknowledge.ON_SEND else "on the worker's reply"
-        return f"work acknowledged {when}"
 
 
 class Resend(enum.Enum):
@@ -119,13 +106,19 @@ class Restart:
 
 
 DEFAULT_ACKNOWLEDGE = Acknowledge.ON_SEND
-"""The policy a review and a simulation assume unless told (`--acknowledge`): the weaker
-guarantee, as the documented asyncio runtime gives it.  A trace without the field was made
-under `ON_REPLY` (the default until this one), and is read so."""
+"""The policy a `System` built without one assumes (the `eager` runtime's): the weaker
+guarantee, as the documented asyncio runtime gives it.  The command line's default is its
+default runtime's (`profiles.DEFAULT_RUNTIME`).  A trace without the field was made under
+`ON_REPLY` (the default until this one), and is read so."""
 
 
 DEFAULT_FAILURES = 2
 """How many terminal facts and failed works a run suffers unless told (`--failures`)."""
+
+DEFAULT_RUNTIME = "eager"
+"""The runtime profile a `System` built without one assumes (`profiles.EAGER`: what reviews
+assumed before profiles); a trace names any other.  The command line's default runtime is
+`profiles.DEFAULT_RUNTIME`."""
 
 
 @attrs.frozen
@@ -143,8 +136,9 @@ class System:
     """The faults of `faults.NETWORK` a run may suffer too (`--faults`)."""
     budget: int = 1
     """How many of each injected fault a run suffers at most (`--fault-budget`)."""
-    acknowledge: Acknowledge = DEFAULT_ACKNOWLEDGE
-    """When the runtime acknowledges work that takes or moves KV (`--acknowledge`)."""
+    acknowledge: AnyAcknowledge = DEFAULT_ACKNOWLEDGE
+    """When the runtime acknowledges work that takes or moves KV (`--acknowledge`), for
+    every kind alike or per kind (`PerAction`)."""
     concurrency: int = attrs.field(default=1, validator=attrs.validators.ge(1))
     """How many handoffs are live at once, sharing the two workers (`--concurrency`)."""
     slots: int | None = attrs.field(
@@ -169,6 +163,24 @@ class System:
     """Each handoff's deadline, in ms after its start: the runtime reports `TimedOut` when it
     fires, once, unless the handoff completed first (`--deadline`; None: no deadline).  The
     review is untimed: any deadline fires at any moment before the handoff completes."""
+    # -- the runtime profile's settings (`--runtime`, `handoff._system.profiles`) ----------
+    runtime: str = DEFAULT_RUNTIME
+    """The runtime profile these settings came from, by name, for reports."""
+    holds_early: bool = False
+    """Hold a fact back while the acknowledgement it follows is on its way to the
+    coordinator (`runtime.held_back`)."""
+    one_at_a_time: bool = False
+    """A worker takes one action at a time: the next once its last reply reached the
+    coordinator (`runtime.busy`)."""
+    answers_again: int = attrs.field(default=0, validator=attrs.validators.ge(0))
+    """The destination answers a repeated action again from the outcomes of its last N
+    actions, without doing it again (0: it stays silent, as the shipped contracts do)."""
+    expires: bool = False
+    """A retired request's tombstone may expire (the session timeout: untimed, any move
+    once its handoff is complete or abandoned)."""
+    abandons: bool = False
+    """Sessions end outside the chart instead of a terminal fact (`runtime.abandoned`): the
+    coordinator hears nothing more, the runtime cancels on its own."""
 
     def describe(self) -> str:
         """`forgetful workers, messages delivered in any order`, then the handoffs sharing the
@@ -185,13 +197,41 @@ class System:
         if self.injected:
             names = ", ".join(fault.value for fault in NETWORK if fault in self.injected)
             words += f", faults {names} ({self.budget} each)"
-        return f"{words}, {self.acknowledge.words}{self._runtime_words()}"
+        return f"{words}, {self.acknowledge.words}{self._duties_words()}{self.runtime_words()}"
 
-    def _runtime_words(self) -> str:
+    def _duties_words(self) -> str:
         """The runtime's duties it does not do as the contract says (nothing when it does)."""
         retry = "" if self.retry else ", failed cancels not retried"
         deadline = "" if self.deadline is None else ", a deadline per handoff"
         return f"{retry}{self.resend.words}{self.restart.words}{deadline}"
+
+    @property
+    def features(self) -> tuple[str, ...]:
+        """The runtime's settings besides acknowledgement that are on, in a report's words."""
+        said = (
+            (self.holds_early, "early facts held back"),
+            (self.one_at_a_time, "one action at a time per worker"),
+            (self.answers_again > 0, f"last {self.answers_again} outcomes answered again"),
+            (self.expires, "tombstones expire"),
+            (self.abandons, "sessions end with cleanup outside the chart"),
+        )
+        return tuple(words for on, words in said if on)
+
+    def runtime_words(self) -> str:
+        """`, runtime live` after the settings it adds, naming what an option overrode."""
+        from handoff._system.profiles import RUNTIMES  # profiles build on this module
+
+        features = "".join(f", {words}" for words in self.features)
+        profile = RUNTIMES.get(self.runtime)
+        if profile is None:
+            return f"{features}, runtime {self.runtime}"
+        # The workers are named first in every report: a contract other than the runtime's
+        # own is plain there, so only the settings the words do not attribute are noted.
+        differs = [
+            name for name, value in profile.settings().items() if getattr(self, name) != value
+        ]
+        overridden = f" ({', '.join(differs)} overridden)" if differs else ""
+        return f"{features}, runtime {self.runtime}{overridden}"
 
     def allows(self, fault: Fault, spent: int) -> bool:
         """Whether a run that suffered `spent` faults of kind `fault` may suffer one more."""

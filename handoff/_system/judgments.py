@@ -16,7 +16,14 @@ from handoff._system.properties import Key
 from handoff._system.workers import Message, Role, role_of
 from handoff._values.values import HandoffCompletion
 
-__all__ = ["at_completion", "held_after_freed", "performed", "told_while_held", "two_slots"]
+__all__ = [
+    "after_abandoned",
+    "at_completion",
+    "held_after_freed",
+    "performed",
+    "told_while_held",
+    "two_slots",
+]
 
 
 def at_completion(
@@ -46,6 +53,19 @@ def at_completion(
     return None
 
 
+def after_abandoned(source: int, destination: int, whose: str = "the handoff") -> str | None:
+    """W1 for a handoff whose session ended outside the chart, once its cleanup is done and
+    nothing of it is in flight: no worker may hold a slot for it (`source`, `destination`)."""
+    holders = [role for role, slots in zip(Role, (source, destination), strict=True) if slots]
+    if not holders:
+        return None
+    who = " and the ".join(role.value for role in holders)
+    return (
+        f"{whose}'s session ended outside the chart and, with nothing of it in flight, the "
+        f"{who} holds a KV slot for it"
+    )
+
+
 def performed(issued: int, done: int, message: Message) -> Iterator[tuple[Key, str]]:
     """W3 when a worker performs the action `message` carries, given the ids issued and
     already performed (bit n: action n)."""
@@ -65,11 +85,14 @@ def performed(issued: int, done: int, message: Message) -> Iterator[tuple[Key, s
         yield Key.ONLY_ISSUED_WORK, f"{message.describe()} went to the {message.role.value}"
 
 
-def held_after_freed(role: Role, message: Message) -> str:
-    """W2: the worker of `role` took a slot for `message` after its freeing was told."""
+def held_after_freed(role: Role, message: Message, abandoned: bool = False) -> str:
+    """W2: the worker of `role` took a slot for `message` after its freeing was told (to the
+    coordinator, or, `abandoned`, to the runtime's own cleanup after its session ended)."""
+    told = "told its slot was freed"
+    if abandoned:
+        told = f"{told}, or the runtime's own cleanup freed it after the session ended"
     return (
-        f"the {role.value} took a KV slot for {message.describe()} after the coordinator was "
-        "told its slot was freed"
+        f"the {role.value} took a KV slot for {message.describe()} after the coordinator was {told}"
     )
 
 

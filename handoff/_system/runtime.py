@@ -21,14 +21,24 @@ import attrs
 
 from handoff._coordinator.binding import FITTING_OUTCOME
 from handoff._system.call import Call
-from handoff._system.config import Acknowledge, Resend
-from handoff._system.workers import Message, MessageKind, WorkerReply, on_send, outcome_of, role_of
+from handoff._system.config import AnyAcknowledge, Resend
+from handoff._system.workers import (
+    RUNTIME_OWN,
+    Message,
+    MessageKind,
+    Role,
+    WorkerReply,
+    on_send,
+    outcome_of,
+    role_of,
+)
 from handoff._values.errors import HandoffError, OutOfOrderFactError
 from handoff._values.messages import HandoffAction, HandoffFact, IssuedHandoffAction
 from handoff._values.timing import HandoffTransferTiming
 from handoff._values.values import (
     HandoffActionId,
     HandoffActionOutcome,
+    HandoffId,
     KvTransferTimingMode,
 )
 
@@ -36,13 +46,18 @@ __all__ = [
     "CANCELS",
     "DEMO_WORKLOAD",
     "DONE_OUTCOMES",
+    "HELD_FACTS",
     "CooperativeRuntime",
     "Workload",
+    "abandoned",
     "acknowledgement",
     "answered",
+    "busy",
     "call_of",
     "carried",
+    "held_back",
     "kept_in_flight",
+    "may_expire",
     "resent",
     "retried",
     "tells_freed",
@@ -138,13 +153,13 @@ class CooperativeRuntime:
 _CLEANUPS: tuple[type[HandoffAction], ...] = (HandoffAction.ReleaseSource, *CANCELS)
 
 
-def acknowledged_on_send(action: HandoffAction, acknowledge: Acknowledge) -> bool:
+def acknowledged_on_send(action: HandoffAction, acknowledge: AnyAcknowledge) -> bool:
     """Whether a runtime acknowledging under `acknowledge` reports `action` done as it sends it."""
-    return acknowledge is Acknowledge.ON_SEND and on_send(action) is not None
+    return acknowledge.sends(action)
 
 
 def carried(
-    issued: Iterable[IssuedHandoffAction], acknowledge: Acknowledge, handoff: int | None = None
+    issued: Iterable[IssuedHandoffAction], acknowledge: AnyAcknowledge, handoff: int | None = None
 ) -> tuple[Message, ...]:
     """What the runtime puts in flight for the actions one call issued: each to its worker
     (`Complete` is the runtime's own and goes nowhere), and, acknowledging on send, the
@@ -169,7 +184,7 @@ def answered(
     message: Message,
     reply: WorkerReply,
     workload: Workload,
-    acknowledge: Acknowledge,
+    acknowledge: AnyAcknowledge,
     *,
     failed: HandoffActionOutcome | None = None,
 ) -> tuple[Message, ...]:
@@ -180,6 +195,8 @@ def answered(
     `FAILED`).  Work the runtime acknowledged as it sent it has been reported done already:
     the worker reports only its fact, or, when it did not do the work, the one word left,
     `Failed`."""
+    if message.action_id == RUNTIME_OWN:
+        return ()  # the runtime's own cleanup: it takes the reply, no coordinator hears it
     action = message.action
     outcome = failed if failed is not None else outcome_of(action, reply)
     fact = workload.fact_after(action) if reply is WorkerReply.DONE else None
@@ -259,4 +276,69 @@ def tells_freed(message: Message) -> bool:
         and isinstance(message.action, _CLEANUPS)
         and outcome is not None
         and not outcome.is_failed
+    )
+
+
+# -- what a runtime profile adds (`handoff._system.profiles`) ------------------------------
+
+HELD_FACTS: tuple[type[HandoffFact], ...] = (
+    HandoffFact.SourceHeld,
+    HandoffFact.DestinationReserved,
+)
+"""The facts a runtime holding early facts keeps back until their acknowledgement went out
+(the live mocker: `SourceHeld` before `Submitted`, `DestinationReserved` before `Accepted`)."""
+
+
+def held_back(message: Message, early: bool) -> bool:
+    """Whether a runtime that holds early facts keeps `message` back rather than deliver it:
+    a fact of `HELD_FACTS` its coordinator would refuse as `early` (`kept_in_flight`: its
+    acknowledgement has not reached the coordinator yet).  A runtime that does not hold it
+    delivers it, is refused, and keeps it in flight: the same runs, with the refusal in
+    between."""
+    return early and isinstance(message.fact, HELD_FACTS)
+
+
+def busy(message: Message, in_flight: Iterable[Message]) -> bool:
+    """Whether a worker taking one action at a time is still busy when `message` (an action)
+    reaches it: its reply to an earlier action, of any handoff, has not reached the
+    coordinator yet (a copy the network made of a reply does not count)."""
+    if message.kind is not MessageKind.ACTION:
+        return False
+    return any(
+        other.kind is MessageKind.OUTCOME and other.role is message.role and not other.copy
+        for other in in_flight
+    )
+
+
+def abandoned(handoff_id: HandoffId, handoff: int | None = None) -> tuple[Message, Message]:
+    """What a runtime cleaning up outside the chart sends when a session ends (a deadline, a
+    client's cancel, a shutdown, a transport error) instead of telling the coordinator: a
+    `CancelSource` with no action id to the source, and an `Abort` that makes the destination
+    run `CancelDestination` on its own.  Neither reply goes to the coordinator (`answered`)."""
+    return (
+        Message(
+            MessageKind.ACTION,
+            RUNTIME_OWN,
+            Role.SOURCE,
+            HandoffAction.CancelSource(handoff_id),
+            handoff=handoff,
+        ),
+        Message(
+            MessageKind.ACTION,
+            RUNTIME_OWN,
+            Role.DESTINATION,
+            HandoffAction.CancelDestination(handoff_id),
+            handoff=handoff,
+        ),
+    )
+
+
+def may_expire(role: Role, retired: bool, in_flight: Iterable[Message]) -> bool:
+    """Whether the worker of `role` may let its tombstone for a request expire: the request
+    retired (its handoff complete, or its session ended) and none of its actions, `in_flight`
+    (the request's messages), is still on its way to the worker.  The session timeout the
+    tombstone outlives is taken to outlast every delivery; a worker that forgets sooner is
+    `tombstone:K`'s bounded memory, reviewed as that."""
+    return retired and not any(
+        message.kind is MessageKind.ACTION and message.role is role for message in in_flight
     )

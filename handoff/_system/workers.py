@@ -38,6 +38,7 @@ __all__ = [
     "CONTRACTS",
     "DROPPED",
     "FORGETFUL",
+    "RUNTIME_OWN",
     "TOMBSTONE",
     "ContractTable",
     "Forgetful",
@@ -180,6 +181,11 @@ class MessageKind(enum.IntEnum):
     FACT = 2
 
 
+RUNTIME_OWN = 62
+"""The action id a message of the runtime's own cleanup carries (`runtime.abandoned`): no
+coordinator issued it, and no coordinator hears its reply."""
+
+
 class Message(NamedTuple):
     """One message in flight: an action to a worker, or an outcome or fact back from it.
 
@@ -202,9 +208,14 @@ class Message(NamedTuple):
 
     def describe(self) -> str:
         """The message in words: `#0 SubmitPrefill`, `#0 Submitted`, `SourceHeld`; a copy
-        is `#0 SubmitPrefill (copy)`; another handoff's, `h2 #0 SubmitPrefill`."""
+        is `#0 SubmitPrefill (copy)`; another handoff's, `h2 #0 SubmitPrefill`; the
+        runtime's own cleanup `CancelSource (no action id)` and `Abort`."""
         again = " (copy)" if self.copy else ""
         whose = "" if self.handoff is None else f"h{self.handoff + 1} "
+        if self.action_id == RUNTIME_OWN:
+            if self.role is Role.DESTINATION:
+                return f"{whose}Abort (CancelDestination on its own){again}"
+            return f"{whose}{type(self.action).__name__} (no action id){again}"
         if self.kind is MessageKind.ACTION:
             return f"{whose}#{self.action_id} {type(self.action).__name__}{again}"
         if self.kind is MessageKind.OUTCOME:

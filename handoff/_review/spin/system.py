@@ -36,7 +36,7 @@ from handoff._review.spin import model as promela
 from handoff._review.spin.coordinator import chart_cells, chart_step, coordinator, journal_rules
 from handoff._review.spin.text import filled, fixed
 from handoff._review.spin.vocabulary import event_name
-from handoff._system.config import Acknowledge, Resend, Restart, System
+from handoff._system.config import Resend, Restart, System
 from handoff._system.faults import NETWORK, Fault
 from handoff._system.workers import (
     ContractTable,
@@ -137,6 +137,18 @@ _REPLIES = list(WorkerReply)
 _SLOTS = list(Slots)
 
 
+def _unmirrored_runtime(system: System) -> tuple[tuple[bool, str], ...]:
+    """The runtime's settings the model does not write, each with its words.  Acknowledgement
+    per kind is written (`ON_SEND_KIND`), and so is holding early facts back: the model never
+    delivers a fact its coordinator would refuse as early."""
+    return (
+        (system.one_at_a_time, "one action at a time per worker"),
+        (system.answers_again > 0, "answers from the destination's cache"),
+        (system.expires, "expiring tombstones"),
+        (system.abandons, "cleanup outside the chart"),
+    )
+
+
 MIRRORED_FAULTS = frozenset({Fault.DUPLICATION, Fault.LOSS, Fault.RESTART})
 """The injected faults the model writes (`_moves`); any other is refused, never ignored."""
 
@@ -146,6 +158,12 @@ def unmirrored(system: System) -> str | None:
     the one place that says so, for `handoff review --engine spin` and `run_spin` alike."""
     if system.properties:
         return "the shipped properties only: drop --property"
+    unmirrored_settings = [words for on, words in _unmirrored_runtime(system) if on]
+    if unmirrored_settings:
+        return (
+            f"a runtime without {', '.join(unmirrored_settings)}: review "
+            f"--runtime {system.runtime} with the explorer, or give a runtime without them"
+        )
     unmodelled = [fault.value for fault in NETWORK if fault in system.injected - MIRRORED_FAULTS]
     if unmodelled:
         return f"the faults it models only: drop {', '.join(unmodelled)} from --faults"
@@ -283,7 +301,8 @@ def _runtime(chart: CompiledChart, options: System) -> str:
         channels=channels,
         delivery=_DELIVERY[options.fifo],
         qmax=_qmax(options),
-        on_send=int(options.acknowledge is Acknowledge.ON_SEND),
+        on_send=int(bool(options.acknowledge.kinds)),
+        on_send_kinds=" || ".join(f"A == A_{kind}" for kind in options.acknowledge.kinds) or "0",
         copies=int(Fault.DUPLICATION in options.injected),
         g_act=G_ACT,
         g_fact=G_FACT,

@@ -7,7 +7,7 @@ byte mv = 0;
 #define DELIVERABLE(M) (!EARLY(M))
 #define CHANNEL(M) ($channel)
 #define SORTED $sorted
-#define ACK_ON_SEND(A) (ON_SEND && HAS_FACT(A))
+#define ACK_ON_SEND(A) (ON_SEND && ON_SEND_KIND(A))
 #define DONE_BEFORE(W, K) (COPIES && ((DONE(W, hc) >> (K)) & 1))
 
 /* Put message nm in flight: behind its channel's last (FIFO), or in its sorted place. */

@@ -4,6 +4,7 @@
 #define CHANNELS $channels          /* $delivery */
 #define QMAX $qmax
 #define ON_SEND $on_send
+#define ON_SEND_KIND(A) ($on_send_kinds)
 #define COPIES $copies
 /* A message: its handoff times 256, plus its action id times 16, plus what it
    carries: the action itself, the work's fact, a Failed fact (the worker's word for

@@ -1,0 +1,323 @@
+"""The runtime's duties beyond carrying messages, as moves of the system world
+(`handoff._review.system`): a cancel its worker fails (`--faults cleanup-failure`), a lost
+message waiting on the runtime's timer and sent again (`--resend`), what a restart does to
+the actions on their way to the worker (`--restart`), a deadline per handoff (`--deadline`).
+Each is written once in `handoff._system` (`runtime.resent`, `runtime.retried`,
+`Worker.restarted`) and put together here; `SystemWorld` takes these methods as its own."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Protocol
+
+import attrs
+
+from handoff._review.graph import Tag
+from handoff._review.system_moves import _failed, _Raw, _without
+from handoff._review.system_state import Codes, Flight, SystemState, _Node
+from handoff._review.verdict import MoveKind, TraceStep
+from handoff._review.world import Move
+from handoff._system.config import Resend, System
+from handoff._system.faults import Fault
+from handoff._system.runtime import Workload, answered, resent, retried
+from handoff._system.worker_state import WorkerState
+from handoff._system.workers import (
+    Message,
+    MessageKind,
+    Role,
+    Slots,
+    WorkerReaction,
+    WorkerReply,
+    WorkerTask,
+    task_of,
+)
+from handoff._values.values import HandoffActionOutcome
+
+if TYPE_CHECKING:
+    from handoff._coordinator.core import HandoffCoordinatorCore
+    from handoff._system.worker_state import Worker
+
+__all__ = ["RuntimeDuties", "deadline_when_stuck"]
+
+_FAILED_WORK = Fault.FAILED_OUTCOME.outcome
+_UNVOUCHED = HandoffActionOutcome.failed("sent before the worker restarted")
+_WORK = (WorkerTask.TAKE, WorkerTask.TRANSFER, WorkerTask.ACTIVATE)
+"""The work a restarted worker refuses when it was sent before the restart."""
+
+
+class _World(Protocol):
+    """What these moves need of the system world."""
+
+    codes: Codes
+    system: System
+    workers: dict[Role, Worker]
+    workload: Workload
+    _timer: int | None
+    timeout_call: int
+
+    def _send(self, flight: Flight, sent: Sequence[int]) -> Flight: ...
+
+    def _park(self, flight: Flight, code: int) -> Flight: ...
+
+    def _inbox(
+        self, flight: Flight, role: Role
+    ) -> tuple[Flight, tuple[Message, ...], tuple[Message, ...]]: ...
+
+    def _call(
+        self,
+        coordinators: tuple[HandoffCoordinatorCore, ...],
+        state: SystemState,
+        handoff: int,
+        kind: MoveKind,
+        code: int | None,
+        call: int,
+        flight: Flight,
+    ) -> _Raw: ...
+
+
+class RuntimeDuties:
+    """The system world's moves for the runtime's duties (see the module)."""
+
+    _timer: int | None
+    """The channel of lost messages the runtime's timer will send again (`--resend`, or
+    lost with a worker's inbox): after the delivery channels, only when there are any."""
+    _queues: int
+    """How many channels deliver in order (`canonical`)."""
+    _inbox_struck: bool
+    """Whether a restart changes what is in flight (`_alone`)."""
+
+    def _runtime_setup(self, system: System) -> None:
+        """The channels the runtime's duties need, as the world starts."""
+        self._timer = None
+        if system.resend is not Resend.NONE or system.restart.loses_inbox:
+            self._timer = 4 if system.fifo else 1
+        self._queues = 4 if system.fifo else 0
+        self._inbox_struck = system.restart.loses_inbox or system.restart.refuses_unvouched
+
+    def _retry(
+        self: _World, message: Message | None
+    ) -> tuple[tuple[Message, ...], tuple[int, ...]]:
+        """What the runtime sends again once its coordinator refused `message` (`retried`),
+        and its numbers."""
+        again = None if message is None else retried(message, self.system.retry)
+        if again is None:
+            return (), ()
+        return (again,), (self.codes.message(again),)
+
+    def _deadlines(
+        self: _World,
+        coordinators: tuple[HandoffCoordinatorCore, ...],
+        state: SystemState,
+        only: int | None,
+    ) -> Iterator[_Raw]:
+        """Each handoff's deadline, firing before the handoff completes: the runtime reports
+        `TimedOut` (once: not after a terminal fact, not counted against `--failures`), and
+        what is in flight still arrives.  Not a move every run makes (`moves` says when)."""
+        for handoff, watch in enumerate(state.watches):
+            if only not in (None, handoff) or not watch.started or watch.terminated:
+                continue
+            if coordinators[handoff].is_complete:
+                continue
+            kind = MoveKind.DEADLINE
+            raw = self._call(
+                coordinators, state, handoff, kind, None, self.timeout_call, state.flight
+            )
+            yield raw._replace(step=attrs.evolve(raw.step, kind=kind), fault=True)
+
+    def _lost(
+        self: _World,
+        fault: Fault,
+        coordinators: tuple[HandoffCoordinatorCore, ...],
+        state: SystemState,
+        code: int,
+        flight: Flight,
+    ) -> _Raw:
+        """The message `code` is lost and the runtime will send it again (`resent`): it waits
+        on the runtime's timer, and no `TimedOut` is reported."""
+        message = self.codes.messages[code]
+        flight = self._park(flight, code)
+        handoff = self.codes.handoff[code]
+        step = TraceStep(
+            None,
+            coordinators[handoff].chart_state,
+            kind=MoveKind.LOST,
+            message=message,
+            handoff=message.handoff,
+        )
+        after = state._replace(flight=flight, spent=state.spent.plus(fault))
+        return _Raw(step, _Node(coordinators, after, self.codes), (), fault=True)
+
+    def _park(self: _World, flight: Flight, code: int) -> Flight:
+        """`flight` with the lost message `code` on the runtime's timer."""
+        assert self._timer is not None
+        timer = tuple(sorted((*flight[self._timer], code), key=self.codes.order.__getitem__))
+        return (*flight[: self._timer], timer)
+
+    def _resends(
+        self: _World,
+        coordinators: tuple[HandoffCoordinatorCore, ...],
+        state: SystemState,
+        only: int | None,
+    ) -> Iterator[_Raw]:
+        """The runtime's timer fires for a lost message: it goes out again, behind what is in
+        flight on its channel, or, for one its policy does not re-send (lost with a worker's
+        inbox), the runtime reports `TimedOut` for its handoff.  A cooperative move: the
+        timer fires in every run."""
+        assert self._timer is not None
+        codes = self.codes
+        for code in dict.fromkeys(state.flight[self._timer]):
+            handoff = codes.handoff[code]
+            if only not in (None, handoff):
+                continue
+            message = codes.messages[code]
+            rest = _without(state.flight, self._timer, code)
+            if not resent(message, self.system.resend):
+                raw = self._call(
+                    coordinators, state, handoff, MoveKind.TIMER, None, self.timeout_call, rest
+                )
+                step = attrs.evolve(raw.step, kind=MoveKind.TIMER, message=message)
+                yield raw._replace(step=step)
+                continue
+            flight = self._send(rest, (code,))
+            step = TraceStep(
+                None,
+                coordinators[handoff].chart_state,
+                kind=MoveKind.RESEND,
+                message=message,
+                sent=(message,),
+                handoff=message.handoff,
+            )
+            after = state._replace(flight=flight)
+            yield _Raw(step, _Node(coordinators, after, codes), (), fault=False)
+
+    def _cleanup_fails(
+        self: _World,
+        fault: Fault,
+        coordinators: tuple[HandoffCoordinatorCore, ...],
+        state: SystemState,
+        code: int,
+        flight: Flight,
+    ) -> Iterator[_Raw]:
+        """The cancel `code` reaches its worker, which fails it: it remembers nothing of it,
+        holds what it held, and acknowledges it as failed (the runtime's retry, if any, is
+        made when the coordinator refuses that: `retried`)."""
+        codes = self.codes
+        message = codes.messages[code]
+        if (
+            message.kind is not MessageKind.ACTION
+            or task_of(message.action) is not WorkerTask.CANCEL
+        ):
+            return
+        role, handoff = message.role, codes.handoff[code]
+        memory = self.workers[role].memory(codes.workers[state.worker(role)], handoff)
+        acknowledge = self.system.acknowledge
+        sent = answered(
+            message, WorkerReply.FAILED, self.workload, acknowledge, failed=_FAILED_WORK
+        )
+        step = TraceStep(
+            None,
+            coordinators[handoff].chart_state,
+            kind=MoveKind.WORKER_FAILS,
+            message=message,
+            reaction=_failed(memory),
+            sent=sent,
+            handoff=message.handoff,
+        )
+        numbers = tuple(codes.message(item) for item in sent)
+        after = state._replace(flight=self._send(flight, numbers), spent=state.spent.plus(fault))
+        yield _Raw(step, _Node(coordinators, after, codes), (), fault=True)
+
+    def _restart(
+        self: _World,
+        coordinators: tuple[HandoffCoordinatorCore, ...],
+        state: SystemState,
+        role: Role,
+        fault: Fault,
+    ) -> _Raw:
+        """The worker of `role` restarts: it forgets every request and frees every slot, or
+        as `System.restart` says (`Worker.restarted`, `_inbox`).
+
+        The coordinators are not told: a restart is seen only in what the worker does next."""
+        spent = state.spent.plus(fault)
+        spent = spent._replace(restarted=spent.restarted | {role})
+        restart, worker = self.system.restart, self.workers[role]
+        kept = worker.restarted(
+            self.codes.workers[state.worker(role)].entries,
+            keeps_slots=restart.keeps_slots,
+            durable=restart.durable_tombstones,
+        )
+        forgotten = self.codes.worker(WorkerState(kept))
+        flight, refusals, lost = self._inbox(state.flight, role)
+        after = state._replace(
+            source=forgotten if role is Role.SOURCE else state.source,
+            destination=forgotten if role is Role.DESTINATION else state.destination,
+            flight=flight,
+            spent=spent,
+        )
+        slots = Slots.KEEP if restart.keeps_slots else Slots.FREE
+        reaction = WorkerReaction(worker.initial, WorkerReply.SILENT, slots)
+        where = ", ".join(coordinator.chart_state for coordinator in coordinators)
+        step = TraceStep(
+            None,
+            where,
+            kind=MoveKind.RESTART,
+            reaction=reaction,
+            sent=refusals,
+            worker=role,
+            lost=lost,
+        )
+        return _Raw(step, _Node(coordinators, after, self.codes), (), fault=True)
+
+    def _inbox(
+        self: _World, flight: Flight, role: Role
+    ) -> tuple[Flight, tuple[Message, ...], tuple[Message, ...]]:
+        """What becomes of the actions on their way to the worker of `role` as it restarts:
+        lost with it (`Restart.loses_inbox`: those the runtime re-sends wait on its timer),
+        or, sent before the restart, the work among them refused as failed
+        (`Restart.refuses_unvouched`: the worker answers them as soon as they arrive, which
+        the review makes the restart's own move).  The other messages stay as they were.
+        Also says what was refused and what was lost."""
+        restart = self.system.restart
+        if not (restart.loses_inbox or restart.refuses_unvouched):
+            return flight, (), ()
+        codes, acknowledge = self.codes, self.system.acknowledge
+        refusals: list[Message] = []
+        lost: list[Message] = []
+        for channel, messages in enumerate(flight):
+            if channel == self._timer:
+                continue
+            for code in messages:
+                message = codes.messages[code]
+                if message.kind is not MessageKind.ACTION or message.role is not role:
+                    continue
+                if restart.loses_inbox:  # the runtime's timer will notice: `_resends`
+                    lost.append(message)
+                    flight = self._park(_without(flight, channel, code), code)
+                elif task_of(message.action) in _WORK:
+                    flight = _without(flight, channel, code)
+                    refusals.extend(
+                        answered(message, WorkerReply.FAILED, self.workload, acknowledge,
+                                 failed=_UNVOUCHED)
+                    )  # fmt: skip
+        numbers = tuple(codes.message(item) for item in refusals)
+        return self._send(flight, numbers), tuple(refusals), tuple(lost)
+
+    def _set_aside(self: _World, state: SystemState, flight: Flight, code: int) -> Flight | None:
+        """Where a fact refused as early goes with FIFO delivery and a runtime that re-sends:
+        behind what its channel holds, as a runtime that sets it aside and reads on (a
+        re-sent acknowledgement may come behind its fact).  None: it stays where it was."""
+        if self._timer is None or not self.system.fifo:
+            return None
+        behind = self._send(flight, (code,))
+        return None if behind == state.flight else behind
+
+
+def deadline_when_stuck(moves: list[Move]) -> list[Move]:
+    """`moves`, a handoff's deadline made a move every run makes where nothing else is: the
+    deadline may fire at any moment (a fault-like move, so W7's runs without faults do not
+    take it), and where the run would otherwise end, it fires, so W4 and W5 judge what
+    follows it."""
+    deadline = MoveKind.DEADLINE
+    if any(m.tags & Tag.COOPERATIVE for m in moves if m.step.kind is not deadline):
+        return moves
+    return [m._replace(tags=Tag.COOPERATIVE) if m.step.kind is deadline else m for m in moves]
