@@ -209,6 +209,9 @@ def _system_messages(number: int, step: TraceStep) -> Iterator[SequenceLine]:
     if step.kind is MoveKind.DROP:
         assert message is not None
         yield SequenceLine(Arrow.NOTE, RUNTIME, f"{number}. {message.describe()} dropped")
+        for sent in step.sent:  # its own cleanup failed: sent again
+            lane = _WORKER_LANES[sent.role.value]
+            yield SequenceLine(Arrow.OUTCOME, RUNTIME, f"{sent.describe()} (in flight)", peer=lane)
         return
     if step.call is None:
         assert message is not None

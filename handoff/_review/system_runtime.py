@@ -14,7 +14,7 @@ from handoff._review.system_moves import _channel, _Raw, _Reaction, _replaced
 from handoff._review.system_state import Codes, Flight, SystemState, SystemWatch, _Node
 from handoff._review.verdict import MoveKind, TraceStep
 from handoff._system.config import System
-from handoff._system.runtime import abandoned, busy, held_back, may_expire
+from handoff._system.runtime import abandoned, busy, held_back, may_expire, retried
 from handoff._system.worker_state import HandoffView, SystemView, Worker, WorkerState, worker_view
 from handoff._system.workers import (
     Message,
@@ -85,14 +85,23 @@ class RuntimeMoves:
         code: int,
         flight: Flight,
     ) -> _Raw:
-        """A reply for a handoff whose session ended: the runtime drops it (a delivery)."""
+        """A reply for a handoff whose session ended: the runtime drops it (a delivery), or,
+        a failure of its own cleanup, sends that cancel again when it retries (`retried`)."""
         handoff = self.codes.handoff[code]
         where = coordinators[handoff].chart_state
         message = self.codes.messages[code]
+        again = retried(message, self.system.retry)
+        sent = () if again is None else (again,)
         step = TraceStep(
-            None, where, kind=MoveKind.DROP, message=message, handoff=self._tag(handoff)
+            None,
+            where,
+            kind=MoveKind.DROP,
+            message=message,
+            sent=sent,
+            handoff=self._tag(handoff),
         )
-        after = state._replace(flight=flight)
+        numbers = tuple(self.codes.message(item) for item in sent)
+        after = state._replace(flight=self._send(flight, numbers))
         return _Raw(step, _Node(coordinators, after, self.codes), (), fault=False)
 
     def _expiries(

@@ -101,7 +101,8 @@ def describe_step(step: TraceStep, by_runtime: Collection[Message] = ()) -> str:
     if step.kind is MoveKind.RESEND:
         return f"the runtime's timer fires: it sends {message.describe()} again"
     if step.kind is MoveKind.DROP:
-        return f"the runtime drops {message.describe()}: its session ended"
+        again = f", and sends {step.sent[0].describe()}" if step.sent else ""
+        return f"the runtime drops {message.describe()}: its session ended{again}"
     if step.kind is MoveKind.LOSS and step.call is None:
         ended = ", ".join(sent.describe() for sent in step.sent)
         ends = f"the runtime ends the session outside the chart: sends {ended}"

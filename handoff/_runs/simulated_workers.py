@@ -403,6 +403,10 @@ class SimulatedWorkers(Generic[H]):
             handoff.findings.append(Finding.of(found, words))
         if task is WorkerTask.CANCEL and self._cleanup_fails(handoff, book, action_id):
             # It does not do the cancel, so it neither performs nor remembers it.
+            if own:  # the runtime's own cleanup: the failure comes back to the runtime alone
+                if self.retry:
+                    self._to_worker(handoff, message._replace(copy=True))
+                return
             failed_reply = (WorkerReply.FAILED, handoff.workload, self.acknowledge)
             for sent in answered(message, *failed_reply, failed=_FAILED):
                 self._send_back(handoff, sent)
