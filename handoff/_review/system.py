@@ -256,7 +256,7 @@ class SystemWorld(RuntimeDuties, RuntimeMoves, WorldBase):
     def moves(self, node: _Node) -> Iterator[Move]:
         """Every move from `node`, in a fixed order: starts, deliveries, then faults (with
         several handoffs and `symmetry`, only one handoff's when they commute with the rest:
-        `_alone`)."""
+        `_alone`); a deadline fires where nothing else would (`deadline_when_stuck`)."""
         if self.system.deadline is not None:
             yield from deadline_when_stuck(list(self._all_moves(node)))
             return

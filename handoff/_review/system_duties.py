@@ -200,7 +200,8 @@ class RuntimeDuties:
     ) -> Iterator[_Raw]:
         """The cancel `code` reaches its worker, which fails it: it remembers nothing of it,
         holds what it held, and acknowledges it as failed (the runtime's retry, if any, is
-        made when the coordinator refuses that: `retried`)."""
+        made when the coordinator refuses that: `retried`).  A cancel the worker did already
+        (a copy) is answered as before, and has no chance to fail, as in the simulation."""
         codes = self.codes
         message = codes.messages[code]
         if (
@@ -209,7 +210,11 @@ class RuntimeDuties:
         ):
             return
         role, handoff = message.role, codes.handoff[code]
-        memory = self.workers[role].memory(codes.workers[state.worker(role)], handoff)
+        remembered = codes.workers[state.worker(role)]
+        entry = remembered.find(handoff)
+        if entry is not None and entry.done & 1 << message.action_id:
+            return
+        memory = self.workers[role].memory(remembered, handoff)
         acknowledge = self.system.acknowledge
         sent = answered(
             message, WorkerReply.FAILED, self.workload, acknowledge, failed=_FAILED_WORK
