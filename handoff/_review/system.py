@@ -22,8 +22,9 @@ in flight) stays in flight and is delivered again later; any other refused messa
 `Complete` is the runtime's own: it goes to no worker.
 
 W1 is judged for each complete handoff with nothing of its own in flight, W2, W3 and W6 at
-each move, properties of one's own (`System.properties`) at each configuration, W4, W5 and W7
-over the explored graph under the fairness that every message in flight is eventually
+each move, W8 and W9 where the source performs a transfer, W10 at each destination move,
+properties of one's own (`System.properties`) at each configuration, W4, W5 and W7 over the
+explored graph under the fairness that every message in flight is eventually
 delivered: a run that suffers no further fault then ends once nothing is in flight, so every
 such end must complete every handoff (W4), after a terminal fact its handoff CANCELED (W5), and
 from the first configuration with no fault at all, every handoff SUCCESS (W7).  With several
@@ -53,6 +54,8 @@ from handoff._review.system_moves import (
     _replaced,
     _Transition,
     _without,
+    ownership,
+    transfer_findings,
 )
 from handoff._review.system_state import (
     Codes,
@@ -155,7 +158,8 @@ class SystemWorld(WorldBase):
         self.chart = chart
         self.system = system
         self.contract = ContractTable(system.contract)
-        self.workers = {role: Worker(self.contract, role, system.slots) for role in Role}
+        shared = system.concurrency > 1  # only then may a slot be another request's (W8)
+        self.workers = {role: Worker(self.contract, role, system.slots, shared) for role in Role}
         self.rules = rules
         self.workload = workload
         self.several = system.concurrency > 1
@@ -510,7 +514,7 @@ class SystemWorld(WorldBase):
             found = tuple(performed(watch.issued, watch.performed, message))
         watch = _new(
             SystemWatch,
-            (watch.started, watch.issued, watch.performed | bit, watch.told, watch.terminated),
+            (*watch[:2], watch.performed | bit, *watch[3:]),
         )
         watches = _replaced(state.watches, handoff, watch)
         spent = state.spent
@@ -524,6 +528,14 @@ class SystemWorld(WorldBase):
                 findings = (*findings, (_SLOT_FREED, held_after_freed(role, message)))
             if slots > 1:
                 findings = (*findings, (_ONE_SLOT, two_slots(role, message, slots)))
+            if reaction.broken:
+                findings = (*findings, *reaction.broken)
+            if reaction.transfers:
+                landed = transfer_findings(codes.workers[state.destination], watch.target, message)
+                findings = (*findings, *landed)
+            moved = watches
+            if reaction.took and not watch.target:
+                moved = _replaced(watches, handoff, watch._replace(target=reaction.took))
             after = _new(
                 SystemState,
                 (
@@ -531,12 +543,12 @@ class SystemWorld(WorldBase):
                     reaction.memory if source else state.source,
                     state.destination if source else reaction.memory,
                     self._send(flight, reaction.sent),
-                    watches,
+                    moved,
                     spent,
                 ),
             )
             node = _new(_Node, (coordinators, after, codes))
-            yield _new(_Raw, (reaction.step, node, findings, fail, False))
+            yield _new(_Raw, (reaction.step, node, findings, fail, False, reaction.checks))
 
     def _reaction(
         self, chart_state: str, before: int, code: int, fail: bool
@@ -562,6 +574,8 @@ class SystemWorld(WorldBase):
         failed = _FAILED_WORK if fail else None
         acknowledge = self.system.acknowledge
         for memory_after, reaction in reactions:
+            owned = ownership(self.contract, message, handoff, (memory, memory_after), reaction)
+            slots = memory_after.slots(handoff)
             sent = answered(message, reaction.reply, self.workload, acknowledge, failed=failed)
             step = TraceStep(
                 None,
@@ -573,7 +587,7 @@ class SystemWorld(WorldBase):
                 handoff=tag,
             )
             numbers = tuple(codes.message(item) for item in sent)
-            yield _Reaction(codes.worker(memory_after), numbers, step, memory_after.slots(handoff))
+            yield _Reaction(codes.worker(memory_after), numbers, step, slots, *owned)
 
     def _call(
         self,
@@ -603,7 +617,7 @@ class SystemWorld(WorldBase):
                 return _Raw(step, None, ((Key.ERRORS, f"the call raised {done.error}"),), fault)
             if done.early and code is not None:  # kept in flight: `kept_in_flight`
                 return _Raw(step, _Node(coordinators, state, self.codes), (), fault, loop=True)
-            watch = SystemWatch(True, old.issued, old.performed, old.told, terminated)
+            watch = SystemWatch(True, old.issued, old.performed, old.told, terminated, old.target)
             after = SystemState(
                 state.coordinators,
                 state.source,
@@ -622,7 +636,8 @@ class SystemWorld(WorldBase):
             if self.codes.workers[state.worker(message.role)].slots(handoff):
                 findings = ((_SLOT_FREED, told_while_held(message)),)
         watch = _new(
-            SystemWatch, (True, old.issued | done.issued_bits, old.performed, told, terminated)
+            SystemWatch,
+            (True, old.issued | done.issued_bits, old.performed, told, terminated, old.target),
         )
         after = _new(
             SystemState,
@@ -636,7 +651,7 @@ class SystemWorld(WorldBase):
             ),
         )
         moved = _new(_Node, (_replaced(coordinators, handoff, done.coordinator), after, self.codes))
-        raw: _Raw = _new(_Raw, (done.step, moved, findings, fault, False))
+        raw: _Raw = _new(_Raw, (done.step, moved, findings, fault, False, None))
         return raw
 
     def _frees(self, code: int) -> bool:
@@ -744,7 +759,7 @@ class SystemWorld(WorldBase):
         the key of where it leads (handoffs interchangeable, with `symmetry`)."""
         step, after = raw.step, raw.node
         kind = step.kind
-        checks = self._checks[step.call is not None, kind in _WORKER_MOVES]
+        checks = raw.checks or self._checks[step.call is not None, kind in _WORKER_MOVES]
         if raw.findings:
             broken = dict(raw.findings)
             checks = tuple((key, broken.get(key)) for key, _none in checks)

@@ -149,6 +149,9 @@ class SystemWatch(NamedTuple):
     terminated: bool = False
     """A terminal fact was reported for the handoff (a fault, or a loss's timeout): every run
     must then end with it CANCELED (W5)."""
+    target: int = 0
+    """The destination slot its reservation took, where which slot is whose is modelled
+    (`Remembered.where`): where the source's transfer writes its KV (W8, W9)."""
 
 
 class Spent(NamedTuple):

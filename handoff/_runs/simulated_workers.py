@@ -28,7 +28,7 @@ takes or moves KV as it sends it, and the worker reports `Failed` for such work 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from typing import Generic, Protocol, TypeVar
 
 import attrs
@@ -40,7 +40,9 @@ from handoff._system.judgments import (
     at_completion,
     held_after_freed,
     performed,
+    serving,
     told_while_held,
+    transferred,
     two_slots,
 )
 from handoff._system.properties import Finding, Key
@@ -110,6 +112,8 @@ class _WorkerHandoff(Protocol):
     """The workers whose freeing the coordinator was told of."""
     findings: list[Finding]
     """What its run broke so far, judged as the review judges a move."""
+    target: int
+    """The destination slot its reservation took (`Remembered.where`; 0: none yet)."""
 
 
 H = TypeVar("H", bound=_WorkerHandoff)
@@ -180,7 +184,7 @@ class SimulatedWorkers(Generic[H]):
         self.acknowledge = system.acknowledge
         self._message_faults = tuple(f for f in NETWORK if f in self.faults and f.strike.message)
         self._worker_faults = tuple(f for f in NETWORK if f in self.faults and f.strike.forgets)
-        self.workers = {role: Worker(self.table, role, system.slots) for role in Role}
+        self.workers = {role: Worker(self.table, role, system.slots, True) for role in Role}
         self.books = {role: WorkerBook() for role in Role}
         """What each worker remembers, of every request."""
         self.restarts = dict.fromkeys(Role, 0)
@@ -265,6 +269,8 @@ class SimulatedWorkers(Generic[H]):
         for key, words in performed(handoff.issued_bits, handoff.performed_bits, message):
             handoff.findings.append(Finding.of(key, words))
         handoff.performed_bits |= 1 << action_id
+        entry = book.find(request)
+        before = worker.memory(book, request), 0 if entry is None else entry.where
         failed = None
         if task in _FAILABLE and self.world.fault(Fault.FAILED_OUTCOME):
             failed = _FAILED
@@ -277,11 +283,43 @@ class SimulatedWorkers(Generic[H]):
             handoff.findings.append(Finding.of(_SLOT_FREED, held_after_freed(role, message)))
         if slots > 1:
             handoff.findings.append(Finding.of(_ONE_SLOT, two_slots(role, message, slots)))
+        done = reply is WorkerReply.DONE and failed is None
+        if role is Role.DESTINATION:
+            self._destination(handoff, message, done and task is WorkerTask.ACTIVATE, *before)
+        elif done and task is WorkerTask.TRANSFER:
+            self._transferred(handoff, message)
         for sent in answered(message, reply, handoff.workload, self.acknowledge, failed=failed):
             cleanup = isinstance(action, CANCELS) and sent.kind is MessageKind.OUTCOME
             if cleanup and self.world.fault(Fault.CLEANUP_FAILURE):
                 self._send_back(handoff, sent._replace(outcome=_FAILED))
             self._send_back(handoff, sent)
+
+    def _transferred(self, handoff: H, message: Message) -> None:
+        """W8 and W9 as the source performs the transfer `message` carries: whose is the
+        destination slot the request's reservation took."""
+        book = self.books[Role.DESTINATION]
+        told_apart = self.workers[Role.DESTINATION].identity and bool(handoff.target)
+        holder = book.holder(handoff.target) if told_apart else None
+        held = book.slots(handoff.number)
+        for key, words in transferred(message, held, holder, told_apart=told_apart):
+            handoff.findings.append(Finding.of(key, words))
+
+    def _destination(
+        self, handoff: H, message: Message, activated: bool, before: Hashable, where: int
+    ) -> None:
+        """W10 once the destination took the action `message` carries (`before`: what it
+        remembered of the request; `where`: the slots it held for it), and the slot its
+        reservation took."""
+        worker, book = self.workers[Role.DESTINATION], self.books[Role.DESTINATION]
+        request = handoff.number
+        after = worker.memory(book, request)
+        served, serves = (self.table.serves(memory) for memory in (before, after))
+        words = serving(message, activated, served, serves, book.slots(request))
+        if words is not None:
+            handoff.findings.append(Finding.of(Key.ACTIVATED_SERVES, words))
+        entry = book.find(request)
+        if not handoff.target and entry is not None:
+            handoff.target = entry.where & ~where
 
     def restart(self, role: Role) -> None:
         """The worker of `role` restarts: it forgets every request and frees every slot."""

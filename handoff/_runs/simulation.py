@@ -133,6 +133,8 @@ class _Handoff:
     """The workers whose freeing the coordinator was told of."""
     findings: list[Finding] = attrs.Factory(list)
     """What its run broke so far, judged as the review judges a move."""
+    target: int = 0
+    """The destination slot its reservation took (`Remembered.where`; 0: none yet)."""
     runaway: str | None = None  # why it was cut as one that never ends: no more calls are made
 
 
