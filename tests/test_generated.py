@@ -472,7 +472,11 @@ def test_what_integrating_md_says_is_what_its_table_shows() -> None:
     def both(workers: str, delivery: str, handoffs: int, fault: str) -> str:
         reply, send = table[workers, delivery, str(handoffs), fault]
         assert reply == send, "the prose says both policies agree in every row"
-        return reply
+        # The prose says every row misplaces KV (the cleanup's transfer race), and reads the
+        # rest: `safe` where nothing else fails.
+        rest = [part for part in reply.split("; ") if part != "misplaces KV (W9)"]
+        assert len(rest) < len(reply.split("; ")), reply
+        return "; ".join(rest) or "safe"
 
     assert len(table) == 2 * 2 * 4 - 1 + 5
     # A tombstone must outlive every message in flight: one per request, not the last one.

@@ -304,9 +304,7 @@ def test_a_contract_may_remember_any_hashable_value() -> None:
     table = ContractTable(_Counting())
     assert table.initial(Role.SOURCE) == 0
     assert table.memories(Role.SOURCE) == (0, 1, 2, 3)
-    assert unmirrored(System(_Counting())) == (
-        "a contract remembering RequestMemory values only"
-    )
+    assert unmirrored(System(_Counting())) == ("a contract remembering RequestMemory values only")
 
 
 def test_contracts_by_name_per_role_and_bounded() -> None:

@@ -155,9 +155,8 @@ def test_tombstone_workers_pass(done: dict[str, subprocess.CompletedProcess[str]
     assert result.stdout.startswith("# Model review\n")
     assert "## SourceFirst, tombstone workers, messages delivered in any order" in result.stdout
     assert "| W9 | KV moves only into a slot its own request holds | FAIL |" in result.stdout
-    assert "| W1 | no slot held for a CANCELED handoff; after SUCCESS only the destination's | PASS" in (
-        result.stdout
-    )
+    w1 = "| W1 | no slot held for a CANCELED handoff; after SUCCESS only the destination's | PASS"
+    assert w1 in result.stdout
     assert done["fifo"].returncode == 1
     assert "messages delivered in FIFO per worker" in done["fifo"].stdout
     assert done["fifo"].stdout.rstrip().splitlines()[-1].startswith("UNSAFE: W9 (SourceFirst")
