@@ -12,6 +12,11 @@ contract says, acknowledges, and reports the work's fact on its own; a fact the 
 refuses as early is delivered again later.  With `fifo`, each worker's messages, in each
 direction, arrive in the order they were sent (each channel's clock never runs backwards).
 
+Where a transfer lands and whether an activated destination serves are judged as the review
+judges them (W8, W9, W10): the destination keeps which of its `--slots` each request holds, so
+a transfer the source performs after the destination freed its request's slot is seen landing
+in a free slot or in the slot another request took since.
+
 A handoff with nothing left in flight is settled (`SimulatedWorkers.settle`): after SUCCESS
 exactly the destination holds the request's slot (decode owns it, and the request leaves the
 simulation), after any other completion neither does, and a handoff that never completed is
