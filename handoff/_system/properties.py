@@ -447,11 +447,11 @@ PROPERTIES = (
         "a slot holding one request's KV while another owns it decodes the wrong cache",
         "a destination slot belongs to one request at a time",
         "transfers performed",
-        "No destination KV slot gets one request's KV while another request holds it: a "
-        "transfer lands in the slot its request's reservation took, and that slot is then "
-        "that request's or free.  Which slot is whose is modelled with `--slots C` and "
+        "No destination KV slot gets one request's KV while another request holds it: the "
+        "transfer for a request lands in the slot its reservation took, which no other "
+        "request may hold by then.  Which slot is whose is modelled with `--slots C` and "
         "several handoffs (a reservation takes the lowest-numbered free slot); with unbounded "
-        "slots, or one handoff, no other request ever holds a request's slot.",
+        "slots, or one handoff, no other request ever takes a request's slot.",
         spin=None,
         unmirrored=_NO_SLOT_IDENTITY,
         worlds=_WITH_WORKERS,
