@@ -106,7 +106,8 @@ def transferred(
     the request's while the destination holds a slot for it (`held`), and free after (no
     other request ever takes it)."""
     own = 0 if message.handoff is None else message.handoff
-    if holder == own if told_apart else held:
+    its_own = holder == own if told_apart else held > 0
+    if its_own:
         return
     whose = "the request's" if message.handoff is None else f"h{own + 1}'s"
     where = "a free slot: the destination holds no slot for it any more"
