@@ -278,3 +278,25 @@ def test_spin_says_it_does_not_check_ownership(tmp_path: Path) -> None:
     assert exported.returncode == 0, exported.stderr
     text = (tmp_path / "system.pml").read_text()
     assert "Not checked by this model: W8, W9, W10" in text
+
+
+def test_telling_one_slot_apart_adds_no_configuration(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Which slot is whose is what shows W8; with one slot per worker it is a function of the
+    # slot counts, so keeping it adds no configuration.  Without it the same review sees the
+    # stale transfer only as KV in a slot its request no longer holds (W9).
+    options = {**ONE_SLOT_TWO_HANDOFFS, "faults": 1}
+    told_apart = _review(DF, TOMBSTONE, **options)
+    from handoff._system import worker_state
+
+    real = worker_state.Worker.__init__
+
+    def counted_only(self: worker_state.Worker, *args: Any, **kwargs: Any) -> None:
+        real(self, *args[:3], False)
+
+    monkeypatch.setattr(worker_state.Worker, "__init__", counted_only)
+    counted = _review(DF, TOMBSTONE, **options)
+    assert told_apart.configurations == counted.configurations
+    assert told_apart.transitions == counted.transitions
+    assert W8 in _failing(told_apart)
+    assert W8 not in _failing(counted)
+    assert W9 in _failing(counted)
