@@ -290,8 +290,10 @@ def test_telling_one_slot_apart_adds_no_configuration(monkeypatch: pytest.Monkey
 
     real = worker_state.Worker.__init__
 
-    def counted_only(self: worker_state.Worker, *args: Any, **kwargs: Any) -> None:
-        real(self, *args[:3], False)
+    def counted_only(
+        self: worker_state.Worker, table: Any, role: Role, slots: int | None, _identity: bool
+    ) -> None:
+        real(self, table, role, slots, False)
 
     monkeypatch.setattr(worker_state.Worker, "__init__", counted_only)
     counted = _review(DF, TOMBSTONE, **options)
