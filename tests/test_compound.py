@@ -299,8 +299,10 @@ def test_the_one_line_override_reviews_as_the_flat_derived_chart(
 def test_the_other_tools_take_a_compound_chart(
     ran: dict[str, subprocess.CompletedProcess[str]],
 ) -> None:
-    assert ran["workers"].returncode == 0, ran["workers"].stderr
-    assert "hold for CompoundSourceFirst with tombstone workers" in ran["workers"].stdout
+    # As the shipped chart: tombstones leak nothing, the cleanup's transfer race fails W9.
+    assert ran["workers"].returncode == 1, ran["workers"].stderr
+    last = ran["workers"].stdout.rstrip().splitlines()[-1]
+    assert last.startswith("UNSAFE: W9 (CompoundSourceFirst, tombstone workers); reviewed in ")
     # The Promela model is the table's: the same as the shipped chart's.
     assert ran["promela"].returncode == 0, ran["promela"].stderr
     assert ran["promela"].stdout == ran["shipped promela"].stdout

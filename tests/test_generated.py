@@ -473,7 +473,11 @@ def test_what_integrating_md_says_is_what_its_table_shows() -> None:
     def both(workers: str, delivery: str, handoffs: int, fault: str) -> str:
         reply, send, _offline, _live = table[workers, delivery, str(handoffs), fault]
         assert reply == send, "the prose says both policies agree in every row"
-        return reply
+        # The prose says every row misplaces KV (the cleanup's transfer race), and reads the
+        # rest: `safe` where nothing else fails.
+        rest = [part for part in reply.split("; ") if part != "misplaces KV (W9)"]
+        assert len(rest) < len(reply.split("; ")), reply
+        return "; ".join(rest) or "safe"
 
     assert len(table) == 2 * 2 * 5 - 1 + 5
     # A cancel a worker fails is retried, as the contract asks of the runtime: no new hang.

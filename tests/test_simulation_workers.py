@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from support import SILENT_TAKE, SecondSlot, run_handoff, run_side_by_side
+from support import SILENT_TAKE, STALE_TRANSFER, SecondSlot, run_handoff, run_side_by_side
 
 from handoff._runs import simulation
 from handoff._runs.simulated_workers import SimulatedWorkers
@@ -121,13 +121,19 @@ def _run(
     )
 
 
+def _no_leak(report: SimulationReport) -> None:
+    """Nothing leaked, and nothing broke but the shipped cleanup's own race (W9)."""
+    assert report.leaks == report.worker_slots == 0, report.violations[:1]
+    assert set(report.broken) <= STALE_TRANSFER, report.violations[:1]
+
+
 def test_bounded_memory_leaks_only_once_handoffs_share_the_workers() -> None:
     # One handoff at a time, each worker's idle requests are finished ones and the live
     # request's own: a tombstone is evicted only once its handoff has nothing in flight.  With
     # eight at a time the same run leaks (rarely: for seed 0, once in 1,200 handoffs, where a
     # failed cancel is retried as the runtime must, not done at once).
     alone = simulate(SimulationConfig(handoffs=600, concurrency=1, system=System(Tombstone(1))))
-    assert alone.ok, alone.violations[:1]
+    _no_leak(alone)
     shared = _run(1200, workers=Tombstone(1))
     assert shared.leaks > 0
     assert shared.worker_slots == shared.still_held > 0
@@ -140,7 +146,7 @@ def test_forgetful_workers_leak_in_any_order_and_not_in_fifo() -> None:
     assert anyhow.leaks > 0
     assert anyhow.worker_slots > 0
     fifo = _run(600, workers=FORGETFUL, fifo=True)
-    assert fifo.ok, fifo.violations[:1]
+    _no_leak(fifo)
 
 
 def test_a_duplicate_behind_a_cancel_leaks_on_forgetful_workers_in_fifo_only() -> None:
@@ -158,7 +164,7 @@ def test_a_duplicate_behind_a_cancel_leaks_on_forgetful_workers_in_fifo_only() -
     assert forgetful.leaks > 1
     tombstone = _run(600, workers=TOMBSTONE, **options)
     assert tombstone.faults[Fault.DUPLICATION] > 100
-    assert tombstone.ok, tombstone.violations[:1]
+    _no_leak(tombstone)
 
 
 def test_a_shared_restart_forgets_every_tombstone_and_frees_every_slot() -> None:
@@ -171,19 +177,19 @@ def test_a_shared_restart_forgets_every_tombstone_and_frees_every_slot() -> None
     assert crash.leaks > 0
     assert crash.still_held <= crash.worker_slots
     keys = {f.key for v in crash.violations for f in v.findings}
-    assert keys <= {Key.SLOTS_AT_COMPLETION, Key.NO_SLOT_AFTER_FREED}, keys
+    assert keys <= {Key.SLOTS_AT_COMPLETION, Key.NO_SLOT_AFTER_FREED, *STALE_TRANSFER}, keys
     # With FIFO delivery the cancel comes behind its work: nothing to forget (the review: safe).
     fifo = _run(
         300, workers=TOMBSTONE, faults=frozenset({Fault.RESTART}), fault_rate=0.3, fifo=True
     )
-    assert fifo.ok, fifo.violations[:1]
+    _no_leak(fifo)
 
 
 def test_the_acknowledgement_policy_keeps_its_verdicts_with_shared_workers() -> None:
     # On send, Submitted is reported before the worker saw the work: tombstones still drop
     # late work (safe), forgetful workers still run it (W1), as in the review.
     tombstone = _run(600, workers=TOMBSTONE, acknowledge=Acknowledge.ON_SEND)
-    assert tombstone.ok, tombstone.violations[:1]
+    _no_leak(tombstone)
     forgetful = _run(600, workers=FORGETFUL, acknowledge=Acknowledge.ON_SEND)
     assert forgetful.leaks > 0
 
@@ -201,15 +207,16 @@ class _Drops(Tombstone):
 
 def test_success_without_the_destinations_slot_is_lost_kv() -> None:
     # Without faults every handoff succeeds, and each destination frees the slot it was to
-    # decode from: every one of them lost its KV, and none of them leaked.
+    # decode from: every one of them lost its KV, and none of them leaked.  It acknowledged
+    # the activation without serving the request (W10), and completed without a slot (W1).
     report = _run(50, workers=_Drops(), fault_rate=0.0)
     assert report.completions["SUCCESS"] == 50
     assert report.lost == 50
     assert report.leaks == report.worker_slots == 0
     assert not report.ok
     assert all(
-        v.findings[0].key is Key.SLOTS_AT_COMPLETION
-        and "completed SUCCESS and the destination holds no KV slot" in v.findings[0].message
+        [f.key for f in v.findings] == [Key.ACTIVATED_SERVES, Key.SLOTS_AT_COMPLETION]
+        and "completed SUCCESS and the destination holds no KV slot" in v.findings[1].message
         for v in report.violations
     )
     # The shipped contract keeps the slot: decode owns it, and it is no leak.

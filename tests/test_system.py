@@ -8,7 +8,7 @@ from pathlib import Path
 from unittest.mock import ANY
 
 import pytest
-from support import SILENT_CANCEL
+from support import SILENT_CANCEL, STALE_TRANSFER
 
 from handoff import HandoffCoordinatorCore, HandoffOrder
 from handoff._compile.table import compiled
@@ -76,7 +76,7 @@ def test_forgetful_workers_fail_with_a_cancel_overtaking_its_submission(
 ) -> None:
     review = forgetful[order]
     failing = {verdict.prop.key for verdict in review.failures()}
-    assert failing == {Key.SLOTS_AT_COMPLETION, Key.NO_SLOT_AFTER_FREED}
+    assert failing == {Key.SLOTS_AT_COMPLETION, Key.NO_SLOT_AFTER_FREED, *STALE_TRANSFER}
     worker, work, cancel = _FIRST[order]
     # Worked out by hand: the first action goes out (start), a terminal fact cancels it
     # (fault), the cancel reaches the worker first and is answered Noop, the work arrives and
@@ -116,7 +116,8 @@ def test_tombstone_workers_pass_every_system_property(
     tombstone: dict[HandoffOrder, Review], order: HandoffOrder
 ) -> None:
     review = tombstone[order]
-    assert review.holds, [verdict.prop.key for verdict in review.failures()]
+    failing = {verdict.prop.key for verdict in review.failures()}
+    assert failing == STALE_TRANSFER  # the shipped cleanup's own race, not the workers
     assert review.verdict(Key.SLOTS_AT_COMPLETION).checked > 0
     assert review.verdict("W5").checked > 0
     assert review.configurations > 100
@@ -126,7 +127,7 @@ def test_tombstone_workers_pass_every_system_property(
 def test_fifo_channels_keep_even_forgetful_workers_safe(order: HandoffOrder) -> None:
     # A cancel goes to the worker its work went to, after it: in order, it cannot overtake.
     review = _review(order, FORGETFUL, fifo=True)
-    assert review.holds
+    assert {verdict.prop.key for verdict in review.failures()} == STALE_TRANSFER
     assert review.configurations < _review(order, FORGETFUL).configurations
 
 
@@ -142,7 +143,7 @@ def test_a_run_without_faults_only_succeeds() -> None:
 def test_a_worker_that_never_acknowledges_a_cancel_breaks_liveness() -> None:
     review = _review(HandoffOrder.SOURCE_FIRST, SILENT_CANCEL)
     failing = {verdict.prop.key for verdict in review.failures()}
-    assert failing == {Key.DELIVERIES_COMPLETE, Key.TERMINAL_CANCELS}
+    assert failing == {Key.DELIVERIES_COMPLETE, Key.TERMINAL_CANCELS, *STALE_TRANSFER}
     stuck = review.verdict("W4").counterexample
     assert stuck is not None
     assert "the run ends with the handoff incomplete, in cancelling_source" in stuck.finding
@@ -197,7 +198,7 @@ def test_a_crashing_coordinator_is_an_errors_finding(monkeypatch: pytest.MonkeyP
     verdict = review.verdict("Errors")
     assert verdict.counterexample is not None
     assert verdict.counterexample.finding == "the call raised ZeroDivisionError: boom"
-    assert {v.prop.key for v in review.failures()} == {Key.ERRORS}
+    assert {v.prop.key for v in review.failures()} == {Key.ERRORS, *STALE_TRANSFER}
 
 
 def test_a_message_says_what_it_carries() -> None:
@@ -287,9 +288,10 @@ def test_the_reports_name_the_system_and_the_overtaking(
         failing.rstrip()
         .splitlines()[-1]
         .startswith(
-            # Root cause first: W2 breaks in five moves, W1 only once the late work is done.
+            # Root cause first: W2 breaks in five moves, W1 only once the late work is done,
+            # W9 once a transfer went out before the cancels.
             "UNSAFE: W2 (SourceFirst, forgetful workers), W1 (SourceFirst, forgetful workers), "
-            "W2 (DestinationFirst, forgetful workers)"
+            "W9 (SourceFirst, forgetful workers), W2 (DestinationFirst, forgetful workers)"
         )
     )
     passing = text(list(tombstone.values()))
@@ -297,8 +299,8 @@ def test_the_reports_name_the_system_and_the_overtaking(
         passing.rstrip()
         .splitlines()[-1]
         .startswith(
-            # W1-W5, the two built-ins of one's own world (W6, W7), Errors and Bound.
-            "OK: all 9 properties hold for SourceFirst and DestinationFirst with tombstone workers"
+            # The shipped cleanup's race (W9) is all that fails.
+            "UNSAFE: W9 (SourceFirst, tombstone workers), W9 (DestinationFirst, tombstone workers)"
         )
     )
     data = json_report(list(forgetful.values()))

@@ -8,6 +8,7 @@ issue names run for real, in subprocesses side by side.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from pathlib import Path
 
@@ -122,6 +123,11 @@ def test_a_duplicate_breaks_what_fifo_alone_keeps_safe(
     assert replayed.returncode == 1, replayed.stdout + replayed.stderr
 
 
+def _failing(result: subprocess.CompletedProcess[str]) -> set[str]:
+    """The properties a text review says fail, by key."""
+    return set(re.findall(r"^  (\w+) +.*  FAIL  ", result.stdout, re.MULTILINE))
+
+
 def test_tombstones_with_fifo_survive_a_duplicate(
     done: dict[str, subprocess.CompletedProcess[str]],
 ) -> None:
@@ -129,9 +135,10 @@ def test_tombstones_with_fifo_survive_a_duplicate(
     # submission or reservation arriving after the cancel or release is dropped; a copy
     # arriving while the slot is held changes nothing (it is still one slot); a copy of a
     # cancel or release finds nothing held and says Noop; a copied reply is one the
-    # coordinator already has (dropped as a repeat).  So every W holds.
+    # coordinator already has (dropped as a repeat).  So every W holds but W9, the shipped
+    # cleanup's own race, which no delivery order prevents (the cancels go to two workers).
     result = done["tombstone-fifo-duplicate"]
-    assert result.returncode == 0, result.stdout
+    assert _failing(result) == {"W9"}, result.stdout
     assert "faults duplicate (1 each)" in result.stdout
 
 
@@ -143,7 +150,7 @@ def test_a_chart_that_waits_for_submitted_is_safe_only_when_the_worker_acknowled
     # always finds it and frees it: safe even for forgetful workers.  On send, Submitted is
     # reported before the worker has the submission, so the cancel may reach the source
     # first, be answered Noop, and the late submission then takes a slot for ever.
-    assert done["on-reply"].returncode == 0, done["on-reply"].stdout
+    assert _failing(done["on-reply"]) == {"W9"}, done["on-reply"].stdout
     on_send = done["on-send"]
     assert on_send.returncode == 1, on_send.stdout
     # --acknowledge on-send overrides the default runtime's (offline) acknowledgement, and
@@ -296,7 +303,8 @@ def test_the_simulation_finds_what_the_review_finds(
     assert _held(crash) <= _left(crash)
     assert "fault         crash" in crash.stdout
     duplicate = done["simulate-duplicate"]
-    assert duplicate.returncode == 0, duplicate.stdout
+    assert re.search(r"broken +W9 \d+\n", duplicate.stdout), duplicate.stdout  # cleanup's race
+    assert "leaks         0\n" in duplicate.stdout
     assert _held(duplicate) == 0
     assert "fault         duplicate  " in duplicate.stdout
     # A lost action is never re-sent: some handoffs never complete (the review's W4).

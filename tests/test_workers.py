@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from support import SILENT_TAKE, module_beside
+from support import SILENT_TAKE, STALE_TRANSFER, module_beside
 
 from handoff import HandoffAction, HandoffActionOutcome, HandoffId, HandoffOrder
 from handoff._runs.simulation import FAULTS, SimulationConfig, simulate
@@ -188,7 +188,8 @@ def test_tombstone_workers_leak_nothing_over_thousands_of_faulty_handoffs() -> N
     assert report.handoffs == 3_000
     assert sum(report.faults[fault] for fault in FAULTS) > 1_000
     assert report.worker_slots == 0
-    assert report.ok
+    assert set(report.broken) <= STALE_TRANSFER, report.broken
+    assert report.leaks == 0
 
 
 def test_without_workers_no_delivery_is_delayed() -> None:

@@ -68,6 +68,8 @@ _LEAKS = (
 """Properties whose failure is a KV slot nobody will free."""
 _HANGS = (Key.DELIVERIES_COMPLETE, Key.TERMINAL_CANCELS)
 """Properties whose failure is a handoff that never completes (or never cancels)."""
+_MISPLACES = (Key.SLOT_OWNED_ONCE, Key.KV_INTO_OWN_SLOT)
+"""Properties whose failure is KV written into a slot its request does not hold."""
 
 World = tuple[str, bool, int, Fault | None]
 """A row: the contract as `--workers` spells it, FIFO delivery, the handoffs, the fault."""
@@ -124,16 +126,17 @@ def review_world(world: World, column: Column) -> Review:
 
 
 def verdict_words(review: Review) -> str:
-    """`safe`, or what fails: `leaks (W1, W2)`, `hangs (W4, W5)`, both, or other keys."""
+    """`safe`, or what fails: `leaks (W1, W2)`, `hangs (W4, W5)`, `misplaces KV (W9)`, or
+    other keys."""
     failing = [verdict.prop.key for verdict in review.verdicts if not verdict.holds]
     if not failing:
         return "safe"
     parts = []
-    for word, keys in (("leaks", _LEAKS), ("hangs", _HANGS)):
+    for word, keys in (("leaks", _LEAKS), ("hangs", _HANGS), ("misplaces KV", _MISPLACES)):
         found = [key for key in failing if key in keys]
         if found:
             parts.append(f"{word} ({_keys(found)})")
-    rest = [key for key in failing if key not in (*_LEAKS, *_HANGS)]
+    rest = [key for key in failing if key not in (*_LEAKS, *_HANGS, *_MISPLACES)]
     if rest:
         parts.append(f"fails ({_keys(rest)})")
     return "; ".join(parts)

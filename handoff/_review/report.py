@@ -246,6 +246,10 @@ def system_properties() -> str:
 def _judged_words(entry: Property) -> str:
     if entry.key is Key.SLOTS_AT_COMPLETION:
         return "at every quiet configuration (nothing in flight) whose coordinator is complete"
+    if entry.key in (Key.SLOT_OWNED_ONCE, Key.KV_INTO_OWN_SLOT):
+        return "at each transfer the source performs"
+    if entry.key is Key.ACTIVATED_SERVES:
+        return "at each action the destination takes"
     if entry.judged is Judged.EDGE:
         return "at each move"
     return str(entry.judged.value)

@@ -22,8 +22,9 @@ in flight) stays in flight and is delivered again later; any other refused messa
 `Complete` is the runtime's own: it goes to no worker.
 
 W1 is judged for each complete handoff with nothing of its own in flight, W2, W3 and W6 at
-each move, properties of one's own (`System.properties`) at each configuration, W4, W5 and W7
-over the explored graph under the fairness that every message in flight is eventually
+each move, W8 and W9 where the source performs a transfer, W10 at each destination move,
+properties of one's own (`System.properties`) at each configuration, W4, W5 and W7 over the
+explored graph under the fairness that every message in flight is eventually
 delivered: a run that suffers no further fault then ends once nothing is in flight, so every
 such end must complete every handoff (W4), after a terminal fact its handoff CANCELED (W5), and
 from the first configuration with no fault at all, every handoff SUCCESS (W7).  With several
@@ -53,6 +54,8 @@ from handoff._review.system_moves import (
     _replaced,
     _Transition,
     _without,
+    ownership,
+    transfer_findings,
 )
 from handoff._review.system_runtime import RuntimeMoves, _freeing
 from handoff._review.system_state import (
@@ -163,7 +166,8 @@ class SystemWorld(RuntimeDuties, RuntimeMoves, WorldBase):
         self.chart = chart
         self.system = system
         self.contract = ContractTable(system.contract)
-        self.workers = {role: Worker(self.contract, role, system.slots) for role in Role}
+        shared = system.concurrency > 1  # only then may a slot be another request's (W8)
+        self.workers = {role: Worker(self.contract, role, system.slots, shared) for role in Role}
         self.rules = rules
         self.workload = workload
         self.several = system.concurrency > 1
@@ -514,8 +518,7 @@ class SystemWorld(RuntimeDuties, RuntimeMoves, WorldBase):
         told_of = watch.told
         if own and any(_freeing(reaction) for reaction in reactions):
             told_of = told_of | {role}  # the runtime's own cleanup freed it: no slot after
-        started, issued, did, _told, ended, abandoned, answers = watch
-        watch = _new(SystemWatch, (started, issued, did | bit, told_of, ended, abandoned, answers))
+        watch = watch._replace(performed=watch.performed | bit, told=told_of)
         watches = _replaced(state.watches, handoff, watch)
         spent = state.spent
         if fail:
@@ -531,6 +534,13 @@ class SystemWorld(RuntimeDuties, RuntimeMoves, WorldBase):
                 findings = (*findings, (_SLOT_FREED, freed))
             if slots > 1:
                 findings = (*findings, (_ONE_SLOT, two_slots(role, message, slots)))
+            if reaction.broken:
+                findings = (*findings, *reaction.broken)
+            if reaction.transfers:
+                landed = transfer_findings(codes.workers[state.destination], watch.target, message)
+                findings = (*findings, *landed)
+            if reaction.took and not watch.target:
+                seen = _replaced(seen, handoff, seen[handoff]._replace(target=reaction.took))
             after = _new(
                 SystemState,
                 (
@@ -543,7 +553,7 @@ class SystemWorld(RuntimeDuties, RuntimeMoves, WorldBase):
                 ),
             )
             node = _new(_Node, (coordinators, after, codes))
-            yield _new(_Raw, (reaction.step, node, findings, fail, False))
+            yield _new(_Raw, (reaction.step, node, findings, fail, False, reaction.checks))
 
     def _reaction(
         self, chart_state: str, before: int, code: int, fail: bool
@@ -569,6 +579,8 @@ class SystemWorld(RuntimeDuties, RuntimeMoves, WorldBase):
         failed = _FAILED_WORK if fail else None
         acknowledge = self.system.acknowledge
         for memory_after, reaction in reactions:
+            owned = ownership(self.contract, message, handoff, (memory, memory_after), reaction)
+            slots = memory_after.slots(handoff)
             sent = answered(message, reaction.reply, self.workload, acknowledge, failed=failed)
             step = TraceStep(
                 None,
@@ -581,8 +593,7 @@ class SystemWorld(RuntimeDuties, RuntimeMoves, WorldBase):
             )
             numbers = tuple(codes.message(item) for item in sent)
             done = not (reaction.reply is WorkerReply.FAILED and task_of(action) is _CANCEL)
-            slots = memory_after.slots(handoff)
-            yield _Reaction(codes.worker(memory_after), numbers, step, slots, done)
+            yield _Reaction(codes.worker(memory_after), numbers, step, slots, *owned, done)
 
     def _call(
         self,
@@ -635,10 +646,11 @@ class SystemWorld(RuntimeDuties, RuntimeMoves, WorldBase):
             told = told | {message.role}
             if self.codes.workers[state.worker(message.role)].slots(handoff):
                 findings = ((_SLOT_FREED, told_while_held(message)),)
-        _started, issued, performed_bits, _told, _ended, abandoned, answers = old
+        _started, issued, performed_bits, _told, _ended, abandoned, answers, target = old
         issued |= done.issued_bits
         watch = _new(
-            SystemWatch, (True, issued, performed_bits, told, terminated, abandoned, answers)
+            SystemWatch,
+            (True, issued, performed_bits, told, terminated, abandoned, answers, target),
         )
         after = _new(
             SystemState,
@@ -652,7 +664,7 @@ class SystemWorld(RuntimeDuties, RuntimeMoves, WorldBase):
             ),
         )
         moved = _new(_Node, (_replaced(coordinators, handoff, done.coordinator), after, self.codes))
-        raw: _Raw = _new(_Raw, (done.step, moved, findings, fault, False))
+        raw: _Raw = _new(_Raw, (done.step, moved, findings, fault, False, None))
         return raw
 
     def _frees(self, code: int) -> bool:
@@ -750,7 +762,7 @@ class SystemWorld(RuntimeDuties, RuntimeMoves, WorldBase):
         the key of where it leads (handoffs interchangeable, with `symmetry`)."""
         step, after = raw.step, raw.node
         kind = step.kind
-        checks = self._checks[step.call is not None, kind in _WORKER_MOVES]
+        checks = raw.checks or self._checks[step.call is not None, kind in _WORKER_MOVES]
         if raw.findings:
             broken = dict(raw.findings)
             checks = tuple((key, broken.get(key)) for key, _none in checks)

@@ -12,14 +12,19 @@ from handoff._coordinator.core import HandoffCoordinatorCore
 from handoff._review.monitors import Checked
 from handoff._review.system_state import Flight, _Node
 from handoff._review.verdict import TraceStep
+from handoff._system.judgments import serving, transferred
 from handoff._system.properties import Key
+from handoff._system.worker_state import WorkerState
 from handoff._system.workers import (
+    ContractTable,
     Message,
     MessageKind,
     Role,
     Slots,
     WorkerReaction,
     WorkerReply,
+    WorkerTask,
+    task_of,
 )
 
 T = TypeVar("T")
@@ -56,6 +61,14 @@ class _Reaction(NamedTuple):
     step: TraceStep
     slots: int
     """The slots it holds for the request afterwards."""
+    checks: tuple[Checked, ...]
+    """The properties the move is checked for, none broken (`_checked`)."""
+    broken: tuple[Checked, ...] = ()
+    """What the reaction alone breaks (W10)."""
+    transfers: bool = False
+    """The source performs a transfer: W8 and W9 are judged on where its KV goes."""
+    took: int = 0
+    """The destination slots it took for the request, where which is whose is modelled."""
     done: bool = True
     """It performed the action (False: a cancel it failed, which the runtime may retry)."""
 
@@ -70,16 +83,82 @@ class _Raw(NamedTuple):
     fault: bool
     loop: bool = False
     """A refused early fact, kept in flight: the move leads back where it started."""
+    checks: tuple[Checked, ...] | None = None
+    """The properties it is checked for, when not those of its kind (a worker's move)."""
 
 
-def _checked(call: bool, worker: bool) -> Iterator[Key]:
+def _checked(
+    call: bool, worker: bool, *, transfer: bool = False, destination: bool = False
+) -> Iterator[Key]:
     """The properties a move is checked for: Errors when it made a call, W3 and W6 when it
-    was a worker's, W2 always."""
+    was a worker's, W2 always; W8 and W9 when the source performed a transfer, W10 when the
+    destination took an action."""
     if call:
         yield Key.ERRORS
     if worker:
         yield from (_ONLY_ISSUED, _ONE_SLOT)
     yield _SLOT_FREED
+    if transfer:
+        yield from (Key.SLOT_OWNED_ONCE, Key.KV_INTO_OWN_SLOT)
+    if destination:
+        yield Key.ACTIVATED_SERVES
+
+
+_WORKER_CHECKS = {
+    (transfer, destination): tuple(
+        (key, None) for key in _checked(False, True, transfer=transfer, destination=destination)
+    )
+    for transfer in (False, True)
+    for destination in (False, True)
+}
+"""The checks of a worker's move that broke nothing, by whether the source performed a
+transfer and whether the worker was the destination."""
+
+
+class _Owned(NamedTuple):
+    """What one worker reaction means for whose a slot is and what it does (the tail of
+    `_Reaction`)."""
+
+    checks: tuple[Checked, ...]
+    broken: tuple[Checked, ...]
+    transfers: bool
+    took: int
+
+
+def ownership(
+    table: ContractTable,
+    message: Message,
+    handoff: int,
+    memories: tuple[WorkerState, WorkerState],
+    reaction: WorkerReaction,
+) -> _Owned:
+    """The checks of a worker taking `message` of `handoff` with `reaction` (its memory
+    `memories` before and after), W10's finding, whether the source performed a transfer
+    (W8 and W9 are judged where its KV goes) and the destination slots it took."""
+    _before, after = memories
+    task, destination = task_of(message.action), message.role is Role.DESTINATION
+    done = reaction.reply is WorkerReply.DONE  # a failed work's reply is FAILED
+    transfers = done and task is WorkerTask.TRANSFER and not destination
+    checks = _WORKER_CHECKS[transfers, destination]
+    if not destination:
+        return _Owned(checks, (), transfers, 0)
+    old, new = (state.find(handoff) for state in memories)
+    was = table.initial(Role.DESTINATION) if old is None else old.memory
+    served, serves = (table.serves(memory) for memory in (was, reaction.memory))
+    activated = done and task is WorkerTask.ACTIVATE
+    words = serving(message, activated, served, serves, after.slots(handoff))
+    broken: tuple[Checked, ...] = () if words is None else ((Key.ACTIVATED_SERVES, words),)
+    took = 0 if new is None else new.where & ~(0 if old is None else old.where)
+    return _Owned(checks, broken, transfers, took)
+
+
+def transfer_findings(destination: WorkerState, target: int, message: Message) -> Iterator[Checked]:
+    """W8 and W9 as the source performs the transfer `message` carries: whose is the
+    destination slot `target` its request's reservation took (0: slots not told apart)."""
+    handoff = 0 if message.handoff is None else message.handoff
+    holder = destination.holder(target) if target else None
+    held = destination.slots(handoff)
+    yield from transferred(message, held, holder, told_apart=bool(target))
 
 
 def _failed(memory: Hashable) -> WorkerReaction:

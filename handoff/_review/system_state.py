@@ -155,6 +155,9 @@ class SystemWatch(NamedTuple):
     answers: tuple[tuple[int, int], ...] = ()
     """The destination's cache of outcomes (`System.answers_again`): each action id it
     answered and the outcome it sent, by number."""
+    target: int = 0
+    """The destination slot its reservation took, where which slot is whose is modelled
+    (`Remembered.where`): where the source's transfer writes its KV (W8, W9)."""
 
 
 class Spent(NamedTuple):

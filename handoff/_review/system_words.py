@@ -135,6 +135,7 @@ _MEMORY = {
     RequestMemory.HELD: "holds a KV slot for it",
     RequestMemory.FREED: "holds no slot for it (freed)",
     RequestMemory.CANCELED: "remembers the request as canceled",
+    RequestMemory.SERVING: "serves the request from its KV slot",
 }
 
 

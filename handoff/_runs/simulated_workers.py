@@ -12,6 +12,11 @@ contract says, acknowledges, and reports the work's fact on its own; a fact the 
 refuses as early is delivered again later.  With `fifo`, each worker's messages, in each
 direction, arrive in the order they were sent (each channel's clock never runs backwards).
 
+Where a transfer lands and whether an activated destination serves are judged as the review
+judges them (W8, W9, W10): the destination keeps which of its `--slots` each request holds, so
+a transfer the source performs after the destination freed its request's slot is seen landing
+in a free slot or in the slot another request took since.
+
 A handoff with nothing left in flight is settled (`SimulatedWorkers.settle`): after SUCCESS
 exactly the destination holds the request's slot (decode owns it, and the request leaves the
 simulation), after any other completion neither does, and a handoff that never completed is
@@ -34,7 +39,7 @@ let go once its request is settled.
 from __future__ import annotations
 
 from collections import Counter, deque
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from typing import Generic, NamedTuple, Protocol, TypeVar
 
 import attrs
@@ -47,7 +52,9 @@ from handoff._system.judgments import (
     at_completion,
     held_after_freed,
     performed,
+    serving,
     told_while_held,
+    transferred,
     two_slots,
 )
 from handoff._system.properties import Finding, Key
@@ -150,6 +157,8 @@ class _WorkerHandoff(Protocol):
     """Every action issued so far, by id."""
     abandoned: bool
     """Its session ended outside the chart: its coordinator hears nothing more."""
+    target: int
+    """The destination slot its reservation took (`Remembered.where`; 0: none yet)."""
 
 
 H = TypeVar("H", bound=_WorkerHandoff)
@@ -240,7 +249,7 @@ class SimulatedWorkers(Generic[H]):
         self.cache: dict[tuple[int, int], Message] = {}
         """The destination's last `answers_again` outcomes, by request and action id."""
         self._worker_faults = tuple(f for f in NETWORK if f in self.faults and f.strike.forgets)
-        self.workers = {role: Worker(self.table, role, system.slots) for role in Role}
+        self.workers = {role: Worker(self.table, role, system.slots, True) for role in Role}
         self.books = {role: WorkerBook() for role in Role}
         """What each worker remembers, of every request."""
         self.restarts = dict.fromkeys(Role, 0)
@@ -412,6 +421,8 @@ class SimulatedWorkers(Generic[H]):
                 self._send_back(handoff, sent)
             return
         handoff.performed_bits |= 1 << action_id
+        entry = book.find(request)
+        before = worker.memory(book, request), 0 if entry is None else entry.where
         failed = None
         if task in _FAILABLE and self.world.fault(Fault.FAILED_OUTCOME):
             failed = _FAILED
@@ -429,6 +440,11 @@ class SimulatedWorkers(Generic[H]):
             handoff.findings.append(Finding.of(_ONE_SLOT, two_slots(role, message, slots)))
         if task is WorkerTask.CANCEL and reply is WorkerReply.FAILED:
             handoff.performed_bits &= ~(1 << action_id)  # failed: not performed, retried anew
+        done = reply is WorkerReply.DONE and failed is None
+        if role is Role.DESTINATION:
+            self._destination(handoff, message, done and task is WorkerTask.ACTIVATE, *before)
+        elif done and task is WorkerTask.TRANSFER:
+            self._transferred(handoff, message)
         for sent in answered(message, reply, handoff.workload, self.acknowledge, failed=failed):
             if self.answers_again and role is Role.DESTINATION and sent.kind is MessageKind.OUTCOME:
                 self._cache(key, sent)
@@ -450,6 +466,33 @@ class SimulatedWorkers(Generic[H]):
         self.cache[key] = sent
         if len(self.cache) > self.answers_again:
             del self.cache[next(iter(self.cache))]
+
+    def _transferred(self, handoff: H, message: Message) -> None:
+        """W8 and W9 as the source performs the transfer `message` carries: whose is the
+        destination slot the request's reservation took."""
+        book = self.books[Role.DESTINATION]
+        told_apart = self.workers[Role.DESTINATION].identity and bool(handoff.target)
+        holder = book.holder(handoff.target) if told_apart else None
+        held = book.slots(handoff.number)
+        for key, words in transferred(message, held, holder, told_apart=told_apart):
+            handoff.findings.append(Finding.of(key, words))
+
+    def _destination(
+        self, handoff: H, message: Message, activated: bool, before: Hashable, where: int
+    ) -> None:
+        """W10 once the destination took the action `message` carries (`before`: what it
+        remembered of the request; `where`: the slots it held for it), and the slot its
+        reservation took."""
+        worker, book = self.workers[Role.DESTINATION], self.books[Role.DESTINATION]
+        request = handoff.number
+        after = worker.memory(book, request)
+        served, serves = (self.table.serves(memory) for memory in (before, after))
+        words = serving(message, activated, served, serves, book.slots(request))
+        if words is not None:
+            handoff.findings.append(Finding.of(Key.ACTIVATED_SERVES, words))
+        entry = book.find(request)
+        if not handoff.target and entry is not None:
+            handoff.target = entry.where & ~where
 
     def restart(self, role: Role) -> None:
         """The worker of `role` restarts: it forgets every request and frees every slot, or

@@ -145,6 +145,8 @@ class _Handoff:
     """What its run broke so far, judged as the review judges a move."""
     abandoned: bool = False
     """Its session ended outside the chart (`System.abandons`): no more calls are made."""
+    target: int = 0
+    """The destination slot its reservation took (`Remembered.where`; 0: none yet)."""
     runaway: str | None = None  # why it was cut as one that never ends: no more calls are made
 
 

@@ -5,7 +5,10 @@ Each judgment is a pure function of what the runtime saw of one handoff and of i
 slots, and answers None where the property holds: W1 at a completion with nothing of the
 handoff in flight (`at_completion`), W2 when a worker takes a slot after the coordinator was
 told it was freed or is told so while one is held, W3 when a worker performs work that was not
-issued (`performed`), W6 when a worker holds two slots for one request.
+issued (`performed`), W6 when a worker holds two slots for one request, W8 and W9 when the
+source performs a transfer into a slot that is not its request's (`transferred`), W10 when a
+destination acknowledges an activation it does not serve, or stops serving a request whose
+slot it still holds (`serving`).
 """
 
 from __future__ import annotations
@@ -21,7 +24,9 @@ __all__ = [
     "at_completion",
     "held_after_freed",
     "performed",
+    "serving",
     "told_while_held",
+    "transferred",
     "two_slots",
 ]
 
@@ -107,3 +112,49 @@ def told_while_held(message: Message) -> str:
 def two_slots(role: Role, message: Message, slots: int) -> str:
     """W6: the worker of `role` holds `slots` (more than one) for one request."""
     return f"the {role.value} holds {slots} KV slots for one request after {message.describe()}"
+
+
+def transferred(
+    message: Message, held: int, holder: int | None, *, told_apart: bool
+) -> Iterator[tuple[Key, str]]:
+    """W9, and W8, when the source performs the `StartTransfer` that `message` carries: the
+    KV goes into the slot the request's reservation took.  `told_apart`, which slot is whose
+    is modelled, and `holder` is the request holding that slot (None: it is free); else it is
+    the request's while the destination holds a slot for it (`held`), and free after (no
+    other request ever takes it)."""
+    own = 0 if message.handoff is None else message.handoff
+    its_own = holder == own if told_apart else held > 0
+    if its_own:
+        return
+    whose = "the request's" if message.handoff is None else f"h{own + 1}'s"
+    where = "a free slot: the destination holds no slot for it any more"
+    if told_apart and holder is not None:
+        where = f"the slot h{holder + 1} holds"
+        yield (
+            Key.SLOT_OWNED_ONCE,
+            f"{message.describe()} wrote {whose} KV into the destination slot h{holder + 1} "
+            "holds: one slot, two requests",
+        )
+    yield (
+        Key.KV_INTO_OWN_SLOT,
+        f"the source performed {message.describe()}: {whose} KV went into {where}",
+    )
+
+
+def serving(
+    message: Message, acknowledged: bool, before: bool, after: bool, held: int
+) -> str | None:
+    """W10 for a destination that took the action `message` carries: `acknowledged`, it
+    acknowledged an `ActivateDestination` as applied; `before` and `after`, whether it served
+    the request before and after; `held`, the slots it holds for it afterwards."""
+    if acknowledged and not after:
+        return (
+            f"the destination acknowledged {message.describe()} as applied and is not serving "
+            "the request"
+        )
+    if before and not after and held:
+        return (
+            f"the destination stopped serving the request at {message.describe()} while it "
+            "still holds its slot"
+        )
+    return None

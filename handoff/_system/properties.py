@@ -69,6 +69,9 @@ class Key(enum.Enum):
     TERMINAL_CANCELS = "W5"
     ONE_SLOT_PER_REQUEST = "W6"
     EVERY_HANDOFF_SUCCEEDS = "W7"
+    SLOT_OWNED_ONCE = "W8"
+    KV_INTO_OWN_SLOT = "W9"
+    ACTIVATED_SERVES = "W10"
 
 
 @attrs.frozen
@@ -98,6 +101,8 @@ GUARDS = {WorldKind.CHART: 4_000, WorldKind.SYSTEM: 500_000}
 """Each world's last guard on the configurations explored, far above what the shipped charts
 reach (fewer than 150 alone, tens of thousands with workers): it keeps any chart's review
 within seconds."""
+
+_NO_SLOT_IDENTITY = "Spin's model counts each request's slots, not which slot is whose"
 
 _ALONE = frozenset({WorldKind.CHART})
 _WITH_WORKERS = frozenset({WorldKind.SYSTEM})
@@ -434,6 +439,48 @@ PROPERTIES = (
         "handoff complete SUCCESS.",
         Judged.GRAPH,
         SpinCheck.LTL,
+        worlds=_WITH_WORKERS,
+    ),
+    _p(
+        Key.SLOT_OWNED_ONCE,
+        Family.SAFETY,
+        "a slot holding one request's KV while another owns it decodes the wrong cache",
+        "a destination slot belongs to one request at a time",
+        "transfers performed",
+        "No destination KV slot gets one request's KV while another request holds it: the "
+        "transfer for a request lands in the slot its reservation took, which no other "
+        "request may hold by then.  Which slot is whose is modelled with `--slots C` and "
+        "several handoffs (a reservation takes the lowest-numbered free slot); with unbounded "
+        "slots, or one handoff, no other request ever takes a request's slot.",
+        spin=None,
+        unmirrored=_NO_SLOT_IDENTITY,
+        worlds=_WITH_WORKERS,
+    ),
+    _p(
+        Key.KV_INTO_OWN_SLOT,
+        Family.SAFETY,
+        "KV moved into a slot its request no longer holds is lost or overwrites another's",
+        "KV moves only into a slot its own request holds",
+        "transfers performed",
+        "When the source performs `StartTransfer` for a request, the destination holds the "
+        "slot that request's reservation took (where slots are not told apart: a slot for "
+        "the request), so the KV never lands in a free slot or in another request's.",
+        spin=None,
+        unmirrored=_NO_SLOT_IDENTITY,
+        worlds=_WITH_WORKERS,
+    ),
+    _p(
+        Key.ACTIVATED_SERVES,
+        Family.SAFETY,
+        "a destination that acknowledged activation and does not decode leaves it unserved",
+        "an activated destination is serving its request",
+        "destination actions performed",
+        "A destination that acknowledged a request's `ActivateDestination` as applied is "
+        "serving the request (its contract's `serves`: remembering it as "
+        "`RequestMemory.SERVING`, for the shipped contracts) from then until it frees the "
+        "request's slot.",
+        spin=None,
+        unmirrored="Spin's model tabulates what a worker remembers, not whether it serves",
         worlds=_WITH_WORKERS,
     ),
     _p(

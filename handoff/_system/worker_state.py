@@ -62,6 +62,9 @@ class Remembered(NamedTuple):
     """KV slots held for the request."""
     done: int
     """Bit n set: the worker did (or refused) the request's action n."""
+    where: int = 0
+    """Bit k set: it holds the worker's slot number k for the request (kept only where which
+    slot is whose matters: `Worker.identity`)."""
 
 
 class WorkerState(NamedTuple):
@@ -88,6 +91,18 @@ class WorkerState(NamedTuple):
     def held(self) -> int:
         """The KV slots it holds, for every request."""
         return sum(entry.slots for entry in self.entries)
+
+    @property
+    def taken(self) -> int:
+        """Bit k set: its slot number k is held (`Remembered.where`)."""
+        taken = 0
+        for entry in self.entries:
+            taken |= entry.where
+        return taken
+
+    def holder(self, where: int) -> int | None:
+        """The request holding the slots `where` names (None: none does)."""
+        return next((entry[0] for entry in self.entries if entry.where & where), None)
 
     def idle(self, request: int) -> bool:
         """Whether it remembers `request` while holding no slot for it."""
@@ -133,6 +148,9 @@ class Memory(Protocol):
     @property
     def held(self) -> int: ...
 
+    @property
+    def taken(self) -> int: ...
+
 
 class WorkerBook:
     """One worker's memory as the simulation keeps it: the entries of a `WorkerState`, by
@@ -145,6 +163,8 @@ class WorkerBook:
         """The idle requests, the longest idle first."""
         self.held = 0
         """The KV slots it holds, for every request."""
+        self.taken = 0
+        """Bit k set: its slot number k is held (`Remembered.where`)."""
 
     def find(self, request: int) -> Remembered | None:
         """The worker's memory of `request`, if it remembers it."""
@@ -158,6 +178,10 @@ class WorkerBook:
     def idle(self, request: int) -> bool:
         """Whether it remembers `request` while holding no slot for it."""
         return request in self._idle
+
+    def holder(self, where: int) -> int | None:
+        """The request holding the slots `where` names (None: none does)."""
+        return next((entry[0] for entry in self._entries.values() if entry.where & where), None)
 
     @property
     def entries(self) -> tuple[Remembered, ...]:
@@ -179,6 +203,7 @@ class WorkerBook:
         entry = self._entries.pop(request, None)
         if entry is not None:
             self.held -= entry.slots
+            self.taken &= ~entry.where
             self._idle.pop(request, None)
 
     def hand_over(self, request: int) -> None:
@@ -190,7 +215,8 @@ class WorkerBook:
         if entry.slots == 1:
             self.forget(request)
         else:
-            self.put(entry._replace(slots=entry.slots - 1), _Place.HELD, None)
+            where = entry.where & (entry.where - 1)  # decode takes its lowest slot
+            self.put(entry._replace(slots=entry.slots - 1, where=where), _Place.HELD, None)
 
     def put(self, new: Remembered, place: _Place, remembers: int | None) -> None:
         """Keep `new` where `place` says, forgetting the longest idle beyond `remembers`."""
@@ -198,6 +224,7 @@ class WorkerBook:
         old = self._entries.get(request)
         if old is not None:
             self.held -= old.slots
+            self.taken &= ~old.where
         if place is _Place.FORGOTTEN:
             self._entries.pop(request, None)
             self._idle.pop(request, None)
@@ -206,6 +233,7 @@ class WorkerBook:
         if place is _Place.HELD:
             self._idle.pop(request, None)
             self.held += new.slots
+            self.taken |= new.where
         elif place is _Place.IDLE:
             self._idle[request] = None
             while remembers is not None and len(self._idle) > remembers:
@@ -215,12 +243,20 @@ class WorkerBook:
 
 
 class Worker:
-    """The worker of one role: its contract's table, its memory bound and its slot bound."""
+    """The worker of one role: its contract's table, its memory bound and its slot bound.
 
-    def __init__(self, table: ContractTable, role: Role, slots: int | None = None) -> None:
+    With `identity` and a slot bound, the destination keeps which of its `slots` each request
+    holds too (`Remembered.where`): a request takes the lowest-numbered free one, so that a
+    transfer aimed at a slot its request no longer holds is seen landing in another
+    request's."""
+
+    def __init__(
+        self, table: ContractTable, role: Role, slots: int | None = None, identity: bool = False
+    ) -> None:
         self.table = table
         self.role = role
         self.slots = slots
+        self.identity = identity and slots is not None and role is Role.DESTINATION
         self.initial = table.initial(role)
         self.remembers = table.remembers(role)
 
@@ -266,6 +302,7 @@ class Worker:
         before = self.initial if entry is None else entry.memory
         held = 0 if entry is None else entry.slots
         done = (0 if entry is None else entry.done) | bit
+        where = 0 if entry is None else entry.where
         found = []
         for reaction in self.table.reactions(task, before, self.role):
             change = reaction.change(before)
@@ -276,8 +313,18 @@ class Worker:
             did = done
             if task is WorkerTask.CANCEL and reaction.reply is WorkerReply.FAILED:
                 did &= ~bit  # a cancel it failed is not done: the runtime's retry is taken anew
-            found.append((Remembered(request, reaction.memory, slots, did), reaction))
+            now = self._where(state, where, change)
+            found.append((Remembered(request, reaction.memory, slots, did, now), reaction))
         return found
+
+    def _where(self, state: Memory, where: int, change: Slots) -> int:
+        """Which slots the request holds after `change`, when identity is kept."""
+        if change is Slots.FREE or not self.identity:
+            return 0
+        if change is Slots.KEEP:
+            return where
+        taken = state.taken
+        return where | (~taken & (taken + 1))  # the lowest-numbered free slot
 
     def fail(self, state: WorkerState, request: int, action_id: int) -> WorkerState:
         """The worker fails the work (a fault): it remembers only that it saw it."""
@@ -291,7 +338,7 @@ class Worker:
         entry = state.find(request)
         if entry is None:
             return Remembered(request, self.initial, 0, 1 << action_id)
-        return Remembered(request, entry.memory, entry.slots, entry.done | 1 << action_id)
+        return entry._replace(done=entry.done | 1 << action_id)
 
     def place(self, entry: Remembered | None, new: Remembered) -> _Place:
         """Where the worker keeps `new`, having remembered `entry` of its request before."""
@@ -343,7 +390,9 @@ class Worker:
         for entry in entries:
             if entry.slots:
                 if keeps_slots:
-                    kept.append(Remembered(entry.request, self.initial, entry.slots, 0))
+                    kept.append(
+                        Remembered(entry.request, self.initial, entry.slots, 0, entry.where)
+                    )
             elif durable:
                 kept.append(entry)
         return tuple(kept)

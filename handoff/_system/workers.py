@@ -97,11 +97,13 @@ class RequestMemory(_Singleton):
     UNKNOWN = "unknown"
     """Never seen, or forgotten."""
     HELD = "held"
-    """A KV slot is held for it: the only memory that holds a slot."""
+    """A KV slot is held for it, and nothing is done with it yet."""
     FREED = "freed"
     """A slot was held for it and is free again."""
     CANCELED = "canceled"
     """A cancel came before any work: a tombstone, remembered so that late work is dropped."""
+    SERVING = "serving"
+    """Activated: the destination decodes the request from the KV slot it holds for it."""
 
 
 class WorkerReply(_Singleton):
@@ -139,8 +141,9 @@ class WorkerReaction:
     """What a worker does with one task: what it remembers afterwards, how it replies, and what
     it does to the request's slots.
 
-    `slots` None is the usual reading of the four shipped memories: entering `HELD` takes a
-    slot, leaving it frees the request's slots, anything else keeps them.
+    `slots` None is the usual reading of the shipped memories: entering `HELD` or `SERVING`
+    (the memories that hold a slot) takes a slot, leaving them frees the request's slots,
+    anything else keeps them.
     """
 
     memory: Hashable = attrs.field(validator=_hashable)
@@ -152,18 +155,22 @@ class WorkerReaction:
     @property
     def holds(self) -> bool:
         """Whether the worker remembers the request as holding a KV slot afterwards."""
-        return self.memory is RequestMemory.HELD
+        return self.memory in _HOLDING
 
     def change(self, before: Hashable) -> Slots:
         """What this reaction does to the slots of a request remembered as `before`."""
         if self.slots is not None:
             return self.slots
-        held_before = before is RequestMemory.HELD
+        held_before = before in _HOLDING
         if self.holds and not held_before:
             return Slots.TAKE
         if held_before and not self.holds:
             return Slots.FREE
         return Slots.KEEP
+
+
+_HOLDING = (RequestMemory.HELD, RequestMemory.SERVING)
+"""The shipped memories that hold a KV slot."""
 
 
 def memory_name(memory: Hashable) -> str:
@@ -246,6 +253,13 @@ class WorkerContract:
         """What the worker does with `task` for a request it remembers as `memory`."""
         raise NotImplementedError(f"{type(self).__name__} must define react(task, memory)")
 
+    def serves(self, memory: Any) -> bool:
+        """Whether a destination remembering a request as `memory` is serving it (decoding from
+        the slot it holds for it): what it must be once it acknowledged the request's
+        `ActivateDestination` as applied, until it frees the slot (W10).  Override it when
+        your memories say so otherwise than `RequestMemory.SERVING`."""
+        return memory is RequestMemory.SERVING
+
     def for_role(self, role: Role) -> WorkerContract:
         """The contract the worker of `role` follows: this one, unless it differs per role."""
         return self
@@ -269,11 +283,14 @@ class Forgetful(WorkerContract):
     )
 
     def react(self, task: WorkerTask, memory: Any) -> WorkerReaction:
-        """Take every submission (one more slot each); free what is held on release or cancel,
-        and forget the request; `NOOP` otherwise."""
-        held = memory is _M.HELD
+        """Take every submission (one more slot each); serve an activated request from its
+        slot; free what is held on release or cancel, and forget the request; `NOOP`
+        otherwise."""
+        held = memory in _HOLDING
         if task is WorkerTask.TAKE:
-            return _R(_M.HELD, _Y.DONE, Slots.TAKE)
+            return _R(_M.SERVING if memory is _M.SERVING else _M.HELD, _Y.DONE, Slots.TAKE)
+        if task is WorkerTask.ACTIVATE and held:
+            return _R(_M.SERVING, _Y.DONE, Slots.KEEP)
         if task in (WorkerTask.TRANSFER, WorkerTask.ACTIVATE):
             return _R(memory, _Y.DONE if held else _Y.FAILED)
         if held:
@@ -354,9 +371,12 @@ class ContractTable:
         self.name = str(contract.name)
         self._cells: dict[tuple[Role, WorkerTask, Hashable], tuple[WorkerReaction, ...]] = {}
         self._memories: dict[Role, tuple[Hashable, ...]] = {}
+        self._serving: dict[tuple[Role, Hashable], bool] = {}
         self._of_role = {role: _role_contract(contract, role) for role in Role}
         for role, own in self._of_role.items():
             self._memories[role] = self._tabulate(role, own)
+            for memory in self._memories[role]:
+                self._serving[role, memory] = _serves(own, memory)
 
     def _tabulate(self, role: Role, contract: WorkerContract) -> tuple[Hashable, ...]:
         initial = _initial(contract)
@@ -377,6 +397,11 @@ class ContractTable:
                         found[reaction.memory] = None
                         queue.append(reaction.memory)
         return tuple(found)
+
+    def serves(self, memory: Hashable, role: Role = Role.DESTINATION) -> bool:
+        """Whether the worker of `role` remembering a request as `memory` serves it, looked
+        up (`WorkerContract.serves`)."""
+        return self._serving[role, memory]
 
     def initial(self, role: Role) -> Hashable:
         """What the worker of `role` remembers of a request it never saw."""
@@ -466,6 +491,17 @@ def _react(
         if not isinstance(answer, WorkerReaction):
             raise ValueError(f"{where} returned {found!r}; expected a WorkerReaction")
     return tuple(dict.fromkeys(answers))  # each once, in the contract's order
+
+
+def _serves(contract: WorkerContract, memory: Hashable) -> bool:
+    where = f"worker contract {contract.name!r}: serves({_memory_name(memory)})"
+    try:
+        found = contract.serves(memory)
+    except Exception as error:  # a user's contract may raise anything
+        raise ValueError(f"{where} raised {type(error).__name__}: {error}") from None
+    if not isinstance(found, bool):
+        raise ValueError(f"{where} returned {found!r}; expected True or False")
+    return found
 
 
 def _memory_name(memory: Hashable) -> str:

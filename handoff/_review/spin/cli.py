@@ -78,7 +78,19 @@ def run(
             f"{spin.name}: Spin {word} the explorer ({ours.configurations:,} configurations)\n"
         )
         status = max(status, 0 if agree else 1)
+        status = max(status, _explorer_alone(spin.name, ours, set(mirrored(world)), out))
     return status
+
+
+def _explorer_alone(name: str, ours: Review, checked: set[Key], out: TextIO) -> int:
+    """What the explorer finds broken among the properties Spin does not mirror: said, and
+    its exit status (a system Spin passes is not called safe when the explorer saw it fail)."""
+    broken = [v.prop.key for v in ours.failures() if v.prop.key not in checked]
+    if not broken:
+        return 0
+    keys = ", ".join(key.value for key in broken)
+    out.write(f"{name}: not mirrored, the explorer alone finds {keys} broken\n")
+    return exit_status([ours])
 
 
 def spin_review(chart: CompiledChart, system: System | None = None) -> tuple[Review, SpinRun]:

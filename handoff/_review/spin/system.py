@@ -34,10 +34,12 @@ from handoff._chart.vocabulary import ChartEvent
 from handoff._compile.table import CompiledChart, StepKind
 from handoff._review.spin import model as promela
 from handoff._review.spin.coordinator import chart_cells, chart_step, coordinator, journal_rules
+from handoff._review.spin.properties import not_mirrored
 from handoff._review.spin.text import filled, fixed
 from handoff._review.spin.vocabulary import event_name
 from handoff._system.config import Resend, Restart, System
 from handoff._system.faults import NETWORK, Fault
+from handoff._system.properties import WorldKind
 from handoff._system.workers import (
     ContractTable,
     RequestMemory,
@@ -124,7 +126,14 @@ def _header(chart: CompiledChart, options: System) -> str:
         contract=repr(options.contract.name),
         faults=options.faults,
         system=options.describe(),
+        unchecked=_unchecked(),
     )
+
+
+def _unchecked() -> str:
+    """The one line saying which of the system's properties this model does not check."""
+    keys = ", ".join(key.value for key in not_mirrored(WorldKind.SYSTEM))
+    return f"Not checked by this model: {keys} (the review judges them; Spin never does)."
 
 
 def _how_many(options: System) -> str:
@@ -187,7 +196,7 @@ def unmirrored(system: System) -> str | None:
     if not all(
         isinstance(memory, RequestMemory) for role in Role for memory in table.memories(role)
     ):
-        return "a contract remembering the four RequestMemory values only"
+        return "a contract remembering RequestMemory values only"
     return None
 
 

@@ -11,6 +11,7 @@
      build:     spin -o2 -a model.pml && gcc -DNOFAIR -o pan pan.c
      safety:    ./pan -c0 -E          (W1-W3 and Errors are assertions)
      liveness:  ./pan -a -N W4        (and -N W5, -N W7)
+   $unchecked
    The chart and the contract are the CELL, STATE, REACT and ROLE lines at the end of this
    file, which `pan` reads from it; Spin's own simulator runs no C code, so use `pan`.
 */
