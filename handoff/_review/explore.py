@@ -422,8 +422,10 @@ class _Explorer:
 
     def _unexplored(self) -> str:
         """Why a judgment over every run cannot be made: some were cut off."""
-        why = self.guarded or "some runs never end (see Bound)"
-        return f"{why}, so not every run was explored to its end"
+        endless = self.tallies[Key.BOUND].violations > 0
+        why = [self.guarded] if self.guarded else []
+        why += ["some runs never end (see Bound)"] if endless else []
+        return f"{' and '.join(why)}, so not every run was explored to its end"
 
     def _earned(self, verdict: Verdict) -> Verdict:
         """`verdict` as far as an exploration cut short can tell (as it is, when every run was
