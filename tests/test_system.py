@@ -344,9 +344,9 @@ def test_the_guard_cuts_an_exploration_short_and_judges_nothing_over_every_run(
     assert {verdict.prop.key.value for verdict in review.unjudged()} == unjudged
     for verdict in review.unjudged():
         assert (verdict.word, verdict.unjudged, verdict.counterexample) == ("NOT JUDGED", why, None)
-        assert not verdict.holds and not verdict.fails
+        assert (verdict.holds, verdict.fails) == (False, False)
     assert review.failures() == ()
-    assert not review.holds and not review.safe and not review.unsafe
+    assert (review.holds, review.safe, review.unsafe) == (False, False, False)
 
 
 def test_a_cycle_of_deliveries_is_a_run_that_never_ends() -> None:

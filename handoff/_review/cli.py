@@ -155,6 +155,10 @@ def run(
     err = sys.stderr if err is None else err
     system = reviewed_system(args)
     if args.engine == "spin":
+        if getattr(args, "max_configurations", None) is not None:
+            raise _cli.UsageError(
+                "--max-configurations bounds the review's own explorer: drop it with --engine spin"
+            )
         from handoff._review.spin import (
             cli as spin_cli,  # imported on demand: it runs external tools
         )

@@ -441,4 +441,5 @@ class _Explorer:
         )
         if not unearned:
             return verdict
-        return attrs.evolve(verdict, violations=0, counterexample=None, unjudged=self._unexplored())
+        # Nothing said of what the cut left unseen: no dead cells, no counterexample, no notes.
+        return Verdict(verdict.prop, verdict.checked, 0, unjudged=self._unexplored())
