@@ -281,7 +281,9 @@ def markdown(reviews: Sequence[Review]) -> str:
         "otherwise than the reference, the contract (docs/contract.md: a refusal's class or "
         "phrase, what goes out in which call, the exact lifecycle record), and may still be "
         "safe: the review says "
-        "`SAFE, differs from the reference: …` and exits 3, or 0 with `--safety-only`.",
+        "`SAFE, differs from the reference: …` and exits 3, or 0 with `--safety-only`.  A "
+        "review its guard stops before every run's end says `CUT SHORT: …` and exits 5 (1 if a "
+        "safety property failed in what it explored): what needs every run is not judged.",
         "",
         "| property | family | why |",
         "|---|---|---|",
