@@ -337,19 +337,20 @@ def test_a_review_with_workers_says_the_chart_was_judged_alone_too(tmp_path: Pat
     )
 
 
-def test_the_command_reviews_the_named_chart_alone_too() -> None:
-    ran = run_handoff(
-        "review",
-        "--chart",
-        "charts.broken:ReleaseWithActivation",
-        "--workers",
-        "tombstone",
-        cwd=TESTS,
-        timeout=120,
-    )
+def test_the_command_reviews_the_named_chart_alone_too(tmp_path: Path) -> None:
+    trace = tmp_path / "s2.jsonl"
+    chart = ("--chart", "charts.broken:ReleaseWithActivation")
+    argv = ("review", *chart, "--workers", "tombstone", "--trace-out", str(trace))
+    ran = run_handoff(*argv, cwd=TESTS, timeout=120)
     assert ran.returncode == 1, ran.stderr
-    assert "ReleaseWithActivation (SourceFirst), the chart alone" not in ran.stdout  # failed
+    # It fails alone, so its whole table is shown, before the system's.
     assert ran.stdout.startswith("ReleaseWithActivation (SourceFirst): ")
+    assert "S2 fails: ReleaseSource issued before ActivateDestination" in ran.stdout
     assert (
         ran.stdout.rstrip().splitlines()[-1].startswith("UNSAFE: S2 (ReleaseWithActivation alone)")
     )
+    # Its counterexample is the chart's own, written and replayed as any other.
+    assert ran.stderr == f"wrote the S2 counterexample to {trace}\n"
+    replayed = run_handoff("replay", *chart, str(trace), cwd=TESTS, timeout=120)
+    assert replayed.returncode == 1
+    assert "S2 (release only after the activation applied)" in replayed.stdout

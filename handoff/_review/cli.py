@@ -175,11 +175,11 @@ def run(
     else:
         out.write(text(reviews))
     if args.trace_out is not None:
-        _write_trace(args.trace_out, reviews, err)
+        _write_trace(args.trace_out, _with_alone(reviews), err)
     if getattr(args, "explain", None) is not None:
         if explain is None:
             raise _cli.CommandError("--explain needs the diagram writer (run `handoff review`)")
-        for line in explain(reviews, args.explain):
+        for line in explain(_with_alone(reviews), args.explain):
             err.write(line + "\n")
     return exit_status(reviews, safety_only=args.safety_only)
 
@@ -204,6 +204,12 @@ def _reviews(
         ]
     # Seconds an order: each order after the first in a process of its own.
     return review_orders(args.order, system=system, guard=guard, progress=progress)
+
+
+def _with_alone(reviews: Sequence[Review]) -> list[Review]:
+    """Every review made: with workers, the chart's alone first (its counterexamples are
+    the chart's own, traced and explained as any other)."""
+    return [part for review in reviews for part in (review.alone, review) if part is not None]
 
 
 def _write_trace(path: Path, reviews: Sequence[Review], out: TextIO) -> None:

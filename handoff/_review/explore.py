@@ -16,6 +16,7 @@ not be, which is what the cut is for.
 
 from __future__ import annotations
 
+import functools
 import gc
 import math
 import time
@@ -218,13 +219,7 @@ def review(
     """
     alone = None
     if system is not None:
-        alone = review(
-            chart,
-            fallback_transfer_delay_ms=fallback_transfer_delay_ms,
-            handoff_id=handoff_id,
-            source=source,
-            guard=guard,
-        )
+        alone = _alone(chart, fallback_transfer_delay_ms, handoff_id, source, guard)
     began = time.perf_counter()
     rules = Rules(chart.order, handoff_id, fallback_transfer_delay_ms)
     world: World
@@ -254,6 +249,25 @@ def review(
         system=system,
         cut_short=explorer.guarded,
         alone=alone,
+    )
+
+
+@functools.lru_cache(maxsize=8)
+def _alone(
+    chart: CompiledChart,
+    fallback_transfer_delay_ms: float,
+    handoff_id: HandoffId,
+    source: type[HandoffChart] | None,
+    guard: int | None,
+) -> Review:
+    """The review of `chart` alone, for a review with workers: made once for every system a
+    process reviews the chart in (a table of worlds reviews the same chart forty times)."""
+    return review(
+        chart,
+        fallback_transfer_delay_ms=fallback_transfer_delay_ms,
+        handoff_id=handoff_id,
+        source=source,
+        guard=guard,
     )
 
 
