@@ -79,7 +79,9 @@ def run(
         return status
     for spin, _ in found:
         ours = review(spin.chart, system=system)
-        theirs = {v.prop.key for v in spin.failures()}
+        # What the explorer could not judge (it was cut short) it cannot disagree about.
+        unjudged = {v.prop.key for v in ours.unjudged()}
+        theirs = {v.prop.key for v in spin.failures()} - unjudged
         agree = {v.prop.key for v in ours.failures()} & set(mirrored(world)) == theirs
         word = "agrees with" if agree else "DISAGREES with"
         out.write(
