@@ -18,7 +18,6 @@ formats themselves are `handoff._review.report`'s.
 from __future__ import annotations
 
 import argparse
-import functools
 import json
 import multiprocessing
 import os
@@ -272,15 +271,13 @@ def review_orders(
     shows nothing: one line on a terminal is shown by one process)."""
 
     def run_of(order: HandoffOrder, here: bool) -> Callable[[], Review]:
-        shown = progress(order.value) if here and progress is not None else None
-        return functools.partial(
-            review_order,
-            order,
-            fallback_transfer_delay_ms,
-            system=system,
-            guard=guard,
-            progress=shown,
-        )
+        def run() -> Review:  # its progress begins when it does
+            shown = progress(order.value) if here and progress is not None else None
+            return review_order(
+                order, fallback_transfer_delay_ms, system=system, guard=guard, progress=shown
+            )
+
+        return run
 
     runs = [run_of(order, here=True) for order in orders]
     forkable = "fork" in multiprocessing.get_all_start_methods() and _single_threaded()
@@ -330,7 +327,6 @@ def _send_back(run: Callable[[], Review], connection: Connection) -> None:
         review: Review | None = run()
         payload = pickle.dumps(review)
     except MemoryError:
-        review = None  # what the review held is let go before anything more is asked for
         payload = pickle.dumps(_EXHAUSTED)
     except Exception:
         payload = pickle.dumps(None)
