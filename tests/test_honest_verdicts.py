@@ -21,7 +21,7 @@ from handoff._compile.table import compiled
 from handoff._review.environment import Rules
 from handoff._review.explore import _Explorer, review_chart, review_order
 from handoff._review.meter import QUIET_SECONDS, Meter
-from handoff._review.report import CUT_SHORT, exit_status, json_report, text
+from handoff._review.report import CUT_SHORT, exit_status, json_report, markdown, text
 from handoff._review.system import SystemWorld
 from handoff._runs.simulated_workers import SimulatedWorkers
 from handoff._system.config import Acknowledge, System
@@ -324,6 +324,7 @@ def test_a_chart_unsafe_alone_is_unsafe_with_workers() -> None:
     data = json_report([review])
     assert data["safe"] is False
     assert data["orders"][0]["alone"]["world"] == "chart"
+    assert "\n## ReleaseWithActivation (SourceFirst), the chart alone\n" in markdown([review])
 
 
 def test_a_review_with_workers_says_the_chart_was_judged_alone_too(tmp_path: Path) -> None:

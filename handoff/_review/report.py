@@ -290,6 +290,8 @@ def markdown(reviews: Sequence[Review]) -> str:
         *(f"| {prop.key.value} | {prop.family.value} | {prop.why} |" for prop in PROPERTIES),
     ]
     for review in reviews:
+        if review.alone is not None:
+            lines += ["", *_markdown_order(review.alone, ", the chart alone")]
         lines += ["", *_markdown_order(review)]
     return "\n".join(lines) + "\n"
 
@@ -315,12 +317,12 @@ def _judged_words(entry: Property) -> str:
     return str(entry.judged.value)
 
 
-def _markdown_order(review: Review) -> list[str]:
+def _markdown_order(review: Review, alone: str = "") -> list[str]:
     verdict = "every property holds" if review.holds else "**some properties fail**"
     if review.cut_short and not review.failures():
         verdict = f"**cut short**: {review.cut_short}"
     lines = [
-        f"## {review_title(review)}",
+        f"## {review_title(review)}{alone}",
         "",
         f"{review.configurations:,} configurations and {review.transitions:,} "
         f"{_moves_word(review)} explored; {verdict}.",
