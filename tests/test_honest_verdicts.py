@@ -72,7 +72,8 @@ def test_a_review_its_guard_stops_says_cut_short_and_exits_with_its_own_status(
 def test_a_counterexample_found_before_the_cut_is_true_and_the_review_unsafe(
     tmp_path: Path,
 ) -> None:
-    argv = ("--order", "SourceFirst", "--workers", "forgetful", "--max-configurations", "300")
+    argv = ("--order", "SourceFirst", "--workers", "forgetful", "--acknowledge", "on-send")
+    argv = (*argv, "--max-configurations", "300")
     ran = run_handoff("review", *argv, cwd=tmp_path, timeout=120)
     assert ran.returncode == 1
     last = ran.stdout.rstrip().splitlines()[-1]
@@ -341,7 +342,8 @@ def test_a_review_with_workers_says_the_chart_was_judged_alone_too(tmp_path: Pat
 def test_the_command_reviews_the_named_chart_alone_too(tmp_path: Path) -> None:
     trace = tmp_path / "s2.jsonl"
     chart = ("--chart", "charts.broken:ReleaseWithActivation")
-    argv = ("review", *chart, "--workers", "tombstone", "--trace-out", str(trace))
+    world = ("--workers", "tombstone", "--acknowledge", "on-send")
+    argv = ("review", *chart, *world, "--trace-out", str(trace))
     ran = run_handoff(*argv, cwd=TESTS, timeout=120)
     assert ran.returncode == 1, ran.stderr
     # It fails alone, so its whole table is shown, before the system's.
