@@ -72,8 +72,8 @@ def test_a_review_its_guard_stops_says_cut_short_and_exits_with_its_own_status(
 def test_a_counterexample_found_before_the_cut_is_true_and_the_review_unsafe(
     tmp_path: Path,
 ) -> None:
-    argv = ("--order", "SourceFirst", "--workers", "forgetful", "--acknowledge", "on-send")
-    argv = (*argv, "--max-configurations", "300")
+    world = ("--order", "SourceFirst", "--workers", "forgetful", "--acknowledge", "on-send")
+    argv = (*world, "--max-configurations", "300")
     ran = run_handoff("review", *argv, cwd=tmp_path, timeout=120)
     assert ran.returncode == 1
     last = ran.stdout.rstrip().splitlines()[-1]
