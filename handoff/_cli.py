@@ -203,7 +203,7 @@ def _run(
 
 _LESS_WORK = {
     "review": "review a smaller world (fewer handoffs at once, faults or a smaller fault "
-    "budget, --fifo) or one order at a time",
+    "budget, --fifo) or one order at a time, or lower --max-configurations",
     "replay": "replay fewer runs with workers at once (each is held whole while it is judged)",
 }
 """What asks a command for less memory, by command."""

@@ -172,8 +172,10 @@ def test_a_shared_restart_forgets_every_tombstone_and_frees_every_slot() -> None
     # review: tombstone --faults crash fails W1).  The worker is shared: the restart forgets
     # every handoff's tombstones at once, and frees every slot, leaked ones too, so the slots
     # still held at the end are at most those left held.  Fault rate 0.3: three leaks in 300.
+    # A restart strikes each of the eight live handoffs, each living through at most one (the
+    # budget): about one restart in fourteen handoffs, not one a handoff.
     crash = _run(300, workers=TOMBSTONE, faults=frozenset({Fault.RESTART}), fault_rate=0.3)
-    assert crash.faults[Fault.RESTART] > 50
+    assert 10 < crash.faults[Fault.RESTART] < 50
     assert crash.leaks > 0
     assert crash.still_held <= crash.worker_slots
     keys = {f.key for v in crash.violations for f in v.findings}

@@ -252,7 +252,7 @@ def test_the_model_tabulates_the_contract_and_names_what_it_checks() -> None:
         faulty,
         "#define BUDGET 2",
         "restarts < BUDGET && REMEMBERS_ANY(1) -> mv = MV_RESTART; k = 1",
-        "lost < BUDGET && q[0].n > 7 -> mv = MV_LOSE",
+        "lost[HANDOFF_OF(q[0].m[7])] < BUDGET && q[0].n > 7 -> mv = MV_LOSE",
         "#define QMAX 8",
     )
     # In any order, every place a message may be in is a choice; a copy needs one more.
@@ -260,6 +260,16 @@ def test_the_model_tabulates_the_contract_and_names_what_it_checks() -> None:
     copies = system_model(SF, System(TOMBSTONE, injected=frozenset({Fault.DUPLICATION})))
     assert_contains(copies, "#define QMAX 9", "q[0].n > 8 && DELIVERABLE(q[0].m[8])")
     assert "MV_DUPLICATE;" not in faulty
+    # The budget is each handoff's: counted by the handoff of the message struck, room in
+    # flight for each handoff's copies, and a run fault-free while no handoff suffered one.
+    shared = System(TOMBSTONE, injected=frozenset({Fault.DUPLICATION}), concurrency=2)
+    assert_contains(
+        system_model(SF, shared),
+        "#define QMAX 18",
+        "duplicated[HANDOFF_OF(q[0].m[17])] < BUDGET && q[0].n > 17",
+        "duplicated[0] == 0 && lost[0] == 0 && duplicated[1] == 0 && lost[1] == 0",
+        "dequeue(); nm = qm; enqueue(); duplicated[hc]++; deliver()",
+    )
     # One handoff is the first of N: its coordinator's variables are handoff hc's, and an
     # unbounded memory keeps no idle order (its ROLE line: initial memory 0, not bounded).
     assert_contains(text, "#define HANDOFFS 1 ", "#define state co[hc].h_state", "ROLE 0 0 0 0")

@@ -332,16 +332,23 @@ def test_the_reports_name_the_system_and_the_overtaking(
 # -- the judgements' corners -------------------------------------------------------------------
 
 
-def test_the_guard_cuts_an_exploration_and_bound_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_guard_cuts_an_exploration_short_and_judges_nothing_over_every_run(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.setitem(GUARDS, WorldKind.SYSTEM, 10)
     review = _review(HandoffOrder.SOURCE_FIRST, TOMBSTONE)
-    verdict = review.verdict("Bound")
     assert review.configurations == 10
-    assert verdict.counterexample is not None
-    assert verdict.counterexample.finding == (
-        "cut off: the exploration reached its guard of 10 configurations"
-    )
-    assert verdict.summary == "10 configurations; some runs were cut off"
+    assert review.cut_short == "the exploration stopped at its guard of 10 configurations"
+    why = f"{review.cut_short}, so not every run was explored to its end"
+    # The guard says nothing of the chart: Bound is not judged, not failed; nor is any
+    # property that needs every run (the cut runs would otherwise read as stuck).
+    unjudged = {"W4", "W5", "W7", "Bound"}
+    assert {verdict.prop.key.value for verdict in review.unjudged()} == unjudged
+    for verdict in review.unjudged():
+        assert (verdict.word, verdict.unjudged, verdict.counterexample) == ("NOT JUDGED", why, None)
+        assert (verdict.holds, verdict.fails) == (False, False)
+    assert review.failures() == ()
+    assert (review.holds, review.safe, review.unsafe) == (False, False, False)
 
 
 def test_a_cycle_of_deliveries_is_a_run_that_never_ends() -> None:

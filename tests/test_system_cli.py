@@ -142,7 +142,8 @@ def test_forgetful_workers_fail_showing_the_cancel_overtaking_its_submission(
     data = json.loads(done["forgetful-json"].stdout)
     assert done["forgetful-json"].returncode == 1
     # One schema for every world: the chart review's top level.
-    assert list(data) == ["ok", "safe", "verdict", "orders"]
+    assert list(data) == ["ok", "safe", "cut_short", "verdict", "orders"]
+    assert data["cut_short"] is False
     assert [order["ok"] for order in data["orders"]] == [False, False]
     assert [order["world"] for order in data["orders"]] == ["system", "system"]
     assert data["orders"][0]["origin"] is None

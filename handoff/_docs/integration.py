@@ -127,10 +127,10 @@ def review_world(world: World, column: Column) -> Review:
 
 def verdict_words(review: Review) -> str:
     """`safe`, or what fails: `leaks (W1, W2)`, `hangs (W4, W5)`, `misplaces KV (W9)`, or
-    other keys."""
-    failing = [verdict.prop.key for verdict in review.verdicts if not verdict.holds]
+    other keys; `cut short` when the review's guard left some property not judged."""
+    failing = [verdict.prop.key for verdict in review.verdicts if verdict.fails]
     if not failing:
-        return "safe"
+        return "cut short" if review.cut_short else "safe"
     parts = []
     for word, keys in (("leaks", _LEAKS), ("hangs", _HANGS), ("misplaces KV", _MISPLACES)):
         found = [key for key in failing if key in keys]
@@ -139,6 +139,8 @@ def verdict_words(review: Review) -> str:
     rest = [key for key in failing if key not in (*_LEAKS, *_HANGS, *_MISPLACES)]
     if rest:
         parts.append(f"fails ({_keys(rest)})")
+    if review.cut_short:
+        parts.append("cut short")
     return "; ".join(parts)
 
 

@@ -18,7 +18,6 @@ formats themselves are `handoff._review.report`'s.
 from __future__ import annotations
 
 import argparse
-import functools
 import json
 import multiprocessing
 import os
@@ -35,8 +34,10 @@ from typing import TYPE_CHECKING, TextIO
 import attrs
 
 from handoff import _cli
-from handoff._review.explore import Review, review_chart, review_order
+from handoff._review.explore import Progress, Review, review_chart, review_order
+from handoff._review.meter import Meter, meter
 from handoff._review.report import (
+    CUT_SHORT,
     counterexample_trace,
     exit_status,
     json_report,
@@ -44,7 +45,7 @@ from handoff._review.report import (
     text,
 )
 from handoff._system.cli import add_system_options, system_of
-from handoff._system.properties import Property, find_property
+from handoff._system.properties import GUARDS, Property, WorldKind, find_property
 from handoff._values.errors import HandoffError
 from handoff._values.values import HandoffOrder
 
@@ -91,6 +92,15 @@ def configure(parser: argparse.ArgumentParser) -> None:
         metavar="MODULE:NAME",
         help="with --workers: judge a property of your own too, a function of a "
         "handoff.SystemView returning True where it holds (repeat for several)",
+    )
+    parser.add_argument(
+        "--max-configurations",
+        type=_cli.whole_number(1),
+        metavar="N",
+        help="explore at most N configurations a review (default: "
+        f"{GUARDS[WorldKind.CHART]:,} alone, {GUARDS[WorldKind.SYSTEM]:,} with --workers); a "
+        f"review that reaches it says CUT SHORT, judges no property over every run, and exits "
+        f"{CUT_SHORT} (1 if a safety property fails in what it explored)",
     )
     parser.add_argument(
         "--no-symmetry",
@@ -144,17 +154,18 @@ def run(
     err = sys.stderr if err is None else err
     system = reviewed_system(args)
     if args.engine == "spin":
+        if getattr(args, "max_configurations", None) is not None:
+            raise _cli.UsageError(
+                "--max-configurations bounds the review's own explorer: drop it with --engine spin"
+            )
         from handoff._review.spin import (
             cli as spin_cli,  # imported on demand: it runs external tools
         )
 
         return spin_cli.run(args, out, text, system)
-    if args.chart:
-        reviews = [review_chart(chart, system=system) for chart in args.chart]
-    elif system is None:
-        reviews = [review_order(order, system=system) for order in args.order]
-    else:  # seconds an order: each order after the first in a process of its own
-        reviews = review_orders(args.order, system=system)
+    guard = getattr(args, "max_configurations", None)
+    with meter(err) as shown:
+        reviews = _reviews(args, system, guard, shown)
     # The report first: a trace that cannot be written must not cost the report.
     if args.format == "json":
         out.write(json.dumps(json_report(reviews), indent=2) + "\n")
@@ -163,13 +174,41 @@ def run(
     else:
         out.write(text(reviews))
     if args.trace_out is not None:
-        _write_trace(args.trace_out, reviews, err)
+        _write_trace(args.trace_out, _with_alone(reviews), err)
     if getattr(args, "explain", None) is not None:
         if explain is None:
             raise _cli.CommandError("--explain needs the diagram writer (run `handoff review`)")
-        for line in explain(reviews, args.explain):
+        for line in explain(_with_alone(reviews), args.explain):
             err.write(line + "\n")
     return exit_status(reviews, safety_only=args.safety_only)
+
+
+def _reviews(
+    args: argparse.Namespace, system: System | None, guard: int | None, shown: Meter | None
+) -> list[Review]:
+    """The reviews the command asks for; `shown` shows how each exploration is going."""
+
+    def progress(name: str) -> Progress | None:
+        return None if shown is None else shown.showing(name)
+
+    if args.chart:
+        return [
+            review_chart(chart, system=system, guard=guard, progress=progress(chart.spec))
+            for chart in args.chart
+        ]
+    if system is None:
+        return [
+            review_order(order, system=system, guard=guard, progress=progress(order.value))
+            for order in args.order
+        ]
+    # Seconds an order: each order after the first in a process of its own.
+    return review_orders(args.order, system=system, guard=guard, progress=progress)
+
+
+def _with_alone(reviews: Sequence[Review]) -> list[Review]:
+    """Every review made: with workers, the chart's alone first (its counterexamples are
+    the chart's own, traced and explained as any other)."""
+    return [part for review in reviews for part in (review.alone, review) if part is not None]
 
 
 def _write_trace(path: Path, reviews: Sequence[Review], out: TextIO) -> None:
@@ -212,6 +251,8 @@ def review_orders(
     fallback_transfer_delay_ms: float = 0.0,
     *,
     system: System | None = None,
+    guard: int | None = None,
+    progress: Callable[[str], Progress | None] | None = None,
 ) -> list[Review]:
     """Review the real chart of each of `orders`, alone or in `system`: `review_order` for
     each, in that order.
@@ -224,17 +265,28 @@ def review_orders(
     whose functions may not pickle, where `fork` is not offered, and in a process running
     threads besides its main one (a fork copies one thread only: a lock another holds would
     never be released), each is reviewed here.  A forked review ignores Ctrl-C: this process
-    takes it, and a daemon process ends with it."""
-    runs = [
-        functools.partial(review_order, order, fallback_transfer_delay_ms, system=system)
-        for order in orders
-    ]
+    takes it, and a daemon process ends with it; one that runs out of memory says so, and
+    this process then stops as though it had (a review made again here would too).
+    `progress(order)` shows how the review of an order made here is going (a forked one
+    shows nothing: one line on a terminal is shown by one process)."""
+
+    def run_of(order: HandoffOrder, here: bool) -> Callable[[], Review]:
+        def run() -> Review:  # its progress begins when it does
+            shown = progress(order.value) if here and progress is not None else None
+            return review_order(
+                order, fallback_transfer_delay_ms, system=system, guard=guard, progress=shown
+            )
+
+        return run
+
+    runs = [run_of(order, here=True) for order in orders]
     forkable = "fork" in multiprocessing.get_all_start_methods() and _single_threaded()
     if system is None or system.properties or len(runs) < 2 or not forkable or _cores() < 2:
         return [run() for run in runs]
     context = multiprocessing.get_context("fork")
     children: list[tuple[BaseProcess, Connection] | None] = []
-    for run in runs[1:]:
+    for order in orders[1:]:
+        run = run_of(order, here=False)
         receiving, sending = context.Pipe(duplex=False)
         child = context.Process(target=_send_back, args=(run, sending), daemon=True)
         try:
@@ -257,8 +309,14 @@ def review_orders(
                 review = None
             receiving.close()
             process.join()
+            if review == _EXHAUSTED:
+                raise MemoryError
         found.append(run() if review is None else attrs.evolve(review, system=system))
     return found
+
+
+_EXHAUSTED = "out of memory"
+"""What a forked review sends back when it ran out of memory."""
 
 
 def _send_back(run: Callable[[], Review], connection: Connection) -> None:
@@ -268,6 +326,8 @@ def _send_back(run: Callable[[], Review], connection: Connection) -> None:
     try:
         review: Review | None = run()
         payload = pickle.dumps(review)
+    except MemoryError:
+        payload = pickle.dumps(_EXHAUSTED)
     except Exception:
         payload = pickle.dumps(None)
     connection.send_bytes(payload)

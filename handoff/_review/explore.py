@@ -16,10 +16,11 @@ not be, which is what the cut is for.
 
 from __future__ import annotations
 
+import functools
 import gc
 import math
 import time
-from collections.abc import Hashable, Iterator
+from collections.abc import Callable, Hashable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -36,13 +37,14 @@ from handoff._review.ordinary import with_ordinary_payloads
 from handoff._review.verdict import Tally, TraceStep, Verdict
 from handoff._review.watch import Watch
 from handoff._review.world import ChartWorld, Explored, Move, World
-from handoff._system.properties import AnyKey, Family, Key, Property, WorldKind
+from handoff._system.properties import AnyKey, Family, Judged, Key, Property, WorldKind
 from handoff._values.values import HandoffId, HandoffOrder
 
 if TYPE_CHECKING:
     from handoff._system.config import System
 
 __all__ = [
+    "Progress",
     "Review",
     "explore_from",
     "review",
@@ -70,6 +72,12 @@ class Review:
     """Where the time went, in seconds: the exploration, the Table check, the liveness walks."""
     system: System | None = None
     """The system the chart was reviewed in (None: the chart alone)."""
+    cut_short: str = ""
+    """Why the exploration stopped before every run's end, when its guard on configurations
+    stopped it ("": it did not): the verdict is then CUT SHORT, not OK."""
+    alone: Review | None = None
+    """With workers: the review of the same chart alone, whose properties (S1-S7, L1, L2, …)
+    the system's do not restate; its verdicts are this review's too."""
 
     @property
     def name(self) -> str:
@@ -88,8 +96,9 @@ class Review:
 
     @property
     def holds(self) -> bool:
-        """Whether every property holds."""
-        return all(verdict.holds for verdict in self.verdicts)
+        """Whether every property holds (judged, and never broken), alone too."""
+        alone = self.alone is None or self.alone.holds
+        return alone and all(verdict.holds for verdict in self.verdicts)
 
     def verdict(self, key: AnyKey | str) -> Verdict:
         """The verdict of property `key` (a key, or its short name: "S1", "W1", …, or the
@@ -102,18 +111,31 @@ class Review:
 
     @property
     def safe(self) -> bool:
-        """Whether every safety property holds (conformance to the reference aside)."""
-        return all(verdict.holds for verdict in self.verdicts if verdict.prop.family is _SAFETY)
+        """Whether every safety property holds (conformance to the reference aside), alone too:
+        False when one fails or was not judged."""
+        alone = self.alone is None or self.alone.safe
+        return alone and all(v.holds for v in self.verdicts if v.prop.family is _SAFETY)
+
+    @property
+    def unsafe(self) -> bool:
+        """Whether a safety property fails, alone or here: found broken, whatever was left
+        unexplored."""
+        alone = self.alone is not None and self.alone.unsafe
+        return alone or any(v.fails for v in self.verdicts if v.prop.family is _SAFETY)
 
     def failures(self) -> tuple[Verdict, ...]:
-        """The verdicts of the properties that do not hold, root cause first.
+        """The verdicts of the properties found broken, root cause first.
 
         The root cause is where the chart first departs from what the SPEC answers: the
         failure whose shortest counterexample is shortest (ties in the order of the
         properties; a failure without a counterexample, a judgment over the whole chart, last).
         """
-        failing = [verdict for verdict in self.verdicts if not verdict.holds]
+        failing = [verdict for verdict in self.verdicts if verdict.fails]
         return tuple(sorted(failing, key=_departure))
+
+    def unjudged(self) -> tuple[Verdict, ...]:
+        """The verdicts of the properties the review could not judge (it was cut short)."""
+        return tuple(verdict for verdict in self.verdicts if verdict.unjudged)
 
 
 _SAFETY = Family.SAFETY
@@ -134,11 +156,20 @@ def _departure(verdict: Verdict) -> float:
 
 
 def review_order(
-    order: HandoffOrder, fallback_transfer_delay_ms: float = 0.0, *, system: System | None = None
+    order: HandoffOrder,
+    fallback_transfer_delay_ms: float = 0.0,
+    *,
+    system: System | None = None,
+    guard: int | None = None,
+    progress: Progress | None = None,
 ) -> Review:
     """Review the real chart of `order`, alone or in `system`."""
     return review(
-        compiled(order), fallback_transfer_delay_ms=fallback_transfer_delay_ms, system=system
+        compiled(order),
+        fallback_transfer_delay_ms=fallback_transfer_delay_ms,
+        system=system,
+        guard=guard,
+        progress=progress,
     )
 
 
@@ -147,6 +178,8 @@ def review_chart(
     fallback_transfer_delay_ms: float = 0.0,
     *,
     system: System | None = None,
+    guard: int | None = None,
+    progress: Progress | None = None,
 ) -> Review:
     """Review any chart class (or named table): its table, judged also against the class."""
     named = chart if isinstance(chart, NamedChart) else NamedChart(spelling(chart), chart)
@@ -156,8 +189,13 @@ def review_chart(
         fallback_transfer_delay_ms=fallback_transfer_delay_ms,
         source=source,
         system=system,
+        guard=guard,
+        progress=progress,
     )
-    return attrs.evolve(found, origin=named.spec)
+    alone = found.alone
+    if alone is not None:
+        alone = attrs.evolve(alone, origin=named.spec)
+    return attrs.evolve(found, origin=named.spec, alone=alone)
 
 
 def review(
@@ -167,13 +205,21 @@ def review(
     handoff_id: HandoffId = HANDOFF_ID,
     source: type[HandoffChart] | None = None,
     system: System | None = None,
+    guard: int | None = None,
+    progress: Progress | None = None,
 ) -> Review:
     """Explore every configuration a coordinator driven by `chart` reaches; check it.
 
-    Alone (`system` None) or with its workers.  `source` is the chart class the table claims to
-    be (default: the shipped chart of its order): the Table property compares the two on every
-    reachable cell.
+    Alone (`system` None) or with its workers; with workers the chart is reviewed alone
+    first (`Review.alone`), since the system's properties do not restate the chart's own.
+    `source` is the chart class the table claims to be (default: the shipped chart of its
+    order): the Table property compares the two on every reachable cell.  `guard`: the most
+    configurations explored (default: the world's, `GUARDS`); past it the review is cut
+    short.  `progress` is told how far the exploration got, now and then.
     """
+    alone = None
+    if system is not None:
+        alone = _alone(chart, fallback_transfer_delay_ms, handoff_id, source, guard)
     began = time.perf_counter()
     rules = Rules(chart.order, handoff_id, fallback_transfer_delay_ms)
     world: World
@@ -183,7 +229,7 @@ def review(
         from handoff._review.system import SystemWorld  # the second world, when asked for
 
         world = SystemWorld(chart, system, rules)
-    explorer = _Explorer(world)
+    explorer = _Explorer(world, guard, progress)
     with _uncollected():
         explorer.explore()
         explored = time.perf_counter() - began
@@ -201,6 +247,27 @@ def review(
         seconds=time.perf_counter() - began,
         phases=(("exploration", explored), *explorer.spent.items()),
         system=system,
+        cut_short=explorer.guarded,
+        alone=alone,
+    )
+
+
+@functools.lru_cache(maxsize=8)
+def _alone(
+    chart: CompiledChart,
+    fallback_transfer_delay_ms: float,
+    handoff_id: HandoffId,
+    source: type[HandoffChart] | None,
+    guard: int | None,
+) -> Review:
+    """The review of `chart` alone, for a review with workers: made once for every system a
+    process reviews the chart in (a table of worlds reviews the same chart forty times)."""
+    return review(
+        chart,
+        fallback_transfer_delay_ms=fallback_transfer_delay_ms,
+        handoff_id=handoff_id,
+        source=source,
+        guard=guard,
     )
 
 
@@ -217,6 +284,12 @@ def explore_from(coordinator: HandoffCoordinatorCore, watch: Watch, rules: Rules
 
 _new: Any = tuple.__new__
 """A named tuple made with every field given, without its Python-level `__new__`."""
+
+Progress = Callable[[int, int], None]
+"""Told, now and then, how many configurations an exploration has found and explored."""
+
+_TICK = (1 << 12) - 1
+"""The progress is told once every 4,096 configurations explored: a few times a second."""
 
 
 @contextmanager
@@ -256,8 +329,11 @@ def _between(
 class _Explorer:
     """Breadth-first exploration of one world, keeping what the verdicts need."""
 
-    def __init__(self, world: World) -> None:
+    def __init__(
+        self, world: World, guard: int | None = None, progress: Progress | None = None
+    ) -> None:
         self.world = world
+        self.progress = progress
         node, key = world.root()
         self.nodes: list[Any] = [node]
         self.index: dict[Hashable, int] = {key: 0}
@@ -266,14 +342,18 @@ class _Explorer:
         """How each stored configuration's key renumbers its handoffs (None: it does not)."""
         self.edges: list[list[Edge]] = []
         self.tallies = {entry.key: Tally() for entry in world.properties}
-        self.guard = world.guard
+        self.guard = world.guard if guard is None else guard
         self.transitions = 0
         self.cut = False
+        """Whether some run was cut off: by its world (one that never ends) or the guard."""
+        self.guarded = ""
+        """Why the guard cut runs off ("": it did not)."""
         self.spent: dict[str, float] = {}
         """Seconds spent judging, by phase (see `_PHASES`)."""
 
     def explore(self) -> None:
         node = 0
+        progress = self.progress
         while node < len(self.nodes):
             for key, finding in self.world.checks(self.nodes[node]):
                 self.tallies[key].note(finding, self.parents, node)
@@ -281,6 +361,8 @@ class _Explorer:
                 [self._follow(node, move) for move in self.world.moves(self.nodes[node])]
             )
             node += 1
+            if progress is not None and not node & _TICK:
+                progress(len(self.nodes), node)
 
     def _follow(self, node: int, move: Move) -> Edge:
         self.transitions += 1
@@ -295,7 +377,7 @@ class _Explorer:
         if move.stays:
             return Edge(move.step, node, move.tags)
         found = None
-        if move.cut is None and len(self.nodes) < self.guard:
+        if move.cut is None:
             found = self.index.get(move.key)  # `_reach` of a configuration seen, inlined
         target = self._reach(node, move) if found is None else found
         if target < 0:
@@ -307,11 +389,9 @@ class _Explorer:
 
     def _reach(self, node: int, move: Move) -> int:
         """The index of the configuration `move` leads to, added when new; -1 when the run is
-        cut off there."""
+        cut off there: by its world (Bound fails), or by the guard (the review is cut short:
+        a configuration not explored says nothing of the chart)."""
         why = move.cut
-        guard = self.guard
-        if why is None and len(self.nodes) >= guard:
-            why = f"cut off: the exploration reached its guard of {guard:,} configurations"
         if why is not None:
             self.cut = True
             self.tallies[Key.BOUND].note(why, self.parents, node, move.step)
@@ -319,6 +399,10 @@ class _Explorer:
         found = self.index.get(move.key)
         if found is not None:
             return found
+        if len(self.nodes) >= self.guard:
+            self.cut = True
+            self.guarded = f"the exploration stopped at its guard of {self.guard:,} configurations"
+            return -1
         self.index[move.key] = len(self.nodes)
         self.nodes.append(move.node)
         self.parents.append((node, move.step))
@@ -339,9 +423,37 @@ class _Explorer:
         found = []
         for entry in self.world.properties:
             began = time.perf_counter()
+            if self.cut and entry.judged is Judged.GRAPH:
+                found.append(Verdict(entry, 0, 0, unjudged=self._unexplored()))
+                continue
             judge = judges.get(entry.key)
-            found.append(judge() if judge is not None else self.tallies[entry.key].verdict(entry))
+            verdict = judge() if judge is not None else self.tallies[entry.key].verdict(entry)
+            found.append(self._earned(verdict))
             phase = _PHASES.get(entry.key)
             if phase is not None:
                 self.spent[phase] = self.spent.get(phase, 0.0) + time.perf_counter() - began
         return tuple(found)
+
+    def _unexplored(self) -> str:
+        """Why a judgment over every run cannot be made: some were cut off."""
+        endless = self.tallies[Key.BOUND].violations > 0
+        why = [self.guarded] if self.guarded else []
+        why += ["some runs never end (see Bound)"] if endless else []
+        return f"{' and '.join(why)}, so not every run was explored to its end"
+
+    def _earned(self, verdict: Verdict) -> Verdict:
+        """`verdict` as far as an exploration cut short can tell (as it is, when every run was
+        explored): Bound is not judged when the guard alone cut runs off; a pass of Table (the
+        cells reached) and a failure of Coverage (cells no run reached) are not earned."""
+        if not self.cut:
+            return verdict
+        key = verdict.prop.key
+        unearned = (
+            (key is Key.BOUND and not verdict.fails)
+            or (key is Key.EQUIVALENCE and not verdict.fails)
+            or (key is Key.COVERAGE and verdict.fails)
+        )
+        if not unearned:
+            return verdict
+        # Nothing said of what the cut left unseen: no dead cells, no counterexample, no notes.
+        return Verdict(verdict.prop, verdict.checked, 0, unjudged=self._unexplored())

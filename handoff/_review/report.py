@@ -10,7 +10,7 @@ committed markdown report with the same function.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from handoff._review.environment import Call
@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from handoff._runs.trace import Trace
 
 __all__ = [
+    "CUT_SHORT",
     "DIFFERS",
     "UNSAFE",
     "call_json",
@@ -48,24 +49,44 @@ __all__ = [
 
 
 def verdict_line(reviews: Sequence[Review]) -> str | None:
-    """`UNSAFE: S5 (chart), …`, `SAFE, differs from the reference: Q1 (chart), …`, or None
-    when every property holds; failures root cause first."""
-    failing = [(review, verdict) for review in reviews for verdict in review.failures()]
-    unsafe = [_named(r, v) for r, v in failing if v.prop.family is Family.SAFETY]
-    differs = [_named(r, v) for r, v in failing if v.prop.family is Family.CONFORMANCE]
+    """`UNSAFE: S5 (chart), …`, `CUT SHORT: …`, `SAFE, differs from the reference: Q1
+    (chart), …`, or None when every property holds; failures root cause first.  A
+    counterexample found is true whatever was left unexplored, so UNSAFE stays UNSAFE when the
+    review was cut short too; the line then says what was not judged."""
+    every = list(_parts(reviews))
+    failing = [(name, verdict) for review, name in every for verdict in review.failures()]
+    unsafe = [_named(n, v) for n, v in failing if v.prop.family is Family.SAFETY]
+    differs = [_named(n, v) for n, v in failing if v.prop.family is Family.CONFORMANCE]
+    also = f"; differs from the reference: {', '.join(differs)}" if differs else ""
+    cut = _cut_short(every)
     if unsafe:
-        also = f"; differs from the reference: {', '.join(differs)}" if differs else ""
-        return f"UNSAFE: {', '.join(unsafe)}{also}"
+        return f"UNSAFE: {', '.join(unsafe)}{also}{'; ' + cut if cut else ''}"
+    if cut:
+        return f"CUT SHORT: {cut}; no safety property failed in what was explored{also}"
     if differs:
         return f"SAFE, differs from the reference: {', '.join(differs)}"
     return None
 
 
+def _cut_short(reviews: Sequence[tuple[Review, str]]) -> str:
+    """What the guard cut short, and which properties it left unjudged ("": nothing)."""
+    said = []
+    for review, name in reviews:
+        if review.cut_short:
+            unjudged = ", ".join(v.prop.key.value for v in review.unjudged())
+            said.append(f"{name}: {review.cut_short}, {unjudged} not judged")
+    return "; ".join(said)
+
+
 def exit_status(reviews: Sequence[Review], *, safety_only: bool = False) -> int:
-    """0 every property holds; 1 a safety property fails (UNSAFE); 3 only conformance
-    properties fail (SAFE, differs from the reference), or 0 with `safety_only`."""
-    if not all(review.safe for review in reviews):
+    """0 every property holds; 1 a safety property fails (UNSAFE), even if the review was cut
+    short; 5 the review was cut short (CUT SHORT: not every property could be judged); 3
+    only conformance properties fail (SAFE, differs from the reference), or 0 with
+    `safety_only`.  (2 is a usage error, 4 out of memory: every command's.)"""
+    if any(review.unsafe for review in reviews):
         return UNSAFE
+    if any(review.cut_short for review, _name in _parts(reviews)):
+        return CUT_SHORT
     if safety_only or all(review.holds for review in reviews):
         return 0
     return DIFFERS
@@ -75,18 +96,39 @@ UNSAFE = 1
 """The exit status of a review that fails a safety property."""
 DIFFERS = 3
 """The exit status of a review that fails conformance properties only (2 is a usage error)."""
+CUT_SHORT = 5
+"""The exit status of a review its guard on configurations stopped, with no safety property
+found broken (4 is running out of memory)."""
 
 
-def _named(review: Review, verdict: Verdict) -> str:
-    workers = "" if review.system is None else f", {review.system.contract.name} workers"
-    return f"{verdict.prop.key.value} ({review.name}{workers})"
+def _parts(reviews: Sequence[Review]) -> Iterator[tuple[Review, str]]:
+    """Every review made, and how a verdict line names it: `SourceFirst`, with workers
+    `SourceFirst alone` (the chart alone) first, then `SourceFirst, tombstone workers`."""
+    for review in reviews:
+        if review.system is None:
+            yield review, review.name
+            continue
+        if review.alone is not None:
+            yield review.alone, f"{review.name} alone"
+        yield review, f"{review.name}, {review.system.contract.name} workers"
+
+
+def _named(name: str, verdict: Verdict) -> str:
+    return f"{verdict.prop.key.value} ({name})"
 
 
 def text(reviews: Sequence[Review]) -> str:
-    """The verdict tables, then each failure's shortest counterexample (root cause first)."""
-    parts = [_text_order(review) for review in reviews]
+    """The verdict tables, then each failure's shortest counterexample (root cause first).
+
+    With workers, the chart's review alone comes first: one line when every property holds
+    there, its whole table when one does not."""
+    parts = []
+    for review in reviews:
+        if review.alone is not None:
+            parts.append(_text_alone(review.alone))
+        parts.append(_text_order(review))
     line = verdict_line(reviews)
-    seconds = sum(review.seconds for review in reviews)
+    seconds = sum(review.seconds for review, _name in _parts(reviews))
     if line is not None:
         parts.append(f"{line}; reviewed in {seconds:.2f} s\n")
     else:
@@ -94,11 +136,23 @@ def text(reviews: Sequence[Review]) -> str:
         judged = {verdict.prop.key for review in reviews for verdict in review.verdicts}
         contracts = sorted({r.system.contract.name for r in reviews if r.system is not None})
         workers = f" with {' and '.join(contracts)} workers" if contracts else ""
+        alone = {v.prop.key for r in reviews if r.alone is not None for v in r.alone.verdicts}
+        also = f", and all {len(alone)} of the chart alone" if alone else ""
         parts.append(
-            f"OK: all {len(judged)} properties hold for {orders}{workers}; "
+            f"OK: all {len(judged)} properties hold for {orders}{workers}{also}; "
             f"reviewed in {seconds:.2f} s\n"
         )
     return "\n".join(parts)
+
+
+def _text_alone(review: Review) -> str:
+    """The chart alone, reviewed for a review with workers: one line when it holds."""
+    if not review.holds:
+        return _text_order(review)
+    return (
+        f"{review_title(review)}, the chart alone: all {len(review.verdicts)} properties hold "
+        f"({review.configurations:,} configurations, {review.seconds:.2f} s)\n"
+    )
 
 
 def _moves_word(review: Review) -> str:
@@ -114,14 +168,20 @@ def _text_order(review: Review) -> str:
         f"{review.transitions:,} {_moves_word(review)} explored in {review.seconds:.2f} s"
         f"{_phases(review)}",
         "",
-        f"  {'':{keys}}{'property':<{width}}  verdict  checked",
+        f"  {'':{keys}}{'property':<{width}}  {'verdict':<{_word_width(review)}}  checked",
     ]
+    words = _word_width(review)
     for verdict in review.verdicts:
         lines.append(
             f"  {verdict.prop.key.value:<{keys}}{verdict.prop.title:<{width}}  "
-            f"{_verdict_word(verdict):<7}  {_checked(verdict)}"
+            f"{verdict.word:<{words}}  {_checked(verdict)}"
         )
     lines += [f"  {v.prop.key.value}: {note}" for v in review.verdicts for note in v.notes]
+    if review.cut_short:
+        lines.append(
+            f"  cut short: {review.cut_short}; the properties that pass hold in the "
+            "configurations explored, and no more"
+        )
     for verdict in review.failures():
         if verdict.counterexample is not None:
             lines += ["", *_text_counterexample(verdict, verdict.counterexample)]
@@ -166,13 +226,15 @@ def review_title(review: Review) -> str:
     return title
 
 
-def _verdict_word(verdict: Verdict) -> str:
-    return "PASS" if verdict.holds else "FAIL"
+def _word_width(review: Review) -> int:
+    return max(7, *(len(verdict.word) for verdict in review.verdicts))
 
 
 def _checked(verdict: Verdict) -> str:
+    if verdict.unjudged:
+        return verdict.unjudged
     counted = verdict.summary or f"{verdict.prop.unit}: {verdict.checked:,}"
-    if verdict.holds:
+    if not verdict.fails:
         return counted
     return f"{counted}, {verdict.violations:,} violating"
 
@@ -219,13 +281,17 @@ def markdown(reviews: Sequence[Review]) -> str:
         "otherwise than the reference, the contract (docs/contract.md: a refusal's class or "
         "phrase, what goes out in which call, the exact lifecycle record), and may still be "
         "safe: the review says "
-        "`SAFE, differs from the reference: …` and exits 3, or 0 with `--safety-only`.",
+        "`SAFE, differs from the reference: …` and exits 3, or 0 with `--safety-only`.  A "
+        "review its guard stops before every run's end says `CUT SHORT: …` and exits 5 (1 if a "
+        "safety property failed in what it explored): what needs every run is not judged.",
         "",
         "| property | family | why |",
         "|---|---|---|",
         *(f"| {prop.key.value} | {prop.family.value} | {prop.why} |" for prop in PROPERTIES),
     ]
     for review in reviews:
+        if review.alone is not None:
+            lines += ["", *_markdown_order(review.alone, ", the chart alone")]
         lines += ["", *_markdown_order(review)]
     return "\n".join(lines) + "\n"
 
@@ -255,10 +321,12 @@ def _judged_words(entry: Property) -> str:
     return str(entry.judged.value)
 
 
-def _markdown_order(review: Review) -> list[str]:
+def _markdown_order(review: Review, alone: str = "") -> list[str]:
     verdict = "every property holds" if review.holds else "**some properties fail**"
+    if review.cut_short and not review.failures():
+        verdict = f"**cut short**: {review.cut_short}"
     lines = [
-        f"## {review_title(review)}",
+        f"## {review_title(review)}{alone}",
         "",
         f"{review.configurations:,} configurations and {review.transitions:,} "
         f"{_moves_word(review)} explored; {verdict}.",
@@ -267,7 +335,7 @@ def _markdown_order(review: Review) -> list[str]:
         "|---|---|---|---|",
     ]
     lines += [
-        f"| {verdict.prop.key.value} | {verdict.prop.title} | {_verdict_word(verdict)} "
+        f"| {verdict.prop.key.value} | {verdict.prop.title} | {verdict.word} "
         f"| {_checked(verdict)} |"
         for verdict in review.verdicts
     ]
@@ -288,6 +356,7 @@ def json_report(reviews: Sequence[Review]) -> dict[str, Any]:
     return {
         "ok": all(review.holds for review in reviews),
         "safe": all(review.safe for review in reviews),
+        "cut_short": any(review.cut_short for review, _name in _parts(reviews)),
         "verdict": verdict_line(reviews) or "OK",
         "orders": [_json_order(review) for review in reviews],
     }
@@ -295,6 +364,7 @@ def json_report(reviews: Sequence[Review]) -> dict[str, Any]:
 
 def _json_order(review: Review) -> dict[str, Any]:
     system = review.system
+    alone = review.alone
     return {
         "order": review.order.value,
         "chart": review.name,
@@ -317,7 +387,9 @@ def _json_order(review: Review) -> dict[str, Any]:
         "transitions": review.transitions,
         "seconds": round(review.seconds, 3),
         "phases": {name: round(seconds, 3) for name, seconds in review.phases},
+        "cut_short": review.cut_short or None,
         "properties": [_json_verdict(verdict) for verdict in review.verdicts],
+        "alone": None if alone is None else _json_order(alone),
     }
 
 
@@ -327,7 +399,9 @@ def _json_verdict(verdict: Verdict) -> dict[str, Any]:
         "key": verdict.prop.key.value,
         "title": verdict.prop.title,
         "family": verdict.prop.family.value,
-        "verdict": _verdict_word(verdict),
+        "verdict": verdict.word,
+        "judged": not verdict.unjudged,
+        "unjudged": verdict.unjudged or None,
         "checked": verdict.checked,
         "unit": verdict.prop.unit,
         "violations": verdict.violations,

@@ -10,7 +10,8 @@ may suffer up to `faults` faults in a run (`handoff._system.faults` names them):
 (`Failed`, `TimedOut`, `Canceled`) reported to the coordinator, or a worker failing the work
 it was given (acknowledged as failed, memory unchanged).
 
-With `System.injected` (`--faults`), each up to `System.budget` times a run, offered after
+With `System.injected` (`--faults`), each up to `System.budget` times a handoff (a restart,
+which strikes every handoff at once, up to that many times a run: `Spent`), offered after
 every other move so that a review without them is the review of before: a delivery that
 leaves a copy of its message in flight, a message lost (the runtime reports `TimedOut`), a
 worker restarting (forgetting the request).  With `Acknowledge.ON_SEND` the runtime puts the
@@ -230,7 +231,9 @@ class SystemWorld(RuntimeDuties, RuntimeMoves, WorldBase):
             nothing,
             ((),) * channels,
             (SystemWatch(),) * count,
-            Spent(),
+            Spent.first(
+                count, any(fault in self.system.injected for fault in self._message_faults)
+            ),
         )
         coordinators = (coordinator, *(coordinator.fork() for _ in range(count - 1)))
         return _Node(coordinators, state, self.codes), state
@@ -402,11 +405,13 @@ class SystemWorld(RuntimeDuties, RuntimeMoves, WorldBase):
         a review without them makes exactly the moves it made before): each as its `Strike`
         says, on every message in flight, then on each worker."""
         system, spent = self.system, state.spent
-        struck = [fault for fault in self._message_faults if system.allows(fault, spent.of(fault))]
+        struck = [fault for fault in self._message_faults if fault in system.injected]
         if struck:
+            numbers = self.codes.handoff
             for channel, code in self._deliverable(state, only):
                 for fault in struck:
-                    yield from self._strike(fault, coordinators, state, channel, code)
+                    if system.allows(fault, spent.of(fault, numbers[code])):
+                        yield from self._strike(fault, coordinators, state, channel, code)
         if only is None:
             # With the moves grouped by handoff (`moves`), restarts come after every group.
             yield from self._worker_faults(coordinators, state)
@@ -470,9 +475,8 @@ class SystemWorld(RuntimeDuties, RuntimeMoves, WorldBase):
                 yield _Raw(step, None, raw.findings, fault=True)
                 continue
             after = raw.node.state
-            node = _Node(
-                raw.node.coordinators, after._replace(spent=after.spent.plus(fault)), codes
-            )
+            spent = after.spent.plus(fault, codes.handoff[code])
+            node = _Node(raw.node.coordinators, after._replace(spent=spent), codes)
             yield _Raw(step, node, raw.findings, fault=True)
 
     # -- moves -------------------------------------------------------------------------

@@ -144,7 +144,7 @@ class RuntimeDuties:
             message=message,
             handoff=message.handoff,
         )
-        after = state._replace(flight=flight, spent=state.spent.plus(fault))
+        after = state._replace(flight=flight, spent=state.spent.plus(fault, handoff))
         return _Raw(step, _Node(coordinators, after, self.codes), (), fault=True)
 
     def _park(self: _World, flight: Flight, code: int) -> Flight:
@@ -229,7 +229,8 @@ class RuntimeDuties:
             handoff=message.handoff,
         )
         numbers = tuple(codes.message(item) for item in sent)
-        after = state._replace(flight=self._send(flight, numbers), spent=state.spent.plus(fault))
+        spent = state.spent.plus(fault, handoff)
+        after = state._replace(flight=self._send(flight, numbers), spent=spent)
         yield _Raw(step, _Node(coordinators, after, codes), (), fault=True)
 
     def _restart(

@@ -161,24 +161,50 @@ class SystemWatch(NamedTuple):
 
 
 class Spent(NamedTuple):
-    """The faults a run suffered so far, for every handoff."""
+    """The faults a run suffered so far: for every handoff, and for each one.
+
+    A fault of `NETWORK` that strikes a message (`--faults duplicate,lose`) counts against the
+    handoff whose message it strikes (`struck`): each handoff suffers at most the budget of
+    each.  One that strikes a worker (`crash`) strikes every handoff sharing it at once, all
+    of them live from the start of a run to its end: it counts against the run (`injected`)."""
 
     faults: int = 0
     """Terminal facts and failed work."""
     injected: tuple[int, ...] = (0,) * len(NETWORK)
-    """How many of each fault of `NETWORK` (`--faults`), in its order (`of`)."""
+    """How many of each fault of `NETWORK` that strikes a worker, in its order (`of`)."""
     restarted: frozenset[Role] = frozenset()
     """Workers that restarted: they may have lost a request the coordinator handed over."""
+    struck: tuple[tuple[int, ...], ...] = ()
+    """For each handoff, how many of each fault of `NETWORK` that strikes a message struck
+    one of its messages, in `NETWORK`'s order (empty: no such fault is injected)."""
 
-    def of(self, fault: Fault) -> int:
-        """How many times the run suffered `fault` of `NETWORK`."""
+    def of(self, fault: Fault, handoff: int = 0) -> int:
+        """How many times the run (a fault striking a message: handoff number `handoff`)
+        suffered `fault` of `NETWORK`."""
+        if fault.strike.message:
+            return self.struck[handoff][_PLACES[fault]] if self.struck else 0
         return self.injected[_PLACES[fault]]
 
-    def plus(self, fault: Fault) -> Spent:
-        """The faults spent once `fault` of `NETWORK` struck once more."""
+    def plus(self, fault: Fault, handoff: int = 0) -> Spent:
+        """The faults spent once `fault` of `NETWORK` struck once more (a message of handoff
+        number `handoff`, when it strikes a message)."""
         place = _PLACES[fault]
-        counts = self.injected
-        return self._replace(injected=(*counts[:place], counts[place] + 1, *counts[place + 1 :]))
+        if fault.strike.message:
+            struck = self.struck
+            return self._replace(
+                struck=(*struck[:handoff], _more(struck[handoff], place), *struck[handoff + 1 :])
+            )
+        return self._replace(injected=_more(self.injected, place))
+
+    @classmethod
+    def first(cls, handoffs: int, struck: bool) -> Spent:
+        """Nothing spent yet by `handoffs` handoffs (`struck`: with faults striking messages,
+        counted for each)."""
+        return cls(struck=((0,) * len(NETWORK),) * handoffs if struck else ())
+
+
+def _more(counts: tuple[int, ...], place: int) -> tuple[int, ...]:
+    return (*counts[:place], counts[place] + 1, *counts[place + 1 :])
 
 
 _PLACES = {fault: place for place, fault in enumerate(NETWORK)}
@@ -312,7 +338,7 @@ def canonical(
     `queues` channels come first, each delivering in order (FIFO); every channel after them
     is a set, kept sorted (None: four queues when there are several channels, as FIFO
     delivery has them, else one set)."""
-    coordinators, source, destination, flight, watches, _spent = state
+    coordinators, source, destination, flight, watches, spent = state
     count = len(coordinators)
     places: list[list[object]] = [[] for _ in range(count)]
     handoffs, contents = codes.handoff, codes.content
@@ -329,8 +355,12 @@ def canonical(
             for code in messages:
                 places[handoffs[code]].append((channel, contents[code]))
     memories = codes.memories(source, destination, count)
+    struck = spent.struck  # each handoff's own budget of faults striking messages
     signatures = [
-        hash((coordinators[n], watches[n], memories[n], tuple(places[n]))) for n in range(count)
+        hash((coordinators[n], watches[n], memories[n], tuple(places[n]), struck[n]))
+        if struck
+        else hash((coordinators[n], watches[n], memories[n], tuple(places[n])))
+        for n in range(count)
     ]
     if count == 2 and signatures[0] <= signatures[1]:
         return state, None  # already in order (`sorted` keeps ties as they are)
@@ -356,7 +386,7 @@ def canonical(
         codes.relabelled(1, state.destination, names),
         flight,
         tuple(state.watches[old] for old in order),
-        state.spent,
+        spent._replace(struck=tuple(struck[old] for old in order)) if struck else spent,
     )
     return keyed, names
 

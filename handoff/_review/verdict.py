@@ -205,11 +205,27 @@ class Verdict:
     """What a reviewer should know besides the verdict (e.g. the dead transitions)."""
     dead: tuple[DeadCell, ...] = ()
     """Coverage: the states no run reaches and the declared transitions no run takes."""
+    unjudged: str = ""
+    """Why the property was not judged (the exploration did not reach every run's end), or
+    "" when it was: a verdict not judged neither holds nor fails."""
 
     @property
     def holds(self) -> bool:
-        """Whether the property holds."""
-        return self.violations == 0
+        """Whether the property holds: judged, and never broken."""
+        return self.violations == 0 and not self.unjudged
+
+    @property
+    def fails(self) -> bool:
+        """Whether the property was found broken (a counterexample found is true, whatever
+        was left unexplored)."""
+        return self.violations > 0
+
+    @property
+    def word(self) -> str:
+        """The verdict in a report's words: `PASS`, `FAIL` or `NOT JUDGED`."""
+        if self.fails:
+            return "FAIL"
+        return "NOT JUDGED" if self.unjudged else "PASS"
 
 
 Parents = Sequence[tuple[int, TraceStep] | None]

@@ -253,12 +253,15 @@ class SimulatedWorkers(Generic[H]):
         self.books = {role: WorkerBook() for role in Role}
         """What each worker remembers, of every request."""
         self.restarts = dict.fromkeys(Role, 0)
+        self.live: dict[int, H] = {}
+        """The handoffs begun and not yet settled, by number: those a restart strikes."""
         self.leaked: set[int] = set()
         """The requests settled with slots held against their completion."""
 
     def begin(self, handoff: H) -> None:
         """A handoff begins: the workers know nothing of its request yet."""
         handoff.restarts = self.restarts[Role.DESTINATION]
+        self.live[handoff.number] = handoff
 
     def carry(self, handoff: H, item: IssuedHandoffAction) -> bool:
         """Send `item` to its worker; False for `Complete`, which no worker gets."""
@@ -364,6 +367,20 @@ class SimulatedWorkers(Generic[H]):
             delay = self.world.fact_delay(handoff, type(message.action))
         self.world.at(delay, handoff, call_of(message), back)
 
+    def _strikes_every(self, fault: Fault) -> bool:
+        """Whether `fault`, striking a worker, happens now: it strikes every live handoff at
+        once (the workers are shared), so each must be within its budget, and it counts
+        against each (as the review counts a restart against the run, whose handoffs are all
+        live from its start to its end)."""
+        live = self.live.values()
+        if any(handoff.spent[fault] >= self.budget for handoff in live):
+            return False
+        if not self.world.fault(fault):
+            return False
+        for handoff in live:
+            handoff.spent[fault] += 1
+        return True
+
     def _injects(self, handoff: H, fault: Fault) -> bool:
         """Whether `fault`, asked for and within the handoff's budget, happens now."""
         spent = handoff.spent
@@ -394,7 +411,7 @@ class SimulatedWorkers(Generic[H]):
             self._send_back(handoff, self.cache[key])  # a repeat, answered from the cache
             return
         for fault in self._worker_faults:
-            if self._injects(handoff, fault):
+            if self._strikes_every(fault):
                 self.restart(role)  # just before the message arrives
         stamp = self._stamps.pop(id(message), None)
         if (
@@ -595,6 +612,7 @@ class SimulatedWorkers(Generic[H]):
                     lost = finding
         if held:
             self.leaked.add(request)
+        self.live.pop(request, None)
         for role in Role:
             forgets = self.workers[role].remembers is None or self.expires  # `may_expire`
             if forgets and self.books[role].idle(request):

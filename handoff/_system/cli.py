@@ -173,7 +173,10 @@ def add_system_options(
         "--fault-budget",
         type=_BUDGETS,
         metavar="K",
-        help="with --faults: how many faults of each kind a handoff suffers at most (default 1)",
+        help="with --faults: how many faults of each kind a handoff suffers at most: K "
+        "duplicates and K losses of its own messages; a restart strikes every handoff live on "
+        "the worker at once, so each lives through at most K restarts (a review's handoffs are "
+        "live from start to end: at most K restarts a run) (default 1)",
     )
     parser.add_argument(
         "--acknowledge",

@@ -135,7 +135,9 @@ class System:
     injected: frozenset[Fault] = frozenset()
     """The faults of `faults.NETWORK` a run may suffer too (`--faults`)."""
     budget: int = 1
-    """How many of each injected fault a run suffers at most (`--fault-budget`)."""
+    """How many of each injected fault a handoff suffers at most (`--fault-budget`): a fault
+    striking a message counts against the message's handoff; a restart strikes every handoff
+    live on the worker, and counts against each."""
     acknowledge: AnyAcknowledge = DEFAULT_ACKNOWLEDGE
     """When the runtime acknowledges work that takes or moves KV (`--acknowledge`), for
     every kind alike or per kind (`PerAction`)."""
@@ -234,5 +236,5 @@ class System:
         return f"{features}, runtime {self.runtime}{overridden}"
 
     def allows(self, fault: Fault, spent: int) -> bool:
-        """Whether a run that suffered `spent` faults of kind `fault` may suffer one more."""
+        """Whether a handoff that suffered `spent` faults of kind `fault` may suffer one more."""
         return fault in self.injected and spent < self.budget

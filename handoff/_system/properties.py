@@ -492,8 +492,9 @@ PROPERTIES = (
         f"No run issues more than {MAX_ACTIONS} actions, no run grows the configuration three "
         "times without progress (an issued action, a state change or a new journal entry), and "
         f"the space stays under the exploration's guard ({GUARDS[WorldKind.CHART]:,} "
-        f"configurations alone, {GUARDS[WorldKind.SYSTEM]:,} with workers): so the exploration "
-        "is exhaustive.",
+        f"configurations alone, {GUARDS[WorldKind.SYSTEM]:,} with workers, or "
+        "`--max-configurations`): so the exploration is exhaustive.  A review its guard stops is "
+        "cut short, and leaves Bound not judged.",
         worlds=_BOTH,
     ),
     _p(

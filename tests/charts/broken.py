@@ -106,6 +106,27 @@ class ReleaseBeforeActivation(SF):
     destination_activated = SF.activating.to(SF.releasing)
 
 
+class ReleaseWithActivation(SF):
+    """SOURCE_FIRST that releases the source in the call that activates the destination, and
+    completes once both are acknowledged, in either order: live with any workers, yet the
+    source may let go of the KV before the destination holds it."""
+
+    # Broken: the release goes out with the activation, before the destination applied it.
+    transfer_completed = (
+        SF.transferring.to(SF.activating, on=["activate_destination", "release_source"])
+        | _sf_too_early_for_transfer(SF)
+        | refused(Refusal.TRANSFER_NOT_SCHEDULED, SF.transfer_starting)
+    )
+    # Whichever acknowledgement comes first moves to `releasing`, the other completes.
+    destination_activated = SF.activating.to(SF.releasing) | SF.releasing.to(SF.succeeded)
+    source_released = (
+        SF.activating.to(SF.releasing)
+        | SF.releasing.to(SF.succeeded)
+        | SF.cancelling_both.to(SF.cancelling_destination)
+        | SF.cancelling_source.to(SF.canceled)
+    )
+
+
 class ReleaseOnSchedule(DF):
     """DESTINATION_FIRST that releases the source when the transfer is scheduled."""
 

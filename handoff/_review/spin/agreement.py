@@ -38,6 +38,9 @@ class Agreement:
     review_fails: frozenset[Key]
     """The mirrored properties the review fails."""
     spin_fails: frozenset[Key]
+    """The mirrored properties Spin fails, of those the review judged (where a review cut
+    some runs off, it does not judge what needs every run, so there is nothing to agree
+    on)."""
     unconfirmed: frozenset[Key]
     """Properties whose Spin trail the real coordinator does not confirm."""
     configurations: int
@@ -84,6 +87,7 @@ def agreement(
     began = time.perf_counter()
     world = WorldKind.CHART if system is None else WorldKind.SYSTEM
     review_fails = frozenset(_shipped(ours.failures())) & set(mirrored(world))
+    unjudged = frozenset(_shipped(ours.unjudged()))
     try:
         theirs, found = spin_review(chart, system)
     except SpinUnavailableError as error:
@@ -100,7 +104,7 @@ def agreement(
     return Agreement(
         name=name,
         review_fails=review_fails,
-        spin_fails=frozenset(_shipped(failing)),
+        spin_fails=frozenset(_shipped(failing)) - unjudged,
         unconfirmed=unconfirmed,
         configurations=ours.configurations,
         states=found.states,

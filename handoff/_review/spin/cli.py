@@ -14,6 +14,8 @@ import argparse
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, TextIO
 
+import attrs
+
 from handoff import _cli
 from handoff._compile.table import CompiledChart, compiled
 from handoff._review.environment import HANDOFF_ID
@@ -43,7 +45,8 @@ def run(
 ) -> int:
     """Judge the chosen charts (`--chart`, else `--order`) with Spin; exits as the review.
 
-    With workers the explorer judges each system too, and a disagreement exits 1.
+    With workers Spin judges each chart alone too (its own properties), the explorer judges
+    each system beside Spin, and a disagreement exits 1.
     """
     if args.format != "text":
         raise _cli.UsageError("--engine spin reports as text only: drop --format")
@@ -58,9 +61,14 @@ def run(
     )
     try:
         found = [spin_review(chart, system) for chart in charts]
+        # With workers, the chart's own properties are judged alone, as the explorer does.
+        alone = [None if system is None else spin_review(chart)[0] for chart in charts]
     except SpinUnavailableError as error:
         raise _cli.CommandError(str(error)) from None
-    reviews = [spin for spin, _ in found]
+    reviews = [
+        spin if chart is None else attrs.evolve(spin, alone=chart)
+        for (spin, _), chart in zip(found, alone, strict=True)
+    ]
     out.write(text(reviews))
     world = WorldKind.CHART if system is None else WorldKind.SYSTEM
     unchecked = ", ".join(key.value for key in not_mirrored(world))
@@ -71,7 +79,9 @@ def run(
         return status
     for spin, _ in found:
         ours = review(spin.chart, system=system)
-        theirs = {v.prop.key for v in spin.failures()}
+        # What the explorer could not judge (it was cut short) it cannot disagree about.
+        unjudged = {v.prop.key for v in ours.unjudged()}
+        theirs = {v.prop.key for v in spin.failures()} - unjudged
         agree = {v.prop.key for v in ours.failures()} & set(mirrored(world)) == theirs
         word = "agrees with" if agree else "DISAGREES with"
         out.write(

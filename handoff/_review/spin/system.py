@@ -328,6 +328,7 @@ def _runtime(chart: CompiledChart, options: System) -> str:
         all_complete=_each(options, "COMPLETE({h})", "&&"),
         all_success=_each(options, "co[{h}].h_completion == C_SUCCESS", "&&"),
         terminated=_each(options, "term[{h}]", "||"),
+        none_struck=_each(options, "duplicated[{h}] == 0 && lost[{h}] == 0", "&&"),
         terminated_canceled=_each(options, _CANCELED_IF_TERMINATED, "&&"),
         early=[*early, f"#define EARLY_terminated(H) {_early(ChartEvent.TERMINATED)}"],
     )
@@ -362,13 +363,14 @@ _CHANNELS = 4
 """With FIFO delivery: actions to the source, to the destination, replies from each."""
 _DELIVERY = {False: "any order: one multiset", True: "FIFO per worker and direction"}
 _QMAX = 8
-"""Messages one channel holds for each handoff (one more per duplicate the budget allows); a
+"""Messages one channel holds for each handoff (one more per duplicate its budget allows); a
 run that would overflow it breaks Bound, so a model too small shows as a disagreement, never a
 pass."""
 
 
 def _qmax(options: System) -> int:
-    return _QMAX * options.concurrency + options.budget * (Fault.DUPLICATION in options.injected)
+    copies = options.budget * (Fault.DUPLICATION in options.injected)
+    return (_QMAX + copies) * options.concurrency
 
 
 def _moves(options: System) -> str:
@@ -434,9 +436,11 @@ def _message_moves(options: System, c: int, p: int) -> list[str]:
         )
     if Fault.DUPLICATION in options.injected:
         moves.append(
-            f":: {faulty} && duplicated < BUDGET && {here} && DELIVERABLE({m}) -> "
+            f":: {faulty} && duplicated[HANDOFF_OF({m})] < BUDGET && {here} && DELIVERABLE({m}) -> "
             f"mv = MV_DUPLICATE; {at}"
         )
     if Fault.LOSS in options.injected:
-        moves.append(f":: {faulty} && lost < BUDGET && {here} -> mv = MV_LOSE; {at}")
+        moves.append(
+            f":: {faulty} && lost[HANDOFF_OF({m})] < BUDGET && {here} -> mv = MV_LOSE; {at}"
+        )
     return moves

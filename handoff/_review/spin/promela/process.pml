@@ -20,9 +20,9 @@ end:
          :: mv == MV_START -> started[hc] = 1; c_kind = K_START; c_event = E_start
          :: mv == MV_DELIVER || mv == MV_FAIL -> dequeue(); deliver()
          :: mv == MV_DUPLICATE ->   /* delivered, and a copy sent again behind it */
-              dequeue(); nm = qm; enqueue(); duplicated++; deliver()
+              dequeue(); nm = qm; enqueue(); duplicated[hc]++; deliver()
          :: mv == MV_LOSE ->        /* lost; the runtime's timer reports TimedOut */
-              dequeue(); lost++; term[hc] = 1;
+              dequeue(); lost[hc]++; term[hc] = 1;
               c_kind = K_FACT; c_fact = F_TimedOut; c_event = E_terminated
          :: mv == MV_RESTART -> restart()
          :: mv == MV_TERMINAL -> term[hc] = 1; c_kind = K_FACT; c_event = E_terminated; faults++

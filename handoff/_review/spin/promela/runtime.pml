@@ -1,6 +1,6 @@
 /* -- the runtime: what it issued, what is in flight, what it was told -- */
 #define MAX_FAULTS $max_faults
-#define BUDGET $budget            /* of each fault --faults injects */
+#define BUDGET $budget            /* of each fault --faults injects: a handoff's duplicates and losses, the run's restarts */
 #define CHANNELS $channels          /* $delivery */
 #define QMAX $qmax
 #define ON_SEND $on_send
@@ -51,7 +51,8 @@ bit restarted[2];        /* this worker restarted (--faults crash) */
 bit started[HANDOFFS];
 bit term[HANDOFFS];      /* a terminal fact was reported for the handoff (W5) */
 byte faults = 0;
-byte duplicated = 0, lost = 0, restarts = 0;
+byte duplicated[HANDOFFS], lost[HANDOFFS];  /* each handoff's messages duplicated, lost */
+byte restarts = 0;
 bit calm = 0;                /* no more faults: deliveries only (W4, W5, W7) */
 bit W1_broken, W2_broken, W3_broken, W6_broken, Bound_broken, Errors_broken;
 byte k, w, qc, qp, x, y, freeing, remembered, holding;
@@ -68,5 +69,5 @@ hidden byte state_flags[STATES];   /* each chart state's, from its STATE line */
 /* every handoff a terminal fact was reported for is complete CANCELED (W5) */
 #define TERMINATED_CANCELED ($terminated_canceled)
 /* no fault so far: no terminal fact, no failed work, nothing injected (W7) */
-#define FAULT_FREE (faults == 0 && duplicated == 0 && lost == 0 && restarts == 0 && !TERMINATED)
+#define FAULT_FREE (faults == 0 && $none_struck && restarts == 0 && !TERMINATED)
 $early
