@@ -367,6 +367,7 @@ RUNS = {
     ),
     "offline": ("review", "--runtime", "offline"),
     "unknown": ("review", "--runtime", "nightly"),
+    "eager-alone": ("review", "--runtime", "eager"),
     "mine": ("review", "--runtime", "test_runtime_profiles:MINE", "--order", "SourceFirst"),
     # CancelOnceSubmitted cancels only what a worker acknowledged taking.  The offline
     # runtime acknowledges SubmitPrefill on the worker's reply: safe with forgetful workers.
@@ -457,6 +458,10 @@ def test_bad_or_unmirrored_runtimes_are_one_line(
     assert unknown.returncode == 2
     assert "unknown runtime 'nightly'" in unknown.stderr
     assert "Traceback" not in unknown.stderr
+    # eager names no workers of its own: the review needs --workers with it.
+    alone = done["eager-alone"]
+    assert alone.returncode == 2
+    assert alone.stderr.strip().endswith("the runtime eager names no workers: give --workers too")
     spin = done["spin-live"]
     assert spin.returncode == 2, spin.stdout + spin.stderr
     assert len(spin.stderr.strip().splitlines()) == 1
