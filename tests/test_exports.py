@@ -88,6 +88,10 @@ EXTRA_NAMES = {
     "SystemView",
     "HandoffView",
     "WorkerView",
+    # a runtime profile of one's own (`--runtime MODULE:NAME`)
+    "RuntimeProfile",
+    "Acknowledge",
+    "PerAction",
 }
 
 UNION_ALIASES = {"AnyHandoffFact": handoff.HandoffFact, "AnyHandoffAction": handoff.HandoffAction}

@@ -4,7 +4,9 @@ world, what each setting does to the moves the review explores, and what the rep
 from __future__ import annotations
 
 import json
+import os
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -365,6 +367,7 @@ RUNS = {
     ),
     "offline": ("review", "--runtime", "offline"),
     "unknown": ("review", "--runtime", "nightly"),
+    "eager-alone": ("review", "--runtime", "eager"),
     "mine": ("review", "--runtime", "test_runtime_profiles:MINE", "--order", "SourceFirst"),
     # CancelOnceSubmitted cancels only what a worker acknowledged taking.  The offline
     # runtime acknowledges SubmitPrefill on the worker's reply: safe with forgetful workers.
@@ -455,6 +458,10 @@ def test_bad_or_unmirrored_runtimes_are_one_line(
     assert unknown.returncode == 2
     assert "unknown runtime 'nightly'" in unknown.stderr
     assert "Traceback" not in unknown.stderr
+    # eager names no workers of its own: the review needs --workers with it.
+    alone = done["eager-alone"]
+    assert alone.returncode == 2
+    assert alone.stderr.strip().endswith("the runtime eager names no workers: give --workers too")
     spin = done["spin-live"]
     assert spin.returncode == 2, spin.stdout + spin.stderr
     assert len(spin.stderr.strip().splitlines()) == 1
@@ -549,3 +556,23 @@ def test_a_counterexample_of_a_runtime_replays_from_its_trace(tmp_path: Path) ->
     allowed = run_handoff(*given, cwd=tmp_path, env=env)
     assert allowed.returncode == 1, allowed.stdout + allowed.stderr
     assert "VIOLATED mine.jsonl:" in allowed.stdout
+
+
+def test_an_explained_counterexample_of_ones_own_runtime_is_kept_as_a_test(
+    tmp_path: Path,
+) -> None:
+    # The pytest file the review writes hands check_trace the runtime the trace names, as it
+    # does the contract: it replays the run, and fails while the run breaks W1.
+    env = {"PYTHONPATH": str(TESTS)}
+    argv = ("review", "--order", "SourceFirst", "--workers", "forgetful", "--explain", "out")
+    ran = run_handoff(*argv, "--runtime", "test_runtime_profiles:MINE", cwd=tmp_path, env=env)
+    assert ran.returncode == 1, ran.stdout + ran.stderr
+    test = tmp_path / "out" / "test_source_first_forgetful_w1.py"
+    assert "runtimes=['test_runtime_profiles:MINE']" in test.read_text(encoding="utf-8")
+    kept = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", "-p", "no:cacheprovider",
+         str(test)],
+        cwd=tmp_path, capture_output=True, text=True, env={**os.environ, **env}, check=False,
+    )  # fmt: skip
+    assert kept.returncode == 1, kept.stdout + kept.stderr
+    assert "violated at line" in kept.stdout

@@ -187,10 +187,15 @@ def _explain_set(
     name = stem(named, prop.key.value)
     trace = counterexample_trace(review, example)
     dot = dot_path(chart, prop, example)
-    workers = None if trace.workers is None else (trace.workers.contract, trace.workers.properties)
+    workers: tuple[str, tuple[str, ...]] | None = None
+    runtimes: tuple[str, ...] = ()
+    if trace.workers is not None:
+        workers = (trace.workers.contract, trace.workers.properties)
+        runtime = trace.workers.runtime
+        runtimes = (runtime,) if runtime is not None and ":" in runtime else ()  # one's own
     folder = chart_folder(review.origin, directory)
     test = pytest_source(
-        name, prop, example.finding, review.origin, review.order.value, workers, folder
+        name, prop, example.finding, review.origin, review.order.value, workers, folder, runtimes
     )
     line = _header(review)
     if system is None:

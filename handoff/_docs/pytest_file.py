@@ -80,15 +80,19 @@ def pytest_source(
     order: str,
     workers: tuple[str, tuple[str, ...]] | None = None,
     folder: str | None = None,
+    runtimes: tuple[str, ...] = (),
 ) -> str:
     """The text of `test_<name>.py`, which judges `<name>.jsonl` on `chart` (MODULE:CLASS);
     a run with workers hands `check_trace` the contract and properties its trace names
-    (`workers`), which it would not import from the trace; `folder` (relative to the file)
-    is where the chart's module is found if not on the path."""
+    (`workers`), and the runtime of one's own (`runtimes`), which it would not import from
+    the trace; `folder` (relative to the file) is where the chart's module is found if not on
+    the path."""
     trusted = ""
     if workers is not None:
         contract, properties = workers
         trusted = f", workers=[{contract!r}], properties={list(properties)!r}"
+    if runtimes:
+        trusted += f", runtimes={list(runtimes)!r}"
     return _TEMPLATE.format(
         trusted=trusted,
         imports="import sys\n" if folder else "",

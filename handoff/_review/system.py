@@ -176,10 +176,12 @@ class SystemWorld(RuntimeDuties, RuntimeMoves, WorldBase):
         self.codes = Codes((source, destination))
         """The messages and memories the configurations hold by number; `codes.ordered` says
         whether the order of the requests each worker remembers idle matters."""
-        self.reduce = self.several and system.symmetry and not system.properties and not system.fifo
+        coupled = system.fifo or system.one_at_a_time
+        self.reduce = self.several and system.symmetry and not system.properties and not coupled
         """Whether to explore commuting moves in one order (a property of one's own may
         look at anything, so it sees every order; with FIFO delivery, two handoffs' messages
-        queued on one channel do not commute)."""
+        queued on one channel do not commute, nor, with one action at a time, a worker's
+        reply to one handoff and the next action it takes for another)."""
         self.symmetric = self.several and system.symmetry
         self._runtime_setup(system)
         self._message_faults = tuple(f for f in NETWORK if f.strike.message)

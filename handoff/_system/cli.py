@@ -5,8 +5,9 @@ export promela`).
 Each command names which of the options it takes (`Options`): the review and the export take
 them all, the simulation no `--failures` (it injects faults at a rate) and its own
 `--concurrency` (handoffs in flight, with or without workers).  `system_of` turns what was
-given into a `System`, or None when no `--workers` was given, refusing an option about the
-workers without them.
+given into a `System`, or None when neither `--workers` nor `--runtime` was given, refusing an
+option about the workers without them.  The runtime (`--runtime`, else the default one) fills
+in the runtime's settings; `--acknowledge` and `--workers` override its own.
 """
 
 from __future__ import annotations
@@ -57,8 +58,8 @@ _SLOTS = _cli.whole_number(1)
 
 class Options(enum.Flag):
     """Which of the world's options a command takes, beyond `--workers`, `--fifo`, `--slots`,
-    `--faults`, `--fault-budget`, `--acknowledge` and the runtime's (`--no-retry`, `--resend`,
-    `--restart`, `--deadline`), which every world command takes."""
+    `--faults`, `--fault-budget`, `--acknowledge`, `--runtime` and the runtime's duties
+    (`--no-retry`, `--resend`, `--restart`, `--deadline`), which every world command takes."""
 
     NONE = 0
     FAILURES = enum.auto()

@@ -167,10 +167,11 @@ class System:
     review is untimed: any deadline fires at any moment before the handoff completes."""
     # -- the runtime profile's settings (`--runtime`, `handoff._system.profiles`) ----------
     runtime: str = DEFAULT_RUNTIME
-    """The runtime profile these settings came from, by name, for reports."""
+    """The runtime profile these settings came from, as `--runtime` names it (a shipped
+    name, or `MODULE:NAME`), for reports and traces."""
     holds_early: bool = False
-    """Hold a fact back while the acknowledgement it follows is on its way to the
-    coordinator (`runtime.held_back`)."""
+    """Hold back a `SourceHeld` or `DestinationReserved` the coordinator would refuse as early,
+    rather than deliver it to be refused (`runtime.held_back`)."""
     one_at_a_time: bool = False
     """A worker takes one action at a time: the next once its last reply reached the
     coordinator (`runtime.busy`)."""
@@ -178,8 +179,9 @@ class System:
     """The destination answers a repeated action again from the outcomes of its last N
     actions, without doing it again (0: it stays silent, as the shipped contracts do)."""
     expires: bool = False
-    """A retired request's tombstone may expire (the session timeout: untimed, any move
-    once its handoff is complete or abandoned)."""
+    """A retired request's tombstone may expire (the session timeout: untimed, at any move
+    once its handoff is complete or abandoned and none of its actions is on its way to the
+    worker, `runtime.may_expire`)."""
     abandons: bool = False
     """Sessions end outside the chart instead of a terminal fact (`runtime.abandoned`): the
     coordinator hears nothing more, the runtime cancels on its own."""
