@@ -194,11 +194,11 @@ class SystemWorld(RuntimeDuties, RuntimeMoves, WorldBase):
         chart state of the handoff's coordinator: by their numbers."""
         self._keys: dict[SystemState, tuple[SystemState, tuple[int, ...] | None]] = {}
         """Each configuration reached, and its key (`canonical`)."""
-        if system.one_at_a_time:  # else the deliveries of before, at no cost
+        if system.one_at_a_time or system.drains_transfers:  # else the deliveries of before
             self._deliverable = self._gated  # type: ignore[method-assign]
         self.answers_again = system.answers_again > 0
         """Whether the destination answers a repeated action from its cache of outcomes."""
-        self._busy: dict[Flight, frozenset[int]] = {}
+        self._busy: dict[Flight, tuple[frozenset[int], frozenset[int]]] = {}
         self._freeing: dict[int, bool] = {}
         """Whether each message tells its coordinator its worker freed the slot."""
         self.terminal_facts = tuple(

@@ -14,7 +14,7 @@ from handoff._review.system_moves import _channel, _Raw, _Reaction, _replaced
 from handoff._review.system_state import Codes, Flight, SystemState, SystemWatch, _Node
 from handoff._review.verdict import MoveKind, TraceStep
 from handoff._system.config import System
-from handoff._system.runtime import abandoned, busy, held_back, may_expire, retried
+from handoff._system.runtime import abandoned, busy, drained, held_back, may_expire, retried
 from handoff._system.worker_state import HandoffView, SystemView, Worker, WorkerState, worker_view
 from handoff._system.workers import (
     Message,
@@ -40,7 +40,7 @@ class RuntimeMoves:
     workers: dict[Role, Worker]
     several: bool
     _timer: int | None
-    _busy: dict[Flight, frozenset[int]]
+    _busy: dict[Flight, tuple[frozenset[int], frozenset[int]]]
 
     def _tag(self, handoff: int) -> int | None:
         """How messages name `handoff`: by number when several share the workers."""
@@ -205,18 +205,28 @@ class RuntimeMoves:
         after = state._replace(flight=self._send(flight, (outcome,)))
         return _Raw(step, _Node(coordinators, after, codes), (), fault=False)
 
-    def _waiting(self, flight: Flight) -> frozenset[int]:
-        """The actions in `flight` the runtime does not deliver yet: those for a worker busy
-        with an earlier one (`runtime.busy`)."""
+    def _waiting(self, flight: Flight) -> tuple[frozenset[int], frozenset[int]]:
+        """The messages in `flight` the runtime does not deliver yet: the actions for a worker
+        busy with an earlier one (`runtime.busy`), and, apart, the cancels it has not sent
+        while a transfer of their handoff is on its way to the source (`runtime.drained`).
+        Each depends only on what is in flight: worked out once per `flight`."""
         found = self._busy.get(flight)
         if found is None:
             messages = self.codes.messages
             codes = [code for channel in flight for code in channel]
             in_flight = [messages[code] for code in codes]
-            found = self._busy[flight] = frozenset(
-                code
-                for code, message in zip(codes, in_flight, strict=True)
-                if busy(message, in_flight)
+            system = self.system
+            found = self._busy[flight] = (
+                frozenset(
+                    code
+                    for code, message in zip(codes, in_flight, strict=True)
+                    if system.one_at_a_time and busy(message, in_flight)
+                ),
+                frozenset(
+                    code
+                    for code, message in zip(codes, in_flight, strict=True)
+                    if system.drains_transfers and drained(message, in_flight)
+                ),
             )
         return found
 
@@ -241,11 +251,26 @@ class RuntimeMoves:
                         yield channel, code
 
     def _gated(self, state: SystemState, only: int | None = None) -> Iterator[tuple[int, int]]:
-        """`_deliverable` without the actions a busy worker keeps waiting (`_waiting`)."""
-        waiting = self._waiting(state.flight)
-        for channel, code in RuntimeMoves._deliverable(self, state, only):
-            if code not in waiting:
-                yield channel, code
+        """`_deliverable` without the messages the runtime keeps waiting (`_waiting`).
+
+        A busy worker takes nothing: its channel waits.  A cancel held back was not sent yet,
+        so with FIFO delivery what was sent behind it goes first (the cancel keeps its place
+        at the front, to go once the transfer reached the source)."""
+        busy_codes, held = self._waiting(state.flight)
+        if not (self.system.fifo and held):
+            for channel, code in RuntimeMoves._deliverable(self, state, only):
+                if code not in busy_codes and code not in held:
+                    yield channel, code
+            return
+        numbers = self.codes.handoff
+        for channel, codes in enumerate(state.flight):
+            if channel == self._timer:
+                continue
+            first = next((code for code in codes if code not in held), None)
+            if first is None or first in busy_codes:
+                continue
+            if only in (None, numbers[first]):
+                yield channel, first
 
     def _send(self, flight: Flight, sent: Sequence[int]) -> Flight:
         if not sent:

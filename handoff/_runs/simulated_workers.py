@@ -64,6 +64,7 @@ from handoff._system.runtime import (
     answered,
     call_of,
     carried,
+    drained,
     kept_in_flight,
     resent,
     retried,
@@ -248,6 +249,12 @@ class SimulatedWorkers(Generic[H]):
         """With one action at a time: the actions each worker keeps waiting, in order."""
         self.cache: dict[tuple[int, int], Message] = {}
         """The destination's last `answers_again` outcomes, by request and action id."""
+        self.drains = system.drains_transfers
+        self.transfers: dict[int, list[Message]] = {}
+        """With `drains`: each request's arrivals of a `StartTransfer` at the source still
+        coming (sent, copied by the network, or lost and to be re-sent)."""
+        self.drained: dict[int, list[tuple[H, Message]]] = {}
+        """With `drains`: the cancels of each request's destination the runtime holds."""
         self._worker_faults = tuple(f for f in NETWORK if f in self.faults and f.strike.forgets)
         self.workers = {role: Worker(self.table, role, system.slots, True) for role in Role}
         self.books = {role: WorkerBook() for role in Role}
@@ -278,6 +285,7 @@ class SimulatedWorkers(Generic[H]):
         """Put the action `action` carries on its way to its worker, stamped with the worker's
         generation (`Restart.refuses_unvouched`)."""
         self._stamps[id(action)] = (self.restarts[action.role], action)
+        self._coming(handoff, action, 1)
         delay = self.world.latency()
         if self.world.fault(Fault.DELAYED_DELIVERY):
             delay += self.world.uniform(5, 30)
@@ -299,12 +307,14 @@ class SimulatedWorkers(Generic[H]):
             if strike.copy:
                 again = item._replace(copy=True) if isinstance(item, Message) else item
                 self.world.at(self.world.uniform(5, 30), handoff, again, channel)
+                self._coming(handoff, again, 1)
             if not strike.delivered:
                 delivered = False
                 if self._resent(handoff, item):  # the timer fires, and it goes out again
                     timer = Resent(item, channel)
                     self.world.at(self.world.uniform(5, 30), handoff, timer)
                     continue
+                self._coming(handoff, item, -1)  # lost for good: the hold must not wait on it
             if strike.notice is not None:
                 notice: Event = Call.of_fact(strike.notice(handoff.handoff_id))
                 if self.abandons:  # a transport error ends the session, untold
@@ -394,13 +404,48 @@ class SimulatedWorkers(Generic[H]):
         what it answered (with one action at a time, once its last reply is at its
         coordinator: `waited`, it was kept waiting and its turn came)."""
         role = message.role
+        if not waited and self._holds(handoff, message):
+            return
         if self.one_at_a_time and not waited and (self.replying[role] or self.waiting[role]):
             self.waiting[role].append((handoff, message))
             handoff.pending += 1  # still on its way, in the worker's queue
             return
         self._take(handoff, message)
+        self._coming(handoff, message, -1)
         if self.one_at_a_time:
             self._next(role)
+
+    def _holds(self, handoff: H, message: Message) -> bool:
+        """Whether the runtime, draining transfers, holds the cancel `message` back rather
+        than let it reach the destination (`runtime.drained`): a `StartTransfer` of its
+        request has yet to reach the source.  The arrivals still coming stand for the
+        messages in flight the review looks at."""
+        if not self.drains or not drained(message, self.transfers.get(handoff.number, ())):
+            return False
+        self.drained.setdefault(handoff.number, []).append((handoff, message))
+        handoff.pending += 1  # held by the runtime: still to be delivered
+        return True
+
+    def _coming(self, handoff: H, message: Call | Message, change: int) -> None:
+        """Count an arrival of a `StartTransfer` at the source coming (`change` 1) or done
+        with (-1: taken, or lost for good); once none is coming, the runtime sends the
+        destination's cancels it held."""
+        if not self.drains or not isinstance(message, Message):
+            return
+        if not isinstance(message.action, HandoffAction.StartTransfer):
+            return
+        number = handoff.number
+        coming = self.transfers.setdefault(number, [])
+        if change > 0:
+            coming.append(message)
+        elif message in coming:
+            coming.remove(message)
+        if coming:
+            return
+        del self.transfers[number]
+        for held, cancel in self.drained.pop(number, ()):
+            held.pending -= 1
+            self.world.at(self.world.latency(), held, cancel)
 
     def _take(self, handoff: H, message: Message) -> None:
         action = message.action
@@ -530,6 +575,7 @@ class SimulatedWorkers(Generic[H]):
             timer: Resent | Call = Call.of_fact(HandoffFact.TimedOut(handoff.handoff_id))
             if resent(message, self.resend):
                 timer = Resent(message, (message.role, True))
+                self._coming(handoff, message, 1)  # it arrives once more
             self.world.at(self.world.uniform(5, 30), handoff, timer)
             return True
         if not restart.refuses_unvouched or task_of(message.action) not in _FAILABLE:

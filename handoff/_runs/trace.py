@@ -114,7 +114,7 @@ _WORKERS_OPTIONAL = (
     "properties",
     "runtime",
 )
-_RUNTIME_OPTIONAL = ("retry", "resend", "restart", "deadline")
+_RUNTIME_OPTIONAL = ("retry", "resend", "restart", "deadline", "drain_transfers")
 """The runtime's duties a header names when they are not the contract's defaults."""
 _MOVE_KEYS = ("move", "message", "fact", "worker", "handoff")
 _CALL_KEYS = {
@@ -172,6 +172,9 @@ class Workers:
     runtime: str | None = None
     """The runtime profile the run assumed, when not the default (a shipped name, or
     `MODULE:NAME`); its settings apply, then `acknowledge`."""
+    drains_transfers: bool = False
+    """Whether the runtime held a cancel of the destination while a transfer was on its way
+    (`System.drains_transfers`)."""
 
     @classmethod
     def of(cls, system: System) -> Workers:
@@ -192,6 +195,7 @@ class Workers:
             system.restart,
             system.deadline,
             None if system.runtime == DEFAULT_RUNTIME else system.runtime,
+            system.drains_transfers,
         )
 
     def system(self, allowed: Collection[str] = ()) -> System:
@@ -206,7 +210,11 @@ class Workers:
         settings["acknowledge"] = self.acknowledge
         # What the run's system did, as written: over the profile's own values.
         settings.update(
-            retry=self.retry, resend=self.resend, restart=self.restart, deadline=self.deadline
+            retry=self.retry,
+            resend=self.resend,
+            restart=self.restart,
+            deadline=self.deadline,
+            drains_transfers=self.drains_transfers,
         )
         return System(
             find_contract(self.contract, allowed),
@@ -394,6 +402,8 @@ def _workers_options(workers: Workers) -> str:
         text += f',"deadline":{"true" if untimed else format_f64(workers.deadline)}'
     if workers.runtime is not None:
         text += f',"runtime":{write_string(workers.runtime)}'
+    if workers.drains_transfers:
+        text += ',"drain_transfers":true'
     return text
 
 
@@ -636,7 +646,7 @@ class _Line:
                 'workers must be {"contract":NAME,"fifo":BOOL,"faults":N} and may add '
                 '"injected":[FAULT,…], "budget":N, "acknowledge":POLICY, "concurrency":N, '
                 '"slots":N, "properties":[MODULE:NAME,…], "retry":BOOL, "resend":POLICY, '
-                '"restart":[CHOICE,…], "deadline":MS or true'
+                '"restart":[CHOICE,…], "deadline":MS or true, "drain_transfers":BOOL'
             )
         contract, fifo, faults = (data[key] for key in _WORKERS_KEYS)
         if not isinstance(contract, str) or not contract:
@@ -677,10 +687,13 @@ class _Line:
         runtime = data.get("runtime")
         if runtime is not None and not (isinstance(runtime, str) and runtime):
             raise self.fail(f"workers: runtime must be a name, got {runtime!r}")
+        drains = data.get("drain_transfers", False)
+        if not isinstance(drains, bool):
+            raise self.fail(f"workers: drain_transfers must be true or false, got {drains!r}")
         return Workers(
             contract, fifo, faults, injected, budget, acknowledge, concurrency, slots,
             tuple(properties), retry, resends[str(resend)], Restart.of(restart),
-            self._deadline(data.get("deadline")), runtime,
+            self._deadline(data.get("deadline")), runtime, drains,
         )  # fmt: skip
 
     def _deadline(self, value: object) -> float | None:

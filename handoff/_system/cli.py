@@ -59,7 +59,8 @@ _SLOTS = _cli.whole_number(1)
 class Options(enum.Flag):
     """Which of the world's options a command takes, beyond `--workers`, `--fifo`, `--slots`,
     `--faults`, `--fault-budget`, `--acknowledge`, `--runtime` and the runtime's duties
-    (`--no-retry`, `--resend`, `--restart`, `--deadline`), which every world command takes."""
+    (`--no-retry`, `--resend`, `--restart`, `--deadline`, `--drain-transfers`), which every
+    world command takes."""
 
     NONE = 0
     FAILURES = enum.auto()
@@ -236,6 +237,15 @@ def _add_runtime_options(parser: argparse.ArgumentParser) -> None:
         "--failures), and what is in flight still arrives; a review is untimed, so there it "
         "may fire at any moment and MS may be left out (default: no deadline)",
     )
+    parser.add_argument(
+        "--drain-transfers",
+        action="store_true",
+        default=None,
+        help="with --workers: the runtime holds a handoff's CancelDestination while a "
+        "StartTransfer of that handoff has not reached the source yet, so the destination "
+        "never frees the slot a transfer is about to write (default: the runtime's; none of "
+        "the shipped runtimes does)",
+    )
 
 
 _REVIEWED_OPTIONS = (
@@ -283,6 +293,7 @@ _ABOUT_WORKERS = (
     ("--resend", "resend"),
     ("--restart", "restart"),
     ("--deadline", "deadline"),
+    ("--drain-transfers", "drain_transfers"),
 )
 """The options that say something of the workers, and where argparse keeps each."""
 
@@ -349,7 +360,8 @@ def _check_runtime_options(args: argparse.Namespace) -> None:
 
 def _runtime_settings(profile: RuntimeProfile | None, args: argparse.Namespace) -> dict[str, Any]:
     """The `System` fields the runtime sets (the default one's, when none was named), with
-    each explicit option (`--acknowledge`, `--no-retry`, `--resend`, `--restart`) over the
+    each explicit option (`--acknowledge`, `--no-retry`, `--resend`, `--restart`,
+    `--drain-transfers`) over the
     runtime's own."""
     if profile is None:
         from handoff._system.profiles import DEFAULT_RUNTIME
@@ -367,6 +379,8 @@ def _runtime_settings(profile: RuntimeProfile | None, args: argparse.Namespace) 
     restart = _given(args, "restart")
     if restart is not None:
         settings["restart"] = restart
+    if _given(args, "drain_transfers"):
+        settings["drains_transfers"] = True
     return settings
 
 

@@ -185,6 +185,12 @@ class System:
     abandons: bool = False
     """Sessions end outside the chart instead of a terminal fact (`runtime.abandoned`): the
     coordinator hears nothing more, the runtime cancels on its own."""
+    # -- draining transfers before the destination's cleanup (`--drain-transfers`) --------
+    drains_transfers: bool = False
+    """Hold a handoff's `CancelDestination` while a `StartTransfer` of that handoff has not
+    reached the source yet (`runtime.drained`): cleanup issues both cancels together, and
+    without the hold the destination may free the request's slot before the source writes
+    the KV into it (W9)."""
 
     def describe(self) -> str:
         """`forgetful workers, messages delivered in any order`, then the handoffs sharing the
@@ -207,7 +213,8 @@ class System:
         """The runtime's duties it does not do as the contract says (nothing when it does)."""
         retry = "" if self.retry else ", failed cancels not retried"
         deadline = "" if self.deadline is None else ", a deadline per handoff"
-        return f"{retry}{self.resend.words}{self.restart.words}{deadline}"
+        drains = ", transfers drained before the destination's cancel" * self.drains_transfers
+        return f"{retry}{self.resend.words}{self.restart.words}{deadline}{drains}"
 
     @property
     def features(self) -> tuple[str, ...]:

@@ -82,6 +82,9 @@ class RuntimeProfile:
     """What the runtime re-sends after a loss (None: the `System`'s default, nothing)."""
     restart: Restart | None = None
     """What a restarted worker loses (None: the `System`'s default)."""
+    drains_transfers: bool | None = None
+    """Whether the runtime holds a `CancelDestination` while a `StartTransfer` of its
+    handoff is on its way to the source (None: the `System`'s default, it does not)."""
     spelled: str | None = attrs.field(default=None, eq=False, repr=False)
     """How `--runtime` named a profile of one's own, `MODULE:NAME` (`find_runtime` sets it):
     what reports and traces call it, so that a trace finds it again."""
@@ -97,7 +100,8 @@ class RuntimeProfile:
 
     def settings(self) -> dict[str, object]:
         """The `System` fields this profile sets, by name (`System.runtime` its name); the
-        runtime's duties (`retry`, `resend`, `restart`) only where the profile says."""
+        runtime's duties (`retry`, `resend`, `restart`, `drains_transfers`) only where the
+        profile says."""
         found: dict[str, object] = {
             "runtime": self.spelled or self.name,
             "acknowledge": self.acknowledge,
@@ -107,7 +111,12 @@ class RuntimeProfile:
             "expires": self.expires,
             "abandons": self.abandons,
         }
-        duties = {"retry": self.retry, "resend": self.resend, "restart": self.restart}
+        duties = {
+            "retry": self.retry,
+            "resend": self.resend,
+            "restart": self.restart,
+            "drains_transfers": self.drains_transfers,
+        }
         found.update((name, value) for name, value in duties.items() if value is not None)
         return found
 

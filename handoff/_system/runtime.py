@@ -55,6 +55,7 @@ __all__ = [
     "busy",
     "call_of",
     "carried",
+    "drained",
     "held_back",
     "kept_in_flight",
     "may_expire",
@@ -306,6 +307,28 @@ def busy(message: Message, in_flight: Iterable[Message]) -> bool:
         return False
     return any(
         other.kind is MessageKind.OUTCOME and other.role is message.role and not other.copy
+        for other in in_flight
+    )
+
+
+def drained(message: Message, in_flight: Iterable[Message]) -> bool:
+    """Whether a runtime draining transfers (`System.drains_transfers`) holds `message` back:
+    a `CancelDestination` (the coordinator's, a retry, or the runtime's own once a session
+    ended) while a `StartTransfer` of the same handoff is still on its way to the source, in
+    `in_flight` (a copy, or a lost one waiting on the runtime's timer, included).
+
+    Cleanup issues both cancels together, so without the hold the destination may free the
+    request's slot before the source performs the transfer into it (W9).  The hold depends
+    on the handoff's own messages only, and ends: a transfer reaches the source, or is lost
+    for good and its handoff timed out."""
+    if message.kind is not MessageKind.ACTION:
+        return False
+    if not isinstance(message.action, HandoffAction.CancelDestination):
+        return False
+    return any(
+        other.kind is MessageKind.ACTION
+        and other.handoff == message.handoff
+        and isinstance(other.action, HandoffAction.StartTransfer)
         for other in in_flight
     )
 

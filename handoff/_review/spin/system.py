@@ -187,6 +187,8 @@ def unmirrored(system: System) -> str | None:
         return "a contract answering one way only: give a deterministic contract"
     if system.resend is not Resend.NONE:
         return "a runtime that re-sends nothing: drop --resend"
+    if system.drains_transfers:
+        return "a runtime sending both cancels at once: drop --drain-transfers"
     if system.restart != Restart():
         return "the default restart only: drop --restart"
     if system.deadline is not None:
