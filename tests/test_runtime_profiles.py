@@ -55,7 +55,15 @@ CHART = "charts.acknowledgement:CancelOnceSubmitted"
 
 # A runtime profile of one's own, for `--runtime MODULE:NAME` (this module is importable as
 # `test_runtime_profiles` from the tests directory).
-MINE = RuntimeProfile("mine", "on reply, tombstones that expire", workers=TOMBSTONE, expires=True)
+MINE = RuntimeProfile(
+    "mine",
+    "on reply, tombstones that expire, transfers drained before the destination's cancel",
+    workers=TOMBSTONE,
+    expires=True,
+    drains_transfers=True,
+)
+"""A runtime of one's own that does what the shipped ones do not: it drains transfers, so
+its review holds (W9 included)."""
 NOT_A_PROFILE = "a string"
 
 
@@ -277,7 +285,9 @@ def test_the_destination_answers_a_repeated_action_from_its_cache() -> None:
     assert again(plain) <= {()}
     cached = again(attrs.evolve(plain, answers_again=16))
     assert ("#0 Accepted",) in cached
-    assert review_order(DF, system=attrs.evolve(plain, answers_again=16)).holds
+    # Safe with the cache, once the runtime drains transfers (W9: test_drain_transfers.py).
+    cached_and_drained = attrs.evolve(plain, answers_again=16, drains_transfers=True)
+    assert review_order(DF, system=cached_and_drained).holds
 
 
 def test_a_tombstone_expires_only_after_its_handoff_retired() -> None:
@@ -300,8 +310,9 @@ def test_the_live_runtime_with_tombstones_is_safe_and_demands_no_completion(
     # nothing more, so the run ends with it incomplete: W4, W5 and W7 ask nothing of it (W7's
     # runs suffer no fault, and an ending is one).  The runtime's own cancels reach workers
     # that remember a canceled request, so late work is dropped, and a tombstone expires
-    # only once nothing of its request is on its way: no slot is left held.
-    review = review_order(order, system=_live())
+    # only once nothing of its request is on its way: no slot is left held.  Its own
+    # cleanup issues both cancels at once, so it is safe once it drains transfers (W9).
+    review = review_order(order, system=_live(drains_transfers=True))
     assert review.holds, [v.prop.key for v in review.verdicts if not v.holds]
     steps = [step for _node, step in _walk(order, _live())]
     assert any(step.kind is MoveKind.ABANDON for step in steps)
@@ -338,8 +349,9 @@ def test_a_lost_cleanup_of_the_live_runtime_is_never_sent_again() -> None:
     # The live runtime never reports TimedOut: a lost message ends the session (a transport
     # error).  Its own CancelSource, lost in turn, is not sent again, so a slot the source
     # took stays held once nothing of the handoff is in flight (W1); no liveness property
-    # fails, since nothing waits for a completion.
-    review = review_order(SF, system=_live(injected=frozenset({Fault.LOSS})))
+    # fails, since nothing waits for a completion.  (Transfers drained: W9 apart.)
+    lossy = _live(injected=frozenset({Fault.LOSS}), drains_transfers=True)
+    review = review_order(SF, system=lossy)
     failing = {v.prop.key for v in review.verdicts if not v.holds}
     assert failing == {Key.SLOTS_AT_COMPLETION}
     example = review.verdict(Key.SLOTS_AT_COMPLETION.value).counterexample
@@ -353,9 +365,14 @@ def test_a_lost_cleanup_of_the_live_runtime_is_never_sent_again() -> None:
 # -- the command line -----------------------------------------------------------------------
 
 
+DRAINED = "--drain-transfers"
+"""Where a run shows a runtime safe: its cleanup issues both cancels at once, so it holds
+only once the runtime drains transfers (W9, test_drain_transfers.py)."""
 RUNS = {
-    "live": ("review", "--runtime", "live", "--format", "json"),
-    "live-two": ("review", "--runtime", "live", "--concurrency", "2", "--order", "SourceFirst"),
+    "live": ("review", "--runtime", "live", "--format", "json", DRAINED),
+    "live-two": (
+        "review", "--runtime", "live", "--concurrency", "2", "--order", "SourceFirst", DRAINED,
+    ),  # fmt: skip
     "live-on-send": (
         "review",
         "--runtime",
@@ -372,7 +389,7 @@ RUNS = {
     # CancelOnceSubmitted cancels only what a worker acknowledged taking.  The offline
     # runtime acknowledges SubmitPrefill on the worker's reply: safe with forgetful workers.
     # Told to acknowledge SubmitPrefill on send, the cancel may overtake it: a leak.
-    "offline-chart": ("review", "--chart", CHART, "--runtime", "offline"),
+    "offline-chart": ("review", "--chart", CHART, "--runtime", "offline", DRAINED),
     "offline-chart-send": (
         "review",
         "--chart",
@@ -381,6 +398,7 @@ RUNS = {
         "offline",
         "--acknowledge",
         "on-send:SubmitPrefill,StartTransfer",
+        DRAINED,
     ),
     "spin-live": ("review", "--engine", "spin", "--runtime", "live"),
     "simulate-live": ("simulate", "--runtime", "live", "--handoffs", "1000"),
