@@ -44,7 +44,9 @@ from handoff._system.workers import (
 # Seed 0, 8 handoffs at a time, the default fault rate: tombstone:1 first leaks at handoff 188
 # and about once every 170 handoffs after, so 2,000 handoffs meet it a dozen times; the same
 # run with unbounded tombstones is then "clean" on a world where the bounded one leaks.
-_HEADLINE = ("--concurrency", "8", "--handoffs", "2000")
+# Both drain transfers (the cleanup's race, W9, is test_drain_transfers.py's): the tombstone
+# bound is all that differs.
+_HEADLINE = ("--concurrency", "8", "--handoffs", "2000", "--drain-transfers")
 RUNS = {
     "bounded": ("simulate", "--workers", "tombstone:1", *_HEADLINE, "--record-failures", "out"),
     "unbounded": ("simulate", "--workers", "tombstone", *_HEADLINE),
@@ -79,7 +81,8 @@ def test_one_tombstone_shared_by_eight_handoffs_leaks_and_unbounded_ones_do_not(
     assert _line(bounded, "  worker slots").endswith("still held")
     assert _line(bounded, "  world") == (
         "  world         tombstone:1 workers, messages delivered in any order, "
-        "StartTransfer acknowledged on send, other work on the worker's reply, runtime offline"
+        "StartTransfer acknowledged on send, other work on the worker's reply, transfers "
+        "drained before the destination's cancel, runtime offline"
     )
     assert _count(bounded, "  worker slots") >= leaks
     assert bounded.stdout.rstrip().endswith("FAILED")
