@@ -22,8 +22,10 @@ finding (docs/performance.md measures them):
   is `tombstone`; its rows are those of two handoffs.
 
 A second table (`runtime_table`) reviews the runtime's duties the same way, one handoff a row:
-a failed cancel with and without the retry, a lost message re-sent by each policy, restarts
-by their choices (every remedy the docs recommend among them), a deadline per handoff.
+draining transfers before the destination's cancel, with and without it; then, each with it
+(the cleanup's race apart, each row shows its own duty), a failed cancel with and without
+the retry, a lost message re-sent by each policy, restarts by their choices (every remedy
+the docs recommend among them), a deadline per handoff.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ from handoff._system.workers import find_contract
 from handoff._values.values import HandoffOrder
 
 __all__ = [
+    "OFFLINE_DRAINED",
     "ORDER",
     "TERMINAL_FAULTS",
     "RuntimeWorld",
@@ -105,7 +108,17 @@ faults a FIFO run is one of the runs of any order, so any order's `safe` answers
 Column = Acknowledge | RuntimeProfile
 """A column: the default runtime acknowledging by this policy, or a runtime profile."""
 
-_COLUMNS: tuple[Column, ...] = (Acknowledge.ON_REPLY, Acknowledge.ON_SEND, OFFLINE, LIVE)
+OFFLINE_DRAINED = attrs.evolve(OFFLINE, drains_transfers=True)
+"""The default runtime with the remedy for the cleanup's transfer race (`--drain-transfers`):
+the last column, so that the table shows what each contract gives once W9's race is gone."""
+
+_COLUMNS: tuple[Column, ...] = (
+    Acknowledge.ON_REPLY,
+    Acknowledge.ON_SEND,
+    OFFLINE,
+    LIVE,
+    OFFLINE_DRAINED,
+)
 
 
 def review_world(world: World, column: Column) -> Review:
@@ -153,8 +166,9 @@ def verdict_table() -> str:
     per runtime profile."""
     lines = [
         "| `--workers` | delivery | handoffs | `--faults` | `--acknowledge on-reply` "
-        "| `--acknowledge on-send` | `--runtime offline` | `--runtime live` |",
-        "|---|---|---:|---|---|---|---|---|",
+        "| `--acknowledge on-send` | `--runtime offline` | `--runtime live` "
+        "| `--runtime offline --drain-transfers` |",
+        "|---|---|---:|---|---|---|---|---|---|",
     ]
     for world in worlds():
         contract, fifo, handoffs, fault = world
@@ -187,9 +201,27 @@ class RuntimeWorld:
     """The same settings as `System` fields."""
 
 
+_DRAIN = "`--drain-transfers`"
+_DRAINED = {"drains_transfers": True}
+
+
 def runtime_worlds() -> Iterator[RuntimeWorld]:
-    """The rows, in table order: a cancel that fails, with and without the retry; a lost
-    message, re-sent by each policy; a restart, by its choices; a deadline per handoff."""
+    """The rows, in table order: transfers drained or not; then, every row draining them, a
+    cancel that fails, with and without the retry; a lost message, re-sent by each policy; a
+    restart, by its choices; a deadline per handoff."""
+    for contract in ("forgetful", "tombstone"):
+        for fifo in (False, True):
+            yield RuntimeWorld(contract, fifo, (), "none")
+            yield RuntimeWorld(contract, fifo, (), _DRAIN, dict(_DRAINED))
+    for world in _duties():
+        yield attrs.evolve(
+            world,
+            options=f"{world.options} {_DRAIN}".removeprefix("none "),
+            settings={**world.settings, **_DRAINED},
+        )
+
+
+def _duties() -> Iterator[RuntimeWorld]:
     for contract in ("forgetful", "tombstone"):
         for fifo in (False, True):
             for retry in (True, False):
@@ -224,7 +256,8 @@ _RESTARTS = (
 )
 """The restarts shown: keeping the slots leaks in either order; FIFO is safe under `crash`
 only while the inbox survives (or the lost cleanups are re-sent); both remedies for a
-restart in any order are safe."""
+restart in any order leak nothing.  A restart that frees the destination's slots frees the
+request's while its transfer is on its way: W9, which no hold of a cancel prevents."""
 
 
 def review_runtime_world(world: RuntimeWorld, acknowledge: Acknowledge) -> Review:
