@@ -371,8 +371,15 @@ only once the runtime drains transfers (W9, test_drain_transfers.py)."""
 RUNS = {
     "live": ("review", "--runtime", "live", "--format", "json", DRAINED),
     "live-two": (
-        "review", "--runtime", "live", "--concurrency", "2", "--order", "SourceFirst", DRAINED,
-    ),  # fmt: skip
+        "review",
+        "--runtime",
+        "live",
+        "--concurrency",
+        "2",
+        "--order",
+        "SourceFirst",
+        DRAINED,
+    ),
     "live-on-send": (
         "review",
         "--runtime",

@@ -50,7 +50,7 @@ RUNS = {
     "on-reply": (
         "review", "--chart", CHART, "--workers", "forgetful", "--acknowledge", "on-reply",
         "--drain-transfers",
-    ),  # fmt: skip
+    ),
     "bad-fault": ("review", "--workers", "tombstone", "--faults", "nope"),
     "bad-budget": ("review", "--workers", "tombstone", "--faults", "crash", "--fault-budget", "-1"),
     "budget-alone": ("review", "--workers", "tombstone", "--fault-budget", "2"),
