@@ -36,14 +36,15 @@ CANCEL = {
 """The first action's failure cancels the one side that was asked: the cancel is action 1."""
 
 
-DRAINED = {"drains_transfers": True}
-"""Every world here drains transfers (`--drain-transfers`), the runtime's duty that removes
-the cleanup's transfer race (W9, shown in test_drain_transfers.py): each verdict then shows
-the duty under test alone."""
+# Every world here drains transfers (`drains_transfers=True`, `--drain-transfers`), the
+# runtime's duty that removes the cleanup's transfer race (W9, shown in
+# test_drain_transfers.py): each verdict then shows the duty under test alone.
 
 
 def _review(order: HandoffOrder, contract: WorkerContract = TOMBSTONE, **world: Any) -> Review:
-    return review_order(order, system=System(contract, acknowledge=ON_REPLY, **DRAINED, **world))
+    return review_order(
+        order, system=System(contract, acknowledge=ON_REPLY, drains_transfers=True, **world)
+    )
 
 
 def _failing(review: Review) -> set[str]:
@@ -162,7 +163,7 @@ def test_the_simulation_hangs_without_the_retry_and_not_with_it() -> None:
     # Cleanup failures strike at the fault rate: without the retry some handoff stays in
     # cleanup with nothing left in flight (W4); with it every handoff completes.
     def run(retry: bool) -> Any:
-        system = System(TOMBSTONE, fifo=True, retry=retry, **DRAINED)
+        system = System(TOMBSTONE, fifo=True, retry=retry, drains_transfers=True)
         config = SimulationConfig(
             handoffs=600, concurrency=8, fault_rate=0.1, seed=3, system=system
         )
@@ -268,7 +269,12 @@ def test_re_sending_cleanups_adds_no_hang_to_forgetful_workers_in_any_order() ->
 def test_the_simulation_re_sends_as_the_review_does() -> None:
     def run(contract: WorkerContract, resend: Resend) -> Any:
         system = System(
-            contract, fifo=True, injected=LOSE, resend=resend, acknowledge=ON_REPLY, **DRAINED
+            contract,
+            fifo=True,
+            injected=LOSE,
+            resend=resend,
+            acknowledge=ON_REPLY,
+            drains_transfers=True,
         )
         return simulate(
             SimulationConfig(handoffs=1500, concurrency=8, fault_rate=0.05, seed=1, system=system)
@@ -463,7 +469,7 @@ def test_the_simulation_restarts_as_the_review_does() -> None:
             injected=CRASH,
             restart=Restart.of(words),
             acknowledge=ON_REPLY,
-            **DRAINED,
+            drains_transfers=True,
         )
         return simulate(
             SimulationConfig(handoffs=1500, concurrency=8, fault_rate=0.05, seed=1, system=system)
@@ -541,7 +547,12 @@ def test_a_deadline_is_not_a_failure_and_late_replies_still_arrive() -> None:
 
     order = HandoffOrder.SOURCE_FIRST
     system = System(
-        TOMBSTONE, fifo=True, faults=0, deadline=math.inf, acknowledge=ON_REPLY, **DRAINED
+        TOMBSTONE,
+        fifo=True,
+        faults=0,
+        deadline=math.inf,
+        acknowledge=ON_REPLY,
+        drains_transfers=True,
     )
     assert _failing(review_order(order, system=system)) == set()
     world = SystemWorld(compiled(order), system, Rules(order))
