@@ -33,7 +33,9 @@ A runtime profile's settings (`System`) run here as in the review: a session end
 chart sends the runtime's own cleanup (`end_session`), a worker taking one action at a time
 keeps the next waiting until its last reply reached its coordinator (`replied`), the
 destination answers a repeated action from its cache of outcomes, and an expiring tombstone is
-let go once its request is settled.
+let go once its request is settled.  A runtime draining transfers (`System.drains_transfers`)
+holds a destination's cancel until every `StartTransfer` of its request still coming has
+reached the source or was lost for good (`runtime.drained`).
 """
 
 from __future__ import annotations
