@@ -34,7 +34,8 @@ public face, with `wire`, `diagrams`, `sphinx` and `conform_driver` beside it.
   wire type, `registry`).
 * The wings, which build on the core and never the other way, in this order:
 * `_system/` the system around coordinators, written once and pure: a call into a coordinator
-  (`call`), the runtime's duties (`runtime`), the workers (`workers`, `worker_state`), the
+  (`call`), the runtime's duties (`runtime`, `duties`), when it acknowledges (`acknowledge`),
+  the upstream runtimes as profiles (`profiles`), the workers (`workers`, `worker_state`), the
   faults (`faults`), the configuration naming them (`config`), the properties judged of it
   (`properties`), what a step breaks (`judgments`), when a run never ends (`bound`), and the
   command line's one translation of the world's options (`cli`).
@@ -43,7 +44,8 @@ public face, with `wire`, `diagrams`, `sphinx` and `conform_driver` beside it.
   `simulated_workers`, `simulation_report`, `simulate_cli`).
 * `_review/` the model review: one explorer (`explore`, `graph`, `world`) over the chart alone
   (`environment`, `watch`, `monitors`) or the system (`system`, `system_moves`,
-  `system_state`, `system_replay`, `system_words`), its `verdict`, `report`, `judge` and
+  `system_state`, `system_faults`, `system_duties`, `system_runtime`, `system_replay`,
+  `system_words`), its `verdict`, `report` (with a `meter` on a terminal), `judge` and
   `trace_check`; `equivalence` of the table and the interpreted chart; `conform/` and `spin/`.
 * `_docs/` what the docs show: drawings (`diagram`, `dot`, `mermaid`, `sequence`) and the
   generated sections (`generated`, `sections`, `project`).

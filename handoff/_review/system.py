@@ -37,8 +37,6 @@ from __future__ import annotations
 from collections.abc import Hashable, Iterable, Iterator, Sequence
 from typing import Any
 
-import attrs
-
 from handoff._compile.table import CompiledChart
 from handoff._coordinator import probe as probe
 from handoff._coordinator.core import HandoffCoordinatorCore
@@ -47,6 +45,7 @@ from handoff._review.environment import Rules
 from handoff._review.graph import Liveness, Tag
 from handoff._review.monitors import Checked
 from handoff._review.system_duties import RuntimeDuties, deadline_when_stuck
+from handoff._review.system_faults import FaultMoves
 from handoff._review.system_moves import (
     _checked,
     _failed,
@@ -74,7 +73,7 @@ from handoff._review.verdict import MoveKind, TraceStep, Verdict
 from handoff._review.world import Explored, Judge, Move, WorldBase, error_words
 from handoff._system.call import Call
 from handoff._system.config import System
-from handoff._system.faults import NETWORK, Fault, TerminalFact
+from handoff._system.faults import NETWORK, Fault
 from handoff._system.judgments import (
     after_abandoned,
     held_after_freed,
@@ -90,7 +89,6 @@ from handoff._system.runtime import (
     call_of,
     carried,
     kept_in_flight,
-    resent,
     tells_freed,
 )
 from handoff._system.worker_state import Worker, WorkerState
@@ -127,15 +125,6 @@ _TERMINAL_FAULTS = (Fault.FAILURE, Fault.TIMEOUT, Fault.CANCELLATION)
 """The faults a run suffers as a terminal fact reported to the coordinator, at any time."""
 _START = len(_TERMINAL_FAULTS)
 _TIMEOUT = _START + 1
-_NOTICES: dict[TerminalFact, int] = {HandoffFact.TimedOut: _TIMEOUT}
-"""The call a strike's notice is (`SystemWorld._made`)."""
-_FAULT_MOVES = {
-    Fault.DUPLICATION: MoveKind.DUPLICATE,
-    Fault.LOSS: MoveKind.LOSS,
-    Fault.RESTART: MoveKind.RESTART,
-    Fault.FAILED_CLEANUP: MoveKind.WORKER_FAILS,
-}
-"""How a run shows each injected fault's move."""
 _DELIVERY = -1
 """The calls of `SystemWorld._call` besides the `n`th terminal fact: a start, a loss's
 timeout, a delivery (its message says which call)."""
@@ -145,7 +134,7 @@ _new: Any = tuple.__new__
 `__new__`: the moves make four a move."""
 
 
-class SystemWorld(RuntimeDuties, RuntimeMoves, WorldBase):
+class SystemWorld(FaultMoves, RuntimeDuties, RuntimeMoves, WorldBase):
     """The moves of the system around `concurrency` coordinators driven by `chart`, sharing
     two workers, judged as they are made, and the liveness of the whole graph.
 
@@ -396,90 +385,6 @@ class SystemWorld(RuntimeDuties, RuntimeMoves, WorldBase):
             return self._dropped(coordinators, state, code, flight)
         kind = MoveKind.TO_COORDINATOR
         return self._call(coordinators, state, handoff, kind, code, _DELIVERY, flight)
-
-    def _injected(
-        self,
-        coordinators: tuple[HandoffCoordinatorCore, ...],
-        state: SystemState,
-        only: int | None,
-    ) -> Iterator[_Raw]:
-        """The faults `--faults` asks for, each within its budget, after every other move (so
-        a review without them makes exactly the moves it made before): each as its `Strike`
-        says, on every message in flight, then on each worker."""
-        system, spent = self.system, state.spent
-        struck = [fault for fault in self._message_faults if fault in system.injected]
-        if struck:
-            numbers = self.codes.handoff
-            for channel, code in self._deliverable(state, only):
-                for fault in struck:
-                    if system.allows(fault, spent.of(fault, numbers[code])):
-                        yield from self._strike(fault, coordinators, state, channel, code)
-        if only is None:
-            # With the moves grouped by handoff (`moves`), restarts come after every group.
-            yield from self._worker_faults(coordinators, state)
-
-    def _worker_faults(
-        self, coordinators: tuple[HandoffCoordinatorCore, ...], state: SystemState
-    ) -> Iterator[_Raw]:
-        for fault in self._struck_workers:
-            if self.system.allows(fault, state.spent.of(fault)):
-                for role in Role:
-                    if state.worker(role):
-                        yield self._restart(coordinators, state, role, fault)
-
-    def _strike(
-        self,
-        fault: Fault,
-        coordinators: tuple[HandoffCoordinatorCore, ...],
-        state: SystemState,
-        channel: int,
-        code: int,
-    ) -> Iterator[_Raw]:
-        """`fault` strikes the message `code`: as its `Strike` says, a copy of it is sent again
-        behind what is in flight, it is delivered or not, and the runtime notices its loss
-        by its timer's fact (reported in the same move: a run in which other messages are
-        delivered between the loss and its notice is explored as those deliveries first)."""
-        codes, strike = self.codes, fault.strike
-        message = codes.messages[code]
-        flight = _without(state.flight, channel, code)
-        if strike.fails_cleanup:
-            yield from self._cleanup_fails(fault, coordinators, state, code, flight)
-            return
-        copies: tuple[Message, ...] = ()
-        if strike.copy:
-            copies = (message._replace(copy=True),)
-            flight = self._send(flight, (codes.message(copies[0]),))
-        kind = _FAULT_MOVES[fault]
-        if strike.delivered:
-            if message.kind is MessageKind.ACTION:
-                raws = list(self._perform(coordinators, state, code, flight, fail=False))
-            else:
-                raws = [self._deliver(coordinators, state, code, flight)]
-        elif resent(message, self.system.resend):
-            yield self._lost(fault, coordinators, state, code, flight)
-            return
-        elif self.system.abandons:  # the transport error ends the session, untold
-            handoff = codes.handoff[code]
-            raws = [self._abandon(coordinators, state, handoff, flight, lost=True)]
-        else:
-            handoff = codes.handoff[code]
-            assert strike.notice is not None, fault  # a message undelivered is noticed
-            call = _NOTICES[strike.notice]
-            raws = [self._call(coordinators, state, handoff, kind, None, call, flight)]
-        for raw in raws:
-            if strike.delivered and (raw.node is None or raw.loop):
-                # A crash is already the delivery's own finding; a refused early fact stays in
-                # flight anyway, so a copy of it adds nothing.
-                continue
-            sent = (*raw.step.sent, *copies)
-            step = attrs.evolve(raw.step, kind=kind, message=message, sent=sent)
-            if raw.node is None:
-                yield _Raw(step, None, raw.findings, fault=True)
-                continue
-            after = raw.node.state
-            spent = after.spent.plus(fault, codes.handoff[code])
-            node = _Node(raw.node.coordinators, after._replace(spent=spent), codes)
-            yield _Raw(step, node, raw.findings, fault=True)
 
     # -- moves -------------------------------------------------------------------------
 

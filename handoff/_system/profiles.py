@@ -25,7 +25,7 @@ import attrs
 from handoff._compile.lookup import NotGiven
 from handoff._compile.lookup import _import as import_module
 from handoff._system.acknowledge import Acknowledge, AnyAcknowledge, PerAction
-from handoff._system.config import Resend, Restart
+from handoff._system.duties import Resend, Restart
 from handoff._system.workers import FORGETFUL, TOMBSTONE, Tombstone, WorkerContract, find_contract
 
 __all__ = [

@@ -1,0 +1,213 @@
+"""The faults `--faults` injects, as moves of the system world (`handoff._review.system`):
+each as its `Strike` says (`handoff._system.faults`), on every message in flight, then on each
+worker, within each handoff's budget and after every other move, so that a review without them
+makes exactly the moves it made before.  `SystemWorld` takes these methods as its own."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Protocol
+
+import attrs
+
+from handoff._coordinator.core import HandoffCoordinatorCore
+from handoff._review.system_moves import _Raw, _without
+from handoff._review.system_state import Codes, Flight, SystemState, _Node
+from handoff._review.verdict import MoveKind
+from handoff._system.config import System
+from handoff._system.faults import Fault
+from handoff._system.runtime import resent
+from handoff._system.workers import Message, MessageKind, Role
+from handoff._values.messages import HandoffFact
+
+__all__ = ["FaultMoves"]
+
+_FAULT_MOVES = {
+    Fault.DUPLICATION: MoveKind.DUPLICATE,
+    Fault.LOSS: MoveKind.LOSS,
+    Fault.RESTART: MoveKind.RESTART,
+    Fault.FAILED_CLEANUP: MoveKind.WORKER_FAILS,
+}
+"""How a run shows each injected fault's move."""
+
+
+class _World(Protocol):
+    """What these moves need of the system world."""
+
+    codes: Codes
+    system: System
+    timeout_call: int
+    _message_faults: tuple[Fault, ...]
+    _struck_workers: tuple[Fault, ...]
+
+    def _deliverable(
+        self, state: SystemState, only: int | None = None
+    ) -> Iterator[tuple[int, int]]: ...
+
+    def _send(self, flight: Flight, sent: tuple[int, ...]) -> Flight: ...
+
+    def _perform(
+        self,
+        coordinators: tuple[HandoffCoordinatorCore, ...],
+        state: SystemState,
+        code: int,
+        flight: Flight,
+        *,
+        fail: bool,
+    ) -> Iterator[_Raw]: ...
+
+    def _deliver(
+        self,
+        coordinators: tuple[HandoffCoordinatorCore, ...],
+        state: SystemState,
+        code: int,
+        flight: Flight,
+    ) -> _Raw: ...
+
+    def _call(
+        self,
+        coordinators: tuple[HandoffCoordinatorCore, ...],
+        state: SystemState,
+        handoff: int,
+        kind: MoveKind,
+        code: int | None,
+        call: int,
+        flight: Flight,
+    ) -> _Raw: ...
+
+    def _lost(
+        self,
+        fault: Fault,
+        coordinators: tuple[HandoffCoordinatorCore, ...],
+        state: SystemState,
+        code: int,
+        flight: Flight,
+    ) -> _Raw: ...
+
+    def _abandon(
+        self,
+        coordinators: tuple[HandoffCoordinatorCore, ...],
+        state: SystemState,
+        handoff: int,
+        flight: Flight,
+        *,
+        lost: bool = False,
+    ) -> _Raw: ...
+
+    def _cleanup_fails(
+        self,
+        fault: Fault,
+        coordinators: tuple[HandoffCoordinatorCore, ...],
+        state: SystemState,
+        code: int,
+        flight: Flight,
+    ) -> Iterator[_Raw]: ...
+
+    def _restart(
+        self,
+        coordinators: tuple[HandoffCoordinatorCore, ...],
+        state: SystemState,
+        role: Role,
+        fault: Fault,
+    ) -> _Raw: ...
+
+    def _worker_faults(
+        self, coordinators: tuple[HandoffCoordinatorCore, ...], state: SystemState
+    ) -> Iterator[_Raw]: ...
+
+    def _strike(
+        self,
+        fault: Fault,
+        coordinators: tuple[HandoffCoordinatorCore, ...],
+        state: SystemState,
+        channel: int,
+        code: int,
+    ) -> Iterator[_Raw]: ...
+
+
+class FaultMoves:
+    """The system world's moves for injected faults (see the module)."""
+
+    def _injected(
+        self: _World,
+        coordinators: tuple[HandoffCoordinatorCore, ...],
+        state: SystemState,
+        only: int | None,
+    ) -> Iterator[_Raw]:
+        """The faults `--faults` asks for, each within its budget, after every other move (so
+        a review without them makes exactly the moves it made before): each as its `Strike`
+        says, on every message in flight, then on each worker."""
+        system, spent = self.system, state.spent
+        struck = [fault for fault in self._message_faults if fault in system.injected]
+        if struck:
+            numbers = self.codes.handoff
+            for channel, code in self._deliverable(state, only):
+                for fault in struck:
+                    if system.allows(fault, spent.of(fault, numbers[code])):
+                        yield from self._strike(fault, coordinators, state, channel, code)
+        if only is None:
+            # With the moves grouped by handoff (`moves`), restarts come after every group.
+            yield from self._worker_faults(coordinators, state)
+
+    def _worker_faults(
+        self: _World, coordinators: tuple[HandoffCoordinatorCore, ...], state: SystemState
+    ) -> Iterator[_Raw]:
+        for fault in self._struck_workers:
+            if self.system.allows(fault, state.spent.of(fault)):
+                for role in Role:
+                    if state.worker(role):
+                        yield self._restart(coordinators, state, role, fault)
+
+    def _strike(
+        self: _World,
+        fault: Fault,
+        coordinators: tuple[HandoffCoordinatorCore, ...],
+        state: SystemState,
+        channel: int,
+        code: int,
+    ) -> Iterator[_Raw]:
+        """`fault` strikes the message `code`: as its `Strike` says, a copy of it is sent again
+        behind what is in flight, it is delivered or not, and the runtime notices its loss
+        by its timer's fact (reported in the same move: a run in which other messages are
+        delivered between the loss and its notice is explored as those deliveries first)."""
+        codes, strike = self.codes, fault.strike
+        message = codes.messages[code]
+        flight = _without(state.flight, channel, code)
+        if strike.fails_cleanup:
+            yield from self._cleanup_fails(fault, coordinators, state, code, flight)
+            return
+        copies: tuple[Message, ...] = ()
+        if strike.copy:
+            copies = (message._replace(copy=True),)
+            flight = self._send(flight, (codes.message(copies[0]),))
+        kind = _FAULT_MOVES[fault]
+        if strike.delivered:
+            if message.kind is MessageKind.ACTION:
+                raws = list(self._perform(coordinators, state, code, flight, fail=False))
+            else:
+                raws = [self._deliver(coordinators, state, code, flight)]
+        elif resent(message, self.system.resend):
+            yield self._lost(fault, coordinators, state, code, flight)
+            return
+        elif self.system.abandons:  # the transport error ends the session, untold
+            handoff = codes.handoff[code]
+            raws = [self._abandon(coordinators, state, handoff, flight, lost=True)]
+        else:
+            handoff = codes.handoff[code]
+            assert strike.notice is HandoffFact.TimedOut, fault  # the timer's fact
+            call = self.timeout_call
+            raws = [self._call(coordinators, state, handoff, kind, None, call, flight)]
+        for raw in raws:
+            if strike.delivered and (raw.node is None or raw.loop):
+                # A crash is already the delivery's own finding; a refused early fact stays in
+                # flight anyway, so a copy of it adds nothing.
+                continue
+            sent = (*raw.step.sent, *copies)
+            step = attrs.evolve(raw.step, kind=kind, message=message, sent=sent)
+            if raw.node is None:
+                yield _Raw(step, None, raw.findings, fault=True)
+                continue
+            after = raw.node.state
+            spent = after.spent.plus(fault, codes.handoff[code])
+            node = _Node(raw.node.coordinators, after._replace(spent=spent), codes)
+            yield _Raw(step, node, raw.findings, fault=True)
