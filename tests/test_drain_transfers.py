@@ -10,6 +10,7 @@ message it does not see."""
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,8 +19,11 @@ import pytest
 from support import run_handoff
 
 from handoff import HandoffOrder
+from handoff._compile.table import compiled
+from handoff._review.environment import Rules
 from handoff._review.explore import Review, review_order
 from handoff._review.spin.system import unmirrored
+from handoff._review.system import SystemWorld
 from handoff._review.verdict import Counterexample, MoveKind, TraceStep
 from handoff._runs.simulation import SimulationConfig, simulate
 from handoff._runs.trace import Workers, read_trace
@@ -294,3 +298,56 @@ def test_the_command_line_takes_it_and_a_trace_keeps_it(tmp_path: Path) -> None:
     assert spin.returncode == 2
     assert len(spin.stderr.strip().splitlines()) == 1
     assert "drop --drain-transfers" in spin.stderr
+
+
+def _walk(order: HandoffOrder, system: System) -> Iterator[tuple[Any, TraceStep]]:
+    """Every move of the system world from every configuration it reaches: the configuration
+    it is made from, and the move's step."""
+    world = SystemWorld(compiled(order), system, Rules(order))
+    node, key = world.root()
+    seen = {key}
+    queue = [node]
+    for node in queue:
+        for move in world.moves(node):
+            yield node, move.step
+            if move.node is not None and move.key not in seen:
+                seen.add(move.key)
+                queue.append(move.node)
+
+
+def _behind_a_held_cancel(node: Any, step: TraceStep) -> bool:
+    """Whether `step` delivers a message its channel holds behind a held cancel."""
+    message = step.message
+    if step.kind is not MoveKind.TO_WORKER or message is None:
+        return False
+    decoded = node.codes.decoded(node.state.flight)
+    for channel in node.state.flight:
+        queued = [node.codes.messages[code] for code in channel]
+        if message in queued:
+            ahead = queued[: queued.index(message)]
+            return any(drained(other, decoded) for other in ahead)
+    return False
+
+
+@pytest.mark.parametrize("fifo", [False, True])
+def test_no_cancel_reaches_the_destination_while_its_transfer_is_on_its_way(fifo: bool) -> None:
+    # Every move of every configuration of two handoffs sharing the workers: the destination
+    # never takes a CancelDestination while a StartTransfer of the same handoff is in flight.
+    # With FIFO delivery what was sent behind a held cancel goes first (it was not sent).
+    system = System(TOMBSTONE, fifo=fifo, concurrency=2, acknowledge=ON_SEND, drains_transfers=True)
+    overtook = False
+    for node, step in _walk(HandoffOrder.DESTINATION_FIRST, system):
+        message = step.message
+        if step.kind is MoveKind.TO_WORKER and message is not None:
+            in_flight = node.codes.decoded(node.state.flight)
+            assert not drained(message, in_flight), step
+            overtook = overtook or (fifo and _behind_a_held_cancel(node, step))
+    assert overtook is fifo
+    # Without the hold the destination does take such a cancel.
+    racing = attrs.evolve(system, drains_transfers=False)
+    assert any(
+        step.kind is MoveKind.TO_WORKER
+        and step.message is not None
+        and drained(step.message, node.codes.decoded(node.state.flight))
+        for node, step in _walk(HandoffOrder.DESTINATION_FIRST, racing)
+    )
