@@ -277,9 +277,7 @@ def test_the_simulation_re_sends_as_the_review_does() -> None:
             drains_transfers=True,
         )
         return simulate(
-            SimulationConfig(
-                handoffs=handoffs, concurrency=8, fault_rate=0.05, seed=1, system=system
-            )
+            SimulationConfig(handoffs=1500, concurrency=8, fault_rate=0.05, seed=1, system=system)
         )
 
     timed_out = run(TOMBSTONE, Resend.NONE)

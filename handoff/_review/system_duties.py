@@ -7,19 +7,19 @@ Each is written once in `handoff._system` (`runtime.resent`, `runtime.retried`,
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, Protocol
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import attrs
 
 from handoff._review.graph import Tag
-from handoff._review.system_moves import _failed, _Raw, _without
-from handoff._review.system_state import Codes, Flight, SystemState, _Node
+from handoff._review.system_moves import WorldMoves, _failed, _Raw, _without
+from handoff._review.system_state import Flight, SystemState, _Node
 from handoff._review.verdict import MoveKind, TraceStep
 from handoff._review.world import Move
 from handoff._system.config import Resend, System
 from handoff._system.faults import Fault
-from handoff._system.runtime import Workload, answered, resent, retried
+from handoff._system.runtime import answered, resent, retried
 from handoff._system.worker_state import WorkerState
 from handoff._system.workers import (
     Message,
@@ -35,7 +35,6 @@ from handoff._values.values import HandoffActionOutcome
 
 if TYPE_CHECKING:
     from handoff._coordinator.core import HandoffCoordinatorCore
-    from handoff._system.worker_state import Worker
 
 __all__ = ["RuntimeDuties", "deadline_when_stuck"]
 
@@ -43,36 +42,6 @@ _FAILED_WORK = Fault.FAILED_OUTCOME.outcome
 _UNVOUCHED = HandoffActionOutcome.failed("sent before the worker restarted")
 _WORK = (WorkerTask.TAKE, WorkerTask.TRANSFER, WorkerTask.ACTIVATE)
 """The work a restarted worker refuses when it was sent before the restart."""
-
-
-class _World(Protocol):
-    """What these moves need of the system world."""
-
-    codes: Codes
-    system: System
-    workers: dict[Role, Worker]
-    workload: Workload
-    _timer: int | None
-    timeout_call: int
-
-    def _send(self, flight: Flight, sent: Sequence[int]) -> Flight: ...
-
-    def _park(self, flight: Flight, code: int) -> Flight: ...
-
-    def _inbox(
-        self, flight: Flight, role: Role
-    ) -> tuple[Flight, tuple[Message, ...], tuple[Message, ...]]: ...
-
-    def _call(
-        self,
-        coordinators: tuple[HandoffCoordinatorCore, ...],
-        state: SystemState,
-        handoff: int,
-        kind: MoveKind,
-        code: int | None,
-        call: int,
-        flight: Flight,
-    ) -> _Raw: ...
 
 
 class RuntimeDuties:
@@ -95,7 +64,7 @@ class RuntimeDuties:
         self._inbox_struck = system.restart.loses_inbox or system.restart.refuses_unvouched
 
     def _retry(
-        self: _World, message: Message | None
+        self: WorldMoves, message: Message | None
     ) -> tuple[tuple[Message, ...], tuple[int, ...]]:
         """What the runtime sends again once its coordinator refused `message` (`retried`),
         and its numbers."""
@@ -105,7 +74,7 @@ class RuntimeDuties:
         return (again,), (self.codes.message(again),)
 
     def _deadlines(
-        self: _World,
+        self: WorldMoves,
         coordinators: tuple[HandoffCoordinatorCore, ...],
         state: SystemState,
         only: int | None,
@@ -125,7 +94,7 @@ class RuntimeDuties:
             yield raw._replace(step=attrs.evolve(raw.step, kind=kind), fault=True)
 
     def _lost(
-        self: _World,
+        self: WorldMoves,
         fault: Fault,
         coordinators: tuple[HandoffCoordinatorCore, ...],
         state: SystemState,
@@ -147,14 +116,14 @@ class RuntimeDuties:
         after = state._replace(flight=flight, spent=state.spent.plus(fault, handoff))
         return _Raw(step, _Node(coordinators, after, self.codes), (), fault=True)
 
-    def _park(self: _World, flight: Flight, code: int) -> Flight:
+    def _park(self: WorldMoves, flight: Flight, code: int) -> Flight:
         """`flight` with the lost message `code` on the runtime's timer."""
         assert self._timer is not None
         timer = tuple(sorted((*flight[self._timer], code), key=self.codes.order.__getitem__))
         return (*flight[: self._timer], timer)
 
     def _resends(
-        self: _World,
+        self: WorldMoves,
         coordinators: tuple[HandoffCoordinatorCore, ...],
         state: SystemState,
         only: int | None,
@@ -191,7 +160,7 @@ class RuntimeDuties:
             yield _Raw(step, _Node(coordinators, after, codes), (), fault=False)
 
     def _cleanup_fails(
-        self: _World,
+        self: WorldMoves,
         fault: Fault,
         coordinators: tuple[HandoffCoordinatorCore, ...],
         state: SystemState,
@@ -234,7 +203,7 @@ class RuntimeDuties:
         yield _Raw(step, _Node(coordinators, after, codes), (), fault=True)
 
     def _restart(
-        self: _World,
+        self: WorldMoves,
         coordinators: tuple[HandoffCoordinatorCore, ...],
         state: SystemState,
         role: Role,
@@ -275,7 +244,7 @@ class RuntimeDuties:
         return _Raw(step, _Node(coordinators, after, self.codes), (), fault=True)
 
     def _inbox(
-        self: _World, flight: Flight, role: Role
+        self: WorldMoves, flight: Flight, role: Role
     ) -> tuple[Flight, tuple[Message, ...], tuple[Message, ...]]:
         """What becomes of the actions on their way to the worker of `role` as it restarts:
         lost with it (`Restart.loses_inbox`: those the runtime re-sends wait on its timer),
@@ -308,7 +277,9 @@ class RuntimeDuties:
         numbers = tuple(codes.message(item) for item in refusals)
         return self._send(flight, numbers), tuple(refusals), tuple(lost)
 
-    def _set_aside(self: _World, state: SystemState, flight: Flight, code: int) -> Flight | None:
+    def _set_aside(
+        self: WorldMoves, state: SystemState, flight: Flight, code: int
+    ) -> Flight | None:
         """Where a fact refused as early goes with FIFO delivery and a runtime that re-sends:
         behind what its channel holds, as a runtime that sets it aside and reads on (a
         re-sent acknowledgement may come behind its fact).  None: it stays where it was."""

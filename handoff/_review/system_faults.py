@@ -6,15 +6,13 @@ makes exactly the moves it made before.  `SystemWorld` takes these methods as it
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Protocol
 
 import attrs
 
 from handoff._coordinator.core import HandoffCoordinatorCore
-from handoff._review.system_moves import _Raw, _without
-from handoff._review.system_state import Codes, Flight, SystemState, _Node
+from handoff._review.system_moves import WorldMoves, _Raw, _without
+from handoff._review.system_state import SystemState, _Node
 from handoff._review.verdict import MoveKind
-from handoff._system.config import System
 from handoff._system.faults import Fault
 from handoff._system.runtime import resent
 from handoff._system.workers import Message, MessageKind, Role
@@ -31,105 +29,11 @@ _FAULT_MOVES = {
 """How a run shows each injected fault's move."""
 
 
-class _World(Protocol):
-    """What these moves need of the system world."""
-
-    codes: Codes
-    system: System
-    timeout_call: int
-    _message_faults: tuple[Fault, ...]
-    _struck_workers: tuple[Fault, ...]
-
-    def _deliverable(
-        self, state: SystemState, only: int | None = None
-    ) -> Iterator[tuple[int, int]]: ...
-
-    def _send(self, flight: Flight, sent: tuple[int, ...]) -> Flight: ...
-
-    def _perform(
-        self,
-        coordinators: tuple[HandoffCoordinatorCore, ...],
-        state: SystemState,
-        code: int,
-        flight: Flight,
-        *,
-        fail: bool,
-    ) -> Iterator[_Raw]: ...
-
-    def _deliver(
-        self,
-        coordinators: tuple[HandoffCoordinatorCore, ...],
-        state: SystemState,
-        code: int,
-        flight: Flight,
-    ) -> _Raw: ...
-
-    def _call(
-        self,
-        coordinators: tuple[HandoffCoordinatorCore, ...],
-        state: SystemState,
-        handoff: int,
-        kind: MoveKind,
-        code: int | None,
-        call: int,
-        flight: Flight,
-    ) -> _Raw: ...
-
-    def _lost(
-        self,
-        fault: Fault,
-        coordinators: tuple[HandoffCoordinatorCore, ...],
-        state: SystemState,
-        code: int,
-        flight: Flight,
-    ) -> _Raw: ...
-
-    def _abandon(
-        self,
-        coordinators: tuple[HandoffCoordinatorCore, ...],
-        state: SystemState,
-        handoff: int,
-        flight: Flight,
-        *,
-        lost: bool = False,
-    ) -> _Raw: ...
-
-    def _cleanup_fails(
-        self,
-        fault: Fault,
-        coordinators: tuple[HandoffCoordinatorCore, ...],
-        state: SystemState,
-        code: int,
-        flight: Flight,
-    ) -> Iterator[_Raw]: ...
-
-    def _restart(
-        self,
-        coordinators: tuple[HandoffCoordinatorCore, ...],
-        state: SystemState,
-        role: Role,
-        fault: Fault,
-    ) -> _Raw: ...
-
-    def _worker_faults(
-        self, coordinators: tuple[HandoffCoordinatorCore, ...], state: SystemState
-    ) -> Iterator[_Raw]: ...
-
-    def _strike(
-        self,
-        fault: Fault,
-        coordinators: tuple[HandoffCoordinatorCore, ...],
-        state: SystemState,
-        channel: int,
-        code: int,
-    ) -> Iterator[_Raw]: ...
-
-
 class FaultMoves:
     """The system world's moves for injected faults (see the module)."""
 
     def _injected(
-        self: _World,
+        self: WorldMoves,
         coordinators: tuple[HandoffCoordinatorCore, ...],
         state: SystemState,
         only: int | None,
@@ -150,7 +54,7 @@ class FaultMoves:
             yield from self._worker_faults(coordinators, state)
 
     def _worker_faults(
-        self: _World, coordinators: tuple[HandoffCoordinatorCore, ...], state: SystemState
+        self: WorldMoves, coordinators: tuple[HandoffCoordinatorCore, ...], state: SystemState
     ) -> Iterator[_Raw]:
         for fault in self._struck_workers:
             if self.system.allows(fault, state.spent.of(fault)):
@@ -159,7 +63,7 @@ class FaultMoves:
                         yield self._restart(coordinators, state, role, fault)
 
     def _strike(
-        self: _World,
+        self: WorldMoves,
         fault: Fault,
         coordinators: tuple[HandoffCoordinatorCore, ...],
         state: SystemState,

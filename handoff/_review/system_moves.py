@@ -5,16 +5,19 @@ it, and a move made again only puts the pieces together."""
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterator
-from typing import NamedTuple, TypeVar
+from collections.abc import Hashable, Iterator, Sequence
+from typing import NamedTuple, Protocol, TypeVar
 
 from handoff._coordinator.core import HandoffCoordinatorCore
 from handoff._review.monitors import Checked
-from handoff._review.system_state import Flight, _Node
-from handoff._review.verdict import TraceStep
+from handoff._review.system_state import Codes, Flight, SystemState, _Node
+from handoff._review.verdict import MoveKind, TraceStep
+from handoff._system.config import System
+from handoff._system.faults import Fault
 from handoff._system.judgments import serving, transferred
 from handoff._system.properties import Key
-from handoff._system.worker_state import WorkerState
+from handoff._system.runtime import Workload
+from handoff._system.worker_state import Worker, WorkerState
 from handoff._system.workers import (
     ContractTable,
     Message,
@@ -179,3 +182,108 @@ def _without(flight: Flight, channel: int, code: int) -> Flight:
     index = messages.index(code)
     rest = messages[:index] + messages[index + 1 :]
     return (*flight[:channel], rest, *flight[channel + 1 :])
+
+
+class WorldMoves(Protocol):
+    """What the system world's moves written apart from it (the injected faults,
+    `system_faults`; the runtime's duties, `system_duties`) need of it: its methods take
+    this as `self`."""
+
+    codes: Codes
+    system: System
+    workers: dict[Role, Worker]
+    workload: Workload
+    timeout_call: int
+    _timer: int | None
+    _message_faults: tuple[Fault, ...]
+    _struck_workers: tuple[Fault, ...]
+
+    def _park(self, flight: Flight, code: int) -> Flight: ...
+
+    def _inbox(
+        self, flight: Flight, role: Role
+    ) -> tuple[Flight, tuple[Message, ...], tuple[Message, ...]]: ...
+
+    def _deliverable(
+        self, state: SystemState, only: int | None = None
+    ) -> Iterator[tuple[int, int]]: ...
+
+    def _send(self, flight: Flight, sent: Sequence[int]) -> Flight: ...
+
+    def _perform(
+        self,
+        coordinators: tuple[HandoffCoordinatorCore, ...],
+        state: SystemState,
+        code: int,
+        flight: Flight,
+        *,
+        fail: bool,
+    ) -> Iterator[_Raw]: ...
+
+    def _deliver(
+        self,
+        coordinators: tuple[HandoffCoordinatorCore, ...],
+        state: SystemState,
+        code: int,
+        flight: Flight,
+    ) -> _Raw: ...
+
+    def _call(
+        self,
+        coordinators: tuple[HandoffCoordinatorCore, ...],
+        state: SystemState,
+        handoff: int,
+        kind: MoveKind,
+        code: int | None,
+        call: int,
+        flight: Flight,
+    ) -> _Raw: ...
+
+    def _lost(
+        self,
+        fault: Fault,
+        coordinators: tuple[HandoffCoordinatorCore, ...],
+        state: SystemState,
+        code: int,
+        flight: Flight,
+    ) -> _Raw: ...
+
+    def _abandon(
+        self,
+        coordinators: tuple[HandoffCoordinatorCore, ...],
+        state: SystemState,
+        handoff: int,
+        flight: Flight,
+        *,
+        lost: bool = False,
+    ) -> _Raw: ...
+
+    def _cleanup_fails(
+        self,
+        fault: Fault,
+        coordinators: tuple[HandoffCoordinatorCore, ...],
+        state: SystemState,
+        code: int,
+        flight: Flight,
+    ) -> Iterator[_Raw]: ...
+
+    def _restart(
+        self,
+        coordinators: tuple[HandoffCoordinatorCore, ...],
+        state: SystemState,
+        role: Role,
+        fault: Fault,
+    ) -> _Raw: ...
+
+    def _worker_faults(
+        self, coordinators: tuple[HandoffCoordinatorCore, ...], state: SystemState
+    ) -> Iterator[_Raw]: ...
+
+    def _strike(
+        self,
+        fault: Fault,
+        coordinators: tuple[HandoffCoordinatorCore, ...],
+        state: SystemState,
+        channel: int,
+        code: int,
+    ) -> Iterator[_Raw]: ...
