@@ -313,8 +313,12 @@ def test_simulate_counts_the_worker_slots(
         in forgetful.stdout
     )
     assert forgetful.stdout.rstrip().endswith("FAILED")
-    assert tombstone.returncode == 1  # the shipped cleanup's race (W9), and nothing leaked
-    assert re.search(r"broken +W9 \d+\n", tombstone.stdout), tombstone.stdout
+    # Tombstones leak nothing; what may break is only the shipped cleanup's transfer race
+    # (W9), a few handoffs in ten thousand at this fault rate, and FAILED says so exactly then.
+    broken = re.search(r"broken +(.*)\n", tombstone.stdout)
+    assert broken is not None, tombstone.stdout
+    assert re.fullmatch(r"none|W9 \d+", broken.group(1)), broken.group(1)
+    assert tombstone.returncode == (0 if broken.group(1) == "none" else 1), tombstone.stdout
     assert "leaks         0\n" in tombstone.stdout
     assert "worker slots  0 still held\n" in tombstone.stdout
     assert "world         tombstone workers, messages" in tombstone.stdout

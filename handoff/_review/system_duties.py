@@ -22,6 +22,7 @@ from handoff._system.faults import Fault
 from handoff._system.runtime import answered, resent, retried
 from handoff._system.worker_state import WorkerState
 from handoff._system.workers import (
+    RUNTIME_OWN,
     Message,
     MessageKind,
     Role,
@@ -169,8 +170,9 @@ class RuntimeDuties:
     ) -> Iterator[_Raw]:
         """The cancel `code` reaches its worker, which fails it: it remembers nothing of it,
         holds what it held, and acknowledges it as failed (the runtime's retry, if any, is
-        made when the coordinator refuses that: `retried`).  A cancel the worker did already
-        (a copy) is answered as before, and has no chance to fail, as in the simulation."""
+        made when the coordinator refuses that: `retried`; at once for its own cleanup).  A
+        cancel the worker did already (a copy) is answered as before, and has no chance to
+        fail, as in the simulation."""
         codes = self.codes
         message = codes.messages[code]
         if (
@@ -188,6 +190,10 @@ class RuntimeDuties:
         sent = answered(
             message, WorkerReply.FAILED, self.workload, acknowledge, failed=_FAILED_WORK
         )
+        if message.action_id == RUNTIME_OWN and self.system.retry:
+            # The runtime's own cleanup: its failure comes back to the runtime alone, which
+            # sends the cancel again as it retries the coordinator's (`retried`).
+            sent = (message._replace(copy=True),)
         step = TraceStep(
             None,
             coordinators[handoff].chart_state,
