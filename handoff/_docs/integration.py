@@ -165,9 +165,8 @@ def verdict_table() -> str:
     """The Markdown table, one row per world, a verdict column per acknowledgement policy and
     per runtime profile."""
     lines = [
-        "| `--workers` | delivery | handoffs | `--faults` | `--acknowledge on-reply` "
-        "| `--acknowledge on-send` | `--runtime offline` | `--runtime live` "
-        "| `--runtime offline --drain-transfers` |",
+        "| `--workers` | delivery | handoffs | `--faults` | `on-reply` | `on-send` "
+        "| `offline` | `live` | `offline` drained |",
         "|---|---|---:|---|---|---|---|---|---|",
     ]
     for world in worlds():
