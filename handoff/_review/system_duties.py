@@ -19,10 +19,9 @@ from handoff._review.verdict import MoveKind, TraceStep
 from handoff._review.world import Move
 from handoff._system.config import Resend, System
 from handoff._system.faults import Fault
-from handoff._system.runtime import answered, resent, retried
+from handoff._system.runtime import answered, resent, retried, retried_own
 from handoff._system.worker_state import WorkerState
 from handoff._system.workers import (
-    RUNTIME_OWN,
     Message,
     MessageKind,
     Role,
@@ -190,10 +189,9 @@ class RuntimeDuties:
         sent = answered(
             message, WorkerReply.FAILED, self.workload, acknowledge, failed=_FAILED_WORK
         )
-        if message.action_id == RUNTIME_OWN and self.system.retry:
-            # The runtime's own cleanup: its failure comes back to the runtime alone, which
-            # sends the cancel again as it retries the coordinator's (`retried`).
-            sent = (message._replace(copy=True),)
+        again = retried_own(message, self.system.retry)
+        if again is not None:  # the runtime's own cleanup: its failure comes back to it alone
+            sent = (again,)
         step = TraceStep(
             None,
             coordinators[handoff].chart_state,

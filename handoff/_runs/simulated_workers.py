@@ -70,6 +70,7 @@ from handoff._system.runtime import (
     kept_in_flight,
     resent,
     retried,
+    retried_own,
     tells_freed,
 )
 from handoff._system.worker_state import Worker, WorkerBook
@@ -93,7 +94,16 @@ from handoff._values.values import (
     HandoffId,
 )
 
-__all__ = ["Channel", "Event", "Resent", "SessionEnds", "Settled", "SimulatedWorkers", "Waited"]
+__all__ = [
+    "Channel",
+    "Event",
+    "Resent",
+    "SessionEnds",
+    "Settled",
+    "SimulatedWorkers",
+    "Waited",
+    "ending",
+]
 
 
 _FAILABLE = (WorkerTask.TAKE, WorkerTask.TRANSFER, WorkerTask.ACTIVATE)
@@ -127,6 +137,14 @@ class Waited(NamedTuple):
 Event = Call | Message | Resent | SessionEnds | Waited
 """What the simulation's clock delivers: a call, a message, a lost one sent again, a
 session's end, a waited action."""
+
+
+def ending(fact: HandoffFact, abandons: bool) -> Event:
+    """How the runtime ends a handoff it must end (a deadline, a client's cancel, a loss its
+    timer noticed): it reports `fact` to the coordinator, or, a runtime that cleans up outside
+    the chart (`System.abandons`), ends the session untold."""
+    return SessionEnds() if abandons else Call.of_fact(fact)
+
 
 _DONE_REPLIES = (WorkerReply.DONE, WorkerReply.NOOP)
 
@@ -317,10 +335,8 @@ class SimulatedWorkers(Generic[H]):
                     self.world.at(self.world.uniform(5, 30), handoff, timer)
                     continue
                 self._coming(handoff, item, -1)  # lost for good: the hold must not wait on it
-            if strike.notice is not None:
-                notice: Event = Call.of_fact(strike.notice(handoff.handoff_id))
-                if self.abandons:  # a transport error ends the session, untold
-                    notice = SessionEnds()
+            if strike.notice is not None:  # a transport error, for a runtime that abandons
+                notice = ending(strike.notice(handoff.handoff_id), self.abandons)
                 self.world.at(self.world.uniform(5, 30), handoff, notice)
         return delivered
 
@@ -477,8 +493,9 @@ class SimulatedWorkers(Generic[H]):
         if task is WorkerTask.CANCEL and self._cleanup_fails(handoff, book, action_id):
             # It does not do the cancel, so it neither performs nor remembers it.
             if own:  # the runtime's own cleanup: the failure comes back to the runtime alone
-                if self.retry:
-                    self._to_worker(handoff, message._replace(copy=True))
+                again = retried_own(message, self.retry)
+                if again is not None:
+                    self._to_worker(handoff, again)
                 return
             failed_reply = (WorkerReply.FAILED, handoff.workload, self.acknowledge)
             for sent in answered(message, *failed_reply, failed=_FAILED):

@@ -29,6 +29,7 @@ from handoff._runs.simulated_workers import (
     SessionEnds,
     SimulatedWorkers,
     Waited,
+    ending,
 )
 from handoff._runs.simulation_report import HandoffRecord, SimulationReport
 from handoff._runs.trace import Entry
@@ -225,8 +226,7 @@ class _World:
         ):
             if self.fault(fault):
                 # A deadline or a client's cancel: reported, or the session ends untold.
-                ends: Event = SessionEnds() if self.abandons else Call.of_fact(fact(handoff_id))
-                self.at(self.rng.uniform(0, 40), handoff, ends)
+                self.at(self.rng.uniform(0, 40), handoff, ending(fact(handoff_id), self.abandons))
         system = self.config.system
         if system is not None and system.deadline is not None:
             self.at(system.deadline, handoff, _DEADLINE)
@@ -237,11 +237,7 @@ class _World:
         if call is _DEADLINE:  # the runtime's timer: nothing once the handoff completed
             if handoff.coordinator.is_complete:
                 return
-            call = (
-                SessionEnds()
-                if self.abandons
-                else Call.of_fact(HandoffFact.TimedOut(handoff.handoff_id))
-            )
+            call = ending(HandoffFact.TimedOut(handoff.handoff_id), self.abandons)
         if isinstance(call, Resent):
             self.at(self.latency(), handoff, call.item, call.channel)
             return

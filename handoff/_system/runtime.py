@@ -61,6 +61,7 @@ __all__ = [
     "may_expire",
     "resent",
     "retried",
+    "retried_own",
     "tells_freed",
 ]
 
@@ -252,6 +253,15 @@ def retried(message: Message, retry: bool) -> Message | None:
         copy=True,
         handoff=message.handoff,
     )
+
+
+def retried_own(message: Message, retry: bool) -> Message | None:
+    """The runtime's own cleanup (`abandoned`) that its worker failed, sent again when the
+    runtime retries: no coordinator hears that failure, so the runtime retries at once, as
+    `retried` does once a coordinator refused a failed cancel of its own."""
+    if not retry or message.action_id != RUNTIME_OWN or not isinstance(message.action, CANCELS):
+        return None
+    return message._replace(copy=True)
 
 
 def resent(message: Message, policy: Resend) -> bool:
