@@ -84,10 +84,13 @@ from handoff._system.judgments import (
 from handoff._system.properties import AnyKey, Key, Property, WorldKind, prop
 from handoff._system.runtime import (
     DEMO_WORKLOAD,
+    REFUSED_WRITE,
+    Vouch,
     Workload,
     answered,
     call_of,
     carried,
+    fenced,
     kept_in_flight,
     tells_freed,
 )
@@ -128,6 +131,9 @@ _TIMEOUT = _START + 1
 _DELIVERY = -1
 """The calls of `SystemWorld._call` besides the `n`th terminal fact: a start, a loss's
 timeout, a delivery (its message says which call)."""
+_REFUSED = 2
+"""How `_perform` has the source take a transfer whose KV write the destination refuses (1,
+or True: the worker fails the work, a fault)."""
 _PERFORMED_FINE: tuple[Checked, ...] = ()
 _new: Any = tuple.__new__
 """A named tuple made with every field given, as `_make` does, without its Python-level
@@ -172,13 +178,16 @@ class SystemWorld(FaultMoves, RuntimeDuties, RuntimeMoves, WorldBase):
         queued on one channel do not commute, nor, with one action at a time, a worker's
         reply to one handoff and the next action it takes for another)."""
         self.symmetric = self.several and system.symmetry
+        self._fences = system.restart.refuses_unvouched
+        """Whether the destination refuses a KV write its restart left unvouched
+        (`runtime.fenced`): only then does a handoff's watch keep its `Vouch`."""
         self._runtime_setup(system)
         self._message_faults = tuple(f for f in NETWORK if f.strike.message)
         self._struck_workers = tuple(f for f in NETWORK if f.strike.forgets)
         self._configurations: dict[Configuration, int] = {}
         self._transitions: dict[tuple[int, int], _Transition] = {}
         """What each call does in each coordinator configuration (the call by `_code`)."""
-        self._reactions: dict[tuple[int, int, int, bool], tuple[_Reaction, ...]] = {}
+        self._reactions: dict[tuple[int, int, int, int], tuple[_Reaction, ...]] = {}
         """What a worker remembering a memory does with a message (or fails it), with the
         chart state of the handoff's coordinator: by their numbers."""
         self._keys: dict[SystemState, tuple[SystemState, tuple[int, ...] | None]] = {}
@@ -404,14 +413,13 @@ class SystemWorld(FaultMoves, RuntimeDuties, RuntimeMoves, WorldBase):
         role, handoff = message.role, codes.handoff[code]
         source = role is Role.SOURCE
         before = state.source if source else state.destination
-        key = (state.coordinators[handoff], before, code, fail)
+        watch = state.watches[handoff]
+        how = fail or _REFUSED * (self._fences and fenced(message, Vouch(watch.vouch)))
+        key = (state.coordinators[handoff], before, code, how)
         reactions = self._reactions.get(key)
         if reactions is None:
             chart_state = coordinators[handoff].chart_state
-            reactions = self._reactions[key] = tuple(
-                self._reaction(chart_state, before, code, fail)
-            )
-        watch = state.watches[handoff]
+            reactions = self._reactions[key] = tuple(self._reaction(chart_state, before, code, how))
         found = _PERFORMED_FINE
         bit = 1 << message.action_id
         cache = self.answers_again and role is Role.DESTINATION and not fail
@@ -452,6 +460,8 @@ class SystemWorld(FaultMoves, RuntimeDuties, RuntimeMoves, WorldBase):
                 findings = (*findings, *landed)
             if reaction.took and not watch.target:
                 seen = _replaced(seen, handoff, seen[handoff]._replace(target=reaction.took))
+            if self._fences and not source:
+                seen = _vouched(seen, handoff, message, reaction)
             after = _new(
                 SystemState,
                 (
@@ -466,11 +476,10 @@ class SystemWorld(FaultMoves, RuntimeDuties, RuntimeMoves, WorldBase):
             node = _new(_Node, (coordinators, after, codes))
             yield _new(_Raw, (reaction.step, node, findings, fail, False, reaction.checks))
 
-    def _reaction(
-        self, chart_state: str, before: int, code: int, fail: bool
-    ) -> Iterator[_Reaction]:
+    def _reaction(self, chart_state: str, before: int, code: int, fail: int) -> Iterator[_Reaction]:
         """Each way the worker remembering memory `before` takes the message `code` (or fails
-        it), as `_perform` puts it together: worked out once."""
+        it; `_REFUSED`: the source's transfer, whose KV write the destination refuses,
+        `runtime.fenced`), as `_perform` puts it together: worked out once."""
         codes = self.codes
         message = codes.messages[code]
         role, action, handoff = message.role, message.action, codes.handoff[code]
@@ -486,8 +495,9 @@ class SystemWorld(FaultMoves, RuntimeDuties, RuntimeMoves, WorldBase):
         else:
             reactions = worker.react(memory, handoff, message.action_id, task_of(action))
         tag = message.handoff
-        kind = MoveKind.WORKER_FAILS if fail else MoveKind.TO_WORKER
-        failed = _FAILED_WORK if fail else None
+        refused = fail == _REFUSED  # not a fault: the destination's fence (`runtime.fenced`)
+        kind = MoveKind.WORKER_FAILS if fail and not refused else MoveKind.TO_WORKER
+        failed = REFUSED_WRITE if refused else _FAILED_WORK if fail else None
         acknowledge = self.system.acknowledge
         for memory_after, reaction in reactions:
             owned = ownership(self.contract, message, handoff, (memory, memory_after), reaction)
@@ -557,11 +567,11 @@ class SystemWorld(FaultMoves, RuntimeDuties, RuntimeMoves, WorldBase):
             told = told | {message.role}
             if self.codes.workers[state.worker(message.role)].slots(handoff):
                 findings = ((_SLOT_FREED, told_while_held(message)),)
-        _started, issued, performed_bits, _told, _ended, abandoned, answers, target = old
+        _started, issued, performed_bits, _told, _ended, abandoned, answers, target, vouch = old
         issued |= done.issued_bits
         watch = _new(
             SystemWatch,
-            (True, issued, performed_bits, told, terminated, abandoned, answers, target),
+            (True, issued, performed_bits, told, terminated, abandoned, answers, target, vouch),
         )
         after = _new(
             SystemState,
@@ -703,6 +713,21 @@ class SystemWorld(FaultMoves, RuntimeDuties, RuntimeMoves, WorldBase):
             Key.EVERY_HANDOFF_SUCCEEDS: liveness.every_handoff_succeeds,
             Key.BOUND: lambda: _bound(explored),
         }
+
+
+def _vouched(
+    watches: tuple[SystemWatch, ...], handoff: int, message: Message, reaction: _Reaction
+) -> tuple[SystemWatch, ...]:
+    """`watches` once the destination took `message` of `handoff` with `reaction`: a
+    reservation taken stamps its generation (`Vouch.taken`)."""
+    watch = watches[handoff]
+    assert reaction.step.reaction is not None
+    vouch = Vouch(watch.vouch).taken(message, reaction.step.reaction.reply)
+    return (
+        watches
+        if vouch == watch.vouch
+        else _replaced(watches, handoff, watch._replace(vouch=vouch))
+    )
 
 
 def _bound(explored: Explored) -> Verdict:

@@ -19,7 +19,7 @@ from handoff._review.verdict import MoveKind, TraceStep
 from handoff._review.world import Move
 from handoff._system.config import Resend, System
 from handoff._system.faults import Fault
-from handoff._system.runtime import answered, resent, retried, retried_own
+from handoff._system.runtime import Vouch, answered, resent, retried, retried_own
 from handoff._system.worker_state import WorkerState
 from handoff._system.workers import (
     Message,
@@ -227,10 +227,14 @@ class RuntimeDuties:
         )
         forgotten = self.codes.worker(WorkerState(kept))
         flight, refusals, lost = self._inbox(state.flight, role)
+        watches = state.watches
+        if restart.refuses_unvouched and role is Role.DESTINATION:  # `runtime.fenced`
+            watches = tuple(w._replace(vouch=Vouch(w.vouch).restarted()) for w in watches)
         after = state._replace(
             source=forgotten if role is Role.SOURCE else state.source,
             destination=forgotten if role is Role.DESTINATION else state.destination,
             flight=flight,
+            watches=watches,
             spent=spent,
         )
         slots = Slots.KEEP if restart.keeps_slots else Slots.FREE

@@ -158,6 +158,9 @@ class SystemWatch(NamedTuple):
     target: int = 0
     """The destination slot its reservation took, where which slot is whose is modelled
     (`Remembered.where`): where the source's transfer writes its KV (W8, W9)."""
+    vouch: int = 0
+    """Whether the destination vouches for the slot its reservation took (`runtime.Vouch`),
+    kept only where it refuses a write its restart left unvouched (`Restart.refuses_unvouched`)."""
 
 
 class Spent(NamedTuple):

@@ -61,12 +61,15 @@ from handoff._system.judgments import (
 )
 from handoff._system.properties import Finding, Key
 from handoff._system.runtime import (
+    REFUSED_WRITE,
+    Vouch,
     Workload,
     abandoned,
     answered,
     call_of,
     carried,
     drained,
+    fenced,
     kept_in_flight,
     resent,
     retried,
@@ -280,6 +283,10 @@ class SimulatedWorkers(Generic[H]):
         self.books = {role: WorkerBook() for role in Role}
         """What each worker remembers, of every request."""
         self.restarts = dict.fromkeys(Role, 0)
+        self.fences = system.restart.refuses_unvouched
+        self.vouches: dict[int, Vouch] = {}
+        """With `fences`: whether the destination vouches for the slot each request's
+        reservation took (`runtime.Vouch`; absent: none taken yet)."""
         self.live: dict[int, H] = {}
         """The handoffs begun and not yet settled, by number: those a restart strikes."""
         self.leaked: set[int] = set()
@@ -505,12 +512,20 @@ class SimulatedWorkers(Generic[H]):
         entry = book.find(request)
         before = worker.memory(book, request), 0 if entry is None else entry.where
         failed = None
-        if task in _FAILABLE and self.world.fault(Fault.FAILED_OUTCOME):
+        if self.fences and fenced(message, self.vouches.get(request, Vouch.NONE)):
+            failed = REFUSED_WRITE  # the destination refuses the write: no fault, no draw
+            reply = WorkerReply.FAILED
+            worker.fail_in(book, request, action_id)
+        elif task in _FAILABLE and self.world.fault(Fault.FAILED_OUTCOME):
             failed = _FAILED
             reply = WorkerReply.FAILED
             worker.fail_in(book, request, action_id)
         else:
             reply = worker.take(book, request, action_id, task, self.world.choice).reply
+        if self.fences and role is Role.DESTINATION:
+            vouch = self.vouches.get(request, Vouch.NONE).taken(message, reply)
+            if vouch:
+                self.vouches[request] = vouch
         if own and reply in _DONE_REPLIES:
             handoff.told.add(role)
         slots = book.slots(request)
@@ -583,6 +598,9 @@ class SimulatedWorkers(Generic[H]):
             self.books[role], keeps_slots=restart.keeps_slots, durable=restart.durable_tombstones
         )
         self.restarts[role] += 1
+        if self.fences and role is Role.DESTINATION:  # `runtime.fenced`
+            for request, vouch in self.vouches.items():
+                self.vouches[request] = vouch.restarted()
 
     def _unvouched(self, handoff: H, message: Message) -> bool:
         """Whether the action `message`, sent before its worker restarted, is lost with the
@@ -678,6 +696,7 @@ class SimulatedWorkers(Generic[H]):
         if held:
             self.leaked.add(request)
         self.live.pop(request, None)
+        self.vouches.pop(request, None)
         for role in Role:
             forgets = self.workers[role].remembers is None or self.expires  # `may_expire`
             if forgets and self.books[role].idle(request):

@@ -14,6 +14,7 @@ simulation samples them with a clock; neither restates them.
 
 from __future__ import annotations
 
+import enum
 from collections import deque
 from collections.abc import Iterable
 
@@ -28,9 +29,11 @@ from handoff._system.workers import (
     MessageKind,
     Role,
     WorkerReply,
+    WorkerTask,
     on_send,
     outcome_of,
     role_of,
+    task_of,
 )
 from handoff._values.errors import HandoffError, OutOfOrderFactError
 from handoff._values.messages import HandoffAction, HandoffFact, IssuedHandoffAction
@@ -47,7 +50,9 @@ __all__ = [
     "DEMO_WORKLOAD",
     "DONE_OUTCOMES",
     "HELD_FACTS",
+    "REFUSED_WRITE",
     "CooperativeRuntime",
+    "Vouch",
     "Workload",
     "abandoned",
     "acknowledgement",
@@ -56,6 +61,7 @@ __all__ = [
     "call_of",
     "carried",
     "drained",
+    "fenced",
     "held_back",
     "kept_in_flight",
     "may_expire",
@@ -374,4 +380,67 @@ def may_expire(role: Role, retired: bool, in_flight: Iterable[Message]) -> bool:
     `tombstone:K`'s bounded memory, reviewed as that."""
     return retired and not any(
         message.kind is MessageKind.ACTION and message.role is role for message in in_flight
+    )
+
+
+# -- the KV write lands at the destination, which may refuse it (`Restart.refuses_unvouched`)
+
+REFUSED_WRITE = HandoffActionOutcome.failed(
+    "the destination refused the KV write: it restarted since the reservation"
+)
+"""How the source answers a transfer whose KV write the destination refused (`fenced`)."""
+
+
+class Vouch(enum.IntEnum):
+    """Whether the destination still vouches for the slot a handoff's reservation took, as a
+    runtime that stamps work with the worker's generation (`Restart.refuses_unvouched`) knows
+    it: the destination's reply to the reservation carries the generation it took the slot
+    in, and the `StartTransfer` the coordinator then issues carries that stamp to the source,
+    whose KV write presents it where it lands.
+
+    Kept only by such a runtime (every other one stays at `NONE`, its states as before)."""
+
+    NONE = 0
+    """No reservation taken yet: the first one taken stamps the generation."""
+    VOUCHED = 1
+    """Taken in the destination's current generation: the write lands."""
+    UNVOUCHED = 2
+    """The destination restarted since: it refuses the write (`fenced`)."""
+
+    def taken(self, message: Message, reply: WorkerReply) -> Vouch:
+        """After the destination replied `reply` to the action `message` carries: a
+        reservation it took (`DONE`) stamps its current generation, unless an earlier one
+        did (the coordinator's transfer follows the first `DestinationReserved`)."""
+        if self is not Vouch.NONE or reply is not WorkerReply.DONE:
+            return self
+        if message.role is not Role.DESTINATION or message.kind is not MessageKind.ACTION:
+            return self
+        return Vouch.VOUCHED if task_of(message.action) is WorkerTask.TAKE else self
+
+    def restarted(self) -> Vouch:
+        """After the destination restarted: a slot reserved before is no longer vouched for
+        (freed, or kept for a request the restarted worker no longer knows)."""
+        return Vouch.UNVOUCHED if self is Vouch.VOUCHED else self
+
+
+def fenced(message: Message, vouch: Vouch) -> bool:
+    """Whether the KV write of the transfer `message` carries is refused where it lands: the
+    source performs a `StartTransfer` whose reservation the destination no longer vouches for
+    (`Vouch.UNVOUCHED`).  The source then answers the transfer as failed (`REFUSED_WRITE`,
+    or `Failed` when the runtime acknowledged it as it sent it), holding its KV as before, and
+    the coordinator cleans up as after any failed transfer.  In a real transport a restarted
+    destination's memory registrations die with it, and a runtime stamping work with a
+    generation rejects a write stamped before the restart.
+
+    The fence is the generation's, not the slot's: a destination that freed the slot for a
+    `CancelDestination` has not restarted, its generation is the one the transfer carries,
+    and the write lands in the freed slot (or in the slot another request took since).
+    Telling that apart needs a stamp per slot tenancy, which neither the contract nor the
+    upstream runtimes keep; holding the cancel until the transfer reached the source is the
+    runtime's remedy for that race (`drained`, `--drain-transfers`).  So refusing unvouched
+    work removes the restart's race only, and a review claims nothing of the cancel's."""
+    if vouch is not Vouch.UNVOUCHED or message.role is not Role.SOURCE:
+        return False
+    return message.kind is MessageKind.ACTION and isinstance(
+        message.action, HandoffAction.StartTransfer
     )
