@@ -250,13 +250,18 @@ _RESTARTS = (
     ("forgetful", True, ("loses-inbox",), Resend.NONE),
     ("tombstone", True, ("loses-inbox",), Resend.NONE),
     ("tombstone", True, ("loses-inbox",), Resend.CLEANUPS),
+    ("tombstone", True, ("loses-inbox", "refuses-unvouched"), Resend.CLEANUPS),
     ("tombstone", False, ("durable-tombstones",), Resend.NONE),
+    ("tombstone", False, ("durable-tombstones", "refuses-unvouched"), Resend.NONE),
     ("tombstone", False, ("refuses-unvouched",), Resend.NONE),
+    ("forgetful", True, ("refuses-unvouched",), Resend.NONE),
 )
 """The restarts shown: keeping the slots leaks in either order; FIFO is safe under `crash`
-only while the inbox survives (or the lost cleanups are re-sent); both remedies for a
-restart in any order leak nothing.  A restart that frees the destination's slots frees the
-request's while its transfer is on its way: W9, which no hold of a cancel prevents."""
+only while the inbox survives (or the lost cleanups are re-sent); both remedies for a lost
+tombstone in any order leak nothing.  A restart that frees the destination's slots frees the
+request's while its transfer is on its way (W9, which no hold of a cancel prevents) unless
+the destination refuses the write its restart left unvouched: each remedy alone, then with
+`refuses-unvouched`, which every recommended one needs."""
 
 
 def review_runtime_world(world: RuntimeWorld, acknowledge: Acknowledge) -> Review:
