@@ -476,7 +476,7 @@ def test_the_destination_refuses_a_kv_write_its_restart_left_unvouched(
     # slot #1 took; the source performs #2 StartTransfer into the freed slot.  No cancel was
     # issued: no hold of one helps.
     order = HandoffOrder.SOURCE_FIRST
-    world_of = {"faults": 1, "injected": CRASH, "drains_transfers": True}
+    world_of: dict[str, Any] = {"faults": 1, "injected": CRASH, "drains_transfers": True}
     plain = review_order(
         order,
         system=System(

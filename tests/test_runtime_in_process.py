@@ -15,7 +15,7 @@ import re
 from pathlib import Path
 
 import pytest
-from support import SILENT_TAKE
+from support import HID, SILENT_TAKE
 
 from handoff import HandoffOrder
 from handoff._cli import UsageError
@@ -250,3 +250,30 @@ def test_the_live_runtime_simulated_ends_sessions_and_with_the_drain_breaks_noth
     forgetful = run(FORGETFUL, drained=True)
     assert forgetful.leaks > 0
     assert Key.SLOTS_AT_COMPLETION in forgetful.broken
+
+
+def test_the_transfer_carries_the_generation_its_reservation_was_taken_in() -> None:
+    from handoff._system.runtime import Vouch, fenced
+    from handoff._system.workers import Message, MessageKind, Role, WorkerReply
+    from handoff._values.messages import HandoffAction
+
+    hid = HID
+    reserve = Message(
+        MessageKind.ACTION, 1, Role.DESTINATION, HandoffAction.ReserveDestination(hid)
+    )
+    transfer = Message(MessageKind.ACTION, 2, Role.SOURCE, HandoffAction.StartTransfer(hid, 0))
+    # A reservation taken stamps the generation; a refused one, or another action, does not.
+    assert Vouch.NONE.taken(reserve, WorkerReply.DONE) is Vouch.VOUCHED
+    assert Vouch.NONE.taken(reserve, WorkerReply.FAILED) is Vouch.NONE
+    cancel = reserve._replace(action=HandoffAction.CancelDestination(hid))
+    assert Vouch.NONE.taken(cancel, WorkerReply.DONE) is Vouch.NONE
+    # Only a restart after the stamp leaves it unvouched, for good: a later reservation (a
+    # copy taken by the restarted destination) is not the one the transfer carries.
+    assert Vouch.NONE.restarted() is Vouch.NONE
+    assert Vouch.VOUCHED.restarted() is Vouch.UNVOUCHED
+    assert Vouch.UNVOUCHED.taken(reserve, WorkerReply.DONE) is Vouch.UNVOUCHED
+    # The write is refused only then, and only the source's transfer is a write.
+    assert fenced(transfer, Vouch.UNVOUCHED)
+    assert not fenced(transfer, Vouch.VOUCHED)
+    assert not fenced(transfer, Vouch.NONE)
+    assert not fenced(reserve, Vouch.UNVOUCHED)

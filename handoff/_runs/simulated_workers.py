@@ -35,7 +35,9 @@ keeps the next waiting until its last reply reached its coordinator (`replied`),
 destination answers a repeated action from its cache of outcomes, and an expiring tombstone is
 let go once its request is settled.  A runtime draining transfers (`System.drains_transfers`)
 holds a destination's cancel until every `StartTransfer` of its request still coming has
-reached the source or was lost for good (`runtime.drained`).
+reached the source or was lost for good (`runtime.drained`).  A destination refusing
+unvouched work (`Restart.refuses_unvouched`) refuses the KV write of a transfer whose
+reservation it took before its restart (`runtime.fenced`), as in the review.
 """
 
 from __future__ import annotations

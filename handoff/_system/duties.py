@@ -50,7 +50,9 @@ class Restart:
     refuses_unvouched: bool = False
     """The runtime stamps each action with the worker's generation, and a restarted worker
     refuses, as failed, work (a submission, reservation, transfer or activation) sent before
-    its restart."""
+    its restart; a restarted destination also refuses the KV write of a transfer whose
+    reservation it took before its restart (`runtime.fenced`), which the source then answers
+    as failed."""
 
     WORDS: ClassVar[dict[str, str]] = {
         "loses-inbox": "loses_inbox",
