@@ -638,8 +638,8 @@ def test_the_simulation_restarts_as_the_review_does() -> None:
     # between them: a few handoffs in a thousand, so this run is longer.
     assert run(TOMBSTONE, False, handoffs=3000).leaks > 0
     # Both remedies leak nothing and finish.  Durable tombstones alone leave the restart's
-    # own race: about one restart in this run in two frees a slot under a coming transfer
-    # (W9, 88 times for 100 restarts with this seed).  A destination refusing the write its
+    # own race: a restart frees the slots of the eight live handoffs at once, some with a
+    # transfer coming (W9 88 times with this seed).  A destination refusing the write its
     # restart left unvouched removes it, alone or with them.
     durable = run(TOMBSTONE, False, "durable-tombstones")
     assert (durable.leaks, durable.incomplete) == (0, 0)
