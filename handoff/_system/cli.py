@@ -224,7 +224,8 @@ def _add_runtime_options(parser: argparse.ArgumentParser) -> None:
         metavar="CHOICE,…",
         help="with --faults crash: what a worker's restart does besides forgetting its "
         f"requests, any of {RESTART_HELP} (default: none of them: its inbox survives, its "
-        "slots are freed, its tombstones forgotten)",
+        "slots are freed, its tombstones forgotten); refuses-unvouched also refuses a transfer "
+        "written into a destination that restarted since its reservation",
     )
     parser.add_argument(
         "--deadline",

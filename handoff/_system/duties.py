@@ -83,7 +83,7 @@ class Restart:
             "loses-inbox": "loses its inbox",
             "keeps-slots": "keeps its slots",
             "durable-tombstones": "keeps its tombstones",
-            "refuses-unvouched": "refuses work sent before it",
+            "refuses-unvouched": "refuses work and KV writes sent before it",
         }
         chosen = [parts[word] for word in self.spelling]
         return f", a restarted worker {' and '.join(chosen)}" if chosen else ""
