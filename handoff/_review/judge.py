@@ -6,8 +6,10 @@ the safety monitors (S1-S5, S7, C1, R1, R2, P1, Q1), S6 from the coordinator's c
 before and after a call the SPEC refuses or drops, C2 from the lifecycle at each completion,
 Errors from any exception but `HandoffError`, and Bound from the actions issued and the
 growth without progress.  After the last call, L1 and L2 from an exploration of everything
-reachable from the run's last configuration.  Coverage and Table judge a whole chart, never
-one run: they are the review's alone.
+reachable from the run's last configuration; when that exploration is cut off (its guard on
+configurations, or runs ahead that never end), neither is judged, as a review cut short
+judges neither, and the run says so instead of failing them.  Coverage and Table judge a
+whole chart, never one run: they are the review's alone.
 """
 
 from __future__ import annotations
@@ -15,12 +17,12 @@ from __future__ import annotations
 from collections.abc import Collection, Iterator
 
 from handoff._review.environment import Rules
-from handoff._review.explore import explore_from
+from handoff._review.explore import explore_ahead
 from handoff._review.graph import cancellation, progress
 from handoff._review.monitors import judge_edge
 from handoff._review.verdict import Verdict
 from handoff._review.watch import Watch
-from handoff._runs.replay import CallResult, Violation
+from handoff._runs.replay import CallResult, Unjudged, Violation
 from handoff._runs.trace import Trace
 from handoff._system.call import Call
 from handoff._system.properties import PROPERTIES, AnyKey, Finding, Judged, Key, prop
@@ -35,8 +37,10 @@ NOT_ALONG_A_RUN = tuple(entry.key for entry in PROPERTIES if entry.judged is Jud
 class RunJudge:
     """Every property one run can show, judged call by call and then at the run's end."""
 
-    def __init__(self, rules: Rules) -> None:
+    def __init__(self, rules: Rules, guard: int | None = None) -> None:
         self.rules = rules
+        self.guard = guard
+        """The most configurations the look-ahead explores (None: the review's guard)."""
         self.watch = Watch()
         self.stalls = 0
         self.unusable = False
@@ -68,19 +72,28 @@ class RunJudge:
             self.endless = True
             yield _finding(Key.BOUND, verdict.overrun)
 
-    def end(self) -> Iterator[Finding]:
-        """L1 and L2, judged over everything reachable from the run's last configuration."""
+    def end(self) -> Iterator[Finding | Unjudged]:
+        """L1 and L2, judged over everything reachable from the run's last configuration, or
+        not judged when some run ahead was cut off before its end."""
         if self.last is None or self.last.after is None or self.endless:
             return
-        graph = explore_from(self.last.after, self.watch, self.rules)
+        graph, cut = explore_ahead(self.last.after, self.watch, self.rules, self.guard)
+        if cut:
+            ahead = f"from the run's last configuration, {cut}"
+            unjudged = (Key.CANCELLATION,) if self.unusable else (Key.PROGRESS, Key.CANCELLATION)
+            for key in unjudged:
+                yield Unjudged(key, prop(key).title, ahead)
+            return
         if not self.unusable:
             yield from _ahead(progress(prop(Key.PROGRESS), graph))
         yield from _ahead(cancellation(prop(Key.CANCELLATION), graph))
 
 
-def judge(trace: Trace) -> RunJudge:
-    """A fresh judge of one run of `trace`: what `handoff replay` hands every replay."""
-    return RunJudge(Rules(trace.order, trace.handoff_id, trace.fallback_transfer_delay_ms))
+def judge(trace: Trace, guard: int | None = None) -> RunJudge:
+    """A fresh judge of one run of `trace`: what `handoff replay` hands every replay (`guard`:
+    the most configurations its look-ahead explores; None: the review's)."""
+    rules = Rules(trace.order, trace.handoff_id, trace.fallback_transfer_delay_ms)
+    return RunJudge(rules, guard)
 
 
 def property_words(key: Key) -> str:
