@@ -45,7 +45,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     """Add the simulation's options."""
     parser.add_argument(
         "--handoffs",
-        type=_cli.whole_number(0, MAX_HANDOFFS, " (a billion already take hours)"),
+        # Nothing simulated is nothing judged: zero handoffs would print OK of nothing.
+        type=_cli.whole_number(1, MAX_HANDOFFS, " (a billion already take hours)"),
         default=10_000,
         metavar="N",
         help="how many handoffs to simulate, one after another as slots free up",
