@@ -15,9 +15,10 @@ whole chart, never one run: they are the review's alone.
 from __future__ import annotations
 
 from collections.abc import Collection, Iterator
+from typing import TYPE_CHECKING
 
 from handoff._review.environment import Rules
-from handoff._review.explore import explore_ahead
+from handoff._review.explore import explore_ahead, review_chart, review_order
 from handoff._review.graph import cancellation, progress
 from handoff._review.monitors import judge_edge
 from handoff._review.verdict import Verdict
@@ -25,10 +26,21 @@ from handoff._review.watch import Watch
 from handoff._runs.replay import CallResult, Unjudged, Violation
 from handoff._runs.trace import Trace
 from handoff._system.call import Call
-from handoff._system.properties import PROPERTIES, AnyKey, Finding, Judged, Key, prop
+from handoff._system.properties import PROPERTIES, AnyKey, Family, Finding, Judged, Key, prop
 from handoff._values.errors import HandoffError
+from handoff._values.values import HandoffOrder
 
-__all__ = ["NOT_ALONG_A_RUN", "RunJudge", "judge", "judge_system_run", "property_words"]
+if TYPE_CHECKING:
+    from handoff._chart.base import HandoffChart
+
+__all__ = [
+    "NOT_ALONG_A_RUN",
+    "RunJudge",
+    "judge",
+    "judge_system_run",
+    "property_words",
+    "review_alone",
+]
 
 NOT_ALONG_A_RUN = tuple(entry.key for entry in PROPERTIES if entry.judged is Judged.CHART)
 """Properties of a whole chart, which no single run can show."""
@@ -124,3 +136,20 @@ def judge_system_run(trace: Trace, allowed: Collection[str] = ()) -> tuple[Viola
 
     replayed = replay_system_run(trace, allowed)
     return replayed.findings
+
+
+def review_alone(chart: type[HandoffChart] | None, order: HandoffOrder) -> tuple[bool, str]:
+    """The review of `chart` alone (None: `order`'s shipped chart), every run of it explored,
+    for `handoff simulate`, which samples runs and judges only what its workers show: whether
+    a safety property of the chart's own fails, and the verdict in words (`SourceFirst, every
+    run reviewed (119 configurations): every safety property holds`)."""
+    review = review_order(order) if chart is None else review_chart(chart)
+    failing = [v.prop for v in review.failures() if v.prop.family is Family.SAFETY]
+    if failing:
+        words = "UNSAFE: " + ", ".join(f"{p.key.value} ({p.title})" for p in failing)
+    elif review.cut_short:
+        words = f"CUT SHORT: {review.cut_short}, no safety property failed in what was explored"
+    else:
+        words = "every safety property holds"
+    every = f"every run reviewed ({review.configurations:,} configurations)"
+    return bool(failing), f"{review.name}, {every}: {words}"
