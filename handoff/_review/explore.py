@@ -282,13 +282,15 @@ def explore_ahead(
     coordinator: HandoffCoordinatorCore, watch: Watch, rules: Rules, guard: int | None = None
 ) -> tuple[Graph, str]:
     """`explore_from`, with the guard on configurations given (None: the world's), and why
-    some run ahead was cut off before its end ("": none was), as a review says it."""
+    the guard stopped it before every run's end ("": it did not), as a review says it.  A
+    run cut off because it never ends (Bound) is no reason: what L1 and L2 find there is
+    true of the chart."""
     root = (coordinator.fork(), watch)
     world = ChartWorld(probe.table(coordinator), environment(rules.handoff_id), rules, root=root)
     explorer = _Explorer(world, guard)
     with _uncollected():
         explorer.explore()
-    return world.graph(explorer.explored()), explorer._unexplored() if explorer.cut else ""
+    return world.graph(explorer.explored()), explorer._unexplored() if explorer.guarded else ""
 
 
 _new: Any = tuple.__new__

@@ -6,9 +6,9 @@ the safety monitors (S1-S5, S7, C1, R1, R2, P1, Q1), S6 from the coordinator's c
 before and after a call the SPEC refuses or drops, C2 from the lifecycle at each completion,
 Errors from any exception but `HandoffError`, and Bound from the actions issued and the
 growth without progress.  After the last call, L1 and L2 from an exploration of everything
-reachable from the run's last configuration; when that exploration is cut off (its guard on
-configurations, or runs ahead that never end), neither is judged, as a review cut short
-judges neither, and the run says so instead of failing them.  Coverage and Table judge a
+reachable from the run's last configuration; when that exploration is stopped by its guard
+on configurations, neither is judged, as a review cut short judges neither, and the run
+says so instead of failing them.  Coverage and Table judge a
 whole chart, never one run: they are the review's alone.
 """
 
@@ -86,7 +86,7 @@ class RunJudge:
 
     def end(self) -> Iterator[Finding | Unjudged]:
         """L1 and L2, judged over everything reachable from the run's last configuration, or
-        not judged when some run ahead was cut off before its end."""
+        not judged when the guard stopped that exploration before every run's end."""
         if self.last is None or self.last.after is None or self.endless:
             return
         graph, cut = explore_ahead(self.last.after, self.watch, self.rules, self.guard)

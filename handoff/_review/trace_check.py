@@ -40,9 +40,9 @@ class PropertyVerdict:
     """One property's verdict on one replayed run; `str()` is the sentence to show.
 
     `holds` says whether it held; a broken one also has `line`, `call` and `message`, one
-    that could not be judged (L1 and L2, when the look-ahead from the run's end was cut off)
-    has `unjudged`, why, and does not hold either (docs/traces.md, "Judging a trace from
-    Python").
+    that could not be judged (L1 and L2, when the look-ahead from the run's end was stopped
+    by its guard) has `unjudged`, why, and does not hold either (docs/traces.md, "Judging a
+    trace from Python").
     """
 
     key: str
@@ -104,7 +104,8 @@ class TraceCheck:
     @property
     def unjudged(self) -> tuple[PropertyVerdict, ...]:
         """The verdicts of the properties that could not be judged (the look-ahead from the
-        run's end was cut off): the check is then not `ok`, and nothing is violated by it."""
+        run's end was stopped by its guard): the check is then not `ok`, and nothing is
+        violated by it."""
         return tuple(verdict for verdict in self.verdicts if verdict.unjudged is not None)
 
     def verdict(self, key: str) -> PropertyVerdict:

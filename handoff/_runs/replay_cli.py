@@ -4,14 +4,15 @@ A trace whose header carries a snapshot replays from the coordinator that snapsh
 and is judged by its expectations alone (the properties judge a run from its start).
 
 Every file gets its own verdict, whatever happened to the others.  On stdout: `OK`,
-`DIVERGED` (an answer differs from the trace's expectation), `VIOLATED` (a monitor judged
-a call as breaking its property), `NOT JUDGED` (a monitor could not judge a property: the
-look-ahead of L1 and L2 was cut off) and `CUT SHORT` when that is all, or `RECORDED` with
-`--record`.  A file that cannot be read or written is one `handoff replay: error: …` line on
-stderr.  The exit status is the worst verdict: 0 all OK, 5 a property not judged (the
-review's status for a review cut short), 1 a divergence or a violation, 2 a file that could
-not be read or written (and 4, as for every command, when the replay ran out of memory).  A
-trace's calls are read as they are replayed, so memory does not grow with the trace.
+`DIVERGED` (an answer differs from the trace's expectation), `VIOLATED` (a monitor judged a
+call as breaking its property), `NOT JUDGED` (a monitor could not judge a property: the
+look-ahead of L1 and L2 was stopped by its guard) and `CUT SHORT` when that is all, or
+`RECORDED` with `--record`.  A file that cannot be read or written is one `handoff replay:
+error: …` line on stderr.  The exit status is the worst verdict: 0 all OK, 5 a property not
+judged (the review's status for a review cut short), 1 a divergence or a violation, 2 a file
+that could not be read or written (and 4, as for every command, when the replay ran out of
+memory).  A trace's calls are read as they are replayed, so memory does not grow with the
+trace.
 
 The monitors are given by the caller: the command line passes the review's safety monitors,
 so a trace is judged by the properties as well as by its own expectations, and the review's
