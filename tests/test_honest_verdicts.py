@@ -20,10 +20,11 @@ from charts.broken import ReleaseWithActivation
 from support import run_handoff, users_environment
 
 from handoff import HandoffOrder, check_trace
+from handoff.__main__ import main
 from handoff._compile.table import compiled
 from handoff._review.environment import Rules
 from handoff._review.explore import _Explorer, review_chart, review_order
-from handoff._review.judge import RunJudge, judge
+from handoff._review.judge import RunJudge, judge, review_alone
 from handoff._review.meter import QUIET_SECONDS, Meter
 from handoff._review.report import CUT_SHORT, exit_status, json_report, markdown, text
 from handoff._review.system import SystemWorld
@@ -391,10 +392,11 @@ def test_a_simulation_of_a_chart_unsafe_alone_fails_whatever_its_runs_show() -> 
     assert lines[-1] == "FAILED"
 
 
-def test_a_simulation_of_the_shipped_charts_says_each_is_safe_alone(tmp_path: Path) -> None:
-    ran = run_handoff("simulate", "--handoffs", "50", cwd=tmp_path, timeout=120)
-    assert ran.returncode == 0, ran.stderr
-    lines = ran.stdout.splitlines()
+def test_a_simulation_of_the_shipped_charts_says_each_is_safe_alone(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["simulate", "--handoffs", "50"]) == 0
+    lines = capsys.readouterr().out.splitlines()
     assert lines[2:4] == [
         "  chart alone   SourceFirst, every run reviewed (119 configurations): every safety "
         "property holds",
@@ -402,6 +404,25 @@ def test_a_simulation_of_the_shipped_charts_says_each_is_safe_alone(tmp_path: Pa
         "safety property holds",
     ]
     assert lines[-1] == "OK: every handoff completed, no owner leaked"
+
+
+def test_the_review_alone_a_simulation_runs_says_what_it_found_or_that_it_was_cut() -> None:
+    order = HandoffOrder.SOURCE_FIRST
+    assert review_alone(None, order) == (
+        False,
+        "SourceFirst, every run reviewed (119 configurations): every safety property holds",
+    )
+    unsafe, words = review_alone(ReleaseWithActivation, order)
+    assert unsafe
+    assert words.endswith(": UNSAFE: S2 (release only after the activation applied)")
+    # A review its guard stopped fails nothing it did not find broken, and says so.
+    cut, words = review_alone(None, order, guard=5)
+    assert not cut
+    assert words == (
+        "SourceFirst, reviewed alone (5 configurations): CUT SHORT: the exploration "
+        "stopped at its guard of 5 configurations, no safety property failed in what was "
+        "explored"
+    )
 
 
 # -- a replay's look-ahead cut short ---------------------------------------------------------
@@ -483,3 +504,4 @@ def test_check_trace_says_which_properties_it_could_not_judge(
     )
     assert check.verdict("S1").holds
     assert repr(check).endswith("3 calls, violated: none, not judged: L1, L2>")
+    assert repr(check.verdict("L2")).startswith("<PropertyVerdict L2 not judged: from the run's")

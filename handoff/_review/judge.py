@@ -18,7 +18,7 @@ from collections.abc import Collection, Iterator
 from typing import TYPE_CHECKING
 
 from handoff._review.environment import Rules
-from handoff._review.explore import explore_ahead, review_chart, review_order
+from handoff._review.explore import Review, explore_ahead, review_chart, review_order
 from handoff._review.graph import cancellation, progress
 from handoff._review.monitors import judge_edge
 from handoff._review.verdict import Verdict
@@ -138,12 +138,20 @@ def judge_system_run(trace: Trace, allowed: Collection[str] = ()) -> tuple[Viola
     return replayed.findings
 
 
-def review_alone(chart: type[HandoffChart] | None, order: HandoffOrder) -> tuple[bool, str]:
+def review_alone(
+    chart: type[HandoffChart] | None, order: HandoffOrder, guard: int | None = None
+) -> tuple[bool, str]:
     """The review of `chart` alone (None: `order`'s shipped chart), every run of it explored,
     for `handoff simulate`, which samples runs and judges only what its workers show: whether
     a safety property of the chart's own fails, and the verdict in words (`SourceFirst, every
-    run reviewed (119 configurations): every safety property holds`)."""
-    review = review_order(order) if chart is None else review_chart(chart)
+    run reviewed (119 configurations): every safety property holds`).  `guard`: the most
+    configurations explored (None: the review's)."""
+    if chart is None:
+        return _said_alone(review_order(order, guard=guard))
+    return _said_alone(review_chart(chart, guard=guard))
+
+
+def _said_alone(review: Review) -> tuple[bool, str]:
     failing = [v.prop for v in review.failures() if v.prop.family is Family.SAFETY]
     if failing:
         words = "UNSAFE: " + ", ".join(f"{p.key.value} ({p.title})" for p in failing)
@@ -151,5 +159,7 @@ def review_alone(chart: type[HandoffChart] | None, order: HandoffOrder) -> tuple
         words = f"CUT SHORT: {review.cut_short}, no safety property failed in what was explored"
     else:
         words = "every safety property holds"
-    every = f"every run reviewed ({review.configurations:,} configurations)"
-    return bool(failing), f"{review.name}, {every}: {words}"
+    # A review its guard stopped did not see every run: it says only what it explored.
+    every = "reviewed alone" if review.cut_short else "every run reviewed"
+    seen = f"({review.configurations:,} configurations)"
+    return bool(failing), f"{review.name}, {every} {seen}: {words}"

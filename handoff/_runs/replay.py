@@ -95,9 +95,6 @@ class Unjudged:
     why: str
     """Why it was not judged, in words."""
 
-    def __str__(self) -> str:
-        return f"{self.key.value} ({self.title}) not judged: {self.why}"
-
 
 @attrs.frozen
 class Divergence:

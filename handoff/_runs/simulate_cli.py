@@ -127,13 +127,13 @@ def _simulate(
         record_calls=args.record_failures is not None,
         system=system_of(args, Options.NONE),
     )
-    reviewed = () if alone is None else tuple(alone(chart, order) for order in config.orders)
-    progress = _progress_bar(config.handoffs) if sys.stderr.isatty() else None
     name = None if chart is None else compiled(chart).name
     failed = None
     if args.record_failures is not None:
         _files.make_directory(args.record_failures)  # before the run: refused, it costs nothing
         failed = _recorder(args.record_failures, name)
+    reviewed = () if alone is None else tuple(alone(chart, order) for order in config.orders)
+    progress = _progress_bar(config.handoffs) if sys.stderr.isatty() else None
     started = time.perf_counter()
     try:
         if chart is None:
