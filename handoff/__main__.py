@@ -82,11 +82,16 @@ def parsers(
 def _runner(name: str, module: ModuleType) -> Callable[[argparse.Namespace], int]:
     """`module.run`, handed what it cannot import itself: the runs wing cannot see the
     review, nor the review the diagrams, so the command line, above every wing, gives replay
-    the review's judge and the review the explain writer."""
+    the review's judge, the simulation its review of a chart alone, and the review the
+    explain writer."""
     if name == "replay":
         from handoff._review.judge import judge, judge_system_run
 
         return lambda args: module.run(args, monitors=(judge,), systems=judge_system_run)
+    if name == "simulate":
+        from handoff._review.judge import review_alone
+
+        return lambda args: module.run(args, alone=review_alone)
     if name == "review":
 
         def explain(reviews: Sequence[Review], directory: Path) -> list[str]:

@@ -92,7 +92,9 @@ BAD = [
     bad("demo --reopen=yes", 2, "--reopen: ignored explicit argument 'yes'"),
     # simulate: counts
     *each(COUNTS, ("abc", "1.5", HUGE, "1e999999999"), "{option}: expected a whole number"),
-    bad("simulate --handoffs -1", 2, "--handoffs: must be at least 0, got -1"),
+    bad("simulate --handoffs -1", 2, "--handoffs: must be at least 1, got -1"),
+    # Nothing simulated is nothing to say OK of.
+    bad("simulate --handoffs 0", 2, "--handoffs: must be at least 1, got 0"),
     bad("simulate --handoffs 1e13", 2, "--handoffs: must be at most 1,000,000,000"),
     bad("simulate --concurrency 0", 2, "--concurrency: must be at least 1, got 0"),
     bad("simulate --concurrency -5", 2, "--concurrency: must be at least 1"),

@@ -446,22 +446,36 @@ def test_without_the_extra_the_start_up_table_is_still_checked_or_written(
 # -- the verdict table of docs/integrating.md ------------------------------------------------
 
 
-def _verdicts() -> dict[tuple[str, str, str, str], tuple[str, str, str, str, str]]:
-    """The committed table: (workers, delivery, handoffs, fault) -> (on reply, on send, the
-    offline runtime, the live runtime, the offline runtime draining transfers)."""
-    text = (ROOT / "docs" / "integrating.md").read_text(encoding="utf-8")
-    begin, end = (
-        "<!-- BEGIN GENERATED: system-verdicts -->",
-        "<!-- END GENERATED: system-verdicts -->",
-    )
+def _section(text: str, name: str) -> list[list[str]]:
+    """The rows of the generated table `name` in `text`, each a list of its cells."""
+    begin, end = f"<!-- BEGIN GENERATED: {name} -->", f"<!-- END GENERATED: {name} -->"
     rows = text.split(begin)[1].split(end)[0].strip().splitlines()[2:]
+    return [[cell.strip() for cell in row.strip("|").split("|")] for row in rows]
+
+
+def _verdicts() -> dict[tuple[str, str, str, str], tuple[str, str, str, str, str]]:
+    """The committed tables, one row per world in both, read as one: (workers, delivery,
+    handoffs, fault) -> (on reply, on send, the offline runtime, the live runtime, the
+    offline runtime draining transfers)."""
+    text = (ROOT / "docs" / "integrating.md").read_text(encoding="utf-8")
+    by_policy = _section(text, "system-verdicts")
+    by_runtime = _section(text, "system-verdicts-by-runtime")
+    assert [row[:4] for row in by_policy] == [row[:4] for row in by_runtime]
     found = {}
-    for row in rows:
-        workers, delivery, handoffs, fault, reply, send, offline, live, drained = (
-            cell.strip() for cell in row.strip("|").split("|")
-        )
+    for (*world, reply, send), (*_, offline, live, drained) in zip(
+        by_policy, by_runtime, strict=True
+    ):
+        workers, delivery, handoffs, fault = world
         found[workers, delivery, handoffs, fault] = (reply, send, offline, live, drained)
     return found
+
+
+def test_each_verdict_table_fits_a_docs_page() -> None:
+    # One table of nine columns scrolled sideways on the docs site; each of the two has the
+    # four columns naming the row and no more than three verdicts.
+    text = (ROOT / "docs" / "integrating.md").read_text(encoding="utf-8")
+    for name, width in (("system-verdicts", 6), ("system-verdicts-by-runtime", 7)):
+        assert {len(row) for row in _section(text, name)} == {width}, name
 
 
 def test_what_integrating_md_says_is_what_its_table_shows() -> None:

@@ -3,6 +3,7 @@ the fault budget counted per handoff, and the chart's own properties in a review
 
 from __future__ import annotations
 
+import argparse
 import io
 import json
 import os
@@ -13,17 +14,23 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import attrs
+import pytest
 from charts.broken import ReleaseWithActivation
 from support import run_handoff, users_environment
 
-from handoff import HandoffOrder
+from handoff import HandoffOrder, check_trace
+from handoff.__main__ import main
 from handoff._compile.table import compiled
 from handoff._review.environment import Rules
 from handoff._review.explore import _Explorer, review_chart, review_order
+from handoff._review.judge import RunJudge, judge, review_alone
 from handoff._review.meter import QUIET_SECONDS, Meter
 from handoff._review.report import CUT_SHORT, exit_status, json_report, markdown, text
 from handoff._review.system import SystemWorld
+from handoff._runs.replay import replay
 from handoff._runs.simulated_workers import SimulatedWorkers
+from handoff._runs.trace import Trace, read_trace, write_trace
 from handoff._system.config import Acknowledge, System
 from handoff._system.faults import Fault
 from handoff._system.workers import TOMBSTONE, Tombstone
@@ -364,3 +371,137 @@ def test_the_command_reviews_the_named_chart_alone_too(tmp_path: Path) -> None:
     replayed = run_handoff("replay", *chart, str(trace), cwd=TESTS, timeout=120)
     assert replayed.returncode == 1
     assert "S2 (release only after the activation applied)" in replayed.stdout
+
+
+def test_a_simulation_of_a_chart_unsafe_alone_fails_whatever_its_runs_show() -> None:
+    chart = ("--chart", "charts.broken:ReleaseWithActivation")
+    world = ("--workers", "tombstone", "--acknowledge", "on-send", "--drain-transfers")
+    argv = ("simulate", *chart, *world, "--handoffs", "200", "--seed", "1")
+    ran = run_handoff(*argv, cwd=TESTS, timeout=120)
+    assert ran.returncode == 1, ran.stderr
+    lines = ran.stdout.splitlines()
+    assert lines[2] == (
+        "  chart alone   ReleaseWithActivation, every run reviewed (254 configurations): "
+        "UNSAFE: S2 (release only after the activation applied)"
+    )
+    # Its sampled runs complete and leak nothing with these workers: only the chart alone
+    # shows that the source may let go of the KV before the destination holds it.
+    assert "  broken        none" in lines
+    assert "  incomplete    0" in lines
+    assert "  leaks         0" in lines
+    assert lines[-1] == "FAILED"
+
+
+def test_a_simulation_of_the_shipped_charts_says_each_is_safe_alone(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["simulate", "--handoffs", "50"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[2:4] == [
+        "  chart alone   SourceFirst, every run reviewed (119 configurations): every safety "
+        "property holds",
+        "  chart alone   DestinationFirst, every run reviewed (146 configurations): every "
+        "safety property holds",
+    ]
+    assert lines[-1] == "OK: every handoff completed, no owner leaked"
+
+
+def test_the_review_alone_a_simulation_runs_says_what_it_found_or_that_it_was_cut() -> None:
+    order = HandoffOrder.SOURCE_FIRST
+    assert review_alone(None, order) == (
+        False,
+        "SourceFirst, every run reviewed (119 configurations): every safety property holds",
+    )
+    unsafe, words = review_alone(ReleaseWithActivation, order)
+    assert unsafe
+    assert words.endswith(": UNSAFE: S2 (release only after the activation applied)")
+    # A review its guard stopped fails nothing it did not find broken, and says so.
+    cut, words = review_alone(None, order, guard=5)
+    assert not cut
+    assert words == (
+        "SourceFirst, reviewed alone (5 configurations): CUT SHORT: the exploration "
+        "stopped at its guard of 5 configurations, no safety property failed in what was "
+        "explored"
+    )
+
+
+# -- a replay's look-ahead cut short ---------------------------------------------------------
+
+
+def _run_begun(tmp_path: Path) -> Path:
+    """The shipped example's first three calls: most of the handoff lies ahead of its end."""
+    example = read_trace(TESTS / "traces" / "source_first_success.jsonl")
+    path = tmp_path / "begun.jsonl"
+    write_trace(attrs.evolve(example, entries=example.entries[:3]), path)
+    return path
+
+
+def _small_guard(trace: Trace) -> RunJudge:
+    return judge(trace, guard=5)
+
+
+def test_a_replay_whose_look_ahead_is_cut_judges_neither_l1_nor_l2() -> None:
+    example = read_trace(TESTS / "traces" / "source_first_success.jsonl")
+    begun = attrs.evolve(example, entries=example.entries[:3])
+    assert replay(begun, (judge,)).ok  # explored to every run's end: L1 and L2 hold
+    cut = replay(begun, (_small_guard,))
+    assert cut.violations == ()
+    assert [(one.key.value, one.title) for one in cut.unjudged] == [
+        ("L1", "a cooperative environment completes"),
+        ("L2", "a terminal fact leads to CANCELED"),
+    ]
+    assert cut.unjudged[0].why == (
+        "from the run's last configuration, the exploration stopped at its guard of 5 "
+        "configurations, so not every run was explored to its end"
+    )
+    assert not cut.ok
+
+
+def test_the_replay_command_says_cut_short_and_exits_with_the_reviews_status(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from handoff._runs import replay_cli
+
+    begun = _run_begun(tmp_path)
+    args = argparse.Namespace(traces=[begun], record=False)
+    assert replay_cli.run(args, [_small_guard]) == CUT_SHORT
+    assert capsys.readouterr().out.splitlines() == [
+        f"CUT SHORT {begun} (3 calls); every property judged holds, L1, L2 not judged",
+        f"NOT JUDGED {begun}: L1 (a cooperative environment completes)",
+        "  from the run's last configuration, the exploration stopped at its guard of 5 "
+        "configurations, so not every run was explored to its end",
+        f"NOT JUDGED {begun}: L2 (a terminal fact leads to CANCELED)",
+        "  from the run's last configuration, the exploration stopped at its guard of 5 "
+        "configurations, so not every run was explored to its end",
+    ]
+    # A property not judged is not one broken: a divergence elsewhere is the worse verdict.
+    lines = (TESTS / "traces" / "source_first_success.jsonl").read_text().splitlines()
+    diverging = tmp_path / "diverging.jsonl"
+    diverging.write_text("\n".join([lines[0], '{"call":"start","expect":[]}', *lines[2:]]) + "\n")
+    args = argparse.Namespace(traces=[diverging, begun], record=False)
+    assert replay_cli.run(args, [judge]) == 1
+    assert replay_cli.run(args, [_small_guard]) == 1
+    args = argparse.Namespace(traces=[begun], record=False)
+    assert replay_cli.run(args, [judge]) == 0
+    assert "OK " in capsys.readouterr().out
+
+
+def test_check_trace_says_which_properties_it_could_not_judge(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from handoff._review import trace_check
+
+    begun = _run_begun(tmp_path)
+    assert check_trace(begun).ok
+    monkeypatch.setattr(trace_check, "judge", _small_guard)
+    check = check_trace(begun)
+    assert not check.ok
+    assert check.violated == ()
+    assert [verdict.key for verdict in check.unjudged] == ["L1", "L2"]
+    assert str(check.verdict("L1")).startswith(
+        "L1 (a cooperative environment completes) not judged: from the run's last "
+        "configuration, the exploration stopped at its guard of 5 configurations"
+    )
+    assert check.verdict("S1").holds
+    assert repr(check).endswith("3 calls, violated: none, not judged: L1, L2>")
+    assert repr(check.verdict("L2")).startswith("<PropertyVerdict L2 not judged: from the run's")

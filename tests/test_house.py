@@ -293,3 +293,17 @@ def test_a_review_of_the_chart_alone_loads_nothing_of_the_system_world() -> None
     }
     assert "handoff._review.explore" in loaded
     assert world & set(loaded) == set()
+
+
+def test_a_coverage_shortfall_fails_the_run_as_its_fail_line_says() -> None:
+    # pytest-cov prints "FAIL Required test coverage of 95% not reached" for any total under
+    # `fail_under`, but fails the run only when the total rounded to `precision` places is
+    # under it: with coverage's default of 0 places, 94.6% printed FAIL and exited 0.
+    import tomllib
+
+    from coverage.results import should_fail_under
+
+    pyproject = (PACKAGE.parent / "pyproject.toml").read_text(encoding="utf-8")
+    report = tomllib.loads(pyproject)["tool"]["coverage"]["report"]
+    for total in (94.5, 94.6, 94.99):
+        assert should_fail_under(total, report["fail_under"], report.get("precision", 0)), total

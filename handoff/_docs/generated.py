@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 from handoff._compile.table import GENERATED_TABLES, generated_source
 from handoff._docs.diagram import file_stem, header, state_graph
 from handoff._docs.dot import dot_source, svg
-from handoff._docs.integration import runtime_table, verdict_table
+from handoff._docs.integration import runtime_table, verdict_tables
 from handoff._docs.mermaid import mermaid_sequence, mermaid_state_diagram
 from handoff._docs.sections import (
     chart_words,
@@ -132,7 +132,8 @@ def doc_sections(diagrams: Mapping[str, str]) -> dict[str, dict[str, str]]:
     return {
         "errors.md": error_catalogue(),
         "integrating.md": {
-            "system-verdicts": _system_verdicts(),
+            "system-verdicts": _system_verdicts()[0],
+            "system-verdicts-by-runtime": _system_verdicts()[1],
             "runtime-verdicts": _runtime_verdicts(),
         },
         "lifecycle.md": pictures | lifecycle_tables(),
@@ -151,8 +152,8 @@ def _model_review() -> str:
 
 
 @functools.cache
-def _system_verdicts() -> str:
-    return verdict_table()
+def _system_verdicts() -> tuple[str, str]:
+    return verdict_tables()
 
 
 @functools.cache

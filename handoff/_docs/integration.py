@@ -1,4 +1,4 @@
-"""The verdict table of docs/integrating.md: what the system review finds for each worker
+"""The verdict tables of docs/integrating.md: what the system review finds for each worker
 contract, delivery order, injected fault, number of handoffs, acknowledgement policy and
 runtime profile (the row's contract over the profile's own workers).
 
@@ -52,7 +52,7 @@ __all__ = [
     "World",
     "runtime_table",
     "runtime_worlds",
-    "verdict_table",
+    "verdict_tables",
     "verdict_words",
     "worlds",
 ]
@@ -112,9 +112,10 @@ OFFLINE_DRAINED = attrs.evolve(OFFLINE, drains_transfers=True)
 """The default runtime with the remedy for the cleanup's transfer race (`--drain-transfers`):
 the last column, so that the table shows what each contract gives once W9's race is gone."""
 
+_POLICIES = (Acknowledge.ON_REPLY, Acknowledge.ON_SEND)
+
 _COLUMNS: tuple[Column, ...] = (
-    Acknowledge.ON_REPLY,
-    Acknowledge.ON_SEND,
+    *_POLICIES,
     OFFLINE,
     LIVE,
     OFFLINE_DRAINED,
@@ -161,25 +162,35 @@ def _keys(keys: list[AnyKey]) -> str:
     return ", ".join(key.value for key in keys)
 
 
-def verdict_table() -> str:
-    """The Markdown table, one row per world, a verdict column per acknowledgement policy and
-    per runtime profile."""
+def verdict_tables() -> tuple[str, str]:
+    """The two Markdown tables, one row per world in both: a verdict column per
+    acknowledgement policy, then one per runtime profile.  Two tables of the same rows, not
+    one, so that each fits the width of a docs page; each world is reviewed once per column
+    all the same."""
+    rows = [(world, _cells(world)) for world in worlds()]
+    split = len(_POLICIES)
+    by_policy = _table(("`on-reply`", "`on-send`"), [(w, c[:split]) for w, c in rows])
+    by_runtime = _table(
+        ("`offline`", "`live`", "`offline` drained"), [(w, c[split:]) for w, c in rows]
+    )
+    return by_policy, by_runtime
+
+
+def _cells(world: World) -> list[str]:
+    return [verdict_words(review_world(world, column)) for column in _COLUMNS]
+
+
+def _table(heads: tuple[str, ...], rows: list[tuple[World, list[str]]]) -> str:
     lines = [
-        "| `--workers` | delivery | handoffs | `--faults` | `on-reply` | `on-send` "
-        "| `offline` | `live` | `offline` drained |",
-        "|---|---|---:|---|---|---|---|---|---|",
+        f"| `--workers` | delivery | handoffs | `--faults` | {' | '.join(heads)} |",
+        "|---|---|---:|---|" + "---|" * len(heads),
     ]
-    for world in worlds():
-        contract, fifo, handoffs, fault = world
-        cells = [verdict_words(review_world(world, column)) for column in _COLUMNS]
+    for (contract, fifo, handoffs, fault), cells in rows:
         lines.append(
             f"| {contract} | {'FIFO per worker' if fifo else 'any order'} | {handoffs} "
             f"| {'none' if fault is None else fault.value} | {' | '.join(cells)} |"
         )
     return "\n".join(lines)
-
-
-_POLICIES = (Acknowledge.ON_REPLY, Acknowledge.ON_SEND)
 
 
 # -- the runtime's duties: a runtime that does less (or more) than the contract asks

@@ -46,6 +46,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Progress",
     "Review",
+    "explore_ahead",
     "explore_from",
     "review",
     "review_chart",
@@ -274,12 +275,22 @@ def _alone(
 def explore_from(coordinator: HandoffCoordinatorCore, watch: Watch, rules: Rules) -> Graph:
     """Every configuration reachable from `coordinator` (a copy is explored), which the
     environment saw as `watch`: for judging L1 and L2 from the end of a recorded run."""
+    return explore_ahead(coordinator, watch, rules)[0]
+
+
+def explore_ahead(
+    coordinator: HandoffCoordinatorCore, watch: Watch, rules: Rules, guard: int | None = None
+) -> tuple[Graph, str]:
+    """`explore_from`, with the guard on configurations given (None: the world's), and why
+    the guard stopped it before every run's end ("": it did not), as a review says it.  A
+    run cut off because it never ends (Bound) is no reason: what L1 and L2 find there is
+    true of the chart."""
     root = (coordinator.fork(), watch)
     world = ChartWorld(probe.table(coordinator), environment(rules.handoff_id), rules, root=root)
-    explorer = _Explorer(world)
+    explorer = _Explorer(world, guard)
     with _uncollected():
         explorer.explore()
-    return world.graph(explorer.explored())
+    return world.graph(explorer.explored()), explorer._unexplored() if explorer.guarded else ""
 
 
 _new: Any = tuple.__new__

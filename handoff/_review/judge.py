@@ -6,27 +6,41 @@ the safety monitors (S1-S5, S7, C1, R1, R2, P1, Q1), S6 from the coordinator's c
 before and after a call the SPEC refuses or drops, C2 from the lifecycle at each completion,
 Errors from any exception but `HandoffError`, and Bound from the actions issued and the
 growth without progress.  After the last call, L1 and L2 from an exploration of everything
-reachable from the run's last configuration.  Coverage and Table judge a whole chart, never
-one run: they are the review's alone.
+reachable from the run's last configuration; when that exploration is stopped by its guard
+on configurations, neither is judged, as a review cut short judges neither, and the run
+says so instead of failing them.  Coverage and Table judge a
+whole chart, never one run: they are the review's alone.
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection, Iterator
+from typing import TYPE_CHECKING
 
 from handoff._review.environment import Rules
-from handoff._review.explore import explore_from
+from handoff._review.explore import Review, explore_ahead, review_chart, review_order
 from handoff._review.graph import cancellation, progress
 from handoff._review.monitors import judge_edge
 from handoff._review.verdict import Verdict
 from handoff._review.watch import Watch
-from handoff._runs.replay import CallResult, Violation
+from handoff._runs.replay import CallResult, Unjudged, Violation
 from handoff._runs.trace import Trace
 from handoff._system.call import Call
-from handoff._system.properties import PROPERTIES, AnyKey, Finding, Judged, Key, prop
+from handoff._system.properties import PROPERTIES, AnyKey, Family, Finding, Judged, Key, prop
 from handoff._values.errors import HandoffError
+from handoff._values.values import HandoffOrder
 
-__all__ = ["NOT_ALONG_A_RUN", "RunJudge", "judge", "judge_system_run", "property_words"]
+if TYPE_CHECKING:
+    from handoff._chart.base import HandoffChart
+
+__all__ = [
+    "NOT_ALONG_A_RUN",
+    "RunJudge",
+    "judge",
+    "judge_system_run",
+    "property_words",
+    "review_alone",
+]
 
 NOT_ALONG_A_RUN = tuple(entry.key for entry in PROPERTIES if entry.judged is Judged.CHART)
 """Properties of a whole chart, which no single run can show."""
@@ -35,8 +49,10 @@ NOT_ALONG_A_RUN = tuple(entry.key for entry in PROPERTIES if entry.judged is Jud
 class RunJudge:
     """Every property one run can show, judged call by call and then at the run's end."""
 
-    def __init__(self, rules: Rules) -> None:
+    def __init__(self, rules: Rules, guard: int | None = None) -> None:
         self.rules = rules
+        self.guard = guard
+        """The most configurations the look-ahead explores (None: the review's guard)."""
         self.watch = Watch()
         self.stalls = 0
         self.unusable = False
@@ -68,19 +84,28 @@ class RunJudge:
             self.endless = True
             yield _finding(Key.BOUND, verdict.overrun)
 
-    def end(self) -> Iterator[Finding]:
-        """L1 and L2, judged over everything reachable from the run's last configuration."""
+    def end(self) -> Iterator[Finding | Unjudged]:
+        """L1 and L2, judged over everything reachable from the run's last configuration, or
+        not judged when the guard stopped that exploration before every run's end."""
         if self.last is None or self.last.after is None or self.endless:
             return
-        graph = explore_from(self.last.after, self.watch, self.rules)
+        graph, cut = explore_ahead(self.last.after, self.watch, self.rules, self.guard)
+        if cut:
+            ahead = f"from the run's last configuration, {cut}"
+            unjudged = (Key.CANCELLATION,) if self.unusable else (Key.PROGRESS, Key.CANCELLATION)
+            for key in unjudged:
+                yield Unjudged(key, prop(key).title, ahead)
+            return
         if not self.unusable:
             yield from _ahead(progress(prop(Key.PROGRESS), graph))
         yield from _ahead(cancellation(prop(Key.CANCELLATION), graph))
 
 
-def judge(trace: Trace) -> RunJudge:
-    """A fresh judge of one run of `trace`: what `handoff replay` hands every replay."""
-    return RunJudge(Rules(trace.order, trace.handoff_id, trace.fallback_transfer_delay_ms))
+def judge(trace: Trace, guard: int | None = None) -> RunJudge:
+    """A fresh judge of one run of `trace`: what `handoff replay` hands every replay (`guard`:
+    the most configurations its look-ahead explores; None: the review's)."""
+    rules = Rules(trace.order, trace.handoff_id, trace.fallback_transfer_delay_ms)
+    return RunJudge(rules, guard)
 
 
 def property_words(key: Key) -> str:
@@ -111,3 +136,30 @@ def judge_system_run(trace: Trace, allowed: Collection[str] = ()) -> tuple[Viola
 
     replayed = replay_system_run(trace, allowed)
     return replayed.findings
+
+
+def review_alone(
+    chart: type[HandoffChart] | None, order: HandoffOrder, guard: int | None = None
+) -> tuple[bool, str]:
+    """The review of `chart` alone (None: `order`'s shipped chart), every run of it explored,
+    for `handoff simulate`, which samples runs and judges only what its workers show: whether
+    a safety property of the chart's own fails, and the verdict in words (`SourceFirst, every
+    run reviewed (119 configurations): every safety property holds`).  `guard`: the most
+    configurations explored (None: the review's)."""
+    if chart is None:
+        return _said_alone(review_order(order, guard=guard))
+    return _said_alone(review_chart(chart, guard=guard))
+
+
+def _said_alone(review: Review) -> tuple[bool, str]:
+    failing = [v.prop for v in review.failures() if v.prop.family is Family.SAFETY]
+    if failing:
+        words = "UNSAFE: " + ", ".join(f"{p.key.value} ({p.title})" for p in failing)
+    elif review.cut_short:
+        words = f"CUT SHORT: {review.cut_short}, no safety property failed in what was explored"
+    else:
+        words = "every safety property holds"
+    # A review its guard stopped did not see every run: it says only what it explored.
+    every = "reviewed alone" if review.cut_short else "every run reviewed"
+    seen = f"({review.configurations:,} configurations)"
+    return bool(failing), f"{review.name}, {every} {seen}: {words}"

@@ -39,8 +39,10 @@ _ALONG_A_RUN = {
 class PropertyVerdict:
     """One property's verdict on one replayed run; `str()` is the sentence to show.
 
-    `holds` says whether it held; a broken one also has `line`, `call` and `message`
-    (docs/traces.md, "Judging a trace from Python").
+    `holds` says whether it held; a broken one also has `line`, `call` and `message`, one
+    that could not be judged (L1 and L2, when the look-ahead from the run's end was stopped
+    by its guard) has `unjudged`, why, and does not hold either (docs/traces.md, "Judging a
+    trace from Python").
     """
 
     key: str
@@ -53,16 +55,22 @@ class PropertyVerdict:
     """That call, in words."""
     message: str | None = None
     """What broke it."""
+    unjudged: str | None = None
+    """Why it was not judged (None: it was)."""
 
     def __str__(self) -> str:
         name = f"{self.key} ({self.title})"
         if self.holds:
             return f"{name} holds"
+        if self.unjudged is not None:
+            return f"{name} not judged: {self.unjudged}"
         return f"{name} violated at line {self.line}, {self.call}: {self.message}"
 
     def __repr__(self) -> str:
         if self.holds:
             return f"<PropertyVerdict {self.key} holds>"
+        if self.unjudged is not None:
+            return f"<PropertyVerdict {self.key} not judged: {self.unjudged}>"
         return f"<PropertyVerdict {self.key} violated at line {self.line}: {self.message}>"
 
 
@@ -70,7 +78,8 @@ class PropertyVerdict:
 class TraceCheck:
     """What replaying one trace showed: a verdict per property, and any divergence.
 
-    `ok` is true when every property held; `verdict(key="S1")` gives one `PropertyVerdict`;
+    `ok` is true when every property held; `violated` and `unjudged` list those broken and
+    those not judged; `verdict(key="S1")` gives one `PropertyVerdict`;
     `divergence` names the first call answered otherwise than the trace expects, or is None.
     """
 
@@ -90,7 +99,14 @@ class TraceCheck:
     @property
     def violated(self) -> tuple[PropertyVerdict, ...]:
         """The verdicts of the properties the run breaks."""
-        return tuple(verdict for verdict in self.verdicts if not verdict.holds)
+        return tuple(v for v in self.verdicts if not v.holds and v.unjudged is None)
+
+    @property
+    def unjudged(self) -> tuple[PropertyVerdict, ...]:
+        """The verdicts of the properties that could not be judged (the look-ahead from the
+        run's end was stopped by its guard): the check is then not `ok`, and nothing is
+        violated by it."""
+        return tuple(verdict for verdict in self.verdicts if verdict.unjudged is not None)
 
     def verdict(self, key: str) -> PropertyVerdict:
         """The verdict of property `key` ("S1", "Bound", …); KeyError for any other name."""
@@ -105,9 +121,11 @@ class TraceCheck:
     def __repr__(self) -> str:
         broken = ", ".join(verdict.key for verdict in self.violated) or "none"
         diverged = "" if self.divergence is None else ", diverged"
+        unjudged = ", ".join(verdict.key for verdict in self.unjudged)
+        cut = f", not judged: {unjudged}" if unjudged else ""
         return (
             f"<TraceCheck {self.trace.name} on {self.chart}: {self.calls} calls, "
-            f"violated: {broken}{diverged}>"
+            f"violated: {broken}{cut}{diverged}>"
         )
 
 
@@ -160,13 +178,15 @@ def check_trace(
         return _check_system_run(path, attrs.evolve(recorded, rules=rules), table, allowed)
     result = replay(attrs.evolve(recorded, rules=rules), (judge,))
     found = {violation.finding.key.value: violation for violation in result.violations}
+    unjudged = {one.key.value: one.why for one in result.unjudged}
     divergence = result.divergence
     return TraceCheck(
         trace=path,
         chart=(table or compiled(recorded.order)).name,
         calls=result.calls,
         verdicts=tuple(
-            _verdict(prop.key.value, prop.title, found) for prop in _ALONG_A_RUN[WorldKind.CHART]
+            _verdict(prop.key.value, prop.title, found, unjudged)
+            for prop in _ALONG_A_RUN[WorldKind.CHART]
         ),
         divergence=None
         if divergence is None
@@ -213,8 +233,12 @@ def _check_system_run(
     )
 
 
-def _verdict(key: str, title: str, found: dict[str, Violation]) -> PropertyVerdict:
+def _verdict(
+    key: str, title: str, found: dict[str, Violation], unjudged: dict[str, str]
+) -> PropertyVerdict:
     violation = found.get(key)
+    if key in unjudged:
+        return PropertyVerdict(key, title, False, unjudged=unjudged[key])
     if violation is None:
         return PropertyVerdict(key, title, True)
     return PropertyVerdict(

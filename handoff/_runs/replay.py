@@ -4,8 +4,9 @@
 the first difference is the run's `Divergence`.  Monitors judge the run as it goes: a monitor
 factory is given the trace and returns a fresh `Monitor`, which sees every call with its
 `CallResult` (the coordinator's configuration before it, a copy of the coordinator after it) and
-may report `Finding`s, then judges the run once more at its end.  Each property's first
-finding is a `Violation`.  `record` fills in a trace's expectations from a replay.
+may report `Finding`s, then judges the run once more at its end, where it may also say that
+it could not judge a property (`Unjudged`: what it looked at was cut short).  Each property's
+first finding is a `Violation`.  `record` fills in a trace's expectations from a replay.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ __all__ = [
     "Monitor",
     "MonitorFactory",
     "Replay",
+    "Unjudged",
     "Violation",
     "record",
     "recorded",
@@ -75,12 +77,23 @@ class Monitor(Protocol):
     def see(self, call: Call, answer: CallResult) -> Iterable[Finding]:
         """What this call broke."""
 
-    def end(self) -> Iterable[Finding]:
-        """What the run as a whole broke, judged after its last call."""
+    def end(self) -> Iterable[Finding | Unjudged]:
+        """What the run as a whole broke, judged after its last call, and what could not be
+        judged."""
 
 
 MonitorFactory = Callable[[Trace], Monitor]
 """Makes a fresh monitor for one replayed run of the trace given."""
+
+
+@attrs.frozen
+class Unjudged:
+    """A property a monitor could not judge over the run: neither holds nor is broken."""
+
+    key: PropertyName
+    title: str
+    why: str
+    """Why it was not judged, in words."""
 
 
 @attrs.frozen
@@ -124,11 +137,13 @@ class Replay:
     """The first call answered differently from the trace, if any."""
     violations: tuple[Violation, ...]
     """Each property's first violation, in the order they happened."""
+    unjudged: tuple[Unjudged, ...] = ()
+    """The properties a monitor could not judge over the run: not OK, and not violated."""
 
     @property
     def ok(self) -> bool:
-        """No divergence and no violation."""
-        return self.divergence is None and not self.violations
+        """No divergence, no violation, and every property judged."""
+        return self.divergence is None and not self.violations and not self.unjudged
 
 
 def replay(
@@ -160,12 +175,16 @@ def replay(
         for judge in judges:
             for finding in judge.see(entry.call, answer):
                 violations.setdefault(finding.key, Violation(line, entry.call, state, finding))
+    unjudged: dict[PropertyName, Unjudged] = {}
     if last is not None:
         state = coordinator.chart_state
         for judge in judges:
-            for finding in judge.end():
-                violations.setdefault(finding.key, Violation(line, last.call, state, finding, True))
-    return Replay(calls, divergence, tuple(violations.values()))
+            for found in judge.end():
+                if isinstance(found, Unjudged):
+                    unjudged.setdefault(found.key, found)
+                    continue
+                violations.setdefault(found.key, Violation(line, last.call, state, found, True))
+    return Replay(calls, divergence, tuple(violations.values()), tuple(unjudged.values()))
 
 
 def record(trace: Trace, coordinator: HandoffCoordinatorCore | None = None) -> Trace:

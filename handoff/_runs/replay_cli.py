@@ -4,12 +4,15 @@ A trace whose header carries a snapshot replays from the coordinator that snapsh
 and is judged by its expectations alone (the properties judge a run from its start).
 
 Every file gets its own verdict, whatever happened to the others.  On stdout: `OK`,
-`DIVERGED` (an answer differs from the trace's expectation) or `VIOLATED` (a monitor judged
-a call as breaking its property), or `RECORDED` with `--record`.  A file that cannot be read
-or written is one `handoff replay: error: …` line on stderr.  The exit status is the worst
-verdict: 0 all OK, 1 a divergence or a violation, 2 a file that could not be read or written
-(and 4, as for every command, when the replay ran out of memory).  A trace's calls are read
-as they are replayed, so memory does not grow with the trace.
+`DIVERGED` (an answer differs from the trace's expectation), `VIOLATED` (a monitor judged a
+call as breaking its property), `NOT JUDGED` (a monitor could not judge a property: the
+look-ahead of L1 and L2 was stopped by its guard) and `CUT SHORT` when that is all, or
+`RECORDED` with `--record`.  A file that cannot be read or written is one `handoff replay:
+error: …` line on stderr.  The exit status is the worst verdict: 0 all OK, 5 a property not
+judged (the review's status for a review cut short), 1 a divergence or a violation, 2 a file
+that could not be read or written (and 4, as for every command, when the replay ran out of
+memory).  A trace's calls are read as they are replayed, so memory does not grow with the
+trace.
 
 The monitors are given by the caller: the command line passes the review's safety monitors,
 so a trace is judged by the properties as well as by its own expectations, and the review's
@@ -36,13 +39,15 @@ import attrs
 from handoff import _cli
 from handoff._compile.lookup import NamedChart, NotGiven, shipped_chart
 from handoff._coordinator.core import HandoffCoordinatorCore
-from handoff._runs.replay import MonitorFactory, Replay, Violation, recorded, replay
+from handoff._runs.replay import MonitorFactory, Replay, Unjudged, Violation, recorded, replay
 from handoff._runs.trace import Entry, MoveLine, Trace, TraceError, stream_trace, write_trace
 from handoff._system.workers import find_contract
 
 __all__ = ["configure", "run"]
 
-_OK, _FAILED, _UNREADABLE = 0, 1, 2
+_OK, _FAILED, _UNREADABLE, _CUT_SHORT = 0, 1, 2, 5
+_WORSE = (_OK, _CUT_SHORT, _FAILED, _UNREADABLE)
+"""The exit statuses from best to worst: a property not judged is not a property broken."""
 
 SystemReplay = Callable[[Trace, Collection[str]], Sequence[Violation]]
 """Replays a system run, importing only the contracts and properties of one's own named in
@@ -136,7 +141,7 @@ def run(
         except TraceError as error:
             _cli.error("handoff replay", str(error))
             status = _UNREADABLE
-        worst = max(worst, status)
+        worst = max(worst, status, key=_WORSE.index)
     return worst
 
 
@@ -227,6 +232,14 @@ def _replay(
             held = "; it starts from a snapshot, so its properties are not judged"
         print(f"OK {path} ({_calls(verdict.calls)}){held}")
         return _OK
+    if verdict.divergence is None and not verdict.violations:
+        keys = ", ".join(unjudged.key.value for unjudged in verdict.unjudged)
+        print(
+            f"CUT SHORT {path} ({_calls(verdict.calls)}); every property judged holds, "
+            f"{keys} not judged"
+        )
+        _not_judged(verdict.unjudged, path)
+        return _CUT_SHORT
     _report(verdict, path)
     return _FAILED
 
@@ -278,6 +291,13 @@ def _report(verdict: Replay, path: Path) -> None:
         when = "after the last call" if violation.at_end else "before the call"
         print(f"  chart state {when}: {violation.chart_state}")
         print(f"  {violation.message}")
+    _not_judged(verdict.unjudged, path)
+
+
+def _not_judged(unjudged: Sequence[Unjudged], path: Path) -> None:
+    for one in unjudged:
+        print(f"NOT JUDGED {path}: {one.key.value} ({one.title})")
+        print(f"  {one.why}")
 
 
 def _calls(count: int) -> str:

@@ -86,7 +86,7 @@ def _as_tuple(orders: Iterable[HandoffOrder]) -> tuple[HandoffOrder, ...]:
 class SimulationConfig:
     """What to simulate; times are virtual milliseconds."""
 
-    handoffs: int = attrs.field(default=10_000, validator=attrs.validators.ge(0))
+    handoffs: int = attrs.field(default=10_000, validator=attrs.validators.ge(1))
     concurrency: int = attrs.field(default=100, validator=attrs.validators.ge(1))
     fault_rate: float = attrs.field(default=0.05)
     seed: int = 0

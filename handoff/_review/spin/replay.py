@@ -27,7 +27,7 @@ from handoff._review.system_replay import line_of, replay_moves
 from handoff._review.system_state import _Node
 from handoff._review.verdict import MoveKind, TraceStep
 from handoff._review.watch import Watch
-from handoff._runs.replay import CallResult
+from handoff._runs.replay import CallResult, Unjudged
 from handoff._system.config import System
 from handoff._system.properties import Judged, Key, prop
 from handoff._system.workers import Message, MessageKind, Role
@@ -200,7 +200,9 @@ def _liveness(chart: CompiledChart, key: Key, trail: Trail) -> str | None:
     for call in trail.calls[: switch + (1 if key is Key.CANCELLATION else 0)]:
         for _finding in judge.see(call, CallResult.of(call, coordinator)):
             pass  # what the prefix broke is the safety judges' business, not this one's
-    return next((found.message for found in judge.end() if found.key is key), None)
+    # A look-ahead its guard cut short confirms nothing (`Unjudged`).
+    found = (f for f in judge.end() if f.key is key and not isinstance(f, Unjudged))
+    return next((f.message for f in found), None)
 
 
 def _fresh(chart: CompiledChart) -> HandoffCoordinatorCore:
