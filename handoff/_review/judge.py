@@ -23,10 +23,10 @@ from handoff._review.watch import Watch
 from handoff._runs.replay import CallResult, Violation
 from handoff._runs.trace import Trace
 from handoff._system.call import Call
-from handoff._system.properties import PROPERTIES, AnyKey, Finding, Judged, Key, prop
+from handoff._system.properties import PROPERTIES, Finding, Judged, Key, prop
 from handoff._values.errors import HandoffError
 
-__all__ = ["NOT_ALONG_A_RUN", "RunJudge", "judge", "judge_system_run", "property_words"]
+__all__ = ["NOT_ALONG_A_RUN", "RunJudge", "judge", "judge_system_run"]
 
 NOT_ALONG_A_RUN = tuple(entry.key for entry in PROPERTIES if entry.judged is Judged.CHART)
 """Properties of a whole chart, which no single run can show."""
@@ -50,7 +50,7 @@ class RunJudge:
         self.last = answer
         error = answer.error
         if error is not None and not isinstance(error, HandoffError):
-            yield _finding(Key.ERRORS, f"{call} raised {type(error).__name__}: {error}")
+            yield Finding.of(Key.ERRORS, f"{call} raised {type(error).__name__}: {error}")
             return
         assert answer.before is not None
         assert answer.after is not None
@@ -62,11 +62,11 @@ class RunJudge:
         for key, text in verdict.findings:
             self.unusable |= key is Key.PAYLOADS and text is not None
             if text is not None:
-                yield _finding(key, text)
+                yield Finding.of(key, text)
         self.unusable |= verdict.observation.deferred
         if verdict.overrun is not None:
             self.endless = True
-            yield _finding(Key.BOUND, verdict.overrun)
+            yield Finding.of(Key.BOUND, verdict.overrun)
 
     def end(self) -> Iterator[Finding]:
         """L1 and L2, judged over everything reachable from the run's last configuration."""
@@ -81,15 +81,6 @@ class RunJudge:
 def judge(trace: Trace) -> RunJudge:
     """A fresh judge of one run of `trace`: what `handoff replay` hands every replay."""
     return RunJudge(Rules(trace.order, trace.handoff_id, trace.fallback_transfer_delay_ms))
-
-
-def property_words(key: Key) -> str:
-    """`S1 (title)`: how a verdict names a property."""
-    return f"{key.value} ({prop(key).title})"
-
-
-def _finding(key: AnyKey, text: str) -> Finding:
-    return Finding.of(key, text)
 
 
 def _ahead(verdict: Verdict) -> Iterator[Finding]:
