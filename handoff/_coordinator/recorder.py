@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import io
-import operator
 import os
 from typing import (
     IO,
@@ -118,8 +117,15 @@ class HandoffCoordinator(Protocol):
 
 
 def _read_through(name: str, doc: str) -> Any:
-    """A read-only property of the recorder that answers with its coordinator's `name`."""
-    return property(operator.attrgetter(f"coordinator.{name}"), doc=doc)
+    """A read-only property of the recorder that answers with its coordinator's `name`,
+    annotated (for the reference docs) as the coordinator's own."""
+
+    def read(recorder: RecordingCoordinator) -> Any:
+        return getattr(recorder.coordinator, name)
+
+    own = getattr(HandoffCoordinatorCore, name).fget
+    read.__annotations__["return"] = own.__annotations__["return"]
+    return property(read, doc=doc)
 
 
 class RecordingCoordinator:
