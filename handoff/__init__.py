@@ -175,37 +175,31 @@ __all__ = [
 # model review's rules, and recording one, which writes through the wire; so do the worker
 # contracts, which the system review and the simulation run.
 _LAZY = {
-    "NormalizedHandoffConformance": "handoff._values.conformance",
-    "NormalizedStoredTiming": "handoff._values.conformance",
-    "HandoffChart": "handoff._chart.base",
-    "acknowledged": "handoff._chart.base",
-    "ignored": "handoff._chart.base",
-    "refused": "handoff._chart.base",
-    "SourceFirstChart": "handoff._chart.shipped",
-    "DestinationFirstChart": "handoff._chart.shipped",
-    "wire": "handoff.wire",
-    "check_trace": "handoff._review.trace_check",
-    "TraceCheck": "handoff._review.trace_check",
-    "PropertyVerdict": "handoff._review.trace_check",
-    "record": "handoff._coordinator.recorder",
-    "HandoffCoordinator": "handoff._coordinator.recorder",
-    "RecordingCoordinator": "handoff._coordinator.recorder",
-    "RequestMemory": "handoff._system.workers",
-    "PerRole": "handoff._system.workers",
-    "Slots": "handoff._system.workers",
-    "SystemView": "handoff._system.worker_state",
-    "HandoffView": "handoff._system.worker_state",
-    "WorkerView": "handoff._system.worker_state",
-    "Message": "handoff._system.workers",
-    "MessageKind": "handoff._system.workers",
-    "Role": "handoff._system.workers",
-    "WorkerContract": "handoff._system.workers",
-    "WorkerReaction": "handoff._system.workers",
-    "WorkerReply": "handoff._system.workers",
-    "WorkerTask": "handoff._system.workers",
-    "Acknowledge": "handoff._system.acknowledge",
-    "PerAction": "handoff._system.acknowledge",
-    "RuntimeProfile": "handoff._system.profiles",
+    name: module
+    for module, names in {
+        "handoff._values.conformance": ("NormalizedHandoffConformance", "NormalizedStoredTiming"),
+        "handoff._chart.base": ("HandoffChart", "acknowledged", "ignored", "refused"),
+        "handoff._chart.shipped": ("SourceFirstChart", "DestinationFirstChart"),
+        "handoff.wire": ("wire",),
+        "handoff._review.trace_check": ("check_trace", "TraceCheck", "PropertyVerdict"),
+        "handoff._coordinator.recorder": ("record", "HandoffCoordinator", "RecordingCoordinator"),
+        "handoff._system.workers": (
+            "RequestMemory",
+            "PerRole",
+            "Slots",
+            "Message",
+            "MessageKind",
+            "Role",
+            "WorkerContract",
+            "WorkerReaction",
+            "WorkerReply",
+            "WorkerTask",
+        ),
+        "handoff._system.worker_state": ("SystemView", "HandoffView", "WorkerView"),
+        "handoff._system.acknowledge": ("Acknowledge", "PerAction"),
+        "handoff._system.profiles": ("RuntimeProfile",),
+    }.items()
+    for name in names
 }
 
 if _typing.TYPE_CHECKING:

@@ -147,10 +147,11 @@ def add_version(parser: argparse.ArgumentParser) -> None:
 # -- running a command ------------------------------------------------------------------
 
 
-def run(
-    build: Callable[[], tuple[argparse.ArgumentParser, Mapping[str, argparse.ArgumentParser]]],
-    argv: Sequence[str] | None,
-) -> int:
+Parsers = Callable[[], tuple[argparse.ArgumentParser, Mapping[str, argparse.ArgumentParser]]]
+"""Makes the top-level parser and each command's, by the command's name."""
+
+
+def run(build: Parsers, argv: Sequence[str] | None) -> int:
     """Parse `argv` with the parsers `build` makes, run `args.run(args)`; returns the status.
 
     Options that no parser knows are reported by the command's own parser, so the hint
@@ -168,10 +169,7 @@ def run(
     return status
 
 
-def _run(
-    build: Callable[[], tuple[argparse.ArgumentParser, Mapping[str, argparse.ArgumentParser]]],
-    argv: Sequence[str] | None,
-) -> int:
+def _run(build: Parsers, argv: Sequence[str] | None) -> int:
     prog = "handoff"
     exhausted = False
     try:

@@ -42,8 +42,6 @@ def directory(text: str) -> Path:
             raise argparse.ArgumentTypeError(
                 f"{text} is a dangling symbolic link: remove it, or point it at a directory"
             ) from None
-    except OSError as error:
-        raise argparse.ArgumentTypeError(f"cannot use {text}: {_files.words(error)}") from None
     nearest = _nearest_existing(path)
     if not nearest.is_dir():
         raise argparse.ArgumentTypeError(f"{text} is not a directory: {nearest} is a file")

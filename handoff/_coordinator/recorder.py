@@ -15,6 +15,7 @@ import os
 from typing import (
     IO,
     TYPE_CHECKING,
+    Any,
     NamedTuple,
     NoReturn,
     Protocol,
@@ -115,6 +116,18 @@ class HandoffCoordinator(Protocol):
         """Take an acknowledgement (see `HandoffCoordinatorCore.on_action_outcome`)."""
 
 
+def _read_through(name: str, doc: str) -> Any:
+    """A read-only property of the recorder that answers with its coordinator's `name`,
+    annotated (for the reference docs) as the coordinator's own."""
+
+    def read(recorder: RecordingCoordinator) -> Any:
+        return getattr(recorder.coordinator, name)
+
+    own = getattr(HandoffCoordinatorCore, name).fget
+    read.__annotations__["return"] = own.__annotations__["return"]
+    return property(read, doc=doc)
+
+
 class RecordingCoordinator:
     """A coordinator's stand-in that writes each call, and its answer, as a trace line.
 
@@ -167,45 +180,21 @@ class RecordingCoordinator:
 
     # -- the coordinator's face --------------------------------------------------------
 
-    @property
-    def handoff_id(self) -> HandoffId:
-        """The handoff the coordinator moves."""
-        return self.coordinator.handoff_id
-
-    @property
-    def order(self) -> HandoffOrder:
-        """The coordinator's order."""
-        return self.coordinator.order
-
-    @property
-    def is_complete(self) -> bool:
-        """Whether the handoff has completed."""
-        return self.coordinator.is_complete
-
-    @property
-    def completion(self) -> HandoffCompletion | None:
-        """The coordinator's latest completion."""
-        return self.coordinator.completion
-
-    @property
-    def lifecycle(self) -> tuple[NormalizedHandoffEvent, ...]:
-        """The coordinator's lifecycle events so far."""
-        return self.coordinator.lifecycle
-
-    @property
-    def chart_name(self) -> str:
-        """The title of the coordinator's chart."""
-        return self.coordinator.chart_name
-
-    @property
-    def chart_state(self) -> str:
-        """The id of the chart state the handoff is in."""
-        return self.coordinator.chart_state
-
-    @property
-    def fallback_transfer_delay_ms(self) -> float:
-        """The coordinator's fallback transfer delay."""
-        return self.coordinator.fallback_transfer_delay_ms
+    # Read through to the coordinator, as it answers them.
+    handoff_id: HandoffId = _read_through("handoff_id", "The handoff the coordinator moves.")
+    order: HandoffOrder = _read_through("order", "The coordinator's order.")
+    is_complete: bool = _read_through("is_complete", "Whether the handoff has completed.")
+    completion: HandoffCompletion | None = _read_through(
+        "completion", "The coordinator's latest completion."
+    )
+    lifecycle: tuple[NormalizedHandoffEvent, ...] = _read_through(
+        "lifecycle", "The coordinator's lifecycle events so far."
+    )
+    chart_name: str = _read_through("chart_name", "The title of the coordinator's chart.")
+    chart_state: str = _read_through("chart_state", "The id of the chart state the handoff is in.")
+    fallback_transfer_delay_ms: float = _read_through(
+        "fallback_transfer_delay_ms", "The coordinator's fallback transfer delay."
+    )
 
     @property
     def calls(self) -> int:

@@ -37,7 +37,7 @@ import sys
 import typing
 import uuid
 import warnings
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from handoff._compile.table import runtime_table
@@ -382,32 +382,24 @@ def _refused(reason: str, *segments: str) -> WireRefusal:
     return refusal
 
 
-def _entry(item: object, previous: int) -> bool:
-    """Whether `item` is an `[id, …]` array whose id is above `previous`."""
-    return (
-        type(item) is list
-        and len(item) >= 2
-        and type(item[0]) is int
-        and previous < item[0] < USIZE_LIMIT
-    )
-
-
-def _not_an_entry(item: object, index: int) -> WireRefusal:
-    """The refusal of array entry `index`, which `_entry` refused."""
-    if type(item) is not list or len(item) < 2:
-        return WireRefusal("expected an array [id, …]", f"[{index}]")
-    return _refused("expected an id above the one before it", "[0]", f"[{index}]")
+def _entries(items: object) -> Iterator[tuple[int, int, list[Any]]]:
+    """Each entry of the array `items`, with its index and id: an `[id, …]` array whose id is
+    above the one before it."""
+    if type(items) is not list:
+        raise mismatch("an array", items)
+    previous = -1
+    for index, item in enumerate(items):
+        if type(item) is not list or len(item) < 2:
+            raise WireRefusal("expected an array [id, …]", f"[{index}]")
+        if not (type(item[0]) is int and previous < item[0] < USIZE_LIMIT):
+            raise _refused("expected an id above the one before it", "[0]", f"[{index}]")
+        previous = item[0]
+        yield index, previous, item
 
 
 def _issued(items: object, handoff_id: HandoffId, next_id: int) -> dict[int, Any]:
-    if type(items) is not list:
-        raise mismatch("an array", items)
     issued: dict[int, Any] = {}
-    previous = -1
-    for index, item in enumerate(items):
-        if not _entry(item, previous):
-            raise _not_an_entry(item, index)
-        previous = key = item[0]
+    for index, key, item in _entries(items):
         if key >= next_id:
             raise _refused(f"an id not yet issued (next_id is {next_id})", "[0]", f"[{index}]")
         variant = _ACTIONS.get(item[1]) if type(item[1]) is str else None
@@ -450,14 +442,8 @@ _OUTCOME_TEXTS = {
 
 
 def _outcomes(items: object, issued: dict[int, Any]) -> dict[int, HandoffActionOutcome]:
-    if type(items) is not list:
-        raise mismatch("an array", items)
     outcomes: dict[int, HandoffActionOutcome] = {}
-    previous = -1
-    for index, item in enumerate(items):
-        if not _entry(item, previous):
-            raise _not_an_entry(item, index)
-        previous = key = item[0]
+    for index, key, item in _entries(items):
         if key not in issued:
             raise _refused("an outcome for an action the journal lacks", "[0]", f"[{index}]")
         if len(item) != 2:

@@ -151,14 +151,8 @@ def _model_review() -> str:
     return markdown([review_order(order) for order in HandoffOrder])
 
 
-@functools.cache
-def _system_verdicts() -> tuple[str, str]:
-    return verdict_tables()
-
-
-@functools.cache
-def _runtime_verdicts() -> str:
-    return runtime_table()
+_system_verdicts = functools.cache(verdict_tables)
+_runtime_verdicts = functools.cache(runtime_table)
 
 
 def _mermaid(text: str) -> str:

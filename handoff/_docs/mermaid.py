@@ -253,23 +253,23 @@ def mermaid_sequence(
 
 
 def _sequence_line(message: SequenceLine) -> str:
-    if message.arrow is Arrow.NOTE:
-        text = _note(message.text)
-    else:
-        # A long label between two neighbouring lanes pushes them apart and widens the whole
-        # diagram: broken at its spaces, it stays about as wide as a lane.
-        lines = message.text.split("\n")
-        text = _lines([part for line in lines for part in _wrap(line, ARROW_WIDTH)])
     lane, peer = message.lane, message.peer
-    if message.arrow is Arrow.FACT:
-        return f"{lane}->>{peer}: {text}"
-    if message.arrow is Arrow.ACTION:
-        return f"{peer}->>{lane}: {text}"
-    if message.arrow is Arrow.OUTCOME:
-        return f"{lane}-->>{peer}: {text}"
-    if message.arrow is Arrow.REFUSAL:
-        return f"{peer}--x{lane}: {text}"
-    return f"Note over {lane or f'{SOURCE},{DESTINATION}'}: {text}"
+    if message.arrow is Arrow.NOTE:
+        return f"Note over {lane or f'{SOURCE},{DESTINATION}'}: {_note(message.text)}"
+    # A long label between two neighbouring lanes pushes them apart and widens the whole
+    # diagram: broken at its spaces, it stays about as wide as a lane.
+    lines = message.text.split("\n")
+    text = _lines([part for line in lines for part in _wrap(line, ARROW_WIDTH)])
+    return _ARROWS[message.arrow].format(lane=lane, peer=peer) + f": {text}"
+
+
+_ARROWS = {
+    Arrow.FACT: "{lane}->>{peer}",
+    Arrow.ACTION: "{peer}->>{lane}",
+    Arrow.OUTCOME: "{lane}-->>{peer}",
+    Arrow.REFUSAL: "{peer}--x{lane}",
+}
+"""How Mermaid draws each kind of line between the lanes, from the lane to the peer or back."""
 
 
 def _wrap(line: str, width: int) -> list[str]:

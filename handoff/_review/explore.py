@@ -220,7 +220,13 @@ def review(
     """
     alone = None
     if system is not None:
-        alone = _alone(chart, fallback_transfer_delay_ms, handoff_id, source, guard)
+        alone = _alone(
+            chart,
+            fallback_transfer_delay_ms=fallback_transfer_delay_ms,
+            handoff_id=handoff_id,
+            source=source,
+            guard=guard,
+        )
     began = time.perf_counter()
     rules = Rules(chart.order, handoff_id, fallback_transfer_delay_ms)
     world: World
@@ -253,23 +259,9 @@ def review(
     )
 
 
-@functools.lru_cache(maxsize=8)
-def _alone(
-    chart: CompiledChart,
-    fallback_transfer_delay_ms: float,
-    handoff_id: HandoffId,
-    source: type[HandoffChart] | None,
-    guard: int | None,
-) -> Review:
-    """The review of `chart` alone, for a review with workers: made once for every system a
-    process reviews the chart in (a table of worlds reviews the same chart forty times)."""
-    return review(
-        chart,
-        fallback_transfer_delay_ms=fallback_transfer_delay_ms,
-        handoff_id=handoff_id,
-        source=source,
-        guard=guard,
-    )
+# The review of a chart alone, for a review with workers: made once for every system a process
+# reviews the chart in (a table of worlds reviews the same chart forty times).
+_alone = functools.lru_cache(maxsize=8)(review)
 
 
 def explore_from(coordinator: HandoffCoordinatorCore, watch: Watch, rules: Rules) -> Graph:

@@ -26,7 +26,7 @@ from handoff._review.watch import Watch
 from handoff._runs.replay import CallResult, Unjudged, Violation
 from handoff._runs.trace import Trace
 from handoff._system.call import Call
-from handoff._system.properties import PROPERTIES, AnyKey, Family, Finding, Judged, Key, prop
+from handoff._system.properties import PROPERTIES, Family, Finding, Judged, Key, prop
 from handoff._values.errors import HandoffError
 from handoff._values.values import HandoffOrder
 
@@ -38,7 +38,6 @@ __all__ = [
     "RunJudge",
     "judge",
     "judge_system_run",
-    "property_words",
     "review_alone",
 ]
 
@@ -66,7 +65,7 @@ class RunJudge:
         self.last = answer
         error = answer.error
         if error is not None and not isinstance(error, HandoffError):
-            yield _finding(Key.ERRORS, f"{call} raised {type(error).__name__}: {error}")
+            yield Finding.of(Key.ERRORS, f"{call} raised {type(error).__name__}: {error}")
             return
         assert answer.before is not None
         assert answer.after is not None
@@ -78,11 +77,11 @@ class RunJudge:
         for key, text in verdict.findings:
             self.unusable |= key is Key.PAYLOADS and text is not None
             if text is not None:
-                yield _finding(key, text)
+                yield Finding.of(key, text)
         self.unusable |= verdict.observation.deferred
         if verdict.overrun is not None:
             self.endless = True
-            yield _finding(Key.BOUND, verdict.overrun)
+            yield Finding.of(Key.BOUND, verdict.overrun)
 
     def end(self) -> Iterator[Finding | Unjudged]:
         """L1 and L2, judged over everything reachable from the run's last configuration, or
@@ -106,15 +105,6 @@ def judge(trace: Trace, guard: int | None = None) -> RunJudge:
     the most configurations its look-ahead explores; None: the review's)."""
     rules = Rules(trace.order, trace.handoff_id, trace.fallback_transfer_delay_ms)
     return RunJudge(rules, guard)
-
-
-def property_words(key: Key) -> str:
-    """`S1 (title)`: how a verdict names a property."""
-    return f"{key.value} ({prop(key).title})"
-
-
-def _finding(key: AnyKey, text: str) -> Finding:
-    return Finding.of(key, text)
 
 
 def _ahead(verdict: Verdict) -> Iterator[Finding]:

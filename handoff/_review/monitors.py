@@ -41,7 +41,7 @@ from handoff._values.lifecycle import NormalizedHandoffEvent, expected_normalize
 from handoff._values.messages import HandoffAction, HandoffFact, IssuedHandoffAction
 from handoff._values.values import HandoffOrder
 
-__all__ = ["Checked", "EdgeVerdict", "Observation", "judge_edge", "observe"]
+__all__ = ["Checked", "EdgeVerdict", "Observation", "error_words", "judge_edge", "observe"]
 
 _A = HandoffAction
 Checked = tuple[AnyKey, str | None]
@@ -165,7 +165,7 @@ def _answer(
     if answer is SpecAnswer.TAKE and judged:
         yield Key.PAYLOADS, None
     if error is not None:
-        yield key, f"{call} was refused ({_error(error)}); the contract {answer.value}s it"
+        yield key, f"{call} was refused ({error_words(error)}); the contract {answer.value}s it"
     elif answer is SpecAnswer.DROP and issued:
         yield key, f"{call} issued {_kinds(issued)}; the contract drops it"
     elif answer is SpecAnswer.TAKE and call.fact is not None and not issued:
@@ -182,7 +182,9 @@ def _refusal(
         did = "was taken" if issued else "was silently dropped"
         return f"{call} {did}; the contract refuses it with {wanted}"
     if not isinstance(error, answer.error) or answer.phrase not in str(error):
-        return f"{call} was refused with {_error(error)}; the contract refuses it with {wanted}"
+        return (
+            f"{call} was refused with {error_words(error)}; the contract refuses it with {wanted}"
+        )
     return None
 
 
@@ -345,7 +347,8 @@ def _lifecycle(
     return None
 
 
-def _error(error: BaseException) -> str:
+def error_words(error: BaseException) -> str:
+    """An exception as a report shows it: `Class: message`."""
     return f"{type(error).__name__}: {error}"
 
 

@@ -19,7 +19,7 @@ from handoff._compile.lookup import NotGiven, find_chart, shipped_chart
 from handoff._compile.table import CompiledChart, compiled
 from handoff._public import exported
 from handoff._review.judge import NOT_ALONG_A_RUN, judge
-from handoff._runs.replay import Violation, replay
+from handoff._runs.replay import replay
 from handoff._runs.trace import Trace, TraceError, read_trace
 from handoff._system.properties import WorldKind, properties_of
 
@@ -177,17 +177,17 @@ def check_trace(
         allowed = (*_names(workers), *_names(properties), *_names(runtimes))
         return _check_system_run(path, attrs.evolve(recorded, rules=rules), table, allowed)
     result = replay(attrs.evolve(recorded, rules=rules), (judge,))
-    found = {violation.finding.key.value: violation for violation in result.violations}
+    broken = {
+        found.finding.key.value: (found.line, str(found.call), found.finding.message)
+        for found in result.violations
+    }
     unjudged = {one.key.value: one.why for one in result.unjudged}
     divergence = result.divergence
     return TraceCheck(
         trace=path,
         chart=(table or compiled(recorded.order)).name,
         calls=result.calls,
-        verdicts=tuple(
-            _verdict(prop.key.value, prop.title, found, unjudged)
-            for prop in _ALONG_A_RUN[WorldKind.CHART]
-        ),
+        verdicts=_verdicts(WorldKind.CHART, broken, unjudged),
         divergence=None
         if divergence is None
         else f"line {divergence.line}, {divergence.call}: expected {divergence.expected}, "
@@ -214,36 +214,35 @@ def _check_system_run(
         )
         raise TraceError(f"{path}: {refusal.allow(f'pass {keyword}=[{refusal.name!r}]')}") from None
     broken = {
-        found.finding.key.value: (found.line, found.finding.message) for found in replayed.findings
+        found.finding.key.value: (found.line, f"move {found.line}", found.finding.message)
+        for found in replayed.findings
     }
-    verdicts = []
-    for prop in _ALONG_A_RUN[WorldKind.SYSTEM]:
-        line, words = broken.get(prop.key.value, (None, None))
-        if words is None:
-            verdicts.append(PropertyVerdict(prop.key.value, prop.title, True))
-        else:
-            move = f"move {line}"
-            verdicts.append(PropertyVerdict(prop.key.value, prop.title, False, line, move, words))
     return TraceCheck(
         trace=path,
         chart=(table or compiled(recorded.order)).name,
         calls=replayed.moves,
-        verdicts=tuple(verdicts),
+        verdicts=_verdicts(WorldKind.SYSTEM, broken),
         divergence=None,
     )
 
 
-def _verdict(
-    key: str, title: str, found: dict[str, Violation], unjudged: dict[str, str]
-) -> PropertyVerdict:
-    violation = found.get(key)
-    if key in unjudged:
-        return PropertyVerdict(key, title, False, unjudged=unjudged[key])
-    if violation is None:
-        return PropertyVerdict(key, title, True)
-    return PropertyVerdict(
-        key, title, False, violation.line, str(violation.call), violation.finding.message
-    )
+def _verdicts(
+    world: WorldKind,
+    broken: dict[str, tuple[int, str, str]],
+    unjudged: dict[str, str] | None = None,
+) -> tuple[PropertyVerdict, ...]:
+    """Each property a run in `world` can show: not judged where `unjudged` has its key (with
+    why), broken where `broken` has it (with the line, the call or move there, and what broke
+    it), else held."""
+    verdicts = []
+    for prop in _ALONG_A_RUN[world]:
+        key = prop.key.value
+        if unjudged and key in unjudged:
+            verdicts.append(PropertyVerdict(key, prop.title, False, unjudged=unjudged[key]))
+            continue
+        found = broken.get(key)
+        verdicts.append(PropertyVerdict(key, prop.title, found is None, *(found or ())))
+    return tuple(verdicts)
 
 
 # `handoff.check_trace` and its results name the public module, as every exported name does.

@@ -27,7 +27,7 @@ from handoff._coordinator.probe import Configuration
 from handoff._review.environment import MAX_ACTIONS, Call, Environment, Rules
 from handoff._review.equivalence import compare
 from handoff._review.graph import Edge, Graph, Tag, cancellation, coverage, progress, tag
-from handoff._review.monitors import Checked, judge_edge
+from handoff._review.monitors import Checked, error_words, judge_edge
 from handoff._review.verdict import Parents, Tally, TraceStep, Verdict
 from handoff._review.watch import Watch
 from handoff._system.properties import GUARDS, AnyKey, Key, Property, WorldKind, prop, properties_of
@@ -352,11 +352,6 @@ def _without_frames(error: HandoffError) -> HandoffError:
         link.__traceback__ = None
         link = link.__context__
     return error
-
-
-def error_words(error: BaseException) -> str:
-    """An exception as a report shows it: `Class: message`."""
-    return f"{type(error).__name__}: {error}"
 
 
 def _configurations(count: int) -> str:

@@ -182,20 +182,9 @@ class Workers:
         own = (entry.key for entry in system.properties)
         return cls(
             contract_spelling(system.contract),
-            system.fifo,
-            system.faults,
-            system.injected,
-            system.budget,
-            system.acknowledge,
-            system.concurrency,
-            system.slots,
-            tuple(key.spelling for key in own if isinstance(key, OwnKey)),
-            system.retry,
-            system.resend,
-            system.restart,
-            system.deadline,
-            None if system.runtime == DEFAULT_RUNTIME else system.runtime,
-            system.drains_transfers,
+            properties=tuple(key.spelling for key in own if isinstance(key, OwnKey)),
+            runtime=None if system.runtime == DEFAULT_RUNTIME else system.runtime,
+            **{name: getattr(system, name) for name in _AS_WRITTEN},
         )
 
     def system(self, allowed: Collection[str] = ()) -> System:
@@ -207,26 +196,21 @@ class Workers:
             from handoff._system.profiles import find_runtime  # only a run that names one
 
             settings = find_runtime(self.runtime, allowed).settings()
-        settings["acknowledge"] = self.acknowledge
         # What the run's system did, as written: over the profile's own values.
-        settings.update(
-            retry=self.retry,
-            resend=self.resend,
-            restart=self.restart,
-            deadline=self.deadline,
-            drains_transfers=self.drains_transfers,
-        )
+        settings.update({name: getattr(self, name) for name in _AS_WRITTEN})
         return System(
             find_contract(self.contract, allowed),
-            fifo=self.fifo,
-            faults=self.faults,
-            injected=self.injected,
-            budget=self.budget,
-            concurrency=self.concurrency,
-            slots=self.slots,
             properties=tuple(find_property(name, allowed) for name in self.properties),
             **settings,
         )
+
+
+_AS_WRITTEN = tuple(
+    field.name
+    for field in attrs.fields(Workers)
+    if field.name not in ("contract", "properties", "runtime")
+)
+"""The fields of `Workers` that are `System`'s, spelled alike (the others are spelled as names)."""
 
 
 @attrs.frozen

@@ -26,7 +26,6 @@ from handoff._review.system import SystemWorld
 from handoff._review.system_replay import line_of, replay_moves
 from handoff._review.system_state import _Node
 from handoff._review.verdict import MoveKind, TraceStep
-from handoff._review.watch import Watch
 from handoff._runs.replay import CallResult, Unjudged
 from handoff._system.config import System
 from handoff._system.properties import Judged, Key, prop
@@ -44,19 +43,6 @@ class Confirmation:
     steps: tuple[TraceStep, ...]
     finding: str | None
     """What the review's monitors say broke; None: the replay does not confirm the trail."""
-
-
-@attrs.frozen
-class _Walker:
-    """A coordinator and the environment's watch of it, advanced call by call."""
-
-    coordinator: HandoffCoordinatorCore
-    rules: Rules
-    watch: Watch
-    unusable: bool = False
-    """An unusable payload was accepted on the way here."""
-    stalls: int = 0
-    """Changes of the configuration without progress on the way here (the review's cut)."""
 
 
 def confirm(chart: CompiledChart, key: Key, trail: Trail) -> Confirmation:
