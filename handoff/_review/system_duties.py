@@ -60,19 +60,13 @@ class RuntimeDuties(WorldMoves):
     def _lost(self, fault: Fault, node: _Node, code: int, flight: Flight) -> _Raw:
         """The message `code` is lost and the runtime will send it again (`resent`): it waits
         on the runtime's timer, and no `TimedOut` is reported."""
-        coordinators, state, _codes = node
+        state = node.state
         message = self.codes.messages[code]
-        flight = self._park(flight, code)
         handoff = self.codes.handoff[code]
-        step = TraceStep(
-            None,
-            coordinators[handoff].chart_state,
-            kind=MoveKind.LOST,
-            message=message,
-            handoff=message.handoff,
+        after = state._replace(
+            flight=self._park(flight, code), spent=state.spent.plus(fault, handoff)
         )
-        after = state._replace(flight=flight, spent=state.spent.plus(fault, handoff))
-        return _Raw(step, _Node(coordinators, after, self.codes), (), fault=True)
+        return self._aside(node, handoff, after, MoveKind.LOST, fault=True, message=message)
 
     def _park(self, flight: Flight, code: int) -> Flight:
         """`flight` with the lost message `code` on the runtime's timer."""
@@ -86,7 +80,7 @@ class RuntimeDuties(WorldMoves):
         inbox), the runtime reports `TimedOut` for its handoff.  A cooperative move: the
         timer fires in every run."""
         assert self._timer is not None
-        coordinators, state, codes = node
+        state, codes = node.state, self.codes
         for code in dict.fromkeys(state.flight[self._timer]):
             handoff = codes.handoff[code]
             if only not in (None, handoff):
@@ -98,17 +92,9 @@ class RuntimeDuties(WorldMoves):
                 step = attrs.evolve(raw.step, kind=MoveKind.TIMER, message=message)
                 yield raw._replace(step=step)
                 continue
-            flight = self._send(rest, (code,))
-            step = TraceStep(
-                None,
-                coordinators[handoff].chart_state,
-                kind=MoveKind.RESEND,
-                message=message,
-                sent=(message,),
-                handoff=message.handoff,
-            )
-            after = state._replace(flight=flight)
-            yield _Raw(step, _Node(coordinators, after, codes), (), fault=False)
+            after = state._replace(flight=self._send(rest, (code,)))
+            resend, sent = MoveKind.RESEND, (message,)
+            yield self._aside(node, handoff, after, resend, fault=False, message=message, sent=sent)
 
     def _cleanup_fails(
         self, fault: Fault, node: _Node, code: int, flight: Flight
@@ -118,7 +104,7 @@ class RuntimeDuties(WorldMoves):
         made when the coordinator refuses that: `retried`; at once for its own cleanup).  A
         cancel the worker did already (a copy) is answered as before, and has no chance to
         fail, as in the simulation."""
-        coordinators, state, codes = node
+        _coordinators, state, codes = node
         message = codes.messages[code]
         if (
             message.kind is not MessageKind.ACTION
@@ -138,19 +124,13 @@ class RuntimeDuties(WorldMoves):
         again = retried_own(message, self.system.retry)
         if again is not None:  # the runtime's own cleanup: its failure comes back to it alone
             sent = (again,)
-        step = TraceStep(
-            None,
-            coordinators[handoff].chart_state,
-            kind=MoveKind.WORKER_FAILS,
-            message=message,
-            reaction=_failed(memory),
-            sent=sent,
-            handoff=message.handoff,
-        )
         numbers = tuple(codes.message(item) for item in sent)
         spent = state.spent.plus(fault, handoff)
         after = state._replace(flight=self._send(flight, numbers), spent=spent)
-        yield _Raw(step, _Node(coordinators, after, codes), (), fault=True)
+        fails, reaction = MoveKind.WORKER_FAILS, _failed(memory)
+        yield self._aside(
+            node, handoff, after, fails, fault=True, message=message, reaction=reaction, sent=sent
+        )
 
     def _restart(self, node: _Node, role: Role, fault: Fault) -> _Raw:
         """The worker of `role` restarts: it forgets every request and frees every slot, or

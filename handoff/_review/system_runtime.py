@@ -69,6 +69,34 @@ class RuntimeMoves:
         """How messages name `handoff`: by number when several share the workers."""
         return handoff if self.several else None
 
+    def _aside(
+        self,
+        node: _Node,
+        handoff: int,
+        after: SystemState,
+        kind: MoveKind,
+        *,
+        fault: bool,
+        message: Message | None = None,
+        reaction: WorkerReaction | None = None,
+        sent: tuple[Message, ...] = (),
+        worker: Role | None = None,
+    ) -> _Raw:
+        """A move of `handoff` from `node` to `after` that calls no coordinator (the
+        runtime's, or a worker's the coordinators do not see), as a run shows it."""
+        where = node.coordinators[handoff].chart_state
+        step = TraceStep(
+            None,
+            where,
+            kind=kind,
+            message=message,
+            reaction=reaction,
+            sent=sent,
+            worker=worker,
+            handoff=self._tag(handoff),
+        )
+        return _Raw(step, _Node(node.coordinators, after, node.codes), (), fault)
+
     def _abandon(self, node: _Node, handoff: int, flight: Flight, *, lost: bool = False) -> _Raw:
         """The runtime ends `handoff`'s session outside the chart (`runtime.abandoned`): its
         coordinator hears nothing more, and the runtime's own cleanup goes to both workers.
@@ -84,36 +112,22 @@ class RuntimeMoves:
             watch = watch._replace(abandoned=True)
             if not lost:
                 spent = spent._replace(faults=spent.faults + 1)
-        tag = self._tag(handoff)
         after = state._replace(
             flight=self._send(flight, tuple(self.codes.message(item) for item in sent)),
             watches=_replaced(state.watches, handoff, watch),
             spent=spent,
         )
-        where = coordinators[handoff].chart_state
-        step = TraceStep(None, where, kind=MoveKind.ABANDON, sent=sent, handoff=tag)
-        return _Raw(step, _Node(coordinators, after, self.codes), (), fault=True)
+        return self._aside(node, handoff, after, MoveKind.ABANDON, fault=True, sent=sent)
 
     def _dropped(self, node: _Node, code: int, flight: Flight) -> _Raw:
         """A reply for a handoff whose session ended: the runtime drops it (a delivery), or,
         a failure of its own cleanup, sends that cancel again when it retries (`retried`)."""
-        coordinators, state, _codes = node
         handoff = self.codes.handoff[code]
-        where = coordinators[handoff].chart_state
         message = self.codes.messages[code]
-        again = retried(message, self.system.retry)
-        sent = () if again is None else (again,)
-        step = TraceStep(
-            None,
-            where,
-            kind=MoveKind.DROP,
-            message=message,
-            sent=sent,
-            handoff=self._tag(handoff),
-        )
-        numbers = tuple(self.codes.message(item) for item in sent)
-        after = state._replace(flight=self._send(flight, numbers))
-        return _Raw(step, _Node(coordinators, after, self.codes), (), fault=False)
+        sent, numbers = self._retry(message)
+        after = node.state._replace(flight=self._send(flight, numbers))
+        drop = MoveKind.DROP
+        return self._aside(node, handoff, after, drop, fault=False, message=message, sent=sent)
 
     def _expiries(self, node: _Node, only: int | None) -> Iterator[_Raw]:
         """Each tombstone of a retired request may expire once nothing of it is on its way to
@@ -136,7 +150,7 @@ class RuntimeMoves:
                     yield self._expire(node, role, handoff)
 
     def _expire(self, node: _Node, role: Role, handoff: int) -> _Raw:
-        coordinators, state, _codes = node
+        state = node.state
         memory = self.codes.workers[state.worker(role)]
         kept = WorkerState(tuple(entry for entry in memory.entries if entry.request != handoff))
         number = self.codes.worker(kept)
@@ -145,16 +159,8 @@ class RuntimeMoves:
             destination=number if role is Role.DESTINATION else state.destination,
         )
         reaction = WorkerReaction(self.workers[role].initial, WorkerReply.SILENT, Slots.KEEP)
-        where = coordinators[handoff].chart_state
-        step = TraceStep(
-            None,
-            where,
-            kind=MoveKind.EXPIRE,
-            reaction=reaction,
-            worker=role,
-            handoff=self._tag(handoff),
-        )
-        return _Raw(step, _Node(coordinators, after, self.codes), (), fault=True)
+        expire = MoveKind.EXPIRE
+        return self._aside(node, handoff, after, expire, fault=True, reaction=reaction, worker=role)
 
     def _retry(self, message: Message | None) -> tuple[tuple[Message, ...], tuple[int, ...]]:
         """What the runtime sends again once its coordinator refused `message` (`retried`),
@@ -200,21 +206,17 @@ class RuntimeMoves:
     def _answered_again(self, node: _Node, code: int, flight: Flight, outcome: int) -> _Raw:
         """The destination gets an action it did already and answers it from its cache: the
         outcome it sent then, sent again, and nothing done (`System.answers_again`)."""
-        coordinators, state, codes = node
+        _coordinators, state, codes = node
         message = codes.messages[code]
         handoff = codes.handoff[code]
         memory = self.workers[Role.DESTINATION].memory(codes.workers[state.destination], handoff)
-        step = TraceStep(
-            None,
-            coordinators[handoff].chart_state,
-            kind=MoveKind.TO_WORKER,
-            message=message,
-            reaction=WorkerReaction(memory, WorkerReply.SILENT, Slots.KEEP),
-            sent=(codes.messages[outcome],),
-            handoff=message.handoff,
-        )
+        reaction = WorkerReaction(memory, WorkerReply.SILENT, Slots.KEEP)
         after = state._replace(flight=self._send(flight, (outcome,)))
-        return _Raw(step, _Node(coordinators, after, codes), (), fault=False)
+        sent = (codes.messages[outcome],)
+        kind = MoveKind.TO_WORKER
+        return self._aside(
+            node, handoff, after, kind, fault=False, message=message, reaction=reaction, sent=sent
+        )
 
     def _waiting(self, flight: Flight) -> tuple[frozenset[int], frozenset[int]]:
         """The messages in `flight` the runtime does not deliver yet: the actions for a worker

@@ -228,11 +228,6 @@ class SystemState(NamedTuple):
         """The number of what the worker of `role` remembers."""
         return self.source if role is Role.SOURCE else self.destination
 
-    @property
-    def quiet(self) -> bool:
-        """Nothing in flight."""
-        return not any(self.flight)
-
 
 class _Node(NamedTuple):
     coordinators: tuple[HandoffCoordinatorCore, ...]
