@@ -35,43 +35,59 @@ handoffs, configurations that differ only by which handoff is which are one (`ca
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterable, Iterator, Sequence
-from typing import Any
 
 from handoff._coordinator import probe as probe
 from handoff._review.graph import Liveness, Tag
 from handoff._review.monitors import Checked
 from handoff._review.system_duties import deadline_when_stuck
 from handoff._review.system_faults import FaultMoves
-from handoff._review.system_moves import _START
+from handoff._review.system_moves import _START, _failed, _new, ownership, transfer_findings
+from handoff._review.system_runtime import _freeing
 from handoff._review.system_state import (
+    Flight,
     Spent,
     SystemState,
     SystemWatch,
     _Node,
     _Raw,
+    _Reaction,
+    _replaced,
     _without,
     canonical,
     completion_finding,
     judge_own,
 )
-from handoff._review.verdict import MoveKind, Verdict
+from handoff._review.verdict import MoveKind, TraceStep, Verdict
 from handoff._review.world import Explored, Judge, Move, WorldBase
-from handoff._system.judgments import after_abandoned
+from handoff._system.faults import Fault
+from handoff._system.judgments import after_abandoned, held_after_freed, performed, two_slots
 from handoff._system.properties import AnyKey, Key, Property, WorldKind, prop
+from handoff._system.runtime import answered
 from handoff._system.worker_state import WorkerState
-from handoff._system.workers import MessageKind, WorkerTask, task_of
+from handoff._system.workers import (
+    RUNTIME_OWN,
+    MessageKind,
+    Role,
+    WorkerReaction,
+    WorkerReply,
+    WorkerTask,
+    role_of,
+    task_of,
+)
 
 __all__ = ["Spent", "SystemState", "SystemWatch", "SystemWorld", "canonical"]
 
 
+_SLOT_FREED = Key.NO_SLOT_AFTER_FREED
+_ONE_SLOT = Key.ONE_SLOT_PER_REQUEST
 _FAILABLE = (WorkerTask.TAKE, WorkerTask.TRANSFER, WorkerTask.ACTIVATE)
+_CANCEL = WorkerTask.CANCEL
+_FAILED_WORK = Fault.FAILED_OUTCOME.outcome
 _WORKER_MOVES = (MoveKind.TO_WORKER, MoveKind.WORKER_FAILS)
 _FAULTY_TERMINAL = (MoveKind.FAULT, MoveKind.LOSS)
 """The moves after which the handoff must end CANCELED (W5) that are faults (the timer's
 timeout is the runtime's own, made in every run)."""
-_new: Any = tuple.__new__
-"""A named tuple made with every field given, as `_make` does, without its Python-level
-`__new__`."""
+_PERFORMED_FINE: tuple[Checked, ...] = ()
 
 
 class SystemWorld(FaultMoves, WorldBase):
@@ -242,6 +258,118 @@ class SystemWorld(FaultMoves, WorldBase):
             yield from self._injected(node, only)
         if self.system.deadline is not None:
             yield from self._deadlines(node, only)
+
+    # -- moves -------------------------------------------------------------------------
+
+    def _perform(self, node: _Node, code: int, flight: Flight, *, fail: bool) -> Iterator[_Raw]:
+        """A worker gets an action and reacts in each way its contract allows (or fails it: a
+        fault)."""
+        coordinators, state, codes = node
+        message = codes.messages[code]
+        role, handoff = message.role, codes.handoff[code]
+        source = role is Role.SOURCE
+        before = state.source if source else state.destination
+        key = (state.coordinators[handoff], before, code, fail)
+        reactions = self._reactions.get(key)
+        if reactions is None:
+            chart_state = coordinators[handoff].chart_state
+            reactions = self._reactions[key] = tuple(
+                self._reaction(chart_state, before, code, fail)
+            )
+        watch = state.watches[handoff]
+        found = _PERFORMED_FINE
+        bit = 1 << message.action_id
+        cache = self.answers_again and role is Role.DESTINATION and not fail
+        if cache and watch.performed & bit:
+            cached = next((sent for done, sent in watch.answers if done == message.action_id), None)
+            if cached is not None:
+                yield self._answered_again(node, code, flight, cached)
+                return
+        twice = watch.performed & bit and not message.copy
+        own = message.action_id == RUNTIME_OWN
+        if own:
+            pass  # the runtime's own cleanup: no coordinator issued it (`runtime.abandoned`)
+        elif not watch.issued & bit or twice or role_of(message.action) is not role:
+            found = tuple(performed(watch.issued, watch.performed, message))
+        told_of = watch.told
+        if own and any(_freeing(reaction) for reaction in reactions):
+            told_of = told_of | {role}  # the runtime's own cleanup freed it: no slot after
+        watch = watch._replace(performed=watch.performed | bit, told=told_of)
+        watches = _replaced(state.watches, handoff, watch)
+        spent = state.spent
+        if fail:
+            spent = spent._replace(faults=spent.faults + 1)
+        told = role in watch.told
+        for reaction in reactions:
+            findings = found
+            # A cancel the worker failed was not performed: its retry is no second time.
+            seen = watches if reaction.done else state.watches
+            slots = reaction.slots
+            if slots and told:
+                freed = held_after_freed(role, message, watch.abandoned)
+                findings = (*findings, (_SLOT_FREED, freed))
+            if slots > 1:
+                findings = (*findings, (_ONE_SLOT, two_slots(role, message, slots)))
+            if reaction.broken:
+                findings = (*findings, *reaction.broken)
+            if reaction.transfers:
+                landed = transfer_findings(codes.workers[state.destination], watch.target, message)
+                findings = (*findings, *landed)
+            if reaction.took and not watch.target:
+                seen = _replaced(seen, handoff, seen[handoff]._replace(target=reaction.took))
+            after = _new(
+                SystemState,
+                (
+                    state.coordinators,
+                    reaction.memory if source else state.source,
+                    state.destination if source else reaction.memory,
+                    self._send(flight, reaction.sent),
+                    self._cached(seen, handoff, message, reaction) if cache else seen,
+                    spent,
+                ),
+            )
+            node = _new(_Node, (coordinators, after, codes))
+            yield _new(_Raw, (reaction.step, node, findings, fail, False, reaction.checks))
+
+    def _reaction(
+        self, chart_state: str, before: int, code: int, fail: bool
+    ) -> Iterator[_Reaction]:
+        """Each way the worker remembering memory `before` takes the message `code` (or fails
+        it), as `_perform` puts it together: worked out once."""
+        codes = self.codes
+        message = codes.messages[code]
+        role, action, handoff = message.role, message.action, codes.handoff[code]
+        worker = self.workers[role]
+        memory = codes.workers[before]
+        if fail:
+            reactions: tuple[tuple[WorkerState, WorkerReaction], ...] = (
+                (
+                    worker.fail(memory, handoff, message.action_id),
+                    _failed(worker.memory(memory, handoff)),
+                ),
+            )
+        else:
+            reactions = worker.react(memory, handoff, message.action_id, task_of(action))
+        tag = message.handoff
+        kind = MoveKind.WORKER_FAILS if fail else MoveKind.TO_WORKER
+        failed = _FAILED_WORK if fail else None
+        acknowledge = self.system.acknowledge
+        for memory_after, reaction in reactions:
+            owned = ownership(self.contract, message, handoff, (memory, memory_after), reaction)
+            slots = memory_after.slots(handoff)
+            sent = answered(message, reaction.reply, self.workload, acknowledge, failed=failed)
+            step = TraceStep(
+                None,
+                chart_state,
+                kind=kind,
+                message=message,
+                reaction=reaction,
+                sent=sent,
+                handoff=tag,
+            )
+            numbers = tuple(codes.message(item) for item in sent)
+            done = not (reaction.reply is WorkerReply.FAILED and task_of(action) is _CANCEL)
+            yield _Reaction(codes.worker(memory_after), numbers, step, slots, *owned, done)
 
     def _judged(self, raw: _Raw) -> Move:
         """A move as the explorer takes it: every property it was checked for, its tags, and
