@@ -36,11 +36,7 @@ from handoff._review.world import error_words
 from handoff._system.call import Call
 from handoff._system.config import System
 from handoff._system.faults import NETWORK, Fault
-from handoff._system.judgments import (
-    serving,
-    told_while_held,
-    transferred,
-)
+from handoff._system.judgments import serving, told_while_held, transferred
 from handoff._system.properties import Key
 from handoff._system.runtime import (
     DEMO_WORKLOAD,
