@@ -18,7 +18,7 @@ from handoff._review.system_state import Flight, _Node, _Raw, _without
 from handoff._review.verdict import MoveKind, TraceStep
 from handoff._review.world import Move
 from handoff._system.faults import Fault
-from handoff._system.runtime import answered, resent, retried_own
+from handoff._system.runtime import answered, refused_unvouched, resent, retried_own
 from handoff._system.worker_state import WorkerState
 from handoff._system.workers import (
     Message,
@@ -30,14 +30,10 @@ from handoff._system.workers import (
     WorkerTask,
     task_of,
 )
-from handoff._values.values import HandoffActionOutcome
 
 __all__ = ["RuntimeDuties", "deadline_when_stuck"]
 
 _FAILED_WORK = Fault.FAILED_OUTCOME.outcome
-_UNVOUCHED = HandoffActionOutcome.failed("sent before the worker restarted")
-_WORK = (WorkerTask.TAKE, WorkerTask.TRANSFER, WorkerTask.ACTIVATE)
-"""The work a restarted worker refuses when it was sent before the restart."""
 
 
 class RuntimeDuties(WorldMoves):
@@ -193,12 +189,11 @@ class RuntimeDuties(WorldMoves):
                 if restart.loses_inbox:  # the runtime's timer will notice: `_resends`
                     lost.append(message)
                     flight = self._park(_without(flight, channel, code), code)
-                elif task_of(message.action) in _WORK:
+                    continue
+                refused = refused_unvouched(message, self.workload, acknowledge)
+                if refused is not None:
                     flight = _without(flight, channel, code)
-                    refusals.extend(
-                        answered(message, WorkerReply.FAILED, self.workload, acknowledge,
-                                 failed=_UNVOUCHED)
-                    )  # fmt: skip
+                    refusals.extend(refused)
         numbers = tuple(codes.message(item) for item in refusals)
         return self._send(flight, numbers), tuple(refusals), tuple(lost)
 

@@ -68,6 +68,7 @@ from handoff._system.runtime import (
     carried,
     drained,
     kept_in_flight,
+    refused_unvouched,
     resent,
     retried,
     retried_own,
@@ -108,7 +109,6 @@ __all__ = [
 
 _FAILABLE = (WorkerTask.TAKE, WorkerTask.TRANSFER, WorkerTask.ACTIVATE)
 _FAILED = Fault.FAILED_OUTCOME.outcome
-_UNVOUCHED = HandoffActionOutcome.failed("sent before the worker restarted")
 _SLOT_FREED = Key.NO_SLOT_AFTER_FREED
 _ONE_SLOT = Key.ONE_SLOT_PER_REQUEST
 
@@ -596,10 +596,12 @@ class SimulatedWorkers(Generic[H]):
                 self._coming(handoff, message, 1)  # it arrives once more
             self.world.at(self.world.uniform(5, 30), handoff, timer)
             return True
-        if not restart.refuses_unvouched or task_of(message.action) not in _FAILABLE:
+        if not restart.refuses_unvouched:
             return False
-        reply = (WorkerReply.FAILED, handoff.workload, self.system.acknowledge)
-        for sent in answered(message, *reply, failed=_UNVOUCHED):
+        refused = refused_unvouched(message, handoff.workload, self.system.acknowledge)
+        if refused is None:
+            return False
+        for sent in refused:
             self._send_back(handoff, sent)
         return True
 

@@ -28,9 +28,11 @@ from handoff._system.workers import (
     MessageKind,
     Role,
     WorkerReply,
+    WorkerTask,
     on_send,
     outcome_of,
     role_of,
+    task_of,
 )
 from handoff._values.errors import HandoffError, OutOfOrderFactError
 from handoff._values.messages import HandoffAction, HandoffFact, IssuedHandoffAction
@@ -59,6 +61,7 @@ __all__ = [
     "held_back",
     "kept_in_flight",
     "may_expire",
+    "refused_unvouched",
     "resent",
     "retried",
     "retried_own",
@@ -153,11 +156,8 @@ class CooperativeRuntime:
 # -- the runtime's duties with workers ---------------------------------------------------
 
 _CLEANUPS: tuple[type[HandoffAction], ...] = (HandoffAction.ReleaseSource, *CANCELS)
-
-
-def acknowledged_on_send(action: HandoffAction, acknowledge: AnyAcknowledge) -> bool:
-    """Whether a runtime acknowledging under `acknowledge` reports `action` done as it sends it."""
-    return acknowledge.sends(action)
+_WORK = (WorkerTask.TAKE, WorkerTask.TRANSFER, WorkerTask.ACTIVATE)
+_UNVOUCHED = HandoffActionOutcome.failed("sent before the worker restarted")
 
 
 def carried(
@@ -174,7 +174,7 @@ def carried(
             continue
         number = item.id.value
         sent.append(Message(MessageKind.ACTION, number, role, action, handoff=handoff))
-        if acknowledged_on_send(action, acknowledge):
+        if acknowledge.sends(action):  # acknowledged as it is sent
             outcome = on_send(action)
             sent.append(
                 Message(MessageKind.OUTCOME, number, role, action, outcome, handoff=handoff)
@@ -202,7 +202,7 @@ def answered(
     action = message.action
     outcome = failed if failed is not None else outcome_of(action, reply)
     fact = workload.fact_after(action) if reply is WorkerReply.DONE else None
-    if acknowledged_on_send(action, acknowledge):
+    if acknowledge.sends(action):
         outcome = None
         if reply is WorkerReply.FAILED:
             fact = HandoffFact.Failed(action.handoff_id)
@@ -213,6 +213,17 @@ def answered(
     if fact is not None:
         sent.append(Message(MessageKind.FACT, number, role, action, fact=fact, handoff=whose))
     return tuple(sent)
+
+
+def refused_unvouched(
+    message: Message, workload: Workload, acknowledge: AnyAcknowledge
+) -> tuple[Message, ...] | None:
+    """What a worker restarted since the action `message` was sent answers it with, when it
+    refuses such work as failed (`Restart.refuses_unvouched`): None for an action that is no
+    work (a release or a cancel is taken as usual)."""
+    if task_of(message.action) not in _WORK:
+        return None
+    return answered(message, WorkerReply.FAILED, workload, acknowledge, failed=_UNVOUCHED)
 
 
 def call_of(message: Message) -> Call:
