@@ -24,8 +24,8 @@ take these.
 from __future__ import annotations
 
 import enum
-from collections.abc import Collection, Hashable, Iterable
-from typing import Any, NamedTuple
+from collections.abc import Callable, Collection, Hashable, Iterable
+from typing import Any, NamedTuple, TypeVar
 
 import attrs
 
@@ -268,6 +268,7 @@ class WorkerContract:
         return f"<handoff worker contract {self.name!r}>"
 
 
+T = TypeVar("T")
 _R = WorkerReaction
 _M = RequestMemory
 _Y = WorkerReply
@@ -435,19 +436,20 @@ class ContractTable:
         return f"<handoff contract table {self.name!r}>"
 
 
-def _role_contract(contract: WorkerContract, role: Role) -> WorkerContract:
+def _asked(where: str, ask: Callable[[], T]) -> T:
+    """What a contract answers `ask` (`where` names the call): whatever it raises is a
+    ValueError saying where."""
     try:
-        found = contract.for_role(role)
+        return ask()
     except Exception as error:  # a user's contract may raise anything
-        raise ValueError(
-            f"worker contract {contract.name!r}: for_role({role.name}) raised "
-            f"{type(error).__name__}: {error}"
-        ) from None
+        raise ValueError(f"{where} raised {type(error).__name__}: {error}") from None
+
+
+def _role_contract(contract: WorkerContract, role: Role) -> WorkerContract:
+    where = f"worker contract {contract.name!r}: for_role({role.name})"
+    found = _asked(where, lambda: contract.for_role(role))
     if not isinstance(found, WorkerContract):
-        raise ValueError(
-            f"worker contract {contract.name!r}: for_role({role.name}) returned {found!r}; "
-            "expected a WorkerContract"
-        )
+        raise ValueError(f"{where} returned {found!r}; expected a WorkerContract")
     return found
 
 
@@ -495,10 +497,7 @@ def _react(
 
 def _serves(contract: WorkerContract, memory: Hashable) -> bool:
     where = f"worker contract {contract.name!r}: serves({_memory_name(memory)})"
-    try:
-        found = contract.serves(memory)
-    except Exception as error:  # a user's contract may raise anything
-        raise ValueError(f"{where} raised {type(error).__name__}: {error}") from None
+    found = _asked(where, lambda: contract.serves(memory))
     if not isinstance(found, bool):
         raise ValueError(f"{where} returned {found!r}; expected True or False")
     return found
