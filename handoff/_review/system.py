@@ -54,13 +54,18 @@ from handoff._review.system_state import (
     _replaced,
     _without,
     canonical,
-    completion_finding,
     judge_own,
 )
 from handoff._review.verdict import MoveKind, TraceStep, Verdict
 from handoff._review.world import Explored, Judge, Move, WorldBase
 from handoff._system.faults import Fault
-from handoff._system.judgments import after_abandoned, held_after_freed, performed, two_slots
+from handoff._system.judgments import (
+    after_abandoned,
+    at_completion,
+    held_after_freed,
+    performed,
+    two_slots,
+)
 from handoff._system.properties import AnyKey, Key, Property, WorldKind, prop
 from handoff._system.runtime import answered
 from handoff._system.worker_state import WorkerState
@@ -127,22 +132,23 @@ class SystemWorld(FaultMoves, WorldBase):
         return _Node(coordinators, state, self.codes), state
 
     def checks(self, node: _Node) -> Iterable[Checked]:
-        """W1 for each handoff complete with nothing of its own in flight; the properties of
-        one's own."""
-        coordinators, state, codes = node
+        """W1 for each handoff complete (or whose session ended) with nothing of its own in
+        flight; the properties of one's own."""
+        coordinators, state, _codes = node
         for handoff, coordinator in enumerate(coordinators):
             watch = state.watches[handoff]
-            if watch.started and coordinator.is_complete and node.quiet_for(handoff):
-                workers = (codes.workers[state.source], codes.workers[state.destination])
-                finding = completion_finding(
-                    workers, state.spent.restarted, coordinator.completion, self._tag(handoff)
-                )
-                yield Key.SLOTS_AT_COMPLETION, finding
-            elif watch.abandoned and node.quiet_for(handoff):
-                workers = (codes.workers[state.source], codes.workers[state.destination])
-                source, destination = (worker.slots(handoff) for worker in workers)
-                whose = "the handoff" if not self.several else f"h{handoff + 1}"
-                yield Key.SLOTS_AT_COMPLETION, after_abandoned(source, destination, whose)
+            complete = watch.started and coordinator.is_complete
+            if not (complete or watch.abandoned) or not node.quiet_for(handoff):
+                continue
+            source, destination = (node.memory(role).slots(handoff) for role in Role)
+            whose = "the handoff" if not self.several else f"h{handoff + 1}"
+            if complete:
+                restarted = Role.DESTINATION in state.spent.restarted
+                completion = coordinator.completion
+                words = at_completion(source, destination, completion, restarted, whose)
+            else:
+                words = after_abandoned(source, destination, whose)
+            yield Key.SLOTS_AT_COMPLETION, words
         if self.system.properties:
             view = self.view(node)
             for entry in self.system.properties:

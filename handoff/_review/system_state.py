@@ -10,7 +10,6 @@ worker's reaction, its renaming) is worked out once per number."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import NamedTuple, TypeVar
 
 from handoff._coordinator import probe as probe
@@ -19,7 +18,6 @@ from handoff._review.graph import End, stuck
 from handoff._review.monitors import Checked
 from handoff._review.verdict import TraceStep
 from handoff._system.faults import NETWORK, Fault
-from handoff._system.judgments import at_completion
 from handoff._system.properties import Property
 from handoff._system.worker_state import SystemView, WorkerState
 from handoff._system.workers import Message, MessageKind, Role
@@ -31,7 +29,6 @@ __all__ = [
     "SystemState",
     "SystemWatch",
     "canonical",
-    "completion_finding",
     "judge_own",
 ]
 
@@ -335,22 +332,6 @@ def _without(flight: Flight, channel: int, code: int) -> Flight:
     index = messages.index(code)
     rest = messages[:index] + messages[index + 1 :]
     return (*flight[:channel], rest, *flight[channel + 1 :])
-
-
-def completion_finding(
-    workers: Sequence[WorkerState],
-    restarted: frozenset[Role],
-    completion: HandoffCompletion | None,
-    handoff: int | None = None,
-) -> str | None:
-    """W1 (`judgments.at_completion`) for a complete handoff with nothing of its own in
-    flight (`workers`: what the source and the destination remember; `restarted`: the workers
-    that restarted in the run)."""
-    number = 0 if handoff is None else handoff
-    source, destination = (worker.slots(number) for worker in workers)
-    whose = "the handoff" if handoff is None else f"h{handoff + 1}"
-    restarted_destination = Role.DESTINATION in restarted
-    return at_completion(source, destination, completion, restarted_destination, whose)
 
 
 def judge_own(entry: Property, view: SystemView) -> str | None:

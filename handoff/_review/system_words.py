@@ -89,8 +89,10 @@ def describe_step(step: TraceStep, by_runtime: Collection[Message] = ()) -> str:
         return _restart_words(step)
     assert message is not None
     if step.kind is MoveKind.TIMER:
-        lost = message.describe()
-        return f"the runtime's timer fires for the lost {lost}: it reports {_called(step)}"
+        return (
+            f"the runtime's timer fires for the lost {message.describe()}: it reports "
+            f"{_called(step)}"
+        )
     if step.kind is MoveKind.LOST:
         return f"{message.describe()} is lost; the runtime's timer will send it again"
     if step.kind is MoveKind.RESEND:

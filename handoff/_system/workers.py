@@ -436,21 +436,21 @@ class ContractTable:
         return f"<handoff contract table {self.name!r}>"
 
 
-def _asked(where: str, ask: Callable[[], T]) -> T:
-    """What a contract answers `ask` (`where` names the call): whatever it raises is a
-    ValueError saying where."""
+def _asked(where: str, ask: Callable[[], object], kind: type[T], expected: str) -> T:
+    """What a contract answers `ask` (`where` names the call), a `kind`: whatever it raises,
+    or an answer of another kind, is a ValueError saying where."""
     try:
-        return ask()
+        found = ask()
     except Exception as error:  # a user's contract may raise anything
         raise ValueError(f"{where} raised {type(error).__name__}: {error}") from None
+    if not isinstance(found, kind):
+        raise ValueError(f"{where} returned {found!r}; expected {expected}")
+    return found
 
 
 def _role_contract(contract: WorkerContract, role: Role) -> WorkerContract:
     where = f"worker contract {contract.name!r}: for_role({role.name})"
-    found = _asked(where, lambda: contract.for_role(role))
-    if not isinstance(found, WorkerContract):
-        raise ValueError(f"{where} returned {found!r}; expected a WorkerContract")
-    return found
+    return _asked(where, lambda: contract.for_role(role), WorkerContract, "a WorkerContract")
 
 
 def _initial(contract: WorkerContract) -> Hashable:
@@ -497,10 +497,7 @@ def _react(
 
 def _serves(contract: WorkerContract, memory: Hashable) -> bool:
     where = f"worker contract {contract.name!r}: serves({_memory_name(memory)})"
-    found = _asked(where, lambda: contract.serves(memory))
-    if not isinstance(found, bool):
-        raise ValueError(f"{where} returned {found!r}; expected True or False")
-    return found
+    return _asked(where, lambda: contract.serves(memory), bool, "True or False")
 
 
 def _memory_name(memory: Hashable) -> str:
