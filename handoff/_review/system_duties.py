@@ -18,7 +18,7 @@ from handoff._review.system_state import Flight, _Node, _Raw, _without
 from handoff._review.verdict import MoveKind, TraceStep
 from handoff._review.world import Move
 from handoff._system.faults import Fault
-from handoff._system.runtime import answered, refused_unvouched, resent, retried_own
+from handoff._system.runtime import cleanup_failed, refused_unvouched, resent
 from handoff._system.worker_state import WorkerState
 from handoff._system.workers import (
     Message,
@@ -32,8 +32,6 @@ from handoff._system.workers import (
 )
 
 __all__ = ["RuntimeDuties", "deadline_when_stuck"]
-
-_FAILED_WORK = Fault.FAILED_OUTCOME.outcome
 
 
 class RuntimeDuties(WorldMoves):
@@ -113,13 +111,8 @@ class RuntimeDuties(WorldMoves):
         if entry is not None and entry.done & 1 << message.action_id:
             return
         memory = self.workers[role].memory(remembered, handoff)
-        acknowledge = self.system.acknowledge
-        sent = answered(
-            message, WorkerReply.FAILED, self.workload, acknowledge, failed=_FAILED_WORK
-        )
-        again = retried_own(message, self.system.retry)
-        if again is not None:  # the runtime's own cleanup: its failure comes back to it alone
-            sent = (again,)
+        system = self.system
+        sent = cleanup_failed(message, self.workload, system.acknowledge, system.retry)
         numbers = tuple(codes.message(item) for item in sent)
         spent = state.spent.plus(fault, handoff)
         after = state._replace(flight=self._send(flight, numbers), spent=spent)

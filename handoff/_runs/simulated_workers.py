@@ -66,12 +66,12 @@ from handoff._system.runtime import (
     answered,
     call_of,
     carried,
+    cleanup_failed,
     drained,
     kept_in_flight,
     refused_unvouched,
     resent,
     retried,
-    retried_own,
     tells_freed,
 )
 from handoff._system.worker_state import Worker, WorkerBook
@@ -489,14 +489,12 @@ class SimulatedWorkers(Generic[H]):
             handoff.findings.append(Finding.of(found, words))
         if task is WorkerTask.CANCEL and self._cleanup_fails(handoff, book, action_id):
             # It does not do the cancel, so it neither performs nor remembers it.
-            if own:  # the runtime's own cleanup: the failure comes back to the runtime alone
-                again = retried_own(message, self.system.retry)
-                if again is not None:
-                    self._to_worker(handoff, again)
-                return
-            failed_reply = (WorkerReply.FAILED, handoff.workload, self.system.acknowledge)
-            for sent in answered(message, *failed_reply, failed=_FAILED):
-                self._send_back(handoff, sent)
+            system = self.system
+            for sent in cleanup_failed(message, handoff.workload, system.acknowledge, system.retry):
+                if sent.kind is MessageKind.ACTION:  # its own cleanup, retried at once
+                    self._to_worker(handoff, sent)
+                else:
+                    self._send_back(handoff, sent)
             return
         handoff.performed_bits |= 1 << action_id
         entry = book.find(request)

@@ -22,6 +22,7 @@ import attrs
 from handoff._coordinator.binding import FITTING_OUTCOME
 from handoff._system.call import Call
 from handoff._system.config import AnyAcknowledge, Resend
+from handoff._system.faults import Fault
 from handoff._system.workers import (
     RUNTIME_OWN,
     Message,
@@ -57,6 +58,7 @@ __all__ = [
     "busy",
     "call_of",
     "carried",
+    "cleanup_failed",
     "drained",
     "held_back",
     "kept_in_flight",
@@ -273,6 +275,20 @@ def retried_own(message: Message, retry: bool) -> Message | None:
     if not retry or message.action_id != RUNTIME_OWN or not isinstance(message.action, CANCELS):
         return None
     return message._replace(copy=True)
+
+
+def cleanup_failed(
+    message: Message, workload: Workload, acknowledge: AnyAcknowledge, retry: bool
+) -> tuple[Message, ...]:
+    """What goes out once a worker failed the cancel `message`: for the runtime's own cleanup,
+    the cancel again at once when it retries (`retried_own`: no coordinator hears of it);
+    else the failure, back to the coordinator, which refuses it and so has the runtime
+    retry (`retried`)."""
+    again = retried_own(message, retry)
+    if again is not None:
+        return (again,)
+    failed = Fault.FAILED_CLEANUP.outcome
+    return answered(message, WorkerReply.FAILED, workload, acknowledge, failed=failed)
 
 
 def resent(message: Message, policy: Resend) -> bool:
