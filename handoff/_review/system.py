@@ -41,7 +41,7 @@ from handoff._review.graph import Liveness, Tag
 from handoff._review.monitors import Checked
 from handoff._review.system_duties import deadline_when_stuck
 from handoff._review.system_faults import FaultMoves
-from handoff._review.system_moves import _START, _failed, _new, ownership, transfer_findings
+from handoff._review.system_moves import _START, CHECKS, _failed, _new, ownership, transfer_findings
 from handoff._review.system_runtime import _freeing
 from handoff._review.system_state import (
     Flight,
@@ -382,7 +382,7 @@ class SystemWorld(FaultMoves, WorldBase):
         the key of where it leads (handoffs interchangeable, with `symmetry`)."""
         step, after = raw.step, raw.node
         kind = step.kind
-        checks = raw.checks or self._checks[step.call is not None, kind in _WORKER_MOVES]
+        checks = raw.checks or CHECKS[step.call is not None, kind in _WORKER_MOVES, False, False]
         if raw.findings:
             broken = dict(raw.findings)
             checks = tuple((key, broken.get(key)) for key, _none in checks)

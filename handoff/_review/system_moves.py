@@ -11,6 +11,7 @@ and the exploration (`system.SystemWorld`)."""
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Hashable, Iterator
 from typing import Any, NamedTuple
 
@@ -94,9 +95,7 @@ class _Transition(NamedTuple):
     """Refused as early (`OutOfOrderFactError`)."""
 
 
-def _checked(
-    call: bool, worker: bool, *, transfer: bool = False, destination: bool = False
-) -> Iterator[Key]:
+def _checked(call: bool, worker: bool, transfer: bool, destination: bool) -> Iterator[Key]:
     """The properties a move is checked for: Errors when it made a call, W3 and W6 when it
     was a worker's, W2 always; W8 and W9 when the source performed a transfer, W10 when the
     destination took an action."""
@@ -111,15 +110,12 @@ def _checked(
         yield Key.ACTIVATED_SERVES
 
 
-_WORKER_CHECKS = {
-    (transfer, destination): tuple(
-        (key, None) for key in _checked(False, True, transfer=transfer, destination=destination)
-    )
-    for transfer in (False, True)
-    for destination in (False, True)
+CHECKS = {
+    flags: tuple((key, None) for key in _checked(*flags))
+    for flags in itertools.product((False, True), repeat=4)
 }
-"""The checks of a worker's move that broke nothing, by whether the source performed a
-transfer and whether the worker was the destination."""
+"""The checks of a move that broke nothing, by whether it made a call, was a worker's, the
+source performed a transfer and the worker was the destination (`_checked`)."""
 
 
 class _Owned(NamedTuple):
@@ -146,7 +142,7 @@ def ownership(
     task, destination = task_of(message.action), message.role is Role.DESTINATION
     done = reaction.reply is WorkerReply.DONE  # a failed work's reply is FAILED
     transfers = done and task is WorkerTask.TRANSFER and not destination
-    checks = _WORKER_CHECKS[transfers, destination]
+    checks = CHECKS[False, True, transfers, destination]
     if not destination:
         return _Owned(checks, (), transfers, 0)
     old, new = (state.find(handoff) for state in memories)
@@ -229,13 +225,6 @@ class WorldMoves(RuntimeMoves):
             for kind in (fault.fact for fault in _TERMINAL_FAULTS)
             if kind is not None
         )
-        self._checks: dict[tuple[bool, bool], tuple[Checked, ...]] = {
-            (call, worker): tuple((key, None) for key in _checked(call, worker))
-            for call in (False, True)
-            for worker in (False, True)
-        }
-        """The checks of a move that broke nothing, by whether it made a call and was a
-        worker's."""
 
     def _deliver(self, node: _Node, code: int, flight: Flight) -> _Raw:
         """The runtime gives an acknowledgement or a fact to its handoff's coordinator (or
