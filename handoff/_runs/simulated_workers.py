@@ -157,29 +157,22 @@ SHARED = (
 
 
 class _WorkerHandoff(Protocol):
+    """What the workers read and change of a handoff of the simulation (its `_Handoff`, which
+    says what each field holds)."""
+
     number: int
-    """The request's number, by which the workers know it."""
     handoff_id: HandoffId
     workload: Workload
     pending: int
     spent: Counter[Fault]
-    """The injected faults (`--faults`) this handoff suffered, by kind."""
     restarts: int
-    """How many times the destination had restarted when the handoff began."""
     issued_bits: int
-    """Bit n set: action n was issued."""
     performed_bits: int
-    """Bit n set: a worker performed action n."""
     told: set[Role]
-    """The workers whose freeing the coordinator was told of."""
     findings: list[Finding]
-    """What its run broke so far, judged as the review judges a move."""
     issued: dict[int, HandoffAction]
-    """Every action issued so far, by id."""
     abandoned: bool
-    """Its session ended outside the chart: its coordinator hears nothing more."""
     target: int
-    """The destination slot its reservation took (`Remembered.where`; 0: none yet)."""
 
 
 H = TypeVar("H", bound=_WorkerHandoff)
