@@ -589,9 +589,9 @@ def find_contract(text: str, allowed: Collection[str] | None = None) -> WorkerCo
             f"unknown worker contract {text!r}: expected {choices}, tombstone:K, "
             "source=A,destination=B or MODULE:NAME"
         )
-    if allowed is not None and f"{module_name}:{name}" not in allowed:
-        raise NotGiven("worker contract", f"{module_name}:{name}")
-    found = _attribute(import_module(module_name), module_name, name)
+    found = named_object(module_name, name, "worker contract", allowed)
+    if found is None:
+        raise ValueError(f"module {module_name} has no {name}")
     if isinstance(found, type) and issubclass(found, WorkerContract):
         try:
             found = found()
@@ -629,12 +629,17 @@ def _per_role(text: str, allowed: Collection[str] | None) -> WorkerContract:
     return PerRole(named["source"], named["destination"])
 
 
-def _attribute(module: Any, module_name: str, name: str) -> Any:
-    found = module
+def named_object(
+    module_name: str, name: str, what: str, allowed: Collection[str] | None = None
+) -> Any:
+    """The object `MODULE:NAME` names, a `what` of one's own (None: the module has no such
+    name).  A name read from a file is data: with `allowed` given, a name outside it is
+    refused (`NotGiven`) before anything is imported."""
+    if allowed is not None and f"{module_name}:{name}" not in allowed:
+        raise NotGiven(what, f"{module_name}:{name}")
+    found = import_module(module_name)
     for part in name.split("."):
         found = getattr(found, part, None)
-        if found is None:
-            raise ValueError(f"module {module_name} has no {name}")
     return found
 
 
