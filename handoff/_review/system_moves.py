@@ -5,9 +5,10 @@ that decide it, and a move made again only puts the pieces together.
 
 The world's moves are written in layers, each a class that inherits the one below, so that
 each method is written once and every layer sees the ones below it: the runtime's side
-(`system_runtime.RuntimeMoves`), the calls and reactions (`WorldMoves`, here), the runtime's
-duties (`system_duties.RuntimeDuties`), the injected faults (`system_faults.FaultMoves`),
-and the exploration (`system.SystemWorld`)."""
+(`system_runtime.RuntimeMoves`), the world's fields and its calls into coordinators
+(`WorldMoves`, here), the runtime's duties (`system_duties.RuntimeDuties`), the injected
+faults (`system_faults.FaultMoves`), and the exploration with its workers' reactions
+(`system.SystemWorld`)."""
 
 from __future__ import annotations
 
@@ -169,9 +170,9 @@ def _failed(memory: Hashable) -> WorkerReaction:
 
 
 class WorldMoves(RuntimeMoves):
-    """The system world's calls into its coordinators and its workers' reactions, each worked
-    out once (see the module); the layers above put the runtime's duties and the faults
-    together from them."""
+    """The system world's fields and its calls into its coordinators, each call worked out
+    once (see the module); the layers above put the runtime's duties, the faults and the
+    workers' reactions together from them."""
 
     timeout_call = _TIMEOUT  # the call a timer's `TimedOut` is (`_made`)
 
