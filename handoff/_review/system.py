@@ -41,13 +41,14 @@ from handoff._review.graph import Liveness, Tag
 from handoff._review.monitors import Checked
 from handoff._review.system_duties import deadline_when_stuck
 from handoff._review.system_faults import FaultMoves
-from handoff._review.system_moves import _START, CHECKS, _failed, _new, ownership, transfer_findings
+from handoff._review.system_moves import _START, CHECKS, _new, ownership, transfer_findings
 from handoff._review.system_runtime import _freeing
 from handoff._review.system_state import (
     Flight,
     Spent,
     SystemState,
     SystemWatch,
+    _failed,
     _Node,
     _Raw,
     _Reaction,

@@ -13,23 +13,14 @@ from collections.abc import Iterator
 import attrs
 
 from handoff._review.graph import Tag
-from handoff._review.system_moves import WorldMoves, _failed
-from handoff._review.system_state import Flight, _Node, _Raw, _without
+from handoff._review.system_moves import WorldMoves
+from handoff._review.system_state import Flight, _failed, _Node, _Raw, _silent, _without
 from handoff._review.verdict import MoveKind, TraceStep
 from handoff._review.world import Move
 from handoff._system.faults import Fault
 from handoff._system.runtime import cleanup_failed, refused_unvouched, resent
 from handoff._system.worker_state import WorkerState
-from handoff._system.workers import (
-    Message,
-    MessageKind,
-    Role,
-    Slots,
-    WorkerReaction,
-    WorkerReply,
-    WorkerTask,
-    task_of,
-)
+from handoff._system.workers import Message, MessageKind, Role, Slots, WorkerTask, task_of
 
 __all__ = ["RuntimeDuties", "deadline_when_stuck"]
 
@@ -143,8 +134,7 @@ class RuntimeDuties(WorldMoves):
             flight=flight,
             spent=spent,
         )
-        slots = Slots.KEEP if restart.keeps_slots else Slots.FREE
-        reaction = WorkerReaction(worker.initial, WorkerReply.SILENT, slots)
+        reaction = _silent(worker.initial, Slots.KEEP if restart.keeps_slots else Slots.FREE)
         where = ", ".join(coordinator.chart_state for coordinator in coordinators)
         step = TraceStep(
             None,

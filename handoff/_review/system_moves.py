@@ -13,7 +13,7 @@ faults (`system_faults.FaultMoves`), and the exploration with its workers' react
 from __future__ import annotations
 
 import itertools
-from collections.abc import Hashable, Iterator
+from collections.abc import Iterator
 from typing import Any, NamedTuple
 
 from handoff._compile.table import CompiledChart
@@ -53,7 +53,6 @@ from handoff._system.workers import (
     ContractTable,
     Message,
     Role,
-    Slots,
     WorkerReaction,
     WorkerReply,
     WorkerTask,
@@ -163,10 +162,6 @@ def transfer_findings(destination: WorkerState, target: int, message: Message) -
     holder = destination.holder(target) if target else None
     held = destination.slots(handoff)
     yield from transferred(message, held, holder, told_apart=bool(target))
-
-
-def _failed(memory: Hashable) -> WorkerReaction:
-    return WorkerReaction(memory, WorkerReply.FAILED, Slots.KEEP)
 
 
 class WorldMoves(RuntimeMoves):

@@ -19,19 +19,13 @@ from handoff._review.system_state import (
     _Raw,
     _Reaction,
     _replaced,
+    _silent,
 )
 from handoff._review.verdict import MoveKind, TraceStep
 from handoff._system.config import Resend, System
 from handoff._system.runtime import abandoned, busy, drained, held_back, may_expire, retried
 from handoff._system.worker_state import HandoffView, SystemView, Worker, WorkerState, worker_view
-from handoff._system.workers import (
-    Message,
-    MessageKind,
-    Role,
-    Slots,
-    WorkerReaction,
-    WorkerReply,
-)
+from handoff._system.workers import Message, MessageKind, Role, WorkerReaction, WorkerReply
 
 __all__ = ["RuntimeMoves"]
 
@@ -158,7 +152,7 @@ class RuntimeMoves:
             source=number if role is Role.SOURCE else state.source,
             destination=number if role is Role.DESTINATION else state.destination,
         )
-        reaction = WorkerReaction(self.workers[role].initial, WorkerReply.SILENT, Slots.KEEP)
+        reaction = _silent(self.workers[role].initial)
         expire = MoveKind.EXPIRE
         return self._aside(node, handoff, after, expire, fault=True, reaction=reaction, worker=role)
 
@@ -210,7 +204,7 @@ class RuntimeMoves:
         message = codes.messages[code]
         handoff = codes.handoff[code]
         memory = self.workers[Role.DESTINATION].memory(codes.workers[state.destination], handoff)
-        reaction = WorkerReaction(memory, WorkerReply.SILENT, Slots.KEEP)
+        reaction = _silent(memory)
         after = state._replace(flight=self._send(flight, (outcome,)))
         sent = (codes.messages[outcome],)
         kind = MoveKind.TO_WORKER

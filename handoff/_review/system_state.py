@@ -10,6 +10,7 @@ worker's reaction, its renaming) is worked out once per number."""
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from typing import NamedTuple, TypeVar
 
 from handoff._coordinator import probe as probe
@@ -20,7 +21,14 @@ from handoff._review.verdict import TraceStep
 from handoff._system.faults import NETWORK, Fault
 from handoff._system.properties import Property
 from handoff._system.worker_state import SystemView, WorkerState
-from handoff._system.workers import Message, MessageKind, Role
+from handoff._system.workers import (
+    Message,
+    MessageKind,
+    Role,
+    Slots,
+    WorkerReaction,
+    WorkerReply,
+)
 from handoff._values.values import HandoffCompletion
 
 __all__ = [
@@ -316,6 +324,16 @@ class _Raw(NamedTuple):
     """A refused early fact, kept in flight: the move leads back where it started."""
     checks: tuple[Checked, ...] | None = None
     """The properties it is checked for, when not those of its kind (a worker's move)."""
+
+
+def _failed(memory: Hashable) -> WorkerReaction:
+    return WorkerReaction(memory, WorkerReply.FAILED, Slots.KEEP)
+
+
+def _silent(memory: Hashable, slots: Slots = Slots.KEEP) -> WorkerReaction:
+    """A worker's reaction that sends nothing, as a run shows a move of its own (a restart,
+    an expiry) or an answer from its cache."""
+    return WorkerReaction(memory, WorkerReply.SILENT, slots)
 
 
 def _replaced(items: tuple[T, ...], index: int, value: T) -> tuple[T, ...]:
