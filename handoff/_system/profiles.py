@@ -181,8 +181,6 @@ def find_runtime(text: str, allowed: Collection[str] | None = None) -> RuntimePr
             "RuntimeProfile of your own"
         )
     found = named_object(module_name, name, "runtime", allowed)
-    if found is None:
-        raise ValueError(f"module {module_name} has no {name}")
     if not isinstance(found, RuntimeProfile):
         raise ValueError(f"{text} is not a runtime profile: make it a handoff.RuntimeProfile")
     return attrs.evolve(found, spelled=f"{module_name}:{name}")

@@ -561,12 +561,13 @@ def find_property(text: str, allowed: Collection[str] | None = None) -> Property
     module_name, colon, name = (part.strip() for part in text.partition(":"))
     if not (colon and module_name and name):
         raise ValueError(f"expected MODULE:NAME, a function of a handoff.SystemView, got {text!r}")
-    found = named_object(module_name, name, "property", allowed)
+    missing = (
+        f"{text}: module {module_name} has no function {name}; a property is a function of a "
+        "handoff.SystemView returning True where it holds"
+    )
+    found = named_object(module_name, name, "property", allowed, missing)
     if not callable(found):
-        raise ValueError(
-            f"{text}: module {module_name} has no function {name}; a property is a function "
-            "of a handoff.SystemView returning True where it holds"
-        )
+        raise ValueError(missing)
     return own_property(found, name, f"{module_name}:{name}")
 
 

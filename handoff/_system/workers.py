@@ -590,8 +590,6 @@ def find_contract(text: str, allowed: Collection[str] | None = None) -> WorkerCo
             "source=A,destination=B or MODULE:NAME"
         )
     found = named_object(module_name, name, "worker contract", allowed)
-    if found is None:
-        raise ValueError(f"module {module_name} has no {name}")
     if isinstance(found, type) and issubclass(found, WorkerContract):
         try:
             found = found()
@@ -630,16 +628,19 @@ def _per_role(text: str, allowed: Collection[str] | None) -> WorkerContract:
 
 
 def named_object(
-    module_name: str, name: str, what: str, allowed: Collection[str] | None = None
+    module_name: str, name: str, what: str, allowed: Collection[str] | None, missing: str = ""
 ) -> Any:
-    """The object `MODULE:NAME` names, a `what` of one's own (None: the module has no such
-    name).  A name read from a file is data: with `allowed` given, a name outside it is
-    refused (`NotGiven`) before anything is imported."""
+    """The object `MODULE:NAME` names, a `what` of one's own: ValueError (`missing`, else
+    that the module has no such name) when it names nothing.  A name read from a file is
+    data: with `allowed` given, a name outside it is refused (`NotGiven`) before anything is
+    imported."""
     if allowed is not None and f"{module_name}:{name}" not in allowed:
         raise NotGiven(what, f"{module_name}:{name}")
     found = import_module(module_name)
     for part in name.split("."):
         found = getattr(found, part, None)
+    if found is None:
+        raise ValueError(missing or f"module {module_name} has no {name}")
     return found
 
 
