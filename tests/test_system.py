@@ -373,29 +373,38 @@ def test_a_cycle_of_deliveries_is_a_run_that_never_ends() -> None:
 
 def test_w1_at_success_wants_the_destination_holding_and_the_source_free() -> None:
     from handoff import HandoffCompletion
-    from handoff._review.system_state import completion_finding
+    from handoff._system.judgments import at_completion
     from handoff._system.worker_state import Remembered, WorkerState
-    from handoff._system.workers import Role
 
     held = WorkerState((Remembered(0, RequestMemory.HELD, 1, 0),))
     free = WorkerState((Remembered(0, RequestMemory.FREED, 0, 0),))
     # Another request's slot is not this handoff's.
     other = WorkerState((Remembered(1, RequestMemory.HELD, 1, 0),))
     success = HandoffCompletion.SUCCESS
-    none: frozenset[Role] = frozenset()
-    assert completion_finding((free, held), none, success) is None
-    assert completion_finding((held, held), none, success) == (
+
+    def finding(
+        source: WorkerState,
+        destination: WorkerState,
+        completion: HandoffCompletion = success,
+        restarted: bool = False,
+        whose: str = "the handoff",
+    ) -> str | None:
+        slots = source.slots(0), destination.slots(0)
+        return at_completion(*slots, completion, restarted, whose)
+
+    assert finding(free, held) is None
+    assert finding(held, held) == (
         "the handoff completed SUCCESS and the source still holds a KV slot for it"
     )
-    assert completion_finding((free, free), none, success) == (
+    assert finding(free, free) == (
         "the handoff completed SUCCESS and the destination holds no KV slot for it"
     )
-    assert completion_finding((other, other), none, success) == (
+    assert finding(other, other) == (
         "the handoff completed SUCCESS and the destination holds no KV slot for it"
     )
     # A destination that restarted lost the request it decoded: no slot leaks.
-    assert completion_finding((free, free), frozenset({Role.DESTINATION}), success) is None
-    both = completion_finding((held, held), none, HandoffCompletion.CANCELED, handoff=0)
+    assert finding(free, free, restarted=True) is None
+    both = finding(held, held, HandoffCompletion.CANCELED, whose="h1")
     assert both == (
         "h1 completed CANCELED and, with nothing of it in flight, the source and the "
         "destination holds a KV slot for it"

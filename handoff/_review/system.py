@@ -35,69 +35,43 @@ handoffs, configurations that differ only by which handoff is which are one (`ca
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterable, Iterator, Sequence
-from typing import Any
 
-from handoff._compile.table import CompiledChart
 from handoff._coordinator import probe as probe
-from handoff._coordinator.core import HandoffCoordinatorCore
-from handoff._coordinator.probe import Configuration
-from handoff._review.environment import Rules
 from handoff._review.graph import Liveness, Tag
 from handoff._review.monitors import Checked
-from handoff._review.system_duties import RuntimeDuties, deadline_when_stuck
+from handoff._review.system_duties import deadline_when_stuck
 from handoff._review.system_faults import FaultMoves
-from handoff._review.system_moves import (
-    _checked,
-    _failed,
-    _Raw,
-    _Reaction,
-    _replaced,
-    _Transition,
-    _without,
-    ownership,
-    transfer_findings,
-)
-from handoff._review.system_runtime import RuntimeMoves, _freeing
+from handoff._review.system_moves import _START, CHECKS, _new, ownership, transfer_findings
+from handoff._review.system_runtime import _freeing
 from handoff._review.system_state import (
-    Codes,
     Flight,
     Spent,
     SystemState,
     SystemWatch,
+    _failed,
     _Node,
+    _Raw,
+    _Reaction,
+    _replaced,
+    _without,
     canonical,
-    completion_finding,
     judge_own,
 )
 from handoff._review.verdict import MoveKind, TraceStep, Verdict
-from handoff._review.world import Explored, Judge, Move, WorldBase, error_words
-from handoff._system.call import Call
-from handoff._system.config import System
-from handoff._system.faults import NETWORK, Fault
+from handoff._review.world import Explored, Judge, Move, WorldBase
+from handoff._system.faults import Fault
 from handoff._system.judgments import (
     after_abandoned,
+    at_completion,
     held_after_freed,
     performed,
-    told_while_held,
     two_slots,
 )
 from handoff._system.properties import AnyKey, Key, Property, WorldKind, prop
-from handoff._system.runtime import (
-    DEMO_WORKLOAD,
-    REFUSED_WRITE,
-    Vouch,
-    Workload,
-    answered,
-    call_of,
-    carried,
-    fenced,
-    kept_in_flight,
-    tells_freed,
-)
-from handoff._system.worker_state import Worker, WorkerState
+from handoff._system.runtime import REFUSED_WRITE, Vouch, answered, fenced
+from handoff._system.worker_state import WorkerState
 from handoff._system.workers import (
     RUNTIME_OWN,
-    ContractTable,
     Message,
     MessageKind,
     Role,
@@ -107,110 +81,34 @@ from handoff._system.workers import (
     role_of,
     task_of,
 )
-from handoff._values.errors import HandoffError
-from handoff._values.messages import HandoffFact
 
 __all__ = ["Spent", "SystemState", "SystemWatch", "SystemWorld", "canonical"]
 
 
 _SLOT_FREED = Key.NO_SLOT_AFTER_FREED
-_ONLY_ISSUED = Key.ONLY_ISSUED_WORK
 _ONE_SLOT = Key.ONE_SLOT_PER_REQUEST
 _FAILABLE = (WorkerTask.TAKE, WorkerTask.TRANSFER, WorkerTask.ACTIVATE)
 _CANCEL = WorkerTask.CANCEL
 _FAILED_WORK = Fault.FAILED_OUTCOME.outcome
 _WORKER_MOVES = (MoveKind.TO_WORKER, MoveKind.WORKER_FAILS)
-_TERMINAL_MOVES = (MoveKind.FAULT, MoveKind.LOSS, MoveKind.TIMER, MoveKind.DEADLINE)
-"""Moves after which the handoff must end CANCELED (W5): a terminal fact, a loss's timeout."""
 _FAULTY_TERMINAL = (MoveKind.FAULT, MoveKind.LOSS)
-"""Of those, the faults (the timer's timeout is the runtime's own, made in every run)."""
-_TERMINAL_FAULTS = (Fault.FAILURE, Fault.TIMEOUT, Fault.CANCELLATION)
-"""The faults a run suffers as a terminal fact reported to the coordinator, at any time."""
-_START = len(_TERMINAL_FAULTS)
-_TIMEOUT = _START + 1
-_DELIVERY = -1
-"""The calls of `SystemWorld._call` besides the `n`th terminal fact: a start, a loss's
-timeout, a delivery (its message says which call)."""
+"""The moves after which the handoff must end CANCELED (W5) that are faults (the timer's
+timeout is the runtime's own, made in every run)."""
 _REFUSED = 2
 """How `_perform` has the source take a transfer whose KV write the destination refuses (1,
 or True: the worker fails the work, a fault)."""
 _PERFORMED_FINE: tuple[Checked, ...] = ()
-_new: Any = tuple.__new__
-"""A named tuple made with every field given, as `_make` does, without its Python-level
-`__new__`: the moves make four a move."""
 
 
-class SystemWorld(FaultMoves, RuntimeDuties, RuntimeMoves, WorldBase):
+class SystemWorld(FaultMoves, WorldBase):
     """The moves of the system around `concurrency` coordinators driven by `chart`, sharing
     two workers, judged as they are made, and the liveness of the whole graph.
 
     What a move does depends on few numbers (a coordinator's configuration and the call; a
     worker's memory and the message), so each is worked out once, step and messages sent
-    included, and a move made again only puts the pieces together."""
+    included, and a move made again only puts the pieces together (`system_moves`)."""
 
     kind = WorldKind.SYSTEM
-    timeout_call = _TIMEOUT  # the call a timer's `TimedOut` is (`_made`)
-
-    def __init__(
-        self,
-        chart: CompiledChart,
-        system: System,
-        rules: Rules,
-        *,
-        workload: Workload = DEMO_WORKLOAD,
-    ) -> None:
-        self.chart = chart
-        self.system = system
-        self.contract = ContractTable(system.contract)
-        shared = system.concurrency > 1  # only then may a slot be another request's (W8)
-        self.workers = {role: Worker(self.contract, role, system.slots, shared) for role in Role}
-        self.rules = rules
-        self.workload = workload
-        self.several = system.concurrency > 1
-        source, destination = (self.workers[role].remembers is not None for role in Role)
-        self.codes = Codes((source, destination))
-        """The messages and memories the configurations hold by number; `codes.ordered` says
-        whether the order of the requests each worker remembers idle matters."""
-        coupled = system.fifo or system.one_at_a_time
-        self.reduce = self.several and system.symmetry and not system.properties and not coupled
-        """Whether to explore commuting moves in one order (a property of one's own may
-        look at anything, so it sees every order; with FIFO delivery, two handoffs' messages
-        queued on one channel do not commute, nor, with one action at a time, a worker's
-        reply to one handoff and the next action it takes for another)."""
-        self.symmetric = self.several and system.symmetry
-        self._fences = system.restart.refuses_unvouched
-        """Whether the destination refuses a KV write its restart left unvouched
-        (`runtime.fenced`): only then does a handoff's watch keep its `Vouch`."""
-        self._runtime_setup(system)
-        self._message_faults = tuple(f for f in NETWORK if f.strike.message)
-        self._struck_workers = tuple(f for f in NETWORK if f.strike.forgets)
-        self._configurations: dict[Configuration, int] = {}
-        self._transitions: dict[tuple[int, int], _Transition] = {}
-        """What each call does in each coordinator configuration (the call by `_code`)."""
-        self._reactions: dict[tuple[int, int, int, int], tuple[_Reaction, ...]] = {}
-        """What a worker remembering a memory does with a message (or fails it), with the
-        chart state of the handoff's coordinator: by their numbers."""
-        self._keys: dict[SystemState, tuple[SystemState, tuple[int, ...] | None]] = {}
-        """Each configuration reached, and its key (`canonical`)."""
-        if system.one_at_a_time or system.drains_transfers:  # else the deliveries of before
-            self._deliverable = self._gated  # type: ignore[method-assign]
-        self.answers_again = system.answers_again > 0
-        """Whether the destination answers a repeated action from its cache of outcomes."""
-        self._busy: dict[Flight, tuple[frozenset[int], frozenset[int]]] = {}
-        self._freeing: dict[int, bool] = {}
-        """Whether each message tells its coordinator its worker freed the slot."""
-        self.terminal_facts = tuple(
-            kind(rules.handoff_id)
-            for kind in (fault.fact for fault in _TERMINAL_FAULTS)
-            if kind is not None
-        )
-        self._checks: dict[tuple[bool, bool], tuple[Checked, ...]] = {
-            (call, worker): tuple((key, None) for key in _checked(call, worker))
-            for call in (False, True)
-            for worker in (False, True)
-        }
-        """The checks of a move that broke nothing, by whether it made a call and was a
-        worker's."""
 
     @property
     def properties(self) -> tuple[Property, ...]:
@@ -239,22 +137,23 @@ class SystemWorld(FaultMoves, RuntimeDuties, RuntimeMoves, WorldBase):
         return _Node(coordinators, state, self.codes), state
 
     def checks(self, node: _Node) -> Iterable[Checked]:
-        """W1 for each handoff complete with nothing of its own in flight; the properties of
-        one's own."""
-        coordinators, state, codes = node
+        """W1 for each handoff complete (or whose session ended) with nothing of its own in
+        flight; the properties of one's own."""
+        coordinators, state, _codes = node
         for handoff, coordinator in enumerate(coordinators):
             watch = state.watches[handoff]
-            if watch.started and coordinator.is_complete and node.quiet_for(handoff):
-                workers = (codes.workers[state.source], codes.workers[state.destination])
-                finding = completion_finding(
-                    workers, state.spent.restarted, coordinator.completion, self._tag(handoff)
-                )
-                yield Key.SLOTS_AT_COMPLETION, finding
-            elif watch.abandoned and node.quiet_for(handoff):
-                workers = (codes.workers[state.source], codes.workers[state.destination])
-                source, destination = (worker.slots(handoff) for worker in workers)
-                whose = "the handoff" if not self.several else f"h{handoff + 1}"
-                yield Key.SLOTS_AT_COMPLETION, after_abandoned(source, destination, whose)
+            complete = watch.started and coordinator.is_complete
+            if not (complete or watch.abandoned) or not node.quiet_for(handoff):
+                continue
+            source, destination = (node.memory(role).slots(handoff) for role in Role)
+            whose = "the handoff" if not self.several else f"h{handoff + 1}"
+            if complete:
+                restarted = Role.DESTINATION in state.spent.restarted
+                completion = coordinator.completion
+                words = at_completion(source, destination, completion, restarted, whose)
+            else:
+                words = after_abandoned(source, destination, whose)
+            yield Key.SLOTS_AT_COMPLETION, words
         if self.system.properties:
             view = self.view(node)
             for entry in self.system.properties:
@@ -270,14 +169,14 @@ class SystemWorld(FaultMoves, RuntimeDuties, RuntimeMoves, WorldBase):
         yield from self._all_moves(node)
 
     def _all_moves(self, node: _Node) -> Iterator[Move]:
-        coordinators, state, _codes = node
+        state = node.state
         if not self.reduce:
-            for raw in self._moves(coordinators, state):
+            for raw in self._moves(node):
                 yield self._judged(raw)
             return
         groups = []
         for handoff in range(len(state.watches)):
-            raws = list(self._moves(coordinators, state, only=handoff))
+            raws = list(self._moves(node, only=handoff))
             if self._alone(state, handoff, raws):
                 for raw in raws:
                     yield self._judged(raw)
@@ -286,7 +185,7 @@ class SystemWorld(FaultMoves, RuntimeDuties, RuntimeMoves, WorldBase):
         for raws in groups:
             for raw in raws:
                 yield self._judged(raw)
-        for raw in self._worker_faults(coordinators, state):
+        for raw in self._worker_faults(node):
             yield self._judged(raw)
 
     def _alone(self, state: SystemState, handoff: int, raws: Sequence[_Raw]) -> bool:
@@ -335,18 +234,11 @@ class SystemWorld(FaultMoves, RuntimeDuties, RuntimeMoves, WorldBase):
                 cooperative = True
         return cooperative
 
-    def _moves(
-        self,
-        coordinators: tuple[HandoffCoordinatorCore, ...],
-        state: SystemState,
-        *,
-        only: int | None = None,
-    ) -> Iterator[_Raw]:
+    def _moves(self, node: _Node, *, only: int | None = None) -> Iterator[_Raw]:
+        coordinators, state, _codes = node
         for handoff, watch in enumerate(state.watches):
             if not watch.started and only in (None, handoff):
-                yield self._call(
-                    coordinators, state, handoff, MoveKind.START, None, _START, state.flight
-                )
+                yield self._call(node, handoff, MoveKind.START, None, _START, state.flight)
         faults_left = state.spent.faults < self.system.faults
         failures = faults_left and self.system.worker_failures
         messages = self.codes.messages
@@ -354,61 +246,36 @@ class SystemWorld(FaultMoves, RuntimeDuties, RuntimeMoves, WorldBase):
             flight = _without(state.flight, channel, code)
             message = messages[code]
             if message.kind is MessageKind.ACTION:
-                yield from self._perform(coordinators, state, code, flight, fail=False)
+                yield from self._perform(node, code, flight, fail=False)
                 if failures and task_of(message.action) in _FAILABLE:
-                    yield from self._perform(coordinators, state, code, flight, fail=True)
+                    yield from self._perform(node, code, flight, fail=True)
             else:
-                raw = self._deliver(coordinators, state, code, flight)
+                raw = self._deliver(node, code, flight)
                 if not (raw.loop and self._holds(raw)):
                     yield raw
         if self._timer is not None:
-            yield from self._resends(coordinators, state, only)
+            yield from self._resends(node, only)
         for handoff, watch in enumerate(state.watches):
             if watch.started and faults_left and only in (None, handoff):
                 if self.system.abandons:  # the runtime ends the session instead
                     if not (watch.abandoned or coordinators[handoff].is_complete):
-                        yield self._abandon(coordinators, state, handoff, state.flight)
+                        yield self._abandon(node, handoff, state.flight)
                     continue
                 for number in range(len(self.terminal_facts)):
-                    yield self._call(
-                        coordinators, state, handoff, MoveKind.FAULT, None, number, state.flight
-                    )
+                    yield self._call(node, handoff, MoveKind.FAULT, None, number, state.flight)
         if self.system.expires:
-            yield from self._expiries(coordinators, state, only)
+            yield from self._expiries(node, only)
         if self.system.injected:
-            yield from self._injected(coordinators, state, only)
+            yield from self._injected(node, only)
         if self.system.deadline is not None:
-            yield from self._deadlines(coordinators, state, only)
-
-    def _deliver(
-        self,
-        coordinators: tuple[HandoffCoordinatorCore, ...],
-        state: SystemState,
-        code: int,
-        flight: Flight,
-    ) -> _Raw:
-        """The runtime gives an acknowledgement or a fact to its handoff's coordinator (or
-        drops it: its session ended outside the chart)."""
-        handoff = self.codes.handoff[code]
-        if state.watches[handoff].abandoned:
-            return self._dropped(coordinators, state, code, flight)
-        kind = MoveKind.TO_COORDINATOR
-        return self._call(coordinators, state, handoff, kind, code, _DELIVERY, flight)
+            yield from self._deadlines(node, only)
 
     # -- moves -------------------------------------------------------------------------
 
-    def _perform(
-        self,
-        coordinators: tuple[HandoffCoordinatorCore, ...],
-        state: SystemState,
-        code: int,
-        flight: Flight,
-        *,
-        fail: bool,
-    ) -> Iterator[_Raw]:
+    def _perform(self, node: _Node, code: int, flight: Flight, *, fail: bool) -> Iterator[_Raw]:
         """A worker gets an action and reacts in each way its contract allows (or fails it: a
         fault)."""
-        codes = self.codes
+        coordinators, state, codes = node
         message = codes.messages[code]
         role, handoff = message.role, codes.handoff[code]
         source = role is Role.SOURCE
@@ -426,7 +293,7 @@ class SystemWorld(FaultMoves, RuntimeDuties, RuntimeMoves, WorldBase):
         if cache and watch.performed & bit:
             cached = next((sent for done, sent in watch.answers if done == message.action_id), None)
             if cached is not None:
-                yield self._answered_again(coordinators, state, code, flight, cached)
+                yield self._answered_again(node, code, flight, cached)
                 return
         twice = watch.performed & bit and not message.copy
         own = message.action_id == RUNTIME_OWN
@@ -516,174 +383,12 @@ class SystemWorld(FaultMoves, RuntimeDuties, RuntimeMoves, WorldBase):
             done = not (reaction.reply is WorkerReply.FAILED and task_of(action) is _CANCEL)
             yield _Reaction(codes.worker(memory_after), numbers, step, slots, *owned, done)
 
-    def _call(
-        self,
-        coordinators: tuple[HandoffCoordinatorCore, ...],
-        state: SystemState,
-        handoff: int,
-        kind: MoveKind,
-        code: int | None,
-        call: int,
-        flight: Flight,
-    ) -> _Raw:
-        """The runtime makes a call to a coordinator and puts what it issued in flight: the
-        delivery of message `code`, or `call`, a start, the `call`th terminal fact or a
-        timeout."""
-        fault = kind is MoveKind.FAULT
-        old = state.watches[handoff]
-        terminated = old.terminated or kind in _TERMINAL_MOVES
-        spent = state.spent
-        if fault:
-            spent = spent._replace(faults=spent.faults + 1)
-        done = self._transition(
-            coordinators[handoff], state.coordinators[handoff], handoff, kind, code, call
-        )
-        if done.error is not None:
-            step = done.step
-            if done.coordinator is None:  # a crash is a finding, not a reason to stop reviewing
-                return _Raw(step, None, ((Key.ERRORS, f"the call raised {done.error}"),), fault)
-            if done.early and code is not None:  # kept in flight: `kept_in_flight`
-                behind = self._set_aside(state, flight, code)
-                if behind is not None:
-                    after = state._replace(flight=behind)
-                    return _Raw(step, _Node(coordinators, after, self.codes), (), fault)
-                return _Raw(step, _Node(coordinators, state, self.codes), (), fault, loop=True)
-            # (held back instead: `_moves` leaves the loop out, `runtime.held_back`)
-            watch = old._replace(started=True, terminated=terminated)
-            after = SystemState(
-                state.coordinators,
-                state.source,
-                state.destination,
-                self._send(flight, done.sent),  # a failed cancel sent again: `retried`
-                _replaced(state.watches, handoff, watch),
-                spent,
-            )
-            return _Raw(step, _Node(coordinators, after, self.codes), (), fault)
-        assert done.coordinator is not None
-        findings: tuple[Checked, ...] = ()
-        told = old.told
-        if code is not None and self._frees(code):
-            message = self.codes.messages[code]
-            told = told | {message.role}
-            if self.codes.workers[state.worker(message.role)].slots(handoff):
-                findings = ((_SLOT_FREED, told_while_held(message)),)
-        _started, issued, performed_bits, _told, _ended, abandoned, answers, target, vouch = old
-        issued |= done.issued_bits
-        watch = _new(
-            SystemWatch,
-            (True, issued, performed_bits, told, terminated, abandoned, answers, target, vouch),
-        )
-        after = _new(
-            SystemState,
-            (
-                _replaced(state.coordinators, handoff, done.configuration),
-                state.source,
-                state.destination,
-                self._send(flight, done.sent),
-                _replaced(state.watches, handoff, watch),
-                spent,
-            ),
-        )
-        moved = _new(_Node, (_replaced(coordinators, handoff, done.coordinator), after, self.codes))
-        raw: _Raw = _new(_Raw, (done.step, moved, findings, fault, False, None))
-        return raw
-
-    def _frees(self, code: int) -> bool:
-        found = self._freeing.get(code)
-        if found is None:
-            found = self._freeing[code] = tells_freed(self.codes.messages[code])
-        return found
-
-    def _transition(
-        self,
-        coordinator: HandoffCoordinatorCore,
-        configuration: int,
-        handoff: int,
-        kind: MoveKind,
-        code: int | None,
-        call: int,
-    ) -> _Transition:
-        """What a call does to a coordinator in `configuration`: worked out once, since a
-        coordinator's configuration decides everything it does (the call: the delivery of
-        message `code`, else `call` made to handoff `handoff`)."""
-        key = (configuration, code if code is not None else -1 - call - 8 * handoff)
-        found = self._transitions.get(key)
-        if found is None:
-            found = self._transitions[key] = self._worked_out(
-                coordinator, configuration, handoff, kind, code, call
-            )
-        return found
-
-    def _worked_out(
-        self,
-        coordinator: HandoffCoordinatorCore,
-        configuration: int,
-        handoff: int,
-        kind: MoveKind,
-        code: int | None,
-        call: int,
-    ) -> _Transition:
-        tag = self._tag(handoff)
-        message = None if code is None else self.codes.messages[code]
-        made = self._made(message, call)
-        twin = coordinator.fork()
-        try:
-            issued = tuple(made.send(twin))
-        except HandoffError as error:
-            early = kept_in_flight(error)
-            words = error_words(error)
-            retry, numbers = self._retry(message)
-            step = TraceStep(
-                made, twin.chart_state, error=words, kind=kind, message=message, sent=retry,
-                handoff=tag,
-            )  # fmt: skip
-            return _Transition(coordinator, configuration, step, numbers, error=words, early=early)
-        except MemoryError:  # the review's own limit, not the chart's crash
-            raise
-        except Exception as error:  # a crash is a finding, not a reason to stop reviewing
-            words = error_words(error)
-            step = TraceStep(
-                made, twin.chart_state, error=words, kind=kind, message=message, handoff=tag
-            )
-            return _Transition(None, configuration, step, error=words)
-        bits = 0
-        for item in issued:
-            bits |= 1 << item.id.value
-        sent = carried(issued, self.system.acknowledge, tag)
-        step = TraceStep(
-            made,
-            twin.chart_state,
-            issued,
-            kind=kind,
-            message=message,
-            sent=sent,
-            handoff=tag,
-        )
-        numbers = tuple(self.codes.message(item) for item in sent)
-        return _Transition(twin, self._intern(twin), step, numbers, bits)
-
-    def _made(self, message: Message | None, call: int) -> Call:
-        """The call the runtime makes: the delivery of `message`, else a start, the `call`th
-        terminal fact or a timeout."""
-        if message is not None:
-            return call_of(message)
-        if call == _START:
-            return Call.start()
-        if call == _TIMEOUT:
-            return Call.of_fact(HandoffFact.TimedOut(self.rules.handoff_id))
-        return Call.of_fact(self.terminal_facts[call])
-
-    def _intern(self, coordinator: HandoffCoordinatorCore) -> int:
-        """The number of `coordinator`'s configuration: equal configurations, one number."""
-        configuration = probe.configuration(coordinator)
-        return self._configurations.setdefault(configuration, len(self._configurations))
-
     def _judged(self, raw: _Raw) -> Move:
         """A move as the explorer takes it: every property it was checked for, its tags, and
         the key of where it leads (handoffs interchangeable, with `symmetry`)."""
         step, after = raw.step, raw.node
         kind = step.kind
-        checks = raw.checks or self._checks[step.call is not None, kind in _WORKER_MOVES]
+        checks = raw.checks or CHECKS[step.call is not None, kind in _WORKER_MOVES, False, False]
         if raw.findings:
             broken = dict(raw.findings)
             checks = tuple((key, broken.get(key)) for key, _none in checks)

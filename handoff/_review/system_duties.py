@@ -3,137 +3,69 @@
 message waiting on the runtime's timer and sent again (`--resend`), what a restart does to
 the actions on their way to the worker (`--restart`), a deadline per handoff (`--deadline`).
 Each is written once in `handoff._system` (`runtime.resent`, `runtime.retried`,
-`Worker.restarted`) and put together here; `SystemWorld` takes these methods as its own."""
+`Worker.restarted`) and put together here, a layer of `SystemWorld`'s moves
+(`system_moves`)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
 
 import attrs
 
 from handoff._review.graph import Tag
-from handoff._review.system_moves import WorldMoves, _failed, _Raw, _without
-from handoff._review.system_state import Flight, SystemState, _Node
+from handoff._review.system_moves import WorldMoves
+from handoff._review.system_state import Flight, _failed, _Node, _Raw, _silent, _without
 from handoff._review.verdict import MoveKind, TraceStep
 from handoff._review.world import Move
-from handoff._system.config import Resend, System
 from handoff._system.faults import Fault
-from handoff._system.runtime import Vouch, answered, resent, retried, retried_own
+from handoff._system.runtime import Vouch, cleanup_failed, refused_unvouched, resent
 from handoff._system.worker_state import WorkerState
-from handoff._system.workers import (
-    Message,
-    MessageKind,
-    Role,
-    Slots,
-    WorkerReaction,
-    WorkerReply,
-    WorkerTask,
-    task_of,
-)
-from handoff._values.values import HandoffActionOutcome
-
-if TYPE_CHECKING:
-    from handoff._coordinator.core import HandoffCoordinatorCore
+from handoff._system.workers import Message, MessageKind, Role, Slots, WorkerTask, task_of
 
 __all__ = ["RuntimeDuties", "deadline_when_stuck"]
 
-_FAILED_WORK = Fault.FAILED_OUTCOME.outcome
-_UNVOUCHED = HandoffActionOutcome.failed("sent before the worker restarted")
-_WORK = (WorkerTask.TAKE, WorkerTask.TRANSFER, WorkerTask.ACTIVATE)
-"""The work a restarted worker refuses when it was sent before the restart."""
 
-
-class RuntimeDuties:
+class RuntimeDuties(WorldMoves):
     """The system world's moves for the runtime's duties (see the module)."""
 
-    _timer: int | None
-    """The channel of lost messages the runtime's timer will send again (`--resend`, or
-    lost with a worker's inbox): after the delivery channels, only when there are any."""
-    _queues: int
-    """How many channels deliver in order (`canonical`)."""
-    _inbox_struck: bool
-    """Whether a restart changes what is in flight (`_alone`)."""
-
-    def _runtime_setup(self, system: System) -> None:
-        """The channels the runtime's duties need, as the world starts."""
-        self._timer = None
-        if system.resend is not Resend.NONE or system.restart.loses_inbox:
-            self._timer = 4 if system.fifo else 1
-        self._queues = 4 if system.fifo else 0
-        self._inbox_struck = system.restart.loses_inbox or system.restart.refuses_unvouched
-
-    def _retry(
-        self: WorldMoves, message: Message | None
-    ) -> tuple[tuple[Message, ...], tuple[int, ...]]:
-        """What the runtime sends again once its coordinator refused `message` (`retried`),
-        and its numbers."""
-        again = None if message is None else retried(message, self.system.retry)
-        if again is None:
-            return (), ()
-        return (again,), (self.codes.message(again),)
-
-    def _deadlines(
-        self: WorldMoves,
-        coordinators: tuple[HandoffCoordinatorCore, ...],
-        state: SystemState,
-        only: int | None,
-    ) -> Iterator[_Raw]:
+    def _deadlines(self, node: _Node, only: int | None) -> Iterator[_Raw]:
         """Each handoff's deadline, firing before the handoff completes: the runtime reports
         `TimedOut` (once: not after a terminal fact, not counted against `--failures`), and
         what is in flight still arrives.  Not a move every run makes (`moves` says when)."""
+        coordinators, state, _codes = node
         for handoff, watch in enumerate(state.watches):
             if only not in (None, handoff) or not watch.started or watch.terminated:
                 continue
             if coordinators[handoff].is_complete:
                 continue
             kind = MoveKind.DEADLINE
-            raw = self._call(
-                coordinators, state, handoff, kind, None, self.timeout_call, state.flight
-            )
+            raw = self._call(node, handoff, kind, None, self.timeout_call, state.flight)
             yield raw._replace(step=attrs.evolve(raw.step, kind=kind), fault=True)
 
-    def _lost(
-        self: WorldMoves,
-        fault: Fault,
-        coordinators: tuple[HandoffCoordinatorCore, ...],
-        state: SystemState,
-        code: int,
-        flight: Flight,
-    ) -> _Raw:
+    def _lost(self, fault: Fault, node: _Node, code: int, flight: Flight) -> _Raw:
         """The message `code` is lost and the runtime will send it again (`resent`): it waits
         on the runtime's timer, and no `TimedOut` is reported."""
+        state = node.state
         message = self.codes.messages[code]
-        flight = self._park(flight, code)
         handoff = self.codes.handoff[code]
-        step = TraceStep(
-            None,
-            coordinators[handoff].chart_state,
-            kind=MoveKind.LOST,
-            message=message,
-            handoff=message.handoff,
+        after = state._replace(
+            flight=self._park(flight, code), spent=state.spent.plus(fault, handoff)
         )
-        after = state._replace(flight=flight, spent=state.spent.plus(fault, handoff))
-        return _Raw(step, _Node(coordinators, after, self.codes), (), fault=True)
+        return self._aside(node, handoff, after, MoveKind.LOST, fault=True, message=message)
 
-    def _park(self: WorldMoves, flight: Flight, code: int) -> Flight:
+    def _park(self, flight: Flight, code: int) -> Flight:
         """`flight` with the lost message `code` on the runtime's timer."""
         assert self._timer is not None
         timer = tuple(sorted((*flight[self._timer], code), key=self.codes.order.__getitem__))
         return (*flight[: self._timer], timer)
 
-    def _resends(
-        self: WorldMoves,
-        coordinators: tuple[HandoffCoordinatorCore, ...],
-        state: SystemState,
-        only: int | None,
-    ) -> Iterator[_Raw]:
+    def _resends(self, node: _Node, only: int | None) -> Iterator[_Raw]:
         """The runtime's timer fires for a lost message: it goes out again, behind what is in
         flight on its channel, or, for one its policy does not re-send (lost with a worker's
         inbox), the runtime reports `TimedOut` for its handoff.  A cooperative move: the
         timer fires in every run."""
         assert self._timer is not None
-        codes = self.codes
+        state, codes = node.state, self.codes
         for code in dict.fromkeys(state.flight[self._timer]):
             handoff = codes.handoff[code]
             if only not in (None, handoff):
@@ -141,38 +73,23 @@ class RuntimeDuties:
             message = codes.messages[code]
             rest = _without(state.flight, self._timer, code)
             if not resent(message, self.system.resend):
-                raw = self._call(
-                    coordinators, state, handoff, MoveKind.TIMER, None, self.timeout_call, rest
-                )
+                raw = self._call(node, handoff, MoveKind.TIMER, None, self.timeout_call, rest)
                 step = attrs.evolve(raw.step, kind=MoveKind.TIMER, message=message)
                 yield raw._replace(step=step)
                 continue
-            flight = self._send(rest, (code,))
-            step = TraceStep(
-                None,
-                coordinators[handoff].chart_state,
-                kind=MoveKind.RESEND,
-                message=message,
-                sent=(message,),
-                handoff=message.handoff,
-            )
-            after = state._replace(flight=flight)
-            yield _Raw(step, _Node(coordinators, after, codes), (), fault=False)
+            after = state._replace(flight=self._send(rest, (code,)))
+            resend, sent = MoveKind.RESEND, (message,)
+            yield self._aside(node, handoff, after, resend, fault=False, message=message, sent=sent)
 
     def _cleanup_fails(
-        self: WorldMoves,
-        fault: Fault,
-        coordinators: tuple[HandoffCoordinatorCore, ...],
-        state: SystemState,
-        code: int,
-        flight: Flight,
+        self, fault: Fault, node: _Node, code: int, flight: Flight
     ) -> Iterator[_Raw]:
         """The cancel `code` reaches its worker, which fails it: it remembers nothing of it,
         holds what it held, and acknowledges it as failed (the runtime's retry, if any, is
         made when the coordinator refuses that: `retried`; at once for its own cleanup).  A
         cancel the worker did already (a copy) is answered as before, and has no chance to
         fail, as in the simulation."""
-        codes = self.codes
+        _coordinators, state, codes = node
         message = codes.messages[code]
         if (
             message.kind is not MessageKind.ACTION
@@ -185,38 +102,22 @@ class RuntimeDuties:
         if entry is not None and entry.done & 1 << message.action_id:
             return
         memory = self.workers[role].memory(remembered, handoff)
-        acknowledge = self.system.acknowledge
-        sent = answered(
-            message, WorkerReply.FAILED, self.workload, acknowledge, failed=_FAILED_WORK
-        )
-        again = retried_own(message, self.system.retry)
-        if again is not None:  # the runtime's own cleanup: its failure comes back to it alone
-            sent = (again,)
-        step = TraceStep(
-            None,
-            coordinators[handoff].chart_state,
-            kind=MoveKind.WORKER_FAILS,
-            message=message,
-            reaction=_failed(memory),
-            sent=sent,
-            handoff=message.handoff,
-        )
+        system = self.system
+        sent = cleanup_failed(message, self.workload, system.acknowledge, system.retry)
         numbers = tuple(codes.message(item) for item in sent)
         spent = state.spent.plus(fault, handoff)
         after = state._replace(flight=self._send(flight, numbers), spent=spent)
-        yield _Raw(step, _Node(coordinators, after, codes), (), fault=True)
+        fails, reaction = MoveKind.WORKER_FAILS, _failed(memory)
+        yield self._aside(
+            node, handoff, after, fails, fault=True, message=message, reaction=reaction, sent=sent
+        )
 
-    def _restart(
-        self: WorldMoves,
-        coordinators: tuple[HandoffCoordinatorCore, ...],
-        state: SystemState,
-        role: Role,
-        fault: Fault,
-    ) -> _Raw:
+    def _restart(self, node: _Node, role: Role, fault: Fault) -> _Raw:
         """The worker of `role` restarts: it forgets every request and frees every slot, or
         as `System.restart` says (`Worker.restarted`, `_inbox`).
 
         The coordinators are not told: a restart is seen only in what the worker does next."""
+        coordinators, state, _codes = node
         spent = state.spent.plus(fault)
         spent = spent._replace(restarted=spent.restarted | {role})
         restart, worker = self.system.restart, self.workers[role]
@@ -237,8 +138,7 @@ class RuntimeDuties:
             watches=watches,
             spent=spent,
         )
-        slots = Slots.KEEP if restart.keeps_slots else Slots.FREE
-        reaction = WorkerReaction(worker.initial, WorkerReply.SILENT, slots)
+        reaction = _silent(worker.initial, Slots.KEEP if restart.keeps_slots else Slots.FREE)
         where = ", ".join(coordinator.chart_state for coordinator in coordinators)
         step = TraceStep(
             None,
@@ -252,7 +152,7 @@ class RuntimeDuties:
         return _Raw(step, _Node(coordinators, after, self.codes), (), fault=True)
 
     def _inbox(
-        self: WorldMoves, flight: Flight, role: Role
+        self, flight: Flight, role: Role
     ) -> tuple[Flight, tuple[Message, ...], tuple[Message, ...]]:
         """What becomes of the actions on their way to the worker of `role` as it restarts:
         lost with it (`Restart.loses_inbox`: those the runtime re-sends wait on its timer),
@@ -276,25 +176,13 @@ class RuntimeDuties:
                 if restart.loses_inbox:  # the runtime's timer will notice: `_resends`
                     lost.append(message)
                     flight = self._park(_without(flight, channel, code), code)
-                elif task_of(message.action) in _WORK:
+                    continue
+                refused = refused_unvouched(message, self.workload, acknowledge)
+                if refused is not None:
                     flight = _without(flight, channel, code)
-                    refusals.extend(
-                        answered(message, WorkerReply.FAILED, self.workload, acknowledge,
-                                 failed=_UNVOUCHED)
-                    )  # fmt: skip
+                    refusals.extend(refused)
         numbers = tuple(codes.message(item) for item in refusals)
         return self._send(flight, numbers), tuple(refusals), tuple(lost)
-
-    def _set_aside(
-        self: WorldMoves, state: SystemState, flight: Flight, code: int
-    ) -> Flight | None:
-        """Where a fact refused as early goes with FIFO delivery and a runtime that re-sends:
-        behind what its channel holds, as a runtime that sets it aside and reads on (a
-        re-sent acknowledgement may come behind its fact).  None: it stays where it was."""
-        if self._timer is None or not self.system.fifo:
-            return None
-        behind = self._send(flight, (code,))
-        return None if behind == state.flight else behind
 
 
 def deadline_when_stuck(moves: list[Move]) -> list[Move]:

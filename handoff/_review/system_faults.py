@@ -1,7 +1,8 @@
 """The faults `--faults` injects, as moves of the system world (`handoff._review.system`):
 each as its `Strike` says (`handoff._system.faults`), on every message in flight, then on each
 worker, within each handoff's budget and after every other move, so that a review without them
-makes exactly the moves it made before.  `SystemWorld` takes these methods as its own."""
+makes exactly the moves it made before.  A layer of `SystemWorld`'s moves
+(`system_moves`)."""
 
 from __future__ import annotations
 
@@ -9,9 +10,8 @@ from collections.abc import Iterator
 
 import attrs
 
-from handoff._coordinator.core import HandoffCoordinatorCore
-from handoff._review.system_moves import WorldMoves, _Raw, _without
-from handoff._review.system_state import SystemState, _Node
+from handoff._review.system_duties import RuntimeDuties
+from handoff._review.system_state import _Node, _Raw, _without
 from handoff._review.verdict import MoveKind
 from handoff._system.faults import Fault
 from handoff._system.runtime import resent
@@ -29,56 +29,43 @@ _FAULT_MOVES = {
 """How a run shows each injected fault's move."""
 
 
-class FaultMoves:
+class FaultMoves(RuntimeDuties):
     """The system world's moves for injected faults (see the module)."""
 
-    def _injected(
-        self: WorldMoves,
-        coordinators: tuple[HandoffCoordinatorCore, ...],
-        state: SystemState,
-        only: int | None,
-    ) -> Iterator[_Raw]:
+    def _injected(self, node: _Node, only: int | None) -> Iterator[_Raw]:
         """The faults `--faults` asks for, each within its budget, after every other move (so
         a review without them makes exactly the moves it made before): each as its `Strike`
         says, on every message in flight, then on each worker."""
-        system, spent = self.system, state.spent
+        system, spent = self.system, node.state.spent
         struck = [fault for fault in self._message_faults if fault in system.injected]
         if struck:
             numbers = self.codes.handoff
-            for channel, code in self._deliverable(state, only):
+            for channel, code in self._deliverable(node.state, only):
                 for fault in struck:
                     if system.allows(fault, spent.of(fault, numbers[code])):
-                        yield from self._strike(fault, coordinators, state, channel, code)
+                        yield from self._strike(fault, node, channel, code)
         if only is None:
             # With the moves grouped by handoff (`moves`), restarts come after every group.
-            yield from self._worker_faults(coordinators, state)
+            yield from self._worker_faults(node)
 
-    def _worker_faults(
-        self: WorldMoves, coordinators: tuple[HandoffCoordinatorCore, ...], state: SystemState
-    ) -> Iterator[_Raw]:
+    def _worker_faults(self, node: _Node) -> Iterator[_Raw]:
+        state = node.state
         for fault in self._struck_workers:
             if self.system.allows(fault, state.spent.of(fault)):
                 for role in Role:
                     if state.worker(role):
-                        yield self._restart(coordinators, state, role, fault)
+                        yield self._restart(node, role, fault)
 
-    def _strike(
-        self: WorldMoves,
-        fault: Fault,
-        coordinators: tuple[HandoffCoordinatorCore, ...],
-        state: SystemState,
-        channel: int,
-        code: int,
-    ) -> Iterator[_Raw]:
+    def _strike(self, fault: Fault, node: _Node, channel: int, code: int) -> Iterator[_Raw]:
         """`fault` strikes the message `code`: as its `Strike` says, a copy of it is sent again
         behind what is in flight, it is delivered or not, and the runtime notices its loss
         by its timer's fact (reported in the same move: a run in which other messages are
         delivered between the loss and its notice is explored as those deliveries first)."""
         codes, strike = self.codes, fault.strike
         message = codes.messages[code]
-        flight = _without(state.flight, channel, code)
+        flight = _without(node.state.flight, channel, code)
         if strike.fails_cleanup:
-            yield from self._cleanup_fails(fault, coordinators, state, code, flight)
+            yield from self._cleanup_fails(fault, node, code, flight)
             return
         copies: tuple[Message, ...] = ()
         if strike.copy:
@@ -87,20 +74,20 @@ class FaultMoves:
         kind = _FAULT_MOVES[fault]
         if strike.delivered:
             if message.kind is MessageKind.ACTION:
-                raws = list(self._perform(coordinators, state, code, flight, fail=False))
+                raws = list(self._perform(node, code, flight, fail=False))
             else:
-                raws = [self._deliver(coordinators, state, code, flight)]
+                raws = [self._deliver(node, code, flight)]
         elif resent(message, self.system.resend):
-            yield self._lost(fault, coordinators, state, code, flight)
+            yield self._lost(fault, node, code, flight)
             return
         elif self.system.abandons:  # the transport error ends the session, untold
             handoff = codes.handoff[code]
-            raws = [self._abandon(coordinators, state, handoff, flight, lost=True)]
+            raws = [self._abandon(node, handoff, flight, lost=True)]
         else:
             handoff = codes.handoff[code]
             assert strike.notice is HandoffFact.TimedOut, fault  # the timer's fact
             call = self.timeout_call
-            raws = [self._call(coordinators, state, handoff, kind, None, call, flight)]
+            raws = [self._call(node, handoff, kind, None, call, flight)]
         for raw in raws:
             if strike.delivered and (raw.node is None or raw.loop):
                 # A crash is already the delivery's own finding; a refused early fact stays in
@@ -113,5 +100,5 @@ class FaultMoves:
                 continue
             after = raw.node.state
             spent = after.spent.plus(fault, codes.handoff[code])
-            node = _Node(raw.node.coordinators, after._replace(spent=spent), codes)
-            yield _Raw(step, node, raw.findings, fault=True)
+            moved = _Node(raw.node.coordinators, after._replace(spent=spent), codes)
+            yield _Raw(step, moved, raw.findings, fault=True)

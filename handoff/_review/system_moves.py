@@ -1,40 +1,81 @@
-"""The pieces a move of the system world (`handoff._review.system`) is made of: what a call
-does to a coordinator in one configuration, what a worker does with one message, and the
-words of what a move broke.  The world works each piece out once, for the numbers that decide
-it, and a move made again only puts the pieces together."""
+"""The moves of the system world (`handoff._review.system`) and the pieces they are made of:
+what a call does to a coordinator in one configuration, what a worker does with one message,
+and the words of what a move broke.  The world works each piece out once, for the numbers
+that decide it, and a move made again only puts the pieces together.
+
+The world's moves are written in layers, each a class that inherits the one below, so that
+each method is written once and every layer sees the ones below it: the runtime's side
+(`system_runtime.RuntimeMoves`), the world's fields and its calls into coordinators
+(`WorldMoves`, here), the runtime's duties (`system_duties.RuntimeDuties`), the injected
+faults (`system_faults.FaultMoves`), and the exploration with its workers' reactions
+(`system.SystemWorld`)."""
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterator, Sequence
-from typing import NamedTuple, Protocol, TypeVar
+import itertools
+from collections.abc import Iterator
+from typing import Any, NamedTuple
 
+from handoff._compile.table import CompiledChart
+from handoff._coordinator import probe as probe
 from handoff._coordinator.core import HandoffCoordinatorCore
+from handoff._coordinator.probe import Configuration
+from handoff._review.environment import Rules
 from handoff._review.monitors import Checked
-from handoff._review.system_state import Codes, Flight, SystemState, _Node
+from handoff._review.system_runtime import RuntimeMoves
+from handoff._review.system_state import (
+    Codes,
+    Flight,
+    SystemState,
+    SystemWatch,
+    _Node,
+    _Raw,
+    _Reaction,
+    _replaced,
+)
 from handoff._review.verdict import MoveKind, TraceStep
+from handoff._review.world import error_words
+from handoff._system.call import Call
 from handoff._system.config import System
-from handoff._system.faults import Fault
-from handoff._system.judgments import serving, transferred
+from handoff._system.faults import NETWORK, Fault
+from handoff._system.judgments import serving, told_while_held, transferred
 from handoff._system.properties import Key
-from handoff._system.runtime import Workload
+from handoff._system.runtime import (
+    DEMO_WORKLOAD,
+    Workload,
+    call_of,
+    carried,
+    kept_in_flight,
+    tells_freed,
+)
 from handoff._system.worker_state import Worker, WorkerState
 from handoff._system.workers import (
     ContractTable,
     Message,
-    MessageKind,
     Role,
-    Slots,
     WorkerReaction,
     WorkerReply,
     WorkerTask,
     task_of,
 )
-
-T = TypeVar("T")
+from handoff._values.errors import HandoffError
+from handoff._values.messages import HandoffFact
 
 _SLOT_FREED = Key.NO_SLOT_AFTER_FREED
 _ONLY_ISSUED = Key.ONLY_ISSUED_WORK
 _ONE_SLOT = Key.ONE_SLOT_PER_REQUEST
+_TERMINAL_MOVES = (MoveKind.FAULT, MoveKind.LOSS, MoveKind.TIMER, MoveKind.DEADLINE)
+"""Moves after which the handoff must end CANCELED (W5): a terminal fact, a loss's timeout."""
+_TERMINAL_FAULTS = (Fault.FAILURE, Fault.TIMEOUT, Fault.CANCELLATION)
+"""The faults a run suffers as a terminal fact reported to the coordinator, at any time."""
+_START = len(_TERMINAL_FAULTS)
+_TIMEOUT = _START + 1
+_DELIVERY = -1
+"""The calls of `WorldMoves._call` besides the `n`th terminal fact: a start, a loss's
+timeout, a delivery (its message says which call)."""
+_new: Any = tuple.__new__
+"""A named tuple made with every field given, as `_make` does, without its Python-level
+`__new__`: the moves make four a move."""
 
 
 class _Transition(NamedTuple):
@@ -54,45 +95,7 @@ class _Transition(NamedTuple):
     """Refused as early (`OutOfOrderFactError`)."""
 
 
-class _Reaction(NamedTuple):
-    """One way a worker remembering one memory takes one message (`SystemWorld._reaction`)."""
-
-    memory: int
-    """What the worker remembers afterwards, by number."""
-    sent: tuple[int, ...]
-    """The acknowledgement and fact it sends back, by number."""
-    step: TraceStep
-    slots: int
-    """The slots it holds for the request afterwards."""
-    checks: tuple[Checked, ...]
-    """The properties the move is checked for, none broken (`_checked`)."""
-    broken: tuple[Checked, ...] = ()
-    """What the reaction alone breaks (W10)."""
-    transfers: bool = False
-    """The source performs a transfer: W8 and W9 are judged on where its KV goes."""
-    took: int = 0
-    """The destination slots it took for the request, where which is whose is modelled."""
-    done: bool = True
-    """It performed the action (False: a cancel it failed, which the runtime may retry)."""
-
-
-class _Raw(NamedTuple):
-    """A move before it is judged: the step, where it leads, what it broke."""
-
-    step: TraceStep
-    node: _Node | None
-    """None when the call crashed."""
-    findings: tuple[Checked, ...]
-    fault: bool
-    loop: bool = False
-    """A refused early fact, kept in flight: the move leads back where it started."""
-    checks: tuple[Checked, ...] | None = None
-    """The properties it is checked for, when not those of its kind (a worker's move)."""
-
-
-def _checked(
-    call: bool, worker: bool, *, transfer: bool = False, destination: bool = False
-) -> Iterator[Key]:
+def _checked(call: bool, worker: bool, transfer: bool, destination: bool) -> Iterator[Key]:
     """The properties a move is checked for: Errors when it made a call, W3 and W6 when it
     was a worker's, W2 always; W8 and W9 when the source performed a transfer, W10 when the
     destination took an action."""
@@ -107,15 +110,12 @@ def _checked(
         yield Key.ACTIVATED_SERVES
 
 
-_WORKER_CHECKS = {
-    (transfer, destination): tuple(
-        (key, None) for key in _checked(False, True, transfer=transfer, destination=destination)
-    )
-    for transfer in (False, True)
-    for destination in (False, True)
+CHECKS = {
+    flags: tuple((key, None) for key in _checked(*flags))
+    for flags in itertools.product((False, True), repeat=4)
 }
-"""The checks of a worker's move that broke nothing, by whether the source performed a
-transfer and whether the worker was the destination."""
+"""The checks of a move that broke nothing, by whether it made a call, was a worker's, the
+source performed a transfer and the worker was the destination (`_checked`)."""
 
 
 class _Owned(NamedTuple):
@@ -142,7 +142,7 @@ def ownership(
     task, destination = task_of(message.action), message.role is Role.DESTINATION
     done = reaction.reply is WorkerReply.DONE  # a failed work's reply is FAILED
     transfers = done and task is WorkerTask.TRANSFER and not destination
-    checks = _WORKER_CHECKS[transfers, destination]
+    checks = CHECKS[False, True, transfers, destination]
     if not destination:
         return _Owned(checks, (), transfers, 0)
     old, new = (state.find(handoff) for state in memories)
@@ -164,126 +164,232 @@ def transfer_findings(destination: WorkerState, target: int, message: Message) -
     yield from transferred(message, held, holder, told_apart=bool(target))
 
 
-def _failed(memory: Hashable) -> WorkerReaction:
-    return WorkerReaction(memory, WorkerReply.FAILED, Slots.KEEP)
+class WorldMoves(RuntimeMoves):
+    """The system world's fields and its calls into its coordinators, each call worked out
+    once (see the module); the layers above put the runtime's duties, the faults and the
+    workers' reactions together from them."""
 
+    timeout_call = _TIMEOUT  # the call a timer's `TimedOut` is (`_made`)
 
-def _replaced(items: tuple[T, ...], index: int, value: T) -> tuple[T, ...]:
-    return (*items[:index], value, *items[index + 1 :])
-
-
-def _channel(message: Message) -> int:
-    towards = message.kind is MessageKind.ACTION
-    return (0 if message.role is Role.SOURCE else 1) + (0 if towards else 2)
-
-
-def _without(flight: Flight, channel: int, code: int) -> Flight:
-    messages = flight[channel]
-    index = messages.index(code)
-    rest = messages[:index] + messages[index + 1 :]
-    return (*flight[:channel], rest, *flight[channel + 1 :])
-
-
-class WorldMoves(Protocol):
-    """What the system world's moves written apart from it (the injected faults,
-    `system_faults`; the runtime's duties, `system_duties`) need of it: its methods take
-    this as `self`."""
-
-    codes: Codes
-    system: System
-    workers: dict[Role, Worker]
-    workload: Workload
-    timeout_call: int
-    _timer: int | None
-    _message_faults: tuple[Fault, ...]
-    _struck_workers: tuple[Fault, ...]
-
-    def _park(self, flight: Flight, code: int) -> Flight: ...
-
-    def _inbox(
-        self, flight: Flight, role: Role
-    ) -> tuple[Flight, tuple[Message, ...], tuple[Message, ...]]: ...
-
-    def _deliverable(
-        self, state: SystemState, only: int | None = None
-    ) -> Iterator[tuple[int, int]]: ...
-
-    def _send(self, flight: Flight, sent: Sequence[int]) -> Flight: ...
-
-    def _perform(
+    def __init__(
         self,
-        coordinators: tuple[HandoffCoordinatorCore, ...],
-        state: SystemState,
-        code: int,
-        flight: Flight,
+        chart: CompiledChart,
+        system: System,
+        rules: Rules,
         *,
-        fail: bool,
-    ) -> Iterator[_Raw]: ...
+        workload: Workload = DEMO_WORKLOAD,
+    ) -> None:
+        self.chart = chart
+        self.system = system
+        self.contract = ContractTable(system.contract)
+        shared = system.concurrency > 1  # only then may a slot be another request's (W8)
+        self.workers = {role: Worker(self.contract, role, system.slots, shared) for role in Role}
+        self.rules = rules
+        self.workload = workload
+        self.several = system.concurrency > 1
+        source, destination = (self.workers[role].remembers is not None for role in Role)
+        self.codes = Codes((source, destination))
+        """The messages and memories the configurations hold by number; `codes.ordered` says
+        whether the order of the requests each worker remembers idle matters."""
+        coupled = system.fifo or system.one_at_a_time
+        self.reduce = self.several and system.symmetry and not system.properties and not coupled
+        """Whether to explore commuting moves in one order (a property of one's own may
+        look at anything, so it sees every order; with FIFO delivery, two handoffs' messages
+        queued on one channel do not commute, nor, with one action at a time, a worker's
+        reply to one handoff and the next action it takes for another)."""
+        self.symmetric = self.several and system.symmetry
+        self._fences = system.restart.refuses_unvouched
+        """Whether the destination refuses a KV write its restart left unvouched
+        (`runtime.fenced`): only then does a handoff's watch keep its `Vouch`."""
+        self._runtime_setup(system)
+        self._message_faults = tuple(f for f in NETWORK if f.strike.message)
+        self._struck_workers = tuple(f for f in NETWORK if f.strike.forgets)
+        self._configurations: dict[Configuration, int] = {}
+        self._transitions: dict[tuple[int, int], _Transition] = {}
+        """What each call does in each coordinator configuration (the call by `_code`)."""
+        self._reactions: dict[tuple[int, int, int, int], tuple[_Reaction, ...]] = {}
+        """What a worker remembering a memory does with a message (or fails it), with the
+        chart state of the handoff's coordinator: by their numbers."""
+        self._keys: dict[SystemState, tuple[SystemState, tuple[int, ...] | None]] = {}
+        """Each configuration reached, and its key (`canonical`)."""
+        if system.one_at_a_time or system.drains_transfers:  # else the deliveries of before
+            self._deliverable = self._gated  # type: ignore[method-assign]
+        self.answers_again = system.answers_again > 0
+        """Whether the destination answers a repeated action from its cache of outcomes."""
+        self._busy: dict[Flight, tuple[frozenset[int], frozenset[int]]] = {}
+        self._freeing: dict[int, bool] = {}
+        """Whether each message tells its coordinator its worker freed the slot."""
+        self.terminal_facts = tuple(
+            kind(rules.handoff_id)
+            for kind in (fault.fact for fault in _TERMINAL_FAULTS)
+            if kind is not None
+        )
 
-    def _deliver(
-        self,
-        coordinators: tuple[HandoffCoordinatorCore, ...],
-        state: SystemState,
-        code: int,
-        flight: Flight,
-    ) -> _Raw: ...
+    def _deliver(self, node: _Node, code: int, flight: Flight) -> _Raw:
+        """The runtime gives an acknowledgement or a fact to its handoff's coordinator (or
+        drops it: its session ended outside the chart)."""
+        handoff = self.codes.handoff[code]
+        if node.state.watches[handoff].abandoned:
+            return self._dropped(node, code, flight)
+        return self._call(node, handoff, MoveKind.TO_COORDINATOR, code, _DELIVERY, flight)
+
+    def _perform(self, node: _Node, code: int, flight: Flight, *, fail: bool) -> Iterator[_Raw]:
+        """A worker gets an action and reacts in each way its contract allows (or fails it:
+        a fault): the system world's own (`SystemWorld._perform`), offered by its faults too."""
+        raise NotImplementedError
 
     def _call(
+        self, node: _Node, handoff: int, kind: MoveKind, code: int | None, call: int, flight: Flight
+    ) -> _Raw:
+        """The runtime makes a call to a coordinator and puts what it issued in flight: the
+        delivery of message `code`, or `call`, a start, the `call`th terminal fact or a
+        timeout."""
+        coordinators, state, _codes = node
+        fault = kind is MoveKind.FAULT
+        old = state.watches[handoff]
+        terminated = old.terminated or kind in _TERMINAL_MOVES
+        spent = state.spent
+        if fault:
+            spent = spent._replace(faults=spent.faults + 1)
+        done = self._transition(
+            coordinators[handoff], state.coordinators[handoff], handoff, kind, code, call
+        )
+        if done.error is not None:
+            step = done.step
+            if done.coordinator is None:  # a crash is a finding, not a reason to stop reviewing
+                return _Raw(step, None, ((Key.ERRORS, f"the call raised {done.error}"),), fault)
+            if done.early and code is not None:  # kept in flight: `kept_in_flight`
+                behind = self._set_aside(state, flight, code)
+                if behind is not None:
+                    after = state._replace(flight=behind)
+                    return _Raw(step, _Node(coordinators, after, self.codes), (), fault)
+                return _Raw(step, node, (), fault, loop=True)
+            # (held back instead: `_moves` leaves the loop out, `runtime.held_back`)
+            watch = old._replace(started=True, terminated=terminated)
+            after = SystemState(
+                state.coordinators,
+                state.source,
+                state.destination,
+                self._send(flight, done.sent),  # a failed cancel sent again: `retried`
+                _replaced(state.watches, handoff, watch),
+                spent,
+            )
+            return _Raw(step, _Node(coordinators, after, self.codes), (), fault)
+        assert done.coordinator is not None
+        findings: tuple[Checked, ...] = ()
+        told = old.told
+        if code is not None and self._frees(code):
+            message = self.codes.messages[code]
+            told = told | {message.role}
+            if self.codes.workers[state.worker(message.role)].slots(handoff):
+                findings = ((_SLOT_FREED, told_while_held(message)),)
+        _started, issued, performed_bits, _told, _ended, abandoned, answers, target, vouch = old
+        issued |= done.issued_bits
+        watch = _new(
+            SystemWatch,
+            (True, issued, performed_bits, told, terminated, abandoned, answers, target, vouch),
+        )
+        after = _new(
+            SystemState,
+            (
+                _replaced(state.coordinators, handoff, done.configuration),
+                state.source,
+                state.destination,
+                self._send(flight, done.sent),
+                _replaced(state.watches, handoff, watch),
+                spent,
+            ),
+        )
+        moved = _new(_Node, (_replaced(coordinators, handoff, done.coordinator), after, self.codes))
+        raw: _Raw = _new(_Raw, (done.step, moved, findings, fault, False, None))
+        return raw
+
+    def _frees(self, code: int) -> bool:
+        found = self._freeing.get(code)
+        if found is None:
+            found = self._freeing[code] = tells_freed(self.codes.messages[code])
+        return found
+
+    def _transition(
         self,
-        coordinators: tuple[HandoffCoordinatorCore, ...],
-        state: SystemState,
+        coordinator: HandoffCoordinatorCore,
+        configuration: int,
         handoff: int,
         kind: MoveKind,
         code: int | None,
         call: int,
-        flight: Flight,
-    ) -> _Raw: ...
+    ) -> _Transition:
+        """What a call does to a coordinator in `configuration`: worked out once, since a
+        coordinator's configuration decides everything it does (the call: the delivery of
+        message `code`, else `call` made to handoff `handoff`)."""
+        key = (configuration, code if code is not None else -1 - call - 8 * handoff)
+        found = self._transitions.get(key)
+        if found is None:
+            found = self._transitions[key] = self._worked_out(
+                coordinator, configuration, handoff, kind, code, call
+            )
+        return found
 
-    def _lost(
+    def _worked_out(
         self,
-        fault: Fault,
-        coordinators: tuple[HandoffCoordinatorCore, ...],
-        state: SystemState,
-        code: int,
-        flight: Flight,
-    ) -> _Raw: ...
-
-    def _abandon(
-        self,
-        coordinators: tuple[HandoffCoordinatorCore, ...],
-        state: SystemState,
+        coordinator: HandoffCoordinatorCore,
+        configuration: int,
         handoff: int,
-        flight: Flight,
-        *,
-        lost: bool = False,
-    ) -> _Raw: ...
+        kind: MoveKind,
+        code: int | None,
+        call: int,
+    ) -> _Transition:
+        tag = self._tag(handoff)
+        message = None if code is None else self.codes.messages[code]
+        made = self._made(message, call)
+        twin = coordinator.fork()
+        try:
+            issued = tuple(made.send(twin))
+        except HandoffError as error:
+            early = kept_in_flight(error)
+            words = error_words(error)
+            retry, numbers = self._retry(message)
+            step = TraceStep(
+                made, twin.chart_state, error=words, kind=kind, message=message, sent=retry,
+                handoff=tag,
+            )  # fmt: skip
+            return _Transition(coordinator, configuration, step, numbers, error=words, early=early)
+        except MemoryError:  # the review's own limit, not the chart's crash
+            raise
+        except Exception as error:  # a crash is a finding, not a reason to stop reviewing
+            words = error_words(error)
+            step = TraceStep(
+                made, twin.chart_state, error=words, kind=kind, message=message, handoff=tag
+            )
+            return _Transition(None, configuration, step, error=words)
+        bits = 0
+        for item in issued:
+            bits |= 1 << item.id.value
+        sent = carried(issued, self.system.acknowledge, tag)
+        step = TraceStep(
+            made,
+            twin.chart_state,
+            issued,
+            kind=kind,
+            message=message,
+            sent=sent,
+            handoff=tag,
+        )
+        numbers = tuple(self.codes.message(item) for item in sent)
+        return _Transition(twin, self._intern(twin), step, numbers, bits)
 
-    def _cleanup_fails(
-        self,
-        fault: Fault,
-        coordinators: tuple[HandoffCoordinatorCore, ...],
-        state: SystemState,
-        code: int,
-        flight: Flight,
-    ) -> Iterator[_Raw]: ...
+    def _made(self, message: Message | None, call: int) -> Call:
+        """The call the runtime makes: the delivery of `message`, else a start, the `call`th
+        terminal fact or a timeout."""
+        if message is not None:
+            return call_of(message)
+        if call == _START:
+            return Call.start()
+        if call == _TIMEOUT:
+            return Call.of_fact(HandoffFact.TimedOut(self.rules.handoff_id))
+        return Call.of_fact(self.terminal_facts[call])
 
-    def _restart(
-        self,
-        coordinators: tuple[HandoffCoordinatorCore, ...],
-        state: SystemState,
-        role: Role,
-        fault: Fault,
-    ) -> _Raw: ...
-
-    def _worker_faults(
-        self, coordinators: tuple[HandoffCoordinatorCore, ...], state: SystemState
-    ) -> Iterator[_Raw]: ...
-
-    def _strike(
-        self,
-        fault: Fault,
-        coordinators: tuple[HandoffCoordinatorCore, ...],
-        state: SystemState,
-        channel: int,
-        code: int,
-    ) -> Iterator[_Raw]: ...
+    def _intern(self, coordinator: HandoffCoordinatorCore) -> int:
+        """The number of `coordinator`'s configuration: equal configurations, one number."""
+        configuration = probe.configuration(coordinator)
+        return self._configurations.setdefault(configuration, len(self._configurations))

@@ -8,22 +8,24 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
-from handoff._coordinator.core import HandoffCoordinatorCore
 from handoff._review.environment import Rules
-from handoff._review.system_moves import _channel, _Raw, _Reaction, _replaced
-from handoff._review.system_state import Codes, Flight, SystemState, SystemWatch, _Node
+from handoff._review.system_state import (
+    Codes,
+    Flight,
+    SystemState,
+    SystemWatch,
+    _channel,
+    _Node,
+    _Raw,
+    _Reaction,
+    _replaced,
+    _silent,
+)
 from handoff._review.verdict import MoveKind, TraceStep
-from handoff._system.config import System
+from handoff._system.config import Resend, System
 from handoff._system.runtime import abandoned, busy, drained, held_back, may_expire, retried
 from handoff._system.worker_state import HandoffView, SystemView, Worker, WorkerState, worker_view
-from handoff._system.workers import (
-    Message,
-    MessageKind,
-    Role,
-    Slots,
-    WorkerReaction,
-    WorkerReply,
-)
+from handoff._system.workers import Message, MessageKind, Role, WorkerReaction, WorkerReply
 
 __all__ = ["RuntimeMoves"]
 
@@ -32,33 +34,69 @@ _DONE_REPLIES = (WorkerReply.DONE, WorkerReply.NOOP)
 
 
 class RuntimeMoves:
-    """What `SystemWorld` schedules for the runtime, reading the world's own fields."""
+    """What `SystemWorld` schedules for the runtime, reading the world's own fields (the
+    lowest layer of its moves: `system_moves`)."""
 
     system: System
     codes: Codes
     rules: Rules
     workers: dict[Role, Worker]
     several: bool
-    _timer: int | None
     _busy: dict[Flight, tuple[frozenset[int], frozenset[int]]]
+    _timer: int | None
+    """The channel of lost messages the runtime's timer will send again (`--resend`, or
+    lost with a worker's inbox): after the delivery channels, only when there are any."""
+    _queues: int
+    """How many channels deliver in order (`canonical`)."""
+    _inbox_struck: bool
+    """Whether a restart changes what is in flight (`_alone`)."""
+
+    def _runtime_setup(self, system: System) -> None:
+        """The channels the runtime's duties need, as the world starts."""
+        self._timer = None
+        if system.resend is not Resend.NONE or system.restart.loses_inbox:
+            self._timer = 4 if system.fifo else 1
+        self._queues = 4 if system.fifo else 0
+        self._inbox_struck = system.restart.loses_inbox or system.restart.refuses_unvouched
 
     def _tag(self, handoff: int) -> int | None:
         """How messages name `handoff`: by number when several share the workers."""
         return handoff if self.several else None
 
-    def _abandon(
+    def _aside(
         self,
-        coordinators: tuple[HandoffCoordinatorCore, ...],
-        state: SystemState,
+        node: _Node,
         handoff: int,
-        flight: Flight,
+        after: SystemState,
+        kind: MoveKind,
         *,
-        lost: bool = False,
+        fault: bool,
+        message: Message | None = None,
+        reaction: WorkerReaction | None = None,
+        sent: tuple[Message, ...] = (),
+        worker: Role | None = None,
     ) -> _Raw:
+        """A move of `handoff` from `node` to `after` that calls no coordinator (the
+        runtime's, or a worker's the coordinators do not see), as a run shows it."""
+        where = node.coordinators[handoff].chart_state
+        step = TraceStep(
+            None,
+            where,
+            kind=kind,
+            message=message,
+            reaction=reaction,
+            sent=sent,
+            worker=worker,
+            handoff=self._tag(handoff),
+        )
+        return _Raw(step, _Node(node.coordinators, after, node.codes), (), fault)
+
+    def _abandon(self, node: _Node, handoff: int, flight: Flight, *, lost: bool = False) -> _Raw:
         """The runtime ends `handoff`'s session outside the chart (`runtime.abandoned`): its
         coordinator hears nothing more, and the runtime's own cleanup goes to both workers.
         A session ended by a lost message (`lost`: a transport error) spends the loss's
         budget, not the terminal facts'; one already over only loses the message."""
+        coordinators, state, _codes = node
         watch = state.watches[handoff]
         spent = state.spent
         if lost and (watch.abandoned or coordinators[handoff].is_complete):
@@ -68,51 +106,27 @@ class RuntimeMoves:
             watch = watch._replace(abandoned=True)
             if not lost:
                 spent = spent._replace(faults=spent.faults + 1)
-        tag = self._tag(handoff)
         after = state._replace(
             flight=self._send(flight, tuple(self.codes.message(item) for item in sent)),
             watches=_replaced(state.watches, handoff, watch),
             spent=spent,
         )
-        where = coordinators[handoff].chart_state
-        step = TraceStep(None, where, kind=MoveKind.ABANDON, sent=sent, handoff=tag)
-        return _Raw(step, _Node(coordinators, after, self.codes), (), fault=True)
+        return self._aside(node, handoff, after, MoveKind.ABANDON, fault=True, sent=sent)
 
-    def _dropped(
-        self,
-        coordinators: tuple[HandoffCoordinatorCore, ...],
-        state: SystemState,
-        code: int,
-        flight: Flight,
-    ) -> _Raw:
+    def _dropped(self, node: _Node, code: int, flight: Flight) -> _Raw:
         """A reply for a handoff whose session ended: the runtime drops it (a delivery), or,
         a failure of its own cleanup, sends that cancel again when it retries (`retried`)."""
         handoff = self.codes.handoff[code]
-        where = coordinators[handoff].chart_state
         message = self.codes.messages[code]
-        again = retried(message, self.system.retry)
-        sent = () if again is None else (again,)
-        step = TraceStep(
-            None,
-            where,
-            kind=MoveKind.DROP,
-            message=message,
-            sent=sent,
-            handoff=self._tag(handoff),
-        )
-        numbers = tuple(self.codes.message(item) for item in sent)
-        after = state._replace(flight=self._send(flight, numbers))
-        return _Raw(step, _Node(coordinators, after, self.codes), (), fault=False)
+        sent, numbers = self._retry(message)
+        after = node.state._replace(flight=self._send(flight, numbers))
+        drop = MoveKind.DROP
+        return self._aside(node, handoff, after, drop, fault=False, message=message, sent=sent)
 
-    def _expiries(
-        self,
-        coordinators: tuple[HandoffCoordinatorCore, ...],
-        state: SystemState,
-        only: int | None,
-    ) -> Iterator[_Raw]:
+    def _expiries(self, node: _Node, only: int | None) -> Iterator[_Raw]:
         """Each tombstone of a retired request may expire once nothing of it is on its way to
         the worker (`runtime.may_expire`): the session timeout, at any move after that."""
-        codes = self.codes
+        coordinators, state, codes = node
         for role in Role:
             memory = codes.workers[state.worker(role)]
             for entry in memory.entries:
@@ -127,15 +141,10 @@ class RuntimeMoves:
                     if codes.handoff[code] == handoff
                 ]
                 if may_expire(role, retired, mine):
-                    yield self._expire(coordinators, state, role, handoff)
+                    yield self._expire(node, role, handoff)
 
-    def _expire(
-        self,
-        coordinators: tuple[HandoffCoordinatorCore, ...],
-        state: SystemState,
-        role: Role,
-        handoff: int,
-    ) -> _Raw:
+    def _expire(self, node: _Node, role: Role, handoff: int) -> _Raw:
+        state = node.state
         memory = self.codes.workers[state.worker(role)]
         kept = WorkerState(tuple(entry for entry in memory.entries if entry.request != handoff))
         number = self.codes.worker(kept)
@@ -143,17 +152,26 @@ class RuntimeMoves:
             source=number if role is Role.SOURCE else state.source,
             destination=number if role is Role.DESTINATION else state.destination,
         )
-        reaction = WorkerReaction(self.workers[role].initial, WorkerReply.SILENT, Slots.KEEP)
-        where = coordinators[handoff].chart_state
-        step = TraceStep(
-            None,
-            where,
-            kind=MoveKind.EXPIRE,
-            reaction=reaction,
-            worker=role,
-            handoff=self._tag(handoff),
-        )
-        return _Raw(step, _Node(coordinators, after, self.codes), (), fault=True)
+        reaction = _silent(self.workers[role].initial)
+        expire = MoveKind.EXPIRE
+        return self._aside(node, handoff, after, expire, fault=True, reaction=reaction, worker=role)
+
+    def _retry(self, message: Message | None) -> tuple[tuple[Message, ...], tuple[int, ...]]:
+        """What the runtime sends again once its coordinator refused `message` (`retried`),
+        and its numbers."""
+        again = None if message is None else retried(message, self.system.retry)
+        if again is None:
+            return (), ()
+        return (again,), (self.codes.message(again),)
+
+    def _set_aside(self, state: SystemState, flight: Flight, code: int) -> Flight | None:
+        """Where a fact refused as early goes with FIFO delivery and a runtime that re-sends:
+        behind what its channel holds, as a runtime that sets it aside and reads on (a
+        re-sent acknowledgement may come behind its fact).  None: it stays where it was."""
+        if self._timer is None or not self.system.fifo:
+            return None
+        behind = self._send(flight, (code,))
+        return None if behind == state.flight else behind
 
     def _holds(self, raw: _Raw) -> bool:
         """Whether the runtime holds back the early fact `raw` offered, instead of delivering
@@ -179,31 +197,20 @@ class RuntimeMoves:
         watch = watch._replace(answers=(*watch.answers, (message.action_id, outcome)))
         return _replaced(watches, handoff, watch)
 
-    def _answered_again(
-        self,
-        coordinators: tuple[HandoffCoordinatorCore, ...],
-        state: SystemState,
-        code: int,
-        flight: Flight,
-        outcome: int,
-    ) -> _Raw:
+    def _answered_again(self, node: _Node, code: int, flight: Flight, outcome: int) -> _Raw:
         """The destination gets an action it did already and answers it from its cache: the
         outcome it sent then, sent again, and nothing done (`System.answers_again`)."""
-        codes = self.codes
+        _coordinators, state, codes = node
         message = codes.messages[code]
         handoff = codes.handoff[code]
         memory = self.workers[Role.DESTINATION].memory(codes.workers[state.destination], handoff)
-        step = TraceStep(
-            None,
-            coordinators[handoff].chart_state,
-            kind=MoveKind.TO_WORKER,
-            message=message,
-            reaction=WorkerReaction(memory, WorkerReply.SILENT, Slots.KEEP),
-            sent=(codes.messages[outcome],),
-            handoff=message.handoff,
-        )
+        reaction = _silent(memory)
         after = state._replace(flight=self._send(flight, (outcome,)))
-        return _Raw(step, _Node(coordinators, after, codes), (), fault=False)
+        sent = (codes.messages[outcome],)
+        kind = MoveKind.TO_WORKER
+        return self._aside(
+            node, handoff, after, kind, fault=False, message=message, reaction=reaction, sent=sent
+        )
 
     def _waiting(self, flight: Flight) -> tuple[frozenset[int], frozenset[int]]:
         """The messages in `flight` the runtime does not deliver yet: the actions for a worker

@@ -10,19 +10,24 @@ worker's reaction, its renaming) is worked out once per number."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import NamedTuple
+from collections.abc import Hashable
+from typing import NamedTuple, TypeVar
 
 from handoff._coordinator import probe as probe
 from handoff._coordinator.core import HandoffCoordinatorCore
 from handoff._review.graph import End, stuck
+from handoff._review.monitors import Checked
+from handoff._review.verdict import TraceStep
 from handoff._system.faults import NETWORK, Fault
-from handoff._system.judgments import at_completion
 from handoff._system.properties import Property
 from handoff._system.worker_state import SystemView, WorkerState
 from handoff._system.workers import (
     Message,
+    MessageKind,
     Role,
+    Slots,
+    WorkerReaction,
+    WorkerReply,
 )
 from handoff._values.values import HandoffCompletion
 
@@ -32,10 +37,11 @@ __all__ = [
     "SystemState",
     "SystemWatch",
     "canonical",
-    "completion_finding",
     "judge_own",
 ]
 
+
+T = TypeVar("T")
 
 Flight = tuple[tuple[int, ...], ...]
 """Messages in flight, by number (`Codes.messages`)."""
@@ -230,11 +236,6 @@ class SystemState(NamedTuple):
         """The number of what the worker of `role` remembers."""
         return self.source if role is Role.SOURCE else self.destination
 
-    @property
-    def quiet(self) -> bool:
-        """Nothing in flight."""
-        return not any(self.flight)
-
 
 class _Node(NamedTuple):
     coordinators: tuple[HandoffCoordinatorCore, ...]
@@ -292,20 +293,66 @@ class _Node(NamedTuple):
         return stuck(states, what, several=True)
 
 
-def completion_finding(
-    workers: Sequence[WorkerState],
-    restarted: frozenset[Role],
-    completion: HandoffCompletion | None,
-    handoff: int | None = None,
-) -> str | None:
-    """W1 (`judgments.at_completion`) for a complete handoff with nothing of its own in
-    flight (`workers`: what the source and the destination remember; `restarted`: the workers
-    that restarted in the run)."""
-    number = 0 if handoff is None else handoff
-    source, destination = (worker.slots(number) for worker in workers)
-    whose = "the handoff" if handoff is None else f"h{handoff + 1}"
-    restarted_destination = Role.DESTINATION in restarted
-    return at_completion(source, destination, completion, restarted_destination, whose)
+class _Reaction(NamedTuple):
+    """One way a worker remembering one memory takes one message (`SystemWorld._reaction`)."""
+
+    memory: int
+    """What the worker remembers afterwards, by number."""
+    sent: tuple[int, ...]
+    """The acknowledgement and fact it sends back, by number."""
+    step: TraceStep
+    slots: int
+    """The slots it holds for the request afterwards."""
+    checks: tuple[Checked, ...]
+    """The properties the move is checked for, none broken (`_checked`)."""
+    broken: tuple[Checked, ...] = ()
+    """What the reaction alone breaks (W10)."""
+    transfers: bool = False
+    """The source performs a transfer: W8 and W9 are judged on where its KV goes."""
+    took: int = 0
+    """The destination slots it took for the request, where which is whose is modelled."""
+    done: bool = True
+    """It performed the action (False: a cancel it failed, which the runtime may retry)."""
+
+
+class _Raw(NamedTuple):
+    """A move before it is judged: the step, where it leads, what it broke."""
+
+    step: TraceStep
+    node: _Node | None
+    """None when the call crashed."""
+    findings: tuple[Checked, ...]
+    fault: bool
+    loop: bool = False
+    """A refused early fact, kept in flight: the move leads back where it started."""
+    checks: tuple[Checked, ...] | None = None
+    """The properties it is checked for, when not those of its kind (a worker's move)."""
+
+
+def _failed(memory: Hashable) -> WorkerReaction:
+    return WorkerReaction(memory, WorkerReply.FAILED, Slots.KEEP)
+
+
+def _silent(memory: Hashable, slots: Slots = Slots.KEEP) -> WorkerReaction:
+    """A worker's reaction that sends nothing, as a run shows a move of its own (a restart,
+    an expiry) or an answer from its cache."""
+    return WorkerReaction(memory, WorkerReply.SILENT, slots)
+
+
+def _replaced(items: tuple[T, ...], index: int, value: T) -> tuple[T, ...]:
+    return (*items[:index], value, *items[index + 1 :])
+
+
+def _channel(message: Message) -> int:
+    towards = message.kind is MessageKind.ACTION
+    return (0 if message.role is Role.SOURCE else 1) + (0 if towards else 2)
+
+
+def _without(flight: Flight, channel: int, code: int) -> Flight:
+    messages = flight[channel]
+    index = messages.index(code)
+    rest = messages[:index] + messages[index + 1 :]
+    return (*flight[:channel], rest, *flight[channel + 1 :])
 
 
 def judge_own(entry: Property, view: SystemView) -> str | None:

@@ -68,10 +68,7 @@ def describe_step(step: TraceStep, by_runtime: Collection[Message] = ()) -> str:
         )
     if step.kind is MoveKind.DEADLINE:
         whose = whose or "the handoff's "
-        return (
-            f"{whose}deadline fires: the runtime reports {step.call} -> {step.state}: "
-            f"{_answer(step.issued, step.error)}"
-        )
+        return f"{whose}deadline fires: the runtime reports {_called(step)}"
     if step.kind in (MoveKind.FAULT, MoveKind.CALL):
         to = "" if step.handoff is None else f" to h{step.handoff + 1}"
         return (
@@ -94,7 +91,7 @@ def describe_step(step: TraceStep, by_runtime: Collection[Message] = ()) -> str:
     if step.kind is MoveKind.TIMER:
         return (
             f"the runtime's timer fires for the lost {message.describe()}: it reports "
-            f"{step.call} -> {step.state}: {_answer(step.issued, step.error)}"
+            f"{_called(step)}"
         )
     if step.kind is MoveKind.LOST:
         return f"{message.describe()} is lost; the runtime's timer will send it again"
@@ -108,17 +105,14 @@ def describe_step(step: TraceStep, by_runtime: Collection[Message] = ()) -> str:
         ends = f"the runtime ends the session outside the chart: sends {ended}"
         return f"{message.describe()} is lost; {ends if ended else 'its session is over already'}"
     if step.kind is MoveKind.LOSS:
-        return (
-            f"{message.describe()} is lost; the runtime reports {step.call} -> {step.state}: "
-            f"{_answer(step.issued, step.error)}"
-        )
+        return f"{message.describe()} is lost; the runtime reports {_called(step)}"
     again = ", and a copy of it is sent again" if step.kind is MoveKind.DUPLICATE else ""
     if step.call is not None:
         original = message._replace(copy=False)  # a copy comes from where the original did
         sender = "runtime" if original in by_runtime else message.role.value
         return (
             f"the coordinator gets {message.describe()} from the {sender}{again}: "
-            f"{step.call} -> {step.state}: {_answer(step.issued, step.error)}{_retry(step)}"
+            f"{_called(step)}{_retry(step)}"
         )
     reaction = step.reaction
     assert reaction is not None
@@ -205,6 +199,11 @@ def _retry(step: TraceStep) -> str:
         return ""
     again = ", ".join(sent._replace(copy=False).describe() for sent in step.sent)
     return f"; the runtime retries: sends {again} again"
+
+
+def _called(step: TraceStep) -> str:
+    """The call a move made, where it led and what it issued."""
+    return f"{step.call} -> {step.state}: {_answer(step.issued, step.error)}"
 
 
 def _answer(issued: Sequence[IssuedHandoffAction], error: str | None) -> str:

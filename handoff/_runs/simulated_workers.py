@@ -70,12 +70,13 @@ from handoff._system.runtime import (
     answered,
     call_of,
     carried,
+    cleanup_failed,
     drained,
     fenced,
     kept_in_flight,
+    refused_unvouched,
     resent,
     retried,
-    retried_own,
     tells_freed,
 )
 from handoff._system.worker_state import Worker, WorkerBook
@@ -113,7 +114,6 @@ __all__ = [
 
 _FAILABLE = (WorkerTask.TAKE, WorkerTask.TRANSFER, WorkerTask.ACTIVATE)
 _FAILED = Fault.FAILED_OUTCOME.outcome
-_UNVOUCHED = HandoffActionOutcome.failed("sent before the worker restarted")
 _SLOT_FREED = Key.NO_SLOT_AFTER_FREED
 _ONE_SLOT = Key.ONE_SLOT_PER_REQUEST
 
@@ -162,29 +162,22 @@ SHARED = (
 
 
 class _WorkerHandoff(Protocol):
+    """What the workers read and change of a handoff of the simulation (its `_Handoff`, which
+    says what each field holds)."""
+
     number: int
-    """The request's number, by which the workers know it."""
     handoff_id: HandoffId
     workload: Workload
     pending: int
     spent: Counter[Fault]
-    """The injected faults (`--faults`) this handoff suffered, by kind."""
     restarts: int
-    """How many times the destination had restarted when the handoff began."""
     issued_bits: int
-    """Bit n set: action n was issued."""
     performed_bits: int
-    """Bit n set: a worker performed action n."""
     told: set[Role]
-    """The workers whose freeing the coordinator was told of."""
     findings: list[Finding]
-    """What its run broke so far, judged as the review judges a move."""
     issued: dict[int, HandoffAction]
-    """Every action issued so far, by id."""
     abandoned: bool
-    """Its session ended outside the chart: its coordinator hears nothing more."""
     target: int
-    """The destination slot its reservation took (`Remembered.where`; 0: none yet)."""
 
 
 H = TypeVar("H", bound=_WorkerHandoff)
@@ -243,6 +236,16 @@ def _unfinished(source: int, destination: int) -> str:
     return f"a worker slot held by a handoff that never completed: {', '.join(holders)}{SHARED}"
 
 
+def _outcome_of(handoff: _WorkerHandoff, call: Call) -> Message | None:
+    """The acknowledgement `call` delivers, as the message that carried it (None: a fact)."""
+    number = None if call.action_id is None else call.action_id.value
+    action = None if number is None else handoff.issued.get(number)
+    role = None if action is None else role_of(action)
+    if number is None or action is None or role is None or call.outcome is None:
+        return None
+    return Message(MessageKind.OUTCOME, number, role, action, call.outcome)
+
+
 class SimulatedWorkers(Generic[H]):
     """The source and the destination of a simulation, following one contract, shared by
     every handoff."""
@@ -250,37 +253,27 @@ class SimulatedWorkers(Generic[H]):
     def __init__(self, system: System, world: _WorkerWorld[H]) -> None:
         self.table = ContractTable(system.contract)
         self.world = world
-        self.faults = system.injected
-        self.budget = system.budget
-        self.acknowledge = system.acknowledge
-        self.retry = system.retry
+        self.system = system
         self._message_faults = tuple(
             f
             for f in NETWORK
-            if f in self.faults and f.strike.message and not f.strike.fails_cleanup
+            if f in system.injected and f.strike.message and not f.strike.fails_cleanup
         )  # a cleanup's failure strikes as the cancel arrives (`arrive`)
-        self.resend = system.resend
-        self.restart_choice = system.restart
         self._stamps: dict[int, tuple[int, Message]] = {}
         """Each action on its way to a worker: the worker's generation when it was sent (the
         message is kept so that its id names it until it arrives)."""
-        self.expires = system.expires
-        self.abandons = system.abandons
-        self.one_at_a_time = system.one_at_a_time
-        self.answers_again = system.answers_again
         self.replying: dict[Role, set[tuple[int, int]]] = {role: set() for role in Role}
         """With one action at a time: each worker's replies not yet at their coordinator."""
         self.waiting: dict[Role, deque[tuple[H, Message]]] = {role: deque() for role in Role}
         """With one action at a time: the actions each worker keeps waiting, in order."""
         self.cache: dict[tuple[int, int], Message] = {}
         """The destination's last `answers_again` outcomes, by request and action id."""
-        self.drains = system.drains_transfers
         self.transfers: dict[int, list[Message]] = {}
         """With `drains`: each request's arrivals of a `StartTransfer` at the source still
         coming (sent, copied by the network, or lost and to be re-sent)."""
         self.drained: dict[int, list[tuple[H, Message]]] = {}
         """With `drains`: the cancels of each request's destination the runtime holds."""
-        self._worker_faults = tuple(f for f in NETWORK if f in self.faults and f.strike.forgets)
+        self._worker_faults = tuple(f for f in NETWORK if f in system.injected and f.strike.forgets)
         self.workers = {role: Worker(self.table, role, system.slots, True) for role in Role}
         self.books = {role: WorkerBook() for role in Role}
         """What each worker remembers, of every request."""
@@ -301,7 +294,7 @@ class SimulatedWorkers(Generic[H]):
 
     def carry(self, handoff: H, item: IssuedHandoffAction) -> bool:
         """Send `item` to its worker; False for `Complete`, which no worker gets."""
-        sent = carried((item,), self.acknowledge, handoff.number)
+        sent = carried((item,), self.system.acknowledge, handoff.number)
         if not sent:
             return False
         action, *acknowledgement = sent
@@ -345,21 +338,17 @@ class SimulatedWorkers(Generic[H]):
                     continue
                 self._coming(handoff, item, -1)  # lost for good: the hold must not wait on it
             if strike.notice is not None:  # a transport error, for a runtime that abandons
-                notice = ending(strike.notice(handoff.handoff_id), self.abandons)
+                notice = ending(strike.notice(handoff.handoff_id), self.system.abandons)
                 self.world.at(self.world.uniform(5, 30), handoff, notice)
         return delivered
 
     def _resent(self, handoff: H, item: Call | Message) -> bool:
         """Whether the runtime sends the lost `item` again (`runtime.resent`)."""
-        if isinstance(item, Message):
-            return resent(item, self.resend)
-        number = None if item.action_id is None else item.action_id.value
-        action = None if number is None else handoff.issued.get(number)
-        role = None if action is None else role_of(action)
-        if number is None or action is None or role is None or item.outcome is None:
+        outcome = item if isinstance(item, Message) else _outcome_of(handoff, item)
+        if outcome is None:
             # A fact: no cleanup leads to one, so only "everything" sends it again.
-            return self.resend is Resend.EVERYTHING
-        return resent(Message(MessageKind.OUTCOME, number, role, action, item.outcome), self.resend)
+            return self.system.resend is Resend.EVERYTHING
+        return resent(outcome, self.system.resend)
 
     def end_session(self, handoff: H) -> None:
         """The runtime ends `handoff`'s session outside the chart: its coordinator hears
@@ -374,7 +363,7 @@ class SimulatedWorkers(Generic[H]):
     def replied(self, handoff: H, call: Call, channel: Channel) -> None:
         """A worker's reply reached its coordinator (or was lost): with one action at a time,
         the worker takes the next action it kept waiting."""
-        if not self.one_at_a_time or call.action_id is None:
+        if not self.system.one_at_a_time or call.action_id is None:
             return
         role = channel[0]
         self.replying[role].discard((handoff.number, call.action_id.value))
@@ -394,7 +383,7 @@ class SimulatedWorkers(Generic[H]):
         back = (message.role, False)
         if message.kind is MessageKind.OUTCOME:
             assert message.outcome is not None
-            if self.one_at_a_time:
+            if self.system.one_at_a_time:
                 self.replying[message.role].add((handoff.number, message.action_id))
             self.world.send(handoff, HandoffActionId(message.action_id), message.outcome, back)
             return
@@ -410,7 +399,7 @@ class SimulatedWorkers(Generic[H]):
         against each (as the review counts a restart against the run, whose handoffs are all
         live from its start to its end)."""
         live = self.live.values()
-        if any(handoff.spent[fault] >= self.budget for handoff in live):
+        if any(handoff.spent[fault] >= self.system.budget for handoff in live):
             return False
         if not self.world.fault(fault):
             return False
@@ -420,10 +409,9 @@ class SimulatedWorkers(Generic[H]):
 
     def _injects(self, handoff: H, fault: Fault) -> bool:
         """Whether `fault`, asked for and within the handoff's budget, happens now."""
-        spent = handoff.spent
-        if fault not in self.faults or spent[fault] >= self.budget or not self.world.fault(fault):
+        if not self.system.allows(fault, handoff.spent[fault]) or not self.world.fault(fault):
             return False
-        spent[fault] += 1
+        handoff.spent[fault] += 1
         return True
 
     def arrive(self, handoff: H, message: Message, *, waited: bool = False) -> None:
@@ -433,13 +421,13 @@ class SimulatedWorkers(Generic[H]):
         role = message.role
         if not waited and self._holds(handoff, message):
             return
-        if self.one_at_a_time and not waited and (self.replying[role] or self.waiting[role]):
+        if self.system.one_at_a_time and not waited and (self.replying[role] or self.waiting[role]):
             self.waiting[role].append((handoff, message))
             handoff.pending += 1  # still on its way, in the worker's queue
             return
         self._take(handoff, message)
         self._coming(handoff, message, -1)
-        if self.one_at_a_time:
+        if self.system.one_at_a_time:
             self._next(role)
 
     def _holds(self, handoff: H, message: Message) -> bool:
@@ -447,7 +435,8 @@ class SimulatedWorkers(Generic[H]):
         than let it reach the destination (`runtime.drained`): a `StartTransfer` of its
         request has yet to reach the source.  The arrivals still coming stand for the
         messages in flight the review looks at."""
-        if not self.drains or not drained(message, self.transfers.get(handoff.number, ())):
+        coming = self.transfers.get(handoff.number, ())
+        if not self.system.drains_transfers or not drained(message, coming):
             return False
         self.drained.setdefault(handoff.number, []).append((handoff, message))
         handoff.pending += 1  # held by the runtime: still to be delivered
@@ -457,7 +446,7 @@ class SimulatedWorkers(Generic[H]):
         """Count an arrival of a `StartTransfer` at the source coming (`change` 1) or done
         with (-1: taken, or lost for good); once none is coming, the runtime sends the
         destination's cancels it held."""
-        if not self.drains or not isinstance(message, Message):
+        if not self.system.drains_transfers or not isinstance(message, Message):
             return
         if not isinstance(message.action, HandoffAction.StartTransfer):
             return
@@ -479,7 +468,8 @@ class SimulatedWorkers(Generic[H]):
         task = task_of(action)
         role = message.role
         key = (handoff.number, message.action_id)
-        if self.answers_again and role is Role.DESTINATION and key in self.cache:
+        caches = self.system.answers_again and role is Role.DESTINATION
+        if caches and key in self.cache:
             self._send_back(handoff, self.cache[key])  # a repeat, answered from the cache
             return
         for fault in self._worker_faults:
@@ -501,14 +491,12 @@ class SimulatedWorkers(Generic[H]):
             handoff.findings.append(Finding.of(found, words))
         if task is WorkerTask.CANCEL and self._cleanup_fails(handoff, book, action_id):
             # It does not do the cancel, so it neither performs nor remembers it.
-            if own:  # the runtime's own cleanup: the failure comes back to the runtime alone
-                again = retried_own(message, self.retry)
-                if again is not None:
-                    self._to_worker(handoff, again)
-                return
-            failed_reply = (WorkerReply.FAILED, handoff.workload, self.acknowledge)
-            for sent in answered(message, *failed_reply, failed=_FAILED):
-                self._send_back(handoff, sent)
+            system = self.system
+            for sent in cleanup_failed(message, handoff.workload, system.acknowledge, system.retry):
+                if sent.kind is MessageKind.ACTION:  # its own cleanup, retried at once
+                    self._to_worker(handoff, sent)
+                else:
+                    self._send_back(handoff, sent)
             return
         handoff.performed_bits |= 1 << action_id
         entry = book.find(request)
@@ -543,8 +531,10 @@ class SimulatedWorkers(Generic[H]):
             self._destination(handoff, message, done and task is WorkerTask.ACTIVATE, *before)
         elif done and task is WorkerTask.TRANSFER:
             self._transferred(handoff, message)
-        for sent in answered(message, reply, handoff.workload, self.acknowledge, failed=failed):
-            if self.answers_again and role is Role.DESTINATION and sent.kind is MessageKind.OUTCOME:
+        for sent in answered(
+            message, reply, handoff.workload, self.system.acknowledge, failed=failed
+        ):
+            if caches and sent.kind is MessageKind.OUTCOME:
                 self._cache(key, sent)
             self._send_back(handoff, sent)
 
@@ -562,7 +552,7 @@ class SimulatedWorkers(Generic[H]):
     def _cache(self, key: tuple[int, int], sent: Message) -> None:
         """The destination keeps `sent`, forgetting its oldest beyond `answers_again`."""
         self.cache[key] = sent
-        if len(self.cache) > self.answers_again:
+        if len(self.cache) > self.system.answers_again:
             del self.cache[next(iter(self.cache))]
 
     def _transferred(self, handoff: H, message: Message) -> None:
@@ -595,7 +585,7 @@ class SimulatedWorkers(Generic[H]):
     def restart(self, role: Role) -> None:
         """The worker of `role` restarts: it forgets every request and frees every slot, or
         as `System.restart` says (`Worker.restarted`)."""
-        restart = self.restart_choice
+        restart = self.system.restart
         self.books[role] = self.workers[role].restart_book(
             self.books[role], keeps_slots=restart.keeps_slots, durable=restart.durable_tombstones
         )
@@ -609,18 +599,20 @@ class SimulatedWorkers(Generic[H]):
         inbox (re-sent, if the runtime's policy covers it, else noticed as `TimedOut`) or
         refused as failed work;
         False when the restart leaves it to be taken as usual."""
-        restart = self.restart_choice
+        restart = self.system.restart
         if restart.loses_inbox:  # the runtime's timer notices: it re-sends, or times out
             timer: Resent | Call = Call.of_fact(HandoffFact.TimedOut(handoff.handoff_id))
-            if resent(message, self.resend):
+            if resent(message, self.system.resend):
                 timer = Resent(message, (message.role, True))
                 self._coming(handoff, message, 1)  # it arrives once more
             self.world.at(self.world.uniform(5, 30), handoff, timer)
             return True
-        if not restart.refuses_unvouched or task_of(message.action) not in _FAILABLE:
+        if not restart.refuses_unvouched:
             return False
-        reply = (WorkerReply.FAILED, handoff.workload, self.acknowledge)
-        for sent in answered(message, *reply, failed=_UNVOUCHED):
+        refused = refused_unvouched(message, handoff.workload, self.system.acknowledge)
+        if refused is None:
+            return False
+        for sent in refused:
             self._send_back(handoff, sent)
         return True
 
@@ -646,13 +638,10 @@ class SimulatedWorkers(Generic[H]):
         """
         if kept_in_flight(error) and call.fact is not None and handoff.pending:
             self.world.at(self.world.latency(), handoff, call)
-        number = None if call.action_id is None else call.action_id.value
-        action = None if number is None else handoff.issued.get(number)
-        role = None if action is None else role_of(action)
-        if number is None or action is None or role is None or call.outcome is None:
+        outcome = _outcome_of(handoff, call)
+        if outcome is None:
             return
-        outcome = Message(MessageKind.OUTCOME, number, role, action, call.outcome)
-        again = retried(outcome._replace(handoff=handoff.number), self.retry)
+        again = retried(outcome._replace(handoff=handoff.number), self.system.retry)
         if again is not None:
             self._to_worker(handoff, again)
 
@@ -700,7 +689,7 @@ class SimulatedWorkers(Generic[H]):
         self.live.pop(request, None)
         self.vouches.pop(request, None)
         for role in Role:
-            forgets = self.workers[role].remembers is None or self.expires  # `may_expire`
+            forgets = self.workers[role].remembers is None or self.system.expires  # `may_expire`
             if forgets and self.books[role].idle(request):
                 self._let_go(role, request)
         return Settled(tuple(findings), held, lost)

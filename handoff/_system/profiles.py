@@ -22,11 +22,16 @@ from collections.abc import Collection
 
 import attrs
 
-from handoff._compile.lookup import NotGiven
-from handoff._compile.lookup import _import as import_module
 from handoff._system.acknowledge import Acknowledge, AnyAcknowledge, PerAction
 from handoff._system.duties import Resend, Restart
-from handoff._system.workers import FORGETFUL, TOMBSTONE, Tombstone, WorkerContract, find_contract
+from handoff._system.workers import (
+    FORGETFUL,
+    TOMBSTONE,
+    Tombstone,
+    WorkerContract,
+    find_contract,
+    named_object,
+)
 
 __all__ = [
     "DEFAULT_RUNTIME",
@@ -175,13 +180,7 @@ def find_runtime(text: str, allowed: Collection[str] | None = None) -> RuntimePr
             f"unknown runtime {text!r}: expected {', '.join(RUNTIMES)} or MODULE:NAME, a "
             "RuntimeProfile of your own"
         )
-    if allowed is not None and f"{module_name}:{name}" not in allowed:
-        raise NotGiven("runtime", f"{module_name}:{name}")
-    found: object = import_module(module_name)
-    for part in name.split("."):
-        found = getattr(found, part, None)
-        if found is None:
-            raise ValueError(f"module {module_name} has no {name}")
+    found = named_object(module_name, name, "runtime", allowed)
     if not isinstance(found, RuntimeProfile):
         raise ValueError(f"{text} is not a runtime profile: make it a handoff.RuntimeProfile")
     return attrs.evolve(found, spelled=f"{module_name}:{name}")

@@ -556,21 +556,18 @@ def find_property(text: str, allowed: Collection[str] | None = None) -> Property
     (MODULE imported from the current directory or the Python path).  ValueError says why
     not; with `allowed` given (a name read from a file), a name outside it is `NotGiven`,
     nothing imported."""
-    from handoff._compile.lookup import NotGiven, _import  # a module of one's own, when asked for
+    from handoff._system.workers import named_object  # a module of one's own, when asked for
 
     module_name, colon, name = (part.strip() for part in text.partition(":"))
     if not (colon and module_name and name):
         raise ValueError(f"expected MODULE:NAME, a function of a handoff.SystemView, got {text!r}")
-    if allowed is not None and f"{module_name}:{name}" not in allowed:
-        raise NotGiven("property", f"{module_name}:{name}")
-    found: object = _import(module_name)
-    for part in name.split("."):
-        found = getattr(found, part, None)
+    missing = (
+        f"{text}: module {module_name} has no function {name}; a property is a function of a "
+        "handoff.SystemView returning True where it holds"
+    )
+    found = named_object(module_name, name, "property", allowed, missing)
     if not callable(found):
-        raise ValueError(
-            f"{text}: module {module_name} has no function {name}; a property is a function "
-            "of a handoff.SystemView returning True where it holds"
-        )
+        raise ValueError(missing)
     return own_property(found, name, f"{module_name}:{name}")
 
 

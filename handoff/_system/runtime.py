@@ -23,6 +23,7 @@ import attrs
 from handoff._coordinator.binding import FITTING_OUTCOME
 from handoff._system.call import Call
 from handoff._system.config import AnyAcknowledge, Resend
+from handoff._system.faults import Fault
 from handoff._system.workers import (
     RUNTIME_OWN,
     Message,
@@ -60,11 +61,13 @@ __all__ = [
     "busy",
     "call_of",
     "carried",
+    "cleanup_failed",
     "drained",
     "fenced",
     "held_back",
     "kept_in_flight",
     "may_expire",
+    "refused_unvouched",
     "resent",
     "retried",
     "retried_own",
@@ -159,11 +162,8 @@ class CooperativeRuntime:
 # -- the runtime's duties with workers ---------------------------------------------------
 
 _CLEANUPS: tuple[type[HandoffAction], ...] = (HandoffAction.ReleaseSource, *CANCELS)
-
-
-def acknowledged_on_send(action: HandoffAction, acknowledge: AnyAcknowledge) -> bool:
-    """Whether a runtime acknowledging under `acknowledge` reports `action` done as it sends it."""
-    return acknowledge.sends(action)
+_WORK = (WorkerTask.TAKE, WorkerTask.TRANSFER, WorkerTask.ACTIVATE)
+_UNVOUCHED = HandoffActionOutcome.failed("sent before the worker restarted")
 
 
 def carried(
@@ -180,7 +180,7 @@ def carried(
             continue
         number = item.id.value
         sent.append(Message(MessageKind.ACTION, number, role, action, handoff=handoff))
-        if acknowledged_on_send(action, acknowledge):
+        if acknowledge.sends(action):  # acknowledged as it is sent
             outcome = on_send(action)
             sent.append(
                 Message(MessageKind.OUTCOME, number, role, action, outcome, handoff=handoff)
@@ -208,7 +208,7 @@ def answered(
     action = message.action
     outcome = failed if failed is not None else outcome_of(action, reply)
     fact = workload.fact_after(action) if reply is WorkerReply.DONE else None
-    if acknowledged_on_send(action, acknowledge):
+    if acknowledge.sends(action):
         outcome = None
         if reply is WorkerReply.FAILED:
             fact = HandoffFact.Failed(action.handoff_id)
@@ -219,6 +219,17 @@ def answered(
     if fact is not None:
         sent.append(Message(MessageKind.FACT, number, role, action, fact=fact, handoff=whose))
     return tuple(sent)
+
+
+def refused_unvouched(
+    message: Message, workload: Workload, acknowledge: AnyAcknowledge
+) -> tuple[Message, ...] | None:
+    """What a worker restarted since the action `message` was sent answers it with, when it
+    refuses such work as failed (`Restart.refuses_unvouched`): None for an action that is no
+    work (a release or a cancel is taken as usual)."""
+    if task_of(message.action) not in _WORK:
+        return None
+    return answered(message, WorkerReply.FAILED, workload, acknowledge, failed=_UNVOUCHED)
 
 
 def call_of(message: Message) -> Call:
@@ -268,6 +279,20 @@ def retried_own(message: Message, retry: bool) -> Message | None:
     if not retry or message.action_id != RUNTIME_OWN or not isinstance(message.action, CANCELS):
         return None
     return message._replace(copy=True)
+
+
+def cleanup_failed(
+    message: Message, workload: Workload, acknowledge: AnyAcknowledge, retry: bool
+) -> tuple[Message, ...]:
+    """What goes out once a worker failed the cancel `message`: for the runtime's own cleanup,
+    the cancel again at once when it retries (`retried_own`: no coordinator hears of it);
+    else the failure, back to the coordinator, which refuses it and so has the runtime
+    retry (`retried`)."""
+    again = retried_own(message, retry)
+    if again is not None:
+        return (again,)
+    failed = Fault.FAILED_CLEANUP.outcome
+    return answered(message, WorkerReply.FAILED, workload, acknowledge, failed=failed)
 
 
 def resent(message: Message, policy: Resend) -> bool:

@@ -24,8 +24,8 @@ take these.
 from __future__ import annotations
 
 import enum
-from collections.abc import Collection, Hashable, Iterable
-from typing import Any, NamedTuple
+from collections.abc import Callable, Collection, Hashable, Iterable
+from typing import Any, NamedTuple, TypeVar
 
 import attrs
 
@@ -268,6 +268,7 @@ class WorkerContract:
         return f"<handoff worker contract {self.name!r}>"
 
 
+T = TypeVar("T")
 _R = WorkerReaction
 _M = RequestMemory
 _Y = WorkerReply
@@ -435,20 +436,21 @@ class ContractTable:
         return f"<handoff contract table {self.name!r}>"
 
 
-def _role_contract(contract: WorkerContract, role: Role) -> WorkerContract:
+def _asked(where: str, ask: Callable[[], object], kind: type[T], expected: str) -> T:
+    """What a contract answers `ask` (`where` names the call), a `kind`: whatever it raises,
+    or an answer of another kind, is a ValueError saying where."""
     try:
-        found = contract.for_role(role)
+        found = ask()
     except Exception as error:  # a user's contract may raise anything
-        raise ValueError(
-            f"worker contract {contract.name!r}: for_role({role.name}) raised "
-            f"{type(error).__name__}: {error}"
-        ) from None
-    if not isinstance(found, WorkerContract):
-        raise ValueError(
-            f"worker contract {contract.name!r}: for_role({role.name}) returned {found!r}; "
-            "expected a WorkerContract"
-        )
+        raise ValueError(f"{where} raised {type(error).__name__}: {error}") from None
+    if not isinstance(found, kind):
+        raise ValueError(f"{where} returned {found!r}; expected {expected}")
     return found
+
+
+def _role_contract(contract: WorkerContract, role: Role) -> WorkerContract:
+    where = f"worker contract {contract.name!r}: for_role({role.name})"
+    return _asked(where, lambda: contract.for_role(role), WorkerContract, "a WorkerContract")
 
 
 def _initial(contract: WorkerContract) -> Hashable:
@@ -495,13 +497,7 @@ def _react(
 
 def _serves(contract: WorkerContract, memory: Hashable) -> bool:
     where = f"worker contract {contract.name!r}: serves({_memory_name(memory)})"
-    try:
-        found = contract.serves(memory)
-    except Exception as error:  # a user's contract may raise anything
-        raise ValueError(f"{where} raised {type(error).__name__}: {error}") from None
-    if not isinstance(found, bool):
-        raise ValueError(f"{where} returned {found!r}; expected True or False")
-    return found
+    return _asked(where, lambda: contract.serves(memory), bool, "True or False")
 
 
 def _memory_name(memory: Hashable) -> str:
@@ -593,9 +589,7 @@ def find_contract(text: str, allowed: Collection[str] | None = None) -> WorkerCo
             f"unknown worker contract {text!r}: expected {choices}, tombstone:K, "
             "source=A,destination=B or MODULE:NAME"
         )
-    if allowed is not None and f"{module_name}:{name}" not in allowed:
-        raise NotGiven("worker contract", f"{module_name}:{name}")
-    found = _attribute(import_module(module_name), module_name, name)
+    found = named_object(module_name, name, "worker contract", allowed)
     if isinstance(found, type) and issubclass(found, WorkerContract):
         try:
             found = found()
@@ -633,12 +627,20 @@ def _per_role(text: str, allowed: Collection[str] | None) -> WorkerContract:
     return PerRole(named["source"], named["destination"])
 
 
-def _attribute(module: Any, module_name: str, name: str) -> Any:
-    found = module
+def named_object(
+    module_name: str, name: str, what: str, allowed: Collection[str] | None, missing: str = ""
+) -> Any:
+    """The object `MODULE:NAME` names, a `what` of one's own: ValueError (`missing`, else
+    that the module has no such name) when it names nothing.  A name read from a file is
+    data: with `allowed` given, a name outside it is refused (`NotGiven`) before anything is
+    imported."""
+    if allowed is not None and f"{module_name}:{name}" not in allowed:
+        raise NotGiven(what, f"{module_name}:{name}")
+    found = import_module(module_name)
     for part in name.split("."):
         found = getattr(found, part, None)
-        if found is None:
-            raise ValueError(f"module {module_name} has no {name}")
+    if found is None:
+        raise ValueError(missing or f"module {module_name} has no {name}")
     return found
 
 
