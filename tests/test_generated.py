@@ -23,6 +23,7 @@ from handoff._docs.generated import (
     splice,
     version,
 )
+from handoff._system.faults import NETWORK
 from handoff._values.values import HandoffOrder
 
 ROOT = Path(__file__).parent.parent
@@ -493,7 +494,7 @@ def test_what_integrating_md_says_is_what_its_table_shows() -> None:
         assert len(rest) < len(reply.split("; ")), reply
         return "; ".join(rest) or "safe"
 
-    assert len(table) == 2 * 2 * 5 - 1 + 5
+    assert len(table) == 2 * 2 * (len(NETWORK) + 1) - 1 + 5  # each fault, and none
     # A cancel a worker fails is retried, as the contract asks of the runtime: no new hang.
     assert both("tombstone", any_order, 1, "cleanup-failure") == "safe"
     assert both("tombstone", fifo, 1, "cleanup-failure") == "safe"

@@ -12,6 +12,7 @@ import re
 import subprocess
 from pathlib import Path
 
+import attrs
 import pytest
 from support import run_handoff, run_side_by_side
 
@@ -24,8 +25,9 @@ from handoff._review.system import SystemWorld
 from handoff._review.system_replay import line_of, replay_system_run
 from handoff._review.verdict import MoveKind
 from handoff._runs.trace import read_trace, trace_text, write_trace
-from handoff._system.config import Acknowledge, System
-from handoff._system.faults import NETWORK, Fault
+from handoff._system import faults
+from handoff._system.config import Acknowledge, Resend, Restart, System
+from handoff._system.faults import NETWORK, Fault, Strike, strike_message
 from handoff._system.workers import TOMBSTONE
 
 TESTS = Path(__file__).parent
@@ -221,7 +223,7 @@ def test_without_faults_the_world_makes_exactly_the_moves_it_made_before(fifo: b
         theirs = list(faulty.moves(twin))
         assert [line_of(m.step) for m in theirs[: len(ours)]] == [line_of(m.step) for m in ours]
         extra = [line_of(m.step).move for m in theirs[len(ours) :]]
-        assert all(move in ("duplicate", "lose", "restart", "fail") for move in extra)
+        assert all(move in {fault.shown.word for fault in NETWORK} for move in extra)
         twins = zip(ours, theirs[: len(ours)], strict=True)
         queue.extend((a.node, b.node) for a, b in twins if a.node is not None)
         seen += 1
@@ -376,3 +378,46 @@ def test_a_restart_is_drawn_and_described_where_it_happens() -> None:
     )
     sequence = mermaid_system_sequence(review, verdict, example)
     assert f"Note over Source: {restart + 1}. restarts, forgets all" in sequence
+
+
+def test_each_fault_is_shown_as_traces_already_name_its_move() -> None:
+    # A fault's move kind and trace word are read from the fault (`Fault.shown`); traces
+    # written before say these words, and must read back the same.
+    words = {fault: MoveKind(fault.shown.move).word for fault in NETWORK}
+    assert words == {
+        Fault.DUPLICATION: "duplicate",
+        Fault.LOSS: "lose",
+        Fault.RESTART: "restart",
+        Fault.FAILED_CLEANUP: "fail",
+    }
+    assert MoveKind(Fault.FAILED_CLEANUP.shown.move) is MoveKind.WORKER_FAILS  # shared
+
+
+def test_what_a_fault_does_to_a_message_is_said_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    message, copy = "m", "m (copy)"
+    duplicated = strike_message(Fault.DUPLICATION, message, copy)
+    assert (duplicated.now, duplicated.again, duplicated.lost) == (True, copy, False)
+    lost = strike_message(Fault.LOSS, message, copy)
+    assert (lost.now, lost.again, lost.lost) == (False, None, True)
+    assert lost.notice is not None
+    # Sent again but not delivered now: the message itself is held back, not lost.
+    held = Strike(message=True, delivered=False, copy=True)
+    monkeypatch.setitem(faults._STRIKES, Fault.DUPLICATION, held)
+    stalled = strike_message(Fault.DUPLICATION, message, copy)
+    assert (stalled.now, stalled.again, stalled.lost) == (False, message, False)
+    assert not held.loses
+
+
+def test_lost_messages_wait_on_the_runtime_timer_only_when_something_loses_them() -> None:
+    resending = System(TOMBSTONE, resend=Resend.CLEANUPS)
+    assert not resending.loses
+    assert not resending.needs_timer  # nothing is ever lost: no timer channel
+    lose = attrs.evolve(resending, injected=frozenset({Fault.LOSS}))
+    assert lose.loses
+    assert lose.needs_timer
+    assert not attrs.evolve(lose, resend=Resend.NONE).needs_timer  # noticed in the same move
+    inbox = Restart.of(["loses-inbox"])
+    crash = System(TOMBSTONE, injected=frozenset({Fault.RESTART}), restart=inbox)
+    assert crash.loses
+    assert crash.needs_timer
+    assert not System(TOMBSTONE, injected=frozenset({Fault.RESTART})).loses

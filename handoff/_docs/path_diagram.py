@@ -34,6 +34,7 @@ from handoff._review.report import review_title
 from handoff._review.system_words import overtaken
 from handoff._review.verdict import Counterexample, MoveKind, TraceStep
 from handoff._system.call import CallKind
+from handoff._system.faults import NETWORK
 from handoff._system.properties import Property
 from handoff._system.workers import Slots, memory_name
 from handoff._values.messages import HandoffAction
@@ -241,14 +242,16 @@ def _system_messages(number: int, step: TraceStep) -> Iterator[SequenceLine]:
 
 
 _CARRIER_FAULTS = {
-    MoveKind.LOSS: "lost",
-    MoveKind.DUPLICATE: "duplicated",
+    **{MoveKind(fault.shown.move): fault.shown.note for fault in NETWORK if fault.shown.note},
     MoveKind.TIMER: "lost: the timer fires",
 }
 _TIMER_MOVES = {
     MoveKind.LOST: "lost: the runtime's timer will send it again",
     MoveKind.RESEND: "sent again: the runtime's timer fired",
+    **{MoveKind(fault.shown.move): fault.shown.aside for fault in NETWORK if fault.shown.aside},
 }
+"""Moves that name a message without delivering it, drawn as a note (each injected fault's
+that sets the message aside says how: `Shown.aside`)."""
 
 
 def _restart_moves(number: int, step: TraceStep, lane: str) -> Iterator[SequenceLine]:

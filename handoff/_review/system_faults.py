@@ -13,20 +13,15 @@ import attrs
 from handoff._review.system_duties import RuntimeDuties
 from handoff._review.system_state import _Node, _Raw, _without
 from handoff._review.verdict import MoveKind
-from handoff._system.faults import Fault
+from handoff._system.faults import NETWORK, Fault, strike_message
 from handoff._system.runtime import resent
-from handoff._system.workers import Message, MessageKind, Role
+from handoff._system.workers import MessageKind, Role
 from handoff._values.messages import HandoffFact
 
 __all__ = ["FaultMoves"]
 
-_FAULT_MOVES = {
-    Fault.DUPLICATION: MoveKind.DUPLICATE,
-    Fault.LOSS: MoveKind.LOSS,
-    Fault.RESTART: MoveKind.RESTART,
-    Fault.FAILED_CLEANUP: MoveKind.WORKER_FAILS,
-}
-"""How a run shows each injected fault's move."""
+_FAULT_MOVES = {fault: MoveKind(fault.shown.move) for fault in NETWORK}
+"""How a run shows each injected fault's move (`Fault.shown`)."""
 
 
 class FaultMoves(RuntimeDuties):
@@ -57,48 +52,49 @@ class FaultMoves(RuntimeDuties):
                         yield self._restart(node, role, fault)
 
     def _strike(self, fault: Fault, node: _Node, channel: int, code: int) -> Iterator[_Raw]:
-        """`fault` strikes the message `code`: as its `Strike` says, a copy of it is sent again
-        behind what is in flight, it is delivered or not, and the runtime notices its loss
-        by its timer's fact (reported in the same move: a run in which other messages are
-        delivered between the loss and its notice is explored as those deliveries first)."""
-        codes, strike = self.codes, fault.strike
+        """`fault` strikes the message `code`: as `strike_message` says, a copy of it is sent
+        again behind what is in flight, it is delivered, held back, or lost, and the runtime
+        notices a loss by its timer's fact (reported in the same move: a run in which other
+        messages are delivered between the loss and its notice is explored as those
+        deliveries first)."""
+        codes = self.codes
         message = codes.messages[code]
         flight = _without(node.state.flight, channel, code)
-        if strike.fails_cleanup:
+        if fault.strike.fails_cleanup:
             yield from self._cleanup_fails(fault, node, code, flight)
             return
-        copies: tuple[Message, ...] = ()
-        if strike.copy:
-            copies = (message._replace(copy=True),)
-            flight = self._send(flight, (codes.message(copies[0]),))
-        kind = _FAULT_MOVES[fault]
-        if strike.delivered:
+        struck = strike_message(fault, message, message._replace(copy=True))
+        sent = () if struck.again is None else (struck.again,)
+        flight = self._send(flight, tuple(codes.message(again) for again in sent))
+        kind, handoff = _FAULT_MOVES[fault], codes.handoff[code]
+        if struck.now:
             if message.kind is MessageKind.ACTION:
                 raws = list(self._perform(node, code, flight, fail=False))
             else:
                 raws = [self._deliver(node, code, flight)]
+        elif not struck.lost:  # held back: in flight again, and nobody gets it now
+            state = node.state
+            after = state._replace(flight=flight, spent=state.spent.plus(fault, handoff))
+            yield self._aside(node, handoff, after, kind, fault=True, message=message, sent=sent)
+            return
         elif resent(message, self.system.resend):
             yield self._lost(fault, node, code, flight)
             return
         elif self.system.abandons:  # the transport error ends the session, untold
-            handoff = codes.handoff[code]
             raws = [self._abandon(node, handoff, flight, lost=True)]
         else:
-            handoff = codes.handoff[code]
-            assert strike.notice is HandoffFact.TimedOut, fault  # the timer's fact
-            call = self.timeout_call
-            raws = [self._call(node, handoff, kind, None, call, flight)]
+            assert struck.notice is HandoffFact.TimedOut, fault  # the timer's fact
+            raws = [self._call(node, handoff, kind, None, self.timeout_call, flight)]
         for raw in raws:
-            if strike.delivered and (raw.node is None or raw.loop):
+            if struck.now and (raw.node is None or raw.loop):
                 # A crash is already the delivery's own finding; a refused early fact stays in
                 # flight anyway, so a copy of it adds nothing.
                 continue
-            sent = (*raw.step.sent, *copies)
-            step = attrs.evolve(raw.step, kind=kind, message=message, sent=sent)
+            step = attrs.evolve(raw.step, kind=kind, message=message, sent=(*raw.step.sent, *sent))
             if raw.node is None:
                 yield _Raw(step, None, raw.findings, fault=True)
                 continue
             after = raw.node.state
-            spent = after.spent.plus(fault, codes.handoff[code])
+            spent = after.spent.plus(fault, handoff)
             moved = _Node(raw.node.coordinators, after._replace(spent=spent), codes)
             yield _Raw(step, moved, raw.findings, fault=True)

@@ -22,7 +22,7 @@ from handoff._review.system_state import (
     _silent,
 )
 from handoff._review.verdict import MoveKind, TraceStep
-from handoff._system.config import Resend, System
+from handoff._system.config import System
 from handoff._system.runtime import abandoned, busy, drained, held_back, may_expire, retried
 from handoff._system.worker_state import HandoffView, SystemView, Worker, WorkerState, worker_view
 from handoff._system.workers import Message, MessageKind, Role, WorkerReaction, WorkerReply
@@ -54,7 +54,7 @@ class RuntimeMoves:
     def _runtime_setup(self, system: System) -> None:
         """The channels the runtime's duties need, as the world starts."""
         self._timer = None
-        if system.resend is not Resend.NONE or system.restart.loses_inbox:
+        if system.needs_timer:
             self._timer = 4 if system.fifo else 1
         self._queues = 4 if system.fifo else 0
         self._inbox_struck = system.restart.loses_inbox or system.restart.refuses_unvouched

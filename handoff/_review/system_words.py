@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Collection, Hashable, Iterator, Sequence
 
 from handoff._review.verdict import Counterexample, MoveKind, TraceStep, Verdict
+from handoff._system.faults import NETWORK
 from handoff._system.workers import (
     Message,
     MessageKind,
@@ -93,6 +94,8 @@ def describe_step(step: TraceStep, by_runtime: Collection[Message] = ()) -> str:
             f"the runtime's timer fires for the lost {message.describe()}: it reports "
             f"{_called(step)}"
         )
+    if step.kind in _ASIDE:
+        return f"{message.describe()} {_ASIDE[step.kind]}"
     if step.kind is MoveKind.LOST:
         return f"{message.describe()} is lost; the runtime's timer will send it again"
     if step.kind is MoveKind.RESEND:
@@ -121,7 +124,11 @@ def describe_step(step: TraceStep, by_runtime: Collection[Message] = ()) -> str:
     return f"the {message.role.value} gets {message.describe()}{again}: {did}; sends {sent}"
 
 
-_UNDELIVERED = (MoveKind.LOST, MoveKind.RESEND, MoveKind.TIMER)
+_ASIDE = {MoveKind(fault.shown.move): fault.shown.aside for fault in NETWORK if fault.shown.aside}
+"""Each injected fault's move that neither delivers the message it names nor loses it: what
+becomes of the message (`Shown.aside`)."""
+
+_UNDELIVERED = (MoveKind.LOST, MoveKind.RESEND, MoveKind.TIMER, *_ASIDE)
 """Moves that name a message without delivering it."""
 
 _MEMORY = {

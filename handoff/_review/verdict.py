@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, TypeVar
 import attrs
 
 from handoff._review.environment import Call
+from handoff._system.faults import NETWORK, Fault
 from handoff._values.messages import IssuedHandoffAction
 
 if TYPE_CHECKING:
@@ -32,7 +33,11 @@ __all__ = [
 
 
 class MoveKind(enum.Enum):
-    """What one move of a run is: a call the environment makes, or, with workers, who moved."""
+    """What one move of a run is: a call the environment makes, or, with workers, who moved.
+
+    An injected fault's move is its own member (code asks `step.kind is MoveKind.LOSS`), its
+    value and trace word read from the fault (`Fault.shown`); a fault may share a move
+    another fault or the world makes (`--faults cleanup-failure` is `WORKER_FAILS`)."""
 
     __hash__ = object.__hash__  # a singleton: identity hashes in C, `Enum` by its name
 
@@ -43,11 +48,11 @@ class MoveKind(enum.Enum):
     WORKER_FAILS = "worker fails the work"
     TO_COORDINATOR = "deliver to coordinator"
     FAULT = "terminal fact"
-    DUPLICATE = "deliver, leaving a copy in flight"
+    DUPLICATE = Fault.DUPLICATION.shown.move
     """With `--faults duplicate`: a delivery whose message the network delivers again later."""
-    LOSS = "message lost"
+    LOSS = Fault.LOSS.shown.move
     """With `--faults lose`: a message vanishes; the runtime reports `TimedOut` for it."""
-    RESTART = "worker restarts"
+    RESTART = Fault.RESTART.shown.move
     """With `--faults crash`: a worker forgets the request and frees its slot."""
     LOST = "message lost, to be re-sent"
     """With `--faults lose` and `--resend`: a message vanishes; the runtime's timer will send
@@ -81,9 +86,7 @@ _WORDS = {
     MoveKind.TO_WORKER: "deliver",
     MoveKind.TO_COORDINATOR: "deliver",
     MoveKind.WORKER_FAILS: "fail",
-    MoveKind.DUPLICATE: "duplicate",
-    MoveKind.LOSS: "lose",
-    MoveKind.RESTART: "restart",
+    **{MoveKind(fault.shown.move): fault.shown.word for fault in NETWORK},
     MoveKind.LOST: "lose",
     MoveKind.RESEND: "resend",
     MoveKind.TIMER: "timeout",

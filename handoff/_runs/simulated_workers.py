@@ -50,7 +50,7 @@ import attrs
 
 from handoff._system.call import Call
 from handoff._system.config import Resend, System
-from handoff._system.faults import NETWORK, Fault
+from handoff._system.faults import NETWORK, Fault, strike_message
 from handoff._system.judgments import (
     after_abandoned,
     at_completion,
@@ -315,30 +315,31 @@ class SimulatedWorkers(Generic[H]):
 
     def struck(self, handoff: H, item: Call | Message, channel: Channel) -> bool:
         """Whether `item`, arriving on a worker's `channel` either way, is delivered now, once
-        each injected fault that strikes messages had its chance at it, as its `Strike` says
-        (the review's, at a rate): a copy sent again behind what is on its way (with FIFO
-        delivery, after a cancel sent meanwhile), the message lost, the loss noticed by the
-        runtime's timer later."""
+        each injected fault that strikes messages had its chance at it, as `strike_message`
+        says (the review's, at a rate): what goes out again (a copy, or the item held back)
+        arrives later, behind what is on its way (with FIFO delivery, after a cancel sent
+        meanwhile); a lost item is sent again by the runtime's timer, or its loss noticed."""
         if isinstance(item, Message) and item.copy:
             return True  # a copy is the network's already: it is not struck again
+        copy = item._replace(copy=True) if isinstance(item, Message) else item
         delivered = True
         for fault in self._message_faults:
             if not delivered or not self._injects(handoff, fault):
                 continue
-            strike = fault.strike
-            if strike.copy:
-                again = item._replace(copy=True) if isinstance(item, Message) else item
-                self.world.at(self.world.uniform(5, 30), handoff, again, channel)
-                self._coming(handoff, again, 1)
-            if not strike.delivered:
-                delivered = False
-                if self._resent(handoff, item):  # the timer fires, and it goes out again
-                    timer = Resent(item, channel)
-                    self.world.at(self.world.uniform(5, 30), handoff, timer)
-                    continue
-                self._coming(handoff, item, -1)  # lost for good: the hold must not wait on it
-            if strike.notice is not None:  # a transport error, for a runtime that abandons
-                notice = ending(strike.notice(handoff.handoff_id), self.system.abandons)
+            struck = strike_message(fault, item, copy)
+            if struck.again is not None:
+                self.world.at(self.world.uniform(5, 30), handoff, struck.again, channel)
+                self._coming(handoff, struck.again, 1)
+            if struck.now:
+                continue
+            delivered = False
+            if struck.lost and self._resent(handoff, item):  # the timer fires: it goes again
+                timer = Resent(item, channel)
+                self.world.at(self.world.uniform(5, 30), handoff, timer)
+                continue
+            self._coming(handoff, item, -1)  # not this arrival: the hold must not wait on it
+            if struck.notice is not None:  # a transport error, for a runtime that abandons
+                notice = ending(struck.notice(handoff.handoff_id), self.system.abandons)
                 self.world.at(self.world.uniform(5, 30), handoff, notice)
         return delivered
 

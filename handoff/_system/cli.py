@@ -331,7 +331,7 @@ def system_of(
     deadline = _given(args, "deadline")
     if deadline == math.inf and Options.FAILURES not in options:
         raise _cli.UsageError("--deadline takes MS in a simulation: a time after the start")
-    return System(
+    system = System(
         contract,
         fifo=bool(_given(args, "fifo")),
         faults=DEFAULT_FAILURES if failures is None else failures,
@@ -343,6 +343,12 @@ def system_of(
         **_runtime_settings(profile, args),
         **review,
     )
+    if _given(args, "resend") not in (None, Resend.NONE.value) and not system.loses:
+        raise _cli.UsageError(
+            "--resend says what is sent again once lost: give --faults lose, or "
+            "--restart loses-inbox, too"
+        )
+    return system
 
 
 def _check_runtime_options(args: argparse.Namespace) -> None:
@@ -351,12 +357,6 @@ def _check_runtime_options(args: argparse.Namespace) -> None:
     restart = _given(args, "restart")
     if restart is not None and Fault.RESTART not in injected:
         raise _cli.UsageError("--restart says what a restart does: give --faults crash too")
-    losing = Fault.LOSS in injected or (restart is not None and restart.loses_inbox)
-    if _given(args, "resend") not in (None, Resend.NONE.value) and not losing:
-        raise _cli.UsageError(
-            "--resend says what is sent again once lost: give --faults lose, or "
-            "--restart loses-inbox, too"
-        )
 
 
 def _runtime_settings(profile: RuntimeProfile | None, args: argparse.Namespace) -> dict[str, Any]:

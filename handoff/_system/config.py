@@ -170,6 +170,23 @@ class System:
         overridden = f" ({', '.join(differs)} overridden)" if differs else ""
         return f"{features}, runtime {self.runtime}{overridden}"
 
+    @property
+    def loses(self) -> bool:
+        """Whether a run may lose a message in flight: an injected fault loses one
+        (`Strike.loses`), or a restart loses its worker's inbox (`Restart.loses_inbox`)."""
+        inbox = self.restart.loses_inbox
+        return any(
+            fault.strike.loses or (fault.strike.forgets and inbox)
+            for fault in NETWORK
+            if fault in self.injected
+        )
+
+    @property
+    def needs_timer(self) -> bool:
+        """Whether lost messages wait on the runtime's timer: those it sends again
+        (`resend`), and, re-sent or not, those a restart lost with its worker's inbox."""
+        return self.restart.loses_inbox or (self.resend is not Resend.NONE and self.loses)
+
     def allows(self, fault: Fault, spent: int) -> bool:
         """Whether a handoff that suffered `spent` faults of kind `fault` may suffer one more."""
         return fault in self.injected and spent < self.budget

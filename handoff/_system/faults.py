@@ -5,13 +5,16 @@ the simulation injects it with probability `fault_rate` at each chance (`handoff
 Each fault says what it is in words and which kind of terminal fact it reports when it is
 one; `SIMULATED`, `WITH_WORKERS` and `NETWORK` say which the simulation injects and which the
 review explores only when asked.  A fault of `NETWORK` says what it does when it strikes
-(`Strike`): the review and the simulation both apply that, so a new fault of the same kinds of
-effect is one member and its strike here.
+(`Strike`), what that makes of a message in flight (`strike_message`: the review and the simulation
+each only schedule it), and how a run shows its move (`Shown`: the move's kind, its trace
+word, its sentence and its drawing's note), so a new fault of the same kinds of effect is
+one member, its strike and its words here (and its move kind's member, `MoveKind`).
 """
 
 from __future__ import annotations
 
 import enum
+from typing import Generic, TypeVar
 
 import attrs
 
@@ -23,8 +26,11 @@ __all__ = [
     "SIMULATED",
     "WITH_WORKERS",
     "Fault",
+    "Shown",
     "Strike",
+    "Struck",
     "TerminalFact",
+    "strike_message",
 ]
 
 TerminalFact = type[HandoffFact.Failed] | type[HandoffFact.TimedOut] | type[HandoffFact.Canceled]
@@ -82,6 +88,11 @@ class Fault(enum.Enum):
         """What this fault of `NETWORK` does when it strikes."""
         return _STRIKES[self]
 
+    @property
+    def shown(self) -> Shown:
+        """How a run shows this fault of `NETWORK`'s move."""
+        return _SHOWN[self]
+
 
 @attrs.frozen
 class Strike:
@@ -103,6 +114,56 @@ class Strike:
     """It strikes a cancel as it reaches its worker: the worker does not do it (remembers
     nothing of it) and acknowledges it as failed."""
 
+    @property
+    def loses(self) -> bool:
+        """The message struck is gone: neither delivered nor sent again (the runtime's timer
+        notices it)."""
+        return self.message and not (self.delivered or self.copy)
+
+
+M = TypeVar("M")
+
+
+@attrs.frozen
+class Struck(Generic[M]):
+    """What a fault that strikes messages makes of one in flight (`strike_message`)."""
+
+    now: bool
+    """It reaches its receiver now."""
+    again: M | None
+    """What goes out again on its channel, behind what is in flight: a copy of it, or, not
+    delivered now, the message itself, held back."""
+    lost: bool
+    """It is gone: the runtime's timer notices (`runtime.resent` says whether it sends it
+    again; else it reports `notice`)."""
+    notice: TerminalFact | None
+
+
+def strike_message(fault: Fault, message: M, copy: M) -> Struck[M]:
+    """What `fault`, a fault of `NETWORK` that strikes messages, does to `message` in flight
+    (`copy`: the same message as the network's second copy of it).  A copy of a message
+    delivered now follows it; one not delivered now is the message itself, held back."""
+    how = fault.strike
+    again = None
+    if how.copy:
+        again = copy if how.delivered else message
+    return Struck(how.delivered, again, how.loses, how.notice)
+
+
+@attrs.frozen
+class Shown:
+    """How a run shows a fault's move: in a report, a system trace and a drawing."""
+
+    move: str
+    """The move's kind (a `MoveKind`'s value; several faults may share one)."""
+    word: str
+    """How a system trace's move line names the move (`{"move":"lose",…}`)."""
+    note: str = ""
+    """What the drawing notes beside a message struck on its way to a coordinator."""
+    aside: str = ""
+    """For a move that neither delivers the message nor loses it: what becomes of it, after
+    its name, in the report's sentence and the drawing's note."""
+
 
 _FAILED = HandoffActionOutcome.failed("injected fault")
 
@@ -118,6 +179,13 @@ _STRIKES = {
     Fault.LOSS: Strike(message=True, delivered=False, notice=HandoffFact.TimedOut),
     Fault.RESTART: Strike(message=False, forgets=True),
     Fault.FAILED_CLEANUP: Strike(message=True, fails_cleanup=True),
+}
+
+_SHOWN = {
+    Fault.DUPLICATION: Shown("deliver, leaving a copy in flight", "duplicate", note="duplicated"),
+    Fault.LOSS: Shown("message lost", "lose", note="lost"),
+    Fault.RESTART: Shown("worker restarts", "restart"),
+    Fault.FAILED_CLEANUP: Shown("worker fails the work", "fail"),
 }
 
 SIMULATED = (
