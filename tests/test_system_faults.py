@@ -384,12 +384,15 @@ def test_each_fault_is_shown_as_traces_already_name_its_move() -> None:
     # A fault's move kind and trace word are read from the fault (`Fault.shown`); traces
     # written before say these words, and must read back the same.
     words = {fault: MoveKind(fault.shown.move).word for fault in NETWORK}
-    assert words == {
-        Fault.DUPLICATION: "duplicate",
-        Fault.LOSS: "lose",
-        Fault.RESTART: "restart",
-        Fault.FAILED_CLEANUP: "fail",
-    }
+    assert (
+        words.items()
+        >= {
+            Fault.DUPLICATION: "duplicate",
+            Fault.LOSS: "lose",
+            Fault.RESTART: "restart",
+            Fault.FAILED_CLEANUP: "fail",
+        }.items()
+    )
     assert MoveKind(Fault.FAILED_CLEANUP.shown.move) is MoveKind.WORKER_FAILS  # shared
 
 
