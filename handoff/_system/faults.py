@@ -5,10 +5,10 @@ the simulation injects it with probability `fault_rate` at each chance (`handoff
 Each fault says what it is in words and which kind of terminal fact it reports when it is
 one; `SIMULATED`, `WITH_WORKERS` and `NETWORK` say which the simulation injects and which the
 review explores only when asked.  A fault of `NETWORK` says what it does when it strikes
-(`Strike`), what that makes of a message in flight (`strike_message`: the review and the simulation
-each only schedule it), and how a run shows its move (`Shown`: the move's kind, its trace
-word, its sentence and its drawing's note), so a new fault of the same kinds of effect is
-one member, its strike and its words here (and its move kind's member, `MoveKind`).
+(`Strike`), what that makes of a message in flight (`strike_message`: the review and the
+simulation each only schedule it), and how a run shows its move (`Shown`: the move's kind,
+its trace word, its sentence and its drawing's note), so a new fault of the same kinds of
+effect is one member, its strike and its words here, and its move's `MoveKind` member.
 """
 
 from __future__ import annotations
@@ -90,7 +90,7 @@ class Fault(enum.Enum):
 
     @property
     def shown(self) -> Shown:
-        """How a run shows this fault of `NETWORK`'s move."""
+        """How a run shows the move of this fault of `NETWORK`."""
         return _SHOWN[self]
 
 
@@ -137,6 +137,7 @@ class Struck(Generic[M]):
     """It is gone: the runtime's timer notices (`runtime.resent` says whether it sends it
     again; else it reports `notice`)."""
     notice: TerminalFact | None
+    """The fact the runtime reports for its loss when it does not send it again."""
 
 
 def strike_message(fault: Fault, message: M, copy: M) -> Struck[M]:
