@@ -23,6 +23,7 @@ from support import SILENT_TAKE, STALE_TRANSFER, SecondSlot, run_handoff, run_si
 from handoff._runs import simulation
 from handoff._runs.simulated_workers import SimulatedWorkers
 from handoff._runs.simulation import SimulationConfig, SimulationReport, simulate
+from handoff._system.bound import MAX_RETRIES
 from handoff._system.config import Acknowledge, System
 from handoff._system.faults import Fault
 from handoff._system.properties import Key
@@ -383,3 +384,18 @@ def test_the_workers_options_alone_are_one_line_and_exit_2(
     err = capsys.readouterr().err
     assert err.count("\n") == 1, err
     assert says in err
+
+
+def test_a_worker_failing_every_cancel_is_cut_as_a_run_that_never_ends() -> None:
+    # At fault rate 1 every cancel fails, and the contract's retry sends it again: without a
+    # cut the simulation never ends (each failure acknowledged twice is retried twice).  The
+    # review sees that run's cycle (W4); the simulation cannot, so it cuts each handoff after
+    # MAX_RETRIES retries and says why, as it cuts a chart whose cleanup loops (Bound).
+    system = System(Tombstone(), injected=frozenset({Fault.DUPLICATION}))
+    report = simulate(SimulationConfig(handoffs=6, concurrency=2, fault_rate=1.0, system=system))
+    assert report.handoffs == report.endless == 6
+    assert report.runaway is not None
+    assert f"retried a failed cleanup {MAX_RETRIES + 1} times" in report.runaway
+    # Below the fault rate that makes every cancel fail, no run is cut for its retries.
+    calm = simulate(SimulationConfig(handoffs=300, fault_rate=0.05, seed=3, system=system))
+    assert "retried a failed cleanup" not in (calm.runaway or "")

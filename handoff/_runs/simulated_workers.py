@@ -48,6 +48,7 @@ from typing import Generic, NamedTuple, Protocol, TypeVar
 
 import attrs
 
+from handoff._system.bound import retried_too_often
 from handoff._system.call import Call
 from handoff._system.config import Resend, System
 from handoff._system.faults import NETWORK, Fault, strike_message
@@ -178,6 +179,8 @@ class _WorkerHandoff(Protocol):
     issued: dict[int, HandoffAction]
     abandoned: bool
     target: int
+    retries: int
+    runaway: str | None
 
 
 H = TypeVar("H", bound=_WorkerHandoff)
@@ -495,7 +498,7 @@ class SimulatedWorkers(Generic[H]):
             system = self.system
             for sent in cleanup_failed(message, handoff.workload, system.acknowledge, system.retry):
                 if sent.kind is MessageKind.ACTION:  # its own cleanup, retried at once
-                    self._to_worker(handoff, sent)
+                    self._retry(handoff, sent)
                 else:
                     self._send_back(handoff, sent)
             return
@@ -644,7 +647,17 @@ class SimulatedWorkers(Generic[H]):
             return
         again = retried(outcome._replace(handoff=handoff.number), self.system.retry)
         if again is not None:
+            self._retry(handoff, again)
+
+    def _retry(self, handoff: H, again: Message) -> None:
+        """Send the failed cancel `again`, unless the run retried so often that it is cut as
+        one that never ends (`bound.retried_too_often`): its worker fails every cancel."""
+        handoff.retries += 1
+        why = retried_too_often(handoff.retries)
+        if why is None:
             self._to_worker(handoff, again)
+        elif handoff.runaway is None:
+            handoff.runaway = why
 
     def settle(self, handoff: H, completion: HandoffCompletion | None) -> Settled:
         """Judge the slots the workers hold for `handoff`, which has nothing left in flight

@@ -149,6 +149,8 @@ class _Handoff:
     target: int = 0
     """The destination slot its reservation took (`Remembered.where`; 0: none yet)."""
     runaway: str | None = None  # why it was cut as one that never ends: no more calls are made
+    retries: int = 0
+    """Failed cleanups the runtime retried for it (`bound.retried_too_often`)."""
 
 
 class _World:

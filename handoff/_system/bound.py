@@ -14,7 +14,16 @@ from collections.abc import Iterable, Sequence
 from handoff._system.call import Call
 from handoff._values.messages import HandoffAction, IssuedHandoffAction
 
-__all__ = ["MAX_ACTIONS", "MAX_STALLS", "Runaway", "cut", "loop", "overrun"]
+__all__ = [
+    "MAX_ACTIONS",
+    "MAX_RETRIES",
+    "MAX_STALLS",
+    "Runaway",
+    "cut",
+    "loop",
+    "overrun",
+    "retried_too_often",
+]
 
 MAX_ACTIONS = 9
 """The most actions a run can issue under the contract: seven kinds once each, and two `Complete`s.
@@ -24,6 +33,11 @@ The review cuts off runs issuing more (the real charts issue at most eight).
 
 MAX_STALLS = 2
 """Calls one run may make that change the configuration without progress (see `progressed`)."""
+
+MAX_RETRIES = 32
+"""Failed cleanups the runtime may retry in one run before a driver cuts it.  A worker that
+fails every cancel makes the contract's retry endless: the review finds that run's cycle
+(W4); a driver, which cannot see a cycle, cuts the run here as one that never ends."""
 
 
 def overrun(issued: int, stalls: int = 0) -> str | None:
@@ -35,6 +49,17 @@ def overrun(issued: int, stalls: int = 0) -> str | None:
         return (
             f"the configuration grew {stalls} times in one run without progress "
             "(no new kind of action issued, no state change, no new outcome journaled)"
+        )
+    return None
+
+
+def retried_too_often(retries: int) -> str | None:
+    """Why a run whose runtime retried failed cleanups `retries` times is one that never ends
+    (property Bound), or None."""
+    if retries > MAX_RETRIES:
+        return (
+            f"the runtime retried a failed cleanup {retries} times in one run (at most "
+            f"{MAX_RETRIES}): its worker fails the cancel every time"
         )
     return None
 
