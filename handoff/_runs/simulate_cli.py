@@ -149,8 +149,8 @@ def _simulate(
         rules = "the shipped charts" if name is None else f"chart {name}"
         _cli.error(
             "handoff simulate",
-            f"{rules}: {report.endless:,} handoffs never ended (cut as the review cuts a run); "
-            f"the first: {report.runaway}",
+            f"{rules}: {report.endless:,} handoffs never ended (each run cut as one that goes "
+            f"on for ever); the first: {report.runaway}",
         )
     return 0 if report.ok and not any(fails for fails, _words in reviewed) else 1
 
