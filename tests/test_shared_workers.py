@@ -137,12 +137,9 @@ class _Careless(SystemWorld):
     """A system world that keeps what a call does under the coordinator's configuration
     alone, whichever call it was: a cache keyed on too little."""
 
-    def _transition(self, coordinator: Any, configuration: int, *args: Any) -> Any:
-        key = (configuration, 0)
-        found = self._transitions.get(key)
-        if found is None:
-            found = self._transitions[key] = self._worked_out(coordinator, configuration, *args)
-        return found
+    @staticmethod
+    def _transition_key(configuration: int, *call: Any) -> tuple[int, int]:
+        return configuration, 0
 
 
 def _same(one: Review, other: Review) -> None:

@@ -310,6 +310,14 @@ class WorldMoves(RuntimeMoves):
             found = self._freeing[code] = tells_freed(self.codes.messages[code])
         return found
 
+    @staticmethod
+    def _transition_key(
+        configuration: int, handoff: int, code: int | None, call: int
+    ) -> tuple[int, int]:
+        """What a call's result is kept under: the coordinator's configuration and the call
+        (the delivery of message `code`, else `call` made to handoff `handoff`)."""
+        return configuration, code if code is not None else -1 - call - 8 * handoff
+
     def _transition(
         self,
         coordinator: HandoffCoordinatorCore,
@@ -320,25 +328,12 @@ class WorldMoves(RuntimeMoves):
         call: int,
     ) -> _Transition:
         """What a call does to a coordinator in `configuration`: worked out once, since a
-        coordinator's configuration decides everything it does (the call: the delivery of
-        message `code`, else `call` made to handoff `handoff`)."""
-        key = (configuration, code if code is not None else -1 - call - 8 * handoff)
+        coordinator's configuration decides everything it does (kept under
+        `_transition_key`)."""
+        key = self._transition_key(configuration, handoff, code, call)
         found = self._transitions.get(key)
-        if found is None:
-            found = self._transitions[key] = self._worked_out(
-                coordinator, configuration, handoff, kind, code, call
-            )
-        return found
-
-    def _worked_out(
-        self,
-        coordinator: HandoffCoordinatorCore,
-        configuration: int,
-        handoff: int,
-        kind: MoveKind,
-        code: int | None,
-        call: int,
-    ) -> _Transition:
+        if found is not None:
+            return found
         tag = self._tag(handoff)
         message = None if code is None else self.codes.messages[code]
         made = self._made(message, call)
@@ -353,7 +348,7 @@ class WorldMoves(RuntimeMoves):
                 made, twin.chart_state, error=words, kind=kind, message=message, sent=retry,
                 handoff=tag,
             )  # fmt: skip
-            return _Transition(coordinator, configuration, step, numbers, error=words, early=early)
+            found = _Transition(coordinator, configuration, step, numbers, error=words, early=early)
         except MemoryError:  # the review's own limit, not the chart's crash
             raise
         except Exception as error:  # a crash is a finding, not a reason to stop reviewing
@@ -361,22 +356,19 @@ class WorldMoves(RuntimeMoves):
             step = TraceStep(
                 made, twin.chart_state, error=words, kind=kind, message=message, handoff=tag
             )
-            return _Transition(None, configuration, step, error=words)
-        bits = 0
-        for item in issued:
-            bits |= 1 << item.id.value
-        sent = carried(issued, self.system.acknowledge, tag)
-        step = TraceStep(
-            made,
-            twin.chart_state,
-            issued,
-            kind=kind,
-            message=message,
-            sent=sent,
-            handoff=tag,
-        )
-        numbers = tuple(self.codes.message(item) for item in sent)
-        return _Transition(twin, self._intern(twin), step, numbers, bits)
+            found = _Transition(None, configuration, step, error=words)
+        else:
+            bits = 0
+            for item in issued:
+                bits |= 1 << item.id.value
+            sent = carried(issued, self.system.acknowledge, tag)
+            step = TraceStep(
+                made, twin.chart_state, issued, kind=kind, message=message, sent=sent, handoff=tag
+            )
+            numbers = tuple(self.codes.message(item) for item in sent)
+            found = _Transition(twin, self._intern(twin), step, numbers, bits)
+        self._transitions[key] = found
+        return found
 
     def _made(self, message: Message | None, call: int) -> Call:
         """The call the runtime makes: the delivery of `message`, else a start, the `call`th
