@@ -12,7 +12,7 @@ import sys
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import IO, TypeVar
+from typing import IO, TypeVar, cast
 
 import pytest
 from hypothesis import settings
@@ -142,7 +142,7 @@ BAD_COUNTS: list[tuple[object, type[Exception]]] = [
 ]
 """(value, exception) pairs every count field must refuse."""
 
-TERMINAL_FACTS = _TERMINAL_FACTS
+TERMINAL_FACTS = cast(tuple[Callable[[HandoffId], HandoffFact], ...], _TERMINAL_FACTS)
 """The facts that end a handoff early: those the coordinator binds to its `TERMINATED`."""
 
 # The success path of each order: the chart state after each step of a cooperative runtime.

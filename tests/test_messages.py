@@ -43,7 +43,7 @@ PAYLOADS: dict[str, dict[str, Any]] = {
 
 
 def _payload(kind: type) -> dict[str, Any]:
-    fact = sample(kind)
+    fact: Any = sample(kind)
     fields = (field.name for field in attrs.fields(kind) if field.name != "handoff_id")
     return PAYLOADS.get(kind.__name__, {name: getattr(fact, name) for name in fields})
 
@@ -316,7 +316,7 @@ def test_every_kind_of_fact_is_bound_once_in_the_unions_order() -> None:
 
 @pytest.mark.parametrize("kind", [*FAMILIES[HandoffFact], *FAMILIES[HandoffAction]])
 def test_a_sample_is_a_value_the_wire_carries_with_each_field_given_kept(kind: type) -> None:
-    value = sample(kind, handoff_id=ID)
+    value: Any = sample(kind, handoff_id=ID)
     assert value.handoff_id == ID
     assert wire.loads(wire.dumps(value), kind) == value
     # Every field without a default is filled; a timing's payload passes its own checks.
