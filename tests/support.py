@@ -12,7 +12,7 @@ import sys
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import IO, TypeVar
+from typing import IO, TypeVar, cast
 
 import pytest
 from hypothesis import settings
@@ -29,6 +29,7 @@ from handoff import (
     IssuedHandoffAction,
     KvTransferTimingMode,
 )
+from handoff._system.call import TERMINAL_FACTS as _TERMINAL_FACTS
 from handoff._system.properties import Key
 from handoff._system.workers import (
     FORGETFUL,
@@ -141,7 +142,8 @@ BAD_COUNTS: list[tuple[object, type[Exception]]] = [
 ]
 """(value, exception) pairs every count field must refuse."""
 
-TERMINAL_FACTS = (HandoffFact.Failed, HandoffFact.TimedOut, HandoffFact.Canceled)
+TERMINAL_FACTS = cast(tuple[Callable[[HandoffId], HandoffFact], ...], _TERMINAL_FACTS)
+"""The facts that end a handoff early: those the coordinator binds to its `TERMINATED`."""
 
 # The success path of each order: the chart state after each step of a cooperative runtime.
 SUCCESS_PATH = {

@@ -96,14 +96,7 @@ EXTRA_NAMES = {
 
 UNION_ALIASES = {"AnyHandoffFact": handoff.HandoffFact, "AnyHandoffAction": handoff.HandoffAction}
 
-FACT_VARIANTS = [
-    "SourceHeld",
-    "DestinationReserved",
-    "TransferCompleted",
-    "Failed",
-    "TimedOut",
-    "Canceled",
-]
+FACT_VARIANTS = [variant.__name__ for variant in typing.get_args(handoff.AnyHandoffFact)]
 ACTION_VARIANTS = [
     "SubmitPrefill",
     "ReserveDestination",

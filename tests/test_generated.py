@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import importlib.util
 import shutil
+import sys
+import types
 from pathlib import Path
 from typing import Any
 
@@ -549,3 +551,26 @@ def test_draining_transfers_removes_the_race_from_every_row_but_a_restarts() -> 
             assert drained == offline, row
         else:
             assert drained == "; ".join(p for p in offline.split("; ") if p != race) or "safe"
+
+
+def test_a_stale_start_up_table_is_written_before_anything_reads_it(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # After a new chart event a stale table cannot be read: the job writes it first, and if
+    # this process read one already it says to run again rather than build from that one.
+    tables, module = tmp_path / "generated_tables.py", "handoff._compile.generated_tables"
+    for read in (False, True):
+        tables.write_text("# an old table\n", encoding="utf-8")
+        if read:
+            monkeypatch.setitem(
+                sys.modules, "handoff._compile.generated_tables", types.ModuleType("t")
+            )
+        else:
+            monkeypatch.delitem(sys.modules, module, raising=False)
+        unready = project._tables_first(tables)
+        assert tables.read_text(encoding="utf-8") == (ROOT / TABLES).read_text(encoding="utf-8")
+        assert capsys.readouterr().out == f"wrote {tables}\n"
+        again = f"{tables} was read before it was fresh: run ./dev generate again"
+        assert unready == (again if read else None)
+    assert project._tables_first(tables) is None  # fresh: left alone
+    assert capsys.readouterr().out == ""

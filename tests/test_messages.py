@@ -5,6 +5,7 @@ from __future__ import annotations
 import pickle
 import subprocess
 import sys
+import typing
 import uuid
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ from support import BAD_COUNTS
 
 from handoff import (
     AnyHandoffAction,
+    AnyHandoffFact,
     HandoffAction,
     HandoffActionId,
     HandoffFact,
@@ -22,20 +24,32 @@ from handoff import (
     HandoffTransferTiming,
     IssuedHandoffAction,
     KvTransferTimingMode,
+    wire,
 )
+from handoff._compile.codec_table import FAMILIES, sample
+from handoff._coordinator import binding
+from handoff._system.call import TERMINAL_FACTS
 
 ID = HandoffId(uuid.UUID(int=1))
 OTHER_ID = HandoffId(uuid.UUID(int=2))
 TIMING = HandoffTransferTiming(KvTransferTimingMode.FULL_PROMPT, 10, 1024, 1.5)
 
 # Every variant, with the fields it carries besides `handoff_id`.
-FACTS: dict[str, dict[str, Any]] = {
+PAYLOADS: dict[str, dict[str, Any]] = {
     "SourceHeld": {"transfer_timing": TIMING},
     "DestinationReserved": {"transferable_prompt_tokens": 7},
-    "TransferCompleted": {},
-    "Failed": {},
-    "TimedOut": {},
-    "Canceled": {},
+}
+"""The payloads chosen here; any other fact's is its sample's."""
+
+
+def _payload(kind: type) -> dict[str, Any]:
+    fact: Any = sample(kind)
+    fields = (field.name for field in attrs.fields(kind) if field.name != "handoff_id")
+    return PAYLOADS.get(kind.__name__, {name: getattr(fact, name) for name in fields})
+
+
+FACTS: dict[str, dict[str, Any]] = {
+    kind.__name__: _payload(kind) for kind in typing.get_args(AnyHandoffFact)
 }
 ACTIONS: dict[str, dict[str, Any]] = {
     "SubmitPrefill": {},
@@ -292,3 +306,21 @@ def test_a_match_over_a_union_alias_is_checked_for_exhaustiveness(tmp_path: Path
     assert errors[0].startswith(f"{program}:{flagged + 1}: error: ")
     for name in ACTIONS:
         assert (name in errors[0]) is (name != "StartTransfer"), name
+
+
+def test_every_kind_of_fact_is_bound_once_in_the_unions_order() -> None:
+    # The coordinator's event, the reporter drawn and the terminal facts all read this table.
+    assert list(binding.FACTS) == list(typing.get_args(AnyHandoffFact))
+    ended = {HandoffFact.Failed, HandoffFact.TimedOut, HandoffFact.Canceled}
+    assert ended <= set(TERMINAL_FACTS)
+    assert not {HandoffFact.SourceHeld, HandoffFact.TransferCompleted} & set(TERMINAL_FACTS)
+
+
+@pytest.mark.parametrize("kind", [*FAMILIES[HandoffFact], *FAMILIES[HandoffAction]])
+def test_a_sample_is_a_value_the_wire_carries_with_each_field_given_kept(kind: type) -> None:
+    value: Any = sample(kind, handoff_id=ID)
+    assert value.handoff_id == ID
+    assert wire.loads(wire.dumps(value), kind) == value
+    # Every field without a default is filled; a timing's payload passes its own checks.
+    if kind is HandoffFact.SourceHeld:
+        assert value.transfer_timing.full_prompt_delay_ms() is not None

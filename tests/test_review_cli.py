@@ -21,9 +21,8 @@ from handoff import (
     HandoffFact,
     HandoffId,
     HandoffOrder,
-    HandoffTransferTiming,
-    KvTransferTimingMode,
     OutcomeKind,
+    wire,
 )
 from handoff.__main__ import main
 from handoff._compile.table import CompiledChart
@@ -201,22 +200,6 @@ def _read_call(form: dict[str, Any]) -> Call:
 
 
 def _read_fact(form: dict[str, Any]) -> HandoffFact:
-    ((name, fields),) = form.items()
-    handoff_id = HandoffId(uuid.UUID(fields["handoff_id"]))
-    if name == "SourceHeld":
-        timing = fields["transfer_timing"]
-        return HandoffFact.SourceHeld(
-            handoff_id,
-            HandoffTransferTiming(
-                KvTransferTimingMode(timing["mode"]),
-                timing["full_prompt_tokens"],
-                timing["kv_bytes_per_token"],
-                timing["bandwidth_gb_s"],
-                timing.get("kv_bytes_per_request", 0),
-            ),
-        )
-    if name == "DestinationReserved":
-        return HandoffFact.DestinationReserved(handoff_id, fields["transferable_prompt_tokens"])
-    kind: Any = getattr(HandoffFact, name)
-    fact: HandoffFact = kind(handoff_id)
+    # A fact's trace form is its wire form, whichever kind of fact it is.
+    fact: HandoffFact = wire.loads(json.dumps(form), HandoffFact)
     return fact

@@ -20,9 +20,10 @@ from handoff import (
 )
 from handoff.__main__ import main
 from handoff._runs.replay import replay
-from handoff._runs.simulation import FAULTS, SimulationConfig, simulate
+from handoff._runs.simulation import _ENDINGS, FAULTS, SimulationConfig, simulate
 from handoff._runs.trace import read_trace, write_trace
-from handoff._system.call import Call, CallKind
+from handoff._system.call import TERMINAL_FACTS, Call, CallKind
+from handoff._system.faults import Fault
 from handoff._system.properties import LEAKS, Key
 
 
@@ -196,3 +197,14 @@ def test_the_command_prints_totals_and_exits_zero(capsys: pytest.CaptureFixture[
     assert "simulated 300 handoffs (order all)" in out
     assert "leaks         0" in out
     assert "OK: every handoff completed, no owner leaked" in out
+
+
+def test_every_terminal_fact_is_reported_by_a_fault_the_simulation_may_draw() -> None:
+    # A new terminal fact comes with its fault: the review offers the fact at any time, and the
+    # simulation draws each such fault as a handoff begins (a cancel after success aside).
+    reported = {fault.fact for fault in Fault} - {None}
+    assert reported == set(TERMINAL_FACTS)
+    drawn = [fault for fault, _ in _ENDINGS]
+    assert {Fault.TIMEOUT, Fault.CANCELLATION} <= set(drawn) <= set(FAULTS)
+    assert Fault.CANCELLATION_AFTER_SUCCESS not in drawn
+    assert all(fact is fault.fact for fault, fact in _ENDINGS)

@@ -11,6 +11,7 @@ import shutil
 import subprocess
 import sys
 import time
+import typing
 import warnings
 from collections import Counter
 from pathlib import Path
@@ -166,6 +167,10 @@ def test_without_sphinxcontrib_mermaid_mermaid_is_a_code_block(tmp_path: Path) -
     assert "sequenceDiagram" in html
 
 
+_FACT_NAMES = ", ".join(kind.__name__ for kind in typing.get_args(handoff.AnyHandoffFact))
+"""Every kind of fact, as a scenario names them: in the union's order."""
+
+
 def test_an_error_is_a_warning_at_the_directive_never_a_traceback(tmp_path: Path) -> None:
     page = (
         "# Page\n\n"
@@ -193,8 +198,7 @@ def test_an_error_is_a_warning_at_the_directive_never_a_traceback(tmp_path: Path
         (
             f"{index}:10",
             "SourceFirst",
-            "cannot read the call 'jump': expected start, a fact "
-            "(SourceHeld, DestinationReserved, TransferCompleted, Canceled, Failed, TimedOut), "
+            f"cannot read the call 'jump': expected start, a fact ({_FACT_NAMES}), "
             "ok [ACTION] or fail [ACTION]; or a named scenario: success, cancel, reopen, "
             "fail:ACTION",
         ),

@@ -17,7 +17,7 @@ from charts.broken import ReleaseBeforeActivation
 from review_mutants import MUTANTS, shared_reviews
 from support import SessionCache, spin_or_skip
 
-from handoff import HandoffOrder
+from handoff import ChartEvent, HandoffOrder
 from handoff.__main__ import main
 from handoff._compile.table import CompiledChart, compile_chart, compiled
 from handoff._review.environment import MAX_ACTIONS, environment
@@ -178,9 +178,10 @@ def test_the_model_ends_with_the_chart_as_cells_one_step_reads() -> None:
     assert f"#define NCALLS {1 + len(environment().facts) + (MAX_ACTIONS + 1) * 6}" in text
     assert f":: nlog >= {MAX_ACTIONS} -> c = " in text
     cells = text[text.index(_CELLS) :].splitlines()
-    # One cell per chart state and event: 14 states, 18 events.
-    assert "CHART 14 18" in cells
-    assert sum(line.startswith("CELL ") for line in cells) == 14 * 18
+    # One cell per chart state and event: 14 states, one event per `ChartEvent`.
+    events = len(ChartEvent)
+    assert f"CHART 14 {events}" in cells
+    assert sum(line.startswith("CELL ") for line in cells) == 14 * events
     # start() in idle: taken (2), not in place (0), to state 1 (prefill_submitting), nothing
     # kept (0), no lifecycle event (0), no check (0 0), one action: SubmitPrefill (1),
     # recording no completion (0); the second action slot is empty (0 0).
@@ -238,7 +239,9 @@ def test_a_verifier_whose_model_lost_cells_says_so_in_one_line(
         (folder / "model.pml").write_text("\n".join(lines))
 
     monkeypatch.setattr(spin_module, "_build", cutting)
-    with pytest.raises(SpinUnavailableError, match="holds 242 of the chart's cells, not 252"):
+    cells = 14 * len(ChartEvent)  # SourceFirst's 14 states, one cell per event
+    lost = f"holds {cells - 10} of the chart's cells, not {cells}"
+    with pytest.raises(SpinUnavailableError, match=lost):
         run_spin(ALL_CHARTS["SourceFirst"])
 
 

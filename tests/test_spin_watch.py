@@ -10,6 +10,7 @@ rule itself, without running Spin.
 from __future__ import annotations
 
 import re
+import typing
 
 import pytest
 from review_mutants import MUTANTS
@@ -27,16 +28,22 @@ from handoff._review.spin.run import Trail
 from handoff._review.spin.vocabulary import ACTIONS, REFUSALS, refused_as
 from handoff._review.watch import (
     ACK_SIGNS,
+    FACTS,
     ORDERED,
+    Mode,
     Ordered,
     Refuse,
     Seen,
+    SpecAnswer,
+    Unordered,
     Watch,
     advance_rules,
     expected,
     fits,
     head,
+    take,
 )
+from handoff._system.call import TERMINAL_FACTS
 from handoff._system.properties import Key, SpinCheck
 from handoff._values.errors import (
     HandoffError,
@@ -44,7 +51,7 @@ from handoff._values.errors import (
     OutOfOrderFactError,
     UnknownActionError,
 )
-from handoff._values.messages import HandoffAction, HandoffFact
+from handoff._values.messages import AnyHandoffFact, HandoffAction, HandoffFact
 from handoff._values.values import HandoffActionOutcome, OutcomeKind
 
 WATCHED = ("S1", "S3", "S4", "S5", "C1", "R1", "R2", "P1", "Q1", "C2")
@@ -127,7 +134,7 @@ def test_both_judges_read_the_facts_ordering_from_one_table(
 ) -> None:
     """Change the table, and both the review's judge and the Promela model follow it."""
     later = Ordered(Seen.TRANSFERRED, Seen.ACTIVATED, Refusal.TRANSFER_NOT_SCHEDULED)
-    monkeypatch.setitem(ORDERED, HandoffFact.TransferCompleted, later)
+    monkeypatch.setitem(FACTS, HandoffFact.TransferCompleted, later)
     text = model(compiled(HandoffOrder.SOURCE_FIRST))
     assert_contains(
         text,
@@ -140,6 +147,29 @@ def test_both_judges_read_the_facts_ordering_from_one_table(
         Rules(HandoffOrder.SOURCE_FIRST), scheduled, _call_with(HandoffFact.TransferCompleted)
     )
     assert answer == Refuse(OutOfOrderFactError, "transfer completed before it was scheduled")
+
+
+def test_the_judges_table_names_every_kind_of_fact_and_the_coordinators_terminal_ones() -> None:
+    # A kind of fact the table forgot would be an error, never taken for terminal.
+    assert list(FACTS) == list(typing.get_args(AnyHandoffFact))
+    terminal = [fact for fact, rule in FACTS.items() if rule is Unordered.TERMINAL]
+    assert terminal == list(TERMINAL_FACTS)
+    assert list(ORDERED) == [fact for fact, rule in FACTS.items() if isinstance(rule, Ordered)]
+
+
+def test_both_judges_drop_a_fact_the_table_calls_news_in_every_mode(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(FACTS, HandoffFact.TransferCompleted, Unordered.NEWS)
+    text = model(compiled(HandoffOrder.SOURCE_FIRST))
+    assert_contains(text, ":: c_fact == F_TransferCompleted -> ans = ANS_DROP")
+    assert_contains(text, ":: c_kind == K_FACT && c_fact == F_TransferCompleted -> skip")
+    assert "seen_transferred = 1" not in text
+    call, rules = _call_with(HandoffFact.TransferCompleted), Rules(HandoffOrder.SOURCE_FIRST)
+    for mode in Mode:
+        scheduled = Watch(mode=mode, seen=Seen.STARTED | Seen.SCHEDULED)
+        assert expected(rules, scheduled, call) is SpecAnswer.DROP, mode
+        assert take(scheduled, call) == scheduled, mode
 
 
 def test_both_judges_read_what_an_acknowledgement_establishes_from_one_table(

@@ -9,6 +9,7 @@ import pickle
 import re
 import subprocess
 import sys
+import typing
 import uuid
 from decimal import Decimal
 from typing import Any
@@ -509,9 +510,7 @@ class TestRoundTrip:
 # Malformed input: (text, type, the exact message). Paths name the offending value.
 UUID_EXPECTED = "a UUID string like 0123abcd-0123-0123-0123-0123456789ab"
 COUNT_EXPECTED = "an unsigned 64-bit integer"
-FACT_TAGS = (
-    '"SourceHeld", "DestinationReserved", "TransferCompleted", "Failed", "TimedOut", "Canceled"'
-)
+FACT_TAGS = ", ".join(f'"{kind.__name__}"' for kind in typing.get_args(handoff.AnyHandoffFact))
 ACTION_TAGS = (
     '"SubmitPrefill", "ReserveDestination", "StartTransfer", "ActivateDestination", '
     '"ReleaseSource", "CancelSource", "CancelDestination", "Complete"'

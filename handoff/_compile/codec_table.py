@@ -9,7 +9,8 @@ from __future__ import annotations
 import enum
 import types
 import typing
-from typing import Any
+import uuid
+from typing import Any, TypeVar
 
 import attrs
 
@@ -18,7 +19,15 @@ from handoff._values.timing import HandoffTransferTiming
 from handoff._values.values import HandoffActionId, HandoffActionOutcome, HandoffId
 from handoff._wire import codecs as codecs
 
-__all__ = ["FAMILIES", "LEAVES", "SERDE_DEFAULTS", "UNIONS", "WIRE_ORDER", "codec_for"]
+__all__ = [
+    "FAMILIES",
+    "LEAVES",
+    "SERDE_DEFAULTS",
+    "UNIONS",
+    "WIRE_ORDER",
+    "codec_for",
+    "sample",
+]
 
 LEAVES: dict[object, type[codecs.Codec]] = {
     int: codecs.Count,
@@ -100,3 +109,41 @@ def codec_for(annotation: object, names: dict[str, Any]) -> codecs.Codec:
         if attrs.has(annotation):
             return _body(annotation, names)
     raise TypeError(f"{annotation!r} has no handoff wire form")
+
+
+_T = TypeVar("_T")
+
+_SAMPLES: dict[object, object] = {
+    int: 1,
+    float: 1.0,
+    bool: False,
+    HandoffId: HandoffId(uuid.UUID(int=0)),
+    HandoffActionId: HandoffActionId(1),
+}
+
+
+def sample(cls: type[_T], **given: object) -> _T:
+    """A value of the wire type `cls` (a fact, an action, a timing), read off its attrs fields
+    as its codec is: each field `given`, else the least usable value of its type (1, 1.0, an
+    enum's first member, a nested type's sample); a defaulted field keeps its default.  Where
+    one of each kind of fact is needed, no list of them is kept by hand."""
+    hints = typing.get_type_hints(cls)
+    values = {
+        field.name: given[field.name] if field.name in given else _sample(hints[field.name])
+        for field in attrs.fields(typing.cast(Any, cls))
+        if field.name in given or field.default is attrs.NOTHING
+    }
+    return cls(**values)
+
+
+def _sample(annotation: object) -> object:
+    if annotation in _SAMPLES:
+        return _SAMPLES[annotation]
+    args = [arg for arg in typing.get_args(annotation) if arg is not type(None)]
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType) and len(args) == 1:
+        return _sample(args[0])
+    if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
+        return next(iter(annotation))
+    if isinstance(annotation, type) and attrs.has(annotation):
+        return sample(annotation)
+    raise TypeError(f"{annotation!r} has no sample value")

@@ -8,7 +8,9 @@ folds all of that into one table per chart, so the coordinator's hot path is a l
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Callable
+from typing import NamedTuple
 
 import attrs
 
@@ -28,12 +30,15 @@ from handoff._values.values import (
 __all__ = [
     "ACKNOWLEDGEMENTS",
     "EVENT_INDEX",
+    "FACTS",
     "FACT_EVENTS",
     "FITTING",
     "FITTING_OUTCOME",
     "LIFECYCLE",
+    "Bound",
     "Keep",
     "Plan",
+    "Reporter",
     "concurrent_call",
     "described",
     "plan_for",
@@ -44,14 +49,37 @@ __all__ = [
 
 _E = ChartEvent
 
-FACT_EVENTS: dict[type, ChartEvent] = {
-    HandoffFact.SourceHeld: _E.SOURCE_HELD,
-    HandoffFact.DestinationReserved: _E.DESTINATION_RESERVED,
-    HandoffFact.TransferCompleted: _E.TRANSFER_COMPLETED,
-    HandoffFact.Failed: _E.TERMINATED,
-    HandoffFact.TimedOut: _E.TERMINATED,
-    HandoffFact.Canceled: _E.TERMINATED,
+
+class Reporter(enum.Enum):
+    """Who reports a kind of fact to the coordinator; the value is its lane in the drawings."""
+
+    SOURCE = "Source"
+    DESTINATION = "Destination"
+    RUNTIME = "Runtime"
+    """The runtime around the coordinator: a client's cancel, a failure, a deadline."""
+
+
+class Bound(NamedTuple):
+    """How a kind of fact binds to the chart: the event it makes, and who reports it."""
+
+    event: ChartEvent
+    reporter: Reporter
+
+
+_R = Reporter
+
+FACTS: dict[type[HandoffFact], Bound] = {
+    HandoffFact.SourceHeld: Bound(_E.SOURCE_HELD, _R.SOURCE),
+    HandoffFact.DestinationReserved: Bound(_E.DESTINATION_RESERVED, _R.DESTINATION),
+    HandoffFact.TransferCompleted: Bound(_E.TRANSFER_COMPLETED, _R.DESTINATION),
+    HandoffFact.Failed: Bound(_E.TERMINATED, _R.RUNTIME),
+    HandoffFact.TimedOut: Bound(_E.TERMINATED, _R.RUNTIME),
+    HandoffFact.Canceled: Bound(_E.TERMINATED, _R.RUNTIME),
 }
+"""Every kind of fact, in the union's order: the one place a new kind is bound (a fact making
+`TERMINATED` is terminal: `handoff._system.call.TERMINAL_FACTS`)."""
+
+FACT_EVENTS: dict[type, ChartEvent] = {fact: bound.event for fact, bound in FACTS.items()}
 """The event each kind of fact makes."""
 
 _DONE = (OutcomeKind.APPLIED, OutcomeKind.NOOP)

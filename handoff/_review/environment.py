@@ -10,9 +10,11 @@ from __future__ import annotations
 import math
 import uuid
 from collections.abc import Iterator
+from typing import Any, cast
 
 import attrs
 
+from handoff._compile.codec_table import FAMILIES, sample
 from handoff._system.bound import MAX_ACTIONS
 from handoff._system.call import HANDOFF_ID, TERMINAL_FACTS, Call, CallKind
 from handoff._values.messages import HandoffFact
@@ -102,8 +104,7 @@ def environment(handoff_id: HandoffId = HANDOFF_ID) -> Environment:
             _words(f"DestinationReserved({_HUGE}: the delay overflows)"),
             usable=False,
         ),
-        Call.of_fact(HandoffFact.TransferCompleted(handoff_id)),
-        *(Call.of_fact(kind(handoff_id)) for kind in TERMINAL_FACTS),
+        *(_sampled(kind, handoff_id) for kind in _SAMPLED),
         Call.of_fact(
             HandoffFact.Failed(_OTHER_HANDOFF_ID), _words("Failed(another handoff)"), usable=False
         ),
@@ -113,6 +114,21 @@ def environment(handoff_id: HandoffId = HANDOFF_ID) -> Environment:
         for action_id in range(MAX_ACTIONS + 1)
     )
     return Environment(handoff_id, Call.start(), facts, outcomes)
+
+
+_HAND_MADE = (HandoffFact.SourceHeld, HandoffFact.DestinationReserved)
+"""The facts whose payloads are offered above, usable and each kind of unusable."""
+_SAMPLED = tuple(kind for kind in FAMILIES[HandoffFact] if kind not in _HAND_MADE)
+"""Every other kind of fact, in the union's order: offered once, with a sample payload."""
+
+
+def _sampled(kind: type[HandoffFact], handoff_id: HandoffId) -> Call:
+    fact = sample(kind, handoff_id=handoff_id)
+    fields = attrs.fields(cast(Any, kind))
+    payload = [f"{getattr(fact, f.name)}" for f in fields if f.name != "handoff_id"]
+    if not payload:  # the handoff id alone
+        return Call.of_fact(fact)
+    return Call.of_fact(fact, _words(f"{kind.__name__}({', '.join(payload)})"))
 
 
 def _words(payload: str) -> str:

@@ -16,6 +16,7 @@ import itertools
 from collections.abc import Iterator
 from typing import Any, NamedTuple
 
+from handoff._compile.codec_table import sample
 from handoff._compile.table import CompiledChart
 from handoff._coordinator import probe as probe
 from handoff._coordinator.core import HandoffCoordinatorCore
@@ -35,9 +36,9 @@ from handoff._review.system_state import (
 )
 from handoff._review.verdict import MoveKind, TraceStep
 from handoff._review.world import error_words
-from handoff._system.call import Call
+from handoff._system.call import TERMINAL_FACTS, Call
 from handoff._system.config import System
-from handoff._system.faults import NETWORK, Fault
+from handoff._system.faults import NETWORK
 from handoff._system.judgments import serving, told_while_held, transferred
 from handoff._system.properties import Key
 from handoff._system.runtime import (
@@ -66,9 +67,9 @@ _ONLY_ISSUED = Key.ONLY_ISSUED_WORK
 _ONE_SLOT = Key.ONE_SLOT_PER_REQUEST
 _TERMINAL_MOVES = (MoveKind.FAULT, MoveKind.LOSS, MoveKind.TIMER, MoveKind.DEADLINE)
 """Moves after which the handoff must end CANCELED (W5): a terminal fact, a loss's timeout."""
-_TERMINAL_FAULTS = (Fault.FAILURE, Fault.TIMEOUT, Fault.CANCELLATION)
-"""The faults a run suffers as a terminal fact reported to the coordinator, at any time."""
-_START = len(_TERMINAL_FAULTS)
+_START = len(TERMINAL_FACTS)
+"""The terminal facts (`TERMINAL_FACTS`) are the calls numbered before it: a run suffers each
+as a fault reported to the coordinator, at any time."""
 _TIMEOUT = _START + 1
 _DELIVERY = -1
 """The calls of `WorldMoves._call` besides the `n`th terminal fact: a start, a loss's
@@ -220,9 +221,7 @@ class WorldMoves(RuntimeMoves):
         self._freeing: dict[int, bool] = {}
         """Whether each message tells its coordinator its worker freed the slot."""
         self.terminal_facts = tuple(
-            kind(rules.handoff_id)
-            for kind in (fault.fact for fault in _TERMINAL_FAULTS)
-            if kind is not None
+            sample(kind, handoff_id=rules.handoff_id) for kind in TERMINAL_FACTS
         )
 
     def _deliver(self, node: _Node, code: int, flight: Flight) -> _Raw:

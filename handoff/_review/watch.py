@@ -33,6 +33,9 @@ from handoff._values.values import HandoffActionOutcome, HandoffOrder, OutcomeKi
 __all__ = [
     "ACK_SIGNS",
     "CANCELS",
+    "FACTS",
+    "FACT_LIFECYCLE",
+    "NEWS",
     "ORDERED",
     "Head",
     "Mode",
@@ -40,6 +43,7 @@ __all__ = [
     "Refuse",
     "Seen",
     "SpecAnswer",
+    "Unordered",
     "Watch",
     "advance",
     "advance_rules",
@@ -170,7 +174,16 @@ class Ordered(NamedTuple):
     """The refusal of the fact when it comes before `needs`."""
 
 
-ORDERED: dict[type[HandoffFact], Ordered] = {
+class Unordered(enum.Enum):
+    """How contract §4 takes a fact that needs no acknowledgement first."""
+
+    TERMINAL = "terminal"
+    """Taken in active mode: cleanup begins (or, once complete after a success, reopens)."""
+    NEWS = "news"
+    """Dropped in every mode: it informs, and changes nothing."""
+
+
+FACTS: dict[type[HandoffFact], Ordered | Unordered] = {
     HandoffFact.SourceHeld: Ordered(
         Seen.SOURCE_HELD, Seen.SUBMITTED, Refusal.PREFILL_NOT_SUBMITTED
     ),
@@ -180,23 +193,38 @@ ORDERED: dict[type[HandoffFact], Ordered] = {
     HandoffFact.TransferCompleted: Ordered(
         Seen.TRANSFERRED, Seen.SCHEDULED, Refusal.TRANSFER_NOT_SCHEDULED
     ),
+    HandoffFact.Failed: Unordered.TERMINAL,
+    HandoffFact.TimedOut: Unordered.TERMINAL,
+    HandoffFact.Canceled: Unordered.TERMINAL,
 }
-"""The contract's ordering rules for facts: the one table both the review's judge and the
-Promela judge (`handoff._review.spin.watch`) read."""
+"""How contract §4 takes each kind of fact, every kind named (an unknown one is an error,
+never taken for terminal): the one table both the review's judge and the Promela judge
+(`handoff._review.spin.watch`) read."""
+
+ORDERED: dict[type[HandoffFact], Ordered] = {
+    fact: rule for fact, rule in FACTS.items() if isinstance(rule, Ordered)
+}
+"""The contract's ordering rules for facts (`FACTS`' ordered ones)."""
+NEWS: tuple[type[HandoffFact], ...] = tuple(
+    fact for fact, rule in FACTS.items() if rule is Unordered.NEWS
+)
+"""The facts that only inform (`FACTS`' news)."""
 
 
 def _fact_answer(rules: Rules, watch: Watch, fact: HandoffFact) -> SpecAnswer | Refuse:
     if fact.handoff_id != rules.handoff_id:
         return _adapter(AdapterRefusal.FOREIGN_FACT)
-    terminal = type(fact) not in ORDERED
+    rule = FACTS[type(fact)]
+    if rule is Unordered.NEWS:
+        return SpecAnswer.DROP
+    terminal = rule is Unordered.TERMINAL
     if watch.mode is Mode.COMPLETE:
         reopens = terminal and Seen.SUCCEEDED in watch.seen
         return SpecAnswer.TAKE if reopens else SpecAnswer.DROP
     if watch.mode is Mode.CLEANING_UP:
         return SpecAnswer.DROP
-    if terminal:
+    if not isinstance(rule, Ordered):
         return SpecAnswer.TAKE
-    rule = ORDERED[type(fact)]
     if rule.establishes in watch.seen:
         return SpecAnswer.DROP
     if rule.needs not in watch.seen:
@@ -269,10 +297,11 @@ def _outcome_answer(
 
 # -- taking a call -------------------------------------------------------------------------
 
-_FACT_LIFECYCLE = {
+FACT_LIFECYCLE = {
     HandoffFact.SourceHeld: _E.SOURCE_HELD,
     HandoffFact.DestinationReserved: _E.DESTINATION_RESERVED,
 }
+"""The lifecycle event the SPEC records on taking an ordered fact, where it records one."""
 ACK_SIGNS: dict[type[HandoffAction], tuple[Seen, NormalizedHandoffEvent | None]] = {
     _A.SubmitPrefill: (Seen.SUBMITTED, None),
     _A.ReserveDestination: (Seen.ACCEPTED, _E.DESTINATION_ACCEPTED),
@@ -306,7 +335,10 @@ def take(watch: Watch, call: Call) -> Watch:
 
 
 def _take_fact(watch: Watch, fact: HandoffFact) -> Watch:
-    if type(fact) not in ORDERED:  # a terminal fact: cleanup begins, or reopens a success
+    rule = FACTS[type(fact)]
+    if rule is Unordered.NEWS:
+        return watch
+    if not isinstance(rule, Ordered):  # a terminal fact: cleanup begins, or reopens a success
         if watch.mode is Mode.COMPLETE:
             return attrs.evolve(watch, mode=Mode.CLEANING_UP, journal=(), recorded=())
         return attrs.evolve(watch, mode=_cleanup_mode(watch))
@@ -314,8 +346,8 @@ def _take_fact(watch: Watch, fact: HandoffFact) -> Watch:
         watch = attrs.evolve(watch, timing=fact.transfer_timing)
     elif isinstance(fact, HandoffFact.DestinationReserved):
         watch = attrs.evolve(watch, tokens=fact.transferable_prompt_tokens)
-    sign = ORDERED[type(fact)].establishes
-    event = _FACT_LIFECYCLE.get(type(fact))
+    sign = rule.establishes
+    event = FACT_LIFECYCLE.get(type(fact))
     lifecycle = watch.lifecycle if event is None else (*watch.lifecycle, event)
     return attrs.evolve(watch, seen=watch.seen | sign, lifecycle=lifecycle)
 

@@ -72,6 +72,13 @@ MakeCoordinator = Callable[[HandoffId, HandoffOrder, float], Coordinator]
 
 _TIMING = HandoffTransferTiming(KvTransferTimingMode.DESTINATION_MISSING, 2048, 131_072, 50.0)
 _INJECTED = Fault.FAILED_OUTCOME.outcome
+_ENDINGS = tuple(
+    (fault, fact)
+    for fault in SIMULATED
+    if (fact := fault.fact) is not None and fault is not Fault.CANCELLATION_AFTER_SUCCESS
+)
+"""The faults that end a handoff at any time, drawn as it begins, with the terminal fact each
+reports (a cancel after success is drawn when the handoff succeeds)."""
 _DEADLINE = Call.of_fact(HandoffFact.TimedOut(HandoffId(uuid.UUID(int=0))))
 """A handoff's deadline (`System.deadline`), as its event: known by identity, and made the
 handoff's own `TimedOut` when it fires before the handoff completed."""
@@ -222,10 +229,7 @@ class _World:
         if self.config.record_calls:
             handoff.calls = []
         self.at(0.0, handoff, Call.start())
-        for fault, fact in (
-            (Fault.TIMEOUT, HandoffFact.TimedOut),
-            (Fault.CANCELLATION, HandoffFact.Canceled),
-        ):
+        for fault, fact in _ENDINGS:
             if self.fault(fault):
                 # A deadline or a client's cancel: reported, or the session ends untold.
                 self.at(self.rng.uniform(0, 40), handoff, ending(fact(handoff_id), self.abandons))

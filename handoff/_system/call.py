@@ -14,6 +14,8 @@ from typing import Any, Protocol
 
 import attrs
 
+from handoff._chart.vocabulary import ChartEvent
+from handoff._coordinator.binding import FACT_EVENTS
 from handoff._values.messages import HandoffFact, IssuedHandoffAction
 from handoff._values.values import (
     HandoffActionId,
@@ -27,8 +29,11 @@ __all__ = ["HANDOFF_ID", "TERMINAL_FACTS", "Call", "CallKind", "Coordinator"]
 HANDOFF_ID = HandoffId(uuid.UUID(int=1))
 """The handoff the demo, the diagrams and the review drive: easy to read in any output."""
 
-TERMINAL_FACTS = (HandoffFact.Failed, HandoffFact.TimedOut, HandoffFact.Canceled)
-"""The facts that end a handoff early (and reopen the cleanup of a successful one)."""
+TERMINAL_FACTS: tuple[type[HandoffFact], ...] = tuple(
+    fact for fact, event in FACT_EVENTS.items() if event is ChartEvent.TERMINATED
+)
+"""The facts that end a handoff early (and reopen the cleanup of a successful one): those
+making the chart's `TERMINATED`, in `FACTS`' order (`Failed`, `TimedOut`, `Canceled`)."""
 
 
 class Coordinator(Protocol):
@@ -112,7 +117,7 @@ class Call:
 
     @property
     def terminal(self) -> bool:
-        """A `Failed`, `TimedOut` or `Canceled` fact a cooperating runtime would report."""
+        """A terminal fact (`TERMINAL_FACTS`) a cooperating runtime would report."""
         return self.usable and isinstance(self.fact, TERMINAL_FACTS)
 
     def send(self, coordinator: Coordinator) -> list[IssuedHandoffAction]:

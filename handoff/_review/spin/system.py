@@ -37,6 +37,7 @@ from handoff._review.spin.coordinator import chart_cells, chart_step, coordinato
 from handoff._review.spin.properties import not_mirrored
 from handoff._review.spin.text import filled, fixed
 from handoff._review.spin.vocabulary import event_name
+from handoff._system.call import TERMINAL_FACTS
 from handoff._system.config import Resend, Restart, System
 from handoff._system.faults import NETWORK, Fault
 from handoff._system.properties import WorldKind
@@ -72,7 +73,7 @@ _FACTS = (
     ),
     ("A_StartTransfer", "F_TransferCompleted", ChartEvent.TRANSFER_COMPLETED, "skip"),
 )
-_TERMINAL = ("F_Failed", "F_TimedOut", "F_Canceled")
+_TERMINAL = tuple(f"F_{fact.__name__}" for fact in TERMINAL_FACTS)
 _CANCELED_IF_TERMINATED = "(!term[{h}] || (COMPLETE({h}) && co[{h}].h_completion == C_CANCELED))"
 """W5 for handoff h: no terminal fact reported for it, or it is complete CANCELED."""
 

@@ -10,11 +10,7 @@ inline spec_take() {
   if
   :: c_kind == K_START -> seen_started = 1
   :: c_kind == K_FACT && c_terminal -> spec_mode = SPEC_CLEANING   /* begins or reopens */
-  :: c_kind == K_FACT && c_fact == F_SourceHeld ->
-       spec_timing = c_timing; seen_source_held = 1; spec_record(L_SourceHeld)
-  :: c_kind == K_FACT && c_fact == F_DestinationReserved ->
-       spec_tokens = c_tokens; seen_reserved = 1; spec_record(L_DestinationReserved)
-  :: c_kind == K_FACT && c_fact == F_TransferCompleted -> seen_transferred = 1
+  $facts
   :: c_kind == K_OUTCOME -> spec_outcome[c_id] = c_out; spec_acknowledged(log[c_id])
   fi
 }
