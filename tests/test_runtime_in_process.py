@@ -209,6 +209,9 @@ def test_a_trace_header_gives_back_the_runtime_it_names(tmp_path: Path) -> None:
     [
         ("retry", "yes", "retry must be true or false, got 'yes'"),
         ("resend", "sometimes", "resend must be one of none, cleanups, everything"),
+        # A value JSON can hold but no policy is (a list cannot even be looked up by name).
+        ("resend", ["x"], "resend must be one of none, cleanups, everything, got ['x']"),
+        ("drain_transfers", "no", "drain_transfers must be true or false, got 'no'"),
         ("restart", ["nap"], "restart must be a list of loses-inbox"),
         ("deadline", -3, "deadline must be a positive number of ms or true, got -3"),
         ("runtime", "", "runtime must be a name, got ''"),

@@ -659,7 +659,7 @@ class _Line:
             raise self.fail(f"workers: retry must be true or false, got {retry!r}")
         resends = {policy.value: policy for policy in Resend}
         resend = data.get("resend", Resend.NONE.value)
-        if resend not in resends:
+        if not isinstance(resend, str) or resend not in resends:
             choices = ", ".join(resends)
             raise self.fail(f"workers: resend must be one of {choices}, got {resend!r}")
         restart = data.get("restart", [])
@@ -676,7 +676,7 @@ class _Line:
             raise self.fail(f"workers: drain_transfers must be true or false, got {drains!r}")
         return Workers(
             contract, fifo, faults, injected, budget, acknowledge, concurrency, slots,
-            tuple(properties), retry, resends[str(resend)], Restart.of(restart),
+            tuple(properties), retry, resends[resend], Restart.of(restart),
             self._deadline(data.get("deadline")), runtime, drains,
         )  # fmt: skip
 
